@@ -1,0 +1,51 @@
+#include "cli/cli.h"
+
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "cli/context.h"
+#include "common/version.h"
+
+namespace paceline::cli {
+
+void CommandContext::Fail(const absl::Status& status) {
+  std::cerr << "error: " << status.message() << std::endl;
+  exit_code = 1;
+}
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"Paceline: one scheduler for batch jobs, services, stateful jobs and daemons."};
+  app.name("paceline");
+  app.set_version_flag("--version", absl::StrCat("paceline ", Version(), " (commit ", Commit(), ")"));
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  CommandContext ctx;
+  app.add_option("--addr", ctx.client.addr,
+                 "master address host:port (default: $PACELINE_ADDR, ~/.paceline/config)");
+  app.add_option("--token", ctx.client.token,
+                 "API token (default: $PACELINE_TOKEN, ~/.paceline/config)");
+  app.add_option("-o,--output", ctx.client.output, "output format of client commands")
+      ->check(CLI::IsMember({"table", "json"}));
+
+  CLI::App* help = app.add_subcommand("help", "show this help");
+  help->callback([&app] { std::cout << app.help(); });
+
+  RegisterDaemonCommands(app, ctx);
+  RegisterToolCommands(app, ctx);
+  RegisterPoolCommands(app, ctx);
+  RegisterJobCommands(app, ctx);
+  RegisterTaskCommands(app, ctx);
+  RegisterHostCommands(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  return ctx.exit_code;
+}
+
+}  // namespace paceline::cli

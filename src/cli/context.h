@@ -1,0 +1,40 @@
+#pragma once
+// CommandContext: what every subcommand shares — the global client flags and the exit code the
+// chosen command sets. Each command group registers itself with a Register*Commands function.
+//
+// Thread-safety: used by the main thread only.
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace paceline::cli {
+
+enum class OutputFormat { kTable, kJson };
+
+struct ClientFlags {
+  std::string addr;   // master gRPC address; empty = from $PACELINE_ADDR or ~/.paceline/config
+  std::string token;  // bearer token; empty = from $PACELINE_TOKEN or ~/.paceline/config
+  std::string output = "table";
+  OutputFormat format() const { return output == "json" ? OutputFormat::kJson : OutputFormat::kTable; }
+};
+
+struct CommandContext {
+  ClientFlags client;
+  int exit_code = 0;
+  // Prints "error: <message>" to stderr and sets a failing exit code.
+  void Fail(const absl::Status& status);
+};
+
+void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx);  // master, agent, up
+void RegisterToolCommands(CLI::App& app, CommandContext& ctx);    // sim, bench
+void RegisterPoolCommands(CLI::App& app, CommandContext& ctx);    // pool ...
+void RegisterJobCommands(CLI::App& app, CommandContext& ctx);     // job ...
+void RegisterTaskCommands(CLI::App& app, CommandContext& ctx);    // task ...
+void RegisterHostCommands(CLI::App& app, CommandContext& ctx);    // host ...
+
+}  // namespace paceline::cli

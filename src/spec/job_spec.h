@@ -1,0 +1,158 @@
+#pragma once
+// JobSpec: what a user asks of a job (the YAML of `paceline job create -f`).
+//
+// A job has a type, N instances of one task template (TaskSpec), a priority, an SLA, and
+// optional per-instance overrides. Instances share one TaskSpec: a 100,000-instance job holds
+// one copy of it plus the few overrides. See docs/specs.md for the YAML form.
+//
+// Thread-safety: value types.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/resources.h"
+
+namespace paceline {
+
+enum class JobType : uint8_t { kBatch = 0, kService = 1, kStateful = 2, kDaemon = 3 };
+std::string_view JobTypeName(JobType t);
+
+enum class RestartPolicy : uint8_t { kNever = 0, kOnFailure = 1, kAlways = 2 };
+std::string_view RestartPolicyName(RestartPolicy p);
+
+struct RestartSpec {
+  RestartPolicy policy = RestartPolicy::kNever;
+  uint32_t max_failures = 0;  // retries after failures (on-failure); 0 = none
+  absl::Duration initial_backoff = absl::Seconds(1);
+  absl::Duration max_backoff = absl::Minutes(5);
+  friend bool operator==(const RestartSpec&, const RestartSpec&) = default;
+};
+
+// One kind of health check; exactly one is set in a HealthSpec.
+struct CommandCheck {
+  std::string command;
+  friend bool operator==(const CommandCheck&, const CommandCheck&) = default;
+};
+struct HttpCheck {
+  std::string port;  // name of one of the task's ports
+  std::string path = "/";
+  friend bool operator==(const HttpCheck&, const HttpCheck&) = default;
+};
+struct TcpCheck {
+  std::string port;  // name of one of the task's ports
+  friend bool operator==(const TcpCheck&, const TcpCheck&) = default;
+};
+
+struct HealthSpec {
+  std::variant<CommandCheck, HttpCheck, TcpCheck> check;
+  absl::Duration interval = absl::Seconds(10);
+  absl::Duration timeout = absl::Seconds(5);
+  uint32_t failures = 3;  // consecutive failures that make the task unhealthy
+  absl::Duration initial_delay = absl::ZeroDuration();
+  friend bool operator==(const HealthSpec&, const HealthSpec&) = default;
+};
+
+enum class ConstraintOp : uint8_t { kIn, kNotIn, kExists, kNotExists, kGt, kLt };
+std::string_view ConstraintOpName(ConstraintOp op);
+
+// A hard constraint on the host's labels: `host_label op values`.
+struct LabelConstraint {
+  std::string label;
+  ConstraintOp op = ConstraintOp::kIn;
+  std::vector<std::string> values;  // in/not_in: >= 1 value; exists/not_exists: none
+  double number = 0;                // gt/lt: the bound
+  friend bool operator==(const LabelConstraint&, const LabelConstraint&) = default;
+};
+
+// Anti-affinity: at most `max_per_host` instances per host, counted per job, or, when
+// `task_label` is set, over every task carrying the same value of that job label.
+struct MaxPerHostConstraint {
+  uint32_t max_per_host = 1;
+  std::string task_label;
+  friend bool operator==(const MaxPerHostConstraint&, const MaxPerHostConstraint&) = default;
+};
+
+using Constraint = std::variant<LabelConstraint, MaxPerHostConstraint>;
+
+struct VolumeSpec {
+  int64_t size_bytes = 0;
+  friend bool operator==(const VolumeSpec&, const VolumeSpec&) = default;
+};
+
+struct TaskSpec {
+  std::string command;
+  Resources resources;
+  std::vector<std::string> gpu_models;  // acceptable GPU models; empty = any
+  std::vector<std::string> ports;       // dynamic port names, exported as PACELINE_PORT_<NAME>
+  std::map<std::string, std::string> env;
+  RestartSpec restart;
+  std::optional<HealthSpec> health;
+  std::vector<Constraint> constraints;
+  std::optional<VolumeSpec> volume;  // stateful jobs only
+  absl::Duration kill_grace = absl::Seconds(30);
+  std::string exclusive;   // only hosts labelled paceline.exclusive=<this>; empty = none
+  bool controller = false;  // counts against the pool's controller_limit
+  std::string user;         // run as this user; empty = the agent's default task user
+  // Simulated run time, used by `paceline sim` only; zero = runs until killed.
+  absl::Duration duration = absl::ZeroDuration();
+  friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
+};
+
+// Per-instance changes to the task template. Unset fields inherit; env is merged.
+struct InstanceOverride {
+  std::optional<std::string> command;
+  std::optional<Resources> resources;
+  std::map<std::string, std::string> env;
+  std::optional<bool> controller;
+  friend bool operator==(const InstanceOverride&, const InstanceOverride&) = default;
+};
+
+struct SlaSpec {
+  bool preemptible = true;
+  bool revocable = false;
+  uint32_t max_running_instances = 0;  // 0 = no throttle
+  uint32_t min_running_instances = 1;  // gang size: this many start together
+  absl::Duration max_running_time = absl::ZeroDuration();  // 0 = no deadline
+  uint32_t max_unavailable_instances = 1;
+  friend bool operator==(const SlaSpec&, const SlaSpec&) = default;
+};
+
+// Defaults for rolling updates of services, stateful and daemon jobs.
+struct UpdateSpec {
+  uint32_t batch_size = 1;
+  uint32_t max_failures = 0;
+  bool rollback_on_failure = false;
+  bool in_place = false;
+  absl::Duration min_healthy_time = absl::Seconds(10);
+  friend bool operator==(const UpdateSpec&, const UpdateSpec&) = default;
+};
+
+struct JobSpec {
+  std::string name;
+  std::string description;
+  std::string owner;
+  JobType type = JobType::kBatch;
+  uint32_t instances = 0;  // daemon jobs: 0 (one per eligible host)
+  int32_t priority = 0;    // higher first
+  std::map<std::string, std::string> labels;
+  SlaSpec sla;
+  TaskSpec task;
+  std::map<uint32_t, InstanceOverride> instance_overrides;
+  UpdateSpec update;
+
+  // The effective task of one instance: the template with its override applied.
+  TaskSpec TaskFor(uint32_t instance) const;
+  friend bool operator==(const JobSpec&, const JobSpec&) = default;
+};
+
+// Limits shared by the parser and the API validators.
+inline constexpr uint32_t kMaxInstances = 10'000'000;
+inline constexpr int32_t kMinPriority = -1'000'000;
+inline constexpr int32_t kMaxPriority = 1'000'000;
+
+}  // namespace paceline

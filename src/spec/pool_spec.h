@@ -1,0 +1,51 @@
+#pragma once
+// PoolSpec: what a user asks of a resource pool (the YAML of `paceline pool create -f`).
+//
+// Per dimension a pool has a reservation (guaranteed minimum), a limit (maximum; unlimited by
+// default) and a share (weight for spare capacity, > 0). See docs/specs.md for the YAML form
+// and src/resmgr for what the numbers mean at run time.
+//
+// Thread-safety: a value type.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/resources.h"
+
+namespace paceline {
+
+enum class PoolType : uint8_t {
+  kElastic = 0,  // entitlement follows demand (max-min fairness)
+  kStatic = 1,   // entitlement is the reservation whatever the demand
+};
+
+struct DimSpec {
+  int64_t reservation = 0;
+  int64_t limit = kUnlimited;
+  double share = 1.0;
+  friend bool operator==(const DimSpec&, const DimSpec&) = default;
+};
+
+struct PoolSpec {
+  std::string description;
+  PoolType type = PoolType::kElastic;
+  std::array<DimSpec, kNumDims> dims{};  // indexed by Dim
+  // Percent (0..100] of the reservation usable by controller tasks; unset = no extra cap.
+  std::optional<double> controller_limit_percent;
+  // Percent (0..100] of the reservation usable by revocable tasks (non-cpu dimensions);
+  // unset = no extra cap.
+  std::optional<double> slack_limit_percent;
+
+  const DimSpec& dim(Dim d) const { return dims[static_cast<int>(d)]; }
+  DimSpec& dim(Dim d) { return dims[static_cast<int>(d)]; }
+  Resources Reservation() const;
+  Resources Limit() const;
+
+  friend bool operator==(const PoolSpec&, const PoolSpec&) = default;
+};
+
+std::string_view PoolTypeName(PoolType t);
+
+}  // namespace paceline

@@ -1,0 +1,78 @@
+#include "spec/job_spec.h"
+#include "spec/pool_spec.h"
+
+namespace paceline {
+
+Resources PoolSpec::Reservation() const {
+  Resources r;
+  for (Dim d : kAllDims) r[d] = dim(d).reservation;
+  return r;
+}
+
+Resources PoolSpec::Limit() const {
+  Resources r;
+  for (Dim d : kAllDims) r[d] = dim(d).limit;
+  return r;
+}
+
+std::string_view PoolTypeName(PoolType t) {
+  return t == PoolType::kStatic ? "static" : "elastic";
+}
+
+std::string_view JobTypeName(JobType t) {
+  switch (t) {
+    case JobType::kBatch:
+      return "batch";
+    case JobType::kService:
+      return "service";
+    case JobType::kStateful:
+      return "stateful";
+    case JobType::kDaemon:
+      return "daemon";
+  }
+  return "?";
+}
+
+std::string_view RestartPolicyName(RestartPolicy p) {
+  switch (p) {
+    case RestartPolicy::kNever:
+      return "never";
+    case RestartPolicy::kOnFailure:
+      return "on-failure";
+    case RestartPolicy::kAlways:
+      return "always";
+  }
+  return "?";
+}
+
+std::string_view ConstraintOpName(ConstraintOp op) {
+  switch (op) {
+    case ConstraintOp::kIn:
+      return "in";
+    case ConstraintOp::kNotIn:
+      return "not_in";
+    case ConstraintOp::kExists:
+      return "exists";
+    case ConstraintOp::kNotExists:
+      return "not_exists";
+    case ConstraintOp::kGt:
+      return "gt";
+    case ConstraintOp::kLt:
+      return "lt";
+  }
+  return "?";
+}
+
+TaskSpec JobSpec::TaskFor(uint32_t instance) const {
+  auto it = instance_overrides.find(instance);
+  if (it == instance_overrides.end()) return task;
+  TaskSpec t = task;
+  const InstanceOverride& o = it->second;
+  if (o.command) t.command = *o.command;
+  if (o.resources) t.resources = *o.resources;
+  if (o.controller) t.controller = *o.controller;
+  for (const auto& [k, v] : o.env) t.env[k] = v;
+  return t;
+}
+
+}  // namespace paceline
