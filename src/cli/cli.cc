@@ -30,7 +30,9 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json"}));
 
   CLI::App* help = app.add_subcommand("help", "show this help");
-  help->callback([&app] { std::cout << app.help(); });
+  help->callback([&app] {
+    std::cout << app.get_formatter()->make_help(&app, "paceline", CLI::AppFormatMode::Normal);
+  });
 
   RegisterDaemonCommands(app, ctx);
   RegisterToolCommands(app, ctx);

@@ -37,4 +37,9 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx);     // job ...
 void RegisterTaskCommands(CLI::App& app, CommandContext& ctx);    // task ...
 void RegisterHostCommands(CLI::App& app, CommandContext& ctx);    // host ...
 
+// Offline spec checks (no master needed): `paceline job validate -f SPEC` and
+// `paceline pool validate -f SPEC`. Defined in spec_commands.cc.
+void AddJobValidateCommand(CLI::App& job, CommandContext& ctx);
+void AddPoolValidateCommand(CLI::App& pool, CommandContext& ctx);
+
 }  // namespace paceline::cli

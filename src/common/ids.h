@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
@@ -59,8 +59,8 @@ struct TaskId {
   }
   std::string ToString() const { return absl::StrCat(job.value(), "/", instance); }
   // Parses "JOB/INSTANCE"; nullopt when malformed.
-  static std::optional<TaskId> Parse(std::string_view text) {
-    std::pair<std::string_view, std::string_view> parts = absl::StrSplit(text, '/');
+  static std::optional<TaskId> Parse(absl::string_view text) {
+    std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(text, '/');
     uint64_t job = 0;
     uint32_t instance = 0;
     if (!absl::SimpleAtoi(parts.first, &job) || !absl::SimpleAtoi(parts.second, &instance)) {

@@ -5,7 +5,7 @@
 
 namespace paceline {
 
-std::string_view DimName(Dim d) {
+absl::string_view DimName(Dim d) {
   switch (d) {
     case Dim::kCpu:
       return "cpu";
@@ -19,7 +19,7 @@ std::string_view DimName(Dim d) {
   return "?";
 }
 
-std::optional<Dim> DimFromName(std::string_view name) {
+std::optional<Dim> DimFromName(absl::string_view name) {
   for (Dim d : kAllDims) {
     if (DimName(d) == name) return d;
   }

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 namespace paceline {
 
@@ -28,9 +28,9 @@ inline constexpr std::array<Dim, kNumDims> kAllDims = {Dim::kCpu, Dim::kMemory, 
                                                        Dim::kGpu};
 
 // "cpu", "memory", "disk", "gpu".
-std::string_view DimName(Dim d);
+absl::string_view DimName(Dim d);
 // The inverse of DimName; nullopt for an unknown name.
-std::optional<Dim> DimFromName(std::string_view name);
+std::optional<Dim> DimFromName(absl::string_view name);
 
 inline constexpr int64_t kMilliPerUnit = 1000;  // cpu millicores per core, milli-GPUs per GPU.
 

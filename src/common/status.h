@@ -8,7 +8,7 @@
 //
 // Canonical codes map one-to-one onto gRPC codes (see api/ for the conversion).
 
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <utility>
 
 #include "absl/status/status.h"
@@ -17,7 +17,7 @@
 
 namespace paceline {
 
-inline absl::Status WithContext(const absl::Status& s, std::string_view prefix) {
+inline absl::Status WithContext(const absl::Status& s, absl::string_view prefix) {
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(prefix, ": ", s.message()));
 }

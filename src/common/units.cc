@@ -19,7 +19,7 @@ struct Decimal {
 
 // Parses "123", "0.5", ".5", "12." into a Decimal; rejects signs, exponents and garbage.
 // At most 19 integer digits and 9 fraction digits, which keeps every later product in __int128.
-absl::StatusOr<Decimal> ParseDecimal(std::string_view text, std::string_view what) {
+absl::StatusOr<Decimal> ParseDecimal(absl::string_view text, absl::string_view what) {
   Decimal d;
   int int_digits = 0;
   bool seen_point = false;
@@ -60,8 +60,8 @@ __int128 Pow10(int n) {
 }
 
 // value = decimal * factor / divisor, which must be a whole number that fits int64.
-absl::StatusOr<int64_t> Scale(const Decimal& d, int64_t factor, std::string_view text,
-                              std::string_view what, std::string_view granule) {
+absl::StatusOr<int64_t> Scale(const Decimal& d, int64_t factor, absl::string_view text,
+                              absl::string_view what, absl::string_view granule) {
   __int128 num = d.digits * factor;
   __int128 den = Pow10(d.scale);
   if (num % den != 0) {
@@ -75,9 +75,9 @@ absl::StatusOr<int64_t> Scale(const Decimal& d, int64_t factor, std::string_view
   return static_cast<int64_t>(v);
 }
 
-std::string_view Trim(std::string_view s) { return absl::StripAsciiWhitespace(s); }
+absl::string_view Trim(absl::string_view s) { return absl::StripAsciiWhitespace(s); }
 
-absl::Status NegativeError(std::string_view what, std::string_view text) {
+absl::Status NegativeError(absl::string_view what, absl::string_view text) {
   return absl::InvalidArgumentError(
       absl::StrCat(what, ": '", text, "' is negative; amounts must be >= 0"));
 }
@@ -95,7 +95,7 @@ std::string FormatMilli(int64_t v) {
 }
 
 struct ByteUnit {
-  std::string_view suffix;
+  absl::string_view suffix;
   int64_t factor;
 };
 constexpr int64_t kKi = 1024;
@@ -117,15 +117,15 @@ constexpr std::array<ByteUnit, 13> kByteUnits = {{
 
 }  // namespace
 
-absl::StatusOr<int64_t> ParseCpu(std::string_view raw) {
-  constexpr std::string_view kWhat = "cpu";
-  std::string_view text = Trim(raw);
+absl::StatusOr<int64_t> ParseCpu(absl::string_view raw) {
+  constexpr absl::string_view kWhat = "cpu";
+  absl::string_view text = Trim(raw);
   if (text.empty()) {
     return absl::InvalidArgumentError("cpu: empty; expected cores such as 0.5 or 2, or 500m");
   }
   if (text.front() == '-') return NegativeError(kWhat, text);
   int64_t factor = 1000;
-  std::string_view number = text;
+  absl::string_view number = text;
   if (text.back() == 'm') {
     factor = 1;
     number.remove_suffix(1);
@@ -138,17 +138,17 @@ absl::StatusOr<int64_t> ParseCpu(std::string_view raw) {
   return Scale(*d, factor, text, kWhat, "1m = 0.001 core");
 }
 
-absl::StatusOr<int64_t> ParseBytes(std::string_view raw) {
-  constexpr std::string_view kWhat = "size";
-  std::string_view text = Trim(raw);
+absl::StatusOr<int64_t> ParseBytes(absl::string_view raw) {
+  constexpr absl::string_view kWhat = "size";
+  absl::string_view text = Trim(raw);
   if (text.empty()) {
     return absl::InvalidArgumentError("size: empty; expected an amount such as 512Mi or 2Gi");
   }
   if (text.front() == '-') return NegativeError(kWhat, text);
   size_t unit_start = text.size();
   while (unit_start > 0 && absl::ascii_isalpha(text[unit_start - 1])) --unit_start;
-  std::string_view number = text.substr(0, unit_start);
-  std::string_view unit = text.substr(unit_start);
+  absl::string_view number = text.substr(0, unit_start);
+  absl::string_view unit = text.substr(unit_start);
   int64_t factor = 1;
   if (!unit.empty()) {
     bool found = false;
@@ -182,9 +182,9 @@ absl::StatusOr<int64_t> ParseBytes(std::string_view raw) {
   return Scale(*d, factor, text, kWhat, "1 byte");
 }
 
-absl::StatusOr<int64_t> ParseGpu(std::string_view raw) {
-  constexpr std::string_view kWhat = "gpu";
-  std::string_view text = Trim(raw);
+absl::StatusOr<int64_t> ParseGpu(absl::string_view raw) {
+  constexpr absl::string_view kWhat = "gpu";
+  absl::string_view text = Trim(raw);
   if (text.empty()) {
     return absl::InvalidArgumentError("gpu: empty; expected whole devices (1, 2) or a fraction (0.5)");
   }
@@ -205,7 +205,7 @@ absl::StatusOr<int64_t> ParseGpu(std::string_view raw) {
   return milli;
 }
 
-absl::StatusOr<int64_t> ParseQuantity(Dim dim, std::string_view text) {
+absl::StatusOr<int64_t> ParseQuantity(Dim dim, absl::string_view text) {
   switch (dim) {
     case Dim::kCpu:
       return ParseCpu(text);
@@ -249,7 +249,7 @@ std::string FormatQuantity(Dim dim, int64_t value) {
 
 std::string FormatBytesApprox(int64_t bytes) {
   if (bytes == kUnlimited) return "unlimited";
-  static constexpr std::array<std::string_view, 7> kUnits = {"", "Ki", "Mi", "Gi",
+  static constexpr std::array<absl::string_view, 7> kUnits = {"", "Ki", "Mi", "Gi",
                                                              "Ti", "Pi", "Ei"};
   double v = static_cast<double>(bytes);
   size_t i = 0;
@@ -262,8 +262,8 @@ std::string FormatBytesApprox(int64_t bytes) {
   return absl::StrFormat("%.1f%s", v, kUnits[i]);
 }
 
-absl::StatusOr<absl::Duration> ParseDurationStrict(std::string_view raw) {
-  std::string_view text = Trim(raw);
+absl::StatusOr<absl::Duration> ParseDurationStrict(absl::string_view raw) {
+  absl::string_view text = Trim(raw);
   if (text == "0") return absl::ZeroDuration();
   if (text.empty()) {
     return absl::InvalidArgumentError("duration: empty; expected e.g. 30s, 5m, 2h, 1h30m, 500ms");

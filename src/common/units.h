@@ -18,7 +18,7 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -26,11 +26,11 @@
 
 namespace paceline {
 
-absl::StatusOr<int64_t> ParseCpu(std::string_view text);    // -> millicores
-absl::StatusOr<int64_t> ParseBytes(std::string_view text);  // -> bytes
-absl::StatusOr<int64_t> ParseGpu(std::string_view text);    // -> milli-GPUs
+absl::StatusOr<int64_t> ParseCpu(absl::string_view text);    // -> millicores
+absl::StatusOr<int64_t> ParseBytes(absl::string_view text);  // -> bytes
+absl::StatusOr<int64_t> ParseGpu(absl::string_view text);    // -> milli-GPUs
 // Dispatches on the dimension.
-absl::StatusOr<int64_t> ParseQuantity(Dim dim, std::string_view text);
+absl::StatusOr<int64_t> ParseQuantity(Dim dim, absl::string_view text);
 
 std::string FormatCpu(int64_t millicores);  // 1500 -> "1.5", 2000 -> "2", 1 -> "0.001"
 std::string FormatBytes(int64_t bytes);     // 2147483648 -> "2Gi", 1000000 -> "1M", 7 -> "7"
@@ -41,7 +41,7 @@ std::string FormatQuantity(Dim dim, int64_t value);
 // A rounded, human-friendly rendering for tables ("1.5Gi", "931.3Mi"); not exact, not for specs.
 std::string FormatBytesApprox(int64_t bytes);
 
-absl::StatusOr<absl::Duration> ParseDurationStrict(std::string_view text);
+absl::StatusOr<absl::Duration> ParseDurationStrict(absl::string_view text);
 std::string FormatDurationShort(absl::Duration d);  // "1h30m", "500ms", "0s"
 
 }  // namespace paceline

@@ -20,10 +20,10 @@
 namespace paceline {
 
 enum class JobType : uint8_t { kBatch = 0, kService = 1, kStateful = 2, kDaemon = 3 };
-std::string_view JobTypeName(JobType t);
+absl::string_view JobTypeName(JobType t);
 
 enum class RestartPolicy : uint8_t { kNever = 0, kOnFailure = 1, kAlways = 2 };
-std::string_view RestartPolicyName(RestartPolicy p);
+absl::string_view RestartPolicyName(RestartPolicy p);
 
 struct RestartSpec {
   RestartPolicy policy = RestartPolicy::kNever;
@@ -58,7 +58,7 @@ struct HealthSpec {
 };
 
 enum class ConstraintOp : uint8_t { kIn, kNotIn, kExists, kNotExists, kGt, kLt };
-std::string_view ConstraintOpName(ConstraintOp op);
+absl::string_view ConstraintOpName(ConstraintOp op);
 
 // A hard constraint on the host's labels: `host_label op values`.
 struct LabelConstraint {

@@ -46,6 +46,6 @@ struct PoolSpec {
   friend bool operator==(const PoolSpec&, const PoolSpec&) = default;
 };
 
-std::string_view PoolTypeName(PoolType t);
+absl::string_view PoolTypeName(PoolType t);
 
 }  // namespace paceline

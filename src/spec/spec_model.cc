@@ -15,11 +15,11 @@ Resources PoolSpec::Limit() const {
   return r;
 }
 
-std::string_view PoolTypeName(PoolType t) {
+absl::string_view PoolTypeName(PoolType t) {
   return t == PoolType::kStatic ? "static" : "elastic";
 }
 
-std::string_view JobTypeName(JobType t) {
+absl::string_view JobTypeName(JobType t) {
   switch (t) {
     case JobType::kBatch:
       return "batch";
@@ -33,7 +33,7 @@ std::string_view JobTypeName(JobType t) {
   return "?";
 }
 
-std::string_view RestartPolicyName(RestartPolicy p) {
+absl::string_view RestartPolicyName(RestartPolicy p) {
   switch (p) {
     case RestartPolicy::kNever:
       return "never";
@@ -45,7 +45,7 @@ std::string_view RestartPolicyName(RestartPolicy p) {
   return "?";
 }
 
-std::string_view ConstraintOpName(ConstraintOp op) {
+absl::string_view ConstraintOpName(ConstraintOp op) {
   switch (op) {
     case ConstraintOp::kIn:
       return "in";
