@@ -17,7 +17,8 @@ void CommandContext::Fail(const absl::Status& status) {
 int RunCli(int argc, char** argv) {
   CLI::App app{"Paceline: one scheduler for batch jobs, services, stateful jobs and daemons."};
   app.name("paceline");
-  app.set_version_flag("--version", absl::StrCat("paceline ", Version(), " (commit ", Commit(), ")"));
+  app.set_version_flag("--version",
+                       absl::StrCat("paceline ", Version(), " (commit ", Commit(), ")"));
   app.require_subcommand(1);
   app.fallthrough();
 
@@ -36,6 +37,7 @@ int RunCli(int argc, char** argv) {
 
   RegisterDaemonCommands(app, ctx);
   RegisterToolCommands(app, ctx);
+  RegisterInfoCommand(app, ctx);
   RegisterPoolCommands(app, ctx);
   RegisterJobCommands(app, ctx);
   RegisterTaskCommands(app, ctx);

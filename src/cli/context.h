@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace CLI {
 class App;
@@ -20,7 +21,9 @@ struct ClientFlags {
   std::string addr;   // master gRPC address; empty = from $PACELINE_ADDR or ~/.paceline/config
   std::string token;  // bearer token; empty = from $PACELINE_TOKEN or ~/.paceline/config
   std::string output = "table";
-  OutputFormat format() const { return output == "json" ? OutputFormat::kJson : OutputFormat::kTable; }
+  OutputFormat format() const {
+    return output == "json" ? OutputFormat::kJson : OutputFormat::kTable;
+  }
 };
 
 struct CommandContext {
@@ -30,6 +33,10 @@ struct CommandContext {
   void Fail(const absl::Status& status);
 };
 
+// The same status, its message prefixed with the flag that caused it.
+absl::Status WithFlag(const absl::Status& s, absl::string_view flag);
+
+void RegisterInfoCommand(CLI::App& app, CommandContext& ctx);     // info
 void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx);  // master, agent, up
 void RegisterToolCommands(CLI::App& app, CommandContext& ctx);    // sim, bench
 void RegisterPoolCommands(CLI::App& app, CommandContext& ctx);    // pool ...

@@ -12,8 +12,7 @@ namespace {
 
 std::vector<Resources> RandomVectors(size_t n) {
   std::mt19937_64 rng(42);
-  std::uniform_int_distribution<int64_t> cpu(0, 64'000), mem(0, int64_t{256} << 30),
-      gpu(0, 8000);
+  std::uniform_int_distribution<int64_t> cpu(0, 64'000), mem(0, int64_t{256} << 30), gpu(0, 8000);
   std::vector<Resources> v;
   v.reserve(n);
   for (size_t i = 0; i < n; ++i) v.push_back(Resources::Of(cpu(rng), mem(rng), mem(rng), gpu(rng)));

@@ -8,8 +8,8 @@
 //
 // Canonical codes map one-to-one onto gRPC codes (see api/ for the conversion).
 
-#include "absl/strings/string_view.h"
 #include <utility>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,9 +27,9 @@ inline absl::Status WithContext(const absl::Status& s, absl::string_view prefix)
 #define PACELINE_STATUS_CONCAT_INNER(a, b) a##b
 #define PACELINE_STATUS_CONCAT(a, b) PACELINE_STATUS_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                    \
-  do {                                           \
-    ::absl::Status _paceline_status = (expr);    \
+#define RETURN_IF_ERROR(expr)                            \
+  do {                                                   \
+    ::absl::Status _paceline_status = (expr);            \
     if (!_paceline_status.ok()) return _paceline_status; \
   } while (0)
 

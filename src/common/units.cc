@@ -33,8 +33,7 @@ absl::StatusOr<Decimal> ParseDecimal(absl::string_view text, absl::string_view w
       continue;
     }
     if (c < '0' || c > '9') {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": '", text, "' is not a number"));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": '", text, "' is not a number"));
     }
     any_digit = true;
     if (seen_point) {
@@ -100,11 +99,11 @@ struct ByteUnit {
 };
 constexpr int64_t kKi = 1024;
 constexpr std::array<ByteUnit, 13> kByteUnits = {{
-    {"Ei", kKi * kKi * kKi * kKi * kKi * kKi},
-    {"Pi", kKi * kKi * kKi * kKi * kKi},
-    {"Ti", kKi * kKi * kKi * kKi},
-    {"Gi", kKi * kKi * kKi},
-    {"Mi", kKi * kKi},
+    {"Ei", kKi* kKi* kKi* kKi* kKi* kKi},
+    {"Pi", kKi* kKi* kKi* kKi* kKi},
+    {"Ti", kKi* kKi* kKi* kKi},
+    {"Gi", kKi* kKi* kKi},
+    {"Mi", kKi* kKi},
     {"Ki", kKi},
     {"E", 1000'000'000'000'000'000},
     {"P", 1000'000'000'000'000},
@@ -186,13 +185,15 @@ absl::StatusOr<int64_t> ParseGpu(absl::string_view raw) {
   constexpr absl::string_view kWhat = "gpu";
   absl::string_view text = Trim(raw);
   if (text.empty()) {
-    return absl::InvalidArgumentError("gpu: empty; expected whole devices (1, 2) or a fraction (0.5)");
+    return absl::InvalidArgumentError(
+        "gpu: empty; expected whole devices (1, 2) or a fraction (0.5)");
   }
   if (text.front() == '-') return NegativeError(kWhat, text);
   auto d = ParseDecimal(text, kWhat);
   if (!d.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        d.status().message(), "; expected whole devices such as 1 or 4, or a fraction such as 0.5"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(d.status().message(),
+                     "; expected whole devices such as 1 or 4, or a fraction such as 0.5"));
   }
   auto milli = Scale(*d, kMilliPerUnit, text, kWhat, "0.001 of a device");
   if (!milli.ok()) return milli.status();
@@ -249,8 +250,8 @@ std::string FormatQuantity(Dim dim, int64_t value) {
 
 std::string FormatBytesApprox(int64_t bytes) {
   if (bytes == kUnlimited) return "unlimited";
-  static constexpr std::array<absl::string_view, 7> kUnits = {"", "Ki", "Mi", "Gi",
-                                                             "Ti", "Pi", "Ei"};
+  static constexpr std::array<absl::string_view, 7> kUnits = {"",   "Ki", "Mi", "Gi",
+                                                              "Ti", "Pi", "Ei"};
   double v = static_cast<double>(bytes);
   size_t i = 0;
   while (std::fabs(v) >= 1024 && i + 1 < kUnits.size()) {
@@ -275,8 +276,8 @@ absl::StatusOr<absl::Duration> ParseDurationStrict(absl::string_view raw) {
   bool all_digits = true;
   for (char c : text) all_digits &= (absl::ascii_isdigit(c) || c == '.');
   if (all_digits) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "duration: '", text, "' has no unit; write e.g. ", text, "s or ", text, "m"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("duration: '", text, "' has no unit; write e.g. ", text, "s or ", text, "m"));
   }
   absl::Duration d;
   if (text == "inf" || text == "+inf" || !absl::ParseDuration(std::string(text), &d)) {

@@ -95,7 +95,7 @@ struct TaskSpec {
   std::vector<Constraint> constraints;
   std::optional<VolumeSpec> volume;  // stateful jobs only
   absl::Duration kill_grace = absl::Seconds(30);
-  std::string exclusive;   // only hosts labelled paceline.exclusive=<this>; empty = none
+  std::string exclusive;    // only hosts labelled paceline.exclusive=<this>; empty = none
   bool controller = false;  // counts against the pool's controller_limit
   std::string user;         // run as this user; empty = the agent's default task user
   // Simulated run time, used by `paceline sim` only; zero = runs until killed.
@@ -115,8 +115,8 @@ struct InstanceOverride {
 struct SlaSpec {
   bool preemptible = true;
   bool revocable = false;
-  uint32_t max_running_instances = 0;  // 0 = no throttle
-  uint32_t min_running_instances = 1;  // gang size: this many start together
+  uint32_t max_running_instances = 0;                      // 0 = no throttle
+  uint32_t min_running_instances = 1;                      // gang size: this many start together
   absl::Duration max_running_time = absl::ZeroDuration();  // 0 = no deadline
   uint32_t max_unavailable_instances = 1;
   friend bool operator==(const SlaSpec&, const SlaSpec&) = default;

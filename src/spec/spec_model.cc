@@ -15,9 +15,7 @@ Resources PoolSpec::Limit() const {
   return r;
 }
 
-absl::string_view PoolTypeName(PoolType t) {
-  return t == PoolType::kStatic ? "static" : "elastic";
-}
+absl::string_view PoolTypeName(PoolType t) { return t == PoolType::kStatic ? "static" : "elastic"; }
 
 absl::string_view JobTypeName(JobType t) {
   switch (t) {

@@ -1,0 +1,56 @@
+# Paceline — the commands a user runs.
+#   make up      install what is missing, build, start an all-in-one cluster (Ctrl-C stops it)
+#   make test    install what is missing, build (release + ASan/UBSan), run every test
+#   make bench   run the benchmarks (short versions);   make fuzz   run each fuzzer briefly
+#   make format  reformat the sources with clang-format
+
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+RELEASE_DIR := build/release
+ASAN_DIR := build/asan
+# Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
+UP_ARGS ?=
+
+.PHONY: all deps build build-asan up test test-release test-asan bench fuzz format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(RELEASE_DIR)/build.ninja: | deps
+	cmake -S . -B $(RELEASE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+$(ASAN_DIR)/build.ninja: | deps
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPACELINE_SANITIZE=ON \
+	  -DPACELINE_BENCHMARKS=OFF
+
+build: deps $(RELEASE_DIR)/build.ninja
+	ninja -C $(RELEASE_DIR) -j $(JOBS)
+
+build-asan: deps $(ASAN_DIR)/build.ninja
+	ninja -C $(ASAN_DIR) -j $(JOBS)
+
+up: build
+	./$(RELEASE_DIR)/paceline up $(UP_ARGS)
+
+test-release: build
+	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -LE no-asan
+
+test: test-release test-asan
+
+bench: build
+	bash scripts/bench.sh $(RELEASE_DIR)
+
+fuzz: deps
+	bash scripts/fuzz.sh
+
+format:
+	git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf build

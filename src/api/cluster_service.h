@@ -1,0 +1,29 @@
+#pragma once
+// ClusterServiceImpl: gRPC adapter for paceline.v1.ClusterService (facts about the master).
+//
+// Thread-safety: immutable after construction; handlers run on gRPC threads.
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "paceline/v1/cluster.grpc.pb.h"
+
+namespace paceline::api {
+
+struct MasterFacts {
+  absl::Time started_at;
+  std::string store;       // e.g. "sqlite:data/paceline.db"
+  std::string cluster_id;  // stable id of the cluster's store
+};
+
+class ClusterServiceImpl final : public v1::ClusterService::Service {
+ public:
+  explicit ClusterServiceImpl(MasterFacts facts) : facts_(std::move(facts)) {}
+  grpc::Status GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,
+                       v1::GetInfoResponse* response) override;
+
+ private:
+  const MasterFacts facts_;
+};
+
+}  // namespace paceline::api

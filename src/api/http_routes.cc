@@ -1,0 +1,25 @@
+#include "api/http_routes.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/version.h"
+
+namespace paceline::api {
+
+void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
+  server.Routes().Get("/healthz", [facts](const httplib::Request&, httplib::Response& res) {
+    nlohmann::json body = {
+        {"status", "ok"},
+        {"version", std::string(Version())},
+        {"commit", std::string(Commit())},
+        {"cluster_id", facts.cluster_id},
+        {"store", facts.store},
+        {"uptime_seconds", absl::ToInt64Seconds(absl::Now() - facts.started_at)},
+    };
+    res.set_content(body.dump(), "application/json");
+  });
+}
+
+}  // namespace paceline::api

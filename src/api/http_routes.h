@@ -1,0 +1,14 @@
+#pragma once
+// The master's HTTP routes. For now: GET /healthz -> 200 with a small JSON document
+// {"status":"ok","version":...,"commit":...,"cluster_id":...,"store":...,"uptime_seconds":...}.
+//
+// Thread-safety: handlers read only immutable facts.
+
+#include "api/cluster_service.h"
+#include "api/http_server.h"
+
+namespace paceline::api {
+
+void AddHealthRoutes(HttpServer& server, const MasterFacts& facts);
+
+}  // namespace paceline::api

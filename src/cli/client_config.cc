@@ -1,0 +1,99 @@
+#include "cli/client_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "master/master.h"
+
+namespace paceline::cli {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+struct FileConfig {
+  std::string addr;
+  std::string token;
+};
+
+absl::StatusOr<FileConfig> ReadUserConfig() {
+  std::string home = Env("HOME");
+  if (home.empty()) return FileConfig{};
+  std::string path = home + "/.paceline/config";
+  if (!std::filesystem::exists(path)) return FileConfig{};
+  FileConfig fc;
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    if (root.IsNull()) return fc;
+    if (!root.IsMap()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": expected a map with addr, token"));
+    }
+    for (const auto& kv : root) {
+      std::string key = kv.first.as<std::string>();
+      if (key == "addr") {
+        fc.addr = kv.second.as<std::string>();
+      } else if (key == "token") {
+        fc.token = kv.second.as<std::string>();
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(path, ":", kv.first.Mark().line + 1,
+                                                       ": unknown key '", key,
+                                                       "'; expected addr or token"));
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
+  }
+  return fc;
+}
+
+std::string ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream s;
+  s << in.rdbuf();
+  return std::string(absl::StripAsciiWhitespace(s.str()));
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedClient> ResolveClient(const ClientFlags& flags) {
+  absl::StatusOr<FileConfig> file = ReadUserConfig();
+  if (!file.ok()) return file.status();
+  ResolvedClient r;
+  if (!flags.addr.empty()) {
+    r.addr = flags.addr;
+    r.addr_source = "--addr";
+  } else if (std::string env = Env("PACELINE_ADDR"); !env.empty()) {
+    r.addr = env;
+    r.addr_source = "$PACELINE_ADDR";
+  } else if (!file->addr.empty()) {
+    r.addr = file->addr;
+    r.addr_source = "~/.paceline/config";
+  } else if (auto local = master::ReadEndpointsFile("data"); local.ok()) {
+    r.addr = local->grpc;
+    r.addr_source = "./data/master.json";
+  } else {
+    r.addr = "127.0.0.1:5390";
+    r.addr_source = "the default address";
+  }
+  if (!flags.token.empty()) {
+    r.token = flags.token;
+  } else if (std::string env = Env("PACELINE_TOKEN"); !env.empty()) {
+    r.token = env;
+  } else if (!file->token.empty()) {
+    r.token = file->token;
+  } else {
+    r.token = ReadTokenFile("data/token");
+  }
+  return r;
+}
+
+}  // namespace paceline::cli

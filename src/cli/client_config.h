@@ -1,0 +1,27 @@
+#pragma once
+// Where a client command finds the master and its token, first match wins:
+//   address:  --addr, $PACELINE_ADDR, `addr:` in ~/.paceline/config,
+//             the "grpc" entry of ./data/master.json (written by a local `paceline up`),
+//             127.0.0.1:5390.
+//   token:    --token, $PACELINE_TOKEN, `token:` in ~/.paceline/config, ./data/token.
+// ~/.paceline/config is YAML with the optional keys `addr` and `token`; other keys are an
+// error (they are typos).
+//
+// Thread-safety: pure functions over the environment and files.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cli/context.h"
+
+namespace paceline::cli {
+
+struct ResolvedClient {
+  std::string addr;
+  std::string token;
+  std::string addr_source;  // where the address came from, for error messages
+};
+
+absl::StatusOr<ResolvedClient> ResolveClient(const ClientFlags& flags);
+
+}  // namespace paceline::cli

@@ -1,0 +1,74 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace paceline::store {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             (name + "-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+TEST(SqliteStore, CreatesDirectoryAndKeepsClusterIdAcrossOpens) {
+  std::string dir = TempDir("pl-store");
+  std::string id;
+  {
+    auto store = SqliteStore::Open(dir + "/nested");
+    ASSERT_TRUE(store.ok()) << store.status();
+    id = (*store)->cluster_id();
+    EXPECT_EQ(id.size(), 16u);
+    EXPECT_EQ((*store)->open_count(), 1);
+    EXPECT_THAT((*store)->Describe(), ::testing::StartsWith("sqlite:"));
+  }
+  auto again = SqliteStore::Open(dir + "/nested");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->cluster_id(), id);
+  EXPECT_EQ((*again)->open_count(), 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteStore, RefusesNewerSchema) {
+  std::string dir = TempDir("pl-store");
+  {
+    auto store = SqliteStore::Open(dir);
+    ASSERT_TRUE(store.ok());
+  }
+  {
+    auto db = SqliteDb::Open(dir + "/paceline.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE meta SET value = '999' WHERE key = 'schema_version'").ok());
+  }
+  auto store = SqliteStore::Open(dir);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr("schema version 999"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteStore, UnwritableDirectoryIsUnavailable) {
+  auto store = SqliteStore::Open("/proc/paceline-cannot-exist");
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr("/proc/paceline-cannot-exist"));
+}
+
+TEST(SqliteDb, ConstraintViolationIsFailedPrecondition) {
+  std::string dir = TempDir("pl-db");
+  std::filesystem::create_directories(dir);
+  auto db = SqliteDb::Open(dir + "/t.db");
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t (k INTEGER PRIMARY KEY)").ok());
+  ASSERT_TRUE((*db)->Exec("INSERT INTO t VALUES (1)").ok());
+  absl::Status s = (*db)->Exec("INSERT INTO t VALUES (1)");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*db)->Exec("SELEC nonsense").code(), absl::StatusCode::kInternal);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paceline::store

@@ -1,0 +1,136 @@
+#include "tests/e2e/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace paceline::e2e {
+
+std::string PacelineBinary() { return PACELINE_BINARY; }
+
+std::string MakeTempDir(const std::string& prefix) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  char* dir = mkdtemp(buf.data());
+  if (dir == nullptr) std::abort();
+  return dir;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+Process Process::Start(const std::vector<std::string>& args, const Options& options) {
+  Process p;
+  std::string log_dir = !options.log_dir.empty() ? options.log_dir
+                        : !options.cwd.empty()   ? options.cwd
+                                                 : "/tmp";
+  static int counter = 0;
+  std::string stem = absl::StrCat(log_dir, "/proc-", ::getpid(), "-", counter++);
+  p.out_path_ = stem + ".out";
+  p.err_path_ = stem + ".err";
+  std::vector<std::string> argv_s = {PacelineBinary()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);  // own process group: a signal to the test never hits it by accident
+    if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(127);
+    int out = open(p.out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(p.err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  p.pid_ = pid;
+  return p;
+}
+
+Process::Process(Process&& o) noexcept
+    : pid_(o.pid_), out_path_(std::move(o.out_path_)), err_path_(std::move(o.err_path_)) {
+  o.pid_ = -1;
+}
+
+Process::~Process() {
+  if (pid_ > 0 && Running()) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+void Process::Signal(int sig) const {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
+std::optional<int> Process::WaitExit(absl::Duration timeout) {
+  if (pid_ <= 0) return std::nullopt;
+  std::optional<int> code;
+  WaitFor(
+      [&] {
+        int status = 0;
+        pid_t r = waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) {
+          code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+          pid_ = -1;
+          return true;
+        }
+        return false;
+      },
+      timeout);
+  return code;
+}
+
+bool Process::Running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+std::string Process::Stdout() const { return ReadFile(out_path_); }
+std::string Process::Stderr() const { return ReadFile(err_path_); }
+
+RunResult RunPaceline(const std::vector<std::string>& args, const std::string& cwd,
+                      absl::Duration timeout) {
+  std::string dir = MakeTempDir("pl-run");
+  Process p = Process::Start(args, {.cwd = cwd, .log_dir = dir});
+  RunResult r;
+  std::optional<int> code = p.WaitExit(timeout);
+  r.exit_code = code.value_or(-1);
+  r.out = p.Stdout();
+  r.err = p.Stderr();
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+}  // namespace paceline::e2e
