@@ -1,0 +1,55 @@
+#include "resmgr/types.h"
+
+namespace paceline::resmgr {
+
+absl::string_view SlaClassName(SlaClass c) {
+  switch (c) {
+    case SlaClass::kNonPreemptible:
+      return "non-preemptible";
+    case SlaClass::kPreemptible:
+      return "preemptible";
+    case SlaClass::kRevocable:
+      return "revocable";
+  }
+  return "?";
+}
+
+SlaClass SlaClassOf(const SlaSpec& sla) {
+  if (sla.revocable) return SlaClass::kRevocable;
+  return sla.preemptible ? SlaClass::kPreemptible : SlaClass::kNonPreemptible;
+}
+
+absl::string_view LaneName(int lane) {
+  static constexpr absl::string_view kNames[kNumLanes] = {
+      "non-preemptible", "non-preemptible controller", "preemptible", "preemptible controller",
+      "revocable",       "revocable controller"};
+  return lane >= 0 && lane < kNumLanes ? kNames[lane] : "?";
+}
+
+void Allocation::Apply(SlaClass c, bool is_controller, const Resources& r, int sign) {
+  const Resources delta = r * sign;
+  switch (c) {
+    case SlaClass::kNonPreemptible:
+      non_preemptible += delta;
+      break;
+    case SlaClass::kPreemptible:
+      preemptible += delta;
+      break;
+    case SlaClass::kRevocable:
+      revocable += delta;
+      break;
+  }
+  if (is_controller) controller += delta;
+}
+
+Allocation& Allocation::operator+=(const Allocation& o) {
+  non_preemptible += o.non_preemptible;
+  preemptible += o.preemptible;
+  revocable += o.revocable;
+  controller += o.controller;
+  preempting_regular += o.preempting_regular;
+  preempting_revocable += o.preempting_revocable;
+  return *this;
+}
+
+}  // namespace paceline::resmgr
