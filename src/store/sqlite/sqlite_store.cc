@@ -1,12 +1,15 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
+#include "spec/yaml_spec.h"
+#include "store/sqlite/schema.h"
 
 namespace paceline::store {
 namespace {
@@ -14,6 +17,23 @@ namespace {
 std::string RandomHexId() {
   std::random_device rd;
   return absl::StrFormat("%08x%08x", rd(), rd());
+}
+
+void BindTime(Statement& s, int index, absl::Time t) {
+  if (t == absl::InfinitePast()) {
+    s.BindNull(index);
+  } else {
+    s.Bind(index, absl::ToUnixMicros(t));
+  }
+}
+
+absl::Time ColumnTime(const Statement& s, int col) {
+  return s.ColumnIsNull(col) ? absl::InfinitePast() : absl::FromUnixMicros(s.ColumnInt(col));
+}
+
+// Rows whose stored values this build cannot read are data loss, not a crash.
+absl::Status BadRow(absl::string_view table, absl::string_view key, absl::string_view why) {
+  return absl::DataLossError(absl::StrCat("store table ", table, ", row ", key, ": ", why));
 }
 
 }  // namespace
@@ -50,12 +70,16 @@ absl::Status SqliteStore::Migrate() {
   RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
   absl::Status s = [&]() -> absl::Status {
     if (version < 1) {
+      RETURN_IF_ERROR(db_->Exec(kSchemaV1));
       RETURN_IF_ERROR(PutMeta("cluster_id", RandomHexId()));
+      RETURN_IF_ERROR(PutMeta("next_job_id", "1"));
       RETURN_IF_ERROR(PutMeta("schema_version", "1"));
     }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
-    (void)absl::SimpleAtoi(opens, &n);
+    if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {
+      return absl::DataLossError(absl::StrCat("open_count '", opens, "' is not a number"));
+    }
     open_count_ = n + 1;
     return PutMeta("open_count", absl::StrCat(open_count_));
   }();
@@ -69,18 +93,277 @@ absl::Status SqliteStore::Migrate() {
 }
 
 absl::StatusOr<std::string> SqliteStore::GetMeta(absl::string_view key) {
-  ASSIGN_OR_RETURN(Statement stmt, db_->Prepare("SELECT value FROM meta WHERE key = ?"));
-  stmt.Bind(1, key);
-  ASSIGN_OR_RETURN(bool row, stmt.Step());
-  return row ? stmt.ColumnText(0) : std::string();
+  ASSIGN_OR_RETURN(Statement * stmt, Cached("SELECT value FROM meta WHERE key = ?"));
+  stmt->Reset();
+  stmt->Bind(1, key);
+  ASSIGN_OR_RETURN(bool row, stmt->Step());
+  std::string value = row ? stmt->ColumnText(0) : std::string();
+  stmt->Reset();
+  return value;
 }
 
 absl::Status SqliteStore::PutMeta(absl::string_view key, absl::string_view value) {
-  ASSIGN_OR_RETURN(Statement stmt,
-                   db_->Prepare("INSERT INTO meta (key, value) VALUES (?, ?) "
-                                "ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
-  stmt.Bind(1, key).Bind(2, value);
-  return stmt.Run();
+  ASSIGN_OR_RETURN(Statement * stmt,
+                   Cached("INSERT INTO meta (key, value) VALUES (?, ?) "
+                          "ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
+  stmt->Reset();
+  stmt->Bind(1, key).Bind(2, value);
+  return stmt->Run();
+}
+
+absl::StatusOr<Statement*> SqliteStore::Cached(absl::string_view sql) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) return it->second.get();
+  ASSIGN_OR_RETURN(Statement stmt, db_->Prepare(sql));
+  auto owned = std::make_unique<Statement>(std::move(stmt));
+  Statement* raw = owned.get();
+  statements_.emplace(std::string(sql), std::move(owned));
+  return raw;
+}
+
+absl::Status SqliteStore::CountWrite() {
+  if (fail_after_writes_ < 0) return absl::OkStatus();
+  if (fail_after_writes_ == 0) {
+    fail_after_writes_ = -1;
+    return absl::UnavailableError("injected store failure");
+  }
+  --fail_after_writes_;
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::CommitAll(const std::vector<const WriteBatch*>& batches) {
+  RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+  absl::Status s;
+  for (const WriteBatch* b : batches) {
+    s = Apply(*b);
+    if (!s.ok()) break;
+  }
+  if (s.ok()) s = db_->Exec("COMMIT");
+  if (!s.ok()) {
+    (void)db_->Exec("ROLLBACK");
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::Apply(const WriteBatch& b) {
+  for (const PoolRecord& p : b.put_pools) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st, Cached("INSERT OR REPLACE INTO pools (path, spec) "
+                                            "VALUES (?, ?)"));
+    st->Reset();
+    st->Bind(1, p.path).Bind(2, PrintPoolSpec(p.spec));
+    RETURN_IF_ERROR(st->Run());
+  }
+  for (const JobRecord& j : b.put_jobs) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st,
+                     Cached("INSERT OR REPLACE INTO jobs (id, pool, spec, version, goal, "
+                            "created_us) VALUES (?, ?, ?, ?, ?, ?)"));
+    st->Reset();
+    st->Bind(1, static_cast<int64_t>(j.id.value()))
+        .Bind(2, j.pool)
+        .Bind(3, PrintJobSpec(j.spec))
+        .Bind(4, static_cast<int64_t>(j.version))
+        .Bind(5, static_cast<int64_t>(j.goal));
+    BindTime(*st, 6, j.created_at);
+    RETURN_IF_ERROR(st->Run());
+  }
+  for (const TaskRecord& t : b.put_tasks) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st,
+                     Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
+                            "started_us, finished_us, exit_code, signal, reason, message, "
+                            "failures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    st->Reset();
+    st->Bind(1, static_cast<int64_t>(t.id.job.value()))
+        .Bind(2, static_cast<int64_t>(t.id.instance))
+        .Bind(3, static_cast<int64_t>(t.run))
+        .Bind(4, static_cast<int64_t>(t.state))
+        .Bind(5, t.host);
+    BindTime(*st, 6, t.started_at);
+    BindTime(*st, 7, t.finished_at);
+    st->Bind(8, static_cast<int64_t>(t.exit_code))
+        .Bind(9, static_cast<int64_t>(t.signal))
+        .Bind(10, t.reason)
+        .Bind(11, t.message)
+        .Bind(12, static_cast<int64_t>(t.failures));
+    RETURN_IF_ERROR(st->Run());
+  }
+  for (const TaskEvent& e : b.events) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st,
+                     Cached("INSERT INTO events (job, instance, run, at_us, state, host, reason, "
+                            "message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+    st->Reset();
+    st->Bind(1, static_cast<int64_t>(e.run.task.job.value()))
+        .Bind(2, static_cast<int64_t>(e.run.task.instance))
+        .Bind(3, static_cast<int64_t>(e.run.run))
+        .Bind(4, absl::ToUnixMicros(e.at))
+        .Bind(5, static_cast<int64_t>(e.state))
+        .Bind(6, e.host)
+        .Bind(7, e.reason)
+        .Bind(8, e.message);
+    RETURN_IF_ERROR(st->Run());
+  }
+  for (const HostRecord& h : b.put_hosts) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st,
+                     Cached("INSERT OR REPLACE INTO hosts (name, maintenance, cpu_milli, "
+                            "memory_bytes, disk_bytes, gpu_milli, labels) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)"));
+    st->Reset();
+    nlohmann::json labels(h.labels);
+    st->Bind(1, h.name)
+        .Bind(2, static_cast<int64_t>(h.maintenance))
+        .Bind(3, h.capacity.cpu_milli())
+        .Bind(4, h.capacity.memory_bytes())
+        .Bind(5, h.capacity.disk_bytes())
+        .Bind(6, h.capacity.gpu_milli())
+        .Bind(7, labels.dump());
+    RETURN_IF_ERROR(st->Run());
+  }
+  for (JobId id : b.delete_jobs) {
+    RETURN_IF_ERROR(CountWrite());
+    for (const char* sql : {"DELETE FROM jobs WHERE id = ?", "DELETE FROM tasks WHERE job = ?",
+                            "DELETE FROM events WHERE job = ?"}) {
+      ASSIGN_OR_RETURN(Statement * st, Cached(sql));
+      st->Reset();
+      st->Bind(1, static_cast<int64_t>(id.value()));
+      RETURN_IF_ERROR(st->Run());
+    }
+  }
+  for (const std::string& path : b.delete_pools) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st, Cached("DELETE FROM pools WHERE path = ?"));
+    st->Reset();
+    st->Bind(1, path);
+    RETURN_IF_ERROR(st->Run());
+  }
+  if (b.next_job_id) {
+    RETURN_IF_ERROR(CountWrite());
+    RETURN_IF_ERROR(PutMeta("next_job_id", absl::StrCat(*b.next_job_id)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoreContents> SqliteStore::Load() {
+  StoreContents c;
+  {
+    ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT path, spec FROM pools ORDER BY path"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      PoolRecord p;
+      p.path = st.ColumnText(0);
+      absl::StatusOr<PoolSpec> spec = ParsePoolSpec(st.ColumnText(1), "stored pool spec");
+      if (!spec.ok()) return BadRow("pools", p.path, spec.status().message());
+      p.spec = *std::move(spec);
+      c.pools.push_back(std::move(p));
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT id, pool, spec, version, goal, created_us "
+                                                "FROM jobs ORDER BY id"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      JobRecord j;
+      j.id = JobId(static_cast<uint64_t>(st.ColumnInt(0)));
+      j.pool = st.ColumnText(1);
+      absl::StatusOr<JobSpec> spec = ParseJobSpec(st.ColumnText(2), "stored job spec");
+      if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
+      j.spec = *std::move(spec);
+      j.version = static_cast<uint64_t>(st.ColumnInt(3));
+      j.goal = static_cast<JobGoal>(st.ColumnInt(4));
+      j.created_at = ColumnTime(st, 5);
+      c.jobs.push_back(std::move(j));
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement st,
+                     db_->Prepare("SELECT job, instance, run, state, host, started_us, "
+                                  "finished_us, exit_code, signal, reason, message, failures "
+                                  "FROM tasks ORDER BY job, instance"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      TaskRecord t;
+      t.id = TaskId{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
+                    static_cast<uint32_t>(st.ColumnInt(1))};
+      t.run = static_cast<uint32_t>(st.ColumnInt(2));
+      int64_t state = st.ColumnInt(3);
+      if (state < 0 || state >= kNumTaskStates) {
+        return BadRow("tasks", t.id.ToString(), absl::StrCat("unknown state ", state));
+      }
+      t.state = static_cast<TaskState>(state);
+      t.host = st.ColumnText(4);
+      t.started_at = ColumnTime(st, 5);
+      t.finished_at = ColumnTime(st, 6);
+      t.exit_code = static_cast<int32_t>(st.ColumnInt(7));
+      t.signal = static_cast<int32_t>(st.ColumnInt(8));
+      t.reason = st.ColumnText(9);
+      t.message = st.ColumnText(10);
+      t.failures = static_cast<uint32_t>(st.ColumnInt(11));
+      c.tasks.push_back(std::move(t));
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement st,
+                     db_->Prepare("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "
+                                  "gpu_milli, labels FROM hosts ORDER BY name"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      HostRecord h;
+      h.name = st.ColumnText(0);
+      h.maintenance = static_cast<HostMaintenance>(st.ColumnInt(1));
+      h.capacity =
+          Resources::Of(st.ColumnInt(2), st.ColumnInt(3), st.ColumnInt(4), st.ColumnInt(5));
+      nlohmann::json labels = nlohmann::json::parse(st.ColumnText(6), nullptr, false);
+      if (!labels.is_object()) return BadRow("hosts", h.name, "labels are not a JSON object");
+      for (auto& [k, v] : labels.items()) {
+        if (!v.is_string()) return BadRow("hosts", h.name, "a label value is not a string");
+        h.labels[k] = v.get<std::string>();
+      }
+      c.hosts.push_back(std::move(h));
+    }
+  }
+  ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
+  if (!absl::SimpleAtoi(next, &c.next_job_id)) {
+    return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));
+  }
+  return c;
+}
+
+absl::StatusOr<std::vector<TaskEvent>> SqliteStore::ListEvents(TaskId task, size_t limit) {
+  ASSIGN_OR_RETURN(Statement * st,
+                   Cached("SELECT run, at_us, state, host, reason, message FROM events "
+                          "WHERE job = ? AND instance = ? ORDER BY seq DESC LIMIT ?"));
+  st->Reset();
+  st->Bind(1, static_cast<int64_t>(task.job.value()))
+      .Bind(2, static_cast<int64_t>(task.instance))
+      .Bind(3, limit > 0 ? static_cast<int64_t>(limit) : int64_t{-1});
+  std::vector<TaskEvent> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    TaskEvent e;
+    e.run = RunId{task, static_cast<uint32_t>(st->ColumnInt(0))};
+    e.at = absl::FromUnixMicros(st->ColumnInt(1));
+    int64_t state = st->ColumnInt(2);
+    if (state < 0 || state >= kNumTaskStates) {
+      return BadRow("events", task.ToString(), absl::StrCat("unknown state ", state));
+    }
+    e.state = static_cast<TaskState>(state);
+    e.host = st->ColumnText(3);
+    e.reason = st->ColumnText(4);
+    e.message = st->ColumnText(5);
+    out.push_back(std::move(e));
+  }
+  st->Reset();
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace paceline::store

@@ -1,22 +1,29 @@
 #pragma once
-// SqliteStore: the embedded, durable store of the master (the default backend).
+// SqliteStore: the embedded, durable Store of the master (the default backend).
 //
 // Lives in one file, <data_dir>/paceline.db, in WAL mode with synchronous=FULL, so a commit that
 // returned is on disk. Open() creates the directory and the database when missing and migrates
-// the schema forward (the schema version is kept in the `meta` table); a database written by a
-// newer Paceline is refused rather than guessed at.
+// the schema forward (the version is kept in the `meta` table); a database written by a newer
+// Paceline is refused rather than guessed at. CommitAll() runs all its batches in one
+// transaction with cached prepared statements: group commit (group_commit.h) makes one
+// transaction of everything that queued up while the previous one was being written.
+//
+// Specs are stored as their canonical YAML (spec/yaml_spec.h), so the stored form is readable
+// with the sqlite3 shell and is exactly what `paceline job validate` accepts.
 //
 // Thread-safety: not thread-safe; the master gives it to one writer thread.
 
 #include <memory>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "store/sqlite/db.h"
+#include "store/store.h"
 
 namespace paceline::store {
 
-class SqliteStore {
+class SqliteStore final : public Store {
  public:
   static constexpr int kSchemaVersion = 1;
   static constexpr const char* kFileName = "paceline.db";
@@ -24,22 +31,34 @@ class SqliteStore {
   // Opens (creating when missing) the store under `data_dir`.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& data_dir);
 
+  absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) override;
+  absl::StatusOr<StoreContents> Load() override;
+  absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) override;
+  std::string Describe() const override;
+
   // A random id given to the cluster when its store was created; stable across restarts.
   const std::string& cluster_id() const { return cluster_id_; }
-  // "sqlite:<path>".
-  std::string Describe() const;
   // How many times a master has opened this store (1 on a fresh store).
   int64_t open_count() const { return open_count_; }
+
+  // Testing: the next commit fails with UNAVAILABLE after `writes` row writes (then rolls back).
+  void FailAfterWritesForTesting(int writes) { fail_after_writes_ = writes; }
 
  private:
   explicit SqliteStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
   absl::Status Migrate();
   absl::StatusOr<std::string> GetMeta(absl::string_view key);
   absl::Status PutMeta(absl::string_view key, absl::string_view value);
+  // A prepared statement cached by its SQL text.
+  absl::StatusOr<Statement*> Cached(absl::string_view sql);
+  absl::Status Apply(const WriteBatch& batch);
+  absl::Status CountWrite();
 
   std::unique_ptr<SqliteDb> db_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Statement>> statements_;
   std::string cluster_id_;
   int64_t open_count_ = 0;
+  int fail_after_writes_ = -1;
 };
 
 }  // namespace paceline::store

@@ -1,0 +1,49 @@
+#pragma once
+// FaultInjectingStore: wraps any Store and makes chosen commits fail with UNAVAILABLE, as a
+// full disk or a lost database connection would. A failed commit never reaches the wrapped
+// store, so nothing of it is visible (the Store contract); reads pass through.
+//
+// Thread-safety: like Store, not thread-safe; FailNextCommits may be called from the thread
+// that uses the store.
+
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace paceline::store {
+
+class FaultInjectingStore final : public Store {
+ public:
+  explicit FaultInjectingStore(Store* base) : base_(base) {}
+
+  // The next `n` commits fail with `status` (UNAVAILABLE by default).
+  void FailNextCommits(int n,
+                       absl::Status status = absl::UnavailableError("injected store failure")) {
+    failures_left_ = n;
+    failure_ = std::move(status);
+  }
+  int failed_commits() const { return failed_commits_; }
+
+  absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) override {
+    if (failures_left_ > 0) {
+      --failures_left_;
+      ++failed_commits_;
+      return failure_;
+    }
+    return base_->CommitAll(batches);
+  }
+  absl::StatusOr<StoreContents> Load() override { return base_->Load(); }
+  absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) override {
+    return base_->ListEvents(task, limit);
+  }
+  std::string Describe() const override { return "faulty(" + base_->Describe() + ")"; }
+
+ private:
+  Store* base_;
+  int failures_left_ = 0;
+  int failed_commits_ = 0;
+  absl::Status failure_;
+};
+
+}  // namespace paceline::store

@@ -1,0 +1,79 @@
+#include "store/group_commit.h"
+
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+
+namespace paceline::store {
+
+GroupCommitter::GroupCommitter(Store* store, Options options)
+    : store_(store), options_(options), writer_([this] { WriterLoop(); }) {}
+
+GroupCommitter::~GroupCommitter() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  writer_.join();
+}
+
+void GroupCommitter::Submit(WriteBatch batch, Done done) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(Pending{std::move(batch), std::move(done)});
+}
+
+absl::Status GroupCommitter::CommitSync(WriteBatch batch) {
+  absl::Notification finished;
+  absl::Status result;
+  Submit(std::move(batch), [&](absl::Status s) {
+    result = std::move(s);
+    finished.Notify();
+  });
+  finished.WaitForNotification();
+  return result;
+}
+
+GroupCommitStats GroupCommitter::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void GroupCommitter::WriterLoop() {
+  while (true) {
+    std::vector<Pending> group;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](GroupCommitter* c)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(c->mu_) { return c->stopping_ || !c->queue_.empty(); },
+          this));
+      if (queue_.empty()) return;  // stopping, and everything is committed
+      size_t n = std::min(queue_.size(), options_.max_batches_per_commit);
+      group.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<const WriteBatch*> batches;
+    batches.reserve(group.size());
+    for (const Pending& p : group) batches.push_back(&p.batch);
+    absl::Time start = absl::Now();
+    absl::Status s = store_->CommitAll(batches);
+    absl::Duration took = absl::Now() - start;
+    {
+      absl::MutexLock lock(&mu_);
+      ++stats_.commits;
+      stats_.batches += group.size();
+      if (!s.ok()) ++stats_.failed_commits;
+      stats_.total_commit_time += took;
+      stats_.max_commit_time = std::max(stats_.max_commit_time, took);
+    }
+    for (Pending& p : group) {
+      if (p.done) p.done(s);
+    }
+  }
+}
+
+}  // namespace paceline::store

@@ -1,0 +1,70 @@
+#pragma once
+// GroupCommitter: durability without giving up throughput. Callers Submit() write batches from
+// any thread; one writer thread takes everything that queued up while the previous commit was
+// being written and commits it as ONE transaction (Store::CommitAll), then calls each batch's
+// `done` with the common result. A failed group fails every batch in it and leaves no partial
+// state (the Store contract), so each caller sees exactly the outcome of its own changes.
+//
+// Ordering: batches are committed in Submit order; `done` callbacks run on the writer thread
+// in Submit order. Callers must not block in `done` (post to their own loop instead).
+//
+// Thread-safety: Submit/CommitSync/stats are thread-safe. The Store is used only by the writer
+// thread once the committer owns it.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "store/store.h"
+
+namespace paceline::store {
+
+struct GroupCommitStats {
+  uint64_t commits = 0;  // transactions written
+  uint64_t batches = 0;  // batches committed (>= commits)
+  uint64_t failed_commits = 0;
+  absl::Duration total_commit_time;  // sum over commits
+  absl::Duration max_commit_time;
+};
+
+class GroupCommitter {
+ public:
+  using Done = std::function<void(absl::Status)>;
+  struct Options {
+    size_t max_batches_per_commit = 4096;
+  };
+
+  // `store` must outlive the committer.
+  GroupCommitter(Store* store, Options options);
+  explicit GroupCommitter(Store* store) : GroupCommitter(store, Options()) {}
+  // Commits what is queued, then stops the writer thread.
+  ~GroupCommitter();
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
+
+  void Submit(WriteBatch batch, Done done);
+  // Submits and waits for the outcome.
+  absl::Status CommitSync(WriteBatch batch);
+  GroupCommitStats stats() const;
+
+ private:
+  struct Pending {
+    WriteBatch batch;
+    Done done;
+  };
+  void WriterLoop();
+
+  Store* const store_;
+  const Options options_;
+  mutable absl::Mutex mu_;
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  GroupCommitStats stats_ ABSL_GUARDED_BY(mu_);
+  std::thread writer_;
+};
+
+}  // namespace paceline::store

@@ -1,0 +1,47 @@
+#include "store/memory_store.h"
+
+namespace paceline::store {
+
+void MemoryStore::Apply(const WriteBatch& b, State& s) {
+  for (const PoolRecord& p : b.put_pools) s.pools[p.path] = p;
+  for (const JobRecord& j : b.put_jobs) s.jobs[j.id] = j;
+  for (const TaskRecord& t : b.put_tasks) s.tasks[t.id] = t;
+  for (const TaskEvent& e : b.events) s.events[e.run.task].push_back(e);
+  for (const HostRecord& h : b.put_hosts) s.hosts[h.name] = h;
+  for (JobId id : b.delete_jobs) {
+    s.jobs.erase(id);
+    auto first = s.tasks.lower_bound(TaskId{id, 0});
+    auto last = s.tasks.lower_bound(TaskId{JobId(id.value() + 1), 0});
+    s.tasks.erase(first, last);
+    s.events.erase(s.events.lower_bound(TaskId{id, 0}),
+                   s.events.lower_bound(TaskId{JobId(id.value() + 1), 0}));
+  }
+  for (const std::string& path : b.delete_pools) s.pools.erase(path);
+  if (b.next_job_id) s.next_job_id = *b.next_job_id;
+}
+
+absl::Status MemoryStore::CommitAll(const std::vector<const WriteBatch*>& batches) {
+  // Nothing here can fail half-way, so applying in place is atomic.
+  for (const WriteBatch* b : batches) Apply(*b, state_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoreContents> MemoryStore::Load() {
+  StoreContents c;
+  for (const auto& [_, p] : state_.pools) c.pools.push_back(p);
+  for (const auto& [_, j] : state_.jobs) c.jobs.push_back(j);
+  for (const auto& [_, t] : state_.tasks) c.tasks.push_back(t);
+  for (const auto& [_, h] : state_.hosts) c.hosts.push_back(h);
+  c.next_job_id = state_.next_job_id;
+  return c;
+}
+
+absl::StatusOr<std::vector<TaskEvent>> MemoryStore::ListEvents(TaskId task, size_t limit) {
+  auto it = state_.events.find(task);
+  if (it == state_.events.end()) return std::vector<TaskEvent>{};
+  const std::vector<TaskEvent>& all = it->second;
+  size_t start = (limit > 0 && all.size() > limit) ? all.size() - limit : 0;
+  return std::vector<TaskEvent>(all.begin() + start, all.end());
+}
+
+}  // namespace paceline::store

@@ -1,0 +1,36 @@
+#pragma once
+// MemoryStore: a Store kept in process memory, for tests and `paceline sim`. Same contract as
+// every backend (the conformance suite runs against it); nothing survives the process.
+//
+// Thread-safety: not thread-safe (like every Store).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "store/store.h"
+
+namespace paceline::store {
+
+class MemoryStore final : public Store {
+ public:
+  absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) override;
+  absl::StatusOr<StoreContents> Load() override;
+  absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) override;
+  std::string Describe() const override { return "memory"; }
+
+ private:
+  struct State {
+    std::map<std::string, PoolRecord> pools;
+    std::map<JobId, JobRecord> jobs;
+    std::map<TaskId, TaskRecord> tasks;
+    std::map<TaskId, std::vector<TaskEvent>> events;
+    std::map<std::string, HostRecord> hosts;
+    uint64_t next_job_id = 1;
+  };
+  static void Apply(const WriteBatch& b, State& s);
+  State state_;
+};
+
+}  // namespace paceline::store

@@ -1,0 +1,111 @@
+#pragma once
+// Records: the durable state of the cluster, in domain terms. The store persists these and
+// nothing else; everything else the master knows (queues, entitlements, placements in flight)
+// is rebuilt from them after a restart.
+//
+//   PoolRecord   one resource pool: its path and spec.
+//   JobRecord    one job: id, pool, spec (shared by all its instances), spec version, goal.
+//   TaskRecord   the current run of one instance. Instances that never ran have no record:
+//                a 100,000-instance job costs one JobRecord until its tasks start.
+//   TaskEvent    one state transition of one run, with its reason; append-only history.
+//   HostRecord   a host that registered once, with its maintenance state.
+//
+// WriteBatch groups changes that must be durable together; a Store commits a batch atomically.
+// Inside one batch the changes apply in this order: put_pools, put_jobs, put_tasks, events,
+// put_hosts, delete_jobs, delete_pools (a batch should not touch one key twice).
+//
+// Thread-safety: value types.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "common/resources.h"
+#include "common/task_state.h"
+#include "spec/job_spec.h"
+#include "spec/pool_spec.h"
+
+namespace paceline::store {
+
+struct PoolRecord {
+  std::string path;  // "/ads/training"
+  PoolSpec spec;
+  friend bool operator==(const PoolRecord&, const PoolRecord&) = default;
+};
+
+// What the user wants of the job as a whole.
+enum class JobGoal : uint8_t { kRun = 0, kKill = 1 };
+
+struct JobRecord {
+  JobId id;
+  std::string pool;
+  JobSpec spec;
+  uint64_t version = 1;  // grows with every spec change
+  JobGoal goal = JobGoal::kRun;
+  absl::Time created_at = absl::UnixEpoch();
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+struct TaskRecord {
+  TaskId id;
+  uint32_t run = 0;  // 1 for the first run; grows on every restart
+  TaskState state = TaskState::kPending;
+  std::string host;  // host name of the current run; empty before placement
+  absl::Time started_at = absl::InfinitePast();   // when the current run started RUNNING
+  absl::Time finished_at = absl::InfinitePast();  // when the current run ended
+  int32_t exit_code = -1;                         // -1: none
+  int32_t signal = 0;                             // 0: none
+  std::string reason;                             // machine-readable, e.g. "EXIT_NONZERO"
+  std::string message;                            // human-readable detail
+  uint32_t failures = 0;                          // failed runs so far
+  friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
+};
+
+struct TaskEvent {
+  RunId run;
+  absl::Time at = absl::UnixEpoch();
+  TaskState state = TaskState::kPending;  // the state entered
+  std::string host;
+  std::string reason;
+  std::string message;
+  friend bool operator==(const TaskEvent&, const TaskEvent&) = default;
+};
+
+enum class HostMaintenance : uint8_t { kUp = 0, kDraining = 1, kDrained = 2, kDown = 3 };
+
+struct HostRecord {
+  std::string name;
+  HostMaintenance maintenance = HostMaintenance::kUp;
+  Resources capacity;
+  std::map<std::string, std::string> labels;
+  friend bool operator==(const HostRecord&, const HostRecord&) = default;
+};
+
+struct WriteBatch {
+  std::vector<PoolRecord> put_pools;
+  std::vector<std::string> delete_pools;
+  std::vector<JobRecord> put_jobs;
+  std::vector<JobId> delete_jobs;  // also deletes the job's tasks and events
+  std::vector<TaskRecord> put_tasks;
+  std::vector<TaskEvent> events;
+  std::vector<HostRecord> put_hosts;
+  std::optional<uint64_t> next_job_id;  // the id counter, when it moved
+
+  bool empty() const;
+  size_t size() const;  // number of changes
+};
+
+// Everything a master needs to rebuild its state (events are read on demand).
+struct StoreContents {
+  std::vector<PoolRecord> pools;
+  std::vector<JobRecord> jobs;
+  std::vector<TaskRecord> tasks;
+  std::vector<HostRecord> hosts;
+  uint64_t next_job_id = 1;
+};
+
+}  // namespace paceline::store

@@ -1,0 +1,37 @@
+#pragma once
+// Store: the narrow, domain-level interface to durable state. Backends: MemoryStore (tests,
+// sim), SqliteStore (embedded default). One conformance suite (store_conformance_test.cc) runs
+// against every backend, and FaultInjectingStore wraps any of them to make writes fail.
+//
+// Contract:
+//   - CommitAll(batches) applies the batches in order, atomically: when it returns OK every
+//     change is durable; when it returns an error none is visible, ever. UNAVAILABLE means the
+//     store cannot be written right now. Commit(batch) is CommitAll of one batch.
+//   - Load() returns the committed state (not events).
+//   - ListEvents(task) returns that task's events in commit order, at most `limit` of the
+//     newest when limit > 0.
+//
+// Thread-safety: implementations are not thread-safe; the master uses a store from its one
+// writer thread (see group_commit.h) and reads it only at start-up.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "store/records.h"
+
+namespace paceline::store {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) = 0;
+  absl::Status Commit(const WriteBatch& batch) { return CommitAll({&batch}); }
+  virtual absl::StatusOr<StoreContents> Load() = 0;
+  virtual absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
+  // "memory", "sqlite:data/paceline.db", ...
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace paceline::store

@@ -1,0 +1,307 @@
+// One conformance suite for every Store backend: memory, SQLite, and both behind the
+// fault-injecting wrapper. Plus the group committer on top of them.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "store/fault_injecting_store.h"
+#include "store/group_commit.h"
+#include "store/memory_store.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace paceline::store {
+namespace {
+
+// A backend under test: `open` returns a store over the same durable location each time (for
+// SQLite) so that reopening can be tested; memory stores are not durable.
+struct Backend {
+  std::string name;
+  bool durable = false;
+  std::function<std::unique_ptr<Store>(const std::string& dir)> open;
+};
+
+JobSpec ValidJobSpec(const std::string& name, uint32_t instances) {
+  JobSpec s;
+  s.name = name;
+  s.instances = instances;
+  s.task.command = "echo hi";
+  s.task.resources = Resources::Of(500, int64_t{256} << 20);
+  return s;
+}
+
+PoolSpec ValidPoolSpec(int64_t cpu_reservation) {
+  PoolSpec p;
+  p.dim(Dim::kCpu).reservation = cpu_reservation;
+  p.dim(Dim::kCpu).limit = cpu_reservation * 2;
+  return p;
+}
+
+TaskRecord Task(uint64_t job, uint32_t instance, TaskState state) {
+  TaskRecord t;
+  t.id = TaskId{JobId(job), instance};
+  t.run = 1;
+  t.state = state;
+  t.host = "host-1";
+  t.started_at = absl::FromUnixSeconds(1000);
+  t.exit_code = state == TaskState::kFailed ? 3 : -1;
+  t.reason = state == TaskState::kFailed ? "EXIT_NONZERO" : "";
+  return t;
+}
+
+TaskEvent Event(uint64_t job, uint32_t instance, uint32_t run, TaskState state, int at) {
+  return TaskEvent{RunId{TaskId{JobId(job), instance}, run},
+                   absl::FromUnixSeconds(at),
+                   state,
+                   "host-1",
+                   "REASON",
+                   "message"};
+}
+
+class StoreConformance : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::temp_directory_path() /
+            ("pl-conf-" + std::to_string(::getpid()) + "-" + GetParam().name + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    std::filesystem::remove_all(dir_);
+    store_ = GetParam().open(dir_);
+    ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  StoreContents MustLoad() {
+    absl::StatusOr<StoreContents> c = store_->Load();
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *c : StoreContents{};
+  }
+  // A full batch touching every kind of record.
+  WriteBatch FullBatch() {
+    WriteBatch b;
+    b.put_pools.push_back({"/ads", ValidPoolSpec(10'000)});
+    b.put_jobs.push_back(JobRecord{JobId(7), "/ads", ValidJobSpec("etl", 3), 1, JobGoal::kRun,
+                                   absl::FromUnixSeconds(500)});
+    b.put_tasks.push_back(Task(7, 0, TaskState::kRunning));
+    b.put_tasks.push_back(Task(7, 2, TaskState::kFailed));
+    b.events.push_back(Event(7, 0, 1, TaskState::kLaunching, 10));
+    b.events.push_back(Event(7, 0, 1, TaskState::kRunning, 11));
+    HostRecord h{"host-1",
+                 HostMaintenance::kDraining,
+                 Resources::Of(8000, int64_t{16} << 30),
+                 {{"zone", "a"}, {"rack", "r1"}}};
+    b.put_hosts.push_back(h);
+    b.next_job_id = 8;
+    return b;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreConformance, EmptyStoreLoadsEmpty) {
+  StoreContents c = MustLoad();
+  EXPECT_TRUE(c.pools.empty());
+  EXPECT_TRUE(c.jobs.empty());
+  EXPECT_TRUE(c.tasks.empty());
+  EXPECT_TRUE(c.hosts.empty());
+  EXPECT_EQ(c.next_job_id, 1u);
+}
+
+TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
+  WriteBatch b = FullBatch();
+  ASSERT_TRUE(store_->Commit(b).ok());
+  StoreContents c = MustLoad();
+  EXPECT_EQ(c.pools, b.put_pools);
+  EXPECT_EQ(c.jobs, b.put_jobs);
+  EXPECT_EQ(c.tasks, b.put_tasks);
+  EXPECT_EQ(c.hosts, b.put_hosts);
+  EXPECT_EQ(c.next_job_id, 8u);
+}
+
+TEST_P(StoreConformance, PutOverwritesByKey) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  WriteBatch b;
+  TaskRecord t = Task(7, 0, TaskState::kSucceeded);
+  t.run = 2;
+  t.exit_code = 0;
+  b.put_tasks.push_back(t);
+  JobRecord j{JobId(7), "/ads",         ValidJobSpec("etl", 5),
+              2,        JobGoal::kKill, absl::FromUnixSeconds(500)};
+  b.put_jobs.push_back(j);
+  ASSERT_TRUE(store_->Commit(b).ok());
+  StoreContents c = MustLoad();
+  ASSERT_EQ(c.tasks.size(), 2u);
+  EXPECT_EQ(c.tasks[0], t);
+  ASSERT_EQ(c.jobs.size(), 1u);
+  EXPECT_EQ(c.jobs[0], j);
+}
+
+TEST_P(StoreConformance, EventsComeBackInOrderWithLimit) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  WriteBatch b;
+  b.events.push_back(Event(7, 0, 1, TaskState::kSucceeded, 12));
+  b.events.push_back(Event(7, 1, 1, TaskState::kLaunching, 13));  // another task
+  ASSERT_TRUE(store_->Commit(b).ok());
+  auto all = store_->ListEvents(TaskId{JobId(7), 0}, 0);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].state, TaskState::kLaunching);
+  EXPECT_EQ((*all)[2].state, TaskState::kSucceeded);
+  EXPECT_EQ((*all)[2], Event(7, 0, 1, TaskState::kSucceeded, 12));
+  auto last2 = store_->ListEvents(TaskId{JobId(7), 0}, 2);
+  ASSERT_TRUE(last2.ok());
+  ASSERT_EQ(last2->size(), 2u);
+  EXPECT_EQ((*last2)[0].state, TaskState::kRunning);
+  auto none = store_->ListEvents(TaskId{JobId(99), 0}, 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_P(StoreConformance, DeleteJobRemovesItsTasksAndEvents) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  WriteBatch other;
+  other.put_jobs.push_back(JobRecord{JobId(8), "/ads", ValidJobSpec("other", 1), 1, JobGoal::kRun,
+                                     absl::FromUnixSeconds(600)});
+  other.put_tasks.push_back(Task(8, 0, TaskState::kRunning));
+  ASSERT_TRUE(store_->Commit(other).ok());
+  WriteBatch del;
+  del.delete_jobs.push_back(JobId(7));
+  ASSERT_TRUE(store_->Commit(del).ok());
+  StoreContents c = MustLoad();
+  ASSERT_EQ(c.jobs.size(), 1u);
+  EXPECT_EQ(c.jobs[0].id, JobId(8));
+  ASSERT_EQ(c.tasks.size(), 1u);
+  EXPECT_EQ(c.tasks[0].id.job, JobId(8));
+  EXPECT_TRUE(store_->ListEvents(TaskId{JobId(7), 0}, 0)->empty());
+}
+
+TEST_P(StoreConformance, CommitAllAppliesBatchesInOrder) {
+  WriteBatch create;
+  create.put_pools.push_back({"/x", ValidPoolSpec(1000)});
+  WriteBatch remove;
+  remove.delete_pools.push_back("/x");
+  WriteBatch recreate;
+  recreate.put_pools.push_back({"/x", ValidPoolSpec(2000)});
+  ASSERT_TRUE(store_->CommitAll({&create, &remove, &recreate}).ok());
+  StoreContents c = MustLoad();
+  ASSERT_EQ(c.pools.size(), 1u);
+  EXPECT_EQ(c.pools[0].spec, ValidPoolSpec(2000));
+  ASSERT_TRUE(store_->CommitAll({&remove}).ok());
+  EXPECT_TRUE(MustLoad().pools.empty());
+}
+
+TEST_P(StoreConformance, FailedCommitLeavesNoPartialState) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  StoreContents before = MustLoad();
+  FaultInjectingStore faulty(store_.get());
+  faulty.FailNextCommits(1);
+  WriteBatch b;
+  b.put_pools.push_back({"/new", ValidPoolSpec(1000)});
+  b.put_tasks.push_back(Task(7, 1, TaskState::kRunning));
+  b.delete_jobs.push_back(JobId(7));
+  b.next_job_id = 100;
+  absl::Status s = faulty.Commit(b);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  StoreContents after = MustLoad();
+  EXPECT_EQ(after.pools, before.pools);
+  EXPECT_EQ(after.jobs, before.jobs);
+  EXPECT_EQ(after.tasks, before.tasks);
+  EXPECT_EQ(after.next_job_id, before.next_job_id);
+  // The next commit goes through.
+  EXPECT_TRUE(faulty.Commit(b).ok());
+  EXPECT_EQ(MustLoad().next_job_id, 100u);
+}
+
+TEST_P(StoreConformance, SurvivesReopenWhenDurable) {
+  if (!GetParam().durable) GTEST_SKIP() << GetParam().name << " is not durable by design";
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  store_.reset();
+  store_ = GetParam().open(dir_);
+  StoreContents c = MustLoad();
+  EXPECT_EQ(c.jobs.size(), 1u);
+  EXPECT_EQ(c.tasks.size(), 2u);
+  EXPECT_EQ(c.next_job_id, 8u);
+  EXPECT_EQ(store_->ListEvents(TaskId{JobId(7), 0}, 0)->size(), 2u);
+}
+
+TEST_P(StoreConformance, GroupCommitterCommitsEverythingFromManyThreads) {
+  constexpr int kThreads = 4, kPerThread = 200;
+  {
+    GroupCommitter committer(store_.get());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          WriteBatch b;
+          b.put_tasks.push_back(Task(1, t * kPerThread + i, TaskState::kRunning));
+          if (i % 2 == 0) {
+            ASSERT_TRUE(committer.CommitSync(std::move(b)).ok());
+          } else {
+            committer.Submit(std::move(b), [](absl::Status s) { ASSERT_TRUE(s.ok()); });
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    // The destructor drains the queue.
+  }
+  EXPECT_EQ(MustLoad().tasks.size(), static_cast<size_t>(kThreads * kPerThread));
+}
+
+TEST_P(StoreConformance, GroupCommitterReportsFailureToEveryBatchOfTheGroup) {
+  FaultInjectingStore faulty(store_.get());
+  faulty.FailNextCommits(1);
+  GroupCommitter committer(&faulty);
+  absl::Status first = committer.CommitSync(FullBatch());
+  EXPECT_EQ(first.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(committer.CommitSync(FullBatch()).ok());
+  GroupCommitStats stats = committer.stats();
+  EXPECT_EQ(stats.failed_commits, 1u);
+  EXPECT_EQ(stats.batches, 2u);
+}
+
+std::vector<Backend> Backends() {
+  return {
+      {"memory", false, [](const std::string&) { return std::make_unique<MemoryStore>(); }},
+      {"sqlite", true,
+       [](const std::string& dir) -> std::unique_ptr<Store> {
+         auto s = SqliteStore::Open(dir);
+         EXPECT_TRUE(s.ok()) << s.status();
+         return s.ok() ? std::unique_ptr<Store>(std::move(*s)) : nullptr;
+       }},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance, ::testing::ValuesIn(Backends()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(SqliteStoreFaults, FailureInTheMiddleOfATransactionRollsBackEverything) {
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("pl-sqlite-mid-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  WriteBatch b;
+  for (uint32_t i = 0; i < 10; ++i) b.put_tasks.push_back(Task(1, i, TaskState::kRunning));
+  b.next_job_id = 5;
+  (*store)->FailAfterWritesForTesting(6);  // six rows written, then the disk "fails"
+  EXPECT_EQ((*store)->Commit(b).code(), absl::StatusCode::kUnavailable);
+  auto c = (*store)->Load();
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->tasks.empty());
+  EXPECT_EQ(c->next_job_id, 1u);
+  EXPECT_TRUE((*store)->Commit(b).ok());
+  EXPECT_EQ((*store)->Load()->tasks.size(), 10u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paceline::store
