@@ -1,0 +1,166 @@
+// ParseJobSpec: the YAML form of a job spec (see yaml_spec.h, docs/specs.md). The task
+// template is read by task_spec_yaml.cc.
+
+#include <array>
+#include <exception>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "spec/field_path.h"
+#include "spec/job_yaml_internal.h"
+#include "spec/spec_validation.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline {
+namespace {
+
+using yaml_internal::Diagnostics;
+using yaml_internal::Field;
+using yaml_internal::MapReader;
+using yaml_internal::ReadCount;
+using yaml_internal::ReadInto;
+
+constexpr std::array<absl::string_view, 11> kJobKeys = {
+    "name",   "description", "owner", "type",   "instances",         "priority",
+    "labels", "sla",         "task",  "update", "instance_overrides"};
+constexpr std::array<absl::string_view, 4> kJobTypes = {"batch", "service", "stateful", "daemon"};
+constexpr std::array<absl::string_view, 6> kSlaKeys = {
+    "preemptible",           "revocable",        "max_running_instances",
+    "min_running_instances", "max_running_time", "max_unavailable_instances"};
+constexpr std::array<absl::string_view, 5> kUpdateKeys = {
+    "batch_size", "max_failures", "rollback_on_failure", "in_place", "min_healthy_time"};
+constexpr std::array<absl::string_view, 4> kOverrideKeys = {"command", "resources", "env",
+                                                            "controller"};
+
+SlaSpec ReadSla(const Field& f, Diagnostics& diag) {
+  SlaSpec s;
+  MapReader m(f, kSlaKeys, "expected a map such as {preemptible: true, max_running_instances: 10}",
+              diag);
+  ReadInto(m.Get("preemptible"), s.preemptible, yaml_internal::ReadBool, diag);
+  ReadInto(m.Get("revocable"), s.revocable, yaml_internal::ReadBool, diag);
+  ReadCount(m.Get("max_running_instances"), s.max_running_instances, diag, kMaxInstances);
+  ReadCount(m.Get("min_running_instances"), s.min_running_instances, diag, kMaxInstances);
+  ReadInto(m.Get("max_running_time"), s.max_running_time, yaml_internal::ReadDuration, diag);
+  ReadCount(m.Get("max_unavailable_instances"), s.max_unavailable_instances, diag, kMaxInstances);
+  return s;
+}
+
+UpdateSpec ReadUpdate(const Field& f, Diagnostics& diag) {
+  UpdateSpec u;
+  MapReader m(f, kUpdateKeys, "expected a map such as {batch_size: 2, rollback_on_failure: true}",
+              diag);
+  ReadCount(m.Get("batch_size"), u.batch_size, diag, kMaxInstances);
+  ReadCount(m.Get("max_failures"), u.max_failures, diag);
+  ReadInto(m.Get("rollback_on_failure"), u.rollback_on_failure, yaml_internal::ReadBool, diag);
+  ReadInto(m.Get("in_place"), u.in_place, yaml_internal::ReadBool, diag);
+  ReadInto(m.Get("min_healthy_time"), u.min_healthy_time, yaml_internal::ReadDuration, diag);
+  return u;
+}
+
+// "0", "17": an instance index; no sign, no leading zeros.
+std::optional<uint32_t> ParseIndex(absl::string_view text) {
+  if (text.empty() || text.size() > 10 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(c)) return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > yaml_internal::kMaxCount) return std::nullopt;
+  return static_cast<uint32_t>(v);
+}
+
+void ReadOverrides(const Field& f, JobSpec& spec, Diagnostics& diag) {
+  MapReader m(f, "expected a map from instance index to overrides, such as {0: {command: ...}}",
+              diag);
+  for (const auto& [key, field] : m.entries()) {
+    std::optional<uint32_t> index = ParseIndex(key);
+    if (!index) {
+      diag.Error(field.loc, field.path,
+                 absl::StrCat(yaml_internal::Quote(key),
+                              " is not an instance index; expected a whole number such as 0"));
+      continue;
+    }
+    if (spec.instance_overrides.contains(*index)) {
+      diag.Error(field.loc, field.path, "overrides the same instance twice");
+      continue;
+    }
+    InstanceOverride& o = spec.instance_overrides[*index];
+    MapReader om(field, kOverrideKeys,
+                 "expected a map with some of command, resources, env, controller", diag);
+    ReadInto(om.Get("command"), o.command, yaml_internal::ReadString, diag);
+    if (auto r = om.Get("resources")) {
+      o.resources = yaml_internal::ReadResources(*r, spec.task.resources,
+                                                 /*require_cpu_memory=*/false, diag);
+    }
+    ReadInto(om.Get("env"), o.env, yaml_internal::ReadEnv, diag);
+    ReadInto(om.Get("controller"), o.controller, yaml_internal::ReadBool, diag);
+  }
+}
+
+JobSpec ReadJob(const Field& root, Diagnostics& diag) {
+  JobSpec spec;
+  MapReader top(root, kJobKeys, "expected a job spec map", diag);
+  ReadInto(top.Require("name", "expected a job name such as nightly-etl"), spec.name,
+           yaml_internal::ReadString, diag);
+  ReadInto(top.Get("description"), spec.description, yaml_internal::ReadString, diag);
+  ReadInto(top.Get("owner"), spec.owner, yaml_internal::ReadString, diag);
+  bool type_known = true;
+  if (auto f = top.Get("type")) {
+    std::optional<size_t> t = yaml_internal::ReadEnum(*f, kJobTypes, diag);
+    type_known = t.has_value();
+    if (t) spec.type = static_cast<JobType>(*t);
+  }
+  if (spec.type == JobType::kDaemon) {
+    if (auto f = top.Get("instances")) {
+      diag.Error(f->loc, f->path,
+                 "is set on a daemon job; daemon jobs run one instance on every eligible host, "
+                 "remove instances");
+    }
+  } else if (type_known) {
+    ReadCount(top.Require("instances", absl::StrCat("a ", JobTypeName(spec.type),
+                                                    " job needs a number of instances such as 10")),
+              spec.instances, diag, kMaxInstances);
+  }
+  if (auto f = top.Get("priority")) {
+    if (auto v = yaml_internal::ReadInt(*f, kMinPriority, kMaxPriority, diag)) {
+      spec.priority = static_cast<int32_t>(*v);
+    }
+  }
+  ReadInto(
+      top.Get("labels"), spec.labels,
+      [](const Field& f, Diagnostics& d) {
+        return yaml_internal::ReadStringMap(f, "expected a map of strings such as {team: ads}", d);
+      },
+      diag);
+  if (auto f = top.Get("sla")) spec.sla = ReadSla(*f, diag);
+  if (auto f = top.Require("task", "expected a map with command and resources")) {
+    spec.task = yaml_internal::ReadTask(*f, diag);
+  }
+  if (auto f = top.Get("update")) spec.update = ReadUpdate(*f, diag);
+  if (auto f = top.Get("instance_overrides")) ReadOverrides(*f, spec, diag);
+  return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<JobSpec> ParseJobSpec(absl::string_view yaml_text, absl::string_view file_name) {
+  Diagnostics diag;
+  try {
+    std::optional<Field> root = yaml_internal::LoadDocument(yaml_text, "job spec", diag);
+    if (!root) return diag.ToStatus(file_name);
+    JobSpec spec = ReadJob(*root, diag);
+    diag.AddValidationErrors(ValidateJobSpec(spec));
+    if (!diag.ok()) return diag.ToStatus(file_name);
+    return spec;
+  } catch (const YAML::Exception& e) {
+    diag.Error(yaml_internal::ToLocation(e.mark), "",
+               absl::StrCat("cannot read the YAML: ", e.msg));
+    return diag.ToStatus(file_name);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(file_name, ": parsing failed: ", e.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(file_name, ": parsing failed"));
+  }
+}
+
+}  // namespace paceline

@@ -1,0 +1,248 @@
+#include "spec/spec_generator.h"
+
+#include <array>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace paceline {
+namespace {
+
+using Rng = std::mt19937_64;
+
+int64_t Uniform(Rng& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+bool Chance(Rng& rng, int percent) { return Uniform(rng, 0, 99) < percent; }
+
+// Strings that trip naive YAML writers.
+constexpr std::array<const char*, 32> kTricky = {
+    "true", "false", "null", "~",      "yes",  "no",  "a: b", "#hash", "x #y", "- item", "-",
+    "---",  "...",   "'q'",  "\"dq\"", "{m}",  "[s]", "*ref", "&anc",  "!tag", "%pct",   "@at",
+    "`bt`", "? q",   "|",    ">",      "0x10", "1e3", "12",   "0.5",   "über", "日本"};
+
+std::string Word(Rng& rng, absl::string_view first, absl::string_view rest, int max_len) {
+  std::string s(1, first[Uniform(rng, 0, static_cast<int64_t>(first.size()) - 1)]);
+  int64_t n = Uniform(rng, 0, max_len - 1);
+  for (int64_t i = 0; i < n; ++i) s += rest[Uniform(rng, 0, static_cast<int64_t>(rest.size()) - 1)];
+  return s;
+}
+
+constexpr absl::string_view kLower = "abcdefghijklmnopqrstuvwxyz";
+constexpr absl::string_view kAlnum =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+std::string Line(Rng& rng) {
+  switch (Uniform(rng, 0, 3)) {
+    case 0:
+      return kTricky[Uniform(rng, 0, kTricky.size() - 1)];
+    case 1:
+      return absl::StrCat(" ", Word(rng, kAlnum, "ab :#-'\"", 8), " ");
+    default: {
+      std::string s;
+      int64_t n = Uniform(rng, 1, 24);
+      for (int64_t i = 0; i < n; ++i) s += static_cast<char>(Uniform(rng, 0x20, 0x7e));
+      return s;
+    }
+  }
+}
+
+std::string Text(Rng& rng) {
+  if (Chance(rng, 20)) return absl::StrCat(Line(rng), "\n", Line(rng), "\tend");
+  return Line(rng);
+}
+
+absl::Duration RandomDuration(Rng& rng) {
+  switch (Uniform(rng, 0, 4)) {
+    case 0:
+      return absl::Seconds(Uniform(rng, 1, 100000));
+    case 1:
+      return absl::Milliseconds(Uniform(rng, 1, 10000000));
+    case 2:
+      return absl::Minutes(Uniform(rng, 1, 600));
+    case 3:
+      return absl::Nanoseconds(Uniform(rng, 1, 1000000000));
+    default:
+      return absl::Hours(Uniform(rng, 1, 100)) + absl::Seconds(Uniform(rng, 0, 3599));
+  }
+}
+
+int64_t RandomBytes(Rng& rng) {
+  switch (Uniform(rng, 0, 2)) {
+    case 0:
+      return Uniform(rng, 1, 64) << Uniform(rng, 20, 40);  // whole Mi/Gi/Ti
+    case 1:
+      return Uniform(rng, 1, 5000) * 1000000;  // decimal M
+    default:
+      return Uniform(rng, 1, int64_t{1} << 45);  // odd byte counts
+  }
+}
+
+int64_t RandomGpu(Rng& rng) {
+  switch (Uniform(rng, 0, 2)) {
+    case 0:
+      return 0;
+    case 1:
+      return Uniform(rng, 1, 999);  // a fraction of one device
+    default:
+      return Uniform(rng, 1, 8) * 1000;
+  }
+}
+
+Resources RandomResources(Rng& rng) {
+  return Resources::Of(Uniform(rng, 1, 128000), RandomBytes(rng),
+                       Chance(rng, 50) ? 0 : RandomBytes(rng), RandomGpu(rng));
+}
+
+std::map<std::string, std::string> RandomEnv(Rng& rng, int max) {
+  std::map<std::string, std::string> env;
+  for (int64_t i = Uniform(rng, 0, max); i > 0; --i) {
+    env[Word(rng, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_", "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789", 10)] =
+        Text(rng);
+  }
+  return env;
+}
+
+Constraint RandomConstraint(Rng& rng, const JobSpec& job) {
+  if (Chance(rng, 30)) {
+    MaxPerHostConstraint m;
+    m.max_per_host = static_cast<uint32_t>(Uniform(rng, 1, 10));
+    if (!job.labels.empty() && Chance(rng, 50)) m.task_label = job.labels.begin()->first;
+    return m;
+  }
+  LabelConstraint l;
+  l.label = Word(rng, kAlnum, "abcdefgh./_-", 12);
+  l.op = static_cast<ConstraintOp>(Uniform(rng, 0, 5));
+  if (l.op == ConstraintOp::kIn || l.op == ConstraintOp::kNotIn) {
+    for (int64_t i = Uniform(rng, 1, 3); i > 0; --i) l.values.push_back(Line(rng));
+  } else if (l.op == ConstraintOp::kGt || l.op == ConstraintOp::kLt) {
+    l.number = Chance(rng, 50) ? static_cast<double>(Uniform(rng, -100, 100))
+                               : std::uniform_real_distribution<double>(-1e9, 1e9)(rng);
+  }
+  return l;
+}
+
+TaskSpec RandomTask(Rng& rng, const JobSpec& job) {
+  TaskSpec t;
+  t.command = Chance(rng, 50) ? "./run --shard $PACELINE_INSTANCE_ID" : Text(rng);
+  t.resources = RandomResources(rng);
+  if (t.resources.gpu_milli() > 0 && Chance(rng, 50)) t.gpu_models = {"V100M32", "A100"};
+  for (int64_t i = Uniform(rng, 0, 3); i > 0; --i) {
+    std::string p = Word(rng, kLower, "abcdefghij_0123456789", 8);
+    if (std::find(t.ports.begin(), t.ports.end(), p) == t.ports.end()) t.ports.push_back(p);
+  }
+  t.env = RandomEnv(rng, 3);
+  if (Chance(rng, 50)) {
+    t.restart.policy = static_cast<RestartPolicy>(Uniform(rng, 0, 2));
+    if (t.restart.policy != RestartPolicy::kNever) {
+      t.restart.max_failures = static_cast<uint32_t>(Uniform(rng, 0, 100));
+    }
+    t.restart.initial_backoff = RandomDuration(rng);
+    t.restart.max_backoff = t.restart.initial_backoff + RandomDuration(rng);
+  }
+  if (Chance(rng, 50)) {
+    HealthSpec h;
+    if (!t.ports.empty() && Chance(rng, 70)) {
+      const std::string& port = t.ports[Uniform(rng, 0, t.ports.size() - 1)];
+      if (Chance(rng, 50)) {
+        h.check = HttpCheck{port, absl::StrCat("/", Word(rng, kAlnum, "abc/?=&", 10))};
+      } else {
+        h.check = TcpCheck{port};
+      }
+    } else {
+      h.check = CommandCheck{Text(rng)};
+    }
+    h.interval = RandomDuration(rng);
+    h.timeout = RandomDuration(rng);
+    h.failures = static_cast<uint32_t>(Uniform(rng, 1, 10));
+    if (Chance(rng, 50)) h.initial_delay = RandomDuration(rng);
+    t.health = h;
+  }
+  for (int64_t i = Uniform(rng, 0, 3); i > 0; --i)
+    t.constraints.push_back(RandomConstraint(rng, job));
+  if (job.type == JobType::kStateful && Chance(rng, 70)) t.volume = VolumeSpec{RandomBytes(rng)};
+  if (Chance(rng, 30)) t.kill_grace = Chance(rng, 20) ? absl::ZeroDuration() : RandomDuration(rng);
+  if (Chance(rng, 20)) t.exclusive = Word(rng, kAlnum, "abc-", 10);
+  t.controller = Chance(rng, 10);
+  if (Chance(rng, 20)) t.user = Line(rng);
+  if (Chance(rng, 30)) t.duration = RandomDuration(rng);
+  return t;
+}
+
+}  // namespace
+
+PoolSpec RandomPoolSpec(Rng& rng) {
+  PoolSpec p;
+  if (Chance(rng, 50)) p.description = Text(rng);
+  p.type = Chance(rng, 30) ? PoolType::kStatic : PoolType::kElastic;
+  for (Dim d : kAllDims) {
+    if (Chance(rng, 30)) continue;
+    DimSpec& ds = p.dim(d);
+    int64_t a = d == Dim::kMemory || d == Dim::kDisk ? RandomBytes(rng)
+                : d == Dim::kGpu                     ? Uniform(rng, 0, 64) * kMilliPerUnit
+                                                     : Uniform(rng, 0, 1000000);
+    ds.reservation = Chance(rng, 20) ? 0 : a;
+    ds.limit = Chance(rng, 30) ? kUnlimited : ds.reservation + Uniform(rng, 0, 1) * a;
+    ds.share = Chance(rng, 50) ? static_cast<double>(Uniform(rng, 1, 10))
+                               : std::uniform_real_distribution<double>(1e-6, 1e6)(rng);
+  }
+  auto percent = [&]() -> std::optional<double> {
+    if (Chance(rng, 50)) return std::nullopt;
+    if (Chance(rng, 50)) return static_cast<double>(Uniform(rng, 1, 100));
+    return std::uniform_real_distribution<double>(1e-3, 100)(rng);
+  };
+  p.controller_limit_percent = percent();
+  p.slack_limit_percent = percent();
+  return p;
+}
+
+JobSpec RandomJobSpec(Rng& rng) {
+  JobSpec j;
+  j.name = Word(rng, kAlnum, "abcdefghijklmnopqrstuvwxyz0123456789-._", 20);
+  if (Chance(rng, 50)) j.description = Text(rng);
+  if (Chance(rng, 50)) j.owner = Line(rng);
+  j.type = static_cast<JobType>(Uniform(rng, 0, 3));
+  if (j.type != JobType::kDaemon) {
+    j.instances = Chance(rng, 5) ? kMaxInstances : static_cast<uint32_t>(Uniform(rng, 1, 5000));
+  }
+  j.priority =
+      static_cast<int32_t>(Chance(rng, 10) ? (Chance(rng, 50) ? kMinPriority : kMaxPriority)
+                                           : Uniform(rng, -1000, 1000));
+  for (int64_t i = Uniform(rng, 0, 3); i > 0; --i) {
+    j.labels[Word(rng, kAlnum, "abcdef._-/", 12)] = Line(rng);
+  }
+  SlaSpec& s = j.sla;
+  if (Chance(rng, 60)) {
+    s.revocable = Chance(rng, 30);
+    s.preemptible = s.revocable || Chance(rng, 50);
+    uint32_t cap = j.type == JobType::kDaemon ? 5 : std::min<uint32_t>(j.instances, 50);
+    s.min_running_instances = static_cast<uint32_t>(Uniform(rng, 1, cap));
+    s.max_running_instances =
+        Chance(rng, 50) ? 0 : s.min_running_instances + static_cast<uint32_t>(Uniform(rng, 0, 100));
+    if (Chance(rng, 50)) s.max_running_time = RandomDuration(rng);
+    s.max_unavailable_instances = static_cast<uint32_t>(Uniform(rng, 0, 10));
+  }
+  j.task = RandomTask(rng, j);
+  if (j.type != JobType::kBatch && Chance(rng, 50)) {
+    j.update.batch_size = static_cast<uint32_t>(Uniform(rng, 1, 100));
+    j.update.max_failures = static_cast<uint32_t>(Uniform(rng, 0, 10));
+    j.update.rollback_on_failure = Chance(rng, 50);
+    j.update.in_place = Chance(rng, 50);
+    j.update.min_healthy_time = Chance(rng, 20) ? absl::ZeroDuration() : RandomDuration(rng);
+  }
+  if (j.type != JobType::kDaemon) {
+    for (int64_t i = Uniform(rng, 0, 3); i > 0; --i) {
+      InstanceOverride o;
+      if (Chance(rng, 60)) o.command = Text(rng);
+      if (Chance(rng, 40)) o.resources = RandomResources(rng);
+      if (Chance(rng, 40)) o.env = RandomEnv(rng, 2);
+      if (Chance(rng, 30) || (!o.command && !o.resources && o.env.empty())) {
+        o.controller = Chance(rng, 50);
+      }
+      j.instance_overrides[static_cast<uint32_t>(Uniform(rng, 0, j.instances - 1))] = o;
+    }
+  }
+  return j;
+}
+
+}  // namespace paceline

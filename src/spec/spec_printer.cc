@@ -1,0 +1,238 @@
+// PrintPoolSpec / PrintJobSpec: canonical YAML (see yaml_spec.h). yaml-cpp's emitter does the
+// quoting, so any string the parser accepted prints back to the same string.
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/check.h"
+#include "common/units.h"
+#include "spec/yaml_reader.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline {
+namespace {
+
+using yaml_internal::FormatNumber;
+
+template <typename V>
+void Put(YAML::Emitter& out, absl::string_view key, const V& value) {
+  out << YAML::Key << std::string(key) << YAML::Value << value;
+}
+void PutStr(YAML::Emitter& out, absl::string_view key, absl::string_view value) {
+  Put(out, key, std::string(value));
+}
+void PutDuration(YAML::Emitter& out, absl::string_view key, absl::Duration d) {
+  PutStr(out, key, FormatDurationShort(d));
+}
+void PutStrings(YAML::Emitter& out, absl::string_view key, const std::vector<std::string>& v) {
+  out << YAML::Key << std::string(key) << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const std::string& s : v) out << s;
+  out << YAML::EndSeq;
+}
+void PutMap(YAML::Emitter& out, absl::string_view key,
+            const std::map<std::string, std::string>& m) {
+  out << YAML::Key << std::string(key) << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, v] : m) out << YAML::Key << k << YAML::Value << v;
+  out << YAML::EndMap;
+}
+
+// {cpu: 1, memory: 2Gi[, disk: ...][, gpu: ...]}; with `all`, every dimension.
+void PutResources(YAML::Emitter& out, absl::string_view key, const Resources& r, bool all) {
+  out << YAML::Key << std::string(key) << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (Dim d : kAllDims) {
+    if (all || d == Dim::kCpu || d == Dim::kMemory || r[d] != 0) {
+      PutStr(out, DimName(d), FormatQuantity(d, r[d]));
+    }
+  }
+  out << YAML::EndMap;
+}
+
+std::string Finish(const YAML::Emitter& out) {
+  PL_CHECK(out.good()) << "yaml emitter: " << out.GetLastError();
+  return absl::StrCat(out.c_str(), "\n");
+}
+
+void PutSla(YAML::Emitter& out, const SlaSpec& s) {
+  const SlaSpec d;
+  if (s == d) return;
+  out << YAML::Key << "sla" << YAML::Value << YAML::BeginMap;
+  if (s.preemptible != d.preemptible) Put(out, "preemptible", s.preemptible);
+  if (s.revocable != d.revocable) Put(out, "revocable", s.revocable);
+  if (s.max_running_instances != d.max_running_instances) {
+    Put(out, "max_running_instances", s.max_running_instances);
+  }
+  if (s.min_running_instances != d.min_running_instances) {
+    Put(out, "min_running_instances", s.min_running_instances);
+  }
+  if (s.max_running_time != d.max_running_time) {
+    PutDuration(out, "max_running_time", s.max_running_time);
+  }
+  if (s.max_unavailable_instances != d.max_unavailable_instances) {
+    Put(out, "max_unavailable_instances", s.max_unavailable_instances);
+  }
+  out << YAML::EndMap;
+}
+
+void PutRestart(YAML::Emitter& out, const RestartSpec& r) {
+  const RestartSpec d;
+  if (r == d) return;
+  out << YAML::Key << "restart" << YAML::Value << YAML::BeginMap;
+  if (r.policy != d.policy) PutStr(out, "policy", RestartPolicyName(r.policy));
+  if (r.max_failures != d.max_failures) Put(out, "max_failures", r.max_failures);
+  if (r.initial_backoff != d.initial_backoff) {
+    PutDuration(out, "initial_backoff", r.initial_backoff);
+  }
+  if (r.max_backoff != d.max_backoff) PutDuration(out, "max_backoff", r.max_backoff);
+  out << YAML::EndMap;
+}
+
+void PutHealth(YAML::Emitter& out, const HealthSpec& h) {
+  const HealthSpec d;
+  out << YAML::Key << "health" << YAML::Value << YAML::BeginMap;
+  if (const auto* c = std::get_if<CommandCheck>(&h.check)) {
+    PutStr(out, "command", c->command);
+  } else if (const auto* http = std::get_if<HttpCheck>(&h.check)) {
+    out << YAML::Key << "http" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    PutStr(out, "port", http->port);
+    PutStr(out, "path", http->path);
+    out << YAML::EndMap;
+  } else if (const auto* tcp = std::get_if<TcpCheck>(&h.check)) {
+    out << YAML::Key << "tcp" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    PutStr(out, "port", tcp->port);
+    out << YAML::EndMap;
+  }
+  if (h.interval != d.interval) PutDuration(out, "interval", h.interval);
+  if (h.timeout != d.timeout) PutDuration(out, "timeout", h.timeout);
+  if (h.failures != d.failures) Put(out, "failures", h.failures);
+  if (h.initial_delay != d.initial_delay) PutDuration(out, "initial_delay", h.initial_delay);
+  out << YAML::EndMap;
+}
+
+void PutConstraint(YAML::Emitter& out, const Constraint& c) {
+  out << YAML::Flow << YAML::BeginMap;
+  if (const auto* m = std::get_if<MaxPerHostConstraint>(&c)) {
+    Put(out, "max_per_host", m->max_per_host);
+    if (!m->task_label.empty()) PutStr(out, "task_label", m->task_label);
+  } else {
+    const auto& l = std::get<LabelConstraint>(c);
+    PutStr(out, "host_label", l.label);
+    PutStr(out, "op", ConstraintOpName(l.op));
+    if (l.op == ConstraintOp::kGt || l.op == ConstraintOp::kLt) {
+      PutStr(out, "value", FormatNumber(l.number));
+    } else if (!l.values.empty()) {
+      PutStrings(out, "values", l.values);
+    }
+  }
+  out << YAML::EndMap;
+}
+
+void PutTask(YAML::Emitter& out, const TaskSpec& t) {
+  const TaskSpec d;
+  out << YAML::Key << "task" << YAML::Value << YAML::BeginMap;
+  PutStr(out, "command", t.command);
+  PutResources(out, "resources", t.resources, /*all=*/false);
+  if (!t.gpu_models.empty()) PutStrings(out, "gpu_models", t.gpu_models);
+  if (!t.ports.empty()) PutStrings(out, "ports", t.ports);
+  if (!t.env.empty()) PutMap(out, "env", t.env);
+  PutRestart(out, t.restart);
+  if (t.health) PutHealth(out, *t.health);
+  if (!t.constraints.empty()) {
+    out << YAML::Key << "constraints" << YAML::Value << YAML::BeginSeq;
+    for (const Constraint& c : t.constraints) PutConstraint(out, c);
+    out << YAML::EndSeq;
+  }
+  if (t.volume) {
+    out << YAML::Key << "volume" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    PutStr(out, "size", FormatBytes(t.volume->size_bytes));
+    out << YAML::EndMap;
+  }
+  if (t.kill_grace != d.kill_grace) PutDuration(out, "kill_grace", t.kill_grace);
+  if (!t.exclusive.empty()) PutStr(out, "exclusive", t.exclusive);
+  if (t.controller) Put(out, "controller", true);
+  if (!t.user.empty()) PutStr(out, "user", t.user);
+  if (t.duration != d.duration) PutDuration(out, "duration", t.duration);
+  out << YAML::EndMap;
+}
+
+void PutUpdate(YAML::Emitter& out, const UpdateSpec& u) {
+  const UpdateSpec d;
+  if (u == d) return;
+  out << YAML::Key << "update" << YAML::Value << YAML::BeginMap;
+  if (u.batch_size != d.batch_size) Put(out, "batch_size", u.batch_size);
+  if (u.max_failures != d.max_failures) Put(out, "max_failures", u.max_failures);
+  if (u.rollback_on_failure != d.rollback_on_failure) {
+    Put(out, "rollback_on_failure", u.rollback_on_failure);
+  }
+  if (u.in_place != d.in_place) Put(out, "in_place", u.in_place);
+  if (u.min_healthy_time != d.min_healthy_time) {
+    PutDuration(out, "min_healthy_time", u.min_healthy_time);
+  }
+  out << YAML::EndMap;
+}
+
+void PutOverrides(YAML::Emitter& out, const std::map<uint32_t, InstanceOverride>& overrides) {
+  if (overrides.empty()) return;
+  out << YAML::Key << "instance_overrides" << YAML::Value << YAML::BeginMap;
+  for (const auto& [index, o] : overrides) {
+    out << YAML::Key << index << YAML::Value << YAML::BeginMap;
+    if (o.command) PutStr(out, "command", *o.command);
+    if (o.resources) PutResources(out, "resources", *o.resources, /*all=*/true);
+    if (!o.env.empty()) PutMap(out, "env", o.env);
+    if (o.controller) Put(out, "controller", *o.controller);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string PrintPoolSpec(const PoolSpec& spec) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  if (!spec.description.empty()) PutStr(out, "description", spec.description);
+  PutStr(out, "type", PoolTypeName(spec.type));
+  bool any_dim = false;
+  for (Dim d : kAllDims) any_dim |= !(spec.dim(d) == DimSpec{});
+  if (any_dim) {
+    out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
+    for (Dim d : kAllDims) {
+      const DimSpec& ds = spec.dim(d);
+      if (ds == DimSpec{}) continue;
+      out << YAML::Key << std::string(DimName(d)) << YAML::Value << YAML::Flow << YAML::BeginMap;
+      PutStr(out, "reservation", FormatQuantity(d, ds.reservation));
+      PutStr(out, "limit", FormatQuantity(d, ds.limit));  // kUnlimited prints "unlimited"
+      PutStr(out, "share", FormatNumber(ds.share));
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
+  if (spec.controller_limit_percent) {
+    PutStr(out, "controller_limit",
+           absl::StrCat(FormatNumber(*spec.controller_limit_percent), "%"));
+  }
+  if (spec.slack_limit_percent) {
+    PutStr(out, "slack_limit", absl::StrCat(FormatNumber(*spec.slack_limit_percent), "%"));
+  }
+  out << YAML::EndMap;
+  return Finish(out);
+}
+
+std::string PrintJobSpec(const JobSpec& spec) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  PutStr(out, "name", spec.name);
+  if (!spec.description.empty()) PutStr(out, "description", spec.description);
+  if (!spec.owner.empty()) PutStr(out, "owner", spec.owner);
+  PutStr(out, "type", JobTypeName(spec.type));
+  if (spec.type != JobType::kDaemon) Put(out, "instances", spec.instances);
+  if (spec.priority != 0) Put(out, "priority", spec.priority);
+  if (!spec.labels.empty()) PutMap(out, "labels", spec.labels);
+  PutSla(out, spec.sla);
+  PutTask(out, spec.task);
+  PutUpdate(out, spec.update);
+  PutOverrides(out, spec.instance_overrides);
+  out << YAML::EndMap;
+  return Finish(out);
+}
+
+}  // namespace paceline
