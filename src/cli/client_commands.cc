@@ -27,6 +27,7 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
     c->allow_extras();
     NotYet(c, ctx, absl::StrCat("pool ", sub));
   }
+  AddPoolValidateCommand(*pool, ctx);
 }
 
 void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
@@ -37,6 +38,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     c->allow_extras();
     NotYet(c, ctx, absl::StrCat("job ", sub));
   }
+  AddJobValidateCommand(*job, ctx);
 }
 
 void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {

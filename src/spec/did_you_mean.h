@@ -3,8 +3,8 @@
 //
 // ClosestMatch returns the candidate nearest to `word` when it is close enough to be a likely
 // typo: the same after folding case and '-'/'_', or within a small edit distance (see
-// EditDistance; at most 1 for short words, 2 from 5 characters, 3 from 10). Ties go to the earlier candidate,
-// so callers list candidates in the order users most often mean them.
+// EditDistance; at most 1 for short words, 2 from 5 characters, 3 from 10). Ties go to the earlier
+// candidate, so callers list candidates in the order users most often mean them.
 //
 // Thread-safety: pure functions.
 
