@@ -1,0 +1,143 @@
+#pragma once
+// ClusterSnapshot: the hosts the placement engine places onto, their usage, the committed
+// tasks, and the indexes that keep a placement from scanning the cluster:
+//   - a FreeIndex of the UP hosts bucketed by free capacity per dimension;
+//   - a per-label value index (label -> value -> hosts) for `in` constraints;
+//   - a log of hosts whose static attributes (status, labels) changed, so that the engine's
+//     per-class constraint caches are patched instead of recomputed;
+//   - interned (job label, value) pairs, the keys of per-label anti-affinity counts.
+//
+// Hosts are addressed by HostId; HostId values are dense indexes ("slots").
+//
+// Mutations (the one applier): AddHost / RemoveHost, SetHostStatus, SetHostLabels, Commit (a
+// task assignment, verified), Release (a task), FailHost (mark a host DOWN/LOST and release
+// every task on it). Each either applies fully or returns an error and changes nothing.
+// The PlacementEngine additionally places tentative holds while it builds a plan and removes
+// them all before returning, so Place() leaves the snapshot as it found it.
+//
+// Ownership: the snapshot owns its hosts and task records; shapes are shared (shared_ptr).
+// Thread-safety: none; single-threaded (the master's event loop, or `paceline sim`).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/ids.h"
+#include "placement/free_index.h"
+#include "placement/host_state.h"
+#include "placement/placement_request.h"
+
+namespace paceline::placement {
+
+// A task bound to a host with its GPU devices and ports: an entry of a Plan, and the input of
+// ClusterSnapshot::Commit.
+struct Assignment {
+  TaskId task;
+  HostId host;
+  std::shared_ptr<const TaskShape> shape;
+  GpuShares gpus;               // device and milli-GPUs per device
+  std::vector<uint32_t> ports;  // one per shape->port_names, same order
+  uint32_t request_index = 0;   // index of the request (gang) in the Place() input
+};
+
+class ClusterSnapshot {
+ public:
+  ClusterSnapshot();
+  ClusterSnapshot(const ClusterSnapshot& other);
+  ClusterSnapshot& operator=(const ClusterSnapshot& other);
+  ClusterSnapshot(ClusterSnapshot&&) = default;
+  ClusterSnapshot& operator=(ClusterSnapshot&&) = default;
+
+  // --- hosts ---
+  // InvalidArgument: id already present, duplicate label keys, negative capacity, a gpu
+  // capacity that disagrees with the device list, an empty or inverted port range.
+  absl::Status AddHost(HostSpec spec);
+  // Removes a host; returns the tasks that were on it (released). NotFound if absent.
+  absl::StatusOr<std::vector<TaskId>> RemoveHost(HostId id);
+  // Only UP hosts take new work; tasks stay where they are on any status change.
+  absl::Status SetHostStatus(HostId id, HostStatus status);
+  // Marks the host DOWN or LOST and releases every task on it; returns them.
+  absl::StatusOr<std::vector<TaskId>> FailHost(HostId id, HostStatus status = HostStatus::kLost);
+  absl::Status SetHostLabels(HostId id, std::vector<std::pair<std::string, std::string>> labels);
+
+  // --- tasks ---
+  // Verifies that the assignment fits now (host UP; resources, GPU devices and models, ports
+  // free; task not already placed) and applies it. Constraints (labels, anti-affinity) are the
+  // engine's business and are not re-checked. AlreadyExists, NotFound, FailedPrecondition,
+  // ResourceExhausted or InvalidArgument otherwise.
+  absl::Status Commit(const Assignment& a);
+  // Frees what the task holds. NotFound when the task is not placed.
+  absl::Status Release(TaskId task);
+
+  // --- reads ---
+  const HostState* host(HostId id) const;
+  const HostState& host_at(uint32_t slot) const { return *hosts_[slot]; }
+  bool present(uint32_t slot) const { return slot < hosts_.size() && hosts_[slot].has_value(); }
+  uint32_t slots() const { return static_cast<uint32_t>(hosts_.size()); }
+  size_t num_hosts() const { return num_hosts_; }
+  size_t num_tasks() const { return tasks_.size(); }
+  std::optional<HostId> TaskHost(TaskId task) const;
+  const FreeIndex& free_index() const { return index_; }
+  // Hosts (slots) carrying label `key` with value `value`; nullptr when none ever did.
+  const std::vector<uint32_t>* HostsWithLabel(absl::string_view key, absl::string_view value) const;
+  // The largest capacity of any present host, per dimension.
+  Resources MaxCapacity() const;
+
+  // Recomputes every host's usage from the task records and checks it against the kept
+  // values and the capacities (no over-commit in any dimension or GPU device, ports unique,
+  // counts consistent). For tests and `paceline sim`; O(hosts + tasks).
+  absl::Status Validate() const;
+
+  // --- for the engine's caches ---
+  uint32_t InternLabelPair(absl::string_view key, absl::string_view value);
+  // Identifies this snapshot object (a copy gets a new uid).
+  uint64_t uid() const { return uid_; }
+  // Sequence number of the static-change log (grows with every status or label change).
+  uint64_t static_seq() const { return log_base_ + log_.size(); }
+  // Slots whose static attributes changed since `seq`; nullopt when the log was truncated.
+  std::optional<std::span<const uint32_t>> StaticChangesSince(uint64_t seq) const;
+
+ private:
+  friend class PlacementEngine;
+
+  struct TaskRecord {
+    uint32_t slot = 0;
+    uint32_t pos = 0;  // index in the host's task list
+    Usage usage;
+  };
+
+  static uint64_t NextUid();
+  HostState* mutable_host(HostId id);
+  void Reindex(uint32_t slot);
+  void LogStaticChange(uint32_t slot);
+  void IndexLabels(uint32_t slot, bool add);
+  // Usage of a shape on a host, with interned label pairs.
+  Usage MakeUsage(const TaskShape& shape, GpuShares gpus, std::vector<uint32_t> ports);
+  absl::Status CheckFits(const HostState& h, const TaskShape& shape, const GpuShares& gpus,
+                         const std::vector<uint32_t>& ports) const;
+  void ReleaseRecord(TaskId task);
+
+  // Engine holds: tentative usage, no task record.
+  void Hold(uint32_t slot, const Usage& u);
+  void Unhold(uint32_t slot, const Usage& u);
+
+  uint64_t uid_;
+  std::vector<std::optional<HostState>> hosts_;
+  size_t num_hosts_ = 0;
+  FreeIndex index_;
+  absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, std::vector<uint32_t>>>
+      label_index_;
+  absl::flat_hash_map<std::string, uint32_t> label_pairs_;
+  absl::flat_hash_map<TaskId, TaskRecord> tasks_;
+  std::vector<uint32_t> log_;
+  uint64_t log_base_ = 0;
+};
+
+}  // namespace paceline::placement

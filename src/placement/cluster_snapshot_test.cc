@@ -1,0 +1,139 @@
+#include "placement/cluster_snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include "placement/test_util.h"
+
+namespace paceline::placement {
+namespace {
+
+using testing::HostBuilder;
+using testing::kGi;
+using testing::Put;
+using testing::ShapeBuilder;
+
+TEST(ClusterSnapshot, AddHostValidates) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(3).Gpus(2).Build()).ok());
+  EXPECT_EQ(snap.num_hosts(), 1u);
+  EXPECT_EQ(snap.slots(), 4u);
+  EXPECT_EQ(snap.host(HostId(3))->capacity().gpu_milli(), 2000);
+  EXPECT_EQ(snap.host(HostId(0)), nullptr);
+  EXPECT_EQ(snap.AddHost(HostBuilder(3).Build()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(snap.AddHost(HostBuilder(4).Label("a", "1").Label("a", "2").Build()).ok());
+  HostSpec bad_gpu = HostBuilder(5).Gpus(2).Build();
+  bad_gpu.capacity[Dim::kGpu] = 3000;
+  EXPECT_FALSE(snap.AddHost(bad_gpu).ok());
+  EXPECT_FALSE(snap.AddHost(HostBuilder(6).Ports(100, 50).Build()).ok());
+  HostSpec negative = HostBuilder(7).Build();
+  negative.capacity[Dim::kCpu] = -1;
+  EXPECT_FALSE(snap.AddHost(negative).ok());
+  EXPECT_EQ(snap.num_hosts(), 1u);
+}
+
+TEST(ClusterSnapshot, CommitVerifiesAndReleaseFrees) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(
+      snap.AddHost(HostBuilder(0).Cpu(4000).MemGi(8).Gpus(2).Ports(31000, 31001).Build()).ok());
+  auto s = ShapeBuilder(1).Cpu(2000).MemGi(4).Gpu(500).Ports(1).Build();
+  ASSERT_TRUE(Put(snap, 0, 0, s, {GpuShare{0, 500}}, {31000}).ok());
+  EXPECT_EQ(Put(snap, 0, 0, s, {GpuShare{0, 500}}, {31001}).code(),
+            absl::StatusCode::kAlreadyExists);
+  // Port taken, device over-committed, shares not matching the ask, missing host.
+  EXPECT_FALSE(Put(snap, 0, 1, s, {GpuShare{0, 500}}, {31000}).ok());
+  auto big = ShapeBuilder(1).Cpu(1000).MemGi(1).Gpu(600).Ports(1).Build();
+  EXPECT_EQ(Put(snap, 0, 2, big, {GpuShare{0, 600}}, {31001}).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(Put(snap, 0, 3, s, {GpuShare{1, 400}}, {31001}).ok());
+  EXPECT_EQ(Put(snap, 9, 4, s, {GpuShare{1, 500}}, {31001}).code(), absl::StatusCode::kNotFound);
+  auto whole = ShapeBuilder(1).Cpu(1000).MemGi(1).Gpu(1000).Build();
+  ASSERT_TRUE(Put(snap, 0, 5, whole, {GpuShare{1, 1000}}, {}).ok());
+  EXPECT_EQ(Put(snap, 0, 6, s, {GpuShare{1, 500}}, {31001}).code(),
+            absl::StatusCode::kResourceExhausted);  // cpu is full now (2 + 1 + 2 > 4)
+  const HostState& h = *snap.host(HostId(0));
+  EXPECT_EQ(h.allocated(), Resources::Of(3000, 5 * kGi, 0, 1500));
+  EXPECT_EQ(h.gpus()[0].milli_allocated, 500);
+  EXPECT_EQ(h.gpus()[1].milli_allocated, 1000);
+  EXPECT_EQ(h.tasks().size(), 2u);
+  EXPECT_TRUE(snap.Validate().ok()) << snap.Validate();
+  ASSERT_TRUE(snap.Release(TaskId{JobId(1), 0}).ok());
+  EXPECT_EQ(snap.Release(TaskId{JobId(1), 0}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(snap.host(HostId(0))->allocated(), Resources::Of(1000, 1 * kGi, 0, 1000));
+  EXPECT_FALSE(snap.host(HostId(0))->PortUsed(31000));
+  EXPECT_TRUE(snap.Validate().ok()) << snap.Validate();
+}
+
+TEST(ClusterSnapshot, CommitRefusesHostsThatAreNotUp) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Build()).ok());
+  ASSERT_TRUE(snap.SetHostStatus(HostId(0), HostStatus::kDraining).ok());
+  EXPECT_EQ(Put(snap, 0, 0, ShapeBuilder().Build()).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ClusterSnapshot, FailHostReleasesItsTasksAndLeavesTheIndex) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Build()).ok());
+  auto s = ShapeBuilder().Build();
+  ASSERT_TRUE(Put(snap, 0, 0, s).ok());
+  ASSERT_TRUE(Put(snap, 0, 1, s).ok());
+  ASSERT_TRUE(Put(snap, 1, 2, s).ok());
+  EXPECT_EQ(snap.free_index().size(), 2u);
+  auto released = snap.FailHost(HostId(0));
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(released->size(), 2u);
+  EXPECT_EQ(snap.num_tasks(), 1u);
+  EXPECT_EQ(snap.host(HostId(0))->status(), HostStatus::kLost);
+  EXPECT_TRUE(snap.host(HostId(0))->allocated().IsZero());
+  EXPECT_EQ(snap.free_index().size(), 1u);
+  EXPECT_FALSE(snap.FailHost(HostId(1), HostStatus::kUp).ok());
+  ASSERT_TRUE(snap.SetHostStatus(HostId(0), HostStatus::kUp).ok());
+  EXPECT_EQ(snap.free_index().size(), 2u);
+  auto removed = snap.RemoveHost(HostId(1));
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(removed->size(), 1u);
+  EXPECT_EQ(snap.num_hosts(), 1u);
+  EXPECT_EQ(snap.num_tasks(), 0u);
+  EXPECT_TRUE(snap.Validate().ok()) << snap.Validate();
+}
+
+TEST(ClusterSnapshot, LabelIndexAndStaticChangeLog) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Label("zone", "a").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Label("zone", "b").Build()).ok());
+  ASSERT_NE(snap.HostsWithLabel("zone", "a"), nullptr);
+  EXPECT_EQ(*snap.HostsWithLabel("zone", "a"), std::vector<uint32_t>{0});
+  EXPECT_EQ(snap.HostsWithLabel("rack", "1"), nullptr);
+  uint64_t seq = snap.static_seq();
+  ASSERT_TRUE(snap.SetHostLabels(HostId(1), {{"zone", "a"}}).ok());
+  EXPECT_EQ(*snap.HostsWithLabel("zone", "a"), (std::vector<uint32_t>{0, 1}));
+  EXPECT_TRUE(snap.HostsWithLabel("zone", "b")->empty());
+  auto changes = snap.StaticChangesSince(seq);
+  ASSERT_TRUE(changes.has_value());
+  ASSERT_EQ(changes->size(), 1u);
+  EXPECT_EQ((*changes)[0], 1u);
+  EXPECT_FALSE(snap.StaticChangesSince(seq + 5).has_value());
+}
+
+TEST(ClusterSnapshot, CopiesAreIndependentAndGetANewUid) {
+  ClusterSnapshot a;
+  ASSERT_TRUE(a.AddHost(HostBuilder(0).Build()).ok());
+  ClusterSnapshot b = a;
+  EXPECT_NE(a.uid(), b.uid());
+  ASSERT_TRUE(Put(b, 0, 0, ShapeBuilder().Build()).ok());
+  EXPECT_EQ(a.num_tasks(), 0u);
+  EXPECT_EQ(b.num_tasks(), 1u);
+}
+
+TEST(ClusterSnapshot, InternedLabelPairsAreStable) {
+  ClusterSnapshot snap;
+  uint32_t a = snap.InternLabelPair("app", "web");
+  uint32_t b = snap.InternLabelPair("app", "db");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(snap.InternLabelPair("app", "web"), a);
+  // "ap"+"pweb" must not collide with "app"+"web".
+  EXPECT_NE(snap.InternLabelPair("ap", "pweb"), a);
+}
+
+}  // namespace
+}  // namespace paceline::placement

@@ -1,0 +1,630 @@
+#include "placement/engine.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "common/check.h"
+
+namespace paceline::placement {
+namespace {
+
+constexpr size_t kMaxClasses = 4096;       // evict unused classes beyond this many
+constexpr uint64_t kEvictAfterPlans = 64;  // a class unused for this many plans may go
+constexpr uint32_t kSelectiveRatio = 8;    // walk a class's own hosts if < 1/8 of UP hosts pass
+
+const PlacementTask& NoTask() {
+  static const PlacementTask* t = new PlacementTask();
+  return *t;
+}
+const ShapeKeys& NoKeys() {
+  static const ShapeKeys* k = new ShapeKeys();
+  return *k;
+}
+
+}  // namespace
+
+struct PlacementEngine::StaticClass {
+  std::shared_ptr<const TaskShape> shape;
+  std::vector<uint8_t> pass;     // per slot: passes every static filter
+  std::vector<uint8_t> in_list;  // per slot: present in `list`
+  std::vector<uint32_t> list;    // slots that passed at some point (check `pass`)
+  uint32_t pass_count = 0;
+  bool built = false;
+  uint64_t synced_seq = 0;
+  uint64_t synced_plan = 0;
+  uint32_t refs = 0;
+};
+
+struct PlacementEngine::Class {
+  std::shared_ptr<const TaskShape> shape;
+  StaticClass* st = nullptr;
+  ShapeKeys keys;
+  bool rotating = false;  // anti-affinity: walk round-robin from `cursor`
+  uint32_t cursor = 0;
+  uint64_t failed_epoch = 0;
+  Explanation failure;
+  uint64_t last_plan = 0;
+  int walk_dim = 0;
+  uint64_t walk_dim_plan = 0;
+};
+
+absl::StatusOr<std::unique_ptr<PlacementEngine>> PlacementEngine::Create(EngineConfig config) {
+  absl::StatusOr<Profile> profile = config.custom_profile ? Profile::Build(*config.custom_profile)
+                                                          : Profile::Named(config.profile);
+  if (!profile.ok()) return profile.status();
+  return std::unique_ptr<PlacementEngine>(
+      new PlacementEngine(std::move(config), std::move(*profile)));
+}
+
+PlacementEngine::PlacementEngine(EngineConfig config, Profile profile)
+    : config_(std::move(config)), profile_(std::move(profile)) {
+  uint32_t k = config_.max_candidates.value_or(profile_.spec().max_candidates);
+  max_candidates_ = k == 0 ? std::numeric_limits<uint32_t>::max() : k;
+  env_.seed = config_.seed;
+  if (config_.workload) {
+    env_.workload = &*config_.workload;
+    env_.workload_generation = 1;
+  } else {
+    env_.workload = &frozen_;
+  }
+}
+
+PlacementEngine::~PlacementEngine() = default;
+
+const GpuWorkload& PlacementEngine::workload() const {
+  return config_.workload ? *config_.workload : frozen_;
+}
+
+void PlacementEngine::BeginPlace(std::span<const PlacementRequest> requests,
+                                 ClusterSnapshot& snap) {
+  if (snap.uid() != snapshot_uid_) {
+    classes_.clear();
+    static_classes_.clear();
+    num_classes_ = 0;
+    snapshot_uid_ = snap.uid();
+    for (const auto& s : profile_.scorers()) s->ResetCaches();
+  }
+  last_shape_ = nullptr;
+  last_class_ = nullptr;
+  ++plan_seq_;
+  ++epoch_;
+  if (!config_.workload) {
+    const TaskShape* run = nullptr;
+    double n = 0;
+    auto flush = [&] {
+      if (run != nullptr) learned_.Add(run->resources, run->gpu_models, n);
+    };
+    for (const PlacementRequest& r : requests) {
+      for (const PlacementTask& t : r.tasks) {
+        if (t.shape.get() == run) {
+          ++n;
+          continue;
+        }
+        flush();
+        run = t.shape.get();
+        n = 1;
+      }
+    }
+    flush();
+    if (run != nullptr) ++learned_generation_;
+    if (learned_generation_ != frozen_generation_) {
+      frozen_ = learned_.Top(kLearnedTypes);
+      frozen_generation_ = learned_generation_;
+    }
+    env_.workload_generation = frozen_generation_;
+  }
+  if (num_classes_ > kMaxClasses) Evict();
+}
+
+void PlacementEngine::EndPlace(ClusterSnapshot& snap) {
+  for (size_t k = holds_.size(); k > 0; --k) snap.Unhold(holds_[k - 1].slot, holds_[k - 1].usage);
+  holds_.clear();
+}
+
+void PlacementEngine::Evict() {
+  for (auto it = classes_.begin(); it != classes_.end();) {
+    auto& bucket = it->second;
+    for (auto& c : bucket) {
+      if (c->last_plan + kEvictAfterPlans < plan_seq_) {
+        --c->st->refs;
+        c.reset();
+        --num_classes_;
+      }
+    }
+    bucket.erase(std::remove(bucket.begin(), bucket.end(), nullptr), bucket.end());
+    if (bucket.empty()) {
+      classes_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = static_classes_.begin(); it != static_classes_.end();) {
+    auto& bucket = it->second;
+    bucket.erase(
+        std::remove_if(bucket.begin(), bucket.end(), [](const auto& s) { return s->refs == 0; }),
+        bucket.end());
+    if (bucket.empty()) {
+      static_classes_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+PlacementEngine::StaticClass& PlacementEngine::StaticClassFor(
+    const std::shared_ptr<const TaskShape>& shape) {
+  auto& bucket = static_classes_[shape->static_signature];
+  for (auto& s : bucket) {
+    if (s->shape->StaticEquals(*shape)) return *s;
+  }
+  bucket.push_back(std::make_unique<StaticClass>());
+  bucket.back()->shape = shape;
+  return *bucket.back();
+}
+
+PlacementEngine::Class& PlacementEngine::ClassFor(const std::shared_ptr<const TaskShape>& shape,
+                                                  ClusterSnapshot& snap) {
+  if (shape.get() == last_shape_) return *last_class_;
+  auto& bucket = classes_[shape->signature];
+  Class* found = nullptr;
+  for (auto& c : bucket) {
+    if (c->shape == shape || *c->shape == *shape) {
+      found = c.get();
+      break;
+    }
+  }
+  if (found == nullptr) {
+    auto c = std::make_unique<Class>();
+    c->shape = shape;
+    c->st = &StaticClassFor(shape);
+    ++c->st->refs;
+    for (const auto& [k, v] : shape->job_labels) {
+      c->keys.job_label_pairs.push_back(snap.InternLabelPair(k, v));
+    }
+    for (const MaxPerHostConstraint& m : shape->max_per_host) {
+      AntiAffinityKey key;
+      key.max_per_host = m.max_per_host;
+      if (!m.task_label.empty()) {
+        key.per_job = false;
+        absl::string_view value;
+        for (const auto& [k, v] : shape->job_labels) {
+          if (k == m.task_label) value = v;
+        }
+        key.label_pair = snap.InternLabelPair(m.task_label, value);
+      }
+      c->keys.max_per_host.push_back(key);
+    }
+    c->rotating = !shape->max_per_host.empty();
+    found = c.get();
+    bucket.push_back(std::move(c));
+    ++num_classes_;
+  }
+  last_shape_ = shape.get();
+  last_class_ = found;
+  return *found;
+}
+
+bool PlacementEngine::PassesStatic(const TaskContext& t, const HostState& h) const {
+  const auto& fs = profile_.filters();
+  for (size_t i = 0; i < profile_.num_static_filters(); ++i) {
+    if (fs[i]->Check(t, h)) return false;
+  }
+  return true;
+}
+
+bool PlacementEngine::PassesDynamic(const TaskContext& t, const HostState& h) const {
+  const auto& fs = profile_.filters();
+  for (size_t i = profile_.num_static_filters(); i < fs.size(); ++i) {
+    if (fs[i]->Check(t, h)) return false;
+  }
+  return true;
+}
+
+bool PlacementEngine::Feasible(const TaskContext& t, const StaticClass& st,
+                               const ClusterSnapshot& snap, uint32_t slot) const {
+  return slot < st.pass.size() && st.pass[slot] && PassesDynamic(t, snap.host_at(slot));
+}
+
+void PlacementEngine::SyncStatic(StaticClass& st, const ClusterSnapshot& snap) {
+  const uint32_t n = snap.slots();
+  TaskContext ctx{NoTask(), *st.shape, NoKeys()};
+  std::optional<std::span<const uint32_t>> changes;
+  if (st.built) changes = snap.StaticChangesSince(st.synced_seq);
+  if (changes && changes->size() <= n / 4 + 16) {
+    st.pass.resize(n, 0);
+    st.in_list.resize(n, 0);
+    for (uint32_t slot : *changes) {
+      bool now = snap.present(slot) && PassesStatic(ctx, snap.host_at(slot));
+      if (now != static_cast<bool>(st.pass[slot])) {
+        st.pass_count += now ? 1 : -1;
+        st.pass[slot] = now;
+      }
+      if (now && !st.in_list[slot]) {
+        st.in_list[slot] = 1;
+        st.list.push_back(slot);
+      }
+    }
+  } else {
+    st.pass.assign(n, 0);
+    st.in_list.assign(n, 0);
+    st.list.clear();
+    st.pass_count = 0;
+    // A selective `in` constraint: only hosts carrying one of its values can pass.
+    std::vector<uint32_t> seed;
+    bool seeded = false;
+    for (const LabelConstraint& c : st.shape->label_constraints) {
+      if (c.op != ConstraintOp::kIn) continue;
+      std::vector<uint32_t> hosts;
+      for (const std::string& v : c.values) {
+        if (const std::vector<uint32_t>* hs = snap.HostsWithLabel(c.label, v)) {
+          hosts.insert(hosts.end(), hs->begin(), hs->end());
+        }
+      }
+      if (!seeded || hosts.size() < seed.size()) {
+        seed = std::move(hosts);
+        seeded = true;
+      }
+    }
+    auto consider = [&](uint32_t slot) {
+      if (st.pass[slot] || !snap.present(slot) || !PassesStatic(ctx, snap.host_at(slot))) return;
+      st.pass[slot] = 1;
+      st.in_list[slot] = 1;
+      st.list.push_back(slot);
+      ++st.pass_count;
+    };
+    if (seeded) {
+      for (uint32_t slot : seed) consider(slot);
+    } else {
+      for (uint32_t slot = 0; slot < n; ++slot) consider(slot);
+    }
+  }
+  st.built = true;
+  st.synced_seq = snap.static_seq();
+  st.synced_plan = plan_seq_;
+}
+
+void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSnapshot& snap,
+                              std::vector<uint32_t>& out, PlanStats& stats) {
+  const StaticClass& st = *cls.st;
+  const FreeIndex& index = snap.free_index();
+  if (t.task.required_host) {
+    ++stats.hosts_visited;
+    uint32_t slot = t.task.required_host->value();
+    if (Feasible(t, st, snap, slot)) out.push_back(slot);
+    return;
+  }
+  uint32_t prev = std::numeric_limits<uint32_t>::max();
+  if (t.task.previous) {
+    ++stats.hosts_visited;
+    uint32_t slot = t.task.previous->host.value();
+    if (Feasible(t, st, snap, slot)) {
+      out.push_back(slot);
+      prev = slot;
+    }
+  }
+  const size_t limit = max_candidates_ == std::numeric_limits<uint32_t>::max()
+                           ? std::numeric_limits<size_t>::max()
+                           : out.size() + max_candidates_;
+  const Resources& ask = t.shape.resources;
+  const WalkOrder walk = profile_.spec().walk;
+  const bool selective = uint64_t{st.pass_count} * kSelectiveRatio < index.size();
+  auto take = [&](uint32_t slot) {  // true when enough candidates were found
+    ++stats.hosts_visited;
+    if (slot == prev || !Feasible(t, st, snap, slot)) return false;
+    out.push_back(slot);
+    return out.size() >= limit;
+  };
+  // Round-robin over `list` from the class cursor; the cursor moves to the first feasible host.
+  auto rotate = [&](std::span<const uint32_t> list) {
+    const size_t n = list.size();
+    if (n == 0) return;
+    size_t pos = cls.cursor % n;
+    bool moved = false;
+    for (size_t i = 0; i < n; ++i, ++pos) {
+      if (pos == n) pos = 0;
+      const size_t before = out.size();
+      const bool full = take(list[pos]);
+      if (!moved && out.size() > before) {
+        cls.cursor = static_cast<uint32_t>(pos);
+        moved = true;
+      }
+      if (full) return;
+    }
+  };
+  if (selective) {
+    rotate(st.list);
+    return;
+  }
+  if (ask.IsZero()) {
+    rotate(index.members());
+    return;
+  }
+
+  // The task's scarcest dimension: the fewest UP hosts have enough free in it.
+  if (cls.walk_dim_plan != plan_seq_) {
+    uint32_t best = std::numeric_limits<uint32_t>::max();
+    for (int d = 0; d < kNumDims; ++d) {
+      if (ask.at(d) <= 0) continue;
+      uint32_t c = index.CountAtLeast(static_cast<Dim>(d), FreeIndex::Level(ask.at(d)));
+      if (c < best) {
+        best = c;
+        cls.walk_dim = d;
+      }
+    }
+    cls.walk_dim_plan = plan_seq_;
+  }
+  const Dim dim = static_cast<Dim>(cls.walk_dim);
+  const int low = FreeIndex::Level(ask.at(cls.walk_dim));
+  const int high = index.MaxLevel(dim);
+  if (low > high) return;
+
+  if (cls.rotating || walk == WalkOrder::kRotating) {
+    const uint32_t qualifying = index.CountAtLeast(dim, low);
+    if (uint64_t{qualifying} * 2 >= index.size()) {
+      rotate(index.members());  // stable order within a plan: amortised O(1) for anti-affinity
+      return;
+    }
+    // Round-robin over the concatenation of the buckets [low, high].
+    if (qualifying == 0) return;
+    size_t pos = cls.cursor % qualifying;
+    int level = low;
+    while (pos >= index.Bucket(dim, level).size()) pos -= index.Bucket(dim, level++).size();
+    size_t offset = pos;
+    const uint32_t start = cls.cursor % qualifying;
+    bool moved = false;
+    for (uint32_t i = 0; i < qualifying; ++i, ++offset) {
+      while (offset >= index.Bucket(dim, level).size()) {
+        offset = 0;
+        level = level == high ? low : level + 1;
+      }
+      const size_t before = out.size();
+      const bool full = take(index.Bucket(dim, level)[offset]);
+      if (!moved && out.size() > before) {
+        cls.cursor = (start + i) % qualifying;
+        moved = true;
+      }
+      if (full) return;
+    }
+    return;
+  }
+
+  // Bucket walk: tightest-first (ascending levels) or loosest-first (descending).
+  auto visit = [&](int level) {
+    for (uint32_t slot : index.Bucket(dim, level)) {
+      ++stats.hosts_visited;
+      if (slot == prev || !st.pass[slot] || !PassesDynamic(t, snap.host_at(slot))) continue;
+      out.push_back(slot);
+      if (out.size() >= limit) return true;
+    }
+    return false;
+  };
+  if (walk == WalkOrder::kLoosestFirst) {
+    for (int level = high; level >= low; --level) {
+      if (visit(level)) return;
+    }
+  } else {
+    for (int level = low; level <= high; ++level) {
+      if (visit(level)) return;
+    }
+  }
+}
+
+void PlacementEngine::GpuOptions(const TaskContext& t, const HostState& h,
+                                 std::vector<GpuShares>& out) const {
+  const int64_t ask = t.shape.gpu_milli();
+  if (ask == 0) {
+    out.emplace_back();
+    return;
+  }
+  const auto& models = t.shape.gpu_models;
+  const auto& devs = h.gpus();
+  auto allowed = [&](const GpuDevice& d) {
+    return models.empty() || std::binary_search(models.begin(), models.end(), d.model);
+  };
+  if (ask >= kMilliPerGpu) {
+    GpuShares s;
+    const int64_t n = ask / kMilliPerGpu;
+    for (size_t i = 0; i < devs.size() && static_cast<int64_t>(s.size()) < n; ++i) {
+      if (allowed(devs[i]) && devs[i].milli_allocated == 0) {
+        s.push_back(GpuShare{static_cast<uint16_t>(i), static_cast<int32_t>(kMilliPerGpu)});
+      }
+    }
+    PL_CHECK(static_cast<int64_t>(s.size()) == n) << "gpu_devices passed a host without devices";
+    out.push_back(std::move(s));
+    return;
+  }
+  if (!profile_.any_device_aware()) {
+    int best = -1;
+    for (size_t i = 0; i < devs.size(); ++i) {
+      if (!allowed(devs[i]) || devs[i].free_milli() < ask) continue;
+      if (best < 0 || devs[i].free_milli() < devs[best].free_milli()) best = static_cast<int>(i);
+    }
+    PL_CHECK(best >= 0) << "gpu_devices passed a host without a device";
+    out.push_back(GpuShares{GpuShare{static_cast<uint16_t>(best), static_cast<int32_t>(ask)}});
+    return;
+  }
+  const size_t first = out.size();
+  for (size_t i = 0; i < devs.size(); ++i) {
+    if (!allowed(devs[i]) || devs[i].free_milli() < ask) continue;
+    bool same = false;
+    for (size_t k = first; k < out.size() && !same; ++k) {
+      const GpuDevice& o = devs[out[k].front().device];
+      same = o.milli_allocated == devs[i].milli_allocated && o.model == devs[i].model;
+    }
+    if (!same) {
+      out.push_back(GpuShares{GpuShare{static_cast<uint16_t>(i), static_cast<int32_t>(ask)}});
+    }
+  }
+  PL_CHECK(out.size() > first) << "gpu_devices passed a host without a device";
+}
+
+std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext& t,
+                                                               const ClusterSnapshot& snap,
+                                                               std::span<const uint32_t> candidates,
+                                                               PlanStats& stats) {
+  const auto& scorers = profile_.scorers();
+  const auto& weights = profile_.weights();
+  env_.sequence = sequence_;
+  std::optional<Choice> best;
+  double best_score = 0;
+  for (uint32_t slot : candidates) {
+    const HostState& h = snap.host_at(slot);
+    options_.clear();
+    GpuOptions(t, h, options_);
+    for (GpuShares& option : options_) {
+      ScoreInput in{t, h, option, env_};
+      double score = 0;
+      for (size_t i = 0; i < scorers.size(); ++i) {
+        if (weights[i] != 0) score += weights[i] * scorers[i]->Score(in);
+      }
+      ++stats.candidates_scored;
+      if (!best || score > best_score) {
+        best_score = score;
+        best = Choice{slot, std::move(option)};
+      }
+    }
+  }
+  return best;
+}
+
+Explanation PlacementEngine::Explain(const TaskContext& t, const ClusterSnapshot& snap) const {
+  struct Agg {
+    size_t filter;
+    Rejection r;
+    int64_t hosts;
+  };
+  auto add = [](std::vector<Agg>& aggs, size_t fi, const Rejection& r) {
+    for (Agg& a : aggs) {
+      if (a.filter == fi && a.r.reason == r.reason) {
+        ++a.hosts;
+        a.r.available = std::max(a.r.available, r.available);
+        return;
+      }
+    }
+    aggs.push_back(Agg{fi, r, 1});
+  };
+  const auto& fs = profile_.filters();
+  std::vector<Agg> now;
+  std::vector<Agg> ever;
+  bool could_ever = false;
+  Explanation e;
+  e.hosts_total = static_cast<int64_t>(snap.num_hosts());
+  for (uint32_t slot = 0; slot < snap.slots(); ++slot) {
+    if (!snap.present(slot)) continue;
+    const HostState& h = snap.host_at(slot);
+    bool rejected = false;
+    for (size_t i = 0; i < fs.size(); ++i) {
+      if (std::optional<Rejection> r = fs[i]->Check(t, h)) {
+        add(now, i, *r);
+        rejected = true;
+        break;
+      }
+    }
+    if (!rejected) ++e.hosts_feasible;
+    if (could_ever) continue;
+    bool ever_rejected = false;
+    for (size_t i = 0; i < fs.size(); ++i) {
+      if (std::optional<Rejection> r = fs[i]->CheckEmpty(t, h)) {
+        add(ever, i, *r);
+        ever_rejected = true;
+        break;
+      }
+    }
+    could_ever = !ever_rejected;
+  }
+  auto render = [&](std::vector<Agg>& aggs) {
+    std::stable_sort(aggs.begin(), aggs.end(), [](const Agg& a, const Agg& b) {
+      return a.hosts != b.hosts ? a.hosts > b.hosts : a.filter < b.filter;
+    });
+    std::vector<RejectionCount> out;
+    for (const Agg& a : aggs) {
+      RejectionCount rc;
+      rc.filter = std::string(fs[a.filter]->name());
+      rc.reason = fs[a.filter]->Describe(t, a.r);
+      rc.hosts = a.hosts;
+      rc.dimension = a.r.dimension;
+      rc.asked = a.r.asked;
+      rc.best_available = a.r.available;
+      out.push_back(std::move(rc));
+    }
+    return out;
+  };
+  e.rejections = render(now);
+  e.never_fits = e.hosts_total > 0 && !could_ever;
+  if (e.never_fits) e.never_fits_reasons = render(ever);
+  return e;
+}
+
+Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterSnapshot& snap) {
+  Plan plan;
+  BeginPlace(requests, snap);
+  for (uint32_t ri = 0; ri < requests.size(); ++ri) {
+    const PlacementRequest& req = requests[ri];
+    if (req.tasks.empty()) continue;
+    const size_t hold_mark = holds_.size();
+    const size_t assign_mark = plan.assignments.size();
+    uint32_t placed = 0;
+    std::optional<Explanation> failure;
+    for (const PlacementTask& task : req.tasks) {
+      PL_CHECK(task.shape != nullptr) << "task " << task.id.ToString() << " has no shape";
+      Class& cls = ClassFor(task.shape, snap);
+      cls.last_plan = plan_seq_;
+      if (cls.st->synced_plan != plan_seq_) SyncStatic(*cls.st, snap);
+      const TaskContext ctx{task, *task.shape, cls.keys};
+      const bool cacheable = !task.required_host.has_value();
+      if (cacheable && cls.failed_epoch == epoch_) {
+        ++plan.stats.class_hits;
+        failure = cls.failure;
+        break;
+      }
+      candidates_.clear();
+      Collect(ctx, cls, snap, candidates_, plan.stats);
+      std::optional<Choice> choice;
+      if (!candidates_.empty()) choice = Choose(ctx, snap, candidates_, plan.stats);
+      ++sequence_;
+      if (!choice) {
+        ++plan.stats.explain_scans;
+        Explanation e = Explain(ctx, snap);
+        if (cacheable) {
+          cls.failure = e;
+          cls.failed_epoch = epoch_;
+        }
+        failure = std::move(e);
+        break;
+      }
+      const HostState& h = snap.host_at(choice->slot);
+      Usage u;
+      u.resources = task.shape->resources;
+      u.gpus = choice->gpus;
+      u.ports = h.PickPorts(task.shape->num_ports());
+      u.job = task.shape->job;
+      u.label_pairs = cls.keys.job_label_pairs;
+      plan.assignments.push_back(Assignment{task.id, HostId(choice->slot), task.shape,
+                                            std::move(choice->gpus), u.ports, ri});
+      snap.Hold(choice->slot, u);
+      holds_.push_back(Hold{choice->slot, std::move(u)});
+      ++placed;
+    }
+    if (failure) {
+      for (size_t k = holds_.size(); k > hold_mark; --k) {
+        snap.Unhold(holds_[k - 1].slot, holds_[k - 1].usage);
+      }
+      holds_.resize(hold_mark);
+      plan.assignments.resize(assign_mark);
+      if (placed > 0) ++epoch_;  // capacity came back: cached failures are stale
+      PendingRequest p;
+      p.request_index = ri;
+      p.tasks.reserve(req.tasks.size());
+      for (const PlacementTask& t : req.tasks) p.tasks.push_back(t.id);
+      p.explanation = std::move(*failure);
+      p.explanation.gang_size = static_cast<uint32_t>(req.tasks.size());
+      p.explanation.gang_placed = placed;
+      plan.pending.push_back(std::move(p));
+    }
+  }
+  EndPlace(snap);
+  return plan;
+}
+
+}  // namespace paceline::placement

@@ -1,0 +1,388 @@
+// Scenario tests of the placement engine: constraints, anti-affinity, never-fitting requests,
+// GPU sharing and models, gangs, preferences, and the "why pending" explanation.
+
+#include "placement/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "placement/test_util.h"
+
+namespace paceline::placement {
+namespace {
+
+using testing::HostBuilder;
+using testing::kGi;
+using testing::One;
+using testing::Put;
+using testing::ShapeBuilder;
+using testing::Task;
+
+std::unique_ptr<PlacementEngine> Engine(const std::string& profile = "default",
+                                        std::optional<uint32_t> candidates = std::nullopt) {
+  EngineConfig c;
+  c.profile = profile;
+  c.max_candidates = candidates;
+  auto e = PlacementEngine::Create(c);
+  PL_CHECK(e.ok()) << e.status();
+  return std::move(*e);
+}
+
+std::vector<PlacementRequest> Instances(std::shared_ptr<const TaskShape> shape, uint32_t n) {
+  std::vector<PlacementRequest> rs;
+  for (uint32_t i = 0; i < n; ++i) rs.push_back(One(i, shape));
+  return rs;
+}
+
+TEST(Engine, LabelInPinsInstancesToMatchingHosts) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 10; ++i) {
+    ASSERT_TRUE(snap.AddHost(HostBuilder(i).Label("zone", i < 3 ? "a" : "b").Build()).ok());
+  }
+  auto shape = ShapeBuilder().Constraint("zone", ConstraintOp::kIn, {"a"}).Build();
+  auto engine = Engine();
+  Plan plan = engine->Place(Instances(shape, 6), snap);
+  ASSERT_EQ(plan.assignments.size(), 6u);
+  EXPECT_TRUE(plan.pending.empty());
+  for (const Assignment& a : plan.assignments) EXPECT_LT(a.host.value(), 3u) << a.host.value();
+}
+
+TEST(Engine, MaxPerHostOnePlacesFourOnFourHostsAndKeepsTheFifthPending) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 4; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).Build()).ok());
+  auto shape = ShapeBuilder(7).MaxPerHost(1).Build();
+  auto engine = Engine();
+  Plan plan = engine->Place(Instances(shape, 5), snap);
+  ASSERT_EQ(plan.assignments.size(), 4u);
+  std::set<uint32_t> hosts;
+  for (const Assignment& a : plan.assignments) hosts.insert(a.host.value());
+  EXPECT_EQ(hosts.size(), 4u);
+  ASSERT_EQ(plan.pending.size(), 1u);
+  EXPECT_EQ(plan.pending[0].tasks, std::vector<TaskId>{(TaskId{JobId(7), 4})});
+  const Explanation& e = plan.pending[0].explanation;
+  EXPECT_FALSE(e.never_fits);
+  EXPECT_EQ(e.OneLine(), "0/4 hosts: 4 max_per_host 1 of the job");
+  ASSERT_EQ(ApplyPlan(plan, snap).committed, 4u);
+  // Committed: the fifth stays pending in the next cycle too.
+  std::vector<PlacementRequest> fifth = {One(4, shape)};
+  Plan again = engine->Place(fifth, snap);
+  EXPECT_TRUE(again.assignments.empty());
+  ASSERT_EQ(again.pending.size(), 1u);
+  EXPECT_EQ(again.pending[0].explanation.rejections[0].filter, "max_per_host");
+}
+
+TEST(Engine, ImpossibleRequestsAreReportedAsNeverFitting) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(snap.AddHost(HostBuilder(i).MemGi(32).Gpus(2, "T4").Build()).ok());
+  }
+  auto engine = Engine();
+  std::vector<PlacementRequest> rs = {One(0, ShapeBuilder(1).MemGi(512).Build()),
+                                      One(0, ShapeBuilder(2).Gpu(1000).Models({"A100"}).Build()),
+                                      One(0, ShapeBuilder(3).Gpu(4000).Build())};
+  Plan plan = engine->Place(rs, snap);
+  ASSERT_EQ(plan.pending.size(), 3u);
+  for (const PendingRequest& p : plan.pending) EXPECT_TRUE(p.explanation.never_fits);
+  EXPECT_EQ(plan.pending[0].explanation.OneLine(),
+            "never fits any of 3 hosts: 3 insufficient memory (asked 512Gi, largest 32Gi)");
+  EXPECT_EQ(plan.pending[1].explanation.OneLine(),
+            "never fits any of 3 hosts: 3 no GPU of model [A100]");
+  EXPECT_EQ(plan.pending[2].explanation.OneLine(),
+            "never fits any of 3 hosts: 3 fewer than 4 GPUs");
+}
+
+TEST(Engine, BusyIsNotNeverFitting) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).MemGi(32).Build()).ok());
+  ASSERT_TRUE(Put(snap, 0, 0, ShapeBuilder(9).MemGi(30).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).MemGi(32).Status(HostStatus::kDown).Build()).ok());
+  auto engine = Engine();
+  std::vector<PlacementRequest> rs = {One(0, ShapeBuilder().MemGi(16).Build())};
+  Plan plan = engine->Place(rs, snap);
+  ASSERT_EQ(plan.pending.size(), 1u);
+  const Explanation& e = plan.pending[0].explanation;
+  EXPECT_FALSE(e.never_fits);
+  EXPECT_EQ(e.OneLine(), "0/2 hosts: 1 host DOWN, 1 insufficient memory (asked 16Gi, best 2Gi)");
+  ASSERT_NE(e.ShortestResource(), nullptr);
+  EXPECT_EQ(e.ShortestResource()->best_available, 2 * kGi);
+}
+
+TEST(Engine, WhyPendingCountsEveryHostUnderItsFirstFailingFilter) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 10; ++i) {
+    ASSERT_TRUE(
+        snap.AddHost(HostBuilder(i).MemGi(64).Label("zone", i < 6 ? "a" : "c").Build()).ok());
+  }
+  // Zone a is busy: 8Gi left on each of its hosts.
+  for (uint32_t i = 0; i < 6; ++i) {
+    ASSERT_TRUE(Put(snap, i, i, ShapeBuilder(9).Cpu(100).MemGi(56).Build()).ok());
+  }
+  auto shape = ShapeBuilder().MemGi(16).Constraint("zone", ConstraintOp::kIn, {"a", "b"}).Build();
+  auto engine = Engine();
+  Plan plan = engine->Place(Instances(shape, 3), snap);
+  ASSERT_EQ(plan.pending.size(), 3u);
+  EXPECT_EQ(plan.pending[0].explanation.OneLine(),
+            "0/10 hosts: 6 insufficient memory (asked 16Gi, best 8Gi), 4 zone not in [a b]");
+  // The other two were answered from the class's cached failure, not by rescanning.
+  EXPECT_EQ(plan.stats.explain_scans, 1u);
+  EXPECT_EQ(plan.stats.class_hits, 2u);
+  EXPECT_EQ(plan.pending[2].explanation, plan.pending[0].explanation);
+}
+
+TEST(Engine, FractionalGpuTasksShareDevicesWithoutExceedingOneDevice) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(64000).MemGi(256).Gpus(2).Build()).ok());
+  auto shape = ShapeBuilder().Gpu(400).Build();
+  for (const std::string profile : {"default", "best-fit", "fgd", "gpu-packing", "random-fit"}) {
+    SCOPED_TRACE(profile);
+    ClusterSnapshot s = snap;
+    Plan plan = Engine(profile)->Place(Instances(shape, 5), s);
+    ASSERT_EQ(plan.assignments.size(), 4u);  // two 0.4 shares per device
+    ASSERT_EQ(plan.pending.size(), 1u);
+    // 0.4 of GPU is free in total, but no single device has it.
+    EXPECT_EQ(plan.pending[0].explanation.OneLine(), "0/1 hosts: 1 no GPU with 0.4 free");
+    ASSERT_EQ(ApplyPlan(plan, s).committed, 4u);
+    ASSERT_TRUE(s.Validate().ok()) << s.Validate();
+    EXPECT_EQ(s.host(HostId(0))->gpus()[0].milli_allocated, 800);
+    EXPECT_EQ(s.host(HostId(0))->gpus()[1].milli_allocated, 800);
+  }
+}
+
+TEST(Engine, BestFitPacksFractionsOntoTheFullestDevice) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(64000).MemGi(256).Gpus(2).Build()).ok());
+  ASSERT_TRUE(Put(snap, 0, 0, ShapeBuilder(9).Gpu(600).Build(), {GpuShare{1, 600}}).ok());
+  std::vector<PlacementRequest> rs = {One(0, ShapeBuilder().Gpu(400).Build())};
+  Plan plan = Engine("best-fit")->Place(rs, snap);
+  ASSERT_EQ(plan.assignments.size(), 1u);
+  EXPECT_EQ(plan.assignments[0].gpus, (GpuShares{GpuShare{1, 400}}));
+}
+
+TEST(Engine, GpuModelsAreHonoured) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(4, "T4").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Gpus(2, "A100").Build()).ok());
+  auto a100 = ShapeBuilder(1).Gpu(1000).Models({"A100"}).Build();
+  auto any = ShapeBuilder(2).Gpu(2000).Build();
+  auto engine = Engine();
+  std::vector<PlacementRequest> rs = Instances(a100, 3);
+  rs.push_back(One(0, any));
+  Plan plan = engine->Place(rs, snap);
+  ASSERT_EQ(plan.assignments.size(), 3u);
+  for (const Assignment& a : plan.assignments) {
+    if (a.shape == a100) {
+      EXPECT_EQ(a.host.value(), 1u);
+    } else {
+      EXPECT_EQ(a.host.value(), 0u);
+      EXPECT_EQ(a.gpus.size(), 2u);
+    }
+  }
+  ASSERT_EQ(plan.pending.size(), 1u);
+  EXPECT_EQ(plan.pending[0].explanation.OneLine(),
+            "0/2 hosts: 1 no GPU of model [A100], 1 insufficient gpu (asked 1, best 0)");
+}
+
+TEST(Engine, GangsAreAllOrNothing) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(snap.AddHost(HostBuilder(i).Cpu(1000).Build()).ok());
+  }
+  auto shape = ShapeBuilder(5).Cpu(1000).Build();
+  auto single = ShapeBuilder(6).Cpu(1000).Build();
+  std::vector<PlacementRequest> rs;
+  rs.push_back(PlacementRequest::Gang(JobId(5), 0, 5, shape));   // 5 > 4 hosts
+  rs.push_back(One(0, single));                                  // fits once the gang is gone
+  rs.push_back(PlacementRequest::Gang(JobId(5), 10, 3, shape));  // fits next to it
+  auto engine = Engine();
+  Plan plan = engine->Place(rs, snap);
+  ASSERT_EQ(plan.pending.size(), 1u);
+  EXPECT_EQ(plan.pending[0].request_index, 0u);
+  EXPECT_EQ(plan.pending[0].tasks.size(), 5u);
+  const Explanation& e = plan.pending[0].explanation;
+  EXPECT_EQ(e.gang_size, 5u);
+  EXPECT_EQ(e.gang_placed, 4u);
+  EXPECT_EQ(e.OneLine(),
+            "gang of 5 (4 placed, released): 0/4 hosts: 4 insufficient cpu "
+            "(asked 1, best 0)");
+  ASSERT_EQ(plan.assignments.size(), 4u);
+  for (const Assignment& a : plan.assignments) EXPECT_NE(a.request_index, 0u);
+  // Place() left the snapshot untouched.
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(snap.host(HostId(i))->allocated().IsZero());
+  ApplyResult r = ApplyPlan(plan, snap);
+  EXPECT_EQ(r.committed, 4u);
+  EXPECT_TRUE(r.rejected.empty());
+  EXPECT_TRUE(snap.Validate().ok());
+}
+
+TEST(Engine, TasksOfOnePlanNeverOvercommitAHost) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(4000).Build()).ok());
+  auto engine = Engine();
+  Plan plan = engine->Place(Instances(ShapeBuilder().Cpu(1000).Build(), 10), snap);
+  EXPECT_EQ(plan.assignments.size(), 4u);
+  EXPECT_EQ(plan.pending.size(), 6u);
+  EXPECT_EQ(plan.stats.explain_scans, 1u);
+  ASSERT_EQ(ApplyPlan(plan, snap).committed, 4u);
+  EXPECT_TRUE(snap.Validate().ok());
+}
+
+TEST(Engine, PackFillsOneHostSpreadUsesBoth) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Build()).ok());
+  auto shape = ShapeBuilder().Cpu(1000).Build();
+  Plan pack = Engine("best-fit")->Place(Instances(shape, 2), snap);
+  ASSERT_EQ(pack.assignments.size(), 2u);
+  EXPECT_EQ(pack.assignments[0].host, pack.assignments[1].host);
+  Plan spread = Engine("spread")->Place(Instances(shape, 2), snap);
+  ASSERT_EQ(spread.assignments.size(), 2u);
+  EXPECT_NE(spread.assignments[0].host, spread.assignments[1].host);
+}
+
+TEST(Engine, PreviousHostsAreKeptWhenFeasible) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Build()).ok());
+  ASSERT_TRUE(Put(snap, 0, 0, ShapeBuilder(9).Cpu(4000).Build()).ok());  // pack prefers host 0
+  auto shape = ShapeBuilder().Build();
+  PlacementTask restart = Task(0, shape);
+  restart.previous = PreviousHost{HostId(1), false};
+  PlacementTask stateful = Task(1, shape);
+  stateful.previous = PreviousHost{HostId(1), true};
+  PlacementTask fresh = Task(2, shape);
+  std::vector<PlacementRequest> rs = {PlacementRequest::Single(restart),
+                                      PlacementRequest::Single(stateful),
+                                      PlacementRequest::Single(fresh)};
+  Plan plan = Engine("default", 1)->Place(rs, snap);  // even with a single candidate
+  ASSERT_EQ(plan.assignments.size(), 3u);
+  EXPECT_EQ(plan.assignments[0].host, HostId(1));
+  EXPECT_EQ(plan.assignments[1].host, HostId(1));
+  EXPECT_EQ(plan.assignments[2].host, HostId(0));
+}
+
+TEST(Engine, RequiredHostPinsAndExplains) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).Cpu(2000).Build()).ok());
+  auto shape = ShapeBuilder().Cpu(2000).Build();
+  PlacementTask a = Task(0, shape);
+  a.required_host = HostId(2);
+  PlacementTask b = Task(1, shape);
+  b.required_host = HostId(2);
+  std::vector<PlacementRequest> rs = {PlacementRequest::Single(a), PlacementRequest::Single(b)};
+  Plan plan = Engine()->Place(rs, snap);
+  ASSERT_EQ(plan.assignments.size(), 1u);
+  EXPECT_EQ(plan.assignments[0].host, HostId(2));
+  ASSERT_EQ(plan.pending.size(), 1u);
+  EXPECT_EQ(plan.pending[0].explanation.OneLine(),
+            "0/3 hosts: 2 not the required host 2, 1 insufficient cpu (asked 2, best 0)");
+}
+
+TEST(Engine, PortsAreDistinctWithinAPlan) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Ports(31000, 31002).Build()).ok());
+  auto one = ShapeBuilder(1).Cpu(100).Ports(1).Build();
+  auto two = ShapeBuilder(2).Cpu(100).Ports(2).Build();
+  std::vector<PlacementRequest> rs = {One(0, one), One(1, one), One(0, two)};
+  Plan plan = Engine()->Place(rs, snap);
+  ASSERT_EQ(plan.assignments.size(), 2u);
+  EXPECT_EQ(plan.assignments[0].ports, std::vector<uint32_t>{31000});
+  EXPECT_EQ(plan.assignments[1].ports, std::vector<uint32_t>{31001});
+  ASSERT_EQ(plan.pending.size(), 1u);
+  EXPECT_EQ(plan.pending[0].explanation.OneLine(), "0/1 hosts: 1 fewer than 2 free ports");
+  EXPECT_EQ(ApplyPlan(plan, snap).committed, 2u);
+}
+
+TEST(Engine, ExclusiveHostsOnlyTakeTheirTasks) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Label("paceline.exclusive", "ml").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Build()).ok());
+  auto ml = ShapeBuilder(1).Exclusive("ml").Build();
+  auto plain = ShapeBuilder(2).Build();
+  std::vector<PlacementRequest> rs = {One(0, ml), One(0, plain), One(1, ml), One(1, plain)};
+  Plan plan = Engine()->Place(rs, snap);
+  ASSERT_EQ(plan.assignments.size(), 4u);
+  for (const Assignment& a : plan.assignments) {
+    EXPECT_EQ(a.host, a.shape == ml ? HostId(0) : HostId(1));
+  }
+}
+
+TEST(Engine, ConstraintCachesFollowHostChanges) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 20; ++i) {
+    ASSERT_TRUE(snap.AddHost(HostBuilder(i).Label("zone", i == 0 ? "a" : "b").Build()).ok());
+  }
+  auto shape = ShapeBuilder().Constraint("zone", ConstraintOp::kIn, {"a"}).Build();
+  auto engine = Engine();
+  std::vector<PlacementRequest> rs = {One(0, shape)};
+  Plan p1 = engine->Place(rs, snap);
+  ASSERT_EQ(p1.assignments.size(), 1u);
+  EXPECT_EQ(p1.assignments[0].host, HostId(0));
+  ASSERT_TRUE(snap.SetHostStatus(HostId(0), HostStatus::kDraining).ok());
+  Plan p2 = engine->Place(rs, snap);
+  ASSERT_TRUE(p2.assignments.empty());
+  EXPECT_EQ(p2.pending[0].explanation.OneLine(), "0/20 hosts: 19 zone not in [a], 1 host DRAINING");
+  ASSERT_TRUE(snap.SetHostLabels(HostId(7), {{"zone", "a"}}).ok());
+  Plan p3 = engine->Place(rs, snap);
+  ASSERT_EQ(p3.assignments.size(), 1u);
+  EXPECT_EQ(p3.assignments[0].host, HostId(7));
+  ASSERT_TRUE(snap.AddHost(HostBuilder(30).Label("zone", "a").Cpu(64000).Build()).ok());
+  ASSERT_TRUE(snap.RemoveHost(HostId(7)).ok());
+  Plan p4 = engine->Place(rs, snap);
+  ASSERT_EQ(p4.assignments.size(), 1u);
+  EXPECT_EQ(p4.assignments[0].host, HostId(30));
+}
+
+TEST(Engine, BoundedCandidatesStillFindTheOnlyFeasibleHost) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(
+        snap.AddHost(HostBuilder(i).MemGi(i == 1234 ? 64 : 8).Cpu(i == 1234 ? 1000 : 64000).Build())
+            .ok());
+  }
+  auto shape = ShapeBuilder().Cpu(500).MemGi(48).Build();
+  for (const std::string profile : {"default", "spread", "random-fit", "dot-product"}) {
+    Plan plan = Engine(profile)->Place(Instances(shape, 1), snap);
+    ASSERT_EQ(plan.assignments.size(), 1u) << profile;
+    EXPECT_EQ(plan.assignments[0].host, HostId(1234)) << profile;
+    // The index walk looked at a handful of hosts, not at the cluster.
+    EXPECT_LT(plan.stats.hosts_visited, 100u) << profile;
+  }
+}
+
+TEST(Engine, ApplyPlanRejectsAWholeGangThatNoLongerFits) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).Cpu(1000).Build()).ok());
+  auto shape = ShapeBuilder(1).Cpu(1000).Build();
+  std::vector<PlacementRequest> rs = {PlacementRequest::Gang(JobId(1), 0, 3, shape)};
+  Plan plan = Engine()->Place(rs, snap);
+  ASSERT_EQ(plan.assignments.size(), 3u);
+  // Meanwhile something else took the last member's host.
+  ASSERT_TRUE(
+      Put(snap, plan.assignments[2].host.value(), 0, ShapeBuilder(2).Cpu(1000).Build()).ok());
+  ApplyResult r = ApplyPlan(plan, snap);
+  EXPECT_EQ(r.committed, 0u);
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_EQ(r.rejected[0].task, (TaskId{JobId(1), 2}));
+  EXPECT_EQ(snap.num_tasks(), 1u);
+  EXPECT_TRUE(snap.Validate().ok());
+}
+
+TEST(Engine, LearnsTheWorkloadFromRequests) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(8).Cpu(64000).MemGi(256).Build()).ok());
+  auto engine = Engine("fgd");
+  EXPECT_TRUE(engine->workload().empty());
+  engine->Place(Instances(ShapeBuilder().Gpu(500).Build(), 3), snap);
+  ASSERT_EQ(engine->workload().size(), 1u);
+  EXPECT_DOUBLE_EQ(engine->workload().total_weight(), 3);
+}
+
+TEST(Engine, UnknownProfileIsAnError) {
+  EngineConfig c;
+  c.profile = "fastest";
+  EXPECT_EQ(PlacementEngine::Create(c).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace paceline::placement

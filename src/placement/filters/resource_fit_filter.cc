@@ -1,0 +1,35 @@
+#include "placement/filters/resource_fit_filter.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace paceline::placement {
+
+std::optional<Rejection> ResourceFitFilter::Check(const TaskContext& t, const HostState& h) const {
+  const Resources& ask = t.shape.resources;
+  Resources free = h.free();
+  if (ask.FitsIn(free)) return std::nullopt;
+  Dim d = *ask.FirstExceeding(free);
+  Rejection r = Reject(static_cast<uint16_t>(d));
+  r.dimension = d;
+  r.asked = ask[d];
+  r.available = free[d];
+  return r;
+}
+
+std::optional<Rejection> ResourceFitFilter::CheckEmpty(const TaskContext& t,
+                                                       const HostState& h) const {
+  const Resources& ask = t.shape.resources;
+  std::optional<Dim> d = ask.FirstExceeding(h.capacity());
+  if (!d) return std::nullopt;
+  Rejection r = Reject(static_cast<uint16_t>(*d));
+  r.dimension = *d;
+  r.asked = ask[*d];
+  r.available = h.capacity()[*d];
+  return r;
+}
+
+std::string ResourceFitFilter::Describe(const TaskContext&, const Rejection& r) const {
+  return absl::StrCat("insufficient ", DimName(static_cast<Dim>(r.reason)));
+}
+
+}  // namespace paceline::placement

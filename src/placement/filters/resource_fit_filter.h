@@ -1,0 +1,21 @@
+#pragma once
+// Filter "resource_fit" (dynamic): the shape's resources fit the host's free resources in every
+// dimension (cpu, memory, disk, total GPU). The reason code is the first short dimension; the
+// rejection carries asked and available in that dimension.
+//
+// Thread-safety: stateless; see filter.h.
+
+#include "placement/filter.h"
+
+namespace paceline::placement {
+
+class ResourceFitFilter final : public Filter {
+ public:
+  absl::string_view name() const override { return "resource_fit"; }
+  bool is_static() const override { return false; }
+  std::optional<Rejection> Check(const TaskContext& t, const HostState& h) const override;
+  std::optional<Rejection> CheckEmpty(const TaskContext& t, const HostState& h) const override;
+  std::string Describe(const TaskContext& t, const Rejection& r) const override;
+};
+
+}  // namespace paceline::placement

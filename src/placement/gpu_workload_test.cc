@@ -1,0 +1,87 @@
+#include "placement/gpu_workload.h"
+
+#include <gtest/gtest.h>
+
+#include "placement/test_util.h"
+
+namespace paceline::placement {
+namespace {
+
+using testing::HostBuilder;
+using testing::kGi;
+using testing::Put;
+using testing::ShapeBuilder;
+
+Resources Gpu(int64_t milli, int64_t cpu = 1000) { return Resources::Of(cpu, kGi, 0, milli); }
+
+class GpuWorkloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Two devices; device 0 has 0.5 allocated.
+    ASSERT_TRUE(snap_.AddHost(HostBuilder(0).Cpu(8000).Gpus(2).Build()).ok());
+    ASSERT_TRUE(Put(snap_, 0, 0, ShapeBuilder(9).Gpu(500).Build(), {GpuShare{0, 500}}).ok());
+  }
+  const HostState& host() { return *snap_.host(HostId(0)); }
+  ClusterSnapshot snap_;
+};
+
+TEST_F(GpuWorkloadTest, WholeGpuTasksCannotUseAHalfUsedDevice) {
+  GpuWorkload w;
+  w.Add(Gpu(1000), {});
+  EXPECT_DOUBLE_EQ(w.Fragmentation(host()), 500);
+}
+
+TEST_F(GpuWorkloadTest, FragmentationIsTheWeightedMeanOverTaskTypes) {
+  GpuWorkload w;
+  w.Add(Gpu(1000), {}, 1);
+  w.Add(Gpu(500), {}, 1);  // can use the 0.5 left on device 0
+  w.Add(Gpu(700), {}, 2);  // cannot: 0.5 < 0.7
+  EXPECT_DOUBLE_EQ(w.Fragmentation(host()), (500.0 + 0 + 2 * 500) / 4);
+}
+
+TEST_F(GpuWorkloadTest, ATaskThatCannotRunCountsEveryFreeGpu) {
+  GpuWorkload w;
+  w.Add(Gpu(1000, 16000), {});  // more cpu than the host has
+  EXPECT_DOUBLE_EQ(w.Fragmentation(host()), 1500);
+  GpuWorkload cpu_only;
+  cpu_only.Add(Gpu(0), {});
+  EXPECT_DOUBLE_EQ(cpu_only.Fragmentation(host()), 0);
+  // After taking all the cpu, even a cpu task cannot run: every free GPU is stranded.
+  EXPECT_DOUBLE_EQ(cpu_only.Fragmentation(host(), Resources::Of(7000, 0)), 1500);
+}
+
+TEST_F(GpuWorkloadTest, DevicesOfOtherModelsAreFragmentsForRestrictedTasks) {
+  GpuWorkload w;
+  w.Add(Gpu(500), {"A100"});
+  EXPECT_DOUBLE_EQ(w.Fragmentation(host()), 1500);  // the host has T4s only
+  GpuWorkload t4;
+  t4.Add(Gpu(500), {"T4"});
+  EXPECT_DOUBLE_EQ(t4.Fragmentation(host()), 0);
+}
+
+TEST_F(GpuWorkloadTest, HypotheticalSharesAreApplied) {
+  GpuWorkload w;
+  w.Add(Gpu(1000), {});
+  // Filling device 0 removes its fragment; breaking device 1 instead adds one.
+  EXPECT_DOUBLE_EQ(w.Fragmentation(host(), Gpu(500), GpuShares{GpuShare{0, 500}}), 0);
+  // Device 1 broken to 0.5: no whole device left, so the task cannot run at all.
+  EXPECT_DOUBLE_EQ(w.Fragmentation(host(), Gpu(500), GpuShares{GpuShare{1, 500}}), 1000);
+}
+
+TEST(GpuWorkload, TopKeepsTheHeaviestTypes) {
+  GpuWorkload w;
+  w.Add(Gpu(1000), {}, 1);
+  w.Add(Gpu(500), {}, 5);
+  w.Add(Gpu(500), {}, 1);  // merges with the previous type
+  w.Add(Gpu(250), {}, 3);
+  EXPECT_EQ(w.size(), 3u);
+  EXPECT_DOUBLE_EQ(w.total_weight(), 10);
+  GpuWorkload top = w.Top(2);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top.types()[0].resources.gpu_milli(), 500);
+  EXPECT_DOUBLE_EQ(top.types()[0].weight, 6);
+  EXPECT_EQ(top.types()[1].resources.gpu_milli(), 250);
+}
+
+}  // namespace
+}  // namespace paceline::placement

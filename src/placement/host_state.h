@@ -1,0 +1,156 @@
+#pragma once
+// HostState: one host as the placement engine sees it inside a ClusterSnapshot.
+//
+// A host has a static part, set when it registers (id, name, labels, capacity, GPU devices and
+// their models, port ranges), a status (UP, DRAINING, DRAINED, DOWN, LOST) and a usage part
+// (allocated resources, per-device GPU allocation, used ports, task counts per job and per job
+// label value for anti-affinity, committed tasks). Only the owning ClusterSnapshot mutates a
+// HostState; everybody else reads it through const references.
+//
+// GPUs are devices: device i has a model and `milli_allocated` in [0, 1000]. A task asking for
+// N whole GPUs takes N devices at 1000 each; a task asking for a fraction f < 1000 takes f on
+// one device, which other fractional tasks may share up to 1000 in total. The gpu dimension of
+// `capacity()` is always 1000 x number of devices and the gpu dimension of `allocated()` is the
+// sum over devices.
+//
+// A host labelled `paceline.exclusive=<v>` only accepts tasks that ask for exclusive <v>.
+//
+// Thread-safety: none; a HostState belongs to the single thread that owns its snapshot.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/string_view.h"
+#include "common/ids.h"
+#include "common/resources.h"
+
+namespace paceline::placement {
+
+enum class HostStatus : uint8_t { kUp = 0, kDraining = 1, kDrained = 2, kDown = 3, kLost = 4 };
+// "UP", "DRAINING", "DRAINED", "DOWN", "LOST".
+absl::string_view HostStatusName(HostStatus s);
+
+// The label that reserves a host for tasks with a matching TaskShape::exclusive.
+inline constexpr absl::string_view kExclusiveLabel = "paceline.exclusive";
+// Milli-GPUs in one device.
+inline constexpr int64_t kMilliPerGpu = 1000;
+
+struct GpuDevice {
+  std::string model;
+  int64_t milli_allocated = 0;  // 0..1000
+  int64_t free_milli() const { return kMilliPerGpu - milli_allocated; }
+};
+
+// Inclusive range of host ports handed out to tasks, e.g. {31000, 32000}.
+struct PortRange {
+  uint32_t first = 0;
+  uint32_t last = 0;
+  uint32_t size() const { return last >= first ? last - first + 1 : 0; }
+  friend bool operator==(const PortRange&, const PortRange&) = default;
+};
+
+// What a host declares when it registers: the input of ClusterSnapshot::AddHost.
+struct HostSpec {
+  HostId id;
+  std::string name;
+  HostStatus status = HostStatus::kUp;
+  std::vector<std::pair<std::string, std::string>> labels;
+  // cpu, memory, disk; the gpu dimension is derived from `gpu_models` (1000 per device) and
+  // must be 0 or equal to that.
+  Resources capacity;
+  std::vector<std::string> gpu_models;  // one entry per device
+  std::vector<PortRange> ports;
+};
+
+// One task's share of one GPU device.
+struct GpuShare {
+  uint16_t device = 0;
+  int32_t milli = 0;
+  friend bool operator==(const GpuShare&, const GpuShare&) = default;
+};
+using GpuShares = absl::InlinedVector<GpuShare, 2>;
+
+// What one task holds on a host; added and removed as a unit.
+struct Usage {
+  Resources resources;
+  GpuShares gpus;
+  std::vector<uint32_t> ports;
+  JobId job;
+  absl::InlinedVector<uint32_t, 4> label_pairs;  // interned (job label, value) ids
+};
+
+class HostState {
+ public:
+  explicit HostState(HostSpec spec);
+
+  HostId id() const { return id_; }
+  const std::string& name() const { return name_; }
+  HostStatus status() const { return status_; }
+  // Sorted by key; keys are unique.
+  const std::vector<std::pair<std::string, std::string>>& labels() const { return labels_; }
+  std::optional<absl::string_view> Label(absl::string_view key) const;
+  // The value of paceline.exclusive, empty when the host is not exclusive.
+  const std::string& exclusive() const { return exclusive_; }
+
+  const Resources& capacity() const { return capacity_; }
+  const Resources& allocated() const { return allocated_; }
+  Resources free() const { return capacity_ - allocated_; }
+
+  const std::vector<GpuDevice>& gpus() const { return gpus_; }
+  // Devices with nothing allocated.
+  int full_free_gpus() const { return full_free_gpus_; }
+  // The largest free amount on a partly allocated device (0 when none).
+  int64_t max_partial_free_gpu() const { return max_partial_free_gpu_; }
+  // Scalar GPU key for the free-capacity index: full_free_gpus * 1000 + max_partial_free_gpu.
+  // A task asking N whole GPUs can fit only if key >= N * 1000; a fraction f only if key >= f.
+  int64_t gpu_key() const { return full_free_gpus_ * kMilliPerGpu + max_partial_free_gpu_; }
+
+  const std::vector<PortRange>& port_ranges() const { return port_ranges_; }
+  uint32_t port_capacity() const { return port_capacity_; }
+  uint32_t free_ports() const { return port_capacity_ - static_cast<uint32_t>(used_ports_.size()); }
+  bool PortUsed(uint32_t port) const { return used_ports_.contains(port); }
+  bool PortInRange(uint32_t port) const;
+  // The `n` lowest free ports; fewer when the host has fewer free.
+  std::vector<uint32_t> PickPorts(uint32_t n) const;
+
+  uint32_t JobCount(JobId job) const;
+  uint32_t LabelPairCount(uint32_t label_pair) const;
+  const std::vector<TaskId>& tasks() const { return tasks_; }
+
+  // Grows on every usage change; lets scorers cache per-host values.
+  uint64_t version() const { return version_; }
+
+ private:
+  friend class ClusterSnapshot;
+
+  void AddUsage(const Usage& u);
+  void RemoveUsage(const Usage& u);
+  void SetLabels(std::vector<std::pair<std::string, std::string>> labels);
+  void RecomputeGpuSummary();
+
+  HostId id_;
+  std::string name_;
+  HostStatus status_;
+  std::vector<std::pair<std::string, std::string>> labels_;
+  std::string exclusive_;
+  Resources capacity_;
+  Resources allocated_;
+  std::vector<GpuDevice> gpus_;
+  int full_free_gpus_ = 0;
+  int64_t max_partial_free_gpu_ = 0;
+  std::vector<PortRange> port_ranges_;
+  uint32_t port_capacity_ = 0;
+  absl::flat_hash_set<uint32_t> used_ports_;
+  absl::flat_hash_map<JobId, uint32_t> job_counts_;
+  absl::flat_hash_map<uint32_t, uint32_t> label_pair_counts_;
+  std::vector<TaskId> tasks_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace paceline::placement

@@ -1,0 +1,90 @@
+#pragma once
+// Profile: which filters run in which order, which scorers with which weights, how candidate
+// hosts are walked and how many feasible candidates are scored. profile.cc is THE one place
+// where the filters and scorers are registered by name and where the default order and
+// weights of every named profile are written down; the master's config picks a profile by
+// name (EngineConfig::profile) or passes a custom ProfileSpec.
+//
+// Named profiles:
+//   default      pack + gpu_fragmentation, tightest-first walk
+//   spread       spread, loosest-first walk
+//   best-fit     pack
+//   random-fit   random, rotating walk
+//   dot-product  dot_product
+//   gpu-packing  gpu_packing
+//   fgd          gpu_fragmentation
+// Every profile runs every filter and keeps previous_host (weight 4) and stateful_sticky
+// (weight 8) so that restarts and stateful instances stay put whatever the policy.
+//
+// Thread-safety: a built Profile is immutable; its filters and scorers are single-threaded.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "placement/filter.h"
+#include "placement/scorer.h"
+
+namespace paceline::placement {
+
+// The order in which the engine visits hosts while collecting feasible candidates. It matters
+// when max_candidates bounds the search (the first feasible hosts found are the ones scored).
+enum class WalkOrder : uint8_t {
+  kTightestFirst,  // least free capacity first, in the task's scarcest dimension (pack)
+  kLoosestFirst,   // most free capacity first (spread)
+  kRotating,       // round-robin over the hosts from a per-class cursor (random, anti-affinity)
+};
+absl::string_view WalkOrderName(WalkOrder w);
+
+struct ScorerWeight {
+  std::string scorer;
+  double weight = 1.0;
+};
+
+struct ProfileSpec {
+  std::string name;
+  std::vector<std::string> filters;  // static filters first
+  std::vector<ScorerWeight> scorers;
+  WalkOrder walk = WalkOrder::kTightestFirst;
+  // Feasible hosts scored per placement (Nomad's limit iterator, Kubernetes'
+  // percentageOfNodesToScore); 0 = every feasible host (exact, O(hosts) per placement).
+  uint32_t max_candidates = 16;
+};
+
+class Profile {
+ public:
+  // InvalidArgument: unknown filter or scorer name, a static filter after a dynamic one, a
+  // negative weight.
+  static absl::StatusOr<Profile> Build(const ProfileSpec& spec);
+  // One of ProfileNames(); NotFound otherwise.
+  static absl::StatusOr<Profile> Named(absl::string_view name);
+
+  const ProfileSpec& spec() const { return spec_; }
+  const std::vector<std::unique_ptr<Filter>>& filters() const { return filters_; }
+  const std::vector<std::unique_ptr<Scorer>>& scorers() const { return scorers_; }
+  const std::vector<double>& weights() const { return weights_; }
+  // Number of leading static filters.
+  size_t num_static_filters() const { return num_static_; }
+  bool any_device_aware() const { return any_device_aware_; }
+
+ private:
+  ProfileSpec spec_;
+  std::vector<std::unique_ptr<Filter>> filters_;
+  std::vector<std::unique_ptr<Scorer>> scorers_;
+  std::vector<double> weights_;
+  size_t num_static_ = 0;
+  bool any_device_aware_ = false;
+};
+
+// The registries.
+std::vector<std::string> FilterNames();  // in the default order
+std::vector<std::string> ScorerNames();
+std::vector<std::string> ProfileNames();
+absl::StatusOr<std::unique_ptr<Filter>> MakeFilter(absl::string_view name);
+absl::StatusOr<std::unique_ptr<Scorer>> MakeScorer(absl::string_view name);
+absl::StatusOr<ProfileSpec> NamedProfileSpec(absl::string_view name);
+
+}  // namespace paceline::placement

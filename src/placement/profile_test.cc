@@ -1,0 +1,71 @@
+#include "placement/profile.h"
+
+#include <gtest/gtest.h>
+
+namespace paceline::placement {
+namespace {
+
+TEST(Profile, EveryNamedProfileBuildsWithEveryFilterStaticFirst) {
+  std::vector<std::string> names = ProfileNames();
+  for (const char* want :
+       {"default", "spread", "best-fit", "random-fit", "dot-product", "gpu-packing", "fgd"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  }
+  for (const std::string& name : names) {
+    absl::StatusOr<Profile> p = Profile::Named(name);
+    ASSERT_TRUE(p.ok()) << name << ": " << p.status();
+    EXPECT_EQ(p->filters().size(), FilterNames().size());
+    for (size_t i = 0; i < p->filters().size(); ++i) {
+      EXPECT_EQ(p->filters()[i]->is_static(), i < p->num_static_filters()) << name;
+    }
+    EXPECT_EQ(p->scorers().size(), p->weights().size());
+  }
+}
+
+TEST(Profile, DefaultAndFgdWeights) {
+  absl::StatusOr<Profile> d = Profile::Named("default");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->spec().walk, WalkOrder::kTightestFirst);
+  EXPECT_EQ(d->spec().max_candidates, 16u);
+  EXPECT_TRUE(d->any_device_aware());
+  absl::StatusOr<Profile> bf = Profile::Named("best-fit");
+  ASSERT_TRUE(bf.ok());
+  EXPECT_FALSE(bf->any_device_aware());
+  absl::StatusOr<Profile> spread = Profile::Named("spread");
+  ASSERT_TRUE(spread.ok());
+  EXPECT_EQ(spread->spec().walk, WalkOrder::kLoosestFirst);
+}
+
+TEST(Profile, CustomProfilesAreValidated) {
+  ProfileSpec spec;
+  spec.name = "mine";
+  spec.filters = {"host_state", "resource_fit"};
+  spec.scorers = {{"spread", 2}};
+  EXPECT_TRUE(Profile::Build(spec).ok());
+  spec.filters = {"resource_fit", "labels"};
+  EXPECT_EQ(Profile::Build(spec).status().code(), absl::StatusCode::kInvalidArgument);
+  spec.filters = {"nope"};
+  EXPECT_FALSE(Profile::Build(spec).ok());
+  spec.filters = {"host_state"};
+  spec.scorers = {{"pack", -1}};
+  EXPECT_FALSE(Profile::Build(spec).ok());
+  spec.scorers = {{"unknown", 1}};
+  EXPECT_FALSE(Profile::Build(spec).ok());
+  EXPECT_EQ(Profile::Named("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(Profile, RegistriesResolveEveryName) {
+  for (const std::string& n : FilterNames()) {
+    auto f = MakeFilter(n);
+    ASSERT_TRUE(f.ok()) << n;
+    EXPECT_EQ((*f)->name(), n);
+  }
+  for (const std::string& n : ScorerNames()) {
+    auto s = MakeScorer(n);
+    ASSERT_TRUE(s.ok()) << n;
+    EXPECT_EQ((*s)->name(), n);
+  }
+}
+
+}  // namespace
+}  // namespace paceline::placement

@@ -1,0 +1,9 @@
+#include "placement/scorers/pack_scorer.h"
+
+namespace paceline::placement {
+
+double PackScorer::Score(const ScoreInput& in) const {
+  return UtilisationAfter(in.host, in.task.shape.resources);
+}
+
+}  // namespace paceline::placement

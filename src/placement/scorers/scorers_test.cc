@@ -1,0 +1,165 @@
+// One test suite per scorer: each checks the preference it encodes on two hosts.
+
+#include <gtest/gtest.h>
+
+#include "placement/scorers/dot_product_scorer.h"
+#include "placement/scorers/gpu_fragmentation_scorer.h"
+#include "placement/scorers/gpu_packing_scorer.h"
+#include "placement/scorers/pack_scorer.h"
+#include "placement/scorers/previous_host_scorer.h"
+#include "placement/scorers/random_scorer.h"
+#include "placement/scorers/spread_scorer.h"
+#include "placement/scorers/stateful_sticky_scorer.h"
+#include "placement/test_util.h"
+
+namespace paceline::placement {
+namespace {
+
+using testing::Ctx;
+using testing::HostBuilder;
+using testing::Put;
+using testing::ShapeBuilder;
+using testing::Task;
+
+class ScorerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(snap_.AddHost(HostBuilder(0).Cpu(8000).MemGi(32).Build()).ok());
+    ASSERT_TRUE(snap_.AddHost(HostBuilder(1).Cpu(8000).MemGi(32).Build()).ok());
+    // Host 0 is half full.
+    ASSERT_TRUE(Put(snap_, 0, 0, ShapeBuilder(9).Cpu(4000).MemGi(16).Build()).ok());
+  }
+  double Score(const Scorer& s, const Ctx& c, uint32_t host, const GpuShares& gpus = {}) {
+    return s.Score(ScoreInput{c.get(), *snap_.host(HostId(host)), gpus, env_});
+  }
+  ClusterSnapshot snap_;
+  ScoreEnv env_;
+};
+
+TEST_F(ScorerTest, PackPrefersTheFullerHost) {
+  PackScorer s;
+  Ctx c(Task(0, ShapeBuilder().Cpu(1000).MemGi(4).Build()));
+  double full = Score(s, c, 0);
+  double empty = Score(s, c, 1);
+  EXPECT_GT(full, empty);
+  // (4000 + 1000) / 8000 and (16 + 4) / 32 and 0 disk of 100Gi → mean of three dims.
+  EXPECT_NEAR(full, (5.0 / 8 + 20.0 / 32 + 0) / 3, 1e-9);
+}
+
+TEST_F(ScorerTest, SpreadPrefersTheEmptierHost) {
+  SpreadScorer s;
+  Ctx c(Task(0, ShapeBuilder().Cpu(1000).MemGi(4).Build()));
+  EXPECT_GT(Score(s, c, 1), Score(s, c, 0));
+  EXPECT_NEAR(Score(s, c, 1) + PackScorer().Score(
+                                   ScoreInput{c.get(), *snap_.host(HostId(1)), GpuShares{}, env_}),
+              1.0, 1e-9);
+}
+
+TEST_F(ScorerTest, DotProductPrefersLessFreeWhereTheTaskAsks) {
+  DotProductScorer s;
+  Ctx c(Task(0, ShapeBuilder().Cpu(2000).MemGi(1).Build()));
+  EXPECT_GT(Score(s, c, 0), Score(s, c, 1));
+  double v = Score(s, c, 1);
+  EXPECT_GE(v, 0.0);
+  EXPECT_LE(v, 1.0);
+}
+
+TEST(GpuPackingScorer, PrefersUsedDevicesAndKeepsCpuTasksOffGpuHosts) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(2).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Gpus(2).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(2).Build()).ok());
+  ASSERT_TRUE(Put(snap, 0, 0, ShapeBuilder(9).Gpu(300).Build(), {GpuShare{1, 300}}).ok());
+  GpuPackingScorer s;
+  EXPECT_TRUE(s.device_aware());
+  ScoreEnv env;
+  Ctx frac(Task(0, ShapeBuilder().Gpu(500).Build()));
+  const HostState& h0 = *snap.host(HostId(0));
+  double used_dev = s.Score({frac.get(), h0, GpuShares{GpuShare{1, 500}}, env});
+  double idle_dev = s.Score({frac.get(), h0, GpuShares{GpuShare{0, 500}}, env});
+  double idle_host = s.Score({frac.get(), *snap.host(HostId(1)), GpuShares{GpuShare{0, 500}}, env});
+  EXPECT_GT(used_dev, idle_dev);
+  EXPECT_GT(idle_dev, idle_host);
+  Ctx cpu(Task(0, ShapeBuilder().Build()));
+  EXPECT_GT(s.Score({cpu.get(), *snap.host(HostId(2)), GpuShares{}, env}),
+            s.Score({cpu.get(), h0, GpuShares{}, env}));
+}
+
+TEST_F(ScorerTest, PreviousHostScoresOnlyThePreviousHostOfARestart) {
+  PreviousHostScorer s;
+  PlacementTask t = Task(0, ShapeBuilder().Build());
+  t.previous = PreviousHost{HostId(1), false};
+  Ctx c(t);
+  EXPECT_EQ(Score(s, c, 1), 1.0);
+  EXPECT_EQ(Score(s, c, 0), 0.0);
+  t.previous->stateful = true;
+  Ctx stateful(t);
+  EXPECT_EQ(Score(s, stateful, 1), 0.0);  // stateful_sticky's business
+  Ctx fresh(Task(0, ShapeBuilder().Build()));
+  EXPECT_EQ(Score(s, fresh, 1), 0.0);
+}
+
+TEST_F(ScorerTest, StatefulStickyScoresOnlyTheVolumeHost) {
+  StatefulStickyScorer s;
+  PlacementTask t = Task(0, ShapeBuilder().Build());
+  t.previous = PreviousHost{HostId(0), true};
+  Ctx c(t);
+  EXPECT_EQ(Score(s, c, 0), 1.0);
+  EXPECT_EQ(Score(s, c, 1), 0.0);
+  t.previous->stateful = false;
+  Ctx restart(t);
+  EXPECT_EQ(Score(s, restart, 0), 0.0);
+}
+
+TEST_F(ScorerTest, RandomIsDeterministicPerSeedAndSpreadsOverHosts) {
+  RandomScorer s;
+  Ctx c(Task(0, ShapeBuilder().Build()));
+  env_.seed = 7;
+  env_.sequence = 3;
+  double a0 = Score(s, c, 0);
+  double a1 = Score(s, c, 1);
+  EXPECT_EQ(a0, Score(s, c, 0));
+  EXPECT_NE(a0, a1);
+  env_.seed = 8;
+  EXPECT_NE(a0, Score(s, c, 0));
+  // Roughly uniform: the mean of many draws is near 0.5.
+  double sum = 0;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    env_.sequence = i;
+    double v = Score(s, c, 0);
+    ASSERT_GE(v, 0.0);
+    ASSERT_LT(v, 1.0);
+    sum += v;
+  }
+  EXPECT_NEAR(sum / 2000, 0.5, 0.05);
+}
+
+TEST(GpuFragmentationScorer, PutsAFractionWhereItFragmentsLeast) {
+  // The workload is mostly whole-GPU tasks: breaking a fresh device into a fraction makes
+  // that device unusable for them, so a 0.5 task should go next to another fraction.
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(2).Build()).ok());
+  ASSERT_TRUE(Put(snap, 0, 0, ShapeBuilder(9).Gpu(500).Build(), {GpuShare{0, 500}}).ok());
+  GpuWorkload w;
+  w.Add(Resources::Of(1000, 1 << 30, 0, 1000), {}, 9);
+  w.Add(Resources::Of(1000, 1 << 30, 0, 500), {}, 1);
+  ScoreEnv env;
+  env.workload = &w;
+  env.workload_generation = 1;
+  GpuFragmentationScorer s;
+  EXPECT_TRUE(s.device_aware());
+  Ctx c(Task(0, ShapeBuilder().Gpu(500).Build()));
+  const HostState& h = *snap.host(HostId(0));
+  double shared = s.Score({c.get(), h, GpuShares{GpuShare{0, 500}}, env});
+  double fresh = s.Score({c.get(), h, GpuShares{GpuShare{1, 500}}, env});
+  EXPECT_GT(shared, fresh);
+  EXPECT_GT(shared, 0.5);  // filling the half-used device removes fragmentation
+  EXPECT_LT(fresh, 0.5);
+  // A host without GPUs is neutral.
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Build()).ok());
+  Ctx cpu(Task(0, ShapeBuilder().Build()));
+  EXPECT_EQ(s.Score({cpu.get(), *snap.host(HostId(1)), GpuShares{}, env}), 0.5);
+}
+
+}  // namespace
+}  // namespace paceline::placement
