@@ -62,6 +62,7 @@ struct TaskRecord {
   std::string reason;                             // machine-readable, e.g. "EXIT_NONZERO"
   std::string message;                            // human-readable detail
   uint32_t failures = 0;                          // failed runs so far
+  absl::Time not_before = absl::InfinitePast();   // backoff: earliest start of a PENDING run
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 

@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS tasks (
   reason TEXT NOT NULL,
   message TEXT NOT NULL,
   failures INTEGER NOT NULL,
+  not_before_us INTEGER,
   PRIMARY KEY (job, instance)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (

@@ -171,10 +171,11 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
   }
   for (const TaskRecord& t : b.put_tasks) {
     RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(Statement * st,
-                     Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
-                            "started_us, finished_us, exit_code, signal, reason, message, "
-                            "failures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    ASSIGN_OR_RETURN(
+        Statement * st,
+        Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
+               "started_us, finished_us, exit_code, signal, reason, message, "
+               "failures, not_before_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     st->Reset();
     st->Bind(1, static_cast<int64_t>(t.id.job.value()))
         .Bind(2, static_cast<int64_t>(t.id.instance))
@@ -188,6 +189,7 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
         .Bind(10, t.reason)
         .Bind(11, t.message)
         .Bind(12, static_cast<int64_t>(t.failures));
+    BindTime(*st, 13, t.not_before);
     RETURN_IF_ERROR(st->Run());
   }
   for (const TaskEvent& e : b.events) {
@@ -283,8 +285,8 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
   {
     ASSIGN_OR_RETURN(Statement st,
                      db_->Prepare("SELECT job, instance, run, state, host, started_us, "
-                                  "finished_us, exit_code, signal, reason, message, failures "
-                                  "FROM tasks ORDER BY job, instance"));
+                                  "finished_us, exit_code, signal, reason, message, failures, "
+                                  "not_before_us FROM tasks ORDER BY job, instance"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -305,6 +307,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
       t.reason = st.ColumnText(9);
       t.message = st.ColumnText(10);
       t.failures = static_cast<uint32_t>(st.ColumnInt(11));
+      t.not_before = ColumnTime(st, 12);
       c.tasks.push_back(std::move(t));
     }
   }

@@ -1,0 +1,76 @@
+#pragma once
+// Job: one job in the master's memory — its spec (shared by every instance), its goal, and the
+// compact runtime state of each instance (TaskRuntime, ~56 bytes). Per-state counts are kept up
+// to date on every change, so the job's derived state and `job get` counts cost O(1).
+//
+// Thread-safety: single-threaded (owned by the JobManager on the master's event loop).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "common/task_state.h"
+#include "jobmgr/reasons.h"
+#include "spec/job_spec.h"
+#include "store/records.h"
+
+namespace paceline::jobmgr {
+
+inline constexpr uint32_t kNoHost = UINT32_MAX;
+
+struct TaskRuntime {
+  TaskState state = TaskState::kPending;
+  TaskReason reason = TaskReason::kCreated;
+  uint32_t run = 1;  // the current (or next) run; the first run is 1
+  uint32_t failures = 0;
+  uint32_t host = kNoHost;  // index in the JobManager's host-name table
+  int32_t exit_code = -1;
+  int32_t signal = 0;
+  absl::Time started_at = absl::InfinitePast();
+  absl::Time finished_at = absl::InfinitePast();
+  absl::Time not_before = absl::InfinitePast();  // backoff: earliest start of this run
+};
+
+class Job {
+ public:
+  Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
+      store::JobGoal goal, absl::Time created_at);
+
+  JobId id() const { return id_; }
+  const std::string& pool() const { return pool_; }
+  const JobSpec& spec() const { return *spec_; }
+  uint64_t version() const { return version_; }
+  store::JobGoal goal() const { return goal_; }
+  void set_goal(store::JobGoal g) { goal_ = g; }
+  absl::Time created_at() const { return created_at_; }
+  uint32_t instances() const { return static_cast<uint32_t>(tasks_.size()); }
+
+  const TaskRuntime& task(uint32_t instance) const { return tasks_[instance]; }
+  // Mutable access for everything except the state (use SetState, which keeps counts).
+  TaskRuntime& mutable_task(uint32_t instance) { return tasks_[instance]; }
+  void SetState(uint32_t instance, TaskState s);
+
+  uint32_t count(TaskState s) const { return counts_[static_cast<int>(s)]; }
+  // Live = not terminal (PENDING ... RUNNING, PREEMPTING, KILLING).
+  uint32_t live() const;
+  // Derived from the tasks' states and the goal (see common/task_state.h).
+  JobState state() const;
+
+  store::JobRecord ToRecord() const;
+
+ private:
+  JobId id_;
+  std::string pool_;
+  std::shared_ptr<const JobSpec> spec_;
+  uint64_t version_;
+  store::JobGoal goal_;
+  absl::Time created_at_;
+  std::vector<TaskRuntime> tasks_;
+  std::array<uint32_t, kNumTaskStates> counts_{};
+};
+
+}  // namespace paceline::jobmgr

@@ -1,0 +1,345 @@
+#include "jobmgr/job_manager.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/check.h"
+#include "jobmgr/restart_policy.h"
+
+namespace paceline::jobmgr {
+namespace {
+
+bool IsLiveBeforeLaunch(TaskState s) {
+  return s == TaskState::kPending || s == TaskState::kReady || s == TaskState::kPlaced;
+}
+
+}  // namespace
+
+absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl::Time now,
+                                            Effects& fx) {
+  JobId id(next_job_id_++);
+  auto shared = std::make_shared<const JobSpec>(std::move(spec));
+  auto job = std::make_unique<Job>(id, std::move(pool), shared, 1, store::JobGoal::kRun, now);
+  fx.batch.put_jobs.push_back(job->ToRecord());
+  fx.batch.next_job_id = next_job_id_;
+  fx.enqueue.reserve(fx.enqueue.size() + job->instances());
+  for (uint32_t i = 0; i < job->instances(); ++i) fx.enqueue.push_back(TaskId{id, i});
+  jobs_.emplace(id, std::move(job));
+  return id;
+}
+
+absl::Status JobManager::KillJob(JobId id, absl::Time now, Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  if (job->goal() != store::JobGoal::kKill) {
+    job->set_goal(store::JobGoal::kKill);
+    fx.batch.put_jobs.push_back(job->ToRecord());
+  }
+  for (uint32_t i = 0; i < job->instances(); ++i) {
+    KillTask(*job, i, TaskReason::kKilledByUser, now, fx);
+  }
+  return absl::OkStatus();
+}
+
+void JobManager::OnAdmitted(TaskId task, absl::Time now, Effects& fx) {
+  Job* job = FindJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return;
+  if (job->task(task.instance).state != TaskState::kPending) return;
+  Transition(*job, task.instance, TaskState::kReady, TaskReason::kAdmitted, "", now, fx, false);
+}
+
+void JobManager::OnPlaced(TaskId task, const std::string& host, absl::Time now, Effects& fx) {
+  Job* job = FindJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return;
+  TaskRuntime& t = job->mutable_task(task.instance);
+  if (t.state != TaskState::kReady) return;
+  t.host = InternHost(host);
+  Transition(*job, task.instance, TaskState::kPlaced, TaskReason::kPlaced, "", now, fx, false);
+  Transition(*job, task.instance, TaskState::kLaunching, TaskReason::kLaunchSent, "", now, fx,
+             true);
+  fx.launches.push_back(LaunchCommand{RunId{task, t.run}, host});
+}
+
+void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
+  Job* job = FindJob(r.run.task.job);
+  uint32_t i = r.run.task.instance;
+  if (job == nullptr || i >= job->instances() || r.run.run != job->task(i).run) {
+    // A run this master does not own (an old run, or a deleted job): if it still runs, stop it.
+    if (r.state == TaskState::kRunning) {
+      fx.kills.push_back(KillCommand{r.run, r.host, absl::Seconds(10), TaskReason::kOrphaned});
+    }
+    return;
+  }
+  TaskRuntime& t = job->mutable_task(i);
+  if (!MayHaveProcess(t.state)) return;  // duplicate report of a run already over
+  if (r.state == TaskState::kRunning) {
+    if (t.state != TaskState::kLaunching) return;
+    t.started_at = now;
+    Transition(*job, i, TaskState::kRunning, TaskReason::kStarted, "", now, fx, true);
+    absl::Duration limit = job->spec().sla.max_running_time;
+    if (limit > absl::ZeroDuration()) deadline_timers_.push(Timer{now + limit, r.run});
+    return;
+  }
+  t.exit_code = r.exit_code;
+  t.signal = r.signal;
+  if (t.state == TaskState::kKilling) {
+    EndRun(*job, i, TaskState::kKilled, t.reason, r.message, now, fx);
+    return;
+  }
+  if (t.state == TaskState::kPreempting) {
+    EndRun(*job, i, TaskState::kKilled, TaskReason::kPreempted, r.message, now, fx);
+    return;
+  }
+  TaskState ended = r.state;
+  TaskReason reason = r.reason;
+  if (ended == TaskState::kSucceeded) {
+    reason = TaskReason::kExitedZero;
+  } else if (ended == TaskState::kLost) {
+    reason = TaskReason::kHostLost;
+  } else {
+    ended = TaskState::kFailed;  // FAILED, or KILLED that nobody asked for
+    if (reason == TaskReason::kNone) {
+      reason = r.signal != 0 ? TaskReason::kSignaled : TaskReason::kExitNonzero;
+    }
+  }
+  EndRun(*job, i, ended, reason, r.message, now, fx);
+}
+
+void JobManager::Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx) {
+  Job* job = FindJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return;
+  TaskRuntime& t = job->mutable_task(task.instance);
+  switch (t.state) {
+    case TaskState::kReady:
+    case TaskState::kPlaced:
+      Transition(*job, task.instance, TaskState::kPending, TaskReason::kPreempted, why, now, fx,
+                 false);
+      fx.release.push_back(task);
+      fx.enqueue.push_back(task);
+      return;
+    case TaskState::kLaunching:
+    case TaskState::kRunning:
+      Transition(*job, task.instance, TaskState::kPreempting, TaskReason::kPreempted, why, now, fx,
+                 true);
+      fx.kills.push_back(KillCommand{RunId{task, t.run}, hosts_[t.host],
+                                     job->spec().TaskFor(task.instance).kill_grace,
+                                     TaskReason::kPreempted});
+      return;
+    default:
+      return;
+  }
+}
+
+void JobManager::OnHostLost(const std::string& host, absl::Time now, Effects& fx) {
+  auto it = host_index_.find(host);
+  if (it == host_index_.end()) return;
+  uint32_t h = it->second;
+  for (auto& [id, job] : jobs_) {
+    for (uint32_t i = 0; i < job->instances(); ++i) {
+      const TaskRuntime& t = job->task(i);
+      if (t.host == h && MayHaveProcess(t.state)) {
+        EndRun(*job, i, TaskState::kLost, TaskReason::kHostLost,
+               absl::StrCat("host ", host, " was lost"), now, fx);
+      }
+    }
+  }
+}
+
+void JobManager::Tick(absl::Time now, Effects& fx) {
+  while (!backoff_timers_.empty() && backoff_timers_.top().at <= now) {
+    Timer timer = backoff_timers_.top();
+    backoff_timers_.pop();
+    Job* job = FindJob(timer.run.task.job);
+    if (job == nullptr) continue;
+    const TaskRuntime& t = job->task(timer.run.task.instance);
+    if (t.run == timer.run.run && t.state == TaskState::kPending) {
+      fx.enqueue.push_back(timer.run.task);
+    }
+  }
+  while (!deadline_timers_.empty() && deadline_timers_.top().at <= now) {
+    Timer timer = deadline_timers_.top();
+    deadline_timers_.pop();
+    Job* job = FindJob(timer.run.task.job);
+    if (job == nullptr) continue;
+    const TaskRuntime& t = job->task(timer.run.task.instance);
+    if (t.run == timer.run.run && t.state == TaskState::kRunning) {
+      KillTask(*job, timer.run.task.instance, TaskReason::kDeadlineExceeded, now, fx);
+    }
+  }
+}
+
+absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Time now,
+                                 Effects& fx) {
+  next_job_id_ = std::max<uint64_t>(next_job_id_, contents.next_job_id);
+  for (const store::JobRecord& r : contents.jobs) {
+    auto spec = std::make_shared<const JobSpec>(r.spec);
+    jobs_[r.id] = std::make_unique<Job>(r.id, r.pool, spec, r.version, r.goal, r.created_at);
+    next_job_id_ = std::max(next_job_id_, r.id.value() + 1);
+  }
+  for (const store::TaskRecord& r : contents.tasks) {
+    Job* job = FindJob(r.id.job);
+    if (job == nullptr || r.id.instance >= job->instances()) {
+      return absl::DataLossError(
+          absl::StrCat("stored task ", r.id.ToString(), " belongs to no stored job"));
+    }
+    TaskRuntime& t = job->mutable_task(r.id.instance);
+    t.run = r.run;
+    t.failures = r.failures;
+    t.host = r.host.empty() ? kNoHost : InternHost(r.host);
+    t.exit_code = r.exit_code;
+    t.signal = r.signal;
+    t.started_at = r.started_at;
+    t.finished_at = r.finished_at;
+    t.not_before = r.not_before;
+    t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
+    job->SetState(r.id.instance, r.state);
+    if (r.state == TaskState::kRunning && job->spec().sla.max_running_time > absl::ZeroDuration()) {
+      deadline_timers_.push(
+          Timer{r.started_at + job->spec().sla.max_running_time, RunId{r.id, r.run}});
+    }
+  }
+  for (auto& [id, job] : jobs_) {
+    for (uint32_t i = 0; i < job->instances(); ++i) {
+      TaskRuntime& t = job->mutable_task(i);
+      if (t.state == TaskState::kReady || t.state == TaskState::kPlaced) {
+        job->SetState(i, TaskState::kPending);  // never persisted; admission starts over
+      }
+      if (t.state != TaskState::kPending) continue;
+      if (job->goal() == store::JobGoal::kKill) {
+        Transition(*job, i, TaskState::kKilled, TaskReason::kKilledByUser, "", now, fx, true);
+      } else if (t.not_before > now) {
+        backoff_timers_.push(Timer{t.not_before, RunId{TaskId{id, i}, t.run}});
+      } else {
+        fx.enqueue.push_back(TaskId{id, i});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+const Job* JobManager::GetJob(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+std::vector<const Job*> JobManager::ListJobs() const {
+  std::vector<const Job*> out;
+  out.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) out.push_back(job.get());
+  std::sort(out.begin(), out.end(), [](const Job* a, const Job* b) { return a->id() < b->id(); });
+  return out;
+}
+
+Job* JobManager::FindJob(JobId id) {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+uint32_t JobManager::InternHost(const std::string& host) {
+  auto [it, inserted] = host_index_.try_emplace(host, static_cast<uint32_t>(hosts_.size()));
+  if (inserted) hosts_.push_back(host);
+  return it->second;
+}
+
+void JobManager::Transition(Job& job, uint32_t instance, TaskState to, TaskReason reason,
+                            const std::string& message, absl::Time now, Effects& fx, bool persist) {
+  job.SetState(instance, to);
+  TaskRuntime& t = job.mutable_task(instance);
+  t.reason = reason;
+  RunId run{TaskId{job.id(), instance}, t.run};
+  fx.batch.events.push_back(store::TaskEvent{run, now, to, t.host == kNoHost ? "" : hosts_[t.host],
+                                             std::string(TaskReasonName(reason)), message});
+  if (persist) fx.batch.put_tasks.push_back(Record(job, instance, message));
+}
+
+void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason reason,
+                        const std::string& message, absl::Time now, Effects& fx) {
+  PL_CHECK(IsTerminal(ended)) << TaskStateName(ended);
+  TaskRuntime& t = job.mutable_task(instance);
+  t.finished_at = now;
+  if (ended == TaskState::kFailed) ++t.failures;
+  TaskId id{job.id(), instance};
+  fx.release.push_back(id);
+  if (job.goal() == store::JobGoal::kKill) {
+    Transition(job, instance, ended, reason, message, now, fx, true);
+    return;
+  }
+  if (reason == TaskReason::kPreempted) {
+    Transition(job, instance, ended, reason, message, now, fx, true);
+    StartNewRun(job, instance, now, now, fx);
+    return;
+  }
+  const RestartSpec& policy = job.spec().task.restart;
+  RestartDecision d = DecideRestart(policy, ended, t.failures, now);
+  std::string detail = message;
+  if (!d.restart && ended == TaskState::kFailed && policy.policy == RestartPolicy::kOnFailure) {
+    detail = absl::StrCat(message.empty() ? "" : message + "; ", "no more restarts: ", t.failures,
+                          " failed runs (max_failures ", policy.max_failures, ")");
+  }
+  Transition(job, instance, ended, reason, detail, now, fx, true);
+  if (d.restart) StartNewRun(job, instance, d.not_before, now, fx);
+}
+
+void JobManager::StartNewRun(Job& job, uint32_t instance, absl::Time not_before, absl::Time now,
+                             Effects& fx) {
+  TaskRuntime& t = job.mutable_task(instance);
+  ++t.run;
+  t.host = kNoHost;
+  t.exit_code = -1;
+  t.signal = 0;
+  t.started_at = absl::InfinitePast();
+  t.finished_at = absl::InfinitePast();
+  t.not_before = not_before;
+  std::string msg =
+      not_before > now
+          ? absl::StrCat("backoff until ",
+                         absl::FormatTime(absl::RFC3339_sec, not_before, absl::UTCTimeZone()))
+          : "";
+  Transition(job, instance, TaskState::kPending, TaskReason::kRestarting, msg, now, fx, true);
+  TaskId id{job.id(), instance};
+  if (not_before <= now) {
+    fx.enqueue.push_back(id);
+  } else {
+    backoff_timers_.push(Timer{not_before, RunId{id, t.run}});
+  }
+}
+
+void JobManager::KillTask(Job& job, uint32_t instance, TaskReason reason, absl::Time now,
+                          Effects& fx) {
+  TaskRuntime& t = job.mutable_task(instance);
+  TaskId id{job.id(), instance};
+  if (IsLiveBeforeLaunch(t.state)) {
+    if (t.state != TaskState::kPending) fx.release.push_back(id);
+    fx.withdraw.push_back(id);
+    t.finished_at = now;
+    Transition(job, instance, TaskState::kKilled, reason, "", now, fx, true);
+    return;
+  }
+  if (t.state == TaskState::kLaunching || t.state == TaskState::kRunning ||
+      t.state == TaskState::kPreempting) {
+    Transition(job, instance, TaskState::kKilling, reason, "", now, fx, true);
+    fx.kills.push_back(KillCommand{RunId{id, t.run}, hosts_[t.host],
+                                   job.spec().TaskFor(instance).kill_grace, reason});
+  }
+}
+
+store::TaskRecord JobManager::Record(const Job& job, uint32_t instance,
+                                     const std::string& message) const {
+  const TaskRuntime& t = job.task(instance);
+  store::TaskRecord r;
+  r.id = TaskId{job.id(), instance};
+  r.run = t.run;
+  r.state = t.state;
+  r.host = t.host == kNoHost ? "" : hosts_[t.host];
+  r.started_at = t.started_at;
+  r.finished_at = t.finished_at;
+  r.exit_code = t.exit_code;
+  r.signal = t.signal;
+  r.reason = std::string(TaskReasonName(t.reason));
+  r.message = message;
+  r.failures = t.failures;
+  r.not_before = t.not_before;
+  return r;
+}
+
+}  // namespace paceline::jobmgr

@@ -1,0 +1,128 @@
+#pragma once
+// JobManager: the jobs and tasks of the cluster and the goal-state engine that drives every
+// task from its actual state to its goal. Pure and single-threaded: it takes `now` and returns
+// Effects; it never touches the network, the disk or the wall clock. The master applies the
+// Effects (store first, then the resource manager, then agents); `paceline sim` applies them to
+// simulated hosts.
+//
+// The caller's side of the contract:
+//   1. Every call fills `fx`. Commit fx.batch durably BEFORE acting on fx.launches / fx.kills
+//      and before answering the client (durable before acknowledged).
+//   2. fx.enqueue: tasks now PENDING and ready to be admitted (their backoff, if any, is over).
+//      fx.withdraw: PENDING/READY tasks the resource manager must forget (not placed).
+//      fx.release: tasks whose admitted resources are free again.
+//   3. Report what happens: OnAdmitted, OnPlaced (host chosen: the task becomes LAUNCHING and a
+//      launch is emitted), OnStatus (from agents), OnHostLost; call Tick regularly for backoff
+//      expiry and max_running_time deadlines (timer heaps: no scan of all tasks).
+//
+// Task life (see common/task_state.h for the diagram): PENDING → READY → PLACED → LAUNCHING →
+// RUNNING → SUCCEEDED | FAILED | KILLED | LOST; a kill moves live tasks to KILLING (pending
+// ones straight to KILLED); preemption to PREEMPTING, then back to PENDING as a new run.
+// Restarts follow jobmgr/restart_policy.h; each restart is a new run (run number + 1).
+//
+// Thread-safety: single-threaded; not thread-safe.
+
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "jobmgr/job.h"
+#include "store/records.h"
+
+namespace paceline::jobmgr {
+
+struct LaunchCommand {
+  RunId run;
+  std::string host;
+};
+
+struct KillCommand {
+  RunId run;
+  std::string host;
+  absl::Duration grace;
+  TaskReason reason;
+};
+
+struct Effects {
+  store::WriteBatch batch;
+  std::vector<TaskId> enqueue;
+  std::vector<TaskId> withdraw;
+  std::vector<TaskId> release;
+  std::vector<LaunchCommand> launches;
+  std::vector<KillCommand> kills;
+};
+
+// What an agent reported about one run.
+struct StatusReport {
+  RunId run;
+  std::string host;                       // the host that reported
+  TaskState state = TaskState::kRunning;  // RUNNING or a terminal state
+  int32_t exit_code = -1;
+  int32_t signal = 0;
+  TaskReason reason = TaskReason::kNone;  // kOomKilled, kLaunchFailed, ... when known
+  std::string message;
+};
+
+class JobManager {
+ public:
+  JobManager() = default;
+
+  // Creates a job in `pool` (validated by the caller). Its instances become PENDING.
+  absl::StatusOr<JobId> CreateJob(JobSpec spec, std::string pool, absl::Time now, Effects& fx);
+  // Kills every live task of the job (PENDING/READY: at once; others: KILLING, then a kill
+  // command with the task's kill_grace). NOT_FOUND for an unknown job.
+  absl::Status KillJob(JobId id, absl::Time now, Effects& fx);
+
+  void OnAdmitted(TaskId task, absl::Time now, Effects& fx);
+  // The placement engine chose `host`: PLACED, then LAUNCHING with a store write and a launch.
+  void OnPlaced(TaskId task, const std::string& host, absl::Time now, Effects& fx);
+  void OnStatus(const StatusReport& report, absl::Time now, Effects& fx);
+  // Preempts a task (from the resource manager): PREEMPTING and a kill, or straight back to
+  // PENDING when it had not been placed yet.
+  void Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx);
+  // Every live task on `host` is LOST (and restarted per policy).
+  void OnHostLost(const std::string& host, absl::Time now, Effects& fx);
+  // Backoff expiries and max_running_time deadlines up to `now`.
+  void Tick(absl::Time now, Effects& fx);
+
+  // Rebuilds jobs and tasks from the store after a restart. PENDING tasks whose backoff is
+  // over go to fx.enqueue; LAUNCHING/RUNNING/KILLING tasks wait for their agents to report.
+  absl::Status Restore(const store::StoreContents& contents, absl::Time now, Effects& fx);
+
+  const Job* GetJob(JobId id) const;
+  std::vector<const Job*> ListJobs() const;
+  const std::string& HostName(uint32_t index) const { return hosts_[index]; }
+
+ private:
+  struct Timer {
+    absl::Time at;
+    RunId run;
+    friend bool operator>(const Timer& a, const Timer& b) { return a.at > b.at; }
+  };
+  using TimerHeap = std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>>;
+
+  Job* FindJob(JobId id);
+  uint32_t InternHost(const std::string& host);
+  // Moves a task to `to`, records the event, and writes the task record when `persist`.
+  void Transition(Job& job, uint32_t instance, TaskState to, TaskReason reason,
+                  const std::string& message, absl::Time now, Effects& fx, bool persist);
+  // A run ended in terminal state `ended`: decide restart, release resources.
+  void EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason reason,
+              const std::string& message, absl::Time now, Effects& fx);
+  void StartNewRun(Job& job, uint32_t instance, absl::Time not_before, absl::Time now, Effects& fx);
+  void KillTask(Job& job, uint32_t instance, TaskReason reason, absl::Time now, Effects& fx);
+  store::TaskRecord Record(const Job& job, uint32_t instance, const std::string& message) const;
+
+  absl::flat_hash_map<JobId, std::unique_ptr<Job>> jobs_;
+  uint64_t next_job_id_ = 1;
+  std::vector<std::string> hosts_;
+  absl::flat_hash_map<std::string, uint32_t> host_index_;
+  TimerHeap backoff_timers_;   // PENDING runs waiting for their backoff
+  TimerHeap deadline_timers_;  // RUNNING runs with a max_running_time
+};
+
+}  // namespace paceline::jobmgr

@@ -1,0 +1,268 @@
+#include "jobmgr/job_manager.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "jobmgr/restart_policy.h"
+#include "store/memory_store.h"
+
+namespace paceline::jobmgr {
+namespace {
+
+using ::testing::HasSubstr;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
+
+JobSpec Batch(uint32_t instances) {
+  JobSpec s;
+  s.name = "batch";
+  s.instances = instances;
+  s.task.command = "true";
+  s.task.resources = Resources::Of(100, int64_t{64} << 20);
+  s.task.kill_grace = absl::Seconds(5);
+  return s;
+}
+
+// Drives tasks through the happy path and keeps a MemoryStore in step with every Effects, as
+// the master does.
+class JobManagerTest : public ::testing::Test {
+ protected:
+  Effects Do(const std::function<void(Effects&)>& f) {
+    Effects fx;
+    f(fx);
+    EXPECT_TRUE(store_.Commit(fx.batch).ok());
+    return fx;
+  }
+  JobId Create(JobSpec spec) {
+    JobId id;
+    Do([&](Effects& fx) {
+      auto r = jm_.CreateJob(std::move(spec), "/pool", now_, fx);
+      ASSERT_TRUE(r.ok());
+      id = *r;
+    });
+    return id;
+  }
+  // PENDING -> READY -> LAUNCHING -> RUNNING on `host`.
+  void Start(TaskId t, const std::string& host = "h1") {
+    Do([&](Effects& fx) { jm_.OnAdmitted(t, now_, fx); });
+    Effects placed = Do([&](Effects& fx) { jm_.OnPlaced(t, host, now_, fx); });
+    ASSERT_EQ(placed.launches.size(), 1u);
+    EXPECT_EQ(placed.launches[0].run, (RunId{t, Run(t)}));
+    EXPECT_EQ(placed.launches[0].host, host);
+    Do([&](Effects& fx) { jm_.OnStatus({RunId{t, Run(t)}, host, TaskState::kRunning}, now_, fx); });
+  }
+  void Exit(TaskId t, int code, const std::string& host = "h1") {
+    StatusReport r{RunId{t, Run(t)}, host, code == 0 ? TaskState::kSucceeded : TaskState::kFailed,
+                   code};
+    Do([&](Effects& fx) { jm_.OnStatus(r, now_, fx); });
+  }
+  uint32_t Run(TaskId t) { return jm_.GetJob(t.job)->task(t.instance).run; }
+  TaskState State(TaskId t) { return jm_.GetJob(t.job)->task(t.instance).state; }
+
+  JobManager jm_;
+  store::MemoryStore store_;
+  absl::Time now_ = kT0;
+};
+
+TEST_F(JobManagerTest, CreateEnqueuesEveryInstanceAndPersistsTheJob) {
+  Effects fx;
+  auto id = jm_.CreateJob(Batch(3), "/pool", now_, fx);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(fx.enqueue.size(), 3u);
+  ASSERT_EQ(fx.batch.put_jobs.size(), 1u);
+  EXPECT_EQ(fx.batch.put_jobs[0].id, *id);
+  EXPECT_EQ(fx.batch.next_job_id, id->value() + 1);
+  EXPECT_TRUE(fx.batch.put_tasks.empty()) << "no per-instance rows until tasks start";
+  EXPECT_EQ(jm_.GetJob(*id)->state(), JobState::kPending);
+}
+
+TEST_F(JobManagerTest, HappyPathSucceedsWithEventsAndRelease) {
+  JobId id = Create(Batch(2));
+  for (uint32_t i = 0; i < 2; ++i) Start(TaskId{id, i});
+  EXPECT_EQ(jm_.GetJob(id)->state(), JobState::kRunning);
+  EXPECT_EQ(jm_.GetJob(id)->count(TaskState::kRunning), 2u);
+  Exit(TaskId{id, 0}, 0);
+  Effects fx = Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{TaskId{id, 1}, 1}, "h1", TaskState::kSucceeded, 0}, now_, fx);
+  });
+  EXPECT_EQ(fx.release.size(), 1u);
+  EXPECT_EQ(jm_.GetJob(id)->state(), JobState::kSucceeded);
+  auto events = store_.ListEvents(TaskId{id, 0}, 0);
+  ASSERT_TRUE(events.ok());
+  std::vector<TaskState> states;
+  for (const auto& e : *events) states.push_back(e.state);
+  EXPECT_EQ(states,
+            (std::vector<TaskState>{TaskState::kReady, TaskState::kPlaced, TaskState::kLaunching,
+                                    TaskState::kRunning, TaskState::kSucceeded}));
+  EXPECT_EQ(events->back().host, "h1");
+  EXPECT_EQ(events->back().reason, "EXITED_ZERO");
+}
+
+TEST_F(JobManagerTest, OnFailureRetriesWithBackoffThenFailsForGood) {
+  JobSpec spec = Batch(1);
+  spec.task.restart = {RestartPolicy::kOnFailure, 3, absl::Seconds(1), absl::Seconds(10)};
+  JobId id = Create(spec);
+  TaskId t{id, 0};
+  for (int run = 1; run <= 4; ++run) {
+    ASSERT_EQ(Run(t), static_cast<uint32_t>(run));
+    Start(t);
+    Exit(t, 1);
+    if (run < 4) {
+      EXPECT_EQ(State(t), TaskState::kPending);
+      // Not enqueued before its backoff: 1s, 2s, 4s.
+      Effects early = Do([&](Effects& fx) { jm_.Tick(now_, fx); });
+      EXPECT_TRUE(early.enqueue.empty());
+      now_ += Backoff(spec.task.restart, run);
+      Effects due = Do([&](Effects& fx) { jm_.Tick(now_, fx); });
+      ASSERT_EQ(due.enqueue.size(), 1u) << "run " << run;
+    }
+  }
+  EXPECT_EQ(State(t), TaskState::kFailed);
+  EXPECT_EQ(jm_.GetJob(id)->state(), JobState::kFailed);
+  const TaskRuntime& rt = jm_.GetJob(id)->task(0);
+  EXPECT_EQ(rt.exit_code, 1);
+  EXPECT_EQ(rt.reason, TaskReason::kExitNonzero);
+  EXPECT_EQ(rt.failures, 4u);
+  auto events = store_.ListEvents(t, 1);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_THAT(events->back().message,
+              HasSubstr("no more restarts: 4 failed runs (max_failures 3)"));
+}
+
+TEST_F(JobManagerTest, KillJobKillsPendingAtOnceAndRunningWithGrace) {
+  JobId id = Create(Batch(3));
+  Start(TaskId{id, 0});
+  Do([&](Effects& fx) { jm_.OnAdmitted(TaskId{id, 1}, now_, fx); });
+  Effects fx = Do([&](Effects& fx) { ASSERT_TRUE(jm_.KillJob(id, now_, fx).ok()); });
+  ASSERT_EQ(fx.kills.size(), 1u);
+  EXPECT_EQ(fx.kills[0].run, (RunId{TaskId{id, 0}, 1}));
+  EXPECT_EQ(fx.kills[0].grace, absl::Seconds(5));
+  EXPECT_EQ(fx.kills[0].host, "h1");
+  EXPECT_EQ(fx.withdraw.size(), 2u);
+  EXPECT_EQ(fx.release.size(), 1u) << "the admitted-but-unplaced task gives back its admission";
+  EXPECT_EQ(jm_.GetJob(id)->state(), JobState::kKilling);
+  Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{TaskId{id, 0}, 1}, "h1", TaskState::kKilled, -1, 15}, now_, fx);
+  });
+  EXPECT_EQ(jm_.GetJob(id)->state(), JobState::kKilled);
+  EXPECT_EQ(jm_.GetJob(id)->task(0).reason, TaskReason::kKilledByUser);
+  EXPECT_EQ(jm_.KillJob(JobId(999), now_, fx).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(JobManagerTest, MaxRunningTimeKillsWithDeadlineExceeded) {
+  JobSpec spec = Batch(1);
+  spec.sla.max_running_time = absl::Minutes(1);
+  JobId id = Create(spec);
+  Start(TaskId{id, 0});
+  now_ += absl::Seconds(59);
+  EXPECT_TRUE(Do([&](Effects& fx) { jm_.Tick(now_, fx); }).kills.empty());
+  now_ += absl::Seconds(1);
+  Effects fx = Do([&](Effects& fx) { jm_.Tick(now_, fx); });
+  ASSERT_EQ(fx.kills.size(), 1u);
+  EXPECT_EQ(fx.kills[0].reason, TaskReason::kDeadlineExceeded);
+  Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{TaskId{id, 0}, 1}, "h1", TaskState::kKilled, -1, 9}, now_, fx);
+  });
+  EXPECT_EQ(State(TaskId{id, 0}), TaskState::kKilled);
+  EXPECT_EQ(jm_.GetJob(id)->task(0).reason, TaskReason::kDeadlineExceeded);
+}
+
+TEST_F(JobManagerTest, HostLostMarksLostAndReruns) {
+  JobId id = Create(Batch(2));
+  Start(TaskId{id, 0}, "h1");
+  Start(TaskId{id, 1}, "h2");
+  Effects fx = Do([&](Effects& fx) { jm_.OnHostLost("h1", now_, fx); });
+  EXPECT_EQ(fx.release, (std::vector<TaskId>{TaskId{id, 0}}));
+  EXPECT_EQ(fx.enqueue, (std::vector<TaskId>{TaskId{id, 0}}));
+  EXPECT_EQ(Run(TaskId{id, 0}), 2u);
+  EXPECT_EQ(State(TaskId{id, 1}), TaskState::kRunning);
+  auto events = store_.ListEvents(TaskId{id, 0}, 2);
+  EXPECT_EQ((*events)[0].state, TaskState::kLost);
+  EXPECT_EQ((*events)[0].reason, "HOST_LOST");
+}
+
+TEST_F(JobManagerTest, AReportFromAnOldRunIsKilledNotAdopted) {
+  JobId id = Create(Batch(1));
+  Start(TaskId{id, 0}, "h1");
+  Do([&](Effects& fx) { jm_.OnHostLost("h1", now_, fx); });
+  // h1 comes back and says run 1 still runs: the master owns run 2 now.
+  Effects fx = Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{TaskId{id, 0}, 1}, "h1", TaskState::kRunning}, now_, fx);
+  });
+  ASSERT_EQ(fx.kills.size(), 1u);
+  EXPECT_EQ(fx.kills[0].reason, TaskReason::kOrphaned);
+  EXPECT_EQ(fx.kills[0].host, "h1");
+  EXPECT_EQ(State(TaskId{id, 0}), TaskState::kPending);
+}
+
+TEST_F(JobManagerTest, PreemptedTaskComesBackAsANewRun) {
+  JobId id = Create(Batch(1));
+  TaskId t{id, 0};
+  Start(t);
+  Effects fx = Do([&](Effects& fx) { jm_.Preempt(t, "pool /b reclaimed cpu", now_, fx); });
+  ASSERT_EQ(fx.kills.size(), 1u);
+  EXPECT_EQ(State(t), TaskState::kPreempting);
+  Effects end = Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{t, 1}, "h1", TaskState::kKilled, -1, 15}, now_, fx);
+  });
+  EXPECT_EQ(end.enqueue, (std::vector<TaskId>{t}));
+  EXPECT_EQ(Run(t), 2u);
+  EXPECT_EQ(jm_.GetJob(id)->task(0).failures, 0u) << "preemption is not a failure";
+}
+
+TEST_F(JobManagerTest, RestoreRebuildsStateFromTheStore) {
+  JobSpec spec = Batch(4);
+  spec.task.restart = {RestartPolicy::kOnFailure, 2, absl::Seconds(30), absl::Minutes(5)};
+  JobId id = Create(spec);
+  Start(TaskId{id, 0});
+  Start(TaskId{id, 1});
+  Exit(TaskId{id, 1}, 0);
+  Start(TaskId{id, 2});
+  Exit(TaskId{id, 2}, 7);  // in backoff for 30 s
+  auto contents = store_.Load();
+  ASSERT_TRUE(contents.ok());
+  JobManager restored;
+  Effects fx;
+  ASSERT_TRUE(restored.Restore(*contents, now_ + absl::Seconds(1), fx).ok());
+  const Job* job = restored.GetJob(id);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->task(0).state, TaskState::kRunning);
+  EXPECT_EQ(job->task(1).state, TaskState::kSucceeded);
+  EXPECT_EQ(job->task(2).state, TaskState::kPending);
+  EXPECT_EQ(job->task(2).run, 2u);
+  EXPECT_EQ(job->task(3).state, TaskState::kPending);
+  EXPECT_EQ(fx.enqueue, (std::vector<TaskId>{TaskId{id, 3}})) << "instance 2 is in backoff";
+  Effects later;
+  restored.Tick(now_ + absl::Seconds(30), later);
+  EXPECT_EQ(later.enqueue, (std::vector<TaskId>{TaskId{id, 2}}));
+  // New jobs never reuse an id.
+  Effects create;
+  auto next = restored.CreateJob(Batch(1), "/pool", now_, create);
+  EXPECT_GT(next->value(), id.value());
+}
+
+TEST(RestartPolicy, BackoffDoublesAndCaps) {
+  RestartSpec s{RestartPolicy::kAlways, 0, absl::Seconds(1), absl::Seconds(10)};
+  EXPECT_EQ(Backoff(s, 0), absl::ZeroDuration());
+  EXPECT_EQ(Backoff(s, 1), absl::Seconds(1));
+  EXPECT_EQ(Backoff(s, 2), absl::Seconds(2));
+  EXPECT_EQ(Backoff(s, 4), absl::Seconds(8));
+  EXPECT_EQ(Backoff(s, 5), absl::Seconds(10));
+  EXPECT_EQ(Backoff(s, 1000), absl::Seconds(10));
+}
+
+TEST(RestartPolicy, Decisions) {
+  RestartSpec never;
+  RestartSpec on_failure{RestartPolicy::kOnFailure, 1, absl::Seconds(1), absl::Seconds(10)};
+  RestartSpec always{RestartPolicy::kAlways, 0, absl::Seconds(1), absl::Seconds(10)};
+  EXPECT_FALSE(DecideRestart(never, TaskState::kFailed, 1, kT0).restart);
+  EXPECT_TRUE(DecideRestart(never, TaskState::kLost, 0, kT0).restart);
+  EXPECT_TRUE(DecideRestart(on_failure, TaskState::kFailed, 1, kT0).restart);
+  EXPECT_FALSE(DecideRestart(on_failure, TaskState::kFailed, 2, kT0).restart);
+  EXPECT_FALSE(DecideRestart(on_failure, TaskState::kSucceeded, 0, kT0).restart);
+  EXPECT_TRUE(DecideRestart(always, TaskState::kSucceeded, 0, kT0).restart);
+  EXPECT_EQ(DecideRestart(always, TaskState::kFailed, 3, kT0).not_before, kT0 + absl::Seconds(4));
+}
+
+}  // namespace
+}  // namespace paceline::jobmgr
