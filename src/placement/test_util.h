@@ -69,6 +69,10 @@ class ShapeBuilder {
     s_.resources[Dim::kMemory] = gi * kGi;
     return *this;
   }
+  ShapeBuilder& MemBytes(int64_t bytes) {
+    s_.resources[Dim::kMemory] = bytes;
+    return *this;
+  }
   ShapeBuilder& Gpu(int64_t milli) {
     s_.resources[Dim::kGpu] = milli;
     return *this;
