@@ -197,23 +197,29 @@ void RunScenario(uint64_t seed, int steps) {
             << " assigned, pending " << is_pending;
         if (rs[i].tasks.size() > 1) ++(is_pending ? gangs_pending : gangs_placed);
       }
-      // A lone single task left pending: the oracle agrees that nothing fits.
-      if (rs.size() == 1 && rs[0].tasks.size() == 1 && !plan.pending.empty()) {
-        for (uint32_t s = 0; s < snap.slots(); ++s) {
-          if (!snap.present(s)) continue;
-          ASSERT_FALSE(OracleFits(snap, *rs[0].tasks[0].shape, snap.host_at(s)))
-              << "pending, but host " << s << " fits: " << plan.pending[0].explanation.OneLine();
+      // Replay the plan request by request: each assignment must satisfy the oracle just
+      // before it lands, and a single task left pending must fit no host in the state its
+      // turn saw (the plan's earlier assignments committed, rolled-back gangs not).
+      size_t next = 0;
+      for (uint32_t i = 0; i < rs.size(); ++i) {
+        for (; next < plan.assignments.size() && plan.assignments[next].request_index == i;
+             ++next) {
+          const Assignment& a = plan.assignments[next];
+          ASSERT_TRUE(OracleFits(snap, *a.shape, *snap.host(a.host)))
+              << "assignment of " << a.task.ToString() << " to " << a.host.value();
+          ASSERT_TRUE(snap.Commit(a).ok());
+          live.push_back(a.task);
+          ++assignments;
         }
-        ++pending_checked;
+        if (pending.contains(i) && rs[i].tasks.size() == 1) {
+          for (uint32_t s = 0; s < snap.slots(); ++s) {
+            ASSERT_FALSE(OracleFits(snap, *rs[i].tasks[0].shape, snap.host_at(s)))
+                << "pending, but host " << s << " fits";
+          }
+          ++pending_checked;
+        }
       }
-      // Commit in order, checking each assignment against the oracle just before it lands.
-      for (const Assignment& a : plan.assignments) {
-        ASSERT_TRUE(OracleFits(snap, *a.shape, *snap.host(a.host)))
-            << "assignment of " << a.task.ToString() << " to " << a.host.value();
-        ASSERT_TRUE(snap.Commit(a).ok());
-        live.push_back(a.task);
-        ++assignments;
-      }
+      ASSERT_EQ(next, plan.assignments.size()) << "assignments out of request order";
     } else if (op < 8 && !live.empty()) {
       // Release a few tasks.
       for (int i = 0; i < 6 && !live.empty(); ++i) {
