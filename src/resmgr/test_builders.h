@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "common/ids.h"
 #include "common/resources.h"
+#include "resmgr/gang.h"
 #include "resmgr/pool_tree.h"
 #include "resmgr/types.h"
 #include "spec/pool_spec.h"
@@ -65,5 +66,66 @@ class PoolSpecBuilder {
 };
 
 inline PoolSpecBuilder Spec() { return PoolSpecBuilder(); }
+
+// A gang of `tasks` identical tasks; by default job = gang id, instances 0..n-1, preemptible,
+// priority 0.
+class GangBuilder {
+ public:
+  GangBuilder(uint64_t id, PoolId pool) {
+    r_.id = GangId(id);
+    r_.job = JobId(id);
+    r_.pool = pool;
+  }
+  GangBuilder& Job(uint64_t job, uint32_t first_instance = 0) {
+    r_.job = JobId(job);
+    first_instance_ = first_instance;
+    return *this;
+  }
+  GangBuilder& Tasks(int n, const Resources& each) {
+    tasks_ = n;
+    each_ = each;
+    return *this;
+  }
+  GangBuilder& Priority(int32_t p) {
+    r_.priority = p;
+    return *this;
+  }
+  GangBuilder& NonPreemptible() {
+    r_.sla = SlaClass::kNonPreemptible;
+    return *this;
+  }
+  GangBuilder& Revocable() {
+    r_.sla = SlaClass::kRevocable;
+    return *this;
+  }
+  GangBuilder& Controller() {
+    r_.controller = true;
+    return *this;
+  }
+  GangBuilder& MaxRunning(uint32_t n) {
+    r_.max_running_instances = n;
+    return *this;
+  }
+  GangRequest Build() const {
+    GangRequest r = r_;
+    for (int i = 0; i < tasks_; ++i) {
+      r.tasks.push_back(
+          TaskRequest{TaskId{r.job, first_instance_ + static_cast<uint32_t>(i)}, each_});
+    }
+    return r;
+  }
+  operator GangRequest() const { return Build(); }  // NOLINT: builders convert implicitly
+
+ private:
+  GangRequest r_;
+  int tasks_ = 1;
+  Resources each_ = Cpu(1);
+  uint32_t first_instance_ = 0;
+};
+
+// One gang of one task of `cores` cpus in `pool`.
+inline GangBuilder G(uint64_t id, PoolId pool, double cores) {
+  return GangBuilder(id, pool).Tasks(1, Cpu(cores));
+}
 
 }  // namespace paceline::resmgr::testing

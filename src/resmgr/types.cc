@@ -1,5 +1,7 @@
 #include "resmgr/types.h"
 
+#include "resmgr/cycle_result.h"
+
 namespace paceline::resmgr {
 
 absl::string_view SlaClassName(SlaClass c) {
@@ -40,6 +42,18 @@ void Allocation::Apply(SlaClass c, bool is_controller, const Resources& r, int s
       break;
   }
   if (is_controller) controller += delta;
+}
+
+absl::string_view PreemptionCauseName(PreemptionCause c) {
+  switch (c) {
+    case PreemptionCause::kPoolOverEntitlement:
+      return "pool-over-entitlement";
+    case PreemptionCause::kPoolOverSlack:
+      return "pool-over-slack";
+    case PreemptionCause::kHigherPriorityGang:
+      return "higher-priority-gang";
+  }
+  return "?";
 }
 
 Allocation& Allocation::operator+=(const Allocation& o) {

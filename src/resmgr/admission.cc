@@ -1,0 +1,203 @@
+#include "resmgr/admission.h"
+
+#include <optional>
+
+namespace paceline::resmgr {
+namespace {
+
+// A reason naming the first dimension where held + asked exceeds bound.
+WaitReason Over(WaitCode code, Dim d, const Resources& held, const Resources& asked,
+                const Resources& bound, uint64_t cycle) {
+  WaitReason r;
+  r.code = code;
+  r.dim = d;
+  r.held = held[d];
+  r.asked = asked[d];
+  r.bound = bound[d];
+  r.cycle = cycle;
+  return r;
+}
+
+std::optional<WaitReason> NeverFits(const Resources& asked, const Resources& cap, CapKind kind,
+                                    uint64_t cycle) {
+  std::optional<Dim> d = asked.FirstExceeding(cap);
+  if (!d.has_value()) return std::nullopt;
+  WaitReason r = Over(WaitCode::kNeverFits, *d, Resources(), asked, cap, cycle);
+  r.cap = kind;
+  return r;
+}
+
+}  // namespace
+
+FixedCaps::FixedCaps(const PoolSpec& spec)
+    : limit(spec.Limit()),
+      reservation(spec.Reservation()),
+      controller(ControllerCap(spec)),
+      slack(SlackCap(spec)) {}
+
+std::optional<WaitReason> FixedCapViolation(const Resources& asked, SlaClass sla, bool controller,
+                                            const FixedCaps& caps) {
+  if (asked.FitsIn(caps.limit) &&
+      (sla != SlaClass::kNonPreemptible || asked.FitsIn(caps.reservation)) &&
+      (!controller || asked.FitsIn(caps.controller)) &&
+      (sla != SlaClass::kRevocable || asked.FitsIn(caps.slack))) {
+    return std::nullopt;
+  }
+  std::optional<WaitReason> never = NeverFits(asked, caps.limit, CapKind::kLimit, 0);
+  if (!never && sla == SlaClass::kNonPreemptible) {
+    never = NeverFits(asked, caps.reservation, CapKind::kReservation, 0);
+  }
+  if (!never && controller) {
+    never = NeverFits(asked, caps.controller, CapKind::kControllerLimit, 0);
+  }
+  if (!never && sla == SlaClass::kRevocable) {
+    never = NeverFits(asked, caps.slack, CapKind::kSlackLimit, 0);
+  }
+  return never;
+}
+
+void Admitter::Run(const PoolTree& tree, const Entitlements& ent, const AdmissionInput& input,
+                   std::vector<AdmittedGang>& admitted,
+                   std::vector<PreemptionDecision>& preempted) {
+  input_ = input;
+  slack_left_ = Max(input.slack_left, Resources());
+  for (Ledger ledger : {Ledger::kRegular, Ledger::kRevocable}) {
+    const int li = static_cast<int>(ledger);
+    for (PoolId leaf : tree.layout().leaves) {
+      const PoolRuntime* p = state_.FindPool(leaf);
+      if (p == nullptr || p->queue[li].empty()) continue;
+      const Resources& bound = ledger == Ledger::kRegular ? ent.entitlement[leaf.value()]
+                                                          : ent.slack_entitlement[leaf.value()];
+      RunPool(tree, leaf, ledger, bound, admitted, preempted);
+    }
+  }
+}
+
+void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const Resources& bound,
+                       std::vector<AdmittedGang>& admitted,
+                       std::vector<PreemptionDecision>& preempted) {
+  const uint64_t cycle = input_.cycle;
+  const int li = static_cast<int>(ledger);
+  PoolRuntime& p = state_.pool(pool);
+  AdmissionQueue& queue = p.queue[li];
+
+  // A pool above its entitlement admits nothing of this ledger until the excess is reclaimed.
+  const Resources effective = p.alloc.Of(ledger) - p.alloc.PreemptingOf(ledger);
+  if (std::optional<Dim> d = effective.FirstExceeding(bound)) {
+    p.pool_wait[li] =
+        Over(WaitCode::kPoolOverEntitlement, *d, effective, Resources(), bound, cycle);
+    return;
+  }
+
+  const FixedCaps caps(tree.spec(pool));
+  const Resources& reservation = caps.reservation;
+  const Resources& controller_cap = caps.controller;
+  const WaitCode over_code = ledger == Ledger::kRegular ? WaitCode::kEntitlement : WaitCode::kSlack;
+
+  constexpr uint32_t kAllLanes = (1u << kNumLanes) - 1;
+  uint32_t done = 0;  // lanes blocked, or absent from this queue
+  for (int lane = 0; lane < kNumLanes; ++lane) {
+    if (queue.lane_count(lane) == 0) done |= 1u << lane;
+  }
+
+  for (auto it = queue.begin(); it != queue.end();) {
+    if (done == kAllLanes) break;
+    const QueueEntry e = *it;
+    Gang& g = state_.gang(e.slot);
+    const uint32_t lane_bit = 1u << e.lane;
+    if (done & lane_bit) {
+      g.reason = WaitReason();
+      g.reason.code = WaitCode::kBlockedBehind;
+      g.reason.other = p.lane_block[e.lane].head;
+      g.reason.cycle = cycle;
+      ++it;
+      continue;
+    }
+
+    // 1. The job's throttle: never blocks others.
+    if (const JobCounts* job = state_.job(g.job); job != nullptr && job->max_running > 0) {
+      if (g.live > job->max_running || job->admitted + g.live > job->max_running) {
+        g.reason = WaitReason();
+        g.reason.code = g.live > job->max_running ? WaitCode::kNeverFits : WaitCode::kThrottled;
+        g.reason.cap = CapKind::kMaxRunning;
+        g.reason.held = job->admitted;
+        g.reason.asked = g.live;
+        g.reason.bound = job->max_running;
+        g.reason.cycle = cycle;
+        ++it;
+        continue;
+      }
+    }
+
+    // 2. Fixed caps of the pool: never blocks others.
+    if (std::optional<WaitReason> never = FixedCapViolation(g.held, g.sla, g.controller, caps)) {
+      g.reason = *never;
+      g.reason.cycle = cycle;
+      ++it;
+      continue;
+    }
+
+    // 3-5. Class caps, entitlement, cluster slack: a failure blocks the lane.
+    std::optional<WaitReason> wait;
+    if (g.sla == SlaClass::kNonPreemptible) {
+      const Resources sum = p.alloc.non_preemptible + g.held;
+      if (std::optional<Dim> d = sum.FirstExceeding(reservation)) {
+        wait =
+            Over(WaitCode::kReservation, *d, p.alloc.non_preemptible, g.held, reservation, cycle);
+      }
+    }
+    if (!wait && g.controller) {
+      const Resources sum = p.alloc.controller + g.held;
+      if (std::optional<Dim> d = sum.FirstExceeding(controller_cap)) {
+        wait =
+            Over(WaitCode::kControllerLimit, *d, p.alloc.controller, g.held, controller_cap, cycle);
+      }
+    }
+    if (!wait) {
+      const Resources held = p.alloc.Of(ledger);
+      const Resources sum = held + g.held;
+      const Resources earmarked =
+          p.earmarks.empty() ? Resources() : preemptor_.EarmarkedAgainst(p, g);
+      if (std::optional<Dim> d = sum.FirstExceeding(bound - earmarked)) {
+        if (std::optional<Dim> over = sum.FirstExceeding(bound)) {
+          wait = Over(over_code, *over, held, g.held, bound, cycle);
+        } else {
+          wait = Over(WaitCode::kEarmarked, *d, held, g.held, earmarked, cycle);
+          for (const Earmark& m : p.earmarks) {
+            if (m.beneficiary != g.id && m.ledger == ledger && m.priority >= g.priority) {
+              wait->other = m.beneficiary;
+              break;
+            }
+          }
+        }
+        // The first gang of its lane that does not fit: make room by preempting
+        // lower-priority work of the pool, if there is any.
+        if (preemptor_.MakeRoom(tree, e.slot, bound, input_.now, preempted) !=
+            Preemptor::Outcome::kNothingToTake) {
+          wait->code = WaitCode::kAwaitingPreemption;
+        }
+      }
+    }
+    if (!wait && ledger == Ledger::kRevocable) {
+      if (std::optional<Dim> d = g.held.FirstExceeding(slack_left_)) {
+        wait = Over(WaitCode::kClusterSlack, *d, Resources(), g.held, slack_left_, cycle);
+      }
+    }
+    if (wait) {
+      g.reason = *wait;
+      done |= lane_bit;
+      p.lane_block[e.lane] = LaneBlock{g.id, cycle};
+      ++it;
+      continue;
+    }
+
+    // Admit.
+    g.reason = WaitReason();
+    g.reason.cycle = cycle;
+    admitted.push_back(AdmittedGang{g.id, g.job, pool, g.sla, g.priority, g.held});
+    slack_left_ = SubtractClamped(slack_left_, g.held);
+    it = state_.AdmitAt(pool, ledger, it, input_.now);
+  }
+}
+
+}  // namespace paceline::resmgr

@@ -1,0 +1,93 @@
+#pragma once
+// Admitter: one admission pass over the queues of every leaf pool.
+//
+// A queued gang G of pool P is admitted when all of these hold, checked in this order:
+//   1. throttle     the job's admitted tasks + G's tasks <= max_running_instances (if set)
+//   2. fixed caps   G alone fits P's limit; non-preemptible: P's reservation; controller:
+//                   P's controller_limit; revocable: P's slack cap. A gang that fails here can
+//                   never be admitted until the pool changes: reason "never-fits".
+//   3. class caps   non-preemptible: P's non-preemptible allocation + G <= reservation;
+//                   controller: P's controller allocation + G <= controller_limit
+//   4. entitlement  regular: P's regular allocation + G <= entitlement; revocable: revocable
+//                   allocation + G <= slack entitlement; minus what earmarks hold for
+//                   higher-or-equal-priority gangs (preemption.h)
+//   5. cluster slack (revocable) G <= the slack still unused this cycle
+// in every dimension. Queues are scanned in order (priority, then FIFO): all regular queues
+// first, then the revocable ones, so revocable work only gets what regular work left.
+//
+// Head-of-line rule: per lane. A lane is (SLA class, controller flag) — non-preemptible,
+// preemptible and revocable work, each split into controller and other tasks. When the first
+// gang of a lane fails checks 3-5, it stays first in line and every later gang of the SAME lane
+// waits behind it (reason "blocked-behind"); gangs of other lanes go on being considered.
+// Throttled (1) and never-fitting (2) gangs do not block anybody: their obstacle belongs to
+// their job or is permanent.
+// Why: the lanes are exactly the groups that compete for the same bounds. A gang of one lane
+// waiting for its bound (say a non-preemptible gang waiting on the reservation) must not hold
+// up work that is checked against another bound (preemptible work within the entitlement,
+// revocable work on slack). Within a lane, strict order keeps priority meaningful and stops a
+// stream of small gangs from starving a large one (no backfilling past the head); the blocked
+// head is also the gang that intra-pool preemption makes room for, so it is next once room
+// exists.
+//
+// When the blocked head of a lane fails check 4, the Preemptor may preempt lower-priority work
+// of the same pool for it (intra-pool preemption). A pool above its entitlement admits nothing
+// of that ledger until the excess is reclaimed.
+//
+// Reasons: every gang the pass looks at gets its WaitReason; the pass stops scanning a queue
+// once all its lanes are blocked, and gangs it did not reach are explained by their lane's
+// blocker (LaneBlock, stamped with the cycle).
+//
+// Thread-safety: single-threaded; not thread-safe.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "resmgr/cycle_result.h"
+#include "resmgr/entitlement.h"
+#include "resmgr/pool_tree.h"
+#include "resmgr/preemption.h"
+#include "resmgr/rm_state.h"
+
+namespace paceline::resmgr {
+
+// The fixed caps of a pool (check 2).
+struct FixedCaps {
+  explicit FixedCaps(const PoolSpec& spec);
+  Resources limit;
+  Resources reservation;
+  Resources controller;  // ControllerCap
+  Resources slack;       // SlackCap
+};
+
+// Check 2 on its own: the first fixed cap that `asked` exceeds (reason kNeverFits), or nullopt.
+// Enqueue uses it to refuse such gangs up front.
+std::optional<WaitReason> FixedCapViolation(const Resources& asked, SlaClass sla, bool controller,
+                                            const FixedCaps& caps);
+
+struct AdmissionInput {
+  uint64_t cycle = 0;
+  absl::Time now;
+  Resources slack_left;  // cluster slack not used by revocable work at the start of the cycle
+};
+
+class Admitter {
+ public:
+  Admitter(RmState& state, Preemptor& preemptor) : state_(state), preemptor_(preemptor) {}
+
+  // Admits what fits; appends to `admitted` and (intra-pool preemption) to `preempted`.
+  void Run(const PoolTree& tree, const Entitlements& ent, const AdmissionInput& input,
+           std::vector<AdmittedGang>& admitted, std::vector<PreemptionDecision>& preempted);
+
+ private:
+  void RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const Resources& bound,
+               std::vector<AdmittedGang>& admitted, std::vector<PreemptionDecision>& preempted);
+
+  RmState& state_;
+  Preemptor& preemptor_;
+  AdmissionInput input_;
+  Resources slack_left_;
+};
+
+}  // namespace paceline::resmgr

@@ -1,0 +1,86 @@
+#pragma once
+// Gangs: the unit of admission. A gang is one task, or tasks that must start together (a job's
+// min_running_instances). The caller describes one with a GangRequest; the resource manager
+// keeps a Gang record from Enqueue until its last task is released or the gang is cancelled.
+//
+// Life of a gang (each arrow is a call on ResourceManager or a decision of RunCycle):
+//
+//   Enqueue ──► QUEUED ──RunCycle admits──► ADMITTED ──RunCycle preempts──► PREEMPTING
+//                 │                           │  MarkRunning(task): task RUNNING  │
+//                 │ Cancel                    │ Release(task) for every task      │ Release(task)
+//                 ▼                           ▼                                   ▼ for each
+//               gone                        gone                                 gone
+//
+// A gang's tasks are admitted together; after that each task is released on its own. Cancel
+// withdraws a queued gang, or releases whatever an admitted gang still holds.
+//
+// Thread-safety: value types.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "common/resources.h"
+#include "resmgr/types.h"
+#include "resmgr/wait_reason.h"
+
+namespace paceline::resmgr {
+
+struct TaskRequest {
+  TaskId id;
+  Resources resources;
+};
+
+// What the caller asks: everything the resource manager needs to know about a gang.
+struct GangRequest {
+  GangId id;  // unique; chosen by the caller
+  JobId job;
+  PoolId pool;                     // a leaf pool
+  std::vector<TaskRequest> tasks;  // >= 1
+  int32_t priority = 0;            // higher first
+  SlaClass sla = SlaClass::kPreemptible;
+  bool controller = false;  // e.g. a Spark driver: counts against controller_limit
+  // The job's max_running_instances (0 = no throttle): admitted-and-not-released tasks of the
+  // job never exceed it. The latest request of a job sets the job's value.
+  uint32_t max_running_instances = 0;
+};
+
+enum class GangState : uint8_t { kQueued = 0, kAdmitted = 1, kPreempting = 2 };
+enum class TaskState : uint8_t { kQueued = 0, kAdmitted = 1, kRunning = 2, kReleased = 3 };
+
+struct TaskRecord {
+  TaskId id;
+  Resources resources;
+  TaskState state = TaskState::kQueued;
+  absl::Time started = absl::InfinitePast();
+};
+
+struct Gang {
+  GangId id;
+  JobId job;
+  PoolId pool;
+  int32_t priority = 0;
+  SlaClass sla = SlaClass::kPreemptible;
+  bool controller = false;
+  GangState state = GangState::kQueued;
+  uint64_t seq = 0;  // enqueue order, unique
+  absl::Time enqueued;
+  absl::Time admitted;
+  std::vector<TaskRecord> tasks;
+  Resources held;        // the tasks not yet released (all of them while queued)
+  uint32_t live = 0;     // tasks not yet released
+  bool running = false;  // at least one task running
+  absl::Time last_start = absl::InfinitePast();
+  WaitReason reason;  // while queued: why the last cycle did not admit it
+  // While preempting for an intra-pool earmark: the gang it was preempted for.
+  GangId preempted_for;
+  bool has_preempted_for = false;
+
+  Ledger ledger() const { return LedgerOf(sla); }
+  int lane() const { return LaneOf(sla, controller); }
+  // The time that orders victims: the latest task start, or the admission time.
+  absl::Time victim_time() const { return running ? last_start : admitted; }
+};
+
+}  // namespace paceline::resmgr

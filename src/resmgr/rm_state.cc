@@ -1,0 +1,272 @@
+#include "resmgr/rm_state.h"
+
+#include <algorithm>
+
+#include "common/check.h"
+
+namespace paceline::resmgr {
+
+Earmark* PoolRuntime::FindEarmark(GangId beneficiary) {
+  for (Earmark& e : earmarks) {
+    if (e.beneficiary == beneficiary) return &e;
+  }
+  return nullptr;
+}
+
+std::optional<uint32_t> RmState::FindGang(GangId id) const {
+  auto it = gang_index_.find(id);
+  if (it == gang_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<RmState::TaskRef> RmState::FindTask(const TaskId& id) const {
+  auto it = task_index_.find(id);
+  if (it == task_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+PoolRuntime& RmState::pool(PoolId id) {
+  if (id.value() >= pools_.size()) pools_.resize(id.value() + 1);
+  return pools_[id.value()];
+}
+
+const PoolRuntime* RmState::FindPool(PoolId id) const {
+  return id.value() < pools_.size() ? &pools_[id.value()] : nullptr;
+}
+
+void RmState::ResetPool(PoolId id) {
+  if (id.value() >= pools_.size()) return;
+  PL_CHECK(!pools_[id.value()].HasWork()) << "resetting pool " << id.value() << " with work";
+  pools_[id.value()] = PoolRuntime();
+}
+
+const JobCounts* RmState::job(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+VictimKey RmState::KeyOf(uint32_t slot) const {
+  const Gang& g = gangs_[slot];
+  return VictimKey{g.running, g.priority, g.victim_time(), g.seq, slot};
+}
+
+void RmState::InsertVictim(uint32_t slot) {
+  const Gang& g = gangs_[slot];
+  PoolRuntime& p = pool(g.pool);
+  const int l = static_cast<int>(g.ledger());
+  p.victims[l].insert(KeyOf(slot));
+  PriorityBucket& b = p.victim_sum_by_priority[l][g.priority];
+  b.held += g.held;
+  ++b.gangs;
+}
+
+void RmState::EraseVictim(uint32_t slot) {
+  const Gang& g = gangs_[slot];
+  PoolRuntime& p = pool(g.pool);
+  const int l = static_cast<int>(g.ledger());
+  const size_t erased = p.victims[l].erase(KeyOf(slot));
+  PL_CHECK(erased == 1) << "victim index out of sync for gang " << g.id.value();
+  auto it = p.victim_sum_by_priority[l].find(g.priority);
+  PL_CHECK(it != p.victim_sum_by_priority[l].end()) << "priority bucket missing";
+  it->second.held -= g.held;
+  if (--it->second.gangs == 0) p.victim_sum_by_priority[l].erase(it);
+}
+
+uint32_t RmState::Add(const GangRequest& r, uint64_t seq, absl::Time now) {
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(gangs_.size());
+    gangs_.emplace_back();
+  }
+  Gang& g = gangs_[slot];
+  g.id = r.id;
+  g.job = r.job;
+  g.pool = r.pool;
+  g.priority = r.priority;
+  g.sla = r.sla;
+  g.controller = r.controller;
+  g.state = GangState::kQueued;
+  g.seq = seq;
+  g.enqueued = now;
+  g.admitted = absl::InfinitePast();
+  g.tasks.clear();
+  g.held = Resources();
+  for (uint32_t i = 0; i < r.tasks.size(); ++i) {
+    g.tasks.push_back(TaskRecord{r.tasks[i].id, r.tasks[i].resources});
+    g.held += r.tasks[i].resources;
+    task_index_.emplace(r.tasks[i].id, TaskRef{slot, i});
+  }
+  g.live = static_cast<uint32_t>(r.tasks.size());
+  g.running = false;
+  g.last_start = absl::InfinitePast();
+  g.reason = WaitReason();
+  g.has_preempted_for = false;
+  gang_index_.emplace(r.id, slot);
+
+  JobCounts& j = jobs_[r.job];
+  ++j.gangs;
+  j.max_running = r.max_running_instances;
+
+  PoolRuntime& p = pool(r.pool);
+  const int l = static_cast<int>(g.ledger());
+  p.queue[l].Push(QueueEntry{g.priority, g.seq, slot, static_cast<uint8_t>(g.lane())});
+  p.queued[l] += g.held;
+  return slot;
+}
+
+void RmState::Admit(uint32_t slot, absl::Time now) {
+  Gang& g = gangs_[slot];
+  PL_CHECK(g.state == GangState::kQueued) << "admitting gang " << g.id.value() << " twice";
+  const int l = static_cast<int>(g.ledger());
+  pool(g.pool).queue[l].Erase(QueueEntry{g.priority, g.seq, slot, static_cast<uint8_t>(g.lane())});
+  FinishAdmit(slot, now);
+}
+
+AdmissionQueue::const_iterator RmState::AdmitAt(PoolId pool_id, Ledger l,
+                                                AdmissionQueue::const_iterator it, absl::Time now) {
+  const uint32_t slot = it->slot;
+  PL_CHECK(gangs_[slot].state == GangState::kQueued && gangs_[slot].pool == pool_id)
+      << "queue entry out of sync";
+  auto next = pool(pool_id).queue[static_cast<int>(l)].Erase(it);
+  FinishAdmit(slot, now);
+  return next;
+}
+
+void RmState::FinishAdmit(uint32_t slot, absl::Time now) {
+  Gang& g = gangs_[slot];
+  PoolRuntime& p = pool(g.pool);
+  const int l = static_cast<int>(g.ledger());
+  p.queued[l] -= g.held;
+  g.state = GangState::kAdmitted;
+  g.admitted = now;
+  for (TaskRecord& t : g.tasks) t.state = TaskState::kAdmitted;
+  p.alloc.Apply(g.sla, g.controller, g.held, +1);
+  total_.Apply(g.sla, g.controller, g.held, +1);
+  ++p.admitted_gangs;
+  jobs_[g.job].admitted += g.live;
+  if (IsCandidate(g)) InsertVictim(slot);
+  DropEarmark(g.pool, g.id);
+}
+
+void RmState::MarkRunning(const TaskRef& ref, absl::Time now) {
+  Gang& g = gangs_[ref.slot];
+  TaskRecord& t = g.tasks[ref.index];
+  PL_CHECK(t.state == TaskState::kAdmitted) << "task " << t.id.ToString() << " not admitted";
+  const bool candidate = IsCandidate(g);
+  if (candidate) EraseVictim(ref.slot);
+  t.state = TaskState::kRunning;
+  t.started = now;
+  g.running = true;
+  g.last_start = std::max(g.last_start, now);
+  if (candidate) InsertVictim(ref.slot);
+}
+
+void RmState::ReleaseTask(const TaskRef& ref) {
+  Gang& g = gangs_[ref.slot];
+  TaskRecord& t = g.tasks[ref.index];
+  PL_CHECK(t.state == TaskState::kAdmitted || t.state == TaskState::kRunning)
+      << "releasing task " << t.id.ToString() << " that holds nothing";
+  PoolRuntime& p = pool(g.pool);
+  const bool candidate = IsCandidate(g);
+  if (candidate) EraseVictim(ref.slot);
+  p.alloc.Apply(g.sla, g.controller, t.resources, -1);
+  total_.Apply(g.sla, g.controller, t.resources, -1);
+  if (g.state == GangState::kPreempting) {
+    if (g.ledger() == Ledger::kRegular) {
+      p.alloc.preempting_regular -= t.resources;
+      total_.preempting_regular -= t.resources;
+    } else {
+      p.alloc.preempting_revocable -= t.resources;
+      total_.preempting_revocable -= t.resources;
+    }
+    if (g.has_preempted_for) {
+      if (Earmark* e = p.FindEarmark(g.preempted_for)) {
+        e->pending = SubtractClamped(e->pending, t.resources);
+      }
+    }
+  }
+  g.held -= t.resources;
+  t.state = TaskState::kReleased;
+  --g.live;
+  --jobs_[g.job].admitted;
+  task_index_.erase(t.id);
+  if (g.live == 0) {
+    --p.admitted_gangs;
+    Remove(ref.slot);
+    return;
+  }
+  if (candidate) InsertVictim(ref.slot);
+}
+
+void RmState::BeginPreemption(uint32_t slot, std::optional<GangId> for_gang) {
+  Gang& g = gangs_[slot];
+  PL_CHECK(IsCandidate(g)) << "gang " << g.id.value() << " cannot be preempted";
+  PoolRuntime& p = pool(g.pool);
+  EraseVictim(slot);
+  g.state = GangState::kPreempting;
+  if (g.ledger() == Ledger::kRegular) {
+    p.alloc.preempting_regular += g.held;
+    total_.preempting_regular += g.held;
+  } else {
+    p.alloc.preempting_revocable += g.held;
+    total_.preempting_revocable += g.held;
+  }
+  g.has_preempted_for = for_gang.has_value();
+  if (for_gang.has_value()) {
+    g.preempted_for = *for_gang;
+    if (Earmark* e = p.FindEarmark(*for_gang)) e->pending += g.held;
+  }
+}
+
+void RmState::Cancel(uint32_t slot) {
+  Gang& g = gangs_[slot];
+  const PoolId pool_id = g.pool;
+  DropEarmark(pool_id, g.id);
+  if (g.state == GangState::kQueued) {
+    PoolRuntime& p = pool(pool_id);
+    const int l = static_cast<int>(g.ledger());
+    p.queue[l].Erase(QueueEntry{g.priority, g.seq, slot, static_cast<uint8_t>(g.lane())});
+    p.queued[l] -= g.held;
+    for (const TaskRecord& t : g.tasks) task_index_.erase(t.id);
+    Remove(slot);
+    return;
+  }
+  // Release what is still held; the last release removes the record.
+  const GangId id = g.id;
+  for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+    const TaskState s = gangs_[slot].tasks[i].state;
+    if (s == TaskState::kAdmitted || s == TaskState::kRunning) {
+      ReleaseTask(TaskRef{slot, i});
+      if (!gang_index_.contains(id)) return;
+    }
+  }
+}
+
+void RmState::AddEarmark(PoolId pool_id, const Earmark& earmark) {
+  PoolRuntime& p = pool(pool_id);
+  PL_CHECK(p.FindEarmark(earmark.beneficiary) == nullptr) << "earmark exists";
+  p.earmarks.push_back(earmark);
+}
+
+void RmState::DropEarmark(PoolId pool_id, GangId beneficiary) {
+  PoolRuntime& p = pool(pool_id);
+  auto it = std::find_if(p.earmarks.begin(), p.earmarks.end(),
+                         [&](const Earmark& e) { return e.beneficiary == beneficiary; });
+  if (it != p.earmarks.end()) p.earmarks.erase(it);
+}
+
+void RmState::Remove(uint32_t slot) {
+  Gang& g = gangs_[slot];
+  gang_index_.erase(g.id);
+  auto j = jobs_.find(g.job);
+  if (j != jobs_.end() && --j->second.gangs == 0 && j->second.admitted == 0) jobs_.erase(j);
+  g.tasks.clear();
+  g.live = 0;
+  g.held = Resources();
+  free_slots_.push_back(slot);
+}
+
+}  // namespace paceline::resmgr
