@@ -315,7 +315,11 @@ void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSna
     out.push_back(slot);
     return out.size() >= limit;
   };
-  // Round-robin over `list` from the class cursor; the cursor moves to the first feasible host.
+  // Round-robin over `list` from the class cursor. A packing class restarts at its first
+  // feasible host (the hosts before it are full); a rotating class (anti-affinity, random)
+  // continues after the hosts it just looked at, like Nomad's rotating iterator, so hosts it
+  // already used are not walked again and again.
+  const bool rotating = cls.rotating || walk == WalkOrder::kRotating;
   auto rotate = [&](std::span<const uint32_t> list) {
     const size_t n = list.size();
     if (n == 0) return;
@@ -329,7 +333,10 @@ void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSna
         cls.cursor = static_cast<uint32_t>(pos);
         moved = true;
       }
-      if (full) return;
+      if (full) {
+        if (rotating) cls.cursor = static_cast<uint32_t>((pos + 1) % n);
+        return;
+      }
     }
   };
   if (selective) {
@@ -359,7 +366,7 @@ void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSna
   const int high = index.MaxLevel(dim);
   if (low > high) return;
 
-  if (cls.rotating || walk == WalkOrder::kRotating) {
+  if (rotating) {
     const uint32_t qualifying = index.CountAtLeast(dim, low);
     if (uint64_t{qualifying} * 2 >= index.size()) {
       rotate(index.members());  // stable order within a plan: amortised O(1) for anti-affinity
@@ -384,7 +391,10 @@ void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSna
         cls.cursor = (start + i) % qualifying;
         moved = true;
       }
-      if (full) return;
+      if (full) {
+        cls.cursor = (start + i + 1) % qualifying;
+        return;
+      }
     }
     return;
   }

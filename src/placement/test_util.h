@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "placement/cluster_snapshot.h"
 #include "placement/filter.h"
@@ -22,7 +23,7 @@ class HostBuilder {
  public:
   explicit HostBuilder(uint32_t id) {
     spec_.id = HostId(id);
-    spec_.name = "h" + std::to_string(id);
+    spec_.name = absl::StrCat("h", id);
     spec_.capacity = Resources::Of(8000, 32 * kGi, 100 * kGi);
   }
   HostBuilder& Cpu(int64_t milli) {
@@ -82,7 +83,7 @@ class ShapeBuilder {
     return *this;
   }
   ShapeBuilder& Ports(int n) {
-    for (int i = 0; i < n; ++i) s_.port_names.push_back("p" + std::to_string(i));
+    for (int i = 0; i < n; ++i) s_.port_names.push_back(absl::StrCat("p", i));
     return *this;
   }
   ShapeBuilder& Constraint(std::string label, ConstraintOp op, std::vector<std::string> values = {},
