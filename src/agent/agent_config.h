@@ -1,0 +1,85 @@
+#pragma once
+// AgentConfig: everything the host agent's task runtime is configured with. Built by `main`
+// (flags / config file) and passed to TaskRuntime::Create; never read from globals.
+//
+// Several agents may share one machine as long as each has its own `name`, `work_dir` and a
+// disjoint port range: all state lives under the work dir and the cgroups are named after the
+// agent ("paceline.<name>").
+//
+// Thread-safety: a value type.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace paceline::agent {
+
+// One GPU device of the host (from nvidia-smi or from the configuration).
+struct GpuDevice {
+  int index = 0;
+  std::string model;  // e.g. "NVIDIA A100-SXM4-40GB"
+  int64_t memory_bytes = 0;
+  friend bool operator==(const GpuDevice&, const GpuDevice&) = default;
+};
+
+enum class CgroupPreference { kAuto, kV1, kV2, kNone };
+
+struct AgentConfig {
+  // Names the agent's cgroups and appears in HostInfo; [A-Za-z0-9_.-]+.
+  std::string name = "agent";
+  // Root of all state: checkpoint, outbox, sandboxes, volumes. Created when missing. Its parents
+  // must be traversable (o+x) by the task user when tasks run as another user.
+  std::string work_dir;
+  std::map<std::string, std::string> labels;
+
+  // Detected capacity, overridden per dimension when set.
+  std::optional<int64_t> cpu_milli;
+  std::optional<int64_t> memory_bytes;
+  std::optional<int64_t> disk_bytes;
+  std::optional<std::vector<GpuDevice>> gpus;  // set = do not run nvidia-smi
+  std::string nvidia_smi = "nvidia-smi";       // looked up in PATH; absent = no GPUs
+  // Kept for the system and never offered.
+  int64_t reserved_cpu_milli = 0;
+  int64_t reserved_memory_bytes = 0;
+  int64_t reserved_disk_bytes = 0;
+
+  // Dynamic ports are allocated from [port_min, port_max].
+  uint16_t port_min = 31000;
+  uint16_t port_max = 32999;
+
+  // When the agent runs as root, tasks run as this user unless their spec names another.
+  std::string task_user = "nobody";
+  // Whether a spec may ask to run as root (uid 0).
+  bool allow_root_tasks = false;
+
+  CgroupPreference cgroup = CgroupPreference::kAuto;
+  std::string cgroup_root = "/sys/fs/cgroup";  // where cgroupfs is mounted
+  std::string cgroup_parent;                   // relative parent of the agent's cgroup; "" = top
+  bool cpu_hard_limit = true;                  // cpu quota = the cpu request (else weight only)
+  int64_t pids_max = 4096;                     // per task; 0 = unlimited
+
+  // Per stream (stdout, stderr): the bytes kept on disk, across the current file and one
+  // rotated ".1" file (each at most half of this).
+  int64_t log_max_bytes = 64LL << 20;
+
+  // The supervising wrapper executable; empty = "paceline-task-wrapper" beside the running
+  // executable, then in PATH.
+  std::string wrapper_path;
+
+  // How long finished runs' sandboxes are kept for `task logs`; zero = forever.
+  absl::Duration sandbox_retention = absl::Hours(24 * 7);
+
+  // Added to every task's environment before the spec's env (e.g. PATH).
+  std::map<std::string, std::string> base_env = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+};
+
+// Checks names, ranges and paths; the message says which field to fix.
+absl::Status ValidateConfig(const AgentConfig& config);
+
+}  // namespace paceline::agent

@@ -1,0 +1,101 @@
+#pragma once
+// CgroupDriver: per-task cgroups behind one interface, for cgroup v2 (unified), v1 (memory, cpu,
+// cpuacct, pids hierarchies) or none (no writable hierarchy: tasks run without isolation and
+// HostInfo says so). Chosen once at agent start by CreateCgroupDriver().
+//
+// Layout (v2; v1 repeats it under each controller's mount):
+//   <cgroup_root>/<cgroup_parent>/paceline.<agent name>/        controllers enabled, no process
+//   <cgroup_root>/<cgroup_parent>/paceline.<agent name>/supervisors/   task wrappers (v2 only)
+//   <cgroup_root>/<cgroup_parent>/paceline.<agent name>/<run key>/     one task (leaf)
+// cgroup v2's "no internal processes" rule: we write subtree_control only in the parent (the
+// top of the hierarchy by default, which is exempt) and in paceline.<name>, which never holds a
+// process; the agent process itself never moves.
+//
+// Limits: memory.max / memory.limit_in_bytes = the memory request (swap off where the knob
+// exists); cpu.weight / cpu.shares from the cpu request; cpu.max / cfs quota = the cpu request
+// when cpu_hard_limit; pids.max.
+//
+// Thread-safety: not thread-safe; owned and used by the runtime's thread.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "agent/agent_config.h"
+
+namespace paceline::agent {
+
+enum class CgroupMode : uint8_t { kNone, kV1, kV2 };
+absl::string_view CgroupModeName(CgroupMode m);  // "none", "v1", "v2"
+
+struct CgroupLimits {
+  int64_t memory_bytes = 0;  // 0 = unlimited
+  int64_t cpu_milli = 0;     // 0 = default weight, no quota
+  bool cpu_hard_limit = true;
+  int64_t pids_max = 0;  // 0 = unlimited
+};
+
+struct CgroupStats {
+  int64_t cpu_usec = 0;      // cumulative CPU time of the cgroup
+  int64_t memory_bytes = 0;  // current usage
+  uint64_t oom_kills = 0;    // processes killed by the OOM killer in this cgroup
+};
+
+class CgroupDriver {
+ public:
+  virtual ~CgroupDriver() = default;
+  virtual CgroupMode mode() const = 0;
+  // For logs and `host list`: "cgroup v2 at /sys/fs/cgroup/paceline.a (cpu memory pids)" or
+  // "none: <why isolation is not possible>".
+  virtual std::string Describe() const = 0;
+
+  // Creates the task cgroup `name` (reused when it exists) and applies the limits.
+  virtual absl::Status Create(const std::string& name, const CgroupLimits& limits) = 0;
+  // The cgroup.procs files a process writes its pid into to join the task cgroup.
+  virtual std::vector<std::string> ProcsFiles(const std::string& name) const = 0;
+  // The cgroup.procs files task wrappers join (may be empty).
+  virtual std::vector<std::string> SupervisorProcsFiles() const = 0;
+  // Processes in the task cgroup.
+  virtual absl::StatusOr<std::vector<pid_t>> Pids(const std::string& name) const = 0;
+  // SIGKILLs every process in the task cgroup (cgroup.kill where available).
+  virtual void KillAll(const std::string& name) = 0;
+  virtual absl::StatusOr<CgroupStats> Stats(const std::string& name) const = 0;
+  // Removes the task cgroup: OK when gone, Unavailable while processes remain.
+  virtual absl::Status Remove(const std::string& name) = 0;
+  // Names of the task cgroups that exist now (leftovers are cleaned up at recovery).
+  virtual std::vector<std::string> List() const = 0;
+};
+
+// A driver that isolates nothing; Describe() returns "none: <reason>".
+std::unique_ptr<CgroupDriver> MakeNullCgroupDriver(std::string reason);
+// Detects the cgroup version under config.cgroup_root (v2 when cgroup.controllers exists,
+// else v1 controller directories), sets up the agent's cgroup, and falls back to the null
+// driver (with the reason) when nothing is writable. Errors only when the config forces a
+// version that cannot be used.
+absl::StatusOr<std::unique_ptr<CgroupDriver>> CreateCgroupDriver(const AgentConfig& config);
+
+// Factories used by CreateCgroupDriver and by tests on a fake cgroupfs tree.
+absl::StatusOr<std::unique_ptr<CgroupDriver>> CreateCgroupV2Driver(const AgentConfig& config);
+absl::StatusOr<std::unique_ptr<CgroupDriver>> CreateCgroupV1Driver(const AgentConfig& config);
+
+// Helpers shared by the drivers.
+namespace cgroup_internal {
+// Parses a cgroup.procs listing.
+std::vector<pid_t> ParsePids(absl::string_view text);
+// The value of `key` in a "key value" per line file (cpu.stat, memory.events, oom_control).
+int64_t KeyedValue(absl::string_view text, absl::string_view key, int64_t fallback);
+// cpu.weight (1..10000, 100 per core) and cpu.shares (2.., 1024 per core) for a request.
+int64_t CpuWeightV2(int64_t cpu_milli);
+int64_t CpuSharesV1(int64_t cpu_milli);
+inline constexpr int64_t kCpuPeriodUsec = 100000;
+// The quota for a request over kCpuPeriodUsec (at least 1 ms).
+int64_t CpuQuotaUsec(int64_t cpu_milli);
+}  // namespace cgroup_internal
+
+}  // namespace paceline::agent

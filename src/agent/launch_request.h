@@ -1,0 +1,47 @@
+#pragma once
+// LaunchRequest: what the master asks the agent to run — one run of one task instance — and
+// its validation. The TaskSpec is the user's spec (command, resources, ports, env, health,
+// kill_grace, volume, user); the rest is what the master decided at placement time.
+//
+// Thread-safety: value types.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/ids.h"
+#include "spec/job_spec.h"
+
+namespace paceline::agent {
+
+// Where one member of a gang runs: the host and its named ports.
+struct GangPeer {
+  std::string host;
+  std::map<std::string, uint16_t> ports;
+  friend bool operator==(const GangPeer&, const GangPeer&) = default;
+};
+
+struct LaunchRequest {
+  RunId run;
+  TaskSpec spec;
+  // Ports the master already chose, by name (each must be in the agent's range and free).
+  // Every other name in spec.ports gets a dynamic port from the agent.
+  std::map<std::string, uint16_t> ports;
+  // GPU device indexes the master chose; empty = the agent picks devices for spec's gpu amount.
+  std::vector<int> gpu_devices;
+  // The gang's members, instance id -> peer; written to peers.json in the sandbox.
+  std::optional<std::map<uint32_t, GangPeer>> peers;
+  friend bool operator==(const LaunchRequest&, const LaunchRequest&) = default;
+};
+
+// Rejects requests that can never run: empty command, bad port names, a health check on an
+// undeclared port, negative resources or grace, env names that are not NAME=value-able.
+absl::Status ValidateLaunchRequest(const LaunchRequest& request);
+
+// "http-api" -> "HTTP_API": the suffix of PACELINE_PORT_<NAME>.
+std::string PortEnvSuffix(absl::string_view port_name);
+
+}  // namespace paceline::agent

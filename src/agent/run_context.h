@@ -1,0 +1,65 @@
+#pragma once
+// RunContext: everything the agent knows about one run of a task, filled in by the hooks during
+// Prepare, completed at start (process identities) and persisted as the run's checkpoint record
+// (run_record_json.h), so a restarted agent can recover and clean up exactly what was acquired.
+//
+// Thread-safety: a value type owned by one TaskRunner on the runtime's thread.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "agent/launch_request.h"
+
+namespace paceline::agent {
+
+// Who the task runs as. uid/gid -1: do not switch (the agent is not root).
+struct TaskUser {
+  std::string name;
+  int uid = -1;
+  int gid = -1;
+  std::vector<uint32_t> groups;
+  std::string home;
+  friend bool operator==(const TaskUser&, const TaskUser&) = default;
+};
+
+struct RunContext {
+  LaunchRequest request;
+  std::string key;  // "JOB_INSTANCE_RUN": names the run dir and the cgroup
+  std::string boot_id;
+
+  // Filled by the hooks (Prepare), in order: user, sandbox, volume, ports, gpu, gang, cgroup.
+  TaskUser user;
+  std::string sandbox;  // <work_dir>/sandboxes/<job>/<instance>/<run>
+  std::string run_dir;  // <work_dir>/runs/<key>: agent-private (status file, log offsets)
+  std::string volume;   // <work_dir>/volumes/<job>/<instance>, or ""
+  std::map<std::string, uint16_t> ports;
+  std::vector<int> gpus;
+  std::string cgroup;  // task cgroup name, "" = not isolated
+  std::vector<std::string> cgroup_procs;
+  // PACELINE_* variables contributed by the hooks (the final environment is built at start).
+  std::map<std::string, std::string> env;
+  std::vector<std::string> final_env;  // "K=V", exactly what the task got
+
+  // Set at start.
+  int wrapper_pid = 0;
+  uint64_t wrapper_start = 0;
+  int task_pid = 0;
+  uint64_t task_start = 0;
+  absl::Time started = absl::InfinitePast();
+
+  // A kill in progress (kept across restarts so the outcome is reported as a kill).
+  bool kill_requested = false;
+  bool kill_forced = false;
+  absl::Time kill_deadline = absl::InfiniteFuture();
+
+  const RunId& run() const { return request.run; }
+  friend bool operator==(const RunContext&, const RunContext&) = default;
+};
+
+// "12_3_1" for run 12/3/1.
+std::string RunKey(const RunId& run);
+
+}  // namespace paceline::agent

@@ -1,0 +1,34 @@
+#pragma once
+// SandboxHook: a fresh working directory per run, and the agent-private run directory.
+//
+//   <work_dir>/sandboxes/<job>/<instance>/<run>/   the task's cwd (0700, owned by the task
+//                                                 user): stdout, stderr (+ .1), peers.json
+//   <work_dir>/runs/<job>_<instance>_<run>/        root-only: the wrapper's status file and log
+//                                                 offsets; its existence marks "launched once"
+// The <job> and <instance> levels are 0711: a task can reach its own sandbox but cannot list
+// the others. Sandboxes outlive their run (for `task logs`) until the retention GC removes them.
+// Exports PACELINE_SANDBOX (and HOME, unless the spec sets it).
+//
+// Thread-safety: runtime thread only.
+
+#include <string>
+
+#include "agent/task_hook.h"
+
+namespace paceline::agent {
+
+class SandboxHook final : public TaskHook {
+ public:
+  explicit SandboxHook(std::string work_dir) : work_dir_(std::move(work_dir)) {}
+  absl::string_view name() const override { return "sandbox"; }
+  absl::Status Prepare(RunContext& ctx) override;
+  void Cleanup(RunContext& ctx, CleanupKind kind) override;
+
+  static std::string SandboxPath(const std::string& work_dir, const RunId& run);
+  static std::string RunDirPath(const std::string& work_dir, const RunId& run);
+
+ private:
+  std::string work_dir_;
+};
+
+}  // namespace paceline::agent

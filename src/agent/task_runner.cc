@@ -1,0 +1,396 @@
+#include "agent/task_runner.h"
+
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/file_util.h"
+#include "agent/health_probe.h"
+#include "agent/proc_stat.h"
+#include "agent/wrapper_launcher.h"
+#include "spdlog/spdlog.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+namespace paceline::agent {
+namespace {
+
+std::string StatusPath(const RunContext& c) {
+  return absl::StrCat(c.run_dir, "/", wrapper::kStatusFile);
+}
+
+wrapper::ExitStatus ReadStatus(const RunContext& c) {
+  absl::StatusOr<std::string> text = ReadFile(StatusPath(c));
+  return wrapper::ParseStatus(text.ok() ? *text : std::string());
+}
+
+}  // namespace
+
+TaskRunner::TaskRunner(RuntimeServices& services, RunContext ctx)
+    : s_(services), ctx_(std::move(ctx)) {}
+
+TaskRunner::~TaskRunner() {
+  health_.reset();
+  Unwatch();
+}
+
+void TaskRunner::Unwatch() {
+  if (pidfd_watch_ != 0) s_.poller->Remove(pidfd_watch_);
+  if (control_watch_ != 0) s_.poller->Remove(control_watch_);
+  pidfd_watch_ = control_watch_ = 0;
+  pidfd_.Reset();
+  control_.Reset();
+}
+
+void TaskRunner::Checkpoint() {
+  absl::Status s = s_.checkpoint->Put(ctx_);
+  if (!s.ok()) spdlog::error("checkpoint of run {}: {}", ctx_.key, s.ToString());
+}
+
+absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s, RunContext& ctx) {
+  std::unique_ptr<TaskRunner> r(new TaskRunner(s, std::move(ctx)));
+  RunContext& c = r->ctx_;
+  auto fail = [&](absl::Status status) {
+    ctx = std::move(r->ctx_);
+    return status;
+  };
+  WrapperArgs a;
+  a.wrapper = s.wrapper_path;
+  a.cwd = c.sandbox;
+  a.user = c.user;
+  a.cgroup_procs = c.cgroup_procs;
+  a.self_cgroups = s.cgroups->SupervisorProcsFiles();
+  a.run_dir = c.run_dir;
+  a.stdout_path = absl::StrCat(c.sandbox, "/stdout");
+  a.stderr_path = absl::StrCat(c.sandbox, "/stderr");
+  a.log_max = s.config->log_max_bytes;
+  a.command = c.request.spec.command;
+  a.env = &c.final_env;
+  absl::StatusOr<SpawnedWrapper> w = SpawnWrapper(a);
+  if (!w.ok()) return fail(w.status());
+  c.wrapper_pid = w->pid;
+  absl::StatusOr<PidStat> st = ReadPidStat(w->pid);
+  c.wrapper_start = st.ok() ? st->start_ticks : 0;
+  c.started = s.now;
+  // The record (with the wrapper's identity) exists before the wrapper may start the task.
+  absl::Status put = s.checkpoint->Put(c);
+  if (!put.ok()) {
+    ::kill(w->pid, SIGKILL);
+    ::waitpid(w->pid, nullptr, 0);
+    return fail(put);
+  }
+  char go = wrapper::kGoByte;
+  if (::write(w->control.get(), &go, 1) != 1) {
+    spdlog::warn("run {}: wrapper {} went away before start", c.key, w->pid);
+  }
+  absl::Status watch = r->Watch(w->pidfd.Release(), w->control.Release());
+  if (!watch.ok()) return watch;
+  return r;
+}
+
+absl::Status TaskRunner::Watch(int pidfd, int control_fd) {
+  pidfd_.Reset(pidfd);
+  control_.Reset(control_fd);
+  absl::StatusOr<uint64_t> id =
+      s_.poller->Add(pidfd_.get(), EPOLLIN, [this](uint32_t) { OnWrapperExit(); });
+  if (!id.ok()) return id.status();
+  pidfd_watch_ = *id;
+  if (control_.valid()) {
+    id = s_.poller->Add(control_.get(), EPOLLIN, [this](uint32_t) { OnControlReadable(); });
+    if (!id.ok()) return id.status();
+    control_watch_ = *id;
+  }
+  return absl::OkStatus();
+}
+
+void TaskRunner::OnControlReadable() {
+  char buf[1024];
+  for (;;) {
+    ssize_t n = ::read(control_.get(), buf, sizeof(buf));
+    if (n > 0) {
+      control_buf_.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+      s_.poller->Remove(control_watch_);
+      control_watch_ = 0;
+      control_.Reset();
+    }
+    break;
+  }
+  size_t eol;
+  while ((eol = control_buf_.find('\n')) != std::string::npos) {
+    std::string line = control_buf_.substr(0, eol);
+    control_buf_.erase(0, eol + 1);
+    HandleControlLine(line);
+  }
+}
+
+void TaskRunner::HandleControlLine(const std::string& line) {
+  std::vector<std::string> f = absl::StrSplit(line, ' ');
+  int pid = 0;
+  uint64_t start = 0;
+  if (f.size() == 3 && f[0] == "started" && absl::SimpleAtoi(f[1], &pid) &&
+      absl::SimpleAtoi(f[2], &start)) {
+    MarkRunning(pid, start, /*live=*/true);
+  }
+  // "failed <message>": the status file has it; the wrapper exits next.
+}
+
+void TaskRunner::MarkRunning(int pid, uint64_t start_ticks, bool live) {
+  if (state_ != State::kStarting) return;
+  ctx_.task_pid = pid;
+  ctx_.task_start = start_ticks;
+  state_ = State::kRunning;
+  retry_at_ = absl::InfiniteFuture();
+  TaskEvent e;
+  e.time = s_.now;
+  e.run = ctx_.run();
+  e.type = TaskEventType::kRunning;
+  e.pid = pid;
+  e.ports = ctx_.ports;
+  e.sandbox = ctx_.sandbox;
+  s_.emit(std::move(e));
+  Checkpoint();
+  if (!live) return;  // it already ended: nothing to signal or check
+  if (ctx_.kill_requested) {
+    SignalTask(ctx_.kill_forced ? SIGKILL : SIGTERM);
+  } else {
+    StartHealth();
+  }
+  s_.reschedule(ctx_.run());
+}
+
+void TaskRunner::StartHealth() {
+  const std::optional<HealthSpec>& spec = ctx_.request.spec.health;
+  if (!spec || health_) return;
+  std::unique_ptr<HealthProbe> probe;
+  if (auto* h = std::get_if<HttpCheck>(&spec->check)) {
+    probe = MakeHttpProbe(ctx_.ports[h->port], h->path);
+  } else if (auto* t = std::get_if<TcpCheck>(&spec->check)) {
+    probe = MakeTcpProbe(ctx_.ports[t->port]);
+  } else {
+    WrapperArgs a;
+    a.wrapper = s_.wrapper_path;
+    a.exec_mode = true;
+    a.cwd = ctx_.sandbox;
+    a.user = ctx_.user;
+    a.cgroup_procs = ctx_.cgroup_procs;
+    a.command = std::get<CommandCheck>(spec->check).command;
+    a.env = &ctx_.final_env;
+    probe = MakeCommandProbe(std::move(a));
+  }
+  health_ = std::make_unique<HealthMonitor>(
+      *spec, std::move(probe), *s_.poller, [this] { return s_.now; },
+      [this](HealthState h) {
+        TaskEvent e;
+        e.time = s_.now;
+        e.run = ctx_.run();
+        e.type = TaskEventType::kHealth;
+        e.health = h;
+        s_.emit(std::move(e));
+      },
+      s_.now);
+}
+
+void TaskRunner::SignalTask(int sig) {
+  if (state_ != State::kRunning || ctx_.task_pid <= 0) return;
+  ::kill(-ctx_.task_pid, sig);
+  if (sig == SIGKILL && !ctx_.cgroup.empty()) s_.cgroups->KillAll(ctx_.cgroup);
+}
+
+void TaskRunner::EscalateKill() {
+  ctx_.kill_forced = true;
+  SignalTask(SIGKILL);
+  Checkpoint();
+}
+
+void TaskRunner::Kill(absl::Duration grace) {
+  if (state_ == State::kDraining || state_ == State::kDone) return;
+  absl::Time deadline = s_.now + std::max(grace, absl::ZeroDuration());
+  if (ctx_.kill_requested && deadline >= ctx_.kill_deadline) return;
+  bool first = !ctx_.kill_requested;
+  ctx_.kill_requested = true;
+  ctx_.kill_deadline = deadline;
+  health_.reset();  // a task being stopped is no longer checked
+  if (grace <= absl::ZeroDuration()) {
+    EscalateKill();
+  } else {
+    if (first) SignalTask(SIGTERM);
+    Checkpoint();
+  }
+  s_.reschedule(ctx_.run());
+}
+
+absl::Time TaskRunner::NextDeadline() const {
+  absl::Time t = retry_at_;
+  if ((state_ == State::kStarting || state_ == State::kRunning) && ctx_.kill_requested &&
+      !ctx_.kill_forced) {
+    t = std::min(t, ctx_.kill_deadline);
+  }
+  if (state_ == State::kRunning && health_) t = std::min(t, health_->NextDeadline());
+  return t;
+}
+
+void TaskRunner::OnTimer(absl::Time now) {
+  switch (state_) {
+    case State::kStarting:
+      if (ctx_.kill_requested && !ctx_.kill_forced && now >= ctx_.kill_deadline) {
+        ctx_.kill_forced = true;  // applied when the pid is known
+        Checkpoint();
+      }
+      if (now >= retry_at_) {  // adopted while starting: learn the pid from the status file
+        retry_at_ = now + absl::Milliseconds(50);
+        status_ = ReadStatus(ctx_);
+        if (status_.task_pid > 0) MarkRunning(status_.task_pid, status_.task_start, true);
+      }
+      break;
+    case State::kRunning:
+      if (ctx_.kill_requested && !ctx_.kill_forced && now >= ctx_.kill_deadline) EscalateKill();
+      if (health_) health_->OnTimer(now);
+      break;
+    case State::kDraining:
+      if (now >= retry_at_) TryFinish();
+      break;
+    case State::kDone:
+      break;
+  }
+}
+
+void TaskRunner::OnWrapperExit() {
+  if (control_.valid()) OnControlReadable();  // a "started" line may still be buffered
+  if (pidfd_.valid()) {
+    siginfo_t info;
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
+             WEXITED | WNOHANG);  // reaps it when it is our child (ECHILD otherwise)
+  }
+  health_.reset();
+  Unwatch();
+  status_ = ReadStatus(ctx_);
+  if (state_ == State::kStarting && status_.task_pid > 0 &&
+      status_.kind != wrapper::ExitStatus::Kind::kLaunchError) {
+    MarkRunning(status_.task_pid, status_.task_start, /*live=*/false);
+  }
+  state_ = State::kDraining;
+  retry_at_ = absl::InfiniteFuture();
+  TryFinish();
+}
+
+void TaskRunner::TryFinish() {
+  if (!ctx_.cgroup.empty()) {
+    absl::StatusOr<std::vector<pid_t>> pids = s_.cgroups->Pids(ctx_.cgroup);
+    if (pids.ok() && !pids->empty() && drain_attempts_ < 1000) {
+      // Leftovers (e.g. a daemonized child that left the process group): kill and retry.
+      s_.cgroups->KillAll(ctx_.cgroup);
+      ++drain_attempts_;
+      retry_at_ = s_.now + absl::Milliseconds(std::min(5 * drain_attempts_, 200));
+      s_.reschedule(ctx_.run());
+      return;
+    }
+  }
+  std::optional<CgroupStats> stats;
+  if (!ctx_.cgroup.empty()) {
+    absl::StatusOr<CgroupStats> st = s_.cgroups->Stats(ctx_.cgroup);
+    if (st.ok()) stats = *st;
+  }
+  TaskEvent e = TerminalEvent(stats);
+  s_.lifecycle->Cleanup(ctx_, CleanupKind::kFinished);
+  s_.emit(std::move(e));
+  absl::Status s = s_.checkpoint->Remove(ctx_.key);
+  if (!s.ok()) spdlog::error("checkpoint removal of run {}: {}", ctx_.key, s.ToString());
+  state_ = State::kDone;
+  retry_at_ = absl::InfiniteFuture();
+}
+
+TaskEvent TaskRunner::TerminalEvent(const std::optional<CgroupStats>& stats) const {
+  using Kind = wrapper::ExitStatus::Kind;
+  TaskEvent e;
+  e.time = s_.now;
+  e.run = ctx_.run();
+  switch (status_.kind) {
+    case Kind::kLaunchError:
+      e.type = TaskEventType::kFailed;
+      e.reason = TerminationReason::kLaunchFailed;
+      e.message = status_.error;
+      return e;
+    case Kind::kExited:
+    case Kind::kSignaled: {
+      bool signaled = status_.kind == Kind::kSignaled;
+      if (signaled) {
+        e.signal = status_.value;
+      } else {
+        e.exit_code = status_.value;
+      }
+      bool failed = signaled || status_.value != 0;
+      if (stats && stats->oom_kills > 0 && failed) {
+        e.type = TaskEventType::kExited;
+        e.reason = TerminationReason::kOomKilled;
+        e.message = absl::StrCat("out of memory: the task exceeded its memory limit of ",
+                                 ctx_.request.spec.resources.memory_bytes(), " bytes");
+      } else if (ctx_.kill_requested) {
+        e.type = TaskEventType::kKilled;
+        e.reason = ctx_.kill_forced ? TerminationReason::kKilledForcibly
+                                    : TerminationReason::kKilledGracefully;
+      } else {
+        e.type = TaskEventType::kExited;
+        e.reason = signaled ? TerminationReason::kSignaled : TerminationReason::kExited;
+      }
+      return e;
+    }
+    default:
+      e.type = TaskEventType::kLost;
+      e.reason = TerminationReason::kLost;
+      e.message = ctx_.boot_id != s_.boot_id
+                      ? std::string("the host restarted while the task ran")
+                      : absl::StrCat("the task's supervisor (pid ", ctx_.wrapper_pid,
+                                     ") ended without recording an exit status");
+      return e;
+  }
+}
+
+std::unique_ptr<TaskRunner> TaskRunner::Recover(RuntimeServices& s, RunContext ctx) {
+  std::unique_ptr<TaskRunner> r(new TaskRunner(s, std::move(ctx)));
+  RunContext& c = r->ctx_;
+  r->status_ = ReadStatus(c);
+  bool same_boot = c.boot_id == s.boot_id;
+  if (same_boot && c.wrapper_pid > 0) {
+    absl::StatusOr<PidStat> st = ReadPidStat(c.wrapper_pid);
+    int pidfd = (st.ok() && st->start_ticks == c.wrapper_start) ? PidfdOpen(c.wrapper_pid) : -1;
+    if (pidfd >= 0 && r->Watch(pidfd, -1).ok()) {
+      if (c.task_pid > 0) {
+        r->state_ = State::kRunning;
+        if (!c.kill_requested) r->StartHealth();
+      } else if (r->status_.task_pid > 0) {
+        r->MarkRunning(r->status_.task_pid, r->status_.task_start, /*live=*/true);
+      } else {
+        r->retry_at_ = s.now;  // poll the status file for the pid
+      }
+      return r;  // a zombie wrapper's pidfd is readable at once: it drains on the next Poll
+    }
+  }
+  // The wrapper is gone. Its status file says how the task ended; if it says nothing, the task
+  // may still be running unsupervised: kill it, its exit code can no longer be observed.
+  if (same_boot && r->status_.kind == wrapper::ExitStatus::Kind::kRunning &&
+      ProcessAlive(r->status_.task_pid, r->status_.task_start)) {
+    ::kill(-r->status_.task_pid, SIGKILL);
+  }
+  if (r->status_.task_pid > 0 && c.task_pid == 0 &&
+      r->status_.kind != wrapper::ExitStatus::Kind::kLaunchError) {
+    r->MarkRunning(r->status_.task_pid, r->status_.task_start, /*live=*/false);
+  }
+  r->state_ = State::kDraining;
+  r->TryFinish();
+  return r;
+}
+
+}  // namespace paceline::agent

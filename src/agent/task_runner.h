@@ -1,0 +1,116 @@
+#pragma once
+// TaskRunner: one run of a task, from the spawn of its wrapper to its terminal event.
+//
+//   ┌──────────┐ "started pid"  ┌─────────┐  wrapper exited  ┌──────────┐ cgroup empty ┌──────┐
+//   │ STARTING │ ─────────────> │ RUNNING │ ───────────────> │ DRAINING │ ───────────> │ DONE │
+//   └──────────┘                └─────────┘   (pidfd ready)  └──────────┘  cleanup,    └──────┘
+//        │ "failed ..." / wrapper exited                          ^        terminal event
+//        └────────────────────────────────────────────────────────┘
+//   Kill(): SIGTERM to the task's process group now, SIGKILL (group + cgroup) at the deadline.
+//
+// The runner owns the run's RunContext and keeps the checkpoint record current (Put on start,
+// on RUNNING, on kill; Remove after the terminal event is in the outbox). The exit status comes
+// from the wrapper's status file (wrapper_protocol.h), so a run adopted after an agent restart
+// ends exactly like one the agent started. A run whose wrapper died without recording an exit
+// status is reported LOST (its exit cannot be known); its leftover processes are killed.
+//
+// Thread-safety: runtime thread only; callbacks come from the runtime's Poller.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/agent_config.h"
+#include "agent/cgroup_driver.h"
+#include "agent/checkpoint.h"
+#include "agent/health_monitor.h"
+#include "agent/poller.h"
+#include "agent/run_context.h"
+#include "agent/task_event.h"
+#include "agent/task_lifecycle.h"
+#include "agent/wrapper_protocol.h"
+
+namespace paceline::agent {
+
+// What runners need from the runtime (all owned by the runtime, which outlives its runners).
+struct RuntimeServices {
+  const AgentConfig* config = nullptr;
+  std::string wrapper_path;
+  std::string boot_id;
+  Poller* poller = nullptr;
+  CgroupDriver* cgroups = nullptr;
+  Checkpoint* checkpoint = nullptr;
+  TaskLifecycle* lifecycle = nullptr;
+  std::function<void(TaskEvent)> emit;           // into the outbox
+  std::function<void(const RunId&)> reschedule;  // the runner's NextDeadline() changed
+  absl::Time now;                                // time of the current runtime call
+};
+
+class TaskRunner {
+ public:
+  enum class State { kStarting, kRunning, kDraining, kDone };
+
+  // Spawns the wrapper for a prepared context, checkpoints it, then lets it start the task.
+  // Takes `ctx` on success; on error nothing runs and `ctx` is left for the caller's rollback.
+  static absl::StatusOr<std::unique_ptr<TaskRunner>> Start(RuntimeServices& services,
+                                                           RunContext& ctx);
+  // Re-adopts a checkpointed run after an agent restart (hooks already recovered).
+  static std::unique_ptr<TaskRunner> Recover(RuntimeServices& services, RunContext ctx);
+
+  // Leaves the processes alone (they are recovered by the next agent).
+  ~TaskRunner();
+  TaskRunner(const TaskRunner&) = delete;
+  TaskRunner& operator=(const TaskRunner&) = delete;
+
+  // Requests a stop: SIGTERM now, SIGKILL after `grace` (0 = SIGKILL now). A second Kill can
+  // only shorten the deadline. No effect once the run is ending.
+  void Kill(absl::Duration grace);
+  void OnTimer(absl::Time now);
+  absl::Time NextDeadline() const;
+
+  State state() const { return state_; }
+  bool done() const { return state_ == State::kDone; }
+  const RunContext& context() const { return ctx_; }
+  HealthState health() const { return health_ ? health_->state() : HealthState::kUnknown; }
+
+  // Scheduled-timer bookkeeping for the runtime's timer queue.
+  absl::Time scheduled = absl::InfiniteFuture();
+
+ private:
+  TaskRunner(RuntimeServices& services, RunContext ctx);
+
+  absl::Status Watch(int pidfd, int control_fd);
+  void OnControlReadable();
+  void HandleControlLine(const std::string& line);
+  void OnWrapperExit();
+  // Reports RUNNING; `live`: the task may still run (else it already ended).
+  void MarkRunning(int pid, uint64_t start_ticks, bool live);
+  void SignalTask(int sig);
+  void EscalateKill();
+  void TryFinish();
+  TaskEvent TerminalEvent(const std::optional<CgroupStats>& stats) const;
+  void StartHealth();
+  void Checkpoint();
+  void Unwatch();
+
+  RuntimeServices& s_;
+  RunContext ctx_;
+  State state_ = State::kStarting;
+  UniqueFd pidfd_;
+  UniqueFd control_;
+  uint64_t pidfd_watch_ = 0;
+  uint64_t control_watch_ = 0;
+  std::string control_buf_;
+  wrapper::ExitStatus status_;
+  std::unique_ptr<HealthMonitor> health_;
+  absl::Time retry_at_ = absl::InfiniteFuture();  // draining: next attempt; starting: status poll
+  int drain_attempts_ = 0;
+};
+
+}  // namespace paceline::agent

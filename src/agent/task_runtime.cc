@@ -1,0 +1,256 @@
+#include "agent/task_runtime.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+#include "agent/cgroup_hook.h"
+#include "agent/gang_hook.h"
+#include "agent/proc_stat.h"
+#include "agent/sandbox_hook.h"
+#include "agent/task_user_hook.h"
+#include "agent/volume_hook.h"
+#include "agent/wrapper_launcher.h"
+#include "agent/wrapper_protocol.h"
+#include "common/status.h"
+#include "spdlog/spdlog.h"
+
+namespace paceline::agent {
+namespace {
+
+// How often Poll fsyncs a dirty checkpoint/outbox on its own (PendingEvents always does).
+constexpr absl::Duration kSyncInterval = absl::Milliseconds(200);
+constexpr absl::Duration kGcInterval = absl::Minutes(10);
+
+// When tasks run as another user, every parent of the work dir must be traversable by them.
+absl::Status CheckTraversable(const std::string& work_dir) {
+  std::string dir = Dirname(work_dir);
+  while (true) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tasks run as an unprivileged user but cannot reach the work dir ", work_dir, ": ", dir,
+          " is not traversable by others (chmod o+x ", dir, ") — or choose a work dir elsewhere"));
+    }
+    if (dir == "/" || dir == ".") break;
+    dir = Dirname(dir);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+TaskRuntime::TaskRuntime(AgentConfig config, const Clock& clock)
+    : config_(std::move(config)), clock_(clock), lifecycle_(config_) {}
+
+TaskRuntime::~TaskRuntime() {
+  runners_.clear();  // unregisters; does not kill
+  if (checkpoint_) checkpoint_->Sync().IgnoreError();
+  if (outbox_) outbox_->Sync().IgnoreError();
+}
+
+absl::StatusOr<std::unique_ptr<TaskRuntime>> TaskRuntime::Create(AgentConfig config,
+                                                                 const Clock& clock) {
+  RETURN_IF_ERROR(ValidateConfig(config));
+  std::unique_ptr<TaskRuntime> rt(new TaskRuntime(std::move(config), clock));
+  RETURN_IF_ERROR(rt->Init());
+  return rt;
+}
+
+absl::Status TaskRuntime::Init() {
+  const std::string& wd = config_.work_dir;
+  RETURN_IF_ERROR(MakeDirs(wd, 0711));
+  bool switch_users = ::geteuid() == 0;
+  if (switch_users) {
+    struct stat st;
+    if (::stat(wd.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+      ::chmod(wd.c_str(), (st.st_mode & 07777) | 0011);
+    }
+    RETURN_IF_ERROR(CheckTraversable(wd));
+  }
+  lock_.Reset(::open(absl::StrCat(wd, "/agent.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!lock_.valid()) return ErrnoStatus(errno, absl::StrCat("open ", wd, "/agent.lock"));
+  if (::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("another agent uses the work dir ", wd, "; give each agent its own work dir"));
+  }
+  RETURN_IF_ERROR(MakeDirs(absl::StrCat(wd, "/sandboxes"), 0711));
+  RETURN_IF_ERROR(MakeDirs(absl::StrCat(wd, "/volumes"), 0711));
+  RETURN_IF_ERROR(MakeDirs(absl::StrCat(wd, "/runs"), 0700));
+  ::chmod(absl::StrCat(wd, "/sandboxes").c_str(), 0711);
+  ::chmod(absl::StrCat(wd, "/volumes").c_str(), 0711);
+
+  ASSIGN_OR_RETURN(services_.wrapper_path, FindWrapper(config_.wrapper_path));
+  ASSIGN_OR_RETURN(poller_, Poller::Create());
+  ASSIGN_OR_RETURN(cgroups_, CreateCgroupDriver(config_));
+  ASSIGN_OR_RETURN(host_, DetectHostInfo(config_, *cgroups_));
+  ASSIGN_OR_RETURN(checkpoint_, Checkpoint::Open(absl::StrCat(wd, "/checkpoint")));
+  ASSIGN_OR_RETURN(outbox_, Outbox::Open(absl::StrCat(wd, "/outbox")));
+  ports_ = std::make_unique<PortAllocator>(config_.port_min, config_.port_max);
+  gpus_ = std::make_unique<GpuAllocator>(host_.gpus);
+  if (checkpoint_->skipped_records() > 0) {
+    spdlog::warn("checkpoint: skipped {} malformed records", checkpoint_->skipped_records());
+  }
+
+  lifecycle_.AddHook(
+      std::make_unique<TaskUserHook>(config_.task_user, switch_users, config_.allow_root_tasks));
+  lifecycle_.AddHook(std::make_unique<SandboxHook>(wd));
+  lifecycle_.AddHook(std::make_unique<VolumeHook>(wd));
+  lifecycle_.AddHook(std::make_unique<PortsHook>(*ports_));
+  lifecycle_.AddHook(std::make_unique<GpuHook>(*gpus_));
+  lifecycle_.AddHook(std::make_unique<GangHook>());
+  lifecycle_.AddHook(
+      std::make_unique<CgroupHook>(*cgroups_, config_.cpu_hard_limit, config_.pids_max));
+
+  services_.config = &config_;
+  services_.boot_id = BootId();
+  services_.poller = poller_.get();
+  services_.cgroups = cgroups_.get();
+  services_.checkpoint = checkpoint_.get();
+  services_.lifecycle = &lifecycle_;
+  services_.emit = [this](TaskEvent e) { Emit(std::move(e)); };
+  services_.reschedule = [this](const RunId& run) { Reschedule(run); };
+  services_.now = clock_.Now();
+  spdlog::info("agent {}: work dir {}, isolation: {}", config_.name, wd, cgroups_->Describe());
+  return absl::OkStatus();
+}
+
+void TaskRuntime::Emit(TaskEvent e) {
+  bool terminal = e.terminal();
+  RunId run = e.run;
+  absl::StatusOr<uint64_t> seq = outbox_->Append(std::move(e));
+  if (!seq.ok()) spdlog::error("outbox: {}", seq.status().ToString());
+  if (terminal) finished_.push_back(run);
+}
+
+absl::Status TaskRuntime::Launch(const LaunchRequest& request) {
+  if (!recovered_) {
+    return absl::FailedPreconditionError("call Recover() before launching tasks");
+  }
+  RETURN_IF_ERROR(ValidateLaunchRequest(request));
+  if (runners_.contains(request.run)) return absl::OkStatus();  // a retransmission
+  services_.now = clock_.Now();
+  RunContext ctx;
+  ctx.request = request;
+  ctx.key = RunKey(request.run);
+  ctx.boot_id = services_.boot_id;
+  std::string run_dir = SandboxHook::RunDirPath(config_.work_dir, request.run);
+  if (PathExists(run_dir)) {
+    // Launched here before. If it never started (no status: the agent died mid-launch), the
+    // leftovers go and the launch proceeds; otherwise this run already ran.
+    if (PathExists(absl::StrCat(run_dir, "/", wrapper::kStatusFile))) {
+      return absl::AlreadyExistsError(absl::StrCat("run ", request.run.ToString(),
+                                                   " already ran on this agent; launch a new run"));
+    }
+    RemoveTree(run_dir).IgnoreError();
+    RemoveTree(SandboxHook::SandboxPath(config_.work_dir, request.run)).IgnoreError();
+  }
+  RETURN_IF_ERROR(lifecycle_.Prepare(ctx));
+  ctx.final_env = lifecycle_.BuildEnv(ctx);
+  absl::StatusOr<std::unique_ptr<TaskRunner>> runner = TaskRunner::Start(services_, ctx);
+  if (!runner.ok()) {
+    lifecycle_.Cleanup(ctx, CleanupKind::kRollback);
+    return WithContext(runner.status(), absl::StrCat("launch of ", request.run.ToString()));
+  }
+  runners_[request.run] = std::move(*runner);
+  return absl::OkStatus();
+}
+
+absl::Status TaskRuntime::Kill(const RunId& run, std::optional<absl::Duration> grace) {
+  auto it = runners_.find(run);
+  if (it == runners_.end()) return absl::OkStatus();  // unknown or finished: acknowledged
+  services_.now = clock_.Now();
+  it->second->Kill(grace.value_or(it->second->context().request.spec.kill_grace));
+  return absl::OkStatus();
+}
+
+void TaskRuntime::Reschedule(const RunId& run) {
+  auto it = runners_.find(run);
+  if (it == runners_.end()) return;
+  TaskRunner& r = *it->second;
+  absl::Time d = r.NextDeadline();
+  if (d < r.scheduled) {
+    r.scheduled = d;
+    timers_.push({d, run});
+  }
+}
+
+void TaskRuntime::RunTimers(absl::Time now) {
+  for (int guard = 0; guard < 1000000 && !timers_.empty() && timers_.top().first <= now; ++guard) {
+    Timer t = timers_.top();
+    timers_.pop();
+    auto it = runners_.find(t.second);
+    if (it == runners_.end() || it->second->scheduled != t.first) continue;  // stale
+    it->second->scheduled = absl::InfiniteFuture();
+    it->second->OnTimer(now);
+    Reschedule(t.second);
+  }
+}
+
+void TaskRuntime::ReapFinished() {
+  for (const RunId& run : finished_) {
+    auto it = runners_.find(run);
+    if (it != runners_.end() && it->second->done()) runners_.erase(it);
+  }
+  finished_.clear();
+}
+
+void TaskRuntime::Poll(absl::Time now) {
+  services_.now = now;
+  for (int i = 0; i < 64 && poller_->Dispatch(absl::ZeroDuration()) > 0; ++i) {
+  }
+  RunTimers(now);
+  ReapFinished();
+  if (now - last_sync_ >= kSyncInterval) {
+    absl::Status s = Sync();
+    if (!s.ok()) spdlog::error("sync: {}", s.ToString());
+    last_sync_ = now;
+  }
+  if (now >= next_gc_) {
+    next_gc_ = now + kGcInterval;
+    CollectGarbage(now);
+  }
+}
+
+absl::Time TaskRuntime::NextDeadline() const {
+  absl::Time t = next_gc_;
+  if (!timers_.empty()) t = std::min(t, timers_.top().first);
+  if (outbox_->dirty()) t = std::min(t, last_sync_ + kSyncInterval);
+  return t;
+}
+
+void TaskRuntime::RunOnce(absl::Duration max_wait) {
+  absl::Duration wait = std::min(max_wait, NextDeadline() - clock_.Now());
+  int timeout_ms = 0;
+  if (wait > absl::ZeroDuration()) {
+    timeout_ms = static_cast<int>(std::min<int64_t>(
+        absl::ToInt64Milliseconds(absl::Ceil(wait, absl::Milliseconds(1))), 1 << 30));
+  }
+  struct pollfd pfd = {poller_->fd(), POLLIN, 0};
+  ::poll(&pfd, 1, timeout_ms);
+  Poll(clock_.Now());
+}
+
+absl::Status TaskRuntime::Sync() {
+  RETURN_IF_ERROR(checkpoint_->Sync());
+  return outbox_->Sync();
+}
+
+std::vector<TaskEvent> TaskRuntime::PendingEvents(size_t max) {
+  absl::Status s = Sync();
+  if (!s.ok()) {
+    spdlog::error("sync before delivering events: {}", s.ToString());
+    return {};  // never deliver what is not durable
+  }
+  last_sync_ = clock_.Now();
+  return outbox_->Pending(max);
+}
+
+absl::Status TaskRuntime::Ack(uint64_t seq) { return outbox_->Ack(seq); }
+
+}  // namespace paceline::agent

@@ -1,0 +1,178 @@
+#pragma once
+// TaskRuntime: the host agent's task runtime — runs tasks as real Linux processes on this
+// machine, isolates them, watches them, and reports what happens to them. The master session
+// (gRPC stream) is built on top of this API; everything below it lives here.
+//
+// What it does for one run: see task_lifecycle.h (prepare -> start -> watch -> health -> stop ->
+// cleanup -> recover) and docs/agent.md. In short: a sandbox directory, a cgroup (v2, v1 or
+// none), ports, GPUs, a volume, a gang peer file, then `/bin/sh -c COMMAND` in its own session
+// under paceline-task-wrapper (wrapper_protocol.h), as an unprivileged user when the agent is
+// root. Status updates go to a durable outbox until acknowledged.
+//
+// Threading: single-threaded and not thread-safe. One thread (the "agent loop") owns the object
+// and makes every call. Nothing blocks for long: Launch spawns and returns, Kill signals and
+// returns; the rest happens in Poll(), which the owner calls whenever fd() is readable or
+// NextDeadline() has passed — RunOnce(max_wait) does exactly that. Another thread (e.g. a gRPC
+// handler) may only call Wakeup(), to interrupt a RunOnce wait after posting work to the loop.
+//
+// Durability: every run is checkpointed (checkpoint.h) before its task may start; events are
+// appended to the outbox (outbox.h) as they happen and fsynced in batches — at the latest when
+// the caller fetches them with PendingEvents(), so nothing is delivered that is not durable.
+// Destroying the runtime (or killing the agent process) leaves tasks running; a new runtime on
+// the same work dir re-adopts them in Recover().
+//
+// Several agents may run on one machine with distinct names, work dirs and port ranges.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/agent_config.h"
+#include "agent/cgroup_driver.h"
+#include "agent/checkpoint.h"
+#include "agent/gpu_hook.h"
+#include "agent/host_info.h"
+#include "agent/launch_request.h"
+#include "agent/log_reader.h"
+#include "agent/outbox.h"
+#include "agent/poller.h"
+#include "agent/port_allocator.h"
+#include "agent/task_event.h"
+#include "agent/task_lifecycle.h"
+#include "agent/task_runner.h"
+#include "common/clock.h"
+
+namespace paceline::agent {
+
+enum class RunState { kStarting, kRunning, kStopping, kEnding };
+
+struct RunStatus {
+  RunId run;
+  RunState state = RunState::kStarting;
+  int pid = 0;
+  HealthState health = HealthState::kUnknown;
+  std::map<std::string, uint16_t> ports;
+  std::vector<int> gpus;
+  std::string sandbox;
+  absl::Time started;
+};
+
+struct TaskUsage {
+  RunId run;
+  int64_t cpu_usec = 0;      // cumulative CPU time (cgroup, or the main process without one)
+  int64_t memory_bytes = 0;  // current (cgroup usage, or the main process's RSS)
+  bool from_cgroup = false;
+};
+
+struct HostUsage {
+  int64_t cpu_busy_usec = 0;   // cumulative over all CPUs since boot (/proc/stat)
+  int64_t cpu_total_usec = 0;  // busy + idle
+  int64_t memory_total_bytes = 0;
+  int64_t memory_available_bytes = 0;
+};
+
+struct UsageSnapshot {
+  absl::Time time;
+  HostUsage host;
+  std::vector<TaskUsage> tasks;
+};
+
+struct LogRequest {
+  RunId run;
+  LogStream stream = LogStream::kStdout;
+  std::optional<int64_t> tail_lines;  // set: the last N lines; unset: read from `offset`
+  int64_t offset = 0;
+  int64_t max_bytes = 1 << 20;
+};
+
+class TaskRuntime {
+ public:
+  // Validates the config, takes the work dir's lock (one agent per work dir), detects the host
+  // and the cgroup version, and opens the checkpoint and the outbox. Call Recover() next.
+  static absl::StatusOr<std::unique_ptr<TaskRuntime>> Create(AgentConfig config,
+                                                             const Clock& clock = RealClock::Get());
+  // Leaves every task running (a later runtime recovers them).
+  ~TaskRuntime();
+
+  const HostInfo& host() const { return host_; }
+  const AgentConfig& config() const { return config_; }
+
+  // Re-adopts the checkpointed runs still alive (identified by pid and process start time),
+  // reports those that ended meanwhile, and removes leftovers. Must precede Launch; idempotent.
+  absl::Status Recover();
+
+  // Starts a run. OK = accepted: the outcome arrives as events (RUNNING, then a terminal one;
+  // FAILED when the command cannot be started). OK without effect when the run is already
+  // live (a retransmission). Errors reject the launch and leave nothing behind:
+  // InvalidArgument (malformed), AlreadyExists (this run already ran here), ResourceExhausted
+  // (ports, GPUs), NotFound / PermissionDenied (task user), FailedPrecondition (no Recover).
+  absl::Status Launch(const LaunchRequest& request);
+  // Stops a run: SIGTERM to its process group, SIGKILL after `grace` (default: the spec's
+  // kill_grace). OK also for an unknown or already ending run (nothing to do).
+  absl::Status Kill(const RunId& run, std::optional<absl::Duration> grace = std::nullopt);
+
+  // Does all pending work without blocking: reaps, reads wrapper reports, advances kill
+  // deadlines and health checks, records events; batches fsyncs.
+  void Poll(absl::Time now);
+  // Waits until fd() is readable, NextDeadline() or `max_wait`, then Poll(clock.Now()).
+  void RunOnce(absl::Duration max_wait);
+  // Interrupts a RunOnce wait. The only method other threads may call.
+  void Wakeup() { poller_->Wakeup(); }
+  // Readable when Poll has work (for embedding in another event loop).
+  int fd() const { return poller_->fd(); }
+  // When Poll next has timed work (kill deadlines, health probes, batched fsync).
+  absl::Time NextDeadline() const;
+
+  // Events not yet acknowledged, oldest first (made durable first).
+  std::vector<TaskEvent> PendingEvents(size_t max = SIZE_MAX);
+  // Acknowledges every event up to `seq`.
+  absl::Status Ack(uint64_t seq);
+
+  std::vector<RunStatus> ListRuns() const;
+  std::optional<RunStatus> GetRun(const RunId& run) const;
+  UsageSnapshot Usage(absl::Time now) const;
+  // stdout/stderr of a live or finished run (until its sandbox is removed by retention).
+  absl::StatusOr<LogChunk> ReadLog(const LogRequest& request) const;
+
+  // fsyncs the checkpoint and the outbox now.
+  absl::Status Sync();
+
+ private:
+  TaskRuntime(AgentConfig config, const Clock& clock);
+  absl::Status Init();
+  void Reschedule(const RunId& run);
+  void RunTimers(absl::Time now);
+  void ReapFinished();
+  void CollectGarbage(absl::Time now);
+  void Emit(TaskEvent event);
+  RunStatus StatusOf(const TaskRunner& r) const;
+
+  AgentConfig config_;
+  const Clock& clock_;
+  HostInfo host_;
+  UniqueFd lock_;
+  std::unique_ptr<Poller> poller_;
+  std::unique_ptr<CgroupDriver> cgroups_;
+  std::unique_ptr<Checkpoint> checkpoint_;
+  std::unique_ptr<Outbox> outbox_;
+  std::unique_ptr<PortAllocator> ports_;
+  std::unique_ptr<GpuAllocator> gpus_;
+  TaskLifecycle lifecycle_;
+  RuntimeServices services_;
+  absl::flat_hash_map<RunId, std::unique_ptr<TaskRunner>> runners_;
+  using Timer = std::pair<absl::Time, RunId>;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
+  std::vector<RunId> finished_;
+  bool recovered_ = false;
+  absl::Time last_sync_ = absl::InfinitePast();
+  absl::Time next_gc_ = absl::InfinitePast();
+};
+
+}  // namespace paceline::agent

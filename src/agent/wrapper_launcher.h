@@ -1,0 +1,50 @@
+#pragma once
+// SpawnWrapper: starts paceline-task-wrapper (see wrapper_protocol.h) with posix_spawn — a
+// vfork-style clone in glibc, so the cost does not grow with the agent's memory — in a new
+// session, with default signal dispositions, an empty signal mask, stdin/stdout/stderr on
+// /dev/null and no inherited descriptor except the control socket (fd 3, supervise mode).
+//
+// Thread-safety: callable from any thread; the runtime calls it on its own.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/file_util.h"
+#include "agent/run_context.h"
+
+namespace paceline::agent {
+
+struct WrapperArgs {
+  std::string wrapper;     // executable path
+  bool exec_mode = false;  // exec: the wrapper becomes the command (health checks)
+  std::string cwd;
+  TaskUser user;  // switched to when uid >= 0
+  std::vector<std::string> cgroup_procs;
+  std::vector<std::string> self_cgroups;
+  std::string run_dir;  // supervise mode: status + log offsets
+  std::string stdout_path;
+  std::string stderr_path;
+  int64_t log_max = 0;
+  std::string command;                            // run as /bin/sh -c COMMAND
+  const std::vector<std::string>* env = nullptr;  // "K=V"
+};
+
+struct SpawnedWrapper {
+  pid_t pid = 0;
+  UniqueFd pidfd;    // readable when the wrapper exits
+  UniqueFd control;  // supervise mode: agent end of the control socket (non-blocking)
+};
+
+absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& args);
+
+// The wrapper executable to use: `configured` if set, else "paceline-task-wrapper" beside
+// /proc/self/exe, else in PATH. FailedPrecondition (saying where it looked) when none exists.
+absl::StatusOr<std::string> FindWrapper(const std::string& configured);
+
+// pidfd_open(2).
+int PidfdOpen(pid_t pid);
+
+}  // namespace paceline::agent
