@@ -69,8 +69,10 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
 }
 
 // ---- The named profiles: default order and weights. ----
-constexpr double kPreviousHostWeight = 4;
-constexpr double kStatefulWeight = 8;
+// Scores are in [0, 1]; the stickiness weights exceed the sum of any profile's policy weights
+// (checked by profile_test), so a feasible previous host always wins.
+constexpr double kPreviousHostWeight = 8;
+constexpr double kStatefulWeight = 16;
 constexpr uint32_t kDefaultCandidates = 16;
 
 ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy, WalkOrder walk) {
@@ -88,7 +90,7 @@ ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy,
 std::vector<ProfileSpec> NamedProfiles() {
   using W = WalkOrder;
   return {
-      WithPolicy("default", {{"pack", 1}, {"gpu_fragmentation", 1}}, W::kTightestFirst),
+      WithPolicy("default", {{"pack", 1}, {"gpu_fragmentation", 4}}, W::kTightestFirst),
       WithPolicy("spread", {{"spread", 1}}, W::kLoosestFirst),
       WithPolicy("best-fit", {{"pack", 1}}, W::kTightestFirst),
       WithPolicy("random-fit", {{"random", 1}}, W::kRotating),

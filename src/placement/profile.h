@@ -5,16 +5,18 @@
 // weights of every named profile are written down; the master's config picks a profile by
 // name (EngineConfig::profile) or passes a custom ProfileSpec.
 //
-// Named profiles:
-//   default      pack + gpu_fragmentation, tightest-first walk
-//   spread       spread, loosest-first walk
-//   best-fit     pack
-//   random-fit   random, rotating walk
-//   dot-product  dot_product
-//   gpu-packing  gpu_packing
-//   fgd          gpu_fragmentation
-// Every profile runs every filter and keeps previous_host (weight 4) and stateful_sticky
-// (weight 8) so that restarts and stateful instances stay put whatever the policy.
+// Named profiles (policy scorers and their weights):
+//   default      pack 1 + gpu_fragmentation 4, tightest-first walk (fragmentation decides on
+//                GPU hosts, packing breaks its ties and decides everywhere else)
+//   spread       spread 1, loosest-first walk
+//   best-fit     pack 1
+//   random-fit   random 1, rotating walk
+//   dot-product  dot_product 1
+//   gpu-packing  gpu_packing 1
+//   fgd          gpu_fragmentation 1
+// Every profile runs every filter and adds previous_host (weight 8) and stateful_sticky
+// (weight 16), above the sum of the policy weights, so that restarts and stateful instances
+// stay on their host whenever it still fits, whatever the policy.
 //
 // Thread-safety: a built Profile is immutable; its filters and scorers are single-threaded.
 

@@ -28,12 +28,39 @@ TEST(Profile, DefaultAndFgdWeights) {
   EXPECT_EQ(d->spec().walk, WalkOrder::kTightestFirst);
   EXPECT_EQ(d->spec().max_candidates, 16u);
   EXPECT_TRUE(d->any_device_aware());
+  ASSERT_EQ(d->spec().scorers.size(), 4u);
+  EXPECT_EQ(d->spec().scorers[0].scorer, "pack");
+  EXPECT_EQ(d->spec().scorers[1].scorer, "gpu_fragmentation");
+  EXPECT_GT(d->spec().scorers[1].weight, d->spec().scorers[0].weight);
   absl::StatusOr<Profile> bf = Profile::Named("best-fit");
   ASSERT_TRUE(bf.ok());
   EXPECT_FALSE(bf->any_device_aware());
   absl::StatusOr<Profile> spread = Profile::Named("spread");
   ASSERT_TRUE(spread.ok());
   EXPECT_EQ(spread->spec().walk, WalkOrder::kLoosestFirst);
+}
+
+TEST(Profile, StickinessOutweighsEveryPolicy) {
+  for (const std::string& name : ProfileNames()) {
+    absl::StatusOr<Profile> p = Profile::Named(name);
+    ASSERT_TRUE(p.ok());
+    double policy = 0;
+    double previous = 0;
+    double stateful = 0;
+    for (size_t i = 0; i < p->scorers().size(); ++i) {
+      absl::string_view n = p->scorers()[i]->name();
+      double w = p->weights()[i];
+      if (n == "previous_host") {
+        previous = w;
+      } else if (n == "stateful_sticky") {
+        stateful = w;
+      } else {
+        policy += w;
+      }
+    }
+    EXPECT_GT(previous, policy) << name;
+    EXPECT_GT(stateful, previous + policy) << name;
+  }
 }
 
 TEST(Profile, CustomProfilesAreValidated) {

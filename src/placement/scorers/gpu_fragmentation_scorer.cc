@@ -1,6 +1,6 @@
 #include "placement/scorers/gpu_fragmentation_scorer.h"
 
-#include <algorithm>
+#include <cmath>
 
 namespace paceline::placement {
 
@@ -18,7 +18,7 @@ double GpuFragmentationScorer::Score(const ScoreInput& in) const {
   }
   double after = w->Fragmentation(h, in.task.shape.resources, in.gpus);
   double delta = after - e.fragmentation;
-  return std::clamp(0.5 - delta / 16000.0, 0.0, 1.0);
+  return 0.5 - 0.5 * std::tanh(delta / kMilliPerGpu);
 }
 
 }  // namespace paceline::placement

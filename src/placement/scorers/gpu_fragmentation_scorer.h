@@ -2,8 +2,9 @@
 // Scorer "gpu_fragmentation" (Fragmentation Gradient Descent, Weng et al., USENIX ATC 2023):
 // prefers the host and GPU device where the placement increases the host's fragmentation
 // (GpuWorkload::Fragmentation, measured against the engine's target workload) the least.
-// Score = 0.5 - delta / 16000 clamped to [0, 1] (delta in milli-GPUs; 8 devices span the
-// range), so a placement that reduces fragmentation scores above 0.5.
+// Score = 0.5 - 0.5 * tanh(delta / 1000), delta in milli-GPUs: strictly decreasing in delta,
+// in (0, 1), 0.5 for no change, about +-0.38 away from it for one whole GPU of change; a
+// placement that reduces fragmentation scores above 0.5.
 //
 // Caches each host's current fragmentation by (host version, workload generation).
 // Thread-safety: single-threaded (mutable cache); see scorer.h.
