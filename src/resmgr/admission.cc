@@ -1,5 +1,6 @@
 #include "resmgr/admission.h"
 
+#include <cstdint>
 #include <optional>
 
 namespace paceline::resmgr {
@@ -94,6 +95,11 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
   const Resources& controller_cap = caps.controller;
   const WaitCode over_code = ledger == Ledger::kRegular ? WaitCode::kEntitlement : WaitCode::kSlack;
 
+  // The first lane head waiting for the (slack) entitlement: lower-priority preemptible gangs of
+  // every lane are held back behind it.
+  int32_t hold_priority = INT32_MIN;
+  GangId hold_head;
+
   constexpr uint32_t kAllLanes = (1u << kNumLanes) - 1;
   uint32_t done = 0;  // lanes blocked, or absent from this queue
   for (int lane = 0; lane < kNumLanes; ++lane) {
@@ -107,7 +113,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     const uint32_t lane_bit = 1u << e.lane;
     if (done & lane_bit) {
       g.reason = WaitReason();
-      g.reason.code = WaitCode::kBlockedBehind;
+      g.reason.code = p.lane_block[e.lane].code;
       g.reason.other = p.lane_block[e.lane].head;
       g.reason.cycle = cycle;
       ++it;
@@ -133,6 +139,19 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     if (std::optional<WaitReason> never = FixedCapViolation(g.held, g.sla, g.controller, caps)) {
       g.reason = *never;
       g.reason.cycle = cycle;
+      ++it;
+      continue;
+    }
+
+    // Held back behind a higher-priority gang waiting for the entitlement: blocks the lane
+    // (everything after it in the lane has a priority that is not higher).
+    if (g.sla != SlaClass::kNonPreemptible && g.priority < hold_priority) {
+      g.reason = WaitReason();
+      g.reason.code = WaitCode::kHeldBack;
+      g.reason.other = hold_head;
+      g.reason.cycle = cycle;
+      done |= lane_bit;
+      p.lane_block[e.lane] = LaneBlock{hold_head, cycle, WaitCode::kHeldBack};
       ++it;
       continue;
     }
@@ -184,9 +203,16 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       }
     }
     if (wait) {
+      const WaitCode c = wait->code;
+      if (hold_priority == INT32_MIN &&
+          (c == WaitCode::kEntitlement || c == WaitCode::kSlack || c == WaitCode::kEarmarked ||
+           c == WaitCode::kAwaitingPreemption)) {
+        hold_priority = g.priority;
+        hold_head = g.id;
+      }
       g.reason = *wait;
       done |= lane_bit;
-      p.lane_block[e.lane] = LaneBlock{g.id, cycle};
+      p.lane_block[e.lane] = LaneBlock{g.id, cycle, WaitCode::kBlockedBehind};
       ++it;
       continue;
     }
@@ -195,7 +221,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     g.reason = WaitReason();
     g.reason.cycle = cycle;
     admitted.push_back(AdmittedGang{g.id, g.job, pool, g.sla, g.priority, g.held});
-    slack_left_ = SubtractClamped(slack_left_, g.held);
+    if (ledger == Ledger::kRevocable) slack_left_ = SubtractClamped(slack_left_, g.held);
     it = state_.AdmitAt(pool, ledger, it, input_.now);
   }
 }

@@ -11,9 +11,10 @@
 //   4. entitlement  regular: P's regular allocation + G <= entitlement; revocable: revocable
 //                   allocation + G <= slack entitlement; minus what earmarks hold for
 //                   higher-or-equal-priority gangs (preemption.h)
-//   5. cluster slack (revocable) G <= the slack still unused this cycle
+//   5. cluster slack (revocable) G <= the cluster's slack not yet held by revocable work
+//                   (a safety net while some pool is above its slack entitlement)
 // in every dimension. Queues are scanned in order (priority, then FIFO): all regular queues
-// first, then the revocable ones, so revocable work only gets what regular work left.
+// first, then the revocable ones.
 //
 // Head-of-line rule: per lane. A lane is (SLA class, controller flag) — non-preemptible,
 // preemptible and revocable work, each split into controller and other tasks. When the first
@@ -21,6 +22,12 @@
 // waits behind it (reason "blocked-behind"); gangs of other lanes go on being considered.
 // Throttled (1) and never-fitting (2) gangs do not block anybody: their obstacle belongs to
 // their job or is permanent.
+// One addition: the first lane head H that waits for the pool's (slack) entitlement itself
+// (check 4) also holds back the strictly lower-priority *preemptible* gangs of the other
+// lanes of its ledger (reason "held-back"). H could preempt exactly those, so admitting them
+// into room H is waiting for would only make work to preempt (admit-then-preempt churn, and a
+// preempted-then-requeued gang preempted a second time). Non-preemptible gangs and gangs of
+// equal or higher priority are never held back by another lane.
 // Why: the lanes are exactly the groups that compete for the same bounds. A gang of one lane
 // waiting for its bound (say a non-preemptible gang waiting on the reservation) must not hold
 // up work that is checked against another bound (preemptible work within the entitlement,
@@ -69,7 +76,7 @@ std::optional<WaitReason> FixedCapViolation(const Resources& asked, SlaClass sla
 struct AdmissionInput {
   uint64_t cycle = 0;
   absl::Time now;
-  Resources slack_left;  // cluster slack not used by revocable work at the start of the cycle
+  Resources slack_left;  // the cluster's slack capacity minus what revocable work holds
 };
 
 class Admitter {

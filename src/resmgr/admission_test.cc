@@ -18,6 +18,7 @@ using testing::G;
 using testing::GangBuilder;
 using ::testing::IsEmpty;
 using testing::RmHarness;
+using ::testing::SizeIs;
 using testing::Spec;
 
 TEST(AdmissionTest, PriorityFirstThenArrivalOrder) {
@@ -99,6 +100,25 @@ TEST(AdmissionTest, HigherPriorityGangOfAnotherLaneIsNotBlocked) {
   EXPECT_EQ(h.Reason(3).code, WaitCode::kReservation);
 }
 
+// The one cross-lane rule: a head waiting for the entitlement holds back lower-priority
+// preemptible gangs of other lanes (it would preempt them), never non-preemptible ones.
+TEST(AdmissionTest, HeadWaitingForEntitlementHoldsBackLowerPriorityPreemptibleWork) {
+  RmHarness h;
+  PoolId a = h.Pool("/a", Spec().Cpu(40, 50));
+  h.Add(GangBuilder(1, a).Tasks(3, Cpu(10)).NonPreemptible());
+  ASSERT_THAT(h.Cycle().admitted, SizeIs(1));
+  h.Add(G(2, a, 30).Priority(5));               // needs 30 of the 20 free; nothing to preempt
+  h.Add(G(3, a, 10).NonPreemptible());          // another lane, not preemptible: admitted
+  h.Add(G(4, a, 10).Controller());              // another lane, preemptible, lower: held back
+  h.Add(G(5, a, 10).Controller().Priority(5));  // equal priority: not held back
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(5, 3));
+  EXPECT_EQ(h.Reason(2).code, WaitCode::kEntitlement);
+  EXPECT_EQ(h.Reason(4).code, WaitCode::kHeldBack);
+  EXPECT_EQ(h.Reason(4).other, GangId(2));
+  EXPECT_THAT(h.Why(4), ::testing::StartsWith("waits behind higher-priority gang 2 of pool /a"));
+}
+
 TEST(AdmissionTest, ControllerTasksStayWithinControllerLimit) {
   RmHarness h;
   PoolId a = h.Pool("/a", Spec().Cpu(40).ControllerLimit(25));  // 10 cpus of controllers
@@ -137,16 +157,16 @@ TEST(AdmissionTest, RevocableWorkRunsOnSlack) {
   EXPECT_EQ(h.Stats(b).slack_entitlement, Cpu(50));
 }
 
-TEST(AdmissionTest, RevocableGetsOnlyTheSlackRegularWorkLeftThisCycle) {
+TEST(AdmissionTest, RegularDemandClaimsItsShareOfSlackBeforeItIsAdmitted) {
   RmHarness h;
   PoolId a = h.Pool("/a");
   PoolId b = h.Pool("/b");
   h.Add(G(1, b, 50).Revocable());
   h.Add(G(2, a, 60));
   CycleResult r = h.Cycle();
-  // Regular work goes first; the 40 it leaves is too little for the revocable gang.
+  // /a's 60 of regular demand is entitled, so only 40 is slack, already in this cycle.
   EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(2));
-  EXPECT_EQ(h.Reason(1).code, WaitCode::kClusterSlack);
+  EXPECT_EQ(h.Reason(1).code, WaitCode::kSlack);
   EXPECT_EQ(h.Reason(1).bound, Cores(40));
 }
 

@@ -23,8 +23,9 @@ const Entitlements& EntitlementCalculator::Compute(const PoolTree& tree,
                                                    const EntitlementInput& in) {
   const PoolLayout& l = tree.layout();
   const size_t n = l.id.size();
-  PL_CHECK(in.demand.size() >= tree.slot_count() && in.slack_demand.size() >= tree.slot_count())
-      << "demand vectors shorter than the pool id range";
+  PL_CHECK(in.demand.size() >= tree.slot_count() && in.slack_demand.size() >= tree.slot_count() &&
+           in.allocation.size() >= tree.slot_count())
+      << "input vectors shorter than the pool id range";
   demand_.assign(n, Resources());
   effective_.assign(n, Resources());
   slack_demand_.assign(n, Resources());
@@ -54,13 +55,24 @@ const Entitlements& EntitlementCalculator::Compute(const PoolTree& tree,
 
   // Top-down: entitlement.
   entitlement_[0] = ClampNonNegative(in.capacity);
-  slack_entitlement_[0] = ClampNonNegative(in.slack_capacity);
   for (uint32_t pos = 0; pos < n; ++pos) {
     if (l.child_begin[pos] == l.child_end[pos]) continue;
-    for (int d = 0; d < kNumDims; ++d) {
-      Divide(l, pos, d);
-      DivideSlack(l, pos, d);
-    }
+    for (int d = 0; d < kNumDims; ++d) Divide(l, pos, d);
+  }
+
+  // Slack: what regular work does not claim, plus what it holds without using.
+  Resources claimed;
+  for (PoolId leaf : l.leaves) {
+    const uint32_t pos = l.position[leaf.value()];
+    AddSaturating(claimed, Max(ClampNonNegative(in.allocation[leaf.value()]),
+                               Min(demand_[pos], entitlement_[pos])));
+  }
+  out_.slack_capacity =
+      SubtractClamped(entitlement_[0], claimed) + ClampNonNegative(in.allocated_unused);
+  slack_entitlement_[0] = out_.slack_capacity;
+  for (uint32_t pos = 0; pos < n; ++pos) {
+    if (l.child_begin[pos] == l.child_end[pos]) continue;
+    for (int d = 0; d < kNumDims; ++d) DivideSlack(l, pos, d);
   }
 
   const size_t slots = tree.slot_count();

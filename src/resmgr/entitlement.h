@@ -26,10 +26,17 @@
 // least min(demand, reservation); and nothing stays with a parent while a child is below its
 // limit (work conservation).
 //
-// Slack (revocable) entitlement. The slack capacity (given by the caller: unallocated capacity
-// plus allocated-but-unused capacity) is divided the same way, top-down, with no reservation
-// phase and no spare phase: by share, each pool capped at min(slack demand, SlackCap(spec)),
-// where slack demand = revocable queued + revocable allocation.
+// Slack (revocable) entitlement. The slack capacity is what regular work does not claim, plus
+// what it holds without using:
+//   slack capacity = capacity − Σ over leaves of max(allocation, min(demand, entitlement))
+//                    + allocated_unused
+// A leaf claims the regular demand it is entitled to even before that demand is admitted, so
+// the slack shrinks as soon as regular demand appears (revocable work is the first to go) and
+// does not shrink again while that demand is being admitted and placed: a revocable task
+// preempted for a demand change is not readmitted and preempted again for the same change.
+// The slack capacity is divided the same way, top-down, with no reservation phase and no spare
+// phase: by share, each pool capped at min(slack demand, SlackCap(spec)), where slack demand =
+// revocable queued + revocable allocation.
 //
 // Cost: O(pools · log(fan-out)) per dimension; no allocation once the scratch buffers are warm
 // (~1 ms for 10,000 pools on one core; see bench/results/).
@@ -49,9 +56,10 @@ namespace paceline::resmgr {
 struct EntitlementInput {
   // Indexed by PoolId value, size >= tree.slot_count(); read for live leaf pools only.
   std::span<const Resources> demand;        // regular demand: queued + allocated
+  std::span<const Resources> allocation;    // regular allocation
   std::span<const Resources> slack_demand;  // revocable demand: queued + allocated
   Resources capacity;                       // the root's entitlement
-  Resources slack_capacity;                 // the root's slack entitlement
+  Resources allocated_unused;  // allocated to regular work but measured unused (slack source)
 };
 
 // Indexed by PoolId value (size tree.slot_count(); zero for deleted ids).
@@ -60,6 +68,7 @@ struct Entitlements {
   std::vector<Resources> entitlement;
   std::vector<Resources> slack_demand;
   std::vector<Resources> slack_entitlement;
+  Resources slack_capacity;  // the root's slack entitlement
 };
 
 class EntitlementCalculator {

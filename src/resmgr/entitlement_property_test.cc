@@ -110,10 +110,20 @@ std::string Dump(const RandomCase& c, const std::vector<Resources>& demand, cons
 }
 
 void CheckProperties(const RandomCase& c, const std::vector<Resources>& demand,
-                     const std::vector<Resources>& slack_demand, const Resources& slack_capacity,
+                     const std::vector<Resources>& allocation, const Resources& unused,
                      const Entitlements& e) {
   const PoolTree& tree = c.tree;
   ASSERT_EQ(e.entitlement[0], c.capacity);
+  // Slack capacity: the capacity regular work does not claim, plus what it leaves unused.
+  Resources claimed;
+  for (PoolId leaf : tree.layout().leaves) {
+    const uint32_t i = leaf.value();
+    claimed += Max(allocation[i], Min(e.demand[i], e.entitlement[i]));
+  }
+  ASSERT_EQ(e.slack_capacity, SubtractClamped(c.capacity, claimed) + unused);
+  ASSERT_EQ(e.slack_entitlement[0], e.slack_capacity);
+  std::vector<Resources> eff(tree.slot_count());
+  for (PoolId id : tree.layout().id) eff[id.value()] = Effective(tree, id, demand);
   for (PoolId id : tree.layout().id) {
     SCOPED_TRACE(tree.path(id));
     const PoolSpec& spec = tree.spec(id);
@@ -128,7 +138,7 @@ void CheckProperties(const RandomCase& c, const std::vector<Resources>& demand,
         // does not count).
         const Resources floor = spec.type == PoolType::kStatic
                                     ? spec.Reservation()
-                                    : Min(Effective(tree, id, demand), spec.Reservation());
+                                    : Min(eff[id.value()], spec.Reservation());
         ASSERT_TRUE(floor.FitsIn(ent))
             << "entitlement " << ent.ToString() << " below " << floor.ToString();
       }
@@ -164,8 +174,7 @@ void CheckProperties(const RandomCase& c, const std::vector<Resources>& demand,
       for (PoolId k : kids) {
         const PoolSpec& ks = tree.spec(k);
         const int64_t r = std::min(ks.Reservation().at(d), ks.Limit().at(d));
-        base_sum +=
-            ks.type == PoolType::kStatic ? r : std::min(Effective(tree, k, demand).at(d), r);
+        base_sum += ks.type == PoolType::kStatic ? r : std::min(eff[k.value()].at(d), r);
       }
       const bool shortage = base_sum > ent.at(d);
       for (PoolId a : kids) {
@@ -176,8 +185,8 @@ void CheckProperties(const RandomCase& c, const std::vector<Resources>& demand,
           if (sa.type == PoolType::kStatic || sb.type == PoolType::kStatic) continue;
           const int64_t ea = e.entitlement[a.value()].at(d);
           const int64_t eb = e.entitlement[b.value()].at(d);
-          const int64_t da = Effective(tree, a, demand).at(d);
-          const int64_t db = Effective(tree, b, demand).at(d);
+          const int64_t da = eff[a.value()].at(d);
+          const int64_t db = eff[b.value()].at(d);
           const double wa = sa.dims[d].share, wb = sb.dims[d].share;
           const int64_t ra = std::min(sa.dims[d].reservation, sa.dims[d].limit);
           const int64_t rb = std::min(sb.dims[d].reservation, sb.dims[d].limit);
@@ -197,8 +206,6 @@ void CheckProperties(const RandomCase& c, const std::vector<Resources>& demand,
       }
     }
   }
-  (void)slack_demand;
-  (void)slack_capacity;
 }
 
 TEST(EntitlementPropertyTest, RandomTreesAndDemands) {
@@ -211,20 +218,23 @@ TEST(EntitlementPropertyTest, RandomTreesAndDemands) {
     SCOPED_TRACE(c.feasible ? "feasible" : "forced");
     for (int k = 0; k < kDemandsPerTree; ++k) {
       SCOPED_TRACE(::testing::Message() << "demand vector " << k);
-      std::vector<Resources> demand(c.tree.slot_count()), slack(c.tree.slot_count());
+      std::vector<Resources> demand(c.tree.slot_count()), slack(c.tree.slot_count()),
+          allocation(c.tree.slot_count());
       for (PoolId leaf : c.tree.layout().leaves) {
         for (int d = 0; d < kNumDims; ++d) {
           if (rng() % 4 != 0) demand[leaf.value()].at(d) = Uniform(rng, 0, 150) * kScale[d];
           if (rng() % 3 == 0) slack[leaf.value()].at(d) = Uniform(rng, 0, 50) * kScale[d];
+          allocation[leaf.value()].at(d) = Uniform(rng, 0, demand[leaf.value()].at(d));
         }
       }
-      Resources slack_capacity;
-      for (int d = 0; d < kNumDims; ++d) slack_capacity.at(d) = Uniform(rng, 0, 100) * kScale[d];
-      const Entitlements& e = calc.Compute(c.tree, {demand, slack, c.capacity, slack_capacity});
-      ASSERT_NO_FATAL_FAILURE(CheckProperties(c, demand, slack, slack_capacity, e))
+      Resources unused;
+      for (int d = 0; d < kNumDims; ++d) unused.at(d) = Uniform(rng, 0, 20) * kScale[d];
+      const EntitlementInput input{demand, allocation, slack, c.capacity, unused};
+      const Entitlements& e = calc.Compute(c.tree, input);
+      ASSERT_NO_FATAL_FAILURE(CheckProperties(c, demand, allocation, unused, e))
           << Dump(c, demand, e);
       // Deterministic: a fresh calculator gives the very same numbers.
-      Entitlements again = ComputeEntitlements(c.tree, {demand, slack, c.capacity, slack_capacity});
+      Entitlements again = ComputeEntitlements(c.tree, input);
       ASSERT_EQ(again.entitlement, e.entitlement);
       ASSERT_EQ(again.slack_entitlement, e.slack_entitlement);
     }

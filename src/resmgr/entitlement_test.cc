@@ -36,9 +36,15 @@ class Scenario {
     slack_demand_[Id(path).value()] = r;
     return *this;
   }
-  Scenario& Compute(Resources capacity = Cpu(100), Resources slack = Resources()) {
+  Scenario& Allocation(absl::string_view path, const Resources& r) {
     Grow();
-    result_ = calc_.Compute(tree_, {demand_, slack_demand_, capacity, slack});
+    allocation_[Id(path).value()] = r;
+    return *this;
+  }
+  Scenario& Compute(Resources capacity = Cpu(100), Resources allocated_unused = Resources()) {
+    Grow();
+    result_ =
+        calc_.Compute(tree_, {demand_, allocation_, slack_demand_, capacity, allocated_unused});
     return *this;
   }
   int64_t CpuOf(absl::string_view path) const { return Ent(path).cpu_milli(); }
@@ -47,16 +53,18 @@ class Scenario {
     return result_.slack_entitlement[Id(path).value()];
   }
   Resources DemandOf(absl::string_view path) const { return result_.demand[Id(path).value()]; }
+  Resources SlackCapacity() const { return result_.slack_capacity; }
   PoolTree& tree() { return tree_; }
 
  private:
   PoolId Id(absl::string_view path) const { return *tree_.Find(path); }
   void Grow() {
     demand_.resize(tree_.slot_count());
+    allocation_.resize(tree_.slot_count());
     slack_demand_.resize(tree_.slot_count());
   }
   PoolTree tree_;
-  std::vector<Resources> demand_, slack_demand_;
+  std::vector<Resources> demand_, allocation_, slack_demand_;
   EntitlementCalculator calc_;
   Entitlements result_;
 };
@@ -224,13 +232,32 @@ TEST(EntitlementExampleTest, ForcedTreeStillRespectsEveryLimitOnThePath) {
 
 TEST(EntitlementExampleTest, SlackIsSharedByShareUpToRevocableDemandAndSlackLimit) {
   Scenario s;
-  s.Pool("/a", Spec().MemGi(10).SlackLimit(50)).Pool("/b", Spec().Share(3));
+  s.Pool("/a", Spec().MemGi(10).SlackLimit(50)).Pool("/b", Spec().Share(3)).Pool("/c", Spec());
+  s.Demand("/c", Cpu(70));  // regular demand claims 70 cpus: 30 cpus and all memory are slack
   s.SlackDemand("/a", CpuMem(20, 8)).SlackDemand("/b", CpuMem(40, 8));
-  s.Compute(CpuMem(100, 100), CpuMem(30, 100));
+  s.Compute(CpuMem(100, 100));
+  EXPECT_EQ(s.SlackCapacity(), CpuMem(30, 100));
   // cpu: 30 split 1:3 -> 7.5 / 22.5. memory: /a may hold 50% of its 10Gi reservation.
   EXPECT_EQ(s.Slack("/a"), Resources::Of(Cores(7.5), 5 * kGi));
   EXPECT_EQ(s.Slack("/b"), Resources::Of(Cores(22.5), 8 * kGi));
   EXPECT_EQ(s.Slack("/"), CpuMem(30, 100));
+}
+
+TEST(EntitlementExampleTest, SlackCapacityIsWhatRegularWorkDoesNotClaimPlusWhatItLeavesUnused) {
+  Scenario s;
+  s.Pool("/a", Spec().Cpu(50)).Pool("/b", Spec().Cpu(50)).Pool("/r", Spec());
+  s.SlackDemand("/r", Cpu(100));
+  // /a is entitled to its 30 of demand even before any of it is admitted.
+  s.Demand("/a", Cpu(30)).Compute();
+  EXPECT_EQ(s.SlackCapacity(), Cpu(70));
+  // Allocated-but-unused capacity is slack too.
+  s.Allocation("/a", Cpu(30)).Compute(Cpu(100), Cpu(10));
+  EXPECT_EQ(s.SlackCapacity(), Cpu(80));
+  EXPECT_EQ(s.Slack("/r"), Cpu(80));
+  // A pool above its entitlement claims what it holds.
+  s.Demand("/b", Cpu(100)).Demand("/a", Cpu(80)).Allocation("/a", Cpu(80)).Compute();
+  EXPECT_EQ(s.CpuOf("/a"), Cores(50));
+  EXPECT_EQ(s.SlackCapacity(), Cpu(0));
 }
 
 TEST(EntitlementExampleTest, RootLeafGetsTheWholeCapacity) {

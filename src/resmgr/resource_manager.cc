@@ -170,24 +170,25 @@ CycleResult ResourceManager::RunCycle(const CycleInput& input, absl::Time now) {
 
   const size_t slots = tree_.slot_count();
   demand_.assign(slots, Resources());
+  allocation_.assign(slots, Resources());
   slack_demand_.assign(slots, Resources());
   for (PoolId leaf : tree_.layout().leaves) {
     const PoolRuntime* p = state_.FindPool(leaf);
     if (p == nullptr) continue;
-    demand_[leaf.value()] = p->queued[0] + p->alloc.regular();
+    allocation_[leaf.value()] = p->alloc.regular();
+    demand_[leaf.value()] = p->queued[0] + allocation_[leaf.value()];
     slack_demand_[leaf.value()] = p->queued[1] + p->alloc.revocable;
   }
-  const Allocation& total = state_.total();
   const Resources capacity = Max(input.capacity, Resources());
-  const Resources slack_capacity =
-      SubtractClamped(capacity, total.regular()) + Max(input.allocated_unused, Resources());
-  last_ = &calculator_.Compute(tree_, {demand_, slack_demand_, capacity, slack_capacity});
+  last_ = &calculator_.Compute(
+      tree_, {demand_, allocation_, slack_demand_, capacity, input.allocated_unused});
   last_capacity_ = capacity;
 
   preemptor_.ReclaimExcess(tree_, *last_, result.preempted);
-  admitter_.Run(tree_, *last_,
-                AdmissionInput{cycle_, now, SubtractClamped(slack_capacity, total.revocable)},
-                result.admitted, result.preempted);
+  admitter_.Run(
+      tree_, *last_,
+      AdmissionInput{cycle_, now, SubtractClamped(last_->slack_capacity, state_.total().revocable)},
+      result.admitted, result.preempted);
   first_unseen_seq_ = next_seq_;
   result.pools = AllStats();
   return result;
@@ -252,7 +253,7 @@ WaitReason ResourceManager::ResolveReason(const resmgr::Gang& g, const PoolRunti
   const LaneBlock& block = p.lane_block[g.lane()];
   if (block.cycle == cycle_) {
     WaitReason r;
-    r.code = WaitCode::kBlockedBehind;
+    r.code = block.code;
     r.other = block.head;
     r.cycle = cycle_;
     return r;

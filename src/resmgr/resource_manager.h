@@ -131,6 +131,7 @@ class ResourceManager {
   uint64_t next_seq_ = 1;
   uint64_t first_unseen_seq_ = 1;        // gangs from this sequence on were queued after the cycle
   std::vector<Resources> demand_;        // scratch, by PoolId value
+  std::vector<Resources> allocation_;    // scratch, by PoolId value
   std::vector<Resources> slack_demand_;  // scratch, by PoolId value
 };
 

@@ -66,8 +66,9 @@ struct Earmark {
 };
 
 struct LaneBlock {
-  GangId head;  // the first gang of the lane that did not fit
+  GangId head;  // the first gang of the lane that did not fit, or the gang it is held behind
   uint64_t cycle = 0;
+  WaitCode code = WaitCode::kBlockedBehind;  // or kHeldBack
 };
 
 struct PriorityBucket {

@@ -59,6 +59,8 @@ absl::string_view WaitCodeName(WaitCode code) {
       return "awaiting-preemption";
     case WaitCode::kEarmarked:
       return "earmarked";
+    case WaitCode::kHeldBack:
+      return "held-back";
   }
   return "?";
 }
@@ -110,6 +112,10 @@ std::string DescribeWait(const WaitReason& r, absl::string_view pool, JobId job)
       return absl::StrCat(DimName(r.dim), ": ", Q(r.dim, r.bound), " of the free capacity of pool ",
                           pool, " is earmarked for higher-priority gang ", r.other.value(),
                           " (work was preempted for it)");
+    case WaitCode::kHeldBack:
+      return absl::StrCat("waits behind higher-priority gang ", r.other.value(), " of pool ", pool,
+                          ", which waits for the pool's entitlement: admitted now, this "
+                          "preemptible gang would only be preempted for it");
   }
   return "?";
 }

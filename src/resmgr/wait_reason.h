@@ -31,6 +31,8 @@ enum class WaitCode : uint8_t {
   kPoolOverEntitlement,  // the pool holds more than its entitlement; reclaiming first
   kAwaitingPreemption,   // victims were chosen for this gang; waiting for their release
   kEarmarked,            // free capacity is earmarked for a higher-priority gang (`other`)
+  kHeldBack,             // a higher-priority gang (`other`) waits for the pool's entitlement
+                         // and would preempt this preemptible gang if it were admitted
 };
 
 // Which fixed bound a kNeverFits gang exceeds.
@@ -49,7 +51,8 @@ struct WaitReason {
   int64_t held = 0;    // what the pool (or job) holds in `dim`
   int64_t asked = 0;   // what the gang asks in `dim`
   int64_t bound = 0;   // the bound in `dim`
-  GangId other;        // kBlockedBehind: the lane's head; kEarmarked: the beneficiary
+  GangId other;        // kBlockedBehind: the lane's head; kEarmarked: the beneficiary; kHeldBack:
+                       // the higher-priority gang
   uint64_t cycle = 0;  // the admission cycle that set this reason
 
   friend bool operator==(const WaitReason&, const WaitReason&) = default;
