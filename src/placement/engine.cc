@@ -519,7 +519,7 @@ Explanation PlacementEngine::Explain(const TaskContext& t, const ClusterSnapshot
   std::vector<Agg> ever;
   bool could_ever = false;
   Explanation e;
-  e.hosts_total = static_cast<int64_t>(snap.num_hosts());
+  e.hosts_considered = static_cast<int64_t>(snap.num_hosts());
   for (uint32_t slot = 0; slot < snap.slots(); ++slot) {
     if (!snap.present(slot)) continue;
     const HostState& h = snap.host_at(slot);
@@ -561,7 +561,7 @@ Explanation PlacementEngine::Explain(const TaskContext& t, const ClusterSnapshot
     return out;
   };
   e.rejections = render(now);
-  e.never_fits = e.hosts_total > 0 && !could_ever;
+  e.never_fits = e.hosts_considered > 0 && !could_ever;
   if (e.never_fits) e.never_fits_reasons = render(ever);
   return e;
 }

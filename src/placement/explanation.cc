@@ -63,13 +63,14 @@ std::string Explanation::OneLine() const {
     absl::StrAppend(&out, ": ");
   }
   if (never_fits) {
-    absl::StrAppend(&out, "never fits any of ", WithThousands(hosts_total), " hosts");
+    absl::StrAppend(&out, "never fits any of ", WithThousands(hosts_considered), " hosts");
     if (!never_fits_reasons.empty()) {
       absl::StrAppend(&out, ": ", Render(never_fits_reasons, "largest"));
     }
     return out;
   }
-  absl::StrAppend(&out, WithThousands(hosts_feasible), "/", WithThousands(hosts_total), " hosts");
+  absl::StrAppend(&out, WithThousands(hosts_feasible), "/", WithThousands(hosts_considered),
+                  " hosts");
   if (!rejections.empty()) absl::StrAppend(&out, ": ", Render(rejections, "best"));
   return out;
 }

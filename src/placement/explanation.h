@@ -35,7 +35,7 @@ struct RejectionCount {
 };
 
 struct Explanation {
-  int64_t hosts_total = 0;                 // hosts in the snapshot
+  int64_t hosts_considered = 0;            // hosts in the snapshot
   int64_t hosts_feasible = 0;              // 0 when the attempt failed
   std::vector<RejectionCount> rejections;  // most hosts first
   bool never_fits = false;

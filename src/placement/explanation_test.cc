@@ -16,7 +16,7 @@ TEST(Explanation, ThousandsSeparators) {
 
 TEST(Explanation, OneLineMatchesTheWhyPendingFormat) {
   Explanation e;
-  e.hosts_total = 50000;
+  e.hosts_considered = 50000;
   e.rejections.push_back({"resource_fit", "insufficient memory", 41200, Dim::kMemory,
                           int64_t{64} << 30, int64_t{48} << 30});
   e.rejections.push_back({"labels", "zone not in [a b]", 8800, std::nullopt, 0, 0});
@@ -29,12 +29,12 @@ TEST(Explanation, OneLineMatchesTheWhyPendingFormat) {
 
 TEST(Explanation, NeverFitsAndGangPrefix) {
   Explanation e;
-  e.hosts_total = 3;
+  e.hosts_considered = 3;
   e.never_fits = true;
   e.never_fits_reasons.push_back({"gpu_models", "no GPU of model [A100]", 3, Dim::kGpu, 1, 0});
   EXPECT_EQ(e.OneLine(), "never fits any of 3 hosts: 3 no GPU of model [A100]");
   Explanation g;
-  g.hosts_total = 10;
+  g.hosts_considered = 10;
   g.gang_size = 10000;
   g.gang_placed = 9876;
   g.rejections.push_back({"gpu_devices", "fewer than 1 free GPUs", 10, Dim::kGpu, 1, 0});
