@@ -3,13 +3,14 @@
 namespace paceline::agent {
 
 HealthMonitor::HealthMonitor(const HealthSpec& spec, std::unique_ptr<HealthProbe> probe,
-                             Poller& poller, NowFn now, OnChange on_change,
+                             Poller& poller, NowFn now, OnChange on_change, Reschedule reschedule,
                              absl::Time running_since)
     : checker_(spec, running_since),
       probe_(std::move(probe)),
       poller_(poller),
       now_(std::move(now)),
-      on_change_(std::move(on_change)) {}
+      on_change_(std::move(on_change)),
+      reschedule_(std::move(reschedule)) {}
 
 HealthMonitor::~HealthMonitor() {
   Unwatch();
@@ -52,6 +53,7 @@ void HealthMonitor::OnTimer(absl::Time now) {
     std::optional<bool> r = probe_->OnReady(ev);
     if (r) {
       Finish(*r, now_());
+      if (reschedule_) reschedule_();
     } else if (watch_id_ != 0) {
       poller_.Modify(watch_id_, probe_->events()).IgnoreError();
     }

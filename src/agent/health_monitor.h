@@ -20,9 +20,11 @@ class HealthMonitor {
  public:
   using OnChange = std::function<void(HealthState)>;
   using NowFn = std::function<absl::Time()>;
+  using Reschedule = std::function<void()>;
 
+  // `reschedule` is called when NextDeadline() changed outside OnTimer (a probe finished).
   HealthMonitor(const HealthSpec& spec, std::unique_ptr<HealthProbe> probe, Poller& poller,
-                NowFn now, OnChange on_change, absl::Time running_since);
+                NowFn now, OnChange on_change, Reschedule reschedule, absl::Time running_since);
   ~HealthMonitor();
   HealthMonitor(const HealthMonitor&) = delete;
   HealthMonitor& operator=(const HealthMonitor&) = delete;
@@ -43,6 +45,7 @@ class HealthMonitor {
   Poller& poller_;
   NowFn now_;
   OnChange on_change_;
+  Reschedule reschedule_;
   bool running_ = false;
   absl::Time probe_deadline_ = absl::InfiniteFuture();
   uint64_t watch_id_ = 0;

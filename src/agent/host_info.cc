@@ -100,7 +100,9 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
       break;
     }
     struct pollfd pfd = {rd.get(), POLLIN, 0};
-    if (::poll(&pfd, 1, left) < 0 && errno != EINTR) break;
+    int ready = ::poll(&pfd, 1, left);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     ssize_t n = ::read(rd.get(), buf, sizeof(buf));
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;

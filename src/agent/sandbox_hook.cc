@@ -32,7 +32,12 @@ absl::Status SandboxHook::Prepare(RunContext& ctx) {
   }
   ctx.sandbox = SandboxPath(work_dir_, run);
   ctx.run_dir = RunDirPath(work_dir_, run);
-  if (::mkdir(ctx.run_dir.c_str(), 0700) != 0) {
+  int rc = ::mkdir(ctx.run_dir.c_str(), 0700);
+  if (rc != 0 && errno == ENOENT) {
+    RETURN_IF_ERROR(MakeDirs(Dirname(ctx.run_dir), 0700));
+    rc = ::mkdir(ctx.run_dir.c_str(), 0700);
+  }
+  if (rc != 0) {
     if (errno == EEXIST) {
       return absl::AlreadyExistsError(absl::StrCat("run ", run.ToString(), " was launched before"));
     }

@@ -200,7 +200,7 @@ void TaskRunner::StartHealth() {
         e.health = h;
         s_.emit(std::move(e));
       },
-      s_.now);
+      [this] { s_.reschedule(ctx_.run()); }, s_.now);
 }
 
 void TaskRunner::SignalTask(int sig) {

@@ -1,0 +1,74 @@
+#include "agent/agent_json.h"
+
+#include "agent/agent_test_util.h"
+#include "gtest/gtest.h"
+
+namespace paceline::agent {
+namespace {
+
+TEST(AgentJsonTest, RunContextRoundTrips) {
+  RunContext c;
+  c.request = testing::Req(12, 3, 4, "echo hi");
+  c.request.spec.resources = Resources::Of(1500, 1 << 30, 0, 500);
+  c.request.spec.ports = {"http"};
+  c.request.spec.env = {{"A", "1"}};
+  c.request.spec.user = "svc";
+  c.request.spec.volume = VolumeSpec{1 << 20};
+  HealthSpec h;
+  h.check = HttpCheck{"http", "/healthz"};
+  h.failures = 2;
+  c.request.spec.health = h;
+  c.request.ports = {{"http", 31000}};
+  c.request.gpu_devices = {1};
+  c.request.peers = std::map<uint32_t, GangPeer>{{0, {"h", {{"http", 1}}}}};
+  c.key = "12_3_4";
+  c.boot_id = "b";
+  c.user = TaskUser{"nobody", 65534, 65534, {65534}, "/nonexistent"};
+  c.sandbox = "/s";
+  c.run_dir = "/r";
+  c.ports = {{"http", 31000}};
+  c.gpus = {1};
+  c.cgroup = "12_3_4";
+  c.cgroup_procs = {"/sys/fs/cgroup/x/cgroup.procs"};
+  c.env = {{"PACELINE_SANDBOX", "/s"}};
+  c.final_env = {"A=1"};
+  c.wrapper_pid = 10;
+  c.wrapper_start = 11;
+  c.task_pid = 12;
+  c.task_start = 13;
+  c.started = absl::FromUnixSeconds(1000);
+  c.kill_requested = true;
+  c.kill_deadline = absl::FromUnixSeconds(2000);
+  absl::StatusOr<RunContext> back = RunContextFromJson(RunContextToJson(c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, c);
+
+  RunContext empty;
+  EXPECT_EQ(RunContextFromJson(RunContextToJson(empty)).value(), empty);
+  EXPECT_EQ(RunContextFromJson("{").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunContextFromJson("{}").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AgentJsonTest, TaskEventRoundTrips) {
+  TaskEvent e;
+  e.seq = 9;
+  e.time = absl::FromUnixMillis(123456);
+  e.run = testing::MakeRun(1, 2, 3);
+  e.type = TaskEventType::kExited;
+  e.reason = TerminationReason::kOomKilled;
+  e.signal = 9;
+  e.message = "oom";
+  EXPECT_EQ(TaskEventFromJson(TaskEventToJson(e)).value(), e);
+  TaskEvent r;
+  r.run = e.run;
+  r.type = TaskEventType::kRunning;
+  r.pid = 77;
+  r.ports = {{"http", 3}};
+  r.sandbox = "/s";
+  r.time = absl::FromUnixSeconds(1);
+  EXPECT_EQ(TaskEventFromJson(TaskEventToJson(r)).value(), r);
+  EXPECT_EQ(r.ToString(), "seq=0 1/2/3 RUNNING pid=77");
+}
+
+}  // namespace
+}  // namespace paceline::agent

@@ -1,0 +1,125 @@
+// Isolation on the cgroup hierarchy this machine has (v2 or v1), and the log cap.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/runtime_test_fixture.h"
+
+namespace paceline::agent::testing {
+namespace {
+
+int64_t SizeOf(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+class IsolationTest : public RuntimeTest {
+ protected:
+  void SkipWithoutCgroups() {
+    if (rt_->host().isolation == CgroupMode::kNone) {
+      GTEST_SKIP() << "no writable cgroup hierarchy on this machine ("
+                   << rt_->host().isolation_detail << "); isolation cannot be tested";
+    }
+  }
+};
+
+TEST_F(IsolationTest, ReportsWhichCgroupVersionIsUsed) {
+  const HostInfo& h = rt_->host();
+  EXPECT_FALSE(h.isolation_detail.empty());
+  if (h.isolation == CgroupMode::kNone) {
+    EXPECT_EQ(h.isolation_detail.rfind("none: ", 0), 0u) << h.isolation_detail;
+  } else {
+    EXPECT_NE(h.isolation_detail.find("paceline." + config_.name), std::string::npos);
+  }
+  std::cout << "isolation: " << CgroupModeName(h.isolation) << " — " << h.isolation_detail << "\n";
+}
+
+TEST_F(IsolationTest, TaskOverItsMemoryLimitIsOomKilled) {
+  SkipWithoutCgroups();
+  // 32Mi limit, 200Mi wanted: `tail` buffers the whole newline-free stream in memory.
+  LaunchRequest r = Req(20, 0, 1, "head -c 200M /dev/zero | tail");
+  r.spec.resources = Resources::Of(1000, 32LL << 20);
+  std::optional<TaskEvent> end = RunToEnd(r);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->type, TaskEventType::kExited);
+  EXPECT_EQ(end->reason, TerminationReason::kOomKilled) << end->ToString();
+  EXPECT_NE(end->message.find("memory limit"), std::string::npos);
+
+  // The same with the C++ helper (allocates and touches the memory itself).
+  LaunchRequest h = Req(20, 1, 1, HelperPath() + " alloc 200");
+  h.spec.resources = Resources::Of(1000, 32LL << 20);
+  end = RunToEnd(h);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->reason, TerminationReason::kOomKilled) << end->ToString();
+  // The shell reports its child's SIGKILL as 128 + 9.
+  EXPECT_TRUE(end->signal == SIGKILL || end->exit_code == 128 + SIGKILL) << end->ToString();
+
+  // Within the limit, nothing happens.
+  LaunchRequest fine = Req(20, 2, 1, HelperPath() + " alloc 8");
+  fine.spec.resources = Resources::Of(1000, 64LL << 20);
+  end = RunToEnd(fine);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->reason, TerminationReason::kExited);
+  EXPECT_EQ(end->exit_code, 0);
+}
+
+TEST_F(IsolationTest, TaskRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
+  SkipWithoutCgroups();
+  LaunchRequest r = Req(21, 0, 1, "cat /proc/self/cgroup > cgroup.txt");
+  r.spec.resources = Resources::Of(500, 64LL << 20);
+  std::optional<TaskEvent> end = RunToEnd(r);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->exit_code, 0);
+  std::string cg = ReadAll(Sandbox(r.run) + "/cgroup.txt");
+  EXPECT_NE(cg.find("paceline." + config_.name + "/21_0_1"), std::string::npos) << cg;
+  std::string dir = rt_->host().isolation == CgroupMode::kV2
+                        ? config_.cgroup_root + "/paceline." + config_.name + "/21_0_1"
+                        : config_.cgroup_root + "/memory/paceline." + config_.name + "/21_0_1";
+  EXPECT_FALSE(PathExists(dir)) << dir << " was not removed";
+}
+
+TEST_F(IsolationTest, LimitsAreWrittenFromTheRequest) {
+  SkipWithoutCgroups();
+  LaunchRequest r = Req(22, 0, 1, "sleep 30");
+  r.spec.resources = Resources::Of(250, 48LL << 20);
+  ASSERT_TRUE(rt_->Launch(r).ok());
+  ASSERT_TRUE(Until([&] { return !log_.For(r.run).empty(); }));
+  std::string base = config_.cgroup_root;
+  if (rt_->host().isolation == CgroupMode::kV2) {
+    std::string d = base + "/paceline." + config_.name + "/22_0_1";
+    EXPECT_EQ(ReadAll(d + "/memory.max"), std::to_string(48 << 20) + "\n");
+    EXPECT_EQ(ReadAll(d + "/cpu.max"), "25000 100000\n");
+    EXPECT_EQ(ReadAll(d + "/cpu.weight"), "25\n");
+  } else {
+    std::string m = base + "/memory/paceline." + config_.name + "/22_0_1";
+    std::string c = base + "/cpu/paceline." + config_.name + "/22_0_1";
+    EXPECT_EQ(ReadAll(m + "/memory.limit_in_bytes"), std::to_string(48 << 20) + "\n");
+    EXPECT_EQ(ReadAll(c + "/cpu.cfs_quota_us"), "25000\n");
+    EXPECT_EQ(ReadAll(c + "/cpu.shares"), "256\n");
+  }
+}
+
+class LogCapTest : public RuntimeTest {
+  void Customize(AgentConfig& c) override { c.log_max_bytes = 64 << 10; }
+};
+
+TEST_F(LogCapTest, AChattyTaskCannotFillTheDisk) {
+  LaunchRequest r = Req(23, 0, 1, HelperPath() + " spew 3000000");  // ~3 MB through a 64 KiB cap
+  std::optional<TaskEvent> end = RunToEnd(r);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->exit_code, 0);
+  std::string sb = Sandbox(r.run);
+  int64_t on_disk = SizeOf(sb + "/stdout") + SizeOf(sb + "/stdout.1");
+  EXPECT_LE(on_disk, 64 << 10);
+  EXPECT_GT(on_disk, 32 << 10);
+  // The newest output is what is kept: the last line is the last one written.
+  absl::StatusOr<LogChunk> tail = rt_->ReadLog({r.run, LogStream::kStdout, 1});
+  ASSERT_TRUE(tail.ok());
+  absl::StatusOr<LogChunk> all = rt_->ReadLog({r.run, LogStream::kStdout, std::nullopt, 0});
+  EXPECT_EQ(all->next_offset, 3000000);
+  EXPECT_GT(all->skipped, 3000000 - (64 << 10) - 1);
+  EXPECT_EQ(tail->data.back(), all->data.back());
+}
+
+}  // namespace
+}  // namespace paceline::agent::testing
