@@ -1,6 +1,7 @@
 #include "resmgr/admission.h"
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 
 namespace paceline::resmgr {
@@ -110,6 +111,12 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     if (done == kAllLanes) break;
     const QueueEntry e = *it;
     Gang& g = state_.gang(e.slot);
+    // Gang records are scattered: start loading the next one while this one is checked.
+    if (auto next = std::next(it); next != queue.end()) {
+      const Gang* n = &state_.gang(next->slot);
+      __builtin_prefetch(n);
+      __builtin_prefetch(reinterpret_cast<const char*>(n) + 64);
+    }
     const uint32_t lane_bit = 1u << e.lane;
     if (done & lane_bit) {
       g.reason = WaitReason();
@@ -121,14 +128,14 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     }
 
     // 1. The job's throttle: never blocks others.
-    if (const JobCounts* job = state_.job(g.job); job != nullptr && job->max_running > 0) {
-      if (g.live > job->max_running || job->admitted + g.live > job->max_running) {
+    if (const JobCounts& job = state_.job_counts(g); job.max_running > 0) {
+      if (g.live > job.max_running || job.admitted + g.live > job.max_running) {
         g.reason = WaitReason();
-        g.reason.code = g.live > job->max_running ? WaitCode::kNeverFits : WaitCode::kThrottled;
+        g.reason.code = g.live > job.max_running ? WaitCode::kNeverFits : WaitCode::kThrottled;
         g.reason.cap = CapKind::kMaxRunning;
-        g.reason.held = job->admitted;
+        g.reason.held = job.admitted;
         g.reason.asked = g.live;
-        g.reason.bound = job->max_running;
+        g.reason.bound = job.max_running;
         g.reason.cycle = cycle;
         ++it;
         continue;
@@ -218,8 +225,6 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     }
 
     // Admit.
-    g.reason = WaitReason();
-    g.reason.cycle = cycle;
     admitted.push_back(AdmittedGang{g.id, g.job, pool, g.sla, g.priority, g.held});
     if (ledger == Ledger::kRevocable) slack_left_ = SubtractClamped(slack_left_, g.held);
     it = state_.AdmitAt(pool, ledger, it, input_.now);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
 #include "common/resources.h"
@@ -57,22 +58,27 @@ struct TaskRecord {
 };
 
 struct Gang {
+  // Hot: read by every admission pass.
   GangId id;
   JobId job;
+  uint32_t job_slot = 0;  // RmState's index of the job's counters
   PoolId pool;
   int32_t priority = 0;
   SlaClass sla = SlaClass::kPreemptible;
   bool controller = false;
   GangState state = GangState::kQueued;
-  uint64_t seq = 0;  // enqueue order, unique
+  bool running = false;          // at least one task running
+  uint32_t live = 0;             // tasks not yet released
+  uint64_t seq = 0;              // enqueue order, unique
+  uint32_t candidate_index = 0;  // position in its pool's candidates (admitted, preemptible)
+  Resources held;                // the tasks not yet released (all of them while queued)
+  // Most gangs have one task: keep it inline.
+  absl::InlinedVector<TaskRecord, 1> tasks;
+  // Cold.
+  WaitReason reason;  // while queued: why the last cycle did not admit it
   absl::Time enqueued;
   absl::Time admitted;
-  std::vector<TaskRecord> tasks;
-  Resources held;        // the tasks not yet released (all of them while queued)
-  uint32_t live = 0;     // tasks not yet released
-  bool running = false;  // at least one task running
   absl::Time last_start = absl::InfinitePast();
-  WaitReason reason;  // while queued: why the last cycle did not admit it
   // While preempting for an intra-pool earmark: the gang it was preempted for.
   GangId preempted_for;
   bool has_preempted_for = false;

@@ -1,5 +1,8 @@
 #include "resmgr/preemption.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/units.h"
@@ -41,6 +44,24 @@ bool Preemptor::TakeBudget(const Resources& r) {
   preempted_this_cycle_ += r;
   ++victims_this_cycle_;
   return true;
+}
+
+void Preemptor::CollectCandidates(const PoolRuntime& pool, int l, int32_t below_priority) {
+  heap_.clear();
+  for (uint32_t slot : pool.candidates[l]) {
+    if (state_.gang(slot).priority < below_priority) heap_.push_back(state_.KeyOf(slot));
+  }
+  // std heaps keep the greatest element on top: order by "comes later as a victim".
+  std::make_heap(heap_.begin(), heap_.end(),
+                 [](const VictimKey& a, const VictimKey& b) { return VictimOrder()(b, a); });
+}
+
+uint32_t Preemptor::PopVictim() {
+  std::pop_heap(heap_.begin(), heap_.end(),
+                [](const VictimKey& a, const VictimKey& b) { return VictimOrder()(b, a); });
+  const uint32_t slot = heap_.back().slot;
+  heap_.pop_back();
+  return slot;
 }
 
 Resources Preemptor::EarmarkedAgainst(const PoolRuntime& pool, const Gang& g) const {
@@ -128,11 +149,13 @@ void Preemptor::ReclaimExcess(const PoolTree& tree, const Entitlements& ent,
       }
       const Resources excess = left;
       picked_.clear();
-      for (const VictimKey& key : p.victims[li]) {
-        const Gang& g = state_.gang(key.slot);
+      CollectCandidates(p, li, INT32_MAX);
+      while (!heap_.empty()) {
+        const uint32_t slot = PopVictim();
+        const Gang& g = state_.gang(slot);
         if (!Helps(g.held, left)) continue;
         if (!TakeBudget(g.held)) break;
-        picked_.push_back(key.slot);
+        picked_.push_back(slot);
         left = SubtractClamped(left, g.held);
         if (left.IsZero()) break;
       }
@@ -196,12 +219,13 @@ Preemptor::Outcome Preemptor::MakeRoom(const PoolTree& tree, uint32_t slot,
   if (!left.FitsIn(available)) return Outcome::kNothingToTake;
 
   picked_.clear();
-  for (const VictimKey& key : p.victims[li]) {
-    if (key.priority >= g.priority) continue;
-    const Gang& v = state_.gang(key.slot);
+  CollectCandidates(p, li, g.priority);
+  while (!heap_.empty()) {
+    const uint32_t slot = PopVictim();
+    const Gang& v = state_.gang(slot);
     if (!Helps(v.held, left)) continue;
     if (!TakeBudget(v.held)) break;
-    picked_.push_back(key.slot);
+    picked_.push_back(slot);
     left = SubtractClamped(left, v.held);
     if (left.IsZero()) break;
   }

@@ -94,7 +94,13 @@ class Preemptor {
   Resources preempted_this_cycle_;
   uint32_t victims_this_cycle_ = 0;
   bool budget_exhausted_ = false;
+  // Fills heap_ with the candidates of `pool` and ledger l below `priority`, as a heap whose
+  // top is the first victim; PopVictim takes the top.
+  void CollectCandidates(const PoolRuntime& pool, int l, int32_t below_priority);
+  uint32_t PopVictim();
+
   std::vector<uint32_t> picked_;  // scratch
+  std::vector<VictimKey> heap_;   // scratch
   // The previous cycle's entitlements, by PoolId value, to tell who gained.
   std::vector<Resources> previous_[2];
 };

@@ -62,20 +62,20 @@ void BM_Entitlement(benchmark::State& state) {
             [&](const std::string& path, const PoolSpec& spec) {
               PL_CHECK(tree.Create(path, spec).ok()) << path;
             });
-  std::vector<Resources> demand(tree.slot_count()), slack(tree.slot_count());
+  std::vector<Resources> demand(tree.slot_count()), slack(tree.slot_count()),
+      allocation(tree.slot_count());
   for (PoolId leaf : tree.layout().leaves) {
     for (int d = 0; d < kNumDims; ++d) {
       demand[leaf.value()].at(d) = static_cast<int64_t>(rng() % 2) *
                                    static_cast<int64_t>(rng() % 4) * kCapacity.at(d) /
                                    static_cast<int64_t>(tree.layout().leaves.size());
       slack[leaf.value()].at(d) = demand[leaf.value()].at(d) / 4;
+      allocation[leaf.value()].at(d) = demand[leaf.value()].at(d) / 2;
     }
   }
-  Resources slack_capacity;
-  for (int d = 0; d < kNumDims; ++d) slack_capacity.at(d) = kCapacity.at(d) / 4;
   EntitlementCalculator calc;
   for (auto _ : state) {
-    const Entitlements& e = calc.Compute(tree, {demand, slack, kCapacity, slack_capacity});
+    const Entitlements& e = calc.Compute(tree, {demand, allocation, slack, kCapacity, Resources()});
     benchmark::DoNotOptimize(e.entitlement.data());
   }
   state.counters["pools"] = static_cast<double>(tree.size());
@@ -83,14 +83,19 @@ void BM_Entitlement(benchmark::State& state) {
 }
 BENCHMARK(BM_Entitlement)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMillisecond);
 
-// 1,000 leaf pools (10 x 100) holding `gangs` one-task gangs.
+// 1,000 leaf pools (10 x 100), each reserving 200 cpus and 200Gi.
 std::vector<PoolId> MakePools(ResourceManager& rm) {
   std::vector<PoolId> leaves;
+  PoolSpec top_spec, leaf_spec;
+  top_spec.dim(Dim::kCpu).reservation = Cores(20'000);
+  top_spec.dim(Dim::kMemory).reservation = 20'000 * kGi;
+  leaf_spec.dim(Dim::kCpu).reservation = Cores(200);
+  leaf_spec.dim(Dim::kMemory).reservation = 200 * kGi;
   for (int i = 0; i < 10; ++i) {
     const std::string top = absl::StrCat("/t", i);
-    PL_CHECK(rm.CreatePool(top, PoolSpec()).ok());
+    PL_CHECK(rm.CreatePool(top, top_spec).ok());
     for (int j = 0; j < 100; ++j) {
-      absl::StatusOr<PoolId> id = rm.CreatePool(absl::StrCat(top, "/l", j), PoolSpec());
+      absl::StatusOr<PoolId> id = rm.CreatePool(absl::StrCat(top, "/l", j), leaf_spec);
       PL_CHECK(id.ok());
       leaves.push_back(*id);
     }
@@ -131,7 +136,7 @@ void BM_AdmissionCycleSteady(benchmark::State& state) {
   ResourceManager rm;
   std::vector<PoolId> leaves = MakePools(rm);
   const absl::Time now = absl::UnixEpoch();
-  // Per pool (entitled to 500 cpus): one job at its max_running_instances (1 task admitted),
+  // Per pool (entitled to about 500 cpus): one job at its max_running_instances (1 task admitted),
   // whose other 50 gangs are throttled; then a 600-cpu gang that does not fit, and 49 small
   // gangs behind it: 100 queued gangs per pool.
   uint64_t id = 1;

@@ -184,6 +184,13 @@ CycleResult ResourceManager::RunCycle(const CycleInput& input, absl::Time now) {
       tree_, {demand_, allocation_, slack_demand_, capacity, input.allocated_unused});
   last_capacity_ = capacity;
 
+  size_t queued = 0;
+  for (PoolId leaf : tree_.layout().leaves) {
+    if (const PoolRuntime* p = state_.FindPool(leaf))
+      queued += p->queue[0].size() + p->queue[1].size();
+  }
+  result.admitted.reserve(queued);
+
   preemptor_.ReclaimExcess(tree_, *last_, result.preempted);
   admitter_.Run(
       tree_, *last_,

@@ -41,8 +41,8 @@ void RmState::ResetPool(PoolId id) {
 }
 
 const JobCounts* RmState::job(JobId id) const {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+  auto it = job_index_.find(id);
+  return it == job_index_.end() ? nullptr : &job_slots_[it->second];
 }
 
 VictimKey RmState::KeyOf(uint32_t slot) const {
@@ -51,10 +51,11 @@ VictimKey RmState::KeyOf(uint32_t slot) const {
 }
 
 void RmState::InsertVictim(uint32_t slot) {
-  const Gang& g = gangs_[slot];
+  Gang& g = gangs_[slot];
   PoolRuntime& p = pool(g.pool);
   const int l = static_cast<int>(g.ledger());
-  p.victims[l].insert(KeyOf(slot));
+  g.candidate_index = static_cast<uint32_t>(p.candidates[l].size());
+  p.candidates[l].push_back(slot);
   PriorityBucket& b = p.victim_sum_by_priority[l][g.priority];
   b.held += g.held;
   ++b.gangs;
@@ -64,8 +65,12 @@ void RmState::EraseVictim(uint32_t slot) {
   const Gang& g = gangs_[slot];
   PoolRuntime& p = pool(g.pool);
   const int l = static_cast<int>(g.ledger());
-  const size_t erased = p.victims[l].erase(KeyOf(slot));
-  PL_CHECK(erased == 1) << "victim index out of sync for gang " << g.id.value();
+  std::vector<uint32_t>& c = p.candidates[l];
+  PL_CHECK(g.candidate_index < c.size() && c[g.candidate_index] == slot)
+      << "victim index out of sync for gang " << g.id.value();
+  gangs_[c.back()].candidate_index = g.candidate_index;
+  c[g.candidate_index] = c.back();
+  c.pop_back();
   auto it = p.victim_sum_by_priority[l].find(g.priority);
   PL_CHECK(it != p.victim_sum_by_priority[l].end()) << "priority bucket missing";
   it->second.held -= g.held;
@@ -106,7 +111,19 @@ uint32_t RmState::Add(const GangRequest& r, uint64_t seq, absl::Time now) {
   g.has_preempted_for = false;
   gang_index_.emplace(r.id, slot);
 
-  JobCounts& j = jobs_[r.job];
+  auto [it, inserted] = job_index_.try_emplace(r.job, 0);
+  if (inserted) {
+    if (!free_job_slots_.empty()) {
+      it->second = free_job_slots_.back();
+      free_job_slots_.pop_back();
+      job_slots_[it->second] = JobCounts();
+    } else {
+      it->second = static_cast<uint32_t>(job_slots_.size());
+      job_slots_.emplace_back();
+    }
+  }
+  g.job_slot = it->second;
+  JobCounts& j = job_slots_[g.job_slot];
   ++j.gangs;
   j.max_running = r.max_running_instances;
 
@@ -146,22 +163,19 @@ void RmState::FinishAdmit(uint32_t slot, absl::Time now) {
   p.alloc.Apply(g.sla, g.controller, g.held, +1);
   total_.Apply(g.sla, g.controller, g.held, +1);
   ++p.admitted_gangs;
-  jobs_[g.job].admitted += g.live;
+  job_slots_[g.job_slot].admitted += g.live;
   if (IsCandidate(g)) InsertVictim(slot);
-  DropEarmark(g.pool, g.id);
+  if (!p.earmarks.empty()) DropEarmark(g.pool, g.id);
 }
 
 void RmState::MarkRunning(const TaskRef& ref, absl::Time now) {
   Gang& g = gangs_[ref.slot];
   TaskRecord& t = g.tasks[ref.index];
   PL_CHECK(t.state == TaskState::kAdmitted) << "task " << t.id.ToString() << " not admitted";
-  const bool candidate = IsCandidate(g);
-  if (candidate) EraseVictim(ref.slot);
   t.state = TaskState::kRunning;
   t.started = now;
   g.running = true;
   g.last_start = std::max(g.last_start, now);
-  if (candidate) InsertVictim(ref.slot);
 }
 
 void RmState::ReleaseTask(const TaskRef& ref) {
@@ -191,7 +205,7 @@ void RmState::ReleaseTask(const TaskRef& ref) {
   g.held -= t.resources;
   t.state = TaskState::kReleased;
   --g.live;
-  --jobs_[g.job].admitted;
+  --job_slots_[g.job_slot].admitted;
   task_index_.erase(t.id);
   if (g.live == 0) {
     --p.admitted_gangs;
@@ -261,8 +275,12 @@ void RmState::DropEarmark(PoolId pool_id, GangId beneficiary) {
 void RmState::Remove(uint32_t slot) {
   Gang& g = gangs_[slot];
   gang_index_.erase(g.id);
-  auto j = jobs_.find(g.job);
-  if (j != jobs_.end() && --j->second.gangs == 0 && j->second.admitted == 0) jobs_.erase(j);
+  JobCounts& j = job_slots_[g.job_slot];
+  if (--j.gangs == 0) {
+    PL_CHECK(j.admitted == 0) << "job " << g.job.value() << " holds tasks of no gang";
+    job_index_.erase(g.job);
+    free_job_slots_.push_back(g.job_slot);
+  }
   g.tasks.clear();
   g.live = 0;
   g.held = Resources();

@@ -7,16 +7,17 @@
 // through these transitions, so every invariant lives in one file:
 //   - pool.queued[l]       = Σ held of the pool's queued gangs of ledger l
 //   - pool.alloc           = Σ held of its admitted and preempting gangs, by class
-//   - pool.victims[l]      = its admitted (not preempting) preemptible/revocable gangs of
-//                            ledger l, in victim order; victim_sum_by_priority[l] sums them
+//   - pool.candidates[l]   = its admitted (not preempting) preemptible/revocable gangs of
+//                            ledger l (unordered; Gang::candidate_index is the position);
+//                            victim_sum_by_priority[l] sums them by priority
 //   - job.admitted         = the job's admitted-and-not-released tasks
 //   - an earmark's pending = Σ held of the gangs preempted for it that are still held
 // Gang records live in a slot vector (slots are reused after a gang is gone); pools in a
 // vector indexed by PoolId.
 //
-// Victim order (used by preemption): not-yet-running before running, then lowest priority,
-// then most recently started (not running: most recently admitted), then most recently
-// enqueued.
+// Victim order (used by preemption, which sorts candidates only when it needs victims, so that
+// admission pays O(1) per gang): not-yet-running before running, then lowest priority, then
+// most recently started (not running: most recently admitted), then most recently enqueued.
 //
 // Thread-safety: single-threaded; not thread-safe.
 
@@ -27,7 +28,6 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
-#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "resmgr/admission_queue.h"
@@ -80,8 +80,8 @@ struct PoolRuntime {
   std::array<AdmissionQueue, 2> queue;  // by Ledger
   std::array<Resources, 2> queued;      // by Ledger
   Allocation alloc;
-  uint32_t admitted_gangs = 0;  // admitted or preempting
-  std::array<absl::btree_set<VictimKey, VictimOrder>, 2> victims;
+  uint32_t admitted_gangs = 0;                      // admitted or preempting
+  std::array<std::vector<uint32_t>, 2> candidates;  // slots, by Ledger
   std::array<absl::btree_map<int32_t, PriorityBucket>, 2> victim_sum_by_priority;
   std::array<uint32_t, 2> over_cycles{};  // consecutive cycles above (slack) entitlement
   // Set when the pool went above its (slack) entitlement: the pool that gained it.
@@ -120,6 +120,9 @@ class RmState {
   void ResetPool(PoolId id);
 
   const JobCounts* job(JobId id) const;
+  const JobCounts& job_counts(const Gang& g) const { return job_slots_[g.job_slot]; }
+  // The victim-order key of an admitted gang.
+  VictimKey KeyOf(uint32_t slot) const;
   // Cluster-wide allocation (sum over pools).
   const Allocation& total() const { return total_; }
 
@@ -139,7 +142,6 @@ class RmState {
 
  private:
   void FinishAdmit(uint32_t slot, absl::Time now);  // Admit, once out of the queue
-  VictimKey KeyOf(uint32_t slot) const;
   bool IsCandidate(const Gang& g) const {
     return g.state == GangState::kAdmitted && g.sla != SlaClass::kNonPreemptible;
   }
@@ -152,7 +154,10 @@ class RmState {
   absl::flat_hash_map<GangId, uint32_t> gang_index_;
   absl::flat_hash_map<TaskId, TaskRef> task_index_;
   std::vector<PoolRuntime> pools_;
-  absl::flat_hash_map<JobId, JobCounts> jobs_;
+  // Job counters live in a slot vector so the admission loop reaches them without hashing.
+  std::vector<JobCounts> job_slots_;
+  std::vector<uint32_t> free_job_slots_;
+  absl::flat_hash_map<JobId, uint32_t> job_index_;
   Allocation total_;
 };
 

@@ -28,22 +28,6 @@ absl::string_view LaneName(int lane) {
   return lane >= 0 && lane < kNumLanes ? kNames[lane] : "?";
 }
 
-void Allocation::Apply(SlaClass c, bool is_controller, const Resources& r, int sign) {
-  const Resources delta = r * sign;
-  switch (c) {
-    case SlaClass::kNonPreemptible:
-      non_preemptible += delta;
-      break;
-    case SlaClass::kPreemptible:
-      preemptible += delta;
-      break;
-    case SlaClass::kRevocable:
-      revocable += delta;
-      break;
-  }
-  if (is_controller) controller += delta;
-}
-
 absl::string_view PreemptionCauseName(PreemptionCause c) {
   switch (c) {
     case PreemptionCause::kPoolOverEntitlement:

@@ -69,7 +69,14 @@ struct Allocation {
     return l == Ledger::kRegular ? preempting_regular : preempting_revocable;
   }
   // Adds (sign = +1) or removes (sign = -1) `r` held by work of class `c`.
-  void Apply(SlaClass c, bool is_controller, const Resources& r, int sign);
+  void Apply(SlaClass c, bool is_controller, const Resources& r, int sign) {
+    const Resources delta = r * sign;
+    Resources& lane = c == SlaClass::kNonPreemptible ? non_preemptible
+                      : c == SlaClass::kPreemptible  ? preemptible
+                                                     : revocable;
+    lane += delta;
+    if (is_controller) controller += delta;
+  }
   Allocation& operator+=(const Allocation& o);
   friend bool operator==(const Allocation&, const Allocation&) = default;
 };
