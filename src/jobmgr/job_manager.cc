@@ -217,6 +217,22 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
   return absl::OkStatus();
 }
 
+std::vector<RunId> JobManager::LiveRunsOnHost(const std::string& host) const {
+  std::vector<RunId> out;
+  auto it = host_index_.find(host);
+  if (it == host_index_.end()) return out;
+  for (const auto& [id, job] : jobs_) {
+    for (uint32_t i = 0; i < job->instances(); ++i) {
+      const TaskRuntime& t = job->task(i);
+      if (t.host == it->second && MayHaveProcess(t.state)) {
+        out.push_back(RunId{TaskId{id, i}, t.run});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 const Job* JobManager::GetJob(JobId id) const {
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : it->second.get();

@@ -93,6 +93,10 @@ class JobManager {
   // over go to fx.enqueue; LAUNCHING/RUNNING/KILLING tasks wait for their agents to report.
   absl::Status Restore(const store::StoreContents& contents, absl::Time now, Effects& fx);
 
+  // The runs this master believes may have a process on `host` (LAUNCHING, RUNNING,
+  // PREEMPTING, KILLING). O(tasks): for host registration, not for hot paths.
+  std::vector<RunId> LiveRunsOnHost(const std::string& host) const;
+
   const Job* GetJob(JobId id) const;
   std::vector<const Job*> ListJobs() const;
   const std::string& HostName(uint32_t index) const { return hosts_[index]; }

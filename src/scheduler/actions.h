@@ -1,0 +1,36 @@
+#pragma once
+// Actions: what the scheduler core asks its driver (the master, or `paceline sim`) to do after
+// a call. The driver commits `batch` durably FIRST, and only then sends the launches and kills
+// to the agents and answers the client: durable before acknowledged, and a task is recorded
+// as launching on its host before the launch is sent.
+//
+// Thread-safety: value types.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/ids.h"
+#include "jobmgr/job_manager.h"
+#include "spec/job_spec.h"
+#include "store/records.h"
+
+namespace paceline::scheduler {
+
+struct Launch {
+  RunId run;
+  std::string host;
+  TaskSpec task;  // the instance's effective task (overrides applied)
+  std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
+  std::vector<uint32_t> gpu_devices;                    // device indexes on the host
+  uint32_t gang_size = 1;
+};
+
+struct Actions {
+  store::WriteBatch batch;
+  std::vector<Launch> launches;
+  std::vector<jobmgr::KillCommand> kills;
+};
+
+}  // namespace paceline::scheduler

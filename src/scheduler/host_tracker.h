@@ -1,0 +1,53 @@
+#pragma once
+// HostTracker: the hosts the scheduler knows, by name, with their dense HostId, their
+// registration and their liveness. Pure: heartbeats come in with a time, and Expired(now)
+// says which hosts missed theirs for longer than the timeout.
+//
+// A host that registered once keeps its HostId for the life of the process (placement indexes
+// hosts by id). States: CONNECTED (heartbeating) or DISCONNECTED (missed the timeout: LOST).
+//
+// Thread-safety: single-threaded.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "placement/host_state.h"
+
+namespace paceline::scheduler {
+
+struct TrackedHost {
+  HostId id;
+  placement::HostSpec spec;  // as last registered
+  bool connected = false;
+  absl::Time last_seen = absl::InfinitePast();
+};
+
+class HostTracker {
+ public:
+  explicit HostTracker(absl::Duration timeout) : timeout_(timeout) {}
+
+  // Registers (or re-registers) a host; returns its id and whether it is new.
+  std::pair<HostId, bool> Register(placement::HostSpec spec, absl::Time now);
+  // False when the host is unknown or disconnected (it must register again).
+  bool Heartbeat(const std::string& name, absl::Time now);
+  void Disconnect(const std::string& name);
+  // Connected hosts whose last heartbeat is older than the timeout; marks them disconnected.
+  std::vector<HostId> Expire(absl::Time now);
+
+  const TrackedHost* Find(const std::string& name) const;
+  const TrackedHost& Get(HostId id) const { return hosts_[id.value()]; }
+  const std::vector<TrackedHost>& all() const { return hosts_; }
+  absl::Duration timeout() const { return timeout_; }
+
+ private:
+  absl::Duration timeout_;
+  std::vector<TrackedHost> hosts_;  // indexed by HostId
+  absl::flat_hash_map<std::string, uint32_t> by_name_;
+};
+
+}  // namespace paceline::scheduler

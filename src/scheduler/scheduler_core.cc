@@ -1,0 +1,394 @@
+#include "scheduler/scheduler_core.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/check.h"
+#include "common/status.h"
+#include "common/units.h"
+#include "placement/plan.h"
+
+namespace paceline::scheduler {
+
+absl::StatusOr<std::unique_ptr<SchedulerCore>> SchedulerCore::Create(CoreConfig config) {
+  ASSIGN_OR_RETURN(std::unique_ptr<placement::PlacementEngine> engine,
+                   placement::PlacementEngine::Create(config.placement));
+  return std::unique_ptr<SchedulerCore>(new SchedulerCore(std::move(config), std::move(engine)));
+}
+
+SchedulerCore::SchedulerCore(CoreConfig config, std::unique_ptr<placement::PlacementEngine> engine)
+    : config_(std::move(config)),
+      rm_(config_.resmgr),
+      engine_(std::move(engine)),
+      hosts_(config_.host_timeout) {}
+
+// ---------------------------------------------------------------------------------------------
+// Pools
+
+absl::Status SchedulerCore::CreatePool(const std::string& path, const PoolSpec& spec,
+                                       Actions& out) {
+  RETURN_IF_ERROR(rm_.CreatePool(path, spec).status());
+  out.batch.put_pools.push_back({path, spec});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> SchedulerCore::UpdatePool(const std::string& path,
+                                                                   const PoolSpec& spec, bool force,
+                                                                   Actions& out) {
+  ASSIGN_OR_RETURN(std::vector<std::string> broke, rm_.UpdatePool(path, spec, force));
+  out.batch.put_pools.push_back({path, spec});
+  return broke;
+}
+
+absl::Status SchedulerCore::DeletePool(const std::string& path, Actions& out) {
+  RETURN_IF_ERROR(rm_.DeletePool(path));
+  out.batch.delete_pools.push_back(path);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+absl::StatusOr<JobId> SchedulerCore::CreateJob(JobSpec spec, const std::string& pool,
+                                               absl::Time now, Actions& out) {
+  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(pool));
+  if (!rm_.tree().children(pool_id).empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool ", pool, " has child pools; jobs run only in leaf pools"));
+  }
+  uint32_t gang = std::max<uint32_t>(1, std::min(spec.sla.min_running_instances, spec.instances));
+  std::optional<Resources> gang_total = CheckedMultiply(spec.task.resources, gang);
+  Resources limit = rm_.tree().spec(pool_id).Limit();
+  if (!gang_total || !gang_total->FitsIn(limit)) {
+    Dim d = gang_total ? *gang_total->FirstExceeding(limit) : Dim::kCpu;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a gang of ", gang, " instances needs ", DimName(d), " ",
+        gang_total ? FormatQuantity(d, (*gang_total)[d]) : "beyond range", ", above pool ", pool,
+        "'s ", DimName(d), " limit ", FormatQuantity(d, limit[d]), "; it could never run"));
+  }
+  jobmgr::Effects fx;
+  ASSIGN_OR_RETURN(JobId id, jobs_.CreateJob(std::move(spec), pool, now, fx));
+  Absorb(fx, now, out);
+  return id;
+}
+
+absl::Status SchedulerCore::KillJob(JobId id, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.KillJob(id, now, fx));
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hosts
+
+absl::Status SchedulerCore::RegisterHost(const HostRegistration& reg,
+                                         const std::vector<RunId>& running, absl::Time now,
+                                         Actions& out) {
+  if (reg.name.empty()) return absl::InvalidArgumentError("host name: empty");
+  placement::HostSpec spec;
+  spec.name = reg.name;
+  spec.labels = reg.labels;
+  spec.capacity = reg.capacity;
+  spec.capacity[Dim::kGpu] = static_cast<int64_t>(reg.gpu_models.size()) * kMilliPerUnit;
+  spec.gpu_models = reg.gpu_models;
+  spec.ports = reg.ports;
+  HostId id = hosts_.Register(spec, now).first;
+  spec.id = id;
+  if (snapshot_.host(id) == nullptr) {
+    RETURN_IF_ERROR(snapshot_.AddHost(spec));
+  } else {
+    // A host that reconnects keeps the tasks the snapshot holds for it; it takes work again.
+    RETURN_IF_ERROR(snapshot_.SetHostLabels(id, spec.labels));
+    RETURN_IF_ERROR(snapshot_.SetHostStatus(id, placement::HostStatus::kUp));
+  }
+
+  store::HostRecord record;
+  record.name = reg.name;
+  record.capacity = spec.capacity;
+  for (const auto& [k, v] : reg.labels) record.labels[k] = v;
+  out.batch.put_hosts.push_back(std::move(record));
+
+  // Reconcile: what the agent has against what the core believes.
+  jobmgr::Effects fx;
+  std::vector<RunId> believed = jobs_.LiveRunsOnHost(reg.name);
+  std::vector<RunId> reported = running;
+  std::sort(reported.begin(), reported.end());
+  for (const RunId& run : believed) {
+    if (!std::binary_search(reported.begin(), reported.end(), run)) {
+      jobs_.OnStatus({run, reg.name, TaskState::kLost, -1, 0, jobmgr::TaskReason::kHostLost,
+                      "the agent no longer has this task"},
+                     now, fx);
+    }
+  }
+  for (const RunId& run : reported) {
+    jobs_.OnStatus({run, reg.name, TaskState::kRunning}, now, fx);
+  }
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+bool SchedulerCore::Heartbeat(const std::string& host, absl::Time now) {
+  return hosts_.Heartbeat(host, now);
+}
+
+void SchedulerCore::OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  jobs_.OnStatus(report, now, fx);
+  if (report.state == TaskState::kRunning) {
+    auto it = gang_of_.find(report.run.task);
+    if (it != gang_of_.end()) (void)rm_.MarkRunning(report.run.task, now);
+  }
+  Absorb(fx, now, out);
+}
+
+void SchedulerCore::ExpireHosts(absl::Time now, Actions& out) {
+  for (HostId id : hosts_.Expire(now)) {
+    const std::string& name = hosts_.Get(id).spec.name;
+    (void)snapshot_.FailHost(id, placement::HostStatus::kLost);
+    jobmgr::Effects fx;
+    jobs_.OnHostLost(name, now, fx);
+    Absorb(fx, now, out);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cycle
+
+void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
+  {
+    jobmgr::Effects fx;
+    jobs_.Tick(now, fx);
+    Absorb(fx, now, out);
+  }
+  ExpireHosts(now, out);
+
+  resmgr::CycleResult cycle = rm_.RunCycle({SchedulableCapacity(), Resources()}, now);
+  for (const resmgr::PreemptionDecision& p : cycle.preempted) {
+    std::string why = absl::StrCat("preempted (", resmgr::PreemptionCauseName(p.cause), ")");
+    jobmgr::Effects fx;
+    for (const TaskId& t : p.tasks) jobs_.Preempt(t, why, now, fx);
+    Absorb(fx, now, out);
+  }
+  for (const resmgr::AdmittedGang& a : cycle.admitted) {
+    auto it = gangs_.find(a.gang.value());
+    if (it == gangs_.end()) continue;
+    GangInfo& g = it->second;
+    g.admitted = true;
+    g.unplaced = static_cast<uint32_t>(g.tasks.size());
+    jobmgr::Effects fx;
+    for (const TaskId& t : g.tasks) jobs_.OnAdmitted(t, now, fx);
+    Absorb(fx, now, out);
+    to_place_.push_back(a.gang.value());
+  }
+  PlaceAdmitted(now, out);
+}
+
+void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
+  if (to_place_.empty()) return;
+  std::vector<placement::PlacementRequest> requests;
+  std::vector<uint64_t> request_gang;
+  requests.reserve(to_place_.size());
+  for (uint64_t gid : to_place_) {
+    auto it = gangs_.find(gid);
+    if (it == gangs_.end()) continue;
+    const GangInfo& g = it->second;
+    const jobmgr::Job* job = jobs_.GetJob(g.job);
+    if (job == nullptr) continue;
+    placement::PlacementRequest req;
+    bool ok = true;
+    for (const TaskId& t : g.tasks) {
+      if (job->task(t.instance).state != TaskState::kReady) continue;
+      absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape = ShapeOf(*job, t.instance);
+      if (!shape.ok()) {
+        why_[t] = std::string(shape.status().message());
+        ok = false;
+        break;
+      }
+      req.tasks.push_back(placement::PlacementTask{t, *shape, std::nullopt, std::nullopt});
+    }
+    if (!ok || req.tasks.empty()) continue;
+    requests.push_back(std::move(req));
+    request_gang.push_back(gid);
+  }
+  placement::Plan plan = engine_->Place(requests, snapshot_);
+  placement::ApplyResult applied = placement::ApplyPlan(plan, snapshot_);
+  absl::flat_hash_map<uint32_t, bool> rejected;
+  for (const auto& r : applied.rejected) rejected[r.request_index] = true;
+
+  jobmgr::Effects fx;
+  placed_now_.clear();
+  for (const placement::Assignment& a : plan.assignments) {
+    if (rejected.contains(a.request_index)) continue;
+    placed_now_[a.task] = a;
+    why_.erase(a.task);
+    jobs_.OnPlaced(a.task, hosts_.Get(a.host).spec.name, now, fx);
+  }
+  absl::flat_hash_map<uint64_t, bool> still_waiting;
+  for (const placement::PendingRequest& p : plan.pending) {
+    std::string line = p.explanation.OneLine();
+    for (const TaskId& t : p.tasks) why_[t] = line;
+    still_waiting[request_gang[p.request_index]] = true;
+  }
+  for (const auto& r : applied.rejected) {
+    still_waiting[request_gang[r.request_index]] = true;
+    why_[r.task] = absl::StrCat("placement raced: ", r.status.message());
+  }
+  std::vector<uint64_t> next;
+  for (uint64_t gid : to_place_) {
+    if (still_waiting.contains(gid)) next.push_back(gid);
+  }
+  to_place_ = std::move(next);
+  Absorb(fx, now, out);
+  placed_now_.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Effects of the job manager
+
+void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
+  for (const TaskId& t : fx.release) ReleaseTask(t);
+  for (const TaskId& t : fx.withdraw) {
+    auto it = gang_of_.find(t);
+    if (it == gang_of_.end()) continue;
+    uint64_t gid = it->second;
+    auto g = gangs_.find(gid);
+    if (g != gangs_.end() && !g->second.admitted) {
+      (void)rm_.Cancel(resmgr::GangId(gid));
+      for (const TaskId& member : g->second.tasks) gang_of_.erase(member);
+      gangs_.erase(g);
+    } else {
+      ReleaseTask(t);
+    }
+  }
+  if (!fx.enqueue.empty()) EnqueueGangs(fx.enqueue, now);
+
+  for (const jobmgr::LaunchCommand& l : fx.launches) {
+    const jobmgr::Job* job = jobs_.GetJob(l.run.task.job);
+    if (job == nullptr) continue;
+    Launch launch;
+    launch.run = l.run;
+    launch.host = l.host;
+    launch.task = job->spec().TaskFor(l.run.task.instance);
+    launch.gang_size = std::max<uint32_t>(1, job->spec().sla.min_running_instances);
+    auto a = placed_now_.find(l.run.task);
+    if (a != placed_now_.end()) {
+      const placement::Assignment& as = a->second;
+      for (size_t i = 0; i < as.ports.size() && i < as.shape->port_names.size(); ++i) {
+        launch.ports.emplace_back(as.shape->port_names[i], as.ports[i]);
+      }
+      for (const auto& share : as.gpus) launch.gpu_devices.push_back(share.device);
+    }
+    out.launches.push_back(std::move(launch));
+  }
+  auto move_all = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  };
+  move_all(out.kills, fx.kills);
+  move_all(out.batch.put_jobs, fx.batch.put_jobs);
+  move_all(out.batch.put_tasks, fx.batch.put_tasks);
+  move_all(out.batch.events, fx.batch.events);
+  move_all(out.batch.delete_jobs, fx.batch.delete_jobs);
+  if (fx.batch.next_job_id) out.batch.next_job_id = fx.batch.next_job_id;
+  fx = jobmgr::Effects();
+}
+
+void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now) {
+  size_t i = 0;
+  while (i < tasks.size()) {
+    const jobmgr::Job* job = jobs_.GetJob(tasks[i].job);
+    if (job == nullptr) {
+      ++i;
+      continue;
+    }
+    const JobSpec& spec = job->spec();
+    uint32_t size = std::max<uint32_t>(1, spec.sla.min_running_instances);
+    // A gang: up to `size` consecutive instances of the same job.
+    size_t j = i + 1;
+    while (j < tasks.size() && j - i < size && tasks[j].job == tasks[i].job &&
+           tasks[j].instance == tasks[j - 1].instance + 1) {
+      ++j;
+    }
+    uint64_t gid = next_gang_++;
+    resmgr::GangRequest req;
+    req.id = resmgr::GangId(gid);
+    req.job = job->id();
+    req.pool = *rm_.tree().Find(job->pool());
+    req.priority = spec.priority;
+    req.sla = resmgr::SlaClassOf(spec.sla);
+    req.max_running_instances = spec.sla.max_running_instances;
+    GangInfo info;
+    info.job = job->id();
+    for (size_t k = i; k < j; ++k) {
+      TaskSpec t = spec.TaskFor(tasks[k].instance);
+      req.controller = req.controller || t.controller;
+      req.tasks.push_back({tasks[k], t.resources});
+      info.tasks.push_back(tasks[k]);
+    }
+    absl::Status s = rm_.Enqueue(req, now);
+    if (s.ok()) {
+      for (const TaskId& t : info.tasks) gang_of_[t] = gid;
+      gangs_.emplace(gid, std::move(info));
+    } else {
+      for (const TaskId& t : info.tasks) why_[t] = std::string(s.message());
+    }
+    i = j;
+  }
+}
+
+void SchedulerCore::ReleaseTask(TaskId task) {
+  (void)snapshot_.Release(task);
+  auto it = gang_of_.find(task);
+  if (it == gang_of_.end()) return;
+  uint64_t gid = it->second;
+  gang_of_.erase(it);
+  (void)rm_.Release(task);
+  auto g = gangs_.find(gid);
+  if (g == gangs_.end()) return;
+  auto& members = g->second.tasks;
+  members.erase(std::remove(members.begin(), members.end(), task), members.end());
+  if (members.empty()) gangs_.erase(g);
+}
+
+absl::StatusOr<std::shared_ptr<const placement::TaskShape>> SchedulerCore::ShapeOf(
+    const jobmgr::Job& job, uint32_t instance) {
+  bool overridden = job.spec().instance_overrides.contains(instance);
+  if (!overridden) {
+    auto it = shapes_.find(job.id());
+    if (it != shapes_.end()) return it->second;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const placement::TaskShape> shape,
+                   placement::TaskShapeFromSpec(job.id(), job.spec(), instance));
+  if (!overridden) shapes_[job.id()] = shape;
+  return shape;
+}
+
+Resources SchedulerCore::SchedulableCapacity() const {
+  Resources total;
+  for (const TrackedHost& h : hosts_.all()) {
+    if (h.connected) total += h.spec.capacity;
+  }
+  return total;
+}
+
+std::string SchedulerCore::WhyPending(TaskId task) const {
+  const jobmgr::Job* job = jobs_.GetJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return "";
+  const jobmgr::TaskRuntime& t = job->task(task.instance);
+  if (t.state != TaskState::kPending && t.state != TaskState::kReady) return "";
+  auto w = why_.find(task);
+  if (w != why_.end()) return w->second;
+  auto g = gang_of_.find(task);
+  if (g != gang_of_.end()) {
+    absl::StatusOr<resmgr::GangView> view = rm_.DescribeGang(resmgr::GangId(g->second));
+    if (view.ok() && view->queued.has_value()) return view->queued->why;
+    if (view.ok()) return "admitted; waiting for placement";
+  }
+  if (t.not_before > absl::InfinitePast()) {
+    return absl::StrCat("waiting for restart backoff until ",
+                        absl::FormatTime(absl::RFC3339_sec, t.not_before, absl::UTCTimeZone()));
+  }
+  return "";
+}
+
+}  // namespace paceline::scheduler

@@ -1,0 +1,131 @@
+#pragma once
+// SchedulerCore: the whole deterministic core of Paceline in one place — the job manager
+// (jobs, tasks, goal states), the resource manager (pools, entitlement, admission,
+// preemption), the placement engine over a snapshot of the hosts, and host liveness. The master
+// runs it on its event-loop thread; `paceline sim` runs the very same class against simulated
+// hosts and a simulated clock.
+//
+// Every call takes `now` and fills Actions (see actions.h): commit actions.batch durably, then
+// send actions.launches / actions.kills to the agents. Nothing here does I/O.
+//
+// One scheduling cycle (RunCycle):
+//   1. timers: restart backoffs that expired, max_running_time deadlines, hosts that missed
+//      their heartbeats (their tasks become LOST and are rescheduled);
+//   2. the resource manager recomputes entitlements, preempts what exceeds them, and admits
+//      queued gangs;
+//   3. the placement engine places every admitted gang that has no host yet (all-or-nothing per
+//      gang); a gang that does not fit keeps its admission and is retried next cycle, with an
+//      explanation on each of its tasks ("why pending");
+//   4. placed tasks become LAUNCHING (recorded, then launched).
+//
+// Gangs: the instances a job creates are grouped into gangs of sla.min_running_instances
+// consecutive instances (the last gang may be smaller); an instance that restarts on its own
+// (after a failure, a preemption or a lost host) is a gang of one.
+//
+// Thread-safety: single-threaded; not thread-safe.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "jobmgr/job_manager.h"
+#include "placement/cluster_snapshot.h"
+#include "placement/engine.h"
+#include "resmgr/resource_manager.h"
+#include "scheduler/actions.h"
+#include "scheduler/host_tracker.h"
+
+namespace paceline::scheduler {
+
+struct CoreConfig {
+  resmgr::ResourceManagerConfig resmgr;
+  placement::EngineConfig placement;
+  absl::Duration host_timeout = absl::Seconds(30);
+};
+
+// What an agent declares when it (re)connects.
+struct HostRegistration {
+  std::string name;
+  Resources capacity;                   // offered: cpu, memory, disk (gpu from gpu_models)
+  std::vector<std::string> gpu_models;  // one entry per device
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<placement::PortRange> ports;
+};
+
+class SchedulerCore {
+ public:
+  static absl::StatusOr<std::unique_ptr<SchedulerCore>> Create(CoreConfig config);
+
+  // --- pools ---
+  absl::Status CreatePool(const std::string& path, const PoolSpec& spec, Actions& out);
+  absl::StatusOr<std::vector<std::string>> UpdatePool(const std::string& path, const PoolSpec& spec,
+                                                      bool force, Actions& out);
+  absl::Status DeletePool(const std::string& path, Actions& out);
+
+  // --- jobs ---
+  // Validates that the pool exists and is a leaf and that one gang of the job could ever fit
+  // the pool's limit; then creates the job (its tasks PENDING).
+  absl::StatusOr<JobId> CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
+                                  Actions& out);
+  absl::Status KillJob(JobId id, absl::Time now, Actions& out);
+
+  // --- hosts and agents ---
+  // `running`: the runs the agent has (from its checkpoint). Runs the core does not own are
+  // killed; runs the core believes are on this host but the agent does not have are LOST.
+  absl::Status RegisterHost(const HostRegistration& reg, const std::vector<RunId>& running,
+                            absl::Time now, Actions& out);
+  // False when the host must register again (unknown, or already declared lost).
+  bool Heartbeat(const std::string& host, absl::Time now);
+  void OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out);
+
+  // --- the cycle ---
+  void RunCycle(absl::Time now, Actions& out);
+
+  // --- reads ---
+  const jobmgr::JobManager& jobs() const { return jobs_; }
+  const resmgr::ResourceManager& resources() const { return rm_; }
+  const placement::ClusterSnapshot& snapshot() const { return snapshot_; }
+  const HostTracker& hosts() const { return hosts_; }
+  // Why a PENDING/READY task is not running yet, in one line; empty when it is not waiting.
+  std::string WhyPending(TaskId task) const;
+
+ private:
+  explicit SchedulerCore(CoreConfig config, std::unique_ptr<placement::PlacementEngine> engine);
+
+  struct GangInfo {
+    JobId job;
+    std::vector<TaskId> tasks;
+    bool admitted = false;
+    uint32_t unplaced = 0;  // admitted members still without a host
+  };
+
+  // Applies what the job manager asked (enqueue, withdraw, release) to the resource manager
+  // and the snapshot, and moves its batch, launches and kills into `out`.
+  void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
+  void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
+  void ReleaseTask(TaskId task);
+  void PlaceAdmitted(absl::Time now, Actions& out);
+  void ExpireHosts(absl::Time now, Actions& out);
+  absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeOf(const jobmgr::Job& job,
+                                                                      uint32_t instance);
+  Resources SchedulableCapacity() const;
+
+  CoreConfig config_;
+  jobmgr::JobManager jobs_;
+  resmgr::ResourceManager rm_;
+  placement::ClusterSnapshot snapshot_;
+  std::unique_ptr<placement::PlacementEngine> engine_;
+  HostTracker hosts_;
+  uint64_t next_gang_ = 1;
+  absl::flat_hash_map<uint64_t, GangInfo> gangs_;                  // by GangId value
+  absl::flat_hash_map<TaskId, uint64_t> gang_of_;                  // task -> gang, until released
+  std::vector<uint64_t> to_place_;                                 // admitted gangs without hosts
+  absl::flat_hash_map<TaskId, placement::Assignment> placed_now_;  // this cycle's placements
+  absl::flat_hash_map<TaskId, std::string> why_;                   // placement explanations
+  absl::flat_hash_map<JobId, std::shared_ptr<const placement::TaskShape>> shapes_;
+};
+
+}  // namespace paceline::scheduler

@@ -1,0 +1,219 @@
+#include "scheduler/scheduler_core.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "store/memory_store.h"
+
+namespace paceline::scheduler {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
+constexpr int64_t kGi = int64_t{1} << 30;
+
+JobSpec Batch(uint32_t instances, int64_t cpu_milli = 1000) {
+  JobSpec s;
+  s.name = "batch";
+  s.instances = instances;
+  s.task.command = "true";
+  s.task.resources = Resources::Of(cpu_milli, kGi);
+  return s;
+}
+
+PoolSpec Pool(int64_t cpu_reservation_milli) {
+  PoolSpec p;
+  p.dim(Dim::kCpu).reservation = cpu_reservation_milli;
+  p.dim(Dim::kMemory).reservation = 64 * kGi;
+  return p;
+}
+
+HostRegistration Host(const std::string& name, int64_t cores) {
+  HostRegistration h;
+  h.name = name;
+  h.capacity = Resources::Of(cores * 1000, 16 * kGi, 100 * kGi);
+  h.ports = {{31000, 31999}};
+  return h;
+}
+
+// Applies actions the way the master does: store first, then "agents" (here: the test).
+class CoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto core = SchedulerCore::Create(CoreConfig{});
+    ASSERT_TRUE(core.ok()) << core.status();
+    core_ = std::move(*core);
+  }
+  Actions Commit(Actions a) {
+    EXPECT_TRUE(store_.Commit(a.batch).ok());
+    return a;
+  }
+  Actions Cycle() {
+    Actions a;
+    core_->RunCycle(now_, a);
+    return Commit(std::move(a));
+  }
+  void Report(const Launch& l, TaskState state, int exit_code = -1) {
+    Actions a;
+    core_->OnStatus({l.run, l.host, state, exit_code}, now_, a);
+    Commit(std::move(a));
+  }
+
+  std::unique_ptr<SchedulerCore> core_;
+  store::MemoryStore store_;
+  absl::Time now_ = kT0;
+};
+
+TEST_F(CoreTest, BatchJobRunsToCompletionWithinCapacity) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h2", 4), {}, now_, a).ok());
+  auto id = core_->CreateJob(Batch(10), "/a", now_, a);
+  ASSERT_TRUE(id.ok()) << id.status();
+  Commit(std::move(a));
+
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 8u) << "8 cores in the cluster, 1 core per task";
+  std::map<std::string, int> per_host;
+  for (const Launch& l : first.launches) {
+    ++per_host[l.host];
+    EXPECT_EQ(l.task.command, "true");
+    EXPECT_EQ(l.run.run, 1u);
+  }
+  EXPECT_EQ(per_host["h1"], 4);
+  EXPECT_EQ(per_host["h2"], 4);
+  EXPECT_THAT(core_->WhyPending(TaskId{*id, 9}), Not(IsEmpty()));
+  EXPECT_THAT(core_->WhyPending(first.launches[0].run.task), IsEmpty());
+
+  for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
+  for (const Launch& l : first.launches) Report(l, TaskState::kSucceeded, 0);
+  Actions second = Cycle();
+  ASSERT_EQ(second.launches.size(), 2u);
+  for (const Launch& l : second.launches) {
+    Report(l, TaskState::kRunning);
+    Report(l, TaskState::kSucceeded, 0);
+  }
+  EXPECT_EQ(core_->jobs().GetJob(*id)->state(), JobState::kSucceeded);
+  EXPECT_TRUE(core_->resources().total_allocation().regular().IsZero());
+  EXPECT_EQ(core_->snapshot().num_tasks(), 0u);
+  EXPECT_TRUE(core_->snapshot().Validate().ok());
+}
+
+TEST_F(CoreTest, PortsAreAssignedToLaunches) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(10'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  JobSpec spec = Batch(2);
+  spec.task.ports = {"http", "grpc"};
+  ASSERT_TRUE(core_->CreateJob(spec, "/a", now_, a).ok());
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 2u);
+  std::set<uint32_t> seen;
+  for (const Launch& l : c.launches) {
+    ASSERT_EQ(l.ports.size(), 2u);
+    EXPECT_EQ(l.ports[0].first, "http");
+    EXPECT_EQ(l.ports[1].first, "grpc");
+    for (const auto& [name, port] : l.ports) {
+      EXPECT_GE(port, 31000u);
+      EXPECT_LE(port, 31999u);
+      EXPECT_TRUE(seen.insert(port).second) << "port " << port << " given twice";
+    }
+  }
+}
+
+TEST_F(CoreTest, CreateJobRejectsBadPoolsAndImpossibleGangs) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(1000), a).ok());
+  ASSERT_TRUE(core_->CreatePool("/a/b", Pool(1000), a).ok());
+  EXPECT_EQ(core_->CreateJob(Batch(1), "/nope", now_, a).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_THAT(core_->CreateJob(Batch(1), "/a", now_, a).status().message(),
+              HasSubstr("jobs run only in leaf pools"));
+  PoolSpec limited = Pool(1000);
+  limited.dim(Dim::kCpu).limit = 2000;
+  ASSERT_TRUE(core_->CreatePool("/small", limited, a).ok());
+  JobSpec gang = Batch(4);
+  gang.sla.min_running_instances = 4;
+  auto r = core_->CreateJob(gang, "/small", now_, a);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("a gang of 4 instances needs cpu 4"));
+}
+
+TEST_F(CoreTest, KillJobStopsRunningAndPendingTasks) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  auto id = core_->CreateJob(Batch(5), "/a", now_, a);
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 2u);
+  for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
+  Actions k;
+  ASSERT_TRUE(core_->KillJob(*id, now_, k).ok());
+  Commit(k);
+  EXPECT_EQ(k.kills.size(), 2u);
+  EXPECT_EQ(core_->jobs().GetJob(*id)->count(TaskState::kKilled), 3u);
+  for (const Launch& l : c.launches) Report(l, TaskState::kKilled);
+  EXPECT_EQ(core_->jobs().GetJob(*id)->state(), JobState::kKilled);
+  EXPECT_TRUE(core_->resources().total_allocation().regular().IsZero());
+  EXPECT_TRUE(Cycle().launches.empty());
+}
+
+TEST_F(CoreTest, SilentHostIsLostAndItsTasksRunElsewhere) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  auto id = core_->CreateJob(Batch(2), "/a", now_, a);
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 2u);
+  for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
+  Actions join;
+  ASSERT_TRUE(core_->RegisterHost(Host("h2", 2), {}, now_, join).ok());
+  Commit(join);
+  // h2 heartbeats, h1 falls silent.
+  now_ += absl::Seconds(20);
+  EXPECT_TRUE(core_->Heartbeat("h2", now_));
+  now_ += absl::Seconds(15);
+  EXPECT_TRUE(core_->Heartbeat("h2", now_));
+  Actions after = Cycle();
+  ASSERT_EQ(after.launches.size(), 2u);
+  for (const Launch& l : after.launches) {
+    EXPECT_EQ(l.host, "h2");
+    EXPECT_EQ(l.run.run, 2u);
+  }
+  EXPECT_FALSE(core_->Heartbeat("h1", now_)) << "a lost host must register again";
+  auto events = store_.ListEvents(TaskId{*id, 0}, 0);
+  bool saw_lost = false;
+  for (const auto& e : *events) saw_lost |= e.state == TaskState::kLost && e.host == "h1";
+  EXPECT_TRUE(saw_lost);
+}
+
+TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  auto id = core_->CreateJob(Batch(2), "/a", now_, a);
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 2u);
+  for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
+  // The agent restarts and reports only one of the two runs, plus one nobody owns.
+  RunId kept = c.launches[0].run;
+  RunId stranger{TaskId{JobId(999), 0}, 1};
+  Actions r;
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {kept, stranger}, now_, r).ok());
+  Commit(r);
+  ASSERT_EQ(r.kills.size(), 1u);
+  EXPECT_EQ(r.kills[0].run, stranger);
+  const jobmgr::Job* job = core_->jobs().GetJob(*id);
+  EXPECT_EQ(job->task(kept.task.instance).state, TaskState::kRunning);
+  EXPECT_EQ(job->task(c.launches[1].run.task.instance).run, 2u) << "the missing run is rerun";
+}
+
+}  // namespace
+}  // namespace paceline::scheduler
