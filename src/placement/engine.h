@@ -37,7 +37,10 @@
 //     see a sample. max_candidates = 0 scores every feasible host (exact; used by the trace
 //     replay to compare policies) at O(hosts) per placement.
 //   - Anti-affinity classes and the random profile walk round-robin from a per-class cursor
-//     (hosts already holding an instance are skipped once, not at every placement).
+//     that continues after the hosts last looked at (Nomad's rotating iterator), so hosts that
+//     already hold an instance are not walked again at every placement.
+//   - A class that few hosts pass statically (< 1/8 of the UP hosts, e.g. a selective `in`)
+//     walks its own list of hosts instead of the index.
 //   A failure is explained by one full scan per class per plan (O(hosts) x filters).
 //
 // Ownership: the engine owns its profile, caches and learned workload; it borrows the
