@@ -39,7 +39,7 @@
 // revocable queued + revocable allocation.
 //
 // Cost: O(pools · log(fan-out)) per dimension; no allocation once the scratch buffers are warm
-// (~1 ms for 10,000 pools on one core; see bench/results/).
+// (about 1.6 ms of CPU for 10,000 pools; see bench/results/resmgr-*.md).
 //
 // Ownership: Compute() returns a reference to buffers owned by the calculator, valid until the
 // next Compute(). Thread-safety: single-threaded; not thread-safe.

@@ -26,6 +26,9 @@
 // The need is computed against the future state (what is being preempted already counts as
 // freed), so no cycle preempts for the same need twice.
 //
+// Cost: a pool's candidates are ordered (a heap over their victim keys) only when victims are
+// actually needed, O(k + m log k) for k candidates and m victims; admission pays nothing for it.
+//
 // Convergence. Victims are taken only up to the excess (or the deficit), each victim only once
 // (a preempting gang is never chosen again), intra-pool chains strictly decrease in priority,
 // and `max_per_cycle` bounds what one cycle may preempt (the first victim of a cycle is always
