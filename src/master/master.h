@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/net.h"
 
 namespace paceline::master {
@@ -21,6 +22,13 @@ struct MasterConfig {
   std::string data_dir = "data";
   HostPort grpc_listen{"127.0.0.1", 5390};
   HostPort http_listen{"127.0.0.1", 5391};
+  // The API token clients and agents must present. Empty: read <data_dir>/token, creating it
+  // (random, mode 0600) when missing.
+  std::string token_file;
+  absl::Duration cycle = absl::Milliseconds(50);         // scheduling cycle
+  absl::Duration heartbeat_interval = absl::Seconds(2);  // asked of agents
+  absl::Duration host_timeout = absl::Seconds(30);       // silent this long: LOST
+  std::string placement_profile = "default";
 };
 
 // What <data_dir>/master.json says.
@@ -28,6 +36,7 @@ struct MasterEndpoints {
   std::string grpc;  // host:port
   std::string http;  // host:port
   int pid = 0;
+  std::string token_file;  // where the API token is
 };
 
 class Master {
@@ -46,6 +55,9 @@ class Master {
   std::unique_ptr<Impl> impl_;
   MasterEndpoints endpoints_;
 };
+
+// Reads the token in `path`, or creates it (32 random hex bytes, mode 0600) when missing.
+absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path);
 
 // Reads <data_dir>/master.json; NOT_FOUND when no master wrote one.
 absl::StatusOr<MasterEndpoints> ReadEndpointsFile(const std::string& data_dir);

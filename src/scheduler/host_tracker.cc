@@ -25,6 +25,11 @@ void HostTracker::Disconnect(const std::string& name) {
   if (it != by_name_.end()) hosts_[it->second].connected = false;
 }
 
+void HostTracker::SetIsolation(const std::string& name, std::string isolation) {
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) hosts_[it->second].isolation = std::move(isolation);
+}
+
 std::vector<HostId> HostTracker::Expire(absl::Time now) {
   std::vector<HostId> out;
   for (TrackedHost& h : hosts_) {

@@ -25,6 +25,7 @@ struct TrackedHost {
   placement::HostSpec spec;  // as last registered
   bool connected = false;
   absl::Time last_seen = absl::InfinitePast();
+  std::string isolation;  // what its agent reported: "cgroup v2", "cgroup v1", "none"
 };
 
 class HostTracker {
@@ -36,6 +37,8 @@ class HostTracker {
   // False when the host is unknown or disconnected (it must register again).
   bool Heartbeat(const std::string& name, absl::Time now);
   void Disconnect(const std::string& name);
+  void SetIsolation(const std::string& name, std::string isolation);
+  const std::string& isolation(HostId id) const { return hosts_[id.value()].isolation; }
   // Connected hosts whose last heartbeat is older than the timeout; marks them disconnected.
   std::vector<HostId> Expire(absl::Time now);
 

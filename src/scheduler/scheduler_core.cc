@@ -23,6 +23,37 @@ SchedulerCore::SchedulerCore(CoreConfig config, std::unique_ptr<placement::Place
       hosts_(config_.host_timeout) {}
 
 // ---------------------------------------------------------------------------------------------
+// Recovery
+
+absl::Status SchedulerCore::Restore(const store::StoreContents& contents, absl::Time now,
+                                    Actions& out) {
+  std::vector<store::PoolRecord> pools = contents.pools;
+  // Parents before children: a parent's path is a prefix of its children's.
+  std::sort(pools.begin(), pools.end(),
+            [](const auto& a, const auto& b) { return a.path.size() < b.path.size(); });
+  for (const store::PoolRecord& p : pools) {
+    if (p.path == "/") {
+      RETURN_IF_ERROR(rm_.UpdatePool("/", p.spec, /*force=*/true).status());
+    } else {
+      RETURN_IF_ERROR(rm_.CreatePool(p.path, p.spec).status());
+    }
+  }
+  for (const store::HostRecord& h : contents.hosts) {
+    placement::HostSpec spec;
+    spec.name = h.name;
+    spec.capacity = h.capacity;
+    for (const auto& [k, v] : h.labels) spec.labels.emplace_back(k, v);
+    hosts_.Register(spec, now);
+    // Known but not connected: it must register again; its tasks wait for it until the
+    // host timeout, counted from now.
+  }
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Pools
 
 absl::Status SchedulerCore::CreatePool(const std::string& path, const PoolSpec& spec,
@@ -165,7 +196,7 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
 
   resmgr::CycleResult cycle = rm_.RunCycle({SchedulableCapacity(), Resources()}, now);
   for (const resmgr::PreemptionDecision& p : cycle.preempted) {
-    std::string why = absl::StrCat("preempted (", resmgr::PreemptionCauseName(p.cause), ")");
+    const std::string& why = p.reason;
     jobmgr::Effects fx;
     for (const TaskId& t : p.tasks) jobs_.Preempt(t, why, now, fx);
     Absorb(fx, now, out);

@@ -59,6 +59,11 @@ class SchedulerCore {
  public:
   static absl::StatusOr<std::unique_ptr<SchedulerCore>> Create(CoreConfig config);
 
+  // Rebuilds pools, jobs, tasks and the known hosts from the store after a restart. Hosts stay
+  // disconnected until their agents register again; tasks that were running wait for them
+  // (and are declared LOST if their host does not come back within the host timeout).
+  absl::Status Restore(const store::StoreContents& contents, absl::Time now, Actions& out);
+
   // --- pools ---
   absl::Status CreatePool(const std::string& path, const PoolSpec& spec, Actions& out);
   absl::StatusOr<std::vector<std::string>> UpdatePool(const std::string& path, const PoolSpec& spec,
@@ -80,6 +85,10 @@ class SchedulerCore {
   // False when the host must register again (unknown, or already declared lost).
   bool Heartbeat(const std::string& host, absl::Time now);
   void OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out);
+  // What isolation the host's agent has (for `host list`).
+  void SetIsolation(const std::string& host, std::string isolation) {
+    hosts_.SetIsolation(host, std::move(isolation));
+  }
 
   // --- the cycle ---
   void RunCycle(absl::Time now, Actions& out);

@@ -34,6 +34,18 @@ absl::Status GroupCommitter::CommitSync(WriteBatch batch) {
   return result;
 }
 
+void GroupCommitter::RunOnWriter(const std::function<void(Store&)>& read) {
+  absl::Notification finished;
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(Pending{WriteBatch(), nullptr, [&](Store& s) {
+                               read(s);
+                               finished.Notify();
+                             }});
+  }
+  finished.WaitForNotification();
+}
+
 GroupCommitStats GroupCommitter::stats() const {
   absl::MutexLock lock(&mu_);
   return stats_;
@@ -42,6 +54,7 @@ GroupCommitStats GroupCommitter::stats() const {
 void GroupCommitter::WriterLoop() {
   while (true) {
     std::vector<Pending> group;
+    std::function<void(Store&)> read;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -49,12 +62,21 @@ void GroupCommitter::WriterLoop() {
                ABSL_EXCLUSIVE_LOCKS_REQUIRED(c->mu_) { return c->stopping_ || !c->queue_.empty(); },
           this));
       if (queue_.empty()) return;  // stopping, and everything is committed
-      size_t n = std::min(queue_.size(), options_.max_batches_per_commit);
-      group.reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        group.push_back(std::move(queue_.front()));
+      if (queue_.front().read) {
+        read = std::move(queue_.front().read);
         queue_.pop_front();
+      } else {
+        // Consecutive write batches, up to the first read.
+        while (!queue_.empty() && !queue_.front().read &&
+               group.size() < options_.max_batches_per_commit) {
+          group.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
       }
+    }
+    if (read) {
+      read(*store_);
+      continue;
     }
     std::vector<const WriteBatch*> batches;
     batches.reserve(group.size());

@@ -49,12 +49,16 @@ class GroupCommitter {
   void Submit(WriteBatch batch, Done done);
   // Submits and waits for the outcome.
   absl::Status CommitSync(WriteBatch batch);
+  // Runs `read` on the writer thread, after every batch submitted before it, and waits: the
+  // way for other threads to read the store without racing the writer.
+  void RunOnWriter(const std::function<void(Store&)>& read);
   GroupCommitStats stats() const;
 
  private:
   struct Pending {
     WriteBatch batch;
     Done done;
+    std::function<void(Store&)> read;  // set for reads; batch and done are then unused
   };
   void WriterLoop();
 

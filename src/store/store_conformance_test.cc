@@ -268,6 +268,18 @@ TEST_P(StoreConformance, GroupCommitterReportsFailureToEveryBatchOfTheGroup) {
   EXPECT_EQ(stats.batches, 2u);
 }
 
+TEST_P(StoreConformance, GroupCommitterReadsSeeEveryEarlierWrite) {
+  GroupCommitter committer(store_.get());
+  for (int i = 0; i < 50; ++i) {
+    WriteBatch b;
+    b.events.push_back(Event(7, 0, 1, TaskState::kRunning, i));
+    committer.Submit(std::move(b), nullptr);
+  }
+  size_t seen = 0;
+  committer.RunOnWriter([&](Store& s) { seen = s.ListEvents(TaskId{JobId(7), 0}, 0)->size(); });
+  EXPECT_EQ(seen, 50u);
+}
+
 std::vector<Backend> Backends() {
   return {
       {"memory", false, [](const std::string&) { return std::make_unique<MemoryStore>(); }},

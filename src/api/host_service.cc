@@ -1,0 +1,141 @@
+#include "api/host_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
+#include "common/task_state.h"
+#include "master/proto_convert.h"
+
+namespace paceline::api {
+namespace {
+
+using scheduler::SchedulerCore;
+
+absl::StatusOr<TaskState> ParseReportedState(const std::string& s) {
+  std::optional<TaskState> st = TaskStateFromName(s);
+  if (!st || (*st != TaskState::kRunning && !IsTerminal(*st))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "status.state: '", s, "'; expected RUNNING, SUCCEEDED, FAILED, KILLED or LOST"));
+  }
+  return *st;
+}
+
+scheduler::HostRegistration RegistrationOf(const v1::AgentRegister& r) {
+  scheduler::HostRegistration reg;
+  reg.name = r.host();
+  reg.capacity = master::FromProto(r.capacity());
+  reg.gpu_models.assign(r.gpu_models().begin(), r.gpu_models().end());
+  for (const auto& [k, v] : r.labels()) reg.labels.emplace_back(k, v);
+  std::sort(reg.labels.begin(), reg.labels.end());
+  for (const v1::PortRange& p : r.ports()) reg.ports.push_back({p.first(), p.last()});
+  return reg;
+}
+
+}  // namespace
+
+grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest*,
+                                        v1::ListHostsResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  cluster_->Read<bool>([&](const SchedulerCore& core) {
+    for (const scheduler::TrackedHost& h : core.hosts().all()) {
+      v1::HostInfo* info = resp->add_hosts();
+      info->set_name(h.spec.name);
+      info->set_connected(h.connected);
+      info->set_last_seen_unix_ms(master::ToUnixMillis(h.last_seen));
+      *info->mutable_capacity() = master::ToProto(h.spec.capacity);
+      for (const auto& [k, v] : h.spec.labels) (*info->mutable_labels())[k] = v;
+      const placement::HostState* state = core.snapshot().host(h.id);
+      if (state != nullptr) {
+        info->set_state(std::string(placement::HostStatusName(state->status())));
+        *info->mutable_allocated() = master::ToProto(state->allocated());
+        info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
+      } else {
+        info->set_state(h.connected ? "UP" : "LOST");
+      }
+      if (!h.connected) info->set_state("LOST");
+      info->set_isolation(core.hosts().isolation(h.id));
+    }
+    return true;
+  });
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, master::AgentStream* stream) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  v1::AgentMessage first;
+  if (!stream->Read(&first)) return grpc::Status::OK;
+  if (!first.has_register_() || first.register_().host().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the first message of an agent stream must be register with a host name");
+  }
+  const std::string host = first.register_().host();
+  scheduler::HostRegistration reg = RegistrationOf(first.register_());
+  std::vector<RunId> running;
+  for (const v1::RunRef& r : first.register_().running()) running.push_back(master::FromProto(r));
+  std::string isolation = first.register_().isolation();
+
+  auto session = std::make_shared<master::AgentSession>(host, stream);
+  cluster_->Attach(session);
+  auto finish = [&](grpc::Status s) {
+    cluster_->Detach(session.get());
+    session->Close();
+    session->Join();
+    return s;
+  };
+  absl::Status registered =
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        absl::Status s = core.RegisterHost(reg, running, now, out);
+        if (s.ok()) core.SetIsolation(host, isolation);
+        return s;
+      });
+  if (!registered.ok()) return finish(ToGrpcStatus(registered));
+  v1::MasterMessage hello;
+  hello.mutable_registered()->set_heartbeat_interval_ms(
+      absl::ToInt64Milliseconds(heartbeat_interval_));
+  session->Send(std::move(hello));
+
+  v1::AgentMessage msg;
+  while (stream->Read(&msg)) {
+    if (msg.has_heartbeat()) {
+      cluster_->MutateAsync(
+          [host](SchedulerCore& core, absl::Time now, scheduler::Actions&) {
+            return core.Heartbeat(host, now)
+                       ? absl::OkStatus()
+                       : absl::FailedPreconditionError("host was declared lost");
+          },
+          [ctx](absl::Status s) {
+            if (!s.ok()) ctx->TryCancel();  // the agent reconnects and registers again
+          });
+    } else if (msg.has_status()) {
+      const v1::TaskStatusUpdate& u = msg.status();
+      absl::StatusOr<TaskState> state = ParseReportedState(u.state());
+      if (!state.ok()) return finish(ToGrpcStatus(state.status()));
+      jobmgr::StatusReport report;
+      report.run = master::FromProto(u.run());
+      report.host = host;
+      report.state = *state;
+      report.exit_code = u.exit_code();
+      report.signal = u.signal();
+      report.reason = jobmgr::TaskReasonFromName(u.reason()).value_or(jobmgr::TaskReason::kNone);
+      report.message = u.message();
+      uint64_t seq = u.seq();
+      std::weak_ptr<master::AgentSession> weak = session;
+      cluster_->MutateAsync(
+          [host, report](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+            core.Heartbeat(host, now);
+            core.OnStatus(report, now, out);
+            return absl::OkStatus();
+          },
+          [weak, seq](absl::Status s) {
+            if (!s.ok()) return;  // not durable: no ack, the agent resends
+            if (auto session = weak.lock()) {
+              v1::MasterMessage ack;
+              ack.mutable_ack()->set_seq(seq);
+              session->Send(std::move(ack));
+            }
+          });
+    }
+  }
+  return finish(grpc::Status::OK);
+}
+
+}  // namespace paceline::api

@@ -1,0 +1,46 @@
+#pragma once
+// HostServiceImpl (host inventory for the CLI and UI) and AgentServiceImpl (the stream each
+// agent keeps open: register, heartbeats, status updates in; launches, kills and acks out).
+//
+// Agent protocol (see proto/paceline/v1/host.proto): the first message must be `register`;
+// the master reconciles the runs the agent reports, answers `registered`, and from then on
+// acknowledges every status update once its effect is durable (at least once: the agent
+// resends until acknowledged; a duplicate changes nothing). A heartbeat from a host the master
+// has declared lost ends the stream: the agent reconnects and registers again.
+//
+// Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
+
+#include <atomic>
+
+#include "api/auth.h"
+#include "master/cluster.h"
+#include "paceline/v1/host.grpc.pb.h"
+
+namespace paceline::api {
+
+class HostServiceImpl final : public v1::HostService::Service {
+ public:
+  HostServiceImpl(master::Cluster* cluster, const TokenAuth* auth)
+      : cluster_(cluster), auth_(auth) {}
+  grpc::Status ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest* req,
+                         v1::ListHostsResponse* resp) override;
+
+ private:
+  master::Cluster* const cluster_;
+  const TokenAuth* const auth_;
+};
+
+class AgentServiceImpl final : public v1::AgentService::Service {
+ public:
+  AgentServiceImpl(master::Cluster* cluster, const TokenAuth* auth,
+                   absl::Duration heartbeat_interval)
+      : cluster_(cluster), auth_(auth), heartbeat_interval_(heartbeat_interval) {}
+  grpc::Status Connect(grpc::ServerContext* ctx, master::AgentStream* stream) override;
+
+ private:
+  master::Cluster* const cluster_;
+  const TokenAuth* const auth_;
+  const absl::Duration heartbeat_interval_;
+};
+
+}  // namespace paceline::api

@@ -1,0 +1,242 @@
+#include "api/job_service.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
+#include "master/proto_convert.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline::api {
+namespace {
+
+using scheduler::SchedulerCore;
+
+v1::JobSummary SummaryOf(const jobmgr::Job& job) {
+  v1::JobSummary s;
+  s.set_id(job.id().value());
+  s.set_name(job.spec().name);
+  s.set_pool(job.pool());
+  s.set_owner(job.spec().owner);
+  s.set_type(std::string(JobTypeName(job.spec().type)));
+  s.set_state(std::string(JobStateName(job.state())));
+  s.set_version(job.version());
+  s.set_created_at_unix_ms(master::ToUnixMillis(job.created_at()));
+  s.set_instances(job.instances());
+  s.set_priority(job.spec().priority);
+  for (int i = 0; i < kNumTaskStates; ++i) {
+    uint32_t n = job.count(static_cast<TaskState>(i));
+    if (n > 0)
+      (*s.mutable_task_counts())[std::string(TaskStateName(static_cast<TaskState>(i)))] = n;
+  }
+  for (const auto& [k, v] : job.spec().labels) (*s.mutable_labels())[k] = v;
+  return s;
+}
+
+v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint32_t i) {
+  const jobmgr::TaskRuntime& t = job.task(i);
+  v1::TaskInfo info;
+  info.set_job_id(job.id().value());
+  info.set_instance(i);
+  info.set_run(t.run);
+  info.set_state(std::string(TaskStateName(t.state)));
+  if (t.host != jobmgr::kNoHost) info.set_host(core.jobs().HostName(t.host));
+  info.set_started_at_unix_ms(master::ToUnixMillis(t.started_at));
+  info.set_finished_at_unix_ms(master::ToUnixMillis(t.finished_at));
+  info.set_exit_code(t.exit_code);
+  info.set_signal(t.signal);
+  info.set_reason(std::string(jobmgr::TaskReasonName(t.reason)));
+  info.set_failures(t.failures);
+  info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
+  *info.mutable_resources() = master::ToProto(job.spec().TaskFor(i).resources);
+  return info;
+}
+
+absl::Status JobNotFound(uint64_t id) {
+  return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+}
+
+}  // namespace
+
+grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
+                                       v1::CreateJobResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (req->pool().empty()) {
+    return ToGrpcStatus(absl::InvalidArgumentError("pool: empty; name a leaf pool, e.g. /batch"));
+  }
+  absl::StatusOr<JobSpec> spec =
+      ParseJobSpec(req->spec_yaml(), req->spec_name().empty() ? "request" : req->spec_name());
+  if (!spec.ok()) return ToGrpcStatus(spec.status());
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        absl::StatusOr<JobId> id = core.CreateJob(*spec, req->pool(), now, out);
+        if (!id.ok()) return id.status();
+        resp->set_job_id(id->value());
+        return absl::OkStatus();
+      }));
+}
+
+grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
+                                    v1::GetJobResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+    if (job == nullptr) return JobNotFound(req->job_id());
+    *resp->mutable_job() = SummaryOf(*job);
+    resp->set_spec_yaml(PrintJobSpec(job->spec()));
+    for (uint32_t i = 0; i < job->instances(); ++i) {
+      TaskState s = job->task(i).state;
+      if (s == TaskState::kPending || s == TaskState::kReady) {
+        resp->set_pending_reason(
+            absl::StrCat("instance ", i, ": ", core.WhyPending(TaskId{job->id(), i})));
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }));
+}
+
+grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::QueryJobsRequest* req,
+                                       v1::QueryJobsResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  uint64_t after_id = 0;
+  if (!req->page_token().empty() && !absl::SimpleAtoi(req->page_token(), &after_id)) {
+    return ToGrpcStatus(
+        absl::InvalidArgumentError("page_token: not a token from a previous QueryJobs response"));
+  }
+  if (req->page_size() > 1000) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("page_size: ", req->page_size(), " is above the maximum of 1000")));
+  }
+  for (const std::string& s : req->states()) {
+    if (!JobStateFromName(s)) {
+      return ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat("states: unknown job state '", s,
+                       "'; expected PENDING, RUNNING, SUCCEEDED, FAILED, KILLING or KILLED")));
+    }
+  }
+  uint32_t page = req->page_size() == 0 ? 100 : req->page_size();
+  cluster_->Read<bool>([&](const SchedulerCore& core) {
+    for (const jobmgr::Job* job : core.jobs().ListJobs()) {
+      if (job->id().value() <= after_id) continue;
+      if (!req->pool().empty() && job->pool() != req->pool()) continue;
+      if (!req->owner().empty() && job->spec().owner != req->owner()) continue;
+      if (!req->name().empty() && job->spec().name != req->name()) continue;
+      int64_t created = master::ToUnixMillis(job->created_at());
+      if (req->created_after_unix_ms() > 0 && created < req->created_after_unix_ms()) continue;
+      if (req->created_before_unix_ms() > 0 && created >= req->created_before_unix_ms()) continue;
+      if (!req->states().empty()) {
+        std::string state(JobStateName(job->state()));
+        if (std::find(req->states().begin(), req->states().end(), state) == req->states().end()) {
+          continue;
+        }
+      }
+      bool labels_match = true;
+      for (const auto& [k, v] : req->labels()) {
+        auto it = job->spec().labels.find(k);
+        labels_match &= it != job->spec().labels.end() && it->second == v;
+      }
+      if (!labels_match) continue;
+      if (static_cast<uint32_t>(resp->jobs_size()) == page) {
+        resp->set_next_page_token(absl::StrCat(resp->jobs(resp->jobs_size() - 1).id()));
+        break;
+      }
+      *resp->add_jobs() = SummaryOf(*job);
+    }
+    return true;
+  });
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::KillJob(grpc::ServerContext* ctx, const v1::KillJobRequest* req,
+                                     v1::KillJobResponse*) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        return core.KillJob(JobId(req->job_id()), now, out);
+      }));
+}
+
+grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
+                                        v1::ListTasksResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  for (const std::string& s : req->states()) {
+    if (!TaskStateFromName(s)) {
+      return ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat("states: unknown task state '", s, "'; expected e.g. PENDING, RUNNING")));
+    }
+  }
+  return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+    if (job == nullptr) return JobNotFound(req->job_id());
+    for (uint32_t i = 0; i < job->instances(); ++i) {
+      if (!req->states().empty()) {
+        std::string state(TaskStateName(job->task(i).state));
+        if (std::find(req->states().begin(), req->states().end(), state) == req->states().end()) {
+          continue;
+        }
+      }
+      *resp->add_tasks() = TaskInfoOf(core, *job, i);
+    }
+    return absl::OkStatus();
+  }));
+}
+
+grpc::Status TaskServiceImpl::GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
+                                      v1::GetTaskResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  absl::Status s = cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+    if (job == nullptr) return JobNotFound(req->job_id());
+    if (req->instance() >= job->instances()) {
+      return absl::NotFoundError(absl::StrCat("job ", req->job_id(), " has ", job->instances(),
+                                              " instances; no instance ", req->instance()));
+    }
+    *resp->mutable_task() = TaskInfoOf(core, *job, req->instance());
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return ToGrpcStatus(s);
+  // The history of runs, from the events in the store (read on this thread: the store
+  // serialises reads with the writer through SQLite's WAL).
+  v1::ListTaskEventsRequest ereq;
+  ereq.set_job_id(req->job_id());
+  ereq.set_instance(req->instance());
+  v1::ListTaskEventsResponse events;
+  if (grpc::Status e = ListTaskEvents(ctx, &ereq, &events); !e.ok()) return e;
+  for (const v1::TaskEvent& e : events.events()) {
+    if (resp->runs_size() == 0 || resp->runs(resp->runs_size() - 1).run() != e.run()) {
+      resp->add_runs()->set_run(e.run());
+    }
+    v1::TaskRun* run = resp->mutable_runs(resp->runs_size() - 1);
+    if (!e.host().empty()) run->set_host(e.host());
+    if (e.state() == "RUNNING") run->set_started_at_unix_ms(e.at_unix_ms());
+    std::optional<TaskState> st = TaskStateFromName(e.state());
+    if (st && IsTerminal(*st)) {
+      run->set_finished_at_unix_ms(e.at_unix_ms());
+      run->set_final_state(e.state());
+      run->set_reason(e.reason());
+      run->set_message(e.message());
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TaskServiceImpl::ListTaskEvents(grpc::ServerContext* ctx,
+                                             const v1::ListTaskEventsRequest* req,
+                                             v1::ListTaskEventsResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  absl::StatusOr<std::vector<store::TaskEvent>> events =
+      cluster_->ReadEvents(TaskId{JobId(req->job_id()), req->instance()}, req->limit());
+  if (!events.ok()) return ToGrpcStatus(events.status());
+  for (const store::TaskEvent& e : *events) {
+    v1::TaskEvent* p = resp->add_events();
+    p->set_run(e.run.run);
+    p->set_at_unix_ms(absl::ToUnixMillis(e.at));
+    p->set_state(std::string(TaskStateName(e.state)));
+    p->set_host(e.host);
+    p->set_reason(e.reason);
+    p->set_message(e.message);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace paceline::api

@@ -1,0 +1,50 @@
+#pragma once
+// JobServiceImpl and TaskServiceImpl: gRPC adapters for paceline.v1.JobService and
+// TaskService. Specs are parsed with the strict YAML parser; changes go through the Cluster
+// (durable before answered); reads run on the event loop; task events come from the store.
+//
+// Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
+
+#include "api/auth.h"
+#include "master/cluster.h"
+#include "paceline/v1/job.grpc.pb.h"
+
+namespace paceline::api {
+
+class JobServiceImpl final : public v1::JobService::Service {
+ public:
+  JobServiceImpl(master::Cluster* cluster, const TokenAuth* auth)
+      : cluster_(cluster), auth_(auth) {}
+
+  grpc::Status CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
+                         v1::CreateJobResponse* resp) override;
+  grpc::Status GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
+                      v1::GetJobResponse* resp) override;
+  grpc::Status QueryJobs(grpc::ServerContext* ctx, const v1::QueryJobsRequest* req,
+                         v1::QueryJobsResponse* resp) override;
+  grpc::Status KillJob(grpc::ServerContext* ctx, const v1::KillJobRequest* req,
+                       v1::KillJobResponse* resp) override;
+
+ private:
+  master::Cluster* const cluster_;
+  const TokenAuth* const auth_;
+};
+
+class TaskServiceImpl final : public v1::TaskService::Service {
+ public:
+  TaskServiceImpl(master::Cluster* cluster, const TokenAuth* auth)
+      : cluster_(cluster), auth_(auth) {}
+
+  grpc::Status ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
+                         v1::ListTasksResponse* resp) override;
+  grpc::Status GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
+                       v1::GetTaskResponse* resp) override;
+  grpc::Status ListTaskEvents(grpc::ServerContext* ctx, const v1::ListTaskEventsRequest* req,
+                              v1::ListTaskEventsResponse* resp) override;
+
+ private:
+  master::Cluster* const cluster_;
+  const TokenAuth* const auth_;
+};
+
+}  // namespace paceline::api

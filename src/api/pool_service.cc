@@ -1,0 +1,118 @@
+#include "api/pool_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
+#include "master/proto_convert.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline::api {
+namespace {
+
+std::string SpecName(const std::string& given) { return given.empty() ? "request" : given; }
+
+v1::PoolInfo InfoOf(const scheduler::SchedulerCore& core, PoolId id) {
+  const resmgr::PoolTree& tree = core.resources().tree();
+  v1::PoolInfo info;
+  info.set_path(tree.path(id));
+  info.set_spec_yaml(PrintPoolSpec(tree.spec(id)));
+  info.set_leaf(tree.children(id).empty());
+  absl::StatusOr<resmgr::PoolStats> stats = core.resources().Stats(id);
+  for (Dim d : kAllDims) {
+    v1::PoolDimension* dim = info.add_dimensions();
+    dim->set_name(std::string(DimName(d)));
+    const DimSpec& spec = tree.spec(id).dim(d);
+    dim->set_reservation(spec.reservation);
+    dim->set_limit(spec.limit);
+    dim->set_share(spec.share);
+    if (stats.ok()) {
+      dim->set_entitlement(stats->entitlement[d]);
+      dim->set_allocation(stats->allocation[d]);
+      dim->set_demand(stats->demand[d]);
+    }
+  }
+  if (stats.ok()) {
+    info.set_queued_gangs(stats->queued_gangs);
+    info.set_admitted_gangs(stats->admitted_gangs);
+  }
+  return info;
+}
+
+void AddDepthFirst(const scheduler::SchedulerCore& core, PoolId id, v1::ListPoolsResponse* out) {
+  *out->add_pools() = InfoOf(core, id);
+  for (PoolId child : core.resources().tree().children(id)) AddDepthFirst(core, child, out);
+}
+
+}  // namespace
+
+grpc::Status PoolServiceImpl::CreatePool(grpc::ServerContext* ctx, const v1::CreatePoolRequest* req,
+                                         v1::CreatePoolResponse*) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  absl::StatusOr<PoolSpec> spec = ParsePoolSpec(req->spec_yaml(), SpecName(req->spec_name()));
+  if (!spec.ok()) return ToGrpcStatus(spec.status());
+  return ToGrpcStatus(
+      cluster_->Mutate([&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
+        return core.CreatePool(req->path(), *spec, out);
+      }));
+}
+
+grpc::Status PoolServiceImpl::GetPool(grpc::ServerContext* ctx, const v1::GetPoolRequest* req,
+                                      v1::GetPoolResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(cluster_->Read<absl::Status>([&](const scheduler::SchedulerCore& core) {
+    absl::StatusOr<PoolId> id = core.resources().tree().Lookup(req->path());
+    if (!id.ok()) return id.status();
+    *resp->mutable_pool() = InfoOf(core, *id);
+    absl::StatusOr<std::vector<resmgr::QueuedGangView>> queue = core.resources().Queue(*id);
+    if (queue.ok()) {
+      for (const resmgr::QueuedGangView& g : *queue) {
+        v1::QueuedGang* q = resp->add_queue();
+        q->set_position(g.position);
+        q->set_job_id(g.job.value());
+        q->set_priority(g.priority);
+        q->set_sla(std::string(resmgr::SlaClassName(g.sla)));
+        q->set_tasks(g.tasks);
+        *q->mutable_resources() = master::ToProto(g.resources);
+        q->set_enqueued_at_unix_ms(master::ToUnixMillis(g.enqueued));
+        q->set_reason(g.why);
+      }
+    }
+    return absl::OkStatus();
+  }));
+}
+
+grpc::Status PoolServiceImpl::UpdatePool(grpc::ServerContext* ctx, const v1::UpdatePoolRequest* req,
+                                         v1::UpdatePoolResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  absl::StatusOr<PoolSpec> spec = ParsePoolSpec(req->spec_yaml(), SpecName(req->spec_name()));
+  if (!spec.ok()) return ToGrpcStatus(spec.status());
+  return ToGrpcStatus(cluster_->Mutate(
+      [&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) -> absl::Status {
+        absl::StatusOr<std::vector<std::string>> broke =
+            core.UpdatePool(req->path(), *spec, req->force(), out);
+        if (!broke.ok()) return broke.status();
+        for (const std::string& b : *broke) resp->add_broke(b);
+        return absl::OkStatus();
+      }));
+}
+
+grpc::Status PoolServiceImpl::DeletePool(grpc::ServerContext* ctx, const v1::DeletePoolRequest* req,
+                                         v1::DeletePoolResponse*) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
+        return core.DeletePool(req->path(), out);
+      }));
+}
+
+grpc::Status PoolServiceImpl::ListPools(grpc::ServerContext* ctx, const v1::ListPoolsRequest*,
+                                        v1::ListPoolsResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  cluster_->Read<bool>([&](const scheduler::SchedulerCore& core) {
+    std::optional<PoolId> root = core.resources().tree().Find("/");
+    if (root) AddDepthFirst(core, *root, resp);
+    return true;
+  });
+  return grpc::Status::OK;
+}
+
+}  // namespace paceline::api

@@ -1,0 +1,34 @@
+#pragma once
+// PoolServiceImpl: gRPC adapter for paceline.v1.PoolService. Parses specs with the strict YAML
+// parser, runs changes through the Cluster (durable before answered), reads from the core.
+//
+// Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
+
+#include "api/auth.h"
+#include "master/cluster.h"
+#include "paceline/v1/pool.grpc.pb.h"
+
+namespace paceline::api {
+
+class PoolServiceImpl final : public v1::PoolService::Service {
+ public:
+  PoolServiceImpl(master::Cluster* cluster, const TokenAuth* auth)
+      : cluster_(cluster), auth_(auth) {}
+
+  grpc::Status CreatePool(grpc::ServerContext* ctx, const v1::CreatePoolRequest* req,
+                          v1::CreatePoolResponse* resp) override;
+  grpc::Status GetPool(grpc::ServerContext* ctx, const v1::GetPoolRequest* req,
+                       v1::GetPoolResponse* resp) override;
+  grpc::Status UpdatePool(grpc::ServerContext* ctx, const v1::UpdatePoolRequest* req,
+                          v1::UpdatePoolResponse* resp) override;
+  grpc::Status DeletePool(grpc::ServerContext* ctx, const v1::DeletePoolRequest* req,
+                          v1::DeletePoolResponse* resp) override;
+  grpc::Status ListPools(grpc::ServerContext* ctx, const v1::ListPoolsRequest* req,
+                         v1::ListPoolsResponse* resp) override;
+
+ private:
+  master::Cluster* const cluster_;
+  const TokenAuth* const auth_;
+};
+
+}  // namespace paceline::api

@@ -1,0 +1,133 @@
+#include "master/cluster.h"
+
+#include "absl/time/clock.h"
+#include "common/status.h"
+#include "master/proto_convert.h"
+
+namespace paceline::master {
+
+Cluster::Cluster(std::unique_ptr<scheduler::SchedulerCore> core, store::Store* store,
+                 ClusterOptions options)
+    : core_(std::move(core)),
+      store_(store),
+      committer_(std::make_unique<store::GroupCommitter>(store)),
+      loop_(options.cycle, [this] { OnTick(); }) {}
+
+Cluster::~Cluster() { Stop(); }
+
+absl::Status Cluster::Start() {
+  ASSIGN_OR_RETURN(store::StoreContents contents, store_->Load());
+  scheduler::Actions actions;
+  RETURN_IF_ERROR(core_->Restore(contents, absl::Now(), actions));
+  RETURN_IF_ERROR(store_->Commit(actions.batch));
+  loop_.Start();
+  return absl::OkStatus();
+}
+
+void Cluster::Stop() {
+  loop_.Stop();
+  committer_.reset();  // drains pending commits
+  absl::MutexLock lock(&sessions_mu_);
+  for (auto& [host, session] : sessions_) session->Close();
+}
+
+absl::Status Cluster::Mutate(const MutateFn& fn) {
+  absl::Notification done;
+  absl::Status result;
+  MutateAsync(fn, [&](absl::Status s) {
+    result = std::move(s);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
+}
+
+void Cluster::MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) {
+  loop_.Post([this, fn = std::move(fn), done = std::move(done)]() mutable {
+    if (store_failed_) {
+      done(absl::UnavailableError(
+          "the store failed to commit an earlier change; restart the master to recover"));
+      return;
+    }
+    scheduler::Actions actions;
+    absl::Status s = fn(*core_, absl::Now(), actions);
+    if (!s.ok()) {
+      // The core validates before it changes anything: nothing to persist or undo.
+      done(s);
+      return;
+    }
+    Apply(std::move(actions), std::move(done));
+    loop_.Kick();
+  });
+}
+
+void Cluster::Apply(scheduler::Actions actions, std::function<void(absl::Status)> done) {
+  if (actions.batch.empty()) {
+    Dispatch(actions);
+    if (done) done(absl::OkStatus());
+    return;
+  }
+  auto shared = std::make_shared<scheduler::Actions>(std::move(actions));
+  store::WriteBatch batch = std::move(shared->batch);
+  committer_->Submit(std::move(batch), [this, shared, done = std::move(done)](absl::Status s) {
+    loop_.Post([this, shared, done, s] {
+      if (!s.ok()) {
+        store_failed_ = true;
+        if (done) {
+          done(absl::UnavailableError(absl::StrCat("the store is unavailable: ", s.message())));
+        }
+        return;
+      }
+      Dispatch(*shared);
+      if (done) done(absl::OkStatus());
+    });
+  });
+}
+
+void Cluster::Dispatch(const scheduler::Actions& actions) {
+  absl::MutexLock lock(&sessions_mu_);
+  for (const scheduler::Launch& l : actions.launches) {
+    auto it = sessions_.find(l.host);
+    if (it == sessions_.end()) continue;  // the host is gone; it will be declared lost
+    const jobmgr::Job* job = core_->jobs().GetJob(l.run.task.job);
+    if (job == nullptr) continue;
+    it->second->Send(ToLaunchMessage(l, job->spec()));
+  }
+  for (const jobmgr::KillCommand& k : actions.kills) {
+    auto it = sessions_.find(k.host);
+    if (it == sessions_.end()) continue;
+    it->second->Send(ToKillMessage(k));
+  }
+}
+
+void Cluster::OnTick() {
+  if (store_failed_) return;
+  scheduler::Actions actions;
+  core_->RunCycle(absl::Now(), actions);
+  if (!actions.batch.empty() || !actions.launches.empty() || !actions.kills.empty()) {
+    Apply(std::move(actions), nullptr);
+  }
+}
+
+absl::StatusOr<std::vector<store::TaskEvent>> Cluster::ReadEvents(TaskId task, size_t limit) {
+  absl::StatusOr<std::vector<store::TaskEvent>> result;
+  committer_->RunOnWriter([&](store::Store& s) { result = s.ListEvents(task, limit); });
+  return result;
+}
+
+void Cluster::Attach(std::shared_ptr<AgentSession> session) {
+  absl::MutexLock lock(&sessions_mu_);
+  auto [it, inserted] = sessions_.try_emplace(session->host(), session);
+  if (!inserted) {
+    it->second->Close();  // a newer connection of the same agent replaces the old one
+    it->second = std::move(session);
+  }
+}
+
+void Cluster::Detach(const AgentSession* session) {
+  absl::MutexLock lock(&sessions_mu_);
+  auto it = sessions_.find(session->host());
+  if (it != sessions_.end() && it->second.get() == session) sessions_.erase(it);
+}
+
+}  // namespace paceline::master
