@@ -1,0 +1,23 @@
+#pragma once
+// Small formatting helpers shared by the client commands' tables and JSON.
+//
+// Thread-safety: pure functions.
+
+#include <cstdint>
+#include <iostream>
+#include <string>
+
+#include <google/protobuf/message.h>
+
+#include "paceline/v1/common.pb.h"
+
+namespace paceline::cli {
+
+// "2026-11-20 23:40:01" (UTC) for a Unix-millisecond time; "-" for 0.
+std::string FormatUnixMillis(int64_t ms);
+// "1.5 cpu, 2Gi mem, 1Gi disk, 0.5 gpu" (zero dimensions left out; "0" when all zero).
+std::string FormatResources(const v1::Resources& r);
+// Prints a protobuf message as indented JSON (field names in snake_case, defaults included).
+void PrintProtoJson(const google::protobuf::Message& m, std::ostream& out = std::cout);
+
+}  // namespace paceline::cli

@@ -1,0 +1,205 @@
+// `paceline job create|get|list|kill|wait|validate`.
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "cli/context.h"
+#include "cli/format.h"
+#include "cli/rpc.h"
+#include "cli/table.h"
+#include "common/task_state.h"
+#include "common/units.h"
+#include "paceline/v1/job.grpc.pb.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline::cli {
+namespace {
+
+struct JobFlags {
+  std::string file;
+  std::string pool;
+  uint64_t job_id = 0;
+  std::vector<std::string> states;
+  std::vector<std::string> labels;
+  std::string owner;
+  std::string name;
+  uint32_t limit = 100;
+  std::string timeout = "0";
+};
+
+// "RUNNING 3, SUCCEEDED 997" in the order of the task state machine.
+std::string CountsLine(const v1::JobSummary& j) {
+  std::vector<std::string> parts;
+  for (int i = 0; i < kNumTaskStates; ++i) {
+    std::string name(TaskStateName(static_cast<TaskState>(i)));
+    auto it = j.task_counts().find(name);
+    if (it != j.task_counts().end()) parts.push_back(absl::StrCat(name, " ", it->second));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+absl::StatusOr<v1::GetJobResponse> GetJob(const Rpc& rpc, uint64_t id) {
+  v1::GetJobRequest req;
+  req.set_job_id(id);
+  v1::GetJobResponse resp;
+  grpc::Status s = v1::JobService::NewStub(rpc.channel())->GetJob(rpc.Context().get(), req, &resp);
+  if (!s.ok()) return rpc.Explain(s);
+  return resp;
+}
+
+}  // namespace
+
+void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
+  CLI::App* job = app.add_subcommand("job", "submit and manage jobs");
+  job->require_subcommand(1);
+  static JobFlags f;
+
+  CLI::App* create = job->add_subcommand("create", "submit a job from a spec file");
+  create->add_option("-f,--file", f.file, "job spec (YAML)")->required();
+  create->add_option("--pool", f.pool, "leaf pool to run in, e.g. /batch")->required();
+  create->callback([&ctx] {
+    absl::StatusOr<JobSpec> spec = LoadJobSpecFile(f.file);
+    if (!spec.ok()) return ctx.Fail(spec.status());
+    std::ifstream in(f.file);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::CreateJobRequest req;
+    req.set_pool(f.pool);
+    req.set_spec_yaml(text.str());
+    req.set_spec_name(f.file);
+    v1::CreateJobResponse resp;
+    grpc::Status s =
+        v1::JobService::NewStub(rpc->channel())->CreateJob(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    std::cout << resp.job_id() << std::endl;
+  });
+
+  CLI::App* get = job->add_subcommand("get", "a job: state, task counts, why it waits");
+  get->add_option("job", f.job_id, "job id")->required();
+  get->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    absl::StatusOr<v1::GetJobResponse> resp = GetJob(*rpc, f.job_id);
+    if (!resp.ok()) return ctx.Fail(resp.status());
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(*resp);
+    const v1::JobSummary& j = resp->job();
+    Table t({"id", "name", "type", "pool", "state", "instances", "tasks", "created"});
+    t.AddRow({absl::StrCat(j.id()), j.name(), j.type(), j.pool(), j.state(),
+              absl::StrCat(j.instances()), CountsLine(j),
+              FormatUnixMillis(j.created_at_unix_ms())});
+    std::cout << t.Render();
+    if (!resp->pending_reason().empty()) {
+      std::cout << "waiting: " << resp->pending_reason() << std::endl;
+    }
+  });
+
+  CLI::App* list = job->add_subcommand("list", "jobs, filtered");
+  list->add_option("--pool", f.pool, "only jobs of this pool");
+  list->add_option("--state", f.states, "only jobs in these states (repeatable)");
+  list->add_option("--label", f.labels, "only jobs with this label KEY=VALUE (repeatable)");
+  list->add_option("--owner", f.owner, "only jobs of this owner");
+  list->add_option("--name", f.name, "only jobs with this name");
+  list->add_option("--limit", f.limit, "at most this many (1..1000)")->capture_default_str();
+  list->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::QueryJobsRequest req;
+    req.set_pool(f.pool);
+    for (const std::string& s : f.states) req.add_states(s);
+    for (const std::string& l : f.labels) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+      if (kv.first.empty() || l.find('=') == std::string::npos) {
+        return ctx.Fail(
+            absl::InvalidArgumentError(absl::StrCat("--label: '", l, "' is not KEY=VALUE")));
+      }
+      (*req.mutable_labels())[kv.first] = kv.second;
+    }
+    req.set_owner(f.owner);
+    req.set_name(f.name);
+    req.set_page_size(f.limit);
+    v1::QueryJobsResponse resp;
+    grpc::Status s =
+        v1::JobService::NewStub(rpc->channel())->QueryJobs(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    Table t({"id", "name", "type", "pool", "state", "instances", "tasks", "created"});
+    for (const v1::JobSummary& j : resp.jobs()) {
+      t.AddRow({absl::StrCat(j.id()), j.name(), j.type(), j.pool(), j.state(),
+                absl::StrCat(j.instances()), CountsLine(j),
+                FormatUnixMillis(j.created_at_unix_ms())});
+    }
+    std::cout << t.Render();
+  });
+
+  CLI::App* kill = job->add_subcommand("kill", "kill every task of a job");
+  kill->add_option("job", f.job_id, "job id")->required();
+  kill->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::KillJobRequest req;
+    req.set_job_id(f.job_id);
+    v1::KillJobResponse resp;
+    grpc::Status s =
+        v1::JobService::NewStub(rpc->channel())->KillJob(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "job " << f.job_id << " is being killed" << std::endl;
+  });
+
+  CLI::App* wait = job->add_subcommand(
+      "wait", "block until the job reaches its goal; exit 0 only if it succeeded");
+  wait->add_option("job", f.job_id, "job id")->required();
+  wait->add_option("--timeout", f.timeout, "give up after this long, e.g. 10m (0: never)")
+      ->capture_default_str();
+  wait->callback([&ctx] {
+    absl::StatusOr<absl::Duration> timeout = ParseDurationStrict(f.timeout);
+    if (!timeout.ok()) return ctx.Fail(WithFlag(timeout.status(), "--timeout"));
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    absl::Time deadline =
+        *timeout == absl::ZeroDuration() ? absl::InfiniteFuture() : absl::Now() + *timeout;
+    bool tty = isatty(STDERR_FILENO);
+    std::string last_line;
+    while (true) {
+      absl::StatusOr<v1::GetJobResponse> resp = GetJob(*rpc, f.job_id);
+      if (!resp.ok()) return ctx.Fail(resp.status());
+      const v1::JobSummary& j = resp->job();
+      std::string line = absl::StrCat("job ", j.id(), " ", j.state(), ": ", CountsLine(j));
+      if (line != last_line) {
+        std::cerr << (tty ? "\r\033[K" : "") << line << (tty ? "" : "\n") << std::flush;
+        last_line = line;
+      }
+      std::optional<JobState> state = JobStateFromName(j.state());
+      if (state && IsTerminal(*state)) {
+        if (tty) std::cerr << std::endl;
+        if (ctx.client.format() == OutputFormat::kJson) PrintProtoJson(*resp);
+        if (*state != JobState::kSucceeded) {
+          return ctx.Fail(
+              absl::FailedPreconditionError(absl::StrCat("job ", j.id(), " ended ", j.state())));
+        }
+        return;
+      }
+      if (absl::Now() >= deadline) {
+        if (tty) std::cerr << std::endl;
+        return ctx.Fail(absl::DeadlineExceededError(
+            absl::StrCat("job ", j.id(), " is still ", j.state(), " after ", f.timeout)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  });
+
+  AddJobValidateCommand(*job, ctx);
+}
+
+}  // namespace paceline::cli

@@ -1,0 +1,173 @@
+// `paceline pool create|get|list|update|delete|validate`.
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "cli/context.h"
+#include "cli/format.h"
+#include "cli/rpc.h"
+#include "cli/table.h"
+#include "common/units.h"
+#include "paceline/v1/pool.grpc.pb.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline::cli {
+namespace {
+
+struct PoolFlags {
+  std::string path;
+  std::string file;
+  bool force = false;
+};
+
+// Reads a spec file and checks it locally first, so errors name the file and line even before
+// the master sees it (the master checks it again).
+absl::StatusOr<std::string> ReadPoolSpec(const std::string& file) {
+  absl::StatusOr<PoolSpec> spec = LoadPoolSpecFile(file);
+  if (!spec.ok()) return spec.status();
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Quantity(Dim d, int64_t v) {
+  return d == Dim::kMemory || d == Dim::kDisk ? FormatBytesApprox(v) : FormatQuantity(d, v);
+}
+
+void AddPoolRows(const v1::PoolInfo& p, Table& t) {
+  bool first = true;
+  for (const v1::PoolDimension& d : p.dimensions()) {
+    Dim dim = *DimFromName(d.name());
+    bool zero = d.reservation() == 0 && d.limit() == kUnlimited && d.entitlement() == 0 &&
+                d.allocation() == 0 && d.demand() == 0;
+    if (zero && dim != Dim::kCpu) continue;  // keep tables short: cpu always, others if set
+    t.AddRow({first ? p.path() : "", d.name(), Quantity(dim, d.reservation()),
+              Quantity(dim, d.limit()), absl::StrCat(d.share()), Quantity(dim, d.entitlement()),
+              Quantity(dim, d.allocation()), Quantity(dim, d.demand()),
+              first ? absl::StrCat(p.queued_gangs()) : ""});
+    first = false;
+  }
+}
+
+Table PoolTable() {
+  return Table({"pool", "resource", "reservation", "limit", "share", "entitlement", "allocation",
+                "demand", "queued"});
+}
+
+}  // namespace
+
+void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
+  CLI::App* pool = app.add_subcommand("pool", "manage resource pools");
+  pool->require_subcommand(1);
+  static PoolFlags f;
+
+  CLI::App* create = pool->add_subcommand("create", "create a pool from a spec file");
+  create->add_option("path", f.path, "pool path, e.g. /ads/training")->required();
+  create->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
+  create->callback([&ctx] {
+    absl::StatusOr<std::string> yaml = ReadPoolSpec(f.file);
+    if (!yaml.ok()) return ctx.Fail(yaml.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::CreatePoolRequest req;
+    req.set_path(f.path);
+    req.set_spec_yaml(*yaml);
+    req.set_spec_name(f.file);
+    v1::CreatePoolResponse resp;
+    grpc::Status s =
+        v1::PoolService::NewStub(rpc->channel())->CreatePool(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "pool " << f.path << " created" << std::endl;
+  });
+
+  CLI::App* update = pool->add_subcommand("update", "replace a pool's spec");
+  update->add_option("path", f.path, "pool path")->required();
+  update->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
+  update->add_flag("--force", f.force, "apply even if it invalidates the tree (says what broke)");
+  update->callback([&ctx] {
+    absl::StatusOr<std::string> yaml = ReadPoolSpec(f.file);
+    if (!yaml.ok()) return ctx.Fail(yaml.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::UpdatePoolRequest req;
+    req.set_path(f.path);
+    req.set_spec_yaml(*yaml);
+    req.set_spec_name(f.file);
+    req.set_force(f.force);
+    v1::UpdatePoolResponse resp;
+    grpc::Status s =
+        v1::PoolService::NewStub(rpc->channel())->UpdatePool(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "pool " << f.path << " updated" << std::endl;
+    for (const std::string& b : resp.broke()) std::cout << "  forced past: " << b << std::endl;
+  });
+
+  CLI::App* del = pool->add_subcommand("delete", "delete an empty leaf pool");
+  del->add_option("path", f.path, "pool path")->required();
+  del->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::DeletePoolRequest req;
+    req.set_path(f.path);
+    v1::DeletePoolResponse resp;
+    grpc::Status s =
+        v1::PoolService::NewStub(rpc->channel())->DeletePool(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "pool " << f.path << " deleted" << std::endl;
+  });
+
+  CLI::App* list = pool->add_subcommand("list", "the pool tree with entitlement and allocation");
+  list->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::ListPoolsResponse resp;
+    grpc::Status s = v1::PoolService::NewStub(rpc->channel())
+                         ->ListPools(rpc->Context().get(), v1::ListPoolsRequest(), &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    Table t = PoolTable();
+    for (const v1::PoolInfo& p : resp.pools()) AddPoolRows(p, t);
+    std::cout << t.Render();
+  });
+
+  CLI::App* get = pool->add_subcommand("get", "one pool, with its queue and why each gang waits");
+  get->add_option("path", f.path, "pool path")->required();
+  get->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::GetPoolRequest req;
+    req.set_path(f.path);
+    v1::GetPoolResponse resp;
+    grpc::Status s =
+        v1::PoolService::NewStub(rpc->channel())->GetPool(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    Table t = PoolTable();
+    AddPoolRows(resp.pool(), t);
+    std::cout << t.Render();
+    if (resp.queue_size() == 0) {
+      std::cout << "\nqueue: empty" << std::endl;
+      return;
+    }
+    std::cout << "\nqueue:\n";
+    Table q({"pos", "job", "priority", "sla", "tasks", "resources", "why waiting"});
+    constexpr int kShown = 20;
+    for (const v1::QueuedGang& g : resp.queue()) {
+      if (q.size() == kShown) break;
+      q.AddRow({absl::StrCat(g.position()), absl::StrCat(g.job_id()), absl::StrCat(g.priority()),
+                g.sla(), absl::StrCat(g.tasks()), FormatResources(g.resources()), g.reason()});
+    }
+    std::cout << q.Render();
+    if (resp.queue_size() > kShown) {
+      std::cout << "... and " << resp.queue_size() - kShown << " more (-o json lists all)\n";
+    }
+  });
+
+  AddPoolValidateCommand(*pool, ctx);
+}
+
+}  // namespace paceline::cli

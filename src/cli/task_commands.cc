@@ -1,0 +1,153 @@
+// `paceline task list|get|events` and `paceline host list`.
+
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/context.h"
+#include "cli/format.h"
+#include "cli/rpc.h"
+#include "cli/table.h"
+#include "common/ids.h"
+#include "paceline/v1/host.grpc.pb.h"
+#include "paceline/v1/job.grpc.pb.h"
+
+namespace paceline::cli {
+namespace {
+
+struct TaskFlags {
+  uint64_t job_id = 0;
+  std::string task;  // JOB/INSTANCE
+  std::vector<std::string> states;
+  uint32_t limit = 0;
+};
+
+absl::StatusOr<TaskId> ParseTaskArg(const std::string& text) {
+  std::optional<TaskId> id = TaskId::Parse(text);
+  if (!id) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("task: '", text, "' is not JOB/INSTANCE, e.g. 42/0"));
+  }
+  return *id;
+}
+
+std::string ExitText(const v1::TaskInfo& t) {
+  if (t.signal() != 0) return absl::StrCat("signal ", t.signal());
+  if (t.exit_code() >= 0) return absl::StrCat(t.exit_code());
+  return "-";
+}
+
+}  // namespace
+
+void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
+  CLI::App* task = app.add_subcommand("task", "inspect tasks (job instances)");
+  task->require_subcommand(1);
+  static TaskFlags f;
+
+  CLI::App* list = task->add_subcommand("list", "the tasks of a job");
+  list->add_option("job", f.job_id, "job id")->required();
+  list->add_option("--state", f.states, "only tasks in these states (repeatable)");
+  list->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::ListTasksRequest req;
+    req.set_job_id(f.job_id);
+    for (const std::string& s : f.states) req.add_states(s);
+    v1::ListTasksResponse resp;
+    grpc::Status s =
+        v1::TaskService::NewStub(rpc->channel())->ListTasks(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    Table t({"task", "run", "state", "host", "started", "finished", "exit", "reason"});
+    for (const v1::TaskInfo& ti : resp.tasks()) {
+      t.AddRow({absl::StrCat(ti.job_id(), "/", ti.instance()), absl::StrCat(ti.run()), ti.state(),
+                ti.host().empty() ? "-" : ti.host(), FormatUnixMillis(ti.started_at_unix_ms()),
+                FormatUnixMillis(ti.finished_at_unix_ms()), ExitText(ti),
+                ti.pending_reason().empty() ? ti.reason() : ti.pending_reason()});
+    }
+    std::cout << t.Render();
+  });
+
+  CLI::App* get = task->add_subcommand("get", "one task: its current run and every run before");
+  get->add_option("task", f.task, "JOB/INSTANCE")->required();
+  get->callback([&ctx] {
+    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
+    if (!id.ok()) return ctx.Fail(id.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::GetTaskRequest req;
+    req.set_job_id(id->job.value());
+    req.set_instance(id->instance);
+    v1::GetTaskResponse resp;
+    grpc::Status s =
+        v1::TaskService::NewStub(rpc->channel())->GetTask(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    const v1::TaskInfo& ti = resp.task();
+    std::cout << "task " << ti.job_id() << "/" << ti.instance() << ": " << ti.state() << ", run "
+              << ti.run() << (ti.host().empty() ? "" : " on " + ti.host()) << ", asks "
+              << FormatResources(ti.resources()) << "\n";
+    if (!ti.pending_reason().empty()) std::cout << "waiting: " << ti.pending_reason() << "\n";
+    Table t({"run", "host", "started", "finished", "result", "reason", "message"});
+    for (const v1::TaskRun& r : resp.runs()) {
+      t.AddRow({absl::StrCat(r.run()), r.host().empty() ? "-" : r.host(),
+                FormatUnixMillis(r.started_at_unix_ms()), FormatUnixMillis(r.finished_at_unix_ms()),
+                r.final_state().empty() ? "live" : r.final_state(), r.reason(), r.message()});
+    }
+    std::cout << t.Render();
+  });
+
+  CLI::App* events = task->add_subcommand("events", "every state change of a task, with reasons");
+  events->add_option("task", f.task, "JOB/INSTANCE")->required();
+  events->add_option("--limit", f.limit, "only the newest N events");
+  events->callback([&ctx] {
+    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
+    if (!id.ok()) return ctx.Fail(id.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::ListTaskEventsRequest req;
+    req.set_job_id(id->job.value());
+    req.set_instance(id->instance);
+    req.set_limit(f.limit);
+    v1::ListTaskEventsResponse resp;
+    grpc::Status s =
+        v1::TaskService::NewStub(rpc->channel())->ListTaskEvents(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    Table t({"time", "run", "state", "host", "reason", "message"});
+    for (const v1::TaskEvent& e : resp.events()) {
+      t.AddRow({FormatUnixMillis(e.at_unix_ms()), absl::StrCat(e.run()), e.state(),
+                e.host().empty() ? "-" : e.host(), e.reason(), e.message()});
+    }
+    std::cout << t.Render();
+  });
+}
+
+void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
+  CLI::App* host = app.add_subcommand("host", "inspect hosts");
+  host->require_subcommand(1);
+  CLI::App* list = host->add_subcommand("list", "hosts: state, capacity, allocation, labels");
+  list->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::ListHostsResponse resp;
+    grpc::Status s = v1::HostService::NewStub(rpc->channel())
+                         ->ListHosts(rpc->Context().get(), v1::ListHostsRequest(), &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    Table t({"host", "state", "tasks", "capacity", "allocated", "labels", "isolation", "seen"});
+    for (const v1::HostInfo& h : resp.hosts()) {
+      std::vector<std::string> labels;
+      for (const auto& [k, v] : h.labels()) labels.push_back(absl::StrCat(k, "=", v));
+      std::sort(labels.begin(), labels.end());
+      t.AddRow({h.name(), h.state(), absl::StrCat(h.tasks()), FormatResources(h.capacity()),
+                FormatResources(h.allocated()), absl::StrJoin(labels, ","),
+                h.isolation().empty() ? "-" : h.isolation(),
+                FormatUnixMillis(h.last_seen_unix_ms())});
+    }
+    std::cout << t.Render();
+  });
+}
+
+}  // namespace paceline::cli
