@@ -1,18 +1,27 @@
 // Daemon and tool commands: master, agent, up, sim, bench.
 //
 // The daemons run in the foreground until SIGINT or SIGTERM, then stop cleanly (in-flight
-// requests finish, the endpoints file is removed) and exit 0.
+// requests finish, the endpoints file is removed) and exit 0. An agent that stops leaves its
+// tasks running: the next agent on the same work dir re-adopts them.
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agentd/agent_daemon.h"
 #include "cli/context.h"
 #include "common/net.h"
+#include "common/status.h"
+#include "common/units.h"
 #include "common/version.h"
 #include "master/master.h"
 
@@ -23,6 +32,22 @@ struct MasterFlags {
   std::string data_dir = "data";
   std::string listen = "127.0.0.1:5390";
   std::string http_listen = "127.0.0.1:5391";
+  std::string token_file;
+  std::string host_timeout = "30s";
+  std::string cycle = "50ms";
+};
+
+struct AgentFlags {
+  std::string master;
+  std::string token_file;
+  std::string name;
+  std::string work_dir;
+  std::vector<std::string> labels;
+  std::string cpu, memory, disk;
+  std::string reserve_cpu = "0", reserve_memory = "0";
+  std::string ports = "31000-32999";
+  std::string task_user = "nobody";
+  std::string cgroup = "auto";
 };
 
 void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
@@ -31,6 +56,34 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
   cmd->add_option("--listen", f.listen, "gRPC API address (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--http-listen", f.http_listen, "HTTP address for /healthz, /metrics, web UI")
+      ->capture_default_str();
+  cmd->add_option("--token-file", f.token_file,
+                  "API token file (default: DATA_DIR/token, created when missing)");
+  cmd->add_option("--host-timeout", f.host_timeout, "a host silent this long is LOST")
+      ->capture_default_str();
+  cmd->add_option("--cycle", f.cycle, "scheduling cycle period")->capture_default_str();
+}
+
+void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
+  if (with_master) {
+    cmd->add_option("--master", f.master, "master gRPC address HOST:PORT")->required();
+    cmd->add_option("--token-file", f.token_file, "file holding the API token");
+  }
+  cmd->add_option("--name", f.name, "host name the master knows this agent by (default: hostname)");
+  cmd->add_option("--work-dir", f.work_dir, "agent state: checkpoint, sandboxes, volumes");
+  cmd->add_option("--label", f.labels, "host label KEY=VALUE (repeatable)");
+  cmd->add_option("--cpu", f.cpu, "offer this many cores instead of the detected ones");
+  cmd->add_option("--memory", f.memory, "offer this much memory instead of the detected amount");
+  cmd->add_option("--disk", f.disk, "offer this much disk instead of the detected amount");
+  cmd->add_option("--reserve-cpu", f.reserve_cpu, "cores kept for the system")
+      ->capture_default_str();
+  cmd->add_option("--reserve-memory", f.reserve_memory, "memory kept for the system")
+      ->capture_default_str();
+  cmd->add_option("--ports", f.ports, "dynamic port range FIRST-LAST")->capture_default_str();
+  cmd->add_option("--task-user", f.task_user, "run tasks as this user when the agent is root")
+      ->capture_default_str();
+  cmd->add_option("--cgroup", f.cgroup, "isolation: auto, v2, v1 or none")
+      ->check(CLI::IsMember({"auto", "v2", "v1", "none"}))
       ->capture_default_str();
 }
 
@@ -45,29 +98,163 @@ sigset_t BlockStopSignals() {
   return set;
 }
 
-absl::Status RunMaster(const MasterFlags& f, absl::string_view role) {
+void WaitForStopSignal(sigset_t& set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::cout << "received " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
+}
+
+absl::StatusOr<master::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   master::MasterConfig config;
   config.data_dir = f.data_dir;
+  config.token_file = f.token_file;
   auto grpc_listen = ParseHostPort(f.listen);
   if (!grpc_listen.ok()) return WithFlag(grpc_listen.status(), "--listen");
   auto http_listen = ParseHostPort(f.http_listen);
   if (!http_listen.ok()) return WithFlag(http_listen.status(), "--http-listen");
   config.grpc_listen = *grpc_listen;
   config.http_listen = *http_listen;
+  auto timeout = ParseDurationStrict(f.host_timeout);
+  if (!timeout.ok()) return WithFlag(timeout.status(), "--host-timeout");
+  config.host_timeout = *timeout;
+  auto cycle = ParseDurationStrict(f.cycle);
+  if (!cycle.ok()) return WithFlag(cycle.status(), "--cycle");
+  if (*cycle < absl::Milliseconds(1)) {
+    return absl::InvalidArgumentError("--cycle: must be at least 1ms");
+  }
+  config.cycle = *cycle;
+  return config;
+}
 
+absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
+                                                        const std::string& default_work_dir) {
+  agentd::AgentDaemonConfig c;
+  c.master_addr = f.master;
+  char hostname[256] = {};
+  gethostname(hostname, sizeof(hostname) - 1);
+  c.agent.name = f.name.empty() ? std::string(hostname) : f.name;
+  c.agent.work_dir = f.work_dir.empty() ? default_work_dir : f.work_dir;
+  c.agent.work_dir = std::filesystem::absolute(c.agent.work_dir).string();
+  for (const std::string& l : f.labels) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || l.find('=') == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--label: '", l, "' is not KEY=VALUE"));
+    }
+    c.agent.labels[kv.first] = kv.second;
+  }
+  if (!f.cpu.empty()) {
+    auto v = ParseCpu(f.cpu);
+    if (!v.ok()) return WithFlag(v.status(), "--cpu");
+    c.agent.cpu_milli = *v;
+  }
+  if (!f.memory.empty()) {
+    auto v = ParseBytes(f.memory);
+    if (!v.ok()) return WithFlag(v.status(), "--memory");
+    c.agent.memory_bytes = *v;
+  }
+  if (!f.disk.empty()) {
+    auto v = ParseBytes(f.disk);
+    if (!v.ok()) return WithFlag(v.status(), "--disk");
+    c.agent.disk_bytes = *v;
+  }
+  auto rc = ParseCpu(f.reserve_cpu);
+  if (!rc.ok()) return WithFlag(rc.status(), "--reserve-cpu");
+  c.agent.reserved_cpu_milli = *rc;
+  auto rm = ParseBytes(f.reserve_memory);
+  if (!rm.ok()) return WithFlag(rm.status(), "--reserve-memory");
+  c.agent.reserved_memory_bytes = *rm;
+  std::pair<std::string, std::string> range = absl::StrSplit(f.ports, absl::MaxSplits('-', 1));
+  uint32_t lo = 0, hi = 0;
+  if (!absl::SimpleAtoi(range.first, &lo) || !absl::SimpleAtoi(range.second, &hi) || lo == 0 ||
+      hi > 65535 || lo > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ports: '", f.ports, "' is not a range FIRST-LAST within 1-65535"));
+  }
+  c.agent.port_min = static_cast<uint16_t>(lo);
+  c.agent.port_max = static_cast<uint16_t>(hi);
+  c.agent.task_user = f.task_user;
+  c.agent.cgroup = f.cgroup == "v2"     ? agent::CgroupPreference::kV2
+                   : f.cgroup == "v1"   ? agent::CgroupPreference::kV1
+                   : f.cgroup == "none" ? agent::CgroupPreference::kNone
+                                        : agent::CgroupPreference::kAuto;
+  return c;
+}
+
+absl::Status RunMaster(const MasterFlags& f) {
+  absl::StatusOr<master::MasterConfig> config = MasterConfigOf(f);
+  if (!config.ok()) return config.status();
   sigset_t stop_signals = BlockStopSignals();
-  auto m = master::Master::Start(config);
+  auto m = master::Master::Start(*config);
   if (!m.ok()) return m.status();
-  std::cout << "paceline " << role << " " << Version() << " (commit " << Commit() << ")\n"
-            << "  store:  " << config.data_dir << "\n"
+  std::cout << "paceline master " << Version() << " (commit " << Commit() << ")\n"
+            << "  store:  " << config->data_dir << "\n"
             << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
             << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
+            << "  token:  " << (*m)->endpoints().token_file << "\n"
             << "Ctrl-C stops it." << std::endl;
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  std::cout << "received " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
+  WaitForStopSignal(stop_signals);
   (*m)->Shutdown();
   std::cout << "stopped" << std::endl;
+  return absl::OkStatus();
+}
+
+absl::Status RunAgent(const AgentFlags& f) {
+  absl::StatusOr<agentd::AgentDaemonConfig> config = AgentConfigOf(f, "agent-work");
+  if (!config.ok()) return config.status();
+  if (!f.token_file.empty()) {
+    absl::StatusOr<std::string> token = master::LoadOrCreateToken(f.token_file);
+    if (!token.ok()) return WithFlag(token.status(), "--token-file");
+    config->token = *token;
+  }
+  sigset_t stop_signals = BlockStopSignals();
+  agentd::AgentDaemon daemon(*config);
+  absl::Status result;
+  std::thread runner([&] { result = daemon.Run(); });
+  std::thread waiter([&] {
+    WaitForStopSignal(stop_signals);
+    daemon.Stop();
+  });
+  runner.join();
+  if (!result.ok()) {
+    pthread_kill(waiter.native_handle(), SIGTERM);  // release the waiter
+  }
+  waiter.join();
+  return result;
+}
+
+// `paceline up`: a master and one local agent in one process.
+absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
+  absl::StatusOr<master::MasterConfig> config = MasterConfigOf(mf);
+  if (!config.ok()) return config.status();
+  sigset_t stop_signals = BlockStopSignals();
+  auto m = master::Master::Start(*config);
+  if (!m.ok()) return m.status();
+  AgentFlags local = af;
+  local.master = (*m)->endpoints().grpc;
+  if (local.name.empty()) local.name = "local";
+  absl::StatusOr<agentd::AgentDaemonConfig> agent_config =
+      AgentConfigOf(local, (std::filesystem::path(config->data_dir) / "agent").string());
+  if (!agent_config.ok()) return agent_config.status();
+  absl::StatusOr<std::string> token = master::LoadOrCreateToken((*m)->endpoints().token_file);
+  if (!token.ok()) return token.status();
+  agent_config->token = *token;
+  agentd::AgentDaemon daemon(*agent_config);
+  absl::Status agent_result;
+  std::thread agent_thread([&] { agent_result = daemon.Run(); });
+  std::cout << "paceline up " << Version() << " (commit " << Commit() << ")\n"
+            << "  store:  " << config->data_dir << "\n"
+            << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
+            << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
+            << "  token:  " << (*m)->endpoints().token_file << "\n"
+            << "  agent:  " << agent_config->agent.name << " (work dir "
+            << agent_config->agent.work_dir << ")\n"
+            << "Ctrl-C stops it." << std::endl;
+  WaitForStopSignal(stop_signals);
+  daemon.Stop();
+  agent_thread.join();
+  (*m)->Shutdown();
+  std::cout << "stopped" << std::endl;
+  if (!agent_result.ok()) return WithContext(agent_result, "local agent");
   return absl::OkStatus();
 }
 
@@ -82,22 +269,26 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* master = app.add_subcommand("master", "run the master (store, API, scheduler)");
   AddMasterFlags(master, master_flags);
   master->callback([&ctx] {
-    absl::Status s = RunMaster(master_flags, "master");
+    absl::Status s = RunMaster(master_flags);
     if (!s.ok()) ctx.Fail(s);
   });
 
-  static MasterFlags up_flags;
+  static MasterFlags up_master;
+  static AgentFlags up_agent;
   CLI::App* up = app.add_subcommand("up", "run an all-in-one cluster: master + local agent");
-  AddMasterFlags(up, up_flags);
+  AddMasterFlags(up, up_master);
+  AddAgentFlags(up, up_agent, /*with_master=*/false);
   up->callback([&ctx] {
-    absl::Status s = RunMaster(up_flags, "up");
+    absl::Status s = RunUp(up_master, up_agent);
     if (!s.ok()) ctx.Fail(s);
   });
 
+  static AgentFlags agent_flags;
   CLI::App* agent = app.add_subcommand("agent", "run a host agent (runs tasks on this host)");
-  agent->allow_extras();
+  AddAgentFlags(agent, agent_flags, /*with_master=*/true);
   agent->callback([&ctx] {
-    ctx.Fail(absl::UnimplementedError("the host agent is not part of this version yet"));
+    absl::Status s = RunAgent(agent_flags);
+    if (!s.ok()) ctx.Fail(s);
   });
 }
 

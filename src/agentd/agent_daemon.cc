@@ -1,0 +1,258 @@
+#include "agentd/agent_daemon.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <deque>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "agent/task_runtime.h"
+#include "common/status.h"
+#include "common/version.h"
+#include "master/proto_convert.h"
+#include "paceline/v1/host.grpc.pb.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline::agentd {
+namespace {
+
+using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::MasterMessage>;
+
+// The master's view of a runtime event.
+v1::TaskStatusUpdate ToUpdate(const agent::TaskEvent& e) {
+  v1::TaskStatusUpdate u;
+  u.set_seq(e.seq);
+  *u.mutable_run() = master::ToProto(e.run);
+  u.set_at_unix_ms(absl::ToUnixMillis(e.time));
+  u.set_message(e.message);
+  u.set_exit_code(e.exit_code.value_or(-1));
+  u.set_signal(e.signal.value_or(0));
+  using agent::TaskEventType;
+  using agent::TerminationReason;
+  switch (e.type) {
+    case TaskEventType::kRunning:
+      u.set_state("RUNNING");
+      break;
+    case TaskEventType::kHealth:
+      u.set_state("RUNNING");
+      u.set_reason(std::string(agent::HealthStateName(e.health)));
+      break;
+    case TaskEventType::kExited:
+      if (e.reason == TerminationReason::kExited && e.exit_code.value_or(-1) == 0) {
+        u.set_state("SUCCEEDED");
+      } else {
+        u.set_state("FAILED");
+        u.set_reason(e.reason == TerminationReason::kOomKilled  ? "OOM_KILLED"
+                     : e.reason == TerminationReason::kSignaled ? "SIGNALED"
+                                                                : "EXIT_NONZERO");
+      }
+      break;
+    case TaskEventType::kKilled:
+      u.set_state("KILLED");
+      u.set_reason(std::string(agent::TerminationReasonName(e.reason)));
+      break;
+    case TaskEventType::kFailed:
+      u.set_state("FAILED");
+      u.set_reason("LAUNCH_FAILED");
+      break;
+    case TaskEventType::kLost:
+      u.set_state("LOST");
+      break;
+  }
+  return u;
+}
+
+absl::StatusOr<agent::LaunchRequest> FromLaunch(const v1::LaunchTask& l) {
+  agent::LaunchRequest req;
+  req.run = master::FromProto(l.run());
+  absl::StatusOr<JobSpec> spec = ParseJobSpec(l.spec_yaml(), "launch spec");
+  if (!spec.ok()) return spec.status();
+  req.spec = spec->TaskFor(req.run.task.instance);
+  for (const auto& [name, port] : l.ports()) req.ports[name] = static_cast<uint16_t>(port);
+  for (uint32_t d : l.gpu_devices()) req.gpu_devices.push_back(static_cast<int>(d));
+  return req;
+}
+
+}  // namespace
+
+struct AgentDaemon::Impl {
+  AgentDaemonConfig config;
+  std::unique_ptr<agent::TaskRuntime> runtime;
+  std::shared_ptr<grpc::Channel> channel;
+
+  // The current connection (loop thread), and what its reader thread hands over.
+  std::unique_ptr<grpc::ClientContext> ctx;
+  std::unique_ptr<Stream> stream;
+  std::thread reader;
+  absl::Mutex mu;
+  std::deque<v1::MasterMessage> inbox ABSL_GUARDED_BY(mu);
+  bool reader_done ABSL_GUARDED_BY(mu) = false;
+
+  bool connected = false;
+  uint64_t last_sent = 0;  // highest seq sent on this connection
+  absl::Duration heartbeat_interval = absl::Seconds(2);
+  absl::Time next_heartbeat = absl::InfinitePast();
+  absl::Duration backoff = absl::Milliseconds(100);
+  absl::Time next_attempt = absl::InfinitePast();
+  bool announced = false;
+
+  void TryConnect(absl::Time now) {
+    if (connected || now < next_attempt) return;
+    ctx = std::make_unique<grpc::ClientContext>();
+    if (!config.token.empty()) ctx->AddMetadata("authorization", "Bearer " + config.token);
+    stream = v1::AgentService::NewStub(channel)->Connect(ctx.get());
+    v1::AgentMessage hello;
+    v1::AgentRegister* reg = hello.mutable_register_();
+    const agent::HostInfo& host = runtime->host();
+    reg->set_host(config.agent.name);
+    Resources offered = host.allocatable;
+    offered[Dim::kGpu] = 0;
+    *reg->mutable_capacity() = master::ToProto(offered);
+    for (const agent::GpuDevice& g : host.gpus) reg->add_gpu_models(g.model);
+    for (const auto& [k, v] : host.labels) (*reg->mutable_labels())[k] = v;
+    v1::PortRange* ports = reg->add_ports();
+    ports->set_first(host.port_min);
+    ports->set_last(host.port_max);
+    for (const agent::RunStatus& r : runtime->ListRuns()) {
+      if (r.state != agent::RunState::kEnding) *reg->add_running() = master::ToProto(r.run);
+    }
+    reg->set_isolation(host.isolation == agent::CgroupMode::kNone
+                           ? "none"
+                           : absl::StrCat("cgroup ", agent::CgroupModeName(host.isolation)));
+    reg->set_version(std::string(Version()));
+    if (!stream->Write(hello)) {
+      Disconnect(now);
+      return;
+    }
+    {
+      absl::MutexLock lock(&mu);
+      reader_done = false;
+    }
+    reader = std::thread([this] {
+      v1::MasterMessage msg;
+      while (stream->Read(&msg)) {
+        absl::MutexLock lock(&mu);
+        inbox.push_back(msg);
+        runtime->Wakeup();
+      }
+      absl::MutexLock lock(&mu);
+      reader_done = true;
+      runtime->Wakeup();
+    });
+    connected = true;
+    last_sent = 0;
+    next_heartbeat = now + heartbeat_interval;
+  }
+
+  void Disconnect(absl::Time now) {
+    if (ctx) ctx->TryCancel();
+    if (reader.joinable()) reader.join();
+    if (stream) (void)stream->Finish();
+    stream.reset();
+    ctx.reset();
+    if (connected) {
+      std::cerr << "agent " << config.agent.name << ": lost the master at " << config.master_addr
+                << "; reconnecting" << std::endl;
+    }
+    connected = false;
+    announced = false;
+    next_attempt = now + backoff;
+    backoff = std::min(backoff * 2, config.max_backoff);
+  }
+
+  void HandleInbox(absl::Time now) {
+    std::deque<v1::MasterMessage> msgs;
+    bool done = false;
+    {
+      absl::MutexLock lock(&mu);
+      msgs.swap(inbox);
+      done = reader_done;
+    }
+    for (const v1::MasterMessage& m : msgs) {
+      if (m.has_registered()) {
+        heartbeat_interval =
+            absl::Milliseconds(std::max<int64_t>(100, m.registered().heartbeat_interval_ms()));
+        backoff = absl::Milliseconds(100);
+        if (!announced) {
+          std::cerr << "agent " << config.agent.name << ": registered with the master at "
+                    << config.master_addr << std::endl;
+          announced = true;
+        }
+      } else if (m.has_launch()) {
+        absl::StatusOr<agent::LaunchRequest> req = FromLaunch(m.launch());
+        absl::Status s = req.ok() ? runtime->Launch(*req) : req.status();
+        if (!s.ok()) SendLaunchRejected(m.launch().run(), s);
+      } else if (m.has_kill()) {
+        (void)runtime->Kill(master::FromProto(m.kill().run()),
+                            absl::Milliseconds(m.kill().grace_ms()));
+      } else if (m.has_ack()) {
+        (void)runtime->Ack(m.ack().seq());
+      }
+    }
+    if (done && connected) Disconnect(now);
+  }
+
+  // A launch the runtime refused leaves nothing behind and no event in the outbox: tell the
+  // master directly (best effort; seq 0 is never acknowledged).
+  void SendLaunchRejected(const v1::RunRef& run, const absl::Status& s) {
+    v1::AgentMessage msg;
+    v1::TaskStatusUpdate* u = msg.mutable_status();
+    *u->mutable_run() = run;
+    u->set_state(s.code() == absl::StatusCode::kAlreadyExists ? "LOST" : "FAILED");
+    u->set_reason("LAUNCH_FAILED");
+    u->set_message(std::string(s.message()));
+    if (connected) (void)stream->Write(msg);
+  }
+
+  void SendPending(absl::Time now) {
+    if (!connected) return;
+    for (const agent::TaskEvent& e : runtime->PendingEvents(1000)) {
+      if (e.seq <= last_sent) continue;
+      v1::AgentMessage msg;
+      *msg.mutable_status() = ToUpdate(e);
+      if (!stream->Write(msg)) return Disconnect(now);
+      last_sent = e.seq;
+    }
+    if (now >= next_heartbeat) {
+      v1::AgentMessage msg;
+      msg.mutable_heartbeat()->set_at_unix_ms(absl::ToUnixMillis(now));
+      if (!stream->Write(msg)) return Disconnect(now);
+      next_heartbeat = now + heartbeat_interval;
+    }
+  }
+};
+
+absl::Status AgentDaemon::Run() {
+  auto impl = std::make_unique<Impl>();
+  impl->config = config_;
+  ASSIGN_OR_RETURN(impl->runtime, agent::TaskRuntime::Create(config_.agent));
+  RETURN_IF_ERROR(impl->runtime->Recover());
+  impl->channel = grpc::CreateChannel(config_.master_addr, grpc::InsecureChannelCredentials());
+  const agent::HostInfo& host = impl->runtime->host();
+  std::cerr << "agent " << config_.agent.name << ": offers " << host.allocatable.ToString()
+            << ", ports " << host.port_min << "-" << host.port_max << ", isolation "
+            << host.isolation_detail << std::endl;
+  impl_.store(impl.get());
+  while (!stop_.load()) {
+    absl::Time now = absl::Now();
+    impl->TryConnect(now);
+    impl->runtime->RunOnce(absl::Milliseconds(100));
+    now = absl::Now();
+    impl->HandleInbox(now);
+    impl->SendPending(now);
+  }
+  impl_.store(nullptr);
+  impl->Disconnect(absl::Now());
+  (void)impl->runtime->Sync();
+  return absl::OkStatus();
+}
+
+void AgentDaemon::Stop() {
+  stop_.store(true);
+  if (Impl* impl = impl_.load()) impl->runtime->Wakeup();
+}
+
+}  // namespace paceline::agentd

@@ -1,0 +1,49 @@
+#pragma once
+// AgentDaemon: `paceline agent` — the host agent's session with the master on top of the task
+// runtime (agent/task_runtime.h).
+//
+// One thread, the agent loop, owns the TaskRuntime and the stream's write side; a reader thread
+// only reads the stream and hands messages to the loop. The loop:
+//   - connects (capped exponential backoff, 100 ms .. 5 s), sends `register` with the host's
+//     resources, labels, port range and the runs it has (re-adopted after its own restart);
+//   - runs the runtime (reap, kill deadlines, health checks);
+//   - applies the master's launch / kill / ack messages;
+//   - sends every unacknowledged status update (at least once: after a reconnect everything
+//     not acknowledged is sent again; the master ignores duplicates), and a heartbeat every
+//     interval the master asked for.
+// Status updates wait in the runtime's durable outbox while the master is unreachable.
+//
+// Thread-safety: Run() on one thread; Stop() from any thread (e.g. a signal waiter).
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "agent/agent_config.h"
+
+namespace paceline::agentd {
+
+struct AgentDaemonConfig {
+  agent::AgentConfig agent;
+  std::string master_addr = "127.0.0.1:5390";
+  std::string token;
+  absl::Duration max_backoff = absl::Seconds(5);
+};
+
+class AgentDaemon {
+ public:
+  explicit AgentDaemon(AgentDaemonConfig config) : config_(std::move(config)) {}
+  // Runs until Stop(); returns an error when the runtime cannot start (bad config, work dir
+  // locked by another agent, ...). Tasks keep running after it returns.
+  absl::Status Run();
+  void Stop();
+
+ private:
+  struct Impl;
+  AgentDaemonConfig config_;
+  std::atomic<bool> stop_{false};
+  std::atomic<Impl*> impl_{nullptr};
+};
+
+}  // namespace paceline::agentd
