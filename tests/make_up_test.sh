@@ -5,6 +5,7 @@
 set -euo pipefail
 src=$1
 tmp=$(mktemp -d /tmp/pl-make-up-XXXXXX)
+chmod 755 "$tmp"  # the local agent's tasks run as an unprivileged user
 log=$tmp/make-up.log
 pid=""
 cleanup() {

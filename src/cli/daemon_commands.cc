@@ -180,6 +180,22 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
   return c;
 }
 
+// True when every existing ancestor of `dir` lets other users through (o+x): tasks that run as
+// an unprivileged user must reach their sandboxes under it.
+bool TraversableByOthers(const std::filesystem::path& dir) {
+  for (std::filesystem::path p = std::filesystem::absolute(dir).parent_path(); !p.empty();
+       p = p.parent_path()) {
+    std::error_code ec;
+    auto st = std::filesystem::status(p, ec);
+    if (!ec &&
+        (st.permissions() & std::filesystem::perms::others_exec) == std::filesystem::perms::none) {
+      return false;
+    }
+    if (p == p.root_path()) break;
+  }
+  return true;
+}
+
 absl::Status RunMaster(const MasterFlags& f) {
   absl::StatusOr<master::MasterConfig> config = MasterConfigOf(f);
   if (!config.ok()) return config.status();
@@ -232,8 +248,28 @@ absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
   AgentFlags local = af;
   local.master = (*m)->endpoints().grpc;
   if (local.name.empty()) local.name = "local";
-  absl::StatusOr<agentd::AgentDaemonConfig> agent_config =
-      AgentConfigOf(local, (std::filesystem::path(config->data_dir) / "agent").string());
+  std::filesystem::path work_dir = std::filesystem::path(config->data_dir) / "agent";
+  if (local.work_dir.empty() && geteuid() == 0 && !TraversableByOthers(work_dir)) {
+    // Tasks run as an unprivileged user and could not reach sandboxes under a private
+    // directory (e.g. a clone under /root): keep the agent's state where they can.
+    work_dir = std::filesystem::path("/var/tmp/paceline") / (*m)->cluster_id() / "agent";
+    std::cout << "note: " << config->data_dir
+              << " is not reachable by the task user; the local agent keeps its work dir in "
+              << work_dir.string() << std::endl;
+    std::error_code ec;
+    std::filesystem::create_directories(work_dir.parent_path(), ec);
+    std::filesystem::permissions("/var/tmp/paceline",
+                                 std::filesystem::perms::owner_all |
+                                     std::filesystem::perms::group_exec |
+                                     std::filesystem::perms::others_exec,
+                                 ec);
+    std::filesystem::permissions(work_dir.parent_path(),
+                                 std::filesystem::perms::owner_all |
+                                     std::filesystem::perms::group_exec |
+                                     std::filesystem::perms::others_exec,
+                                 ec);
+  }
+  absl::StatusOr<agentd::AgentDaemonConfig> agent_config = AgentConfigOf(local, work_dir.string());
   if (!agent_config.ok()) return agent_config.status();
   absl::StatusOr<std::string> token = master::LoadOrCreateToken((*m)->endpoints().token_file);
   if (!token.ok()) return token.status();

@@ -162,6 +162,8 @@ Master::Master(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Master::~Master() { Shutdown(); }
 
+const std::string& Master::cluster_id() const { return impl_->store->cluster_id(); }
+
 void Master::Shutdown() {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;

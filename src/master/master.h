@@ -48,6 +48,8 @@ class Master {
 
   void Shutdown();
   const MasterEndpoints& endpoints() const { return endpoints_; }
+  // The stable id of the cluster's store.
+  const std::string& cluster_id() const;
 
  private:
   struct Impl;

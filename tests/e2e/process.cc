@@ -24,6 +24,10 @@ std::string MakeTempDir(const std::string& prefix) {
   buf.push_back('\0');
   char* dir = mkdtemp(buf.data());
   if (dir == nullptr) std::abort();
+  // Agents run tasks as an unprivileged user, which must reach sandboxes below this dir.
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all |
+                                        std::filesystem::perms::group_exec |
+                                        std::filesystem::perms::others_exec);
   return dir;
 }
 
