@@ -80,10 +80,6 @@ void ReadOverrides(const Field& f, JobSpec& spec, Diagnostics& diag) {
                               " is not an instance index; expected a whole number such as 0"));
       continue;
     }
-    if (spec.instance_overrides.contains(*index)) {
-      diag.Error(field.loc, field.path, "overrides the same instance twice");
-      continue;
-    }
     InstanceOverride& o = spec.instance_overrides[*index];
     MapReader om(field, kOverrideKeys,
                  "expected a map with some of command, resources, env, controller", diag);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "spec/job_spec.h"
 #include "spec/pool_spec.h"
 

@@ -46,7 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2: {
       CheckAmount(paceline::ParseGpu, paceline::FormatGpu, text);
       absl::StatusOr<int64_t> g = paceline::ParseGpu(text);
-      if (g.ok()) PL_CHECK(*g <= 1000 || *g % 1000 == 0) << "gpu '" << text << "' -> " << *g;
+      if (g.ok()) {
+        PL_CHECK(*g <= 1000 || *g % 1000 == 0) << "gpu '" << text << "' -> " << *g;
+      }
       break;
     }
     default: {
