@@ -132,7 +132,7 @@ std::string RunContextToJson(const RunContext& c) {
               {"groups", c.user.groups},
               {"home", c.user.home}}},
             {"sandbox", c.sandbox},
-            {"run_dir", c.run_dir},
+            {"run_state", c.run_state},
             {"volume", c.volume},
             {"ports", c.ports},
             {"gpus", c.gpus},
@@ -162,7 +162,7 @@ absl::StatusOr<RunContext> RunContextFromJson(absl::string_view text) {
         TaskUser{u.at("name").get<std::string>(), u.at("uid").get<int>(), u.at("gid").get<int>(),
                  u.at("groups").get<std::vector<uint32_t>>(), u.at("home").get<std::string>()};
     c.sandbox = j.at("sandbox").get<std::string>();
-    c.run_dir = j.at("run_dir").get<std::string>();
+    c.run_state = j.at("run_state").get<std::string>();
     c.volume = j.at("volume").get<std::string>();
     c.ports = j.at("ports").get<std::map<std::string, uint16_t>>();
     c.gpus = j.at("gpus").get<std::vector<int>>();

@@ -25,7 +25,7 @@ TEST(AgentJsonTest, RunContextRoundTrips) {
   c.boot_id = "b";
   c.user = TaskUser{"nobody", 65534, 65534, {65534}, "/nonexistent"};
   c.sandbox = "/s";
-  c.run_dir = "/r";
+  c.run_state = "/r";
   c.ports = {{"http", 31000}};
   c.gpus = {1};
   c.cgroup = "12_3_4";

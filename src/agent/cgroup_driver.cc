@@ -74,6 +74,9 @@ class NullCgroupDriver final : public CgroupDriver {
   absl::StatusOr<CgroupStats> Stats(const std::string&) const override {
     return absl::UnimplementedError("no cgroups");
   }
+  absl::StatusOr<uint64_t> OomKills(const std::string&) const override {
+    return absl::UnimplementedError("no cgroups");
+  }
   absl::Status Remove(const std::string&) override { return absl::OkStatus(); }
   std::vector<std::string> List() const override { return {}; }
 

@@ -66,6 +66,8 @@ class CgroupDriver {
   // SIGKILLs every process in the task cgroup (cgroup.kill where available).
   virtual void KillAll(const std::string& name) = 0;
   virtual absl::StatusOr<CgroupStats> Stats(const std::string& name) const = 0;
+  // Processes of the task cgroup killed by the OOM killer (the cheap part of Stats()).
+  virtual absl::StatusOr<uint64_t> OomKills(const std::string& name) const = 0;
   // Removes the task cgroup: OK when gone, Unavailable while processes remain.
   virtual absl::Status Remove(const std::string& name) = 0;
   // Names of the task cgroups that exist now (leftovers are cleaned up at recovery).

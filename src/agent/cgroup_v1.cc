@@ -50,28 +50,30 @@ class CgroupV1Driver final : public CgroupDriver {
       if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
         return ErrnoStatus(errno, absl::StrCat("mkdir ", d));
       }
-      if (h.Has("memory")) {
-        std::string limit =
-            limits.memory_bytes > 0 ? absl::StrCat(limits.memory_bytes) : std::string("-1");
+      // A new cgroup starts with the kernel defaults (no limits, 1024 shares, 100 ms period):
+      // only what differs is written, which keeps a launch cheap.
+      if (h.Has("memory") && limits.memory_bytes > 0) {
+        std::string limit = absl::StrCat(limits.memory_bytes);
         RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/memory.limit_in_bytes"), limit));
         // memory+swap = memory: no swapping past the limit (absent without swap accounting).
-        WriteExisting(absl::StrCat(d, "/memory.memsw.limit_in_bytes"), limit).IgnoreError();
+        if (swap_accounting_) {
+          swap_accounting_ =
+              WriteExisting(absl::StrCat(d, "/memory.memsw.limit_in_bytes"), limit).ok();
+        }
       }
       if (h.Has("cpu")) {
-        RETURN_IF_ERROR(
-            WriteExisting(absl::StrCat(d, "/cpu.shares"),
-                          absl::StrCat(cgroup_internal::CpuSharesV1(limits.cpu_milli))));
-        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.cfs_period_us"),
-                                      absl::StrCat(cgroup_internal::kCpuPeriodUsec)));
-        std::string quota = (limits.cpu_hard_limit && limits.cpu_milli > 0)
-                                ? absl::StrCat(cgroup_internal::CpuQuotaUsec(limits.cpu_milli))
-                                : std::string("-1");
-        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.cfs_quota_us"), quota));
+        int64_t shares = cgroup_internal::CpuSharesV1(limits.cpu_milli);
+        if (shares != 1024) {
+          RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.shares"), absl::StrCat(shares)));
+        }
+        if (limits.cpu_hard_limit && limits.cpu_milli > 0) {
+          RETURN_IF_ERROR(
+              WriteExisting(absl::StrCat(d, "/cpu.cfs_quota_us"),
+                            absl::StrCat(cgroup_internal::CpuQuotaUsec(limits.cpu_milli))));
+        }
       }
-      if (h.Has("pids")) {
-        RETURN_IF_ERROR(WriteExisting(
-            absl::StrCat(d, "/pids.max"),
-            limits.pids_max > 0 ? absl::StrCat(limits.pids_max) : std::string("max")));
+      if (h.Has("pids") && limits.pids_max > 0) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"), absl::StrCat(limits.pids_max)));
       }
     }
     return absl::OkStatus();
@@ -85,17 +87,31 @@ class CgroupV1Driver final : public CgroupDriver {
   }
   std::vector<std::string> SupervisorProcsFiles() const override { return {}; }
 
+  // Every task process joins all hierarchies (and only root could move it out of one), so the
+  // first hierarchy (memory) lists them all.
   absl::StatusOr<std::vector<pid_t>> Pids(const std::string& name) const override {
-    std::set<pid_t> all;
-    for (const Hierarchy& h : hierarchies_) {
-      absl::StatusOr<std::string> text = ReadFile(absl::StrCat(h.dir, "/", name, "/cgroup.procs"));
-      if (!text.ok()) {
-        if (absl::IsNotFound(text.status())) continue;
-        return text.status();
-      }
-      for (pid_t p : ParsePids(*text)) all.insert(p);
+    absl::StatusOr<std::string> text =
+        ReadFile(absl::StrCat(hierarchies_.front().dir, "/", name, "/cgroup.procs"));
+    if (!text.ok()) {
+      if (absl::IsNotFound(text.status())) return std::vector<pid_t>{};
+      return text.status();
     }
-    return std::vector<pid_t>(all.begin(), all.end());
+    return ParsePids(*text);
+  }
+
+  absl::StatusOr<uint64_t> OomKills(const std::string& name) const override {
+    for (const Hierarchy& h : hierarchies_) {
+      if (!h.Has("memory")) continue;
+      std::string d = absl::StrCat(h.dir, "/", name);
+      absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
+      if (!oc.ok()) return oc.status();
+      int64_t kills = KeyedValue(*oc, "oom_kill", -1);
+      if (kills >= 0) return static_cast<uint64_t>(kills);
+      // Before Linux 4.13 there is no counter: a failed charge is the best hint.
+      absl::StatusOr<std::string> fc = ReadFile(absl::StrCat(d, "/memory.failcnt"));
+      return fc.ok() && KeyedValue(absl::StrCat("v ", *fc), "v", 0) > 0 ? 1u : 0u;
+    }
+    return absl::NotFoundError("no memory hierarchy");
   }
 
   void KillAll(const std::string& name) override {
@@ -165,7 +181,8 @@ class CgroupV1Driver final : public CgroupDriver {
   }
 
  private:
-  std::vector<Hierarchy> hierarchies_;
+  std::vector<Hierarchy> hierarchies_;  // the memory hierarchy first
+  bool swap_accounting_ = true;         // memory.memsw.* exists
 };
 
 }  // namespace
@@ -197,6 +214,9 @@ absl::StatusOr<std::unique_ptr<CgroupDriver>> CreateCgroupV1Driver(const AgentCo
                                                       config.cgroup_root, " (expected ",
                                                       config.cgroup_root, "/memory/cgroup.procs)"));
   }
+  std::sort(by_mount.begin(), by_mount.end(), [](const auto& a, const auto& b) {
+    return a.second.Has("memory") > b.second.Has("memory");
+  });
   std::vector<Hierarchy> hierarchies;
   for (auto& [mount, h] : by_mount) {
     RETURN_IF_ERROR(MakeDirs(h.dir, 0755));

@@ -39,28 +39,27 @@ class CgroupV2Driver final : public CgroupDriver {
     if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
       return ErrnoStatus(errno, absl::StrCat("mkdir ", d));
     }
-    if (Has("memory")) {
-      RETURN_IF_ERROR(WriteExisting(
-          absl::StrCat(d, "/memory.max"),
-          limits.memory_bytes > 0 ? absl::StrCat(limits.memory_bytes) : std::string("max")));
+    // A new cgroup starts with the kernel defaults (no limits, weight 100): only what differs
+    // is written, which keeps a launch cheap.
+    if (Has("memory") && limits.memory_bytes > 0) {
+      RETURN_IF_ERROR(
+          WriteExisting(absl::StrCat(d, "/memory.max"), absl::StrCat(limits.memory_bytes)));
       // A task must not dodge its limit by swapping; absent when swap accounting is off.
-      if (limits.memory_bytes > 0) {
-        WriteExisting(absl::StrCat(d, "/memory.swap.max"), "0").IgnoreError();
-      }
+      WriteExisting(absl::StrCat(d, "/memory.swap.max"), "0").IgnoreError();
     }
     if (Has("cpu")) {
-      RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.weight"),
-                                    absl::StrCat(cgroup_internal::CpuWeightV2(limits.cpu_milli))));
-      std::string quota = (limits.cpu_hard_limit && limits.cpu_milli > 0)
-                              ? absl::StrCat(cgroup_internal::CpuQuotaUsec(limits.cpu_milli))
-                              : std::string("max");
-      RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.max"),
-                                    absl::StrCat(quota, " ", cgroup_internal::kCpuPeriodUsec)));
+      int64_t weight = cgroup_internal::CpuWeightV2(limits.cpu_milli);
+      if (weight != 100) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.weight"), absl::StrCat(weight)));
+      }
+      if (limits.cpu_hard_limit && limits.cpu_milli > 0) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.max"),
+                                      absl::StrCat(cgroup_internal::CpuQuotaUsec(limits.cpu_milli),
+                                                   " ", cgroup_internal::kCpuPeriodUsec)));
+      }
     }
-    if (Has("pids")) {
-      RETURN_IF_ERROR(
-          WriteExisting(absl::StrCat(d, "/pids.max"),
-                        limits.pids_max > 0 ? absl::StrCat(limits.pids_max) : std::string("max")));
+    if (Has("pids") && limits.pids_max > 0) {
+      RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"), absl::StrCat(limits.pids_max)));
     }
     return absl::OkStatus();
   }
@@ -86,6 +85,12 @@ class CgroupV2Driver final : public CgroupDriver {
     absl::StatusOr<std::vector<pid_t>> pids = Pids(name);
     if (!pids.ok()) return;
     for (pid_t p : *pids) ::kill(p, SIGKILL);
+  }
+
+  absl::StatusOr<uint64_t> OomKills(const std::string& name) const override {
+    absl::StatusOr<std::string> ev = ReadFile(absl::StrCat(Path(name), "/memory.events"));
+    if (!ev.ok()) return ev.status();
+    return static_cast<uint64_t>(KeyedValue(*ev, "oom_kill", 0));
   }
 
   absl::StatusOr<CgroupStats> Stats(const std::string& name) const override {

@@ -17,6 +17,7 @@ namespace paceline::agent {
 namespace {
 
 using testing::MakeRun;
+using testing::ReadAll;
 using testing::TempDir;
 
 RunContext Ctx(const RunId& run) {
@@ -63,11 +64,10 @@ TEST(SandboxHookTest, CreatesAPrivateSandboxPerRun) {
   if (::geteuid() == 0) c.user = TaskUserHook::Lookup("nobody").value();
   ASSERT_TRUE(hook.Prepare(c).ok());
   EXPECT_EQ(c.sandbox, dir.path() + "/sandboxes/7/2/3");
-  EXPECT_EQ(c.run_dir, dir.path() + "/runs/7_2_3");
+  EXPECT_EQ(c.run_state, dir.path() + "/runs/7_2_3");
   EXPECT_EQ(c.env.at("PACELINE_SANDBOX"), c.sandbox);
   EXPECT_EQ(ModeOf(c.sandbox), 0700u);
   EXPECT_EQ(ModeOf(dir.path() + "/sandboxes/7/2"), 0711u);
-  EXPECT_EQ(ModeOf(c.run_dir), 0700u);
   if (c.user.uid >= 0) {
     struct stat st;
     ::stat(c.sandbox.c_str(), &st);
@@ -79,7 +79,6 @@ TEST(SandboxHookTest, CreatesAPrivateSandboxPerRun) {
   EXPECT_TRUE(PathExists(c.sandbox));  // kept for logs
   hook.Cleanup(c, CleanupKind::kRollback);
   EXPECT_FALSE(PathExists(c.sandbox));
-  EXPECT_FALSE(PathExists(c.run_dir));
 }
 
 TEST(VolumeHookTest, OneDirectoryPerInstanceKeptAcrossRuns) {

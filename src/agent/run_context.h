@@ -32,9 +32,10 @@ struct RunContext {
 
   // Filled by the hooks (Prepare), in order: user, sandbox, volume, ports, gpu, gang, cgroup.
   TaskUser user;
-  std::string sandbox;  // <work_dir>/sandboxes/<job>/<instance>/<run>
-  std::string run_dir;  // <work_dir>/runs/<key>: agent-private (status file, log offsets)
-  std::string volume;   // <work_dir>/volumes/<job>/<instance>, or ""
+  std::string sandbox;    // <work_dir>/sandboxes/<job>/<instance>/<run>
+  std::string run_state;  // <work_dir>/runs/<key>: prefix of the agent-private run files
+                          // (.status written by the wrapper, .stdout.base, .stderr.base)
+  std::string volume;     // <work_dir>/volumes/<job>/<instance>, or ""
   std::map<std::string, uint16_t> ports;
   std::vector<int> gpus;
   std::string cgroup;  // task cgroup name, "" = not isolated

@@ -1,5 +1,6 @@
 #include "agent/sandbox_hook.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/file_util.h"
+#include "agent/wrapper_protocol.h"
 #include "common/status.h"
 
 namespace paceline::agent {
@@ -16,8 +18,12 @@ std::string SandboxHook::SandboxPath(const std::string& work_dir, const RunId& r
                       run.run);
 }
 
-std::string SandboxHook::RunDirPath(const std::string& work_dir, const RunId& run) {
+std::string SandboxHook::RunStatePath(const std::string& work_dir, const RunId& run) {
   return absl::StrCat(work_dir, "/runs/", RunKey(run));
+}
+
+std::string SandboxHook::StatusPath(const std::string& work_dir, const RunId& run) {
+  return absl::StrCat(RunStatePath(work_dir, run), wrapper::kStatusSuffix);
 }
 
 absl::Status SandboxHook::Prepare(RunContext& ctx) {
@@ -31,19 +37,11 @@ absl::Status SandboxHook::Prepare(RunContext& ctx) {
     ::chmod(instance_dir.c_str(), 0711);
   }
   ctx.sandbox = SandboxPath(work_dir_, run);
-  ctx.run_dir = RunDirPath(work_dir_, run);
-  int rc = ::mkdir(ctx.run_dir.c_str(), 0700);
-  if (rc != 0 && errno == ENOENT) {
-    RETURN_IF_ERROR(MakeDirs(Dirname(ctx.run_dir), 0700));
-    rc = ::mkdir(ctx.run_dir.c_str(), 0700);
-  }
-  if (rc != 0) {
+  ctx.run_state = RunStatePath(work_dir_, run);
+  if (::mkdir(ctx.sandbox.c_str(), 0700) != 0) {
     if (errno == EEXIST) {
       return absl::AlreadyExistsError(absl::StrCat("run ", run.ToString(), " was launched before"));
     }
-    return ErrnoStatus(errno, absl::StrCat("mkdir ", ctx.run_dir));
-  }
-  if (::mkdir(ctx.sandbox.c_str(), 0700) != 0 && errno != EEXIST) {
     return ErrnoStatus(errno, absl::StrCat("mkdir ", ctx.sandbox));
   }
   if (ctx.user.uid >= 0 && ::chown(ctx.sandbox.c_str(), static_cast<uid_t>(ctx.user.uid),
@@ -57,7 +55,9 @@ absl::Status SandboxHook::Prepare(RunContext& ctx) {
 void SandboxHook::Cleanup(RunContext& ctx, CleanupKind kind) {
   if (kind != CleanupKind::kRollback) return;  // kept for logs; the retention GC removes it
   if (!ctx.sandbox.empty()) RemoveTree(ctx.sandbox).IgnoreError();
-  if (!ctx.run_dir.empty()) RemoveTree(ctx.run_dir).IgnoreError();
+  if (!ctx.run_state.empty()) {
+    ::unlink(absl::StrCat(ctx.run_state, wrapper::kStatusSuffix).c_str());
+  }
 }
 
 }  // namespace paceline::agent

@@ -3,8 +3,10 @@
 //
 //   <work_dir>/sandboxes/<job>/<instance>/<run>/   the task's cwd (0700, owned by the task
 //                                                 user): stdout, stderr (+ .1), peers.json
-//   <work_dir>/runs/<job>_<instance>_<run>/        root-only: the wrapper's status file and log
-//                                                 offsets; its existence marks "launched once"
+//   <work_dir>/runs/<job>_<instance>_<run>.*       agent-private (runs/ is 0700): the wrapper's
+//                                                 status file (only if the agent died while the
+//                                                 task ran) and the log offset files
+// Creating the sandbox (mkdir) marks "launched here once": a second launch of the run fails.
 // The <job> and <instance> levels are 0711: a task can reach its own sandbox but cannot list
 // the others. Sandboxes outlive their run (for `task logs`) until the retention GC removes them.
 // Exports PACELINE_SANDBOX (and HOME, unless the spec sets it).
@@ -25,7 +27,9 @@ class SandboxHook final : public TaskHook {
   void Cleanup(RunContext& ctx, CleanupKind kind) override;
 
   static std::string SandboxPath(const std::string& work_dir, const RunId& run);
-  static std::string RunDirPath(const std::string& work_dir, const RunId& run);
+  // The prefix of the run's agent-private files (RunContext::run_state).
+  static std::string RunStatePath(const std::string& work_dir, const RunId& run);
+  static std::string StatusPath(const std::string& work_dir, const RunId& run);
 
  private:
   std::string work_dir_;

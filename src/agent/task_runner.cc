@@ -25,7 +25,7 @@ namespace paceline::agent {
 namespace {
 
 std::string StatusPath(const RunContext& c) {
-  return absl::StrCat(c.run_dir, "/", wrapper::kStatusFile);
+  return absl::StrCat(c.run_state, wrapper::kStatusSuffix);
 }
 
 wrapper::ExitStatus ReadStatus(const RunContext& c) {
@@ -69,7 +69,7 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s
   a.user = c.user;
   a.cgroup_procs = c.cgroup_procs;
   a.self_cgroups = s.cgroups->SupervisorProcsFiles();
-  a.run_dir = c.run_dir;
+  a.state = c.run_state;
   a.stdout_path = absl::StrCat(c.sandbox, "/stdout");
   a.stderr_path = absl::StrCat(c.sandbox, "/stderr");
   a.log_max = s.config->log_max_bytes;
@@ -137,14 +137,16 @@ void TaskRunner::OnControlReadable() {
 }
 
 void TaskRunner::HandleControlLine(const std::string& line) {
-  std::vector<std::string> f = absl::StrSplit(line, ' ');
-  int pid = 0;
-  uint64_t start = 0;
-  if (f.size() == 3 && f[0] == "started" && absl::SimpleAtoi(f[1], &pid) &&
-      absl::SimpleAtoi(f[2], &start)) {
-    MarkRunning(pid, start, /*live=*/true);
+  control_record_ += line;
+  control_record_ += '\n';
+  wrapper::ExitStatus st = wrapper::ParseStatus(control_record_);
+  if (st.task_pid > 0 && state_ == State::kStarting) {
+    MarkRunning(st.task_pid, st.task_start, /*live=*/true);
   }
-  // "failed <message>": the status file has it; the wrapper exits next.
+  if (IsFinal(st) && state_ != State::kDraining && state_ != State::kDone) {
+    status_ = st;
+    EndOfTask();
+  }
 }
 
 void TaskRunner::MarkRunning(int pid, uint64_t start_ticks, bool live) {
@@ -268,19 +270,31 @@ void TaskRunner::OnTimer(absl::Time now) {
 }
 
 void TaskRunner::OnWrapperExit() {
-  if (control_.valid()) OnControlReadable();  // a "started" line may still be buffered
+  if (control_.valid()) OnControlReadable();  // the last records may still be buffered
+  if (state_ == State::kDraining || state_ == State::kDone) return;
   if (pidfd_.valid()) {
     siginfo_t info;
     ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
              WEXITED | WNOHANG);  // reaps it when it is our child (ECHILD otherwise)
   }
-  health_.reset();
   Unwatch();
-  status_ = ReadStatus(ctx_);
+  // Without a connected agent the wrapper wrote its records to the status file.
+  wrapper::ExitStatus from_file = ReadStatus(ctx_);
+  if (from_file.kind != wrapper::ExitStatus::Kind::kUnknown) status_ = from_file;
   if (state_ == State::kStarting && status_.task_pid > 0 &&
       status_.kind != wrapper::ExitStatus::Kind::kLaunchError) {
     MarkRunning(status_.task_pid, status_.task_start, /*live=*/false);
   }
+  EndOfTask();
+}
+
+bool TaskRunner::IsFinal(const wrapper::ExitStatus& s) {
+  using Kind = wrapper::ExitStatus::Kind;
+  return s.kind == Kind::kExited || s.kind == Kind::kSignaled || s.kind == Kind::kLaunchError;
+}
+
+void TaskRunner::EndOfTask() {
+  health_.reset();
   state_ = State::kDraining;
   retry_at_ = absl::InfiniteFuture();
   TryFinish();
@@ -298,21 +312,32 @@ void TaskRunner::TryFinish() {
       return;
     }
   }
-  std::optional<CgroupStats> stats;
+  uint64_t oom_kills = 0;
   if (!ctx_.cgroup.empty()) {
-    absl::StatusOr<CgroupStats> st = s_.cgroups->Stats(ctx_.cgroup);
-    if (st.ok()) stats = *st;
+    absl::StatusOr<uint64_t> kills = s_.cgroups->OomKills(ctx_.cgroup);
+    if (kills.ok()) oom_kills = *kills;
   }
-  TaskEvent e = TerminalEvent(stats);
+  TaskEvent e = TerminalEvent(oom_kills);
   s_.lifecycle->Cleanup(ctx_, CleanupKind::kFinished);
   s_.emit(std::move(e));
   absl::Status s = s_.checkpoint->Remove(ctx_.key);
   if (!s.ok()) spdlog::error("checkpoint removal of run {}: {}", ctx_.key, s.ToString());
+  // The exit is recorded: let the wrapper go, and leave its reaping to the runtime.
+  if (control_.valid()) {
+    char ack = wrapper::kAckByte;
+    if (::write(control_.get(), &ack, 1) != 1) {
+      spdlog::warn("run {}: could not release wrapper {}", ctx_.key, ctx_.wrapper_pid);
+    }
+  }
+  if (pidfd_watch_ != 0) s_.poller->Remove(pidfd_watch_);
+  pidfd_watch_ = 0;
+  if (pidfd_.valid()) s_.reap(std::move(pidfd_));
+  Unwatch();
   state_ = State::kDone;
   retry_at_ = absl::InfiniteFuture();
 }
 
-TaskEvent TaskRunner::TerminalEvent(const std::optional<CgroupStats>& stats) const {
+TaskEvent TaskRunner::TerminalEvent(uint64_t oom_kills) const {
   using Kind = wrapper::ExitStatus::Kind;
   TaskEvent e;
   e.time = s_.now;
@@ -332,7 +357,7 @@ TaskEvent TaskRunner::TerminalEvent(const std::optional<CgroupStats>& stats) con
         e.exit_code = status_.value;
       }
       bool failed = signaled || status_.value != 0;
-      if (stats && stats->oom_kills > 0 && failed) {
+      if (oom_kills > 0 && failed) {
         e.type = TaskEventType::kExited;
         e.reason = TerminationReason::kOomKilled;
         e.message = absl::StrCat("out of memory: the task exceeded its memory limit of ",

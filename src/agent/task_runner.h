@@ -49,6 +49,7 @@ struct RuntimeServices {
   TaskLifecycle* lifecycle = nullptr;
   std::function<void(TaskEvent)> emit;           // into the outbox
   std::function<void(const RunId&)> reschedule;  // the runner's NextDeadline() changed
+  std::function<void(UniqueFd pidfd)> reap;      // waits for and reaps an exiting wrapper
   absl::Time now;                                // time of the current runtime call
 };
 
@@ -89,12 +90,16 @@ class TaskRunner {
   void OnControlReadable();
   void HandleControlLine(const std::string& line);
   void OnWrapperExit();
+  static bool IsFinal(const wrapper::ExitStatus& s);
+  // The task and its descendants are gone (exit record or wrapper exit): drain and finish.
+  void EndOfTask();
   // Reports RUNNING; `live`: the task may still run (else it already ended).
   void MarkRunning(int pid, uint64_t start_ticks, bool live);
   void SignalTask(int sig);
   void EscalateKill();
   void TryFinish();
-  TaskEvent TerminalEvent(const std::optional<CgroupStats>& stats) const;
+  // The run's terminal event from the wrapper's exit record and the cgroup's OOM-kill count.
+  TaskEvent TerminalEvent(uint64_t oom_kills) const;
   void StartHealth();
   void Checkpoint();
   void Unwatch();
@@ -107,6 +112,7 @@ class TaskRunner {
   uint64_t pidfd_watch_ = 0;
   uint64_t control_watch_ = 0;
   std::string control_buf_;
+  std::string control_record_;  // complete status lines received from the wrapper
   wrapper::ExitStatus status_;
   std::unique_ptr<HealthMonitor> health_;
   absl::Time retry_at_ = absl::InfiniteFuture();  // draining: next attempt; starting: status poll

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,10 @@
 #include "agent/wrapper_protocol.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 namespace paceline::agent {
 namespace {
@@ -50,6 +55,8 @@ TaskRuntime::TaskRuntime(AgentConfig config, const Clock& clock)
 
 TaskRuntime::~TaskRuntime() {
   runners_.clear();  // unregisters; does not kill
+  for (auto& [fd, r] : reaping_) poller_->Remove(r.watch);
+  reaping_.clear();
   if (checkpoint_) checkpoint_->Sync().IgnoreError();
   if (outbox_) outbox_->Sync().IgnoreError();
 }
@@ -115,6 +122,7 @@ absl::Status TaskRuntime::Init() {
   services_.lifecycle = &lifecycle_;
   services_.emit = [this](TaskEvent e) { Emit(std::move(e)); };
   services_.reschedule = [this](const RunId& run) { Reschedule(run); };
+  services_.reap = [this](UniqueFd pidfd) { Reap(std::move(pidfd)); };
   services_.now = clock_.Now();
   spdlog::info("agent {}: work dir {}, isolation: {}", config_.name, wd, cgroups_->Describe());
   return absl::OkStatus();
@@ -128,6 +136,20 @@ void TaskRuntime::Emit(TaskEvent e) {
   if (terminal) finished_.push_back(run);
 }
 
+void TaskRuntime::Reap(UniqueFd pidfd) {
+  int fd = pidfd.get();
+  absl::StatusOr<uint64_t> watch = poller_->Add(fd, EPOLLIN, [this, fd](uint32_t) {
+    auto it = reaping_.find(fd);
+    if (it == reaping_.end()) return;
+    siginfo_t info;
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(fd), &info, WEXITED | WNOHANG);
+    poller_->Remove(it->second.watch);
+    reaping_.erase(it);
+  });
+  if (!watch.ok()) return;  // the zombie is reaped when the agent exits
+  reaping_[fd] = Reaping{*watch, std::move(pidfd)};
+}
+
 absl::Status TaskRuntime::Launch(const LaunchRequest& request) {
   if (!recovered_) {
     return absl::FailedPreconditionError("call Recover() before launching tasks");
@@ -139,16 +161,16 @@ absl::Status TaskRuntime::Launch(const LaunchRequest& request) {
   ctx.request = request;
   ctx.key = RunKey(request.run);
   ctx.boot_id = services_.boot_id;
-  std::string run_dir = SandboxHook::RunDirPath(config_.work_dir, request.run);
-  if (PathExists(run_dir)) {
-    // Launched here before. If it never started (no status: the agent died mid-launch), the
-    // leftovers go and the launch proceeds; otherwise this run already ran.
-    if (PathExists(absl::StrCat(run_dir, "/", wrapper::kStatusFile))) {
+  std::string sandbox = SandboxHook::SandboxPath(config_.work_dir, request.run);
+  if (PathExists(sandbox)) {
+    // Launched here before. If its wrapper never got to create the log files (the agent died in
+    // the middle of the launch, before the task could start), the leftovers go and the launch
+    // proceeds; otherwise this run already ran.
+    if (PathExists(absl::StrCat(sandbox, "/stdout"))) {
       return absl::AlreadyExistsError(absl::StrCat("run ", request.run.ToString(),
                                                    " already ran on this agent; launch a new run"));
     }
-    RemoveTree(run_dir).IgnoreError();
-    RemoveTree(SandboxHook::SandboxPath(config_.work_dir, request.run)).IgnoreError();
+    RemoveTree(sandbox).IgnoreError();
   }
   RETURN_IF_ERROR(lifecycle_.Prepare(ctx));
   ctx.final_env = lifecycle_.BuildEnv(ctx);

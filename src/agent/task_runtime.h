@@ -152,6 +152,8 @@ class TaskRuntime {
   void ReapFinished();
   void CollectGarbage(absl::Time now);
   void Emit(TaskEvent event);
+  // Reaps a wrapper that was released after its run ended, once it exits.
+  void Reap(UniqueFd pidfd);
   RunStatus StatusOf(const TaskRunner& r) const;
 
   AgentConfig config_;
@@ -170,6 +172,11 @@ class TaskRuntime {
   using Timer = std::pair<absl::Time, RunId>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   std::vector<RunId> finished_;
+  struct Reaping {
+    uint64_t watch = 0;
+    UniqueFd pidfd;
+  };
+  absl::flat_hash_map<int, Reaping> reaping_;  // by pidfd number
   bool recovered_ = false;
   absl::Time last_sync_ = absl::InfinitePast();
   absl::Time next_gc_ = absl::InfinitePast();

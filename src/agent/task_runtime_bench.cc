@@ -19,6 +19,7 @@ void BM_LaunchAndReap(benchmark::State& state) {
   TempDir dir;
   AgentConfig config = TestConfig(dir.Sub("work"));
   config.cgroup = cgroups ? CgroupPreference::kAuto : CgroupPreference::kNone;
+  config.cpu_hard_limit = state.range(1) != 2;
   auto rt = TaskRuntime::Create(config).value();
   PL_CHECK(rt->Recover().ok());
   if (cgroups && rt->host().isolation == CgroupMode::kNone) {
@@ -41,7 +42,9 @@ void BM_LaunchAndReap(benchmark::State& state) {
       rt->RunOnce(absl::Milliseconds(50));
       std::vector<TaskEvent> ev = rt->PendingEvents();
       for (const TaskEvent& e : ev) ended += e.terminal();
-      if (!ev.empty()) PL_CHECK(rt->Ack(ev.back().seq).ok());
+      if (!ev.empty()) {
+        PL_CHECK(rt->Ack(ev.back().seq).ok());
+      }
     }
     tasks += n;
   }
@@ -56,6 +59,7 @@ BENCHMARK(BM_LaunchAndReap)
     ->ArgNames({"tasks", "cgroups"})
     ->Args({500, 0})
     ->Args({500, 1})
+    ->Args({500, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

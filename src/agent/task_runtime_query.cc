@@ -96,8 +96,8 @@ UsageSnapshot TaskRuntime::Usage(absl::Time now) const {
 
 absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   std::string sandbox = SandboxHook::SandboxPath(config_.work_dir, req.run);
-  std::string run_dir = SandboxHook::RunDirPath(config_.work_dir, req.run);
-  if (!PathExists(run_dir)) {
+  std::string state = SandboxHook::RunStatePath(config_.work_dir, req.run);
+  if (!PathExists(sandbox)) {
     return absl::NotFoundError(absl::StrCat("run ", req.run.ToString(),
                                             " has no logs on this agent (never ran here, or "
                                             "its sandbox was removed after the retention)"));
@@ -106,9 +106,8 @@ absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   LogFiles f;
   f.current = absl::StrCat(sandbox, "/", name);
   f.rotated = absl::StrCat(f.current, ".1");
-  f.base_file = absl::StrCat(
-      run_dir, "/",
-      req.stream == LogStream::kStdout ? wrapper::kStdoutBaseFile : wrapper::kStderrBaseFile);
+  f.base_file = absl::StrCat(state, req.stream == LogStream::kStdout ? wrapper::kStdoutBaseSuffix
+                                                                     : wrapper::kStderrBaseSuffix);
   auto it = runners_.find(req.run);
   bool finished = it == runners_.end() || it->second->state() == TaskRunner::State::kDraining ||
                   it->second->done();

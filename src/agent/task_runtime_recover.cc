@@ -3,8 +3,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -25,6 +28,18 @@ std::optional<RunId> ParseRunKey(absl::string_view key) {
     return std::nullopt;
   }
   return RunId{TaskId{JobId(job), instance}, run};
+}
+
+std::vector<std::string> ListNumericDirs(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return out;
+  while (struct dirent* e = ::readdir(dir)) {
+    uint64_t n = 0;
+    if (e->d_type == DT_DIR && absl::SimpleAtoi(e->d_name, &n)) out.push_back(e->d_name);
+  }
+  ::closedir(dir);
+  return out;
 }
 
 }  // namespace
@@ -60,24 +75,37 @@ absl::Status TaskRuntime::Recover() {
 
 void TaskRuntime::CollectGarbage(absl::Time now) {
   if (config_.sandbox_retention <= absl::ZeroDuration()) return;
-  std::string runs_dir = absl::StrCat(config_.work_dir, "/runs");
-  DIR* dir = ::opendir(runs_dir.c_str());
-  if (dir == nullptr) return;
-  std::vector<RunId> expired;
-  while (struct dirent* e = ::readdir(dir)) {
-    std::optional<RunId> run = ParseRunKey(e->d_name);
-    if (!run || runners_.contains(*run)) continue;
-    struct stat st;
-    std::string status = absl::StrCat(runs_dir, "/", e->d_name, "/", wrapper::kStatusFile);
-    if (::stat(status.c_str(), &st) != 0) continue;
-    if (absl::FromTimeT(st.st_mtime) + config_.sandbox_retention < now) expired.push_back(*run);
+  // sandboxes/<job>/<instance>/<run>: a finished run's sandbox expires `sandbox_retention`
+  // after its last change (the task's last output).
+  std::string root = absl::StrCat(config_.work_dir, "/sandboxes");
+  size_t removed = 0;
+  for (const std::string& job : ListNumericDirs(root)) {
+    std::string job_dir = absl::StrCat(root, "/", job);
+    for (const std::string& instance : ListNumericDirs(job_dir)) {
+      std::string instance_dir = absl::StrCat(job_dir, "/", instance);
+      for (const std::string& run_name : ListNumericDirs(instance_dir)) {
+        std::optional<RunId> run = ParseRunKey(absl::StrCat(job, "_", instance, "_", run_name));
+        if (!run || runners_.contains(*run)) continue;
+        std::string sandbox = absl::StrCat(instance_dir, "/", run_name);
+        absl::Time last = absl::InfinitePast();
+        for (const std::string& p : {sandbox, sandbox + "/stdout", sandbox + "/stderr"}) {
+          struct stat st;
+          if (::stat(p.c_str(), &st) == 0) last = std::max(last, absl::FromTimeT(st.st_mtime));
+        }
+        if (last + config_.sandbox_retention >= now) continue;
+        RemoveTree(sandbox).IgnoreError();
+        std::string state = SandboxHook::RunStatePath(config_.work_dir, *run);
+        for (const char* suffix :
+             {wrapper::kStdoutBaseSuffix, wrapper::kStderrBaseSuffix, wrapper::kStatusSuffix}) {
+          ::unlink(absl::StrCat(state, suffix).c_str());
+        }
+        ++removed;
+      }
+      ::rmdir(instance_dir.c_str());  // only when empty
+    }
+    ::rmdir(job_dir.c_str());
   }
-  ::closedir(dir);
-  for (const RunId& run : expired) {
-    RemoveTree(SandboxHook::SandboxPath(config_.work_dir, run)).IgnoreError();
-    RemoveTree(SandboxHook::RunDirPath(config_.work_dir, run)).IgnoreError();
-  }
-  if (!expired.empty()) spdlog::info("removed {} expired sandboxes", expired.size());
+  if (removed > 0) spdlog::info("removed {} expired sandboxes", removed);
 }
 
 }  // namespace paceline::agent

@@ -93,8 +93,8 @@ TEST_F(RecoveryTest, ExitsWhileNoAgentRunsAreReportedAfterRestart) {
   absl::Time deadline = absl::Now() + absl::Seconds(20);
   auto all_exited = [&] {
     for (int i = 0; i < 5; ++i) {
-      std::string st = ReadAll(absl::StrCat(config_.work_dir, "/runs/31_", i, "_1/status"));
-      if (st.find("exit_code=") == std::string::npos) return false;
+      std::string st = ReadAll(absl::StrCat(config_.work_dir, "/runs/31_", i, "_1.status"));
+      if (st.find("exit_code ") == std::string::npos) return false;
     }
     return true;
   };
@@ -165,7 +165,7 @@ TEST_F(RecoveryTest, AReusedPidIsNeitherAdoptedNorKilled) {
     c.request = Req(34, 0, 1, "sleep 30");
     c.key = RunKey(c.request.run);
     c.boot_id = BootId();
-    c.run_dir = config_.work_dir + "/runs/34_0_1";
+    c.run_state = config_.work_dir + "/runs/34_0_1";
     c.wrapper_pid = stranger;
     c.wrapper_start = 1;  // not the stranger's start time
     c.task_pid = stranger;

@@ -50,7 +50,7 @@ struct Options {
   bool set_groups = false;
   std::vector<std::string> cgroups;
   std::vector<std::string> self_cgroups;
-  std::string run_dir;
+  std::string state;  // path prefix of the status and log offset files
   std::string stdout_path;
   std::string stderr_path;
   long long log_max = 64LL << 20;
@@ -93,8 +93,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       o->cgroups.push_back(value);
     } else if (StartsWith(a, "--self-cgroup=")) {
       o->self_cgroups.push_back(value);
-    } else if (StartsWith(a, "--run-dir=")) {
-      o->run_dir = value;
+    } else if (StartsWith(a, "--state=")) {
+      o->state = value;
     } else if (StartsWith(a, "--stdout=")) {
       o->stdout_path = value;
     } else if (StartsWith(a, "--stderr=")) {
@@ -157,11 +157,9 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
     return fail("setuid", std::to_string(o.uid));
   }
   if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) return fail("chdir", o.cwd);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
-  }
+  // The agent spawned the wrapper with default dispositions; the wrapper only ignored these
+  // (ignored signals stay ignored across exec, handled ones are reset by exec itself).
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -170,20 +168,55 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
   fail("exec", o.command[0]);
 }
 
-void WriteStatus(const Options& o, const ExitStatus& s) {
-  std::string path = o.run_dir + "/" + kStatusFile;
-  std::string tmp = path + ".tmp";
-  std::string text = FormatStatus(s);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  bool ok = WriteAllFd(fd, text.data(), text.size());
-  ::close(fd);
-  if (ok) ::rename(tmp.c_str(), path.c_str());
-}
+// Where the wrapper's records go: to the agent over fd 3 while it is there, and once it is gone
+// (EOF, a failed write) to the status file, which a restarted agent reads. So a task costs no
+// status file at all unless its agent dies while it runs.
+class Reporter {
+ public:
+  explicit Reporter(const Options& o) : path_(o.state + kStatusSuffix) {}
+  bool connected() const { return connected_; }
 
-void Tell(const std::string& line) {
-  WriteAllFd(kControlFd, line.data(), line.size());  // the agent may be gone: ignore errors
-}
+  void Record(const ExitStatus& s) {
+    std::string line = FormatStatusLine(s);
+    history_ += line;
+    if (!connected_) {
+      Append(line);
+    } else if (!WriteAllFd(kControlFd, line.data(), line.size())) {
+      Disconnect();
+    }
+  }
+  // The agent is gone: everything recorded so far goes to the file (one write per call, so a
+  // reader sees whole lines), and from now on every record.
+  void Disconnect() {
+    if (!connected_) return;
+    connected_ = false;
+    Append(history_);
+  }
+  // After the final record: waits until the agent acknowledges it (it is then durable on the
+  // agent's side) or goes away.
+  void AwaitAck() {
+    while (connected_) {
+      char c = 0;
+      ssize_t n = ::read(kControlFd, &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 1 && c == kAckByte) return;
+      if (n != 1) Disconnect();
+    }
+  }
+
+ private:
+  void Append(const std::string& text) {
+    if (text.empty()) return;
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    WriteAllFd(fd, text.data(), text.size());
+    ::close(fd);
+  }
+
+  std::string path_;
+  bool connected_ = true;
+  std::string history_;
+};
 
 uint64_t StartTicks(pid_t pid) {
   char path[64];
@@ -248,17 +281,18 @@ int Supervise(const Options& o) {
   } while (got < 0 && errno == EINTR);
   if (got != 1 || go != kGoByte) return 0;
 
+  Reporter reporter(o);
   ExitStatus status;
   auto fail_launch = [&](const std::string& message) {
     status.kind = ExitStatus::Kind::kLaunchError;
     status.error = message;
-    WriteStatus(o, status);
-    Tell("failed " + message + "\n");
+    reporter.Record(status);
+    reporter.AwaitAck();
     return 0;
   };
 
-  RotatingLog out(o.stdout_path, o.run_dir + "/" + kStdoutBaseFile, o.log_max, o.uid, o.gid);
-  RotatingLog err(o.stderr_path, o.run_dir + "/" + kStderrBaseFile, o.log_max, o.uid, o.gid);
+  RotatingLog out(o.stdout_path, o.state + kStdoutBaseSuffix, o.log_max, o.uid, o.gid);
+  RotatingLog err(o.stderr_path, o.state + kStderrBaseSuffix, o.log_max, o.uid, o.gid);
   if (!out.Open()) return fail_launch("open " + o.stdout_path + ": " + std::strerror(errno));
   if (!err.Open()) return fail_launch("open " + o.stderr_path + ": " + std::strerror(errno));
 
@@ -305,16 +339,18 @@ int Supervise(const Options& o) {
   status.task_pid = child;
   status.task_start = StartTicks(child);
   status.kind = ExitStatus::Kind::kRunning;
-  WriteStatus(o, status);
-  Tell("started " + std::to_string(child) + " " + std::to_string(status.task_start) + "\n");
+  reporter.Record(status);
 
   // Copy output until the main process ended, its leftovers are killed, every pipe is closed
   // and every child is reaped. A pipe held open by something we cannot kill is abandoned after
-  // a bound, so the status is always written.
+  // a bound, so the status is always recorded. fd 3 is watched for the agent going away.
   bool main_done = false;
   bool children_left = true;
   int64_t drain_deadline = 0;
-  struct pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {sig_fd, POLLIN, 0}};
+  struct pollfd fds[4] = {{out_pipe[0], POLLIN, 0},
+                          {err_pipe[0], POLLIN, 0},
+                          {sig_fd, POLLIN, 0},
+                          {kControlFd, POLLIN, 0}};
   RotatingLog* logs[2] = {&out, &err};
   for (;;) {
     if (main_done && !children_left && fds[0].fd < 0 && fds[1].fd < 0) break;
@@ -324,7 +360,8 @@ int Supervise(const Options& o) {
       if (left <= 0) break;
       timeout = static_cast<int>(left < 100 ? left : 100);
     }
-    int ready = ::poll(fds, 3, timeout);
+    fds[3].fd = reporter.connected() ? kControlFd : -1;
+    int ready = ::poll(fds, 4, timeout);
     if (ready < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -336,6 +373,10 @@ int Supervise(const Options& o) {
           fds[i].fd = -1;
         }
       }
+    }
+    if (fds[3].fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t n = ::read(kControlFd, buf, sizeof(buf));
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) reporter.Disconnect();
     }
     if (sig_fd >= 0) {
       struct signalfd_siginfo si;
@@ -369,7 +410,8 @@ int Supervise(const Options& o) {
     }
     if (main_done && children_left) KillChildren();
   }
-  WriteStatus(o, status);
+  reporter.Record(status);
+  reporter.AwaitAck();
   return 0;
 }
 

@@ -52,7 +52,7 @@ absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& a) {
   for (const std::string& f : a.cgroup_procs) argv.push_back(absl::StrCat("--cgroup=", f));
   for (const std::string& f : a.self_cgroups) argv.push_back(absl::StrCat("--self-cgroup=", f));
   if (!a.exec_mode) {
-    argv.push_back(absl::StrCat("--run-dir=", a.run_dir));
+    argv.push_back(absl::StrCat("--state=", a.state));
     argv.push_back(absl::StrCat("--stdout=", a.stdout_path));
     argv.push_back(absl::StrCat("--stderr=", a.stderr_path));
     argv.push_back(absl::StrCat("--log-max=", a.log_max));

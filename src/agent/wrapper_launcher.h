@@ -24,7 +24,7 @@ struct WrapperArgs {
   TaskUser user;  // switched to when uid >= 0
   std::vector<std::string> cgroup_procs;
   std::vector<std::string> self_cgroups;
-  std::string run_dir;  // supervise mode: status + log offsets
+  std::string state;  // supervise mode: path prefix of the status and log offset files
   std::string stdout_path;
   std::string stderr_path;
   int64_t log_max = 0;

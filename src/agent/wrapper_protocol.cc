@@ -4,59 +4,52 @@
 
 namespace paceline::agent::wrapper {
 
-std::string FormatStatus(const ExitStatus& s) {
-  std::string out;
-  if (s.task_pid > 0) {
-    out += "task_pid=" + std::to_string(s.task_pid) + "\n";
-    out += "task_start=" + std::to_string(s.task_start) + "\n";
-  }
+std::string FormatStatusLine(const ExitStatus& s) {
   switch (s.kind) {
+    case ExitStatus::Kind::kRunning:
+      return "started " + std::to_string(s.task_pid) + " " + std::to_string(s.task_start) + "\n";
     case ExitStatus::Kind::kExited:
-      out += "exit_code=" + std::to_string(s.value) + "\n";
-      break;
+      return "exit_code " + std::to_string(s.value) + "\n";
     case ExitStatus::Kind::kSignaled:
-      out += "exit_signal=" + std::to_string(s.value) + "\n";
-      break;
+      return "exit_signal " + std::to_string(s.value) + "\n";
     case ExitStatus::Kind::kLaunchError: {
       std::string msg = s.error;
       for (char& c : msg) {
         if (c == '\n') c = ' ';
       }
-      out += "launch_error=" + msg + "\n";
-      break;
+      return "launch_error " + msg + "\n";
     }
     default:
-      break;
+      return "";
   }
-  return out;
 }
 
 ExitStatus ParseStatus(const std::string& text) {
   ExitStatus s;
   size_t pos = 0;
-  while (pos < text.size()) {
+  for (;;) {
     size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
+    if (end == std::string::npos) break;  // an incomplete last line does not count
     std::string line = text.substr(pos, end - pos);
     pos = end + 1;
-    size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string key = line.substr(0, eq);
-    std::string value = line.substr(eq + 1);
-    if (key == "task_pid") {
-      s.task_pid = std::atoi(value.c_str());
+    size_t sp = line.find(' ');
+    if (sp == std::string::npos) continue;
+    std::string key = line.substr(0, sp);
+    std::string rest = line.substr(sp + 1);
+    if (key == "started") {
+      char* after = nullptr;
+      s.task_pid = static_cast<int>(std::strtol(rest.c_str(), &after, 10));
+      s.task_start = std::strtoull(after, nullptr, 10);
       if (s.kind == ExitStatus::Kind::kUnknown) s.kind = ExitStatus::Kind::kRunning;
-    } else if (key == "task_start") {
-      s.task_start = std::strtoull(value.c_str(), nullptr, 10);
     } else if (key == "exit_code") {
       s.kind = ExitStatus::Kind::kExited;
-      s.value = std::atoi(value.c_str());
+      s.value = std::atoi(rest.c_str());
     } else if (key == "exit_signal") {
       s.kind = ExitStatus::Kind::kSignaled;
-      s.value = std::atoi(value.c_str());
+      s.value = std::atoi(rest.c_str());
     } else if (key == "launch_error") {
       s.kind = ExitStatus::Kind::kLaunchError;
-      s.error = value;
+      s.error = rest;
     }
   }
   return s;

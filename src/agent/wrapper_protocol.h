@@ -15,20 +15,27 @@
 //   --cwd=DIR --uid=N --gid=N --groups=G1,G2   how the task runs (uid/gid only when switching)
 //   --cgroup=FILE           a cgroup.procs file the task joins before exec (repeatable)
 //   --self-cgroup=FILE      a cgroup.procs file the wrapper itself joins (repeatable)
-//   --run-dir=DIR           agent-private directory: the status file and log offset files
+//   --state=PREFIX          agent-private path prefix: PREFIX.status (the status file) and
+//                           PREFIX.stdout.base / .stderr.base (log offsets)
 //   --stdout=FILE --stderr=FILE --log-max=BYTES   log files and their per-stream cap
 // The environment given to the wrapper is the task's environment, passed through unchanged.
 //
 // fd 3 (supervise mode) is a stream socket to the agent:
-//   agent -> wrapper  one byte 'g' once the agent has checkpointed the wrapper's pid; EOF
-//                     before it means the agent died and the wrapper exits without starting
-//                     anything (so no task ever runs that the checkpoint does not know).
-//   wrapper -> agent  "started <pid> <start_ticks>\n" after a successful exec, or
-//                     "failed <message>\n" when the task could not be started.
+//   agent -> wrapper  'g' once the agent has checkpointed the wrapper's pid; EOF before it means
+//                     the agent died, and the wrapper exits without starting anything (so no
+//                     task ever runs that the checkpoint does not know).
+//   wrapper -> agent  status lines (below): "started ..." after a successful exec, then the
+//                     exit record once the task and all its descendants are gone.
+//   agent -> wrapper  'a' once the exit is recorded in the agent's outbox; the wrapper exits.
+// When fd 3 reaches EOF while the task runs (the agent died), the wrapper writes what it told
+// the agent, and every later record, to the status file instead.
 //
-// The status file RUN_DIR/status is rewritten atomically (temp + rename) as "key=value" lines:
-//   task_pid=, task_start=          once the task runs
-//   exit_code= | exit_signal= | launch_error=   once it ended (all processes reaped)
+// The status file PREFIX.status (only written when the agent went away) is append-only: one line
+// per record, each written with a single write(2), and a line counts only once its '\n' is there
+// (so a reader never acts on half a record). No temp files and renames: creating and deleting an
+// inode per update is what costs most when tasks are launched by the hundred per second.
+//   started <pid> <start_ticks>            once the task runs
+//   exit_code <n> | exit_signal <n> | launch_error <message>   once it ended, all reaped
 // It is what a restarted agent reads to learn how a task ended while it was down.
 //
 // Thread-safety: plain functions; used by the single-threaded wrapper and the agent.
@@ -40,9 +47,10 @@ namespace paceline::agent::wrapper {
 
 inline constexpr int kControlFd = 3;
 inline constexpr char kGoByte = 'g';
-inline constexpr const char* kStatusFile = "status";
-inline constexpr const char* kStdoutBaseFile = "stdout.base";
-inline constexpr const char* kStderrBaseFile = "stderr.base";
+inline constexpr char kAckByte = 'a';
+inline constexpr const char* kStatusSuffix = ".status";
+inline constexpr const char* kStdoutBaseSuffix = ".stdout.base";
+inline constexpr const char* kStderrBaseSuffix = ".stderr.base";
 inline constexpr const char* kExecutableName = "paceline-task-wrapper";
 // Exit code of the wrapper (exec mode) or of the task when it could not be started.
 inline constexpr int kLaunchFailureExitCode = 127;
@@ -56,9 +64,10 @@ struct ExitStatus {
   std::string error;  // launch error message
 };
 
-// Text of the status file for `s`.
-std::string FormatStatus(const ExitStatus& s);
-// Parses a status file; unknown keys are ignored, a missing file content gives kUnknown.
+// The status-file line recording `s` ("started ..." for kRunning, else the exit record).
+std::string FormatStatusLine(const ExitStatus& s);
+// Parses a status file: complete lines only, later records win, unknown lines are ignored;
+// an empty file gives kUnknown.
 ExitStatus ParseStatus(const std::string& text);
 
 }  // namespace paceline::agent::wrapper

@@ -117,7 +117,11 @@ struct AgentDaemon::Impl {
     ports->set_first(host.port_min);
     ports->set_last(host.port_max);
     for (const agent::RunStatus& r : runtime->ListRuns()) {
-      if (r.state != agent::RunState::kEnding) *reg->add_running() = master::ToProto(r.run);
+      if (r.state == agent::RunState::kEnding) continue;
+      v1::RunningTask* t = reg->add_running();
+      *t->mutable_run() = master::ToProto(r.run);
+      for (const auto& [name, port] : r.ports) (*t->mutable_ports())[name] = port;
+      for (int d : r.gpus) t->add_gpu_devices(static_cast<uint32_t>(d));
     }
     reg->set_isolation(host.isolation == agent::CgroupMode::kNone
                            ? "none"

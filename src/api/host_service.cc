@@ -69,8 +69,14 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, master::AgentSt
   }
   const std::string host = first.register_().host();
   scheduler::HostRegistration reg = RegistrationOf(first.register_());
-  std::vector<RunId> running;
-  for (const v1::RunRef& r : first.register_().running()) running.push_back(master::FromProto(r));
+  std::vector<scheduler::ReportedRun> running;
+  for (const v1::RunningTask& r : first.register_().running()) {
+    scheduler::ReportedRun run;
+    run.run = master::FromProto(r.run());
+    for (const auto& [name, port] : r.ports()) run.ports.emplace_back(name, port);
+    run.gpu_devices.assign(r.gpu_devices().begin(), r.gpu_devices().end());
+    running.push_back(std::move(run));
+  }
   std::string isolation = first.register_().isolation();
 
   auto session = std::make_shared<master::AgentSession>(host, stream);

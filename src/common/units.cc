@@ -61,7 +61,11 @@ __int128 Pow10(int n) {
 // value = decimal * factor / divisor, which must be a whole number that fits int64.
 absl::StatusOr<int64_t> Scale(const Decimal& d, int64_t factor, absl::string_view text,
                               absl::string_view what, absl::string_view granule) {
-  __int128 num = d.digits * factor;
+  // 28 digits times a factor up to 2^60 can exceed __int128: refuse instead of overflowing.
+  __int128 num = 0;
+  if (__builtin_mul_overflow(d.digits, static_cast<__int128>(factor), &num)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": '", text, "' is too large"));
+  }
   __int128 den = Pow10(d.scale);
   if (num % den != 0) {
     return absl::InvalidArgumentError(

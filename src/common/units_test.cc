@@ -78,6 +78,9 @@ TEST(ParseBytes, Overflow) {
   EXPECT_THAT(ParseBytes("8Ei").status().message(), HasSubstr("too large"));
   EXPECT_THAT(ParseBytes("10000000000000000000Ei").status().message(), HasSubstr("too large"));
   EXPECT_EQ(*ParseBytes("9223372036854775807"), INT64_MAX);
+  // 28 significant digits times Pi overflows even 128 bits (found by the fuzzer).
+  EXPECT_THAT(ParseBytes("599223703202237032.685475807Pi").status().message(),
+              HasSubstr("too large"));
 }
 
 TEST(ParseGpu, WholeDevicesAndFractions) {

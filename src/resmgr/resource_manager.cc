@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
+#include "common/status.h"
 #include "resmgr/pool_path.h"
 #include "spec/job_spec.h"
 
@@ -114,6 +115,19 @@ absl::Status ResourceManager::Enqueue(const GangRequest& r, absl::Time now) {
         absl::StrCat("gang ", r.id.value(), ": ", DescribeWait(*never, path, r.job)));
   }
   state_.Add(r, next_seq_++, now);
+  return absl::OkStatus();
+}
+
+absl::Status ResourceManager::Adopt(const GangRequest& gang, absl::Time now) {
+  RETURN_IF_ERROR(Enqueue(gang, now));
+  std::optional<uint32_t> slot = state_.FindGang(gang.id);
+  PL_CHECK(slot.has_value()) << "gang " << gang.id.value() << " vanished after Enqueue";
+  state_.Admit(*slot, now);
+  for (const TaskRequest& t : gang.tasks) {
+    std::optional<RmState::TaskRef> ref = state_.FindTask(t.id);
+    PL_CHECK(ref.has_value()) << "task " << t.id.ToString() << " vanished after Admit";
+    state_.MarkRunning(*ref, now);
+  }
   return absl::OkStatus();
 }
 

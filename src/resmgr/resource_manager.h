@@ -98,6 +98,11 @@ class ResourceManager {
   // Work.
   absl::Status Enqueue(const GangRequest& gang, absl::Time now);
   absl::Status Cancel(GangId gang);
+  // Recovery: records a gang that is already running (after a master restart its agent
+  // reports it). It is admitted at once and its tasks marked running, bypassing the queue and
+  // the entitlement check; if that leaves the pool above its entitlement, the next cycles'
+  // preemption brings it back, as for any other excess. Validated like Enqueue.
+  absl::Status Adopt(const GangRequest& gang, absl::Time now);
   absl::Status MarkRunning(const TaskId& task, absl::Time now);
   absl::Status Release(const TaskId& task);
 

@@ -99,6 +99,22 @@ TEST(ResourceManagerTest, CancelWithdrawsQueuedGangsAndReleasesAdmittedOnes) {
   EXPECT_THAT(h.Cycle().admitted, SizeIs(1));
 }
 
+TEST(ResourceManagerTest, AdoptRecordsRunningWorkWithoutQueueing) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  ResourceManager& rm = h.rm();
+  ASSERT_TRUE(rm.Adopt(G(1, a, 30), h.now()).ok());
+  EXPECT_EQ(h.Stats(a).allocation, Cpu(30));
+  EXPECT_EQ(h.Stats(a).queued_gangs, 0u);
+  absl::StatusOr<GangView> v = rm.DescribeGang(GangId(1));
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->state, GangState::kAdmitted);
+  // Adopted work is running: it is released like any other, and adopting twice is refused.
+  EXPECT_EQ(rm.Adopt(G(1, a, 30), h.now()).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(rm.Release(TaskId{JobId(1), 0}).ok());
+  EXPECT_EQ(h.Stats(a).allocation, Cpu(0));
+}
+
 TEST(ResourceManagerTest, OnlyLeavesHoldWorkAndOnlyEmptyLeavesAreDeleted) {
   RmHarness h;
   PoolId a = h.Pool("/a");

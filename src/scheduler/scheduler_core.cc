@@ -114,7 +114,7 @@ absl::Status SchedulerCore::KillJob(JobId id, absl::Time now, Actions& out) {
 // Hosts
 
 absl::Status SchedulerCore::RegisterHost(const HostRegistration& reg,
-                                         const std::vector<RunId>& running, absl::Time now,
+                                         const std::vector<ReportedRun>& running, absl::Time now,
                                          Actions& out) {
   if (reg.name.empty()) return absl::InvalidArgumentError("host name: empty");
   placement::HostSpec spec;
@@ -143,7 +143,8 @@ absl::Status SchedulerCore::RegisterHost(const HostRegistration& reg,
   // Reconcile: what the agent has against what the core believes.
   jobmgr::Effects fx;
   std::vector<RunId> believed = jobs_.LiveRunsOnHost(reg.name);
-  std::vector<RunId> reported = running;
+  std::vector<RunId> reported;
+  for (const ReportedRun& r : running) reported.push_back(r.run);
   std::sort(reported.begin(), reported.end());
   for (const RunId& run : believed) {
     if (!std::binary_search(reported.begin(), reported.end(), run)) {
@@ -152,11 +153,51 @@ absl::Status SchedulerCore::RegisterHost(const HostRegistration& reg,
                      now, fx);
     }
   }
-  for (const RunId& run : reported) {
-    jobs_.OnStatus({run, reg.name, TaskState::kRunning}, now, fx);
+  for (const ReportedRun& r : running) {
+    jobs_.OnStatus({r.run, reg.name, TaskState::kRunning}, now, fx);
+    Adopt(r, id, now);
   }
   Absorb(fx, now, out);
   return absl::OkStatus();
+}
+
+void SchedulerCore::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
+  const TaskId task = r.run.task;
+  if (gang_of_.contains(task)) return;  // accounted for already
+  const jobmgr::Job* job = jobs_.GetJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return;
+  const jobmgr::TaskRuntime& t = job->task(task.instance);
+  if (t.run != r.run.run || !MayHaveProcess(t.state)) return;  // not ours: being killed
+  absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape = ShapeOf(*job, task.instance);
+  if (!shape.ok()) return;
+  placement::Assignment a;
+  a.task = task;
+  a.host = host;
+  a.shape = *shape;
+  for (const std::string& name : (*shape)->port_names) {
+    for (const auto& [n, port] : r.ports) {
+      if (n == name) a.ports.push_back(port);
+    }
+  }
+  int64_t gpu = (*shape)->gpu_milli();
+  for (uint32_t d : r.gpu_devices) {
+    a.gpus.push_back({static_cast<uint16_t>(d),
+                      static_cast<int32_t>(gpu < kMilliPerUnit ? gpu : kMilliPerUnit)});
+  }
+  absl::Status committed = snapshot_.Commit(a);
+  if (!committed.ok()) {
+    why_[task] = absl::StrCat("adopted after a restart but not accounted on its host: ",
+                              committed.message());
+  }
+  uint64_t gid = next_gang_++;
+  resmgr::GangRequest req = GangRequestOf(*job, {task}, gid);
+  if (!rm_.Adopt(req, now).ok()) return;
+  gang_of_[task] = gid;
+  GangInfo info;
+  info.job = job->id();
+  info.tasks = {task};
+  info.admitted = true;
+  gangs_.emplace(gid, std::move(info));
 }
 
 bool SchedulerCore::Heartbeat(const std::string& host, absl::Time now) {
@@ -341,21 +382,10 @@ void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time no
       ++j;
     }
     uint64_t gid = next_gang_++;
-    resmgr::GangRequest req;
-    req.id = resmgr::GangId(gid);
-    req.job = job->id();
-    req.pool = *rm_.tree().Find(job->pool());
-    req.priority = spec.priority;
-    req.sla = resmgr::SlaClassOf(spec.sla);
-    req.max_running_instances = spec.sla.max_running_instances;
     GangInfo info;
     info.job = job->id();
-    for (size_t k = i; k < j; ++k) {
-      TaskSpec t = spec.TaskFor(tasks[k].instance);
-      req.controller = req.controller || t.controller;
-      req.tasks.push_back({tasks[k], t.resources});
-      info.tasks.push_back(tasks[k]);
-    }
+    info.tasks.assign(tasks.begin() + i, tasks.begin() + j);
+    resmgr::GangRequest req = GangRequestOf(*job, info.tasks, gid);
     absl::Status s = rm_.Enqueue(req, now);
     if (s.ok()) {
       for (const TaskId& t : info.tasks) gang_of_[t] = gid;
@@ -365,6 +395,25 @@ void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time no
     }
     i = j;
   }
+}
+
+resmgr::GangRequest SchedulerCore::GangRequestOf(const jobmgr::Job& job,
+                                                 const std::vector<TaskId>& tasks,
+                                                 uint64_t gid) const {
+  const JobSpec& spec = job.spec();
+  resmgr::GangRequest req;
+  req.id = resmgr::GangId(gid);
+  req.job = job.id();
+  req.pool = *rm_.tree().Find(job.pool());
+  req.priority = spec.priority;
+  req.sla = resmgr::SlaClassOf(spec.sla);
+  req.max_running_instances = spec.sla.max_running_instances;
+  for (const TaskId& t : tasks) {
+    TaskSpec task = spec.TaskFor(t.instance);
+    req.controller = req.controller || task.controller;
+    req.tasks.push_back({t, task.resources});
+  }
+  return req;
 }
 
 void SchedulerCore::ReleaseTask(TaskId task) {

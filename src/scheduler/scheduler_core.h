@@ -55,6 +55,13 @@ struct HostRegistration {
   std::vector<placement::PortRange> ports;
 };
 
+// A run an agent reports when it registers, with the ports and GPU devices it holds.
+struct ReportedRun {
+  RunId run;
+  std::vector<std::pair<std::string, uint32_t>> ports;
+  std::vector<uint32_t> gpu_devices;
+};
+
 class SchedulerCore {
  public:
   static absl::StatusOr<std::unique_ptr<SchedulerCore>> Create(CoreConfig config);
@@ -79,8 +86,10 @@ class SchedulerCore {
 
   // --- hosts and agents ---
   // `running`: the runs the agent has (from its checkpoint). Runs the core does not own are
-  // killed; runs the core believes are on this host but the agent does not have are LOST.
-  absl::Status RegisterHost(const HostRegistration& reg, const std::vector<RunId>& running,
+  // killed; runs the core believes are on this host but the agent does not have are LOST; runs
+  // the core owns but does not account for (after a master restart) are adopted: recorded on
+  // the host and in the resource manager as running, without going through admission.
+  absl::Status RegisterHost(const HostRegistration& reg, const std::vector<ReportedRun>& running,
                             absl::Time now, Actions& out);
   // False when the host must register again (unknown, or already declared lost).
   bool Heartbeat(const std::string& host, absl::Time now);
@@ -115,6 +124,10 @@ class SchedulerCore {
   // and the snapshot, and moves its batch, launches and kills into `out`.
   void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
   void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
+  // Builds the resource manager's request for `tasks` of one job, as gang `gid`.
+  resmgr::GangRequest GangRequestOf(const jobmgr::Job& job, const std::vector<TaskId>& tasks,
+                                    uint64_t gid) const;
+  void Adopt(const ReportedRun& run, HostId host, absl::Time now);
   void ReleaseTask(TaskId task);
   void PlaceAdmitted(absl::Time now, Actions& out);
   void ExpireHosts(absl::Time now, Actions& out);

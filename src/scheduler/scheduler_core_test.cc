@@ -193,6 +193,44 @@ TEST_F(CoreTest, SilentHostIsLostAndItsTasksRunElsewhere) {
   EXPECT_TRUE(saw_lost);
 }
 
+TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  JobSpec spec = Batch(6);
+  spec.task.ports = {"http"};
+  auto id = core_->CreateJob(spec, "/a", now_, a);
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 4u);
+  for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
+
+  // A new core (a restarted master) from the store.
+  auto fresh = SchedulerCore::Create(CoreConfig{});
+  ASSERT_TRUE(fresh.ok());
+  core_ = std::move(*fresh);
+  auto contents = store_.Load();
+  ASSERT_TRUE(contents.ok());
+  Actions restored;
+  ASSERT_TRUE(core_->Restore(*contents, now_, restored).ok());
+  Commit(restored);
+  std::vector<ReportedRun> running;
+  for (const Launch& l : c.launches) running.push_back({l.run, l.ports, l.gpu_devices});
+  Actions reg;
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), running, now_, reg).ok());
+  Commit(reg);
+  EXPECT_TRUE(reg.kills.empty());
+  EXPECT_EQ(core_->snapshot().num_tasks(), 4u) << "the running tasks hold their host again";
+  EXPECT_TRUE(core_->snapshot().Validate().ok());
+  // The host is full: the two pending instances must wait, not over-commit it.
+  Actions next = Cycle();
+  EXPECT_TRUE(next.launches.empty());
+  for (const Launch& l : c.launches) Report(l, TaskState::kSucceeded, 0);
+  Actions rest = Cycle();
+  EXPECT_EQ(rest.launches.size(), 2u);
+  EXPECT_EQ(core_->jobs().GetJob(*id)->count(TaskState::kSucceeded), 4u);
+}
+
 TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
   Actions a;
   ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
@@ -206,7 +244,8 @@ TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
   RunId kept = c.launches[0].run;
   RunId stranger{TaskId{JobId(999), 0}, 1};
   Actions r;
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {kept, stranger}, now_, r).ok());
+  ASSERT_TRUE(
+      core_->RegisterHost(Host("h1", 4), {{kept, {}, {}}, {stranger, {}, {}}}, now_, r).ok());
   Commit(r);
   ASSERT_EQ(r.kills.size(), 1u);
   EXPECT_EQ(r.kills[0].run, stranger);

@@ -1,0 +1,253 @@
+// End to end: batch jobs on a real master and real agents running real processes.
+// The acceptance scenarios of the master issue: a 1,000-instance job on three agents, killing
+// a running job, retries that end in FAILED, an agent that dies, and authentication and
+// validation at the API.
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "paceline/v1/job.grpc.pb.h"
+#include "tests/e2e/cluster_fixture.h"
+
+namespace paceline::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+constexpr char kPool[] = R"(
+description: end-to-end tests
+resources:
+  cpu:    {reservation: 2, limit: 6}
+  memory: {reservation: 1Gi}
+)";
+
+uint32_t Count(const Json& job, const std::string& state) {
+  if (!job.contains("task_counts") || !job["task_counts"].contains(state)) return 0;
+  return job["task_counts"][state].get<uint32_t>();
+}
+
+class BatchE2E : public ::testing::Test {
+ protected:
+  void CreatePool(TestCluster& c) {
+    RunResult r = c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+};
+
+TEST_F(BatchE2E, ThousandInstancesSucceedOnThreeAgents) {
+  TestCluster c;
+  CreatePool(c);
+  uint64_t job = c.CreateJob("/e2e", R"(
+name: thousand
+instances: 1000
+task:
+  command: "echo instance $PACELINE_INSTANCE_ID run $PACELINE_RUN_ID"
+  resources: {cpu: 0.05, memory: 16Mi}
+)");
+  ASSERT_GT(job, 0u);
+  RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "180s"});
+  ASSERT_EQ(wait.exit_code, 0) << wait.err;
+
+  Json got = c.CliJson({"job", "get", std::to_string(job)});
+  EXPECT_EQ(got["job"]["state"], "SUCCEEDED");
+  EXPECT_EQ(Count(got["job"], "SUCCEEDED"), 1000u);
+
+  // Every instance ran on one of the agents, with its times, exactly once.
+  Json tasks = c.CliJson({"task", "list", std::to_string(job)});
+  ASSERT_EQ(tasks["tasks"].size(), 1000u);
+  std::set<std::string> hosts;
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED");
+    EXPECT_EQ(t["run"], 1);
+    EXPECT_EQ(t["exit_code"], 0);
+    EXPECT_THAT(std::string(t["host"]), ::testing::StartsWith("agent"));
+    EXPECT_NE(t["started_at_unix_ms"], "0");
+    EXPECT_NE(t["finished_at_unix_ms"], "0");
+    hosts.insert(t["host"]);
+  }
+  EXPECT_EQ(hosts.size(), 3u) << "the work is spread over the three agents";
+
+  // One instance's history: every transition, with its host.
+  Json events = c.CliJson({"task", "events", absl::StrCat(job, "/7")});
+  std::vector<std::string> states;
+  for (const Json& e : events["events"]) states.push_back(e["state"]);
+  EXPECT_THAT(states, ::testing::ElementsAre("READY", "PLACED", "LAUNCHING", "RUNNING",
+                                             "SUCCEEDED"));
+  EXPECT_THAT(std::string(events["events"].back()["host"]), ::testing::StartsWith("agent"));
+
+  // The pool holds nothing once the job is done.
+  Json pools = c.CliJson({"pool", "list"});
+  for (const Json& p : pools["pools"]) {
+    for (const Json& d : p["dimensions"]) EXPECT_EQ(d["allocation"], "0") << p["path"];
+  }
+}
+
+TEST_F(BatchE2E, KillingARunningJobKillsEveryTaskWithinTheGrace) {
+  TestCluster c;
+  CreatePool(c);
+  uint64_t job = c.CreateJob("/e2e", R"(
+name: sleepers
+instances: 200
+task:
+  command: "sleep 600"
+  resources: {cpu: 0.02, memory: 8Mi}
+  kill_grace: 5s
+)");
+  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return Count(j, "RUNNING") == 200; },
+                           absl::Seconds(120)));
+  absl::Time kill_at = absl::Now();
+  RunResult kill = c.Cli({"job", "kill", std::to_string(job)});
+  ASSERT_EQ(kill.exit_code, 0) << kill.err;
+  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return j["state"] == "KILLED"; },
+                           absl::Seconds(30)));
+  // `sleep` dies on SIGTERM at once: well within the 5 s grace (plus delivery).
+  EXPECT_LT(absl::Now() - kill_at, absl::Seconds(15));
+  Json got = c.CliJson({"job", "get", std::to_string(job)});
+  EXPECT_EQ(Count(got["job"], "KILLED"), 200u);
+  Json pools = c.CliJson({"pool", "list"});
+  for (const Json& p : pools["pools"]) {
+    for (const Json& d : p["dimensions"]) EXPECT_EQ(d["allocation"], "0") << p["path"];
+  }
+  Json t = c.CliJson({"task", "get", absl::StrCat(job, "/0")});
+  EXPECT_EQ(t["task"]["reason"], "KILLED_BY_USER");
+}
+
+TEST_F(BatchE2E, AFailingCommandRunsOnePlusMaxFailuresTimesThenFails) {
+  TestCluster c({.agents = 1});
+  CreatePool(c);
+  uint64_t job = c.CreateJob("/e2e", R"(
+name: failing
+instances: 3
+task:
+  command: "exit 1"
+  resources: {cpu: 0.1, memory: 8Mi}
+  restart: {policy: on-failure, max_failures: 3, initial_backoff: 100ms, max_backoff: 1s}
+)");
+  RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "60s"});
+  EXPECT_EQ(wait.exit_code, 1);
+  EXPECT_THAT(wait.err, HasSubstr("ended FAILED"));
+  for (int i = 0; i < 3; ++i) {
+    Json t = c.CliJson({"task", "get", absl::StrCat(job, "/", i)});
+    EXPECT_EQ(t["task"]["state"], "FAILED");
+    EXPECT_EQ(t["task"]["exit_code"], 1);
+    EXPECT_EQ(t["task"]["reason"], "EXIT_NONZERO");
+    EXPECT_EQ(t["task"]["failures"], 4);
+    ASSERT_EQ(t["runs"].size(), 4u) << t.dump();
+    for (const Json& r : t["runs"]) EXPECT_EQ(r["final_state"], "FAILED");
+    EXPECT_THAT(std::string(t["runs"].back()["message"]),
+                HasSubstr("no more restarts: 4 failed runs (max_failures 3)"));
+  }
+}
+
+TEST_F(BatchE2E, TasksOfAKilledAgentAreLostAndRunElsewhere) {
+  TestCluster c({.agents = 2, .agent_cpu = "1"});
+  CreatePool(c);
+  uint64_t job = c.CreateJob("/e2e", R"(
+name: movers
+instances: 2
+task:
+  command: "sleep 600"
+  resources: {cpu: 0.5, memory: 8Mi}
+  restart: {policy: on-failure, max_failures: 0}
+)");
+  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return Count(j, "RUNNING") == 2; },
+                           absl::Seconds(60)));
+  Json before = c.CliJson({"task", "list", std::to_string(job)});
+  std::string victim = before["tasks"][0]["host"];
+  int victim_index = victim == c.agent_name(0) ? 0 : 1;
+  absl::Time killed_at = absl::Now();
+  c.agent(victim_index).Signal(SIGKILL);
+  ASSERT_TRUE(c.agent(victim_index).WaitExit(absl::Seconds(10)).has_value());
+
+  // Within the host timeout (3 s) plus a few cycles, the lost tasks run again elsewhere.
+  std::string survivor = c.agent_name(1 - victim_index);
+  bool moved = WaitFor(
+      [&] {
+        Json tasks = c.CliJson({"task", "list", std::to_string(job)});
+        for (const Json& t : tasks["tasks"]) {
+          if (t["state"] != "RUNNING" || t["host"] != survivor) return false;
+        }
+        return true;
+      },
+      absl::Seconds(30));
+  ASSERT_TRUE(moved);
+  EXPECT_LT(absl::Now() - killed_at, absl::Seconds(20));
+  Json t = c.CliJson({"task", "events", absl::StrCat(job, "/0")});
+  bool saw_lost = false;
+  for (const Json& e : t["events"]) saw_lost |= e["state"] == "LOST" && e["host"] == victim;
+  EXPECT_TRUE(saw_lost) << t.dump();
+
+  // The agent comes back: the master kills the runs it no longer owns.
+  c.StartAgent(victim_index);
+  ASSERT_TRUE(c.WaitForHosts(2));
+  ASSERT_EQ(c.Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
+  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return j["state"] == "KILLED"; },
+                           absl::Seconds(30)));
+  bool orphans_gone = WaitFor(
+      [&] {
+        Json hosts = c.CliJson({"host", "list"});
+        for (const Json& h : hosts["hosts"]) {
+          if (h["tasks"] != 0) return false;
+        }
+        return true;
+      },
+      absl::Seconds(30));
+  EXPECT_TRUE(orphans_gone);
+}
+
+TEST_F(BatchE2E, WrongTokenAndMalformedRequestsChangeNothing) {
+  TestCluster c({.agents = 1});
+  CreatePool(c);
+  RunResult wrong = RunPaceline({"--addr", "127.0.0.1:1", "--token", "x", "job", "list"}, c.dir());
+  EXPECT_NE(wrong.exit_code, 0);
+
+  // Straight at the API, past the CLI's own checks.
+  std::string addr = nlohmann::json::parse(ReadFile(c.dir() + "/master/master.json"))["grpc"];
+  auto stub = v1::JobService::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  v1::CreateJobRequest req;
+  req.set_pool("/e2e");
+  req.set_spec_yaml("name: x\ninstances: 1\ntask: {command: true, resources: {cpu: 1, memory: 1Gi}}\n");
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer not-the-token");
+    v1::CreateJobResponse resp;
+    grpc::Status s = stub->CreateJob(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext ctx;  // no token at all
+    v1::CreateJobResponse resp;
+    EXPECT_EQ(stub->CreateJob(&ctx, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  std::string token = ReadFile(c.dir() + "/master/token");
+  token.erase(token.find_last_not_of("\n") + 1);
+  req.set_spec_yaml("name: x\ninstances: 1\ntask:\n  command: true\n  resources: {cpu: 1, memroy: 1Gi}\n");
+  req.set_spec_name("bad.yaml");
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer " + token);
+    v1::CreateJobResponse resp;
+    grpc::Status s = stub->CreateJob(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("bad.yaml:5:"));
+    EXPECT_THAT(s.error_message(), HasSubstr("task.resources.memroy"));
+  }
+  req.set_pool("/no-such-pool");
+  req.set_spec_yaml("name: x\ninstances: 1\ntask: {command: true, resources: {cpu: 1, memory: 1Gi}}\n");
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer " + token);
+    v1::CreateJobResponse resp;
+    EXPECT_EQ(stub->CreateJob(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  Json jobs = c.CliJson({"job", "list"});
+  EXPECT_TRUE(!jobs.contains("jobs") || jobs["jobs"].empty()) << jobs.dump();
+}
+
+}  // namespace
+}  // namespace paceline::e2e

@@ -1,0 +1,118 @@
+#include "tests/e2e/cluster_fixture.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace paceline::e2e {
+
+TestCluster::TestCluster(ClusterOptions options) : options_(options) {
+  dir_ = MakeTempDir("pl-cluster");
+  StartMaster();
+  agents_.resize(options_.agents);
+  for (int i = 0; i < options_.agents; ++i) StartAgent(i);
+  EXPECT_TRUE(WaitForHosts(options_.agents)) << master_->Output();
+}
+
+TestCluster::~TestCluster() {
+  // Agents first (they leave their tasks running), then the master.
+  for (auto& a : agents_) {
+    if (a && a->Running()) {
+      a->Signal(SIGTERM);
+      a->WaitExit(absl::Seconds(10));
+    }
+  }
+  if (master_ && master_->Running()) {
+    master_->Signal(SIGTERM);
+    master_->WaitExit(absl::Seconds(10));
+  }
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir_);
+}
+
+void TestCluster::StartMaster() {
+  std::string data = dir_ + "/master";
+  std::filesystem::remove(data + "/master.json");
+  master_ = std::make_unique<Process>(Process::Start(
+      {"master", "--data-dir", data, "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+       "--host-timeout", options_.host_timeout, "--cycle", "20ms"},
+      {.cwd = dir_}));
+  bool up = WaitFor([&] { return std::filesystem::exists(data + "/master.json"); },
+                    absl::Seconds(30));
+  ASSERT_TRUE(up) << master_->Output();
+  auto j = nlohmann::json::parse(ReadFile(data + "/master.json"));
+  addr_ = j["grpc"];
+  token_ = std::string(absl::StripAsciiWhitespace(ReadFile(j["token_file"])));
+}
+
+void TestCluster::StartAgent(int i) {
+  std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
+  agents_[i] = std::make_unique<Process>(Process::Start(
+      {"agent", "--master", addr_, "--token-file", dir_ + "/master/token", "--name",
+       agent_name(i), "--work-dir", absl::StrCat(dir_, "/", agent_name(i)), "--cpu",
+       options_.agent_cpu, "--memory", options_.agent_memory, "--ports", ports, "--label",
+       absl::StrCat("index=", i)},
+      {.cwd = dir_}));
+}
+
+RunResult TestCluster::Cli(const std::vector<std::string>& args) {
+  std::vector<std::string> full = {"--addr", addr_, "--token", token_};
+  full.insert(full.end(), args.begin(), args.end());
+  return RunPaceline(full, dir_);
+}
+
+nlohmann::json TestCluster::CliJson(const std::vector<std::string>& args) {
+  std::vector<std::string> full = args;
+  full.push_back("-o");
+  full.push_back("json");
+  RunResult r = Cli(full);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out;
+  return j;
+}
+
+std::string TestCluster::WriteFile(const std::string& name, const std::string& text) {
+  std::string path = dir_ + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+bool TestCluster::WaitForHosts(int n, absl::Duration timeout) {
+  return WaitFor(
+      [&] {
+        RunResult r = Cli({"host", "list", "-o", "json"});
+        if (r.exit_code != 0) return false;
+        auto j = nlohmann::json::parse(r.out, nullptr, false);
+        if (j.is_discarded() || !j.contains("hosts")) return false;
+        int connected = 0;
+        for (const auto& h : j["hosts"]) connected += h.value("connected", false) ? 1 : 0;
+        return connected == n;
+      },
+      timeout);
+}
+
+bool TestCluster::WaitForJob(uint64_t job, const std::function<bool(const nlohmann::json&)>& pred,
+                             absl::Duration timeout) {
+  return WaitFor(
+      [&] {
+        RunResult r = Cli({"job", "get", std::to_string(job), "-o", "json"});
+        if (r.exit_code != 0) return false;
+        auto j = nlohmann::json::parse(r.out, nullptr, false);
+        return !j.is_discarded() && pred(j["job"]);
+      },
+      timeout);
+}
+
+uint64_t TestCluster::CreateJob(const std::string& pool, const std::string& spec_yaml) {
+  static int n = 0;
+  std::string path = WriteFile(absl::StrCat("job-", n++, ".yaml"), spec_yaml);
+  nlohmann::json j = CliJson({"job", "create", "-f", path, "--pool", pool});
+  return std::stoull(j.value("job_id", "0"));
+}
+
+}  // namespace paceline::e2e

@@ -1,0 +1,59 @@
+#pragma once
+// A real cluster for end-to-end tests: one `paceline master` and N `paceline agent` processes
+// on loopback, each agent with its own name, work dir and port range, all under one temp dir.
+// Client commands run the real CLI with --addr and --token. Everything started is stopped by
+// PID when the fixture is destroyed.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/e2e/process.h"
+
+namespace paceline::e2e {
+
+struct ClusterOptions {
+  int agents = 3;
+  std::string agent_cpu = "2";
+  std::string agent_memory = "4Gi";
+  std::string host_timeout = "3s";
+};
+
+class TestCluster {
+ public:
+  explicit TestCluster(ClusterOptions options = {});
+  ~TestCluster();
+
+  // Starts the master (again, after a crash) on the same store; waits until it serves.
+  void StartMaster();
+  void StartAgent(int i);
+  Process& master() { return *master_; }
+  Process& agent(int i) { return *agents_[i]; }
+  const std::string& dir() const { return dir_; }
+  std::string agent_name(int i) const { return "agent" + std::to_string(i); }
+
+  // Runs `paceline --addr A --token T args...`.
+  RunResult Cli(const std::vector<std::string>& args);
+  // Runs a client command with -o json and parses stdout (fails the test on error).
+  nlohmann::json CliJson(const std::vector<std::string>& args);
+  // Writes `text` to a file in the cluster dir and returns its path.
+  std::string WriteFile(const std::string& name, const std::string& text);
+  // Waits until `paceline host list` shows `n` connected hosts.
+  bool WaitForHosts(int n, absl::Duration timeout = absl::Seconds(30));
+  // Polls `job get` until `pred(job_json)` holds.
+  bool WaitForJob(uint64_t job, const std::function<bool(const nlohmann::json&)>& pred,
+                  absl::Duration timeout);
+  uint64_t CreateJob(const std::string& pool, const std::string& spec_yaml);
+
+ private:
+  ClusterOptions options_;
+  std::string dir_;
+  std::string addr_;
+  std::string token_;
+  std::unique_ptr<Process> master_;
+  std::vector<std::unique_ptr<Process>> agents_;
+};
+
+}  // namespace paceline::e2e
