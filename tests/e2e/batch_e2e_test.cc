@@ -6,6 +6,10 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -76,8 +80,8 @@ task:
   Json events = c.CliJson({"task", "events", absl::StrCat(job, "/7")});
   std::vector<std::string> states;
   for (const Json& e : events["events"]) states.push_back(e["state"]);
-  EXPECT_THAT(states, ::testing::ElementsAre("READY", "PLACED", "LAUNCHING", "RUNNING",
-                                             "SUCCEEDED"));
+  EXPECT_THAT(states,
+              ::testing::ElementsAre("READY", "PLACED", "LAUNCHING", "RUNNING", "SUCCEEDED"));
   EXPECT_THAT(std::string(events["events"].back()["host"]), ::testing::StartsWith("agent"));
 
   // The pool holds nothing once the job is done.
@@ -98,13 +102,13 @@ task:
   resources: {cpu: 0.02, memory: 8Mi}
   kill_grace: 5s
 )");
-  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return Count(j, "RUNNING") == 200; },
-                           absl::Seconds(120)));
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return Count(j, "RUNNING") == 200; }, absl::Seconds(120)));
   absl::Time kill_at = absl::Now();
   RunResult kill = c.Cli({"job", "kill", std::to_string(job)});
   ASSERT_EQ(kill.exit_code, 0) << kill.err;
-  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return j["state"] == "KILLED"; },
-                           absl::Seconds(30)));
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return j["state"] == "KILLED"; }, absl::Seconds(30)));
   // `sleep` dies on SIGTERM at once: well within the 5 s grace (plus delivery).
   EXPECT_LT(absl::Now() - kill_at, absl::Seconds(15));
   Json got = c.CliJson({"job", "get", std::to_string(job)});
@@ -155,8 +159,8 @@ task:
   resources: {cpu: 0.5, memory: 8Mi}
   restart: {policy: on-failure, max_failures: 0}
 )");
-  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return Count(j, "RUNNING") == 2; },
-                           absl::Seconds(60)));
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return Count(j, "RUNNING") == 2; }, absl::Seconds(60)));
   Json before = c.CliJson({"task", "list", std::to_string(job)});
   std::string victim = before["tasks"][0]["host"];
   int victim_index = victim == c.agent_name(0) ? 0 : 1;
@@ -186,8 +190,8 @@ task:
   c.StartAgent(victim_index);
   ASSERT_TRUE(c.WaitForHosts(2));
   ASSERT_EQ(c.Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
-  ASSERT_TRUE(c.WaitForJob(job, [](const Json& j) { return j["state"] == "KILLED"; },
-                           absl::Seconds(30)));
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return j["state"] == "KILLED"; }, absl::Seconds(30)));
   bool orphans_gone = WaitFor(
       [&] {
         Json hosts = c.CliJson({"host", "list"});
@@ -208,10 +212,12 @@ TEST_F(BatchE2E, WrongTokenAndMalformedRequestsChangeNothing) {
 
   // Straight at the API, past the CLI's own checks.
   std::string addr = nlohmann::json::parse(ReadFile(c.dir() + "/master/master.json"))["grpc"];
-  auto stub = v1::JobService::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::JobService::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
   v1::CreateJobRequest req;
   req.set_pool("/e2e");
-  req.set_spec_yaml("name: x\ninstances: 1\ntask: {command: true, resources: {cpu: 1, memory: 1Gi}}\n");
+  req.set_spec_yaml(
+      "name: x\ninstances: 1\ntask: {command: true, resources: {cpu: 1, memory: 1Gi}}\n");
   {
     grpc::ClientContext ctx;
     ctx.AddMetadata("authorization", "Bearer not-the-token");
@@ -226,7 +232,8 @@ TEST_F(BatchE2E, WrongTokenAndMalformedRequestsChangeNothing) {
   }
   std::string token = ReadFile(c.dir() + "/master/token");
   token.erase(token.find_last_not_of("\n") + 1);
-  req.set_spec_yaml("name: x\ninstances: 1\ntask:\n  command: true\n  resources: {cpu: 1, memroy: 1Gi}\n");
+  req.set_spec_yaml(
+      "name: x\ninstances: 1\ntask:\n  command: true\n  resources: {cpu: 1, memroy: 1Gi}\n");
   req.set_spec_name("bad.yaml");
   {
     grpc::ClientContext ctx;
@@ -238,7 +245,8 @@ TEST_F(BatchE2E, WrongTokenAndMalformedRequestsChangeNothing) {
     EXPECT_THAT(s.error_message(), HasSubstr("task.resources.memroy"));
   }
   req.set_pool("/no-such-pool");
-  req.set_spec_yaml("name: x\ninstances: 1\ntask: {command: true, resources: {cpu: 1, memory: 1Gi}}\n");
+  req.set_spec_yaml(
+      "name: x\ninstances: 1\ntask: {command: true, resources: {cpu: 1, memory: 1Gi}}\n");
   {
     grpc::ClientContext ctx;
     ctx.AddMetadata("authorization", "Bearer " + token);
@@ -247,6 +255,73 @@ TEST_F(BatchE2E, WrongTokenAndMalformedRequestsChangeNothing) {
   }
   Json jobs = c.CliJson({"job", "list"});
   EXPECT_TRUE(!jobs.contains("jobs") || jobs["jobs"].empty()) << jobs.dump();
+}
+
+}  // namespace
+}  // namespace paceline::e2e
+
+namespace paceline::e2e {
+namespace {
+
+// Each run appends "start RUN NANOS" and "stop RUN NANOS" to a file per instance; after the
+// master is killed with SIGKILL in the middle of the job and restarted, the job still
+// completes, and no instance ever had two runs alive at once.
+TEST(MasterCrashE2E, KilledMasterRecoversAndNoInstanceRunsTwiceAtOnce) {
+  TestCluster c({.agents = 2});
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  std::string markers = c.dir() + "/markers";
+  std::filesystem::create_directories(markers);
+  std::filesystem::permissions(markers, std::filesystem::perms::all);  // tasks run as nobody
+  constexpr int kInstances = 2000;
+  uint64_t job = c.CreateJob("/e2e", absl::StrCat(R"yaml(
+name: crash-test
+instances: 2000
+task:
+  command: 'f=$MARKERS/$PACELINE_INSTANCE_ID; echo "start $PACELINE_RUN_ID $(date +%s%N)" >> $f; sleep 0.05; echo "stop $PACELINE_RUN_ID $(date +%s%N)" >> $f'
+  resources: {cpu: 0.05, memory: 8Mi}
+  env: {MARKERS: )yaml",
+                                                  markers, R"yaml(}
+  restart: {policy: on-failure, max_failures: 3}
+)yaml"));
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return Count(j, "SUCCEEDED") >= 600; }, absl::Seconds(120)));
+  c.master().Signal(SIGKILL);
+  ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
+  c.StartMaster();
+  ASSERT_TRUE(c.WaitForHosts(2, absl::Seconds(60)));
+  RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "240s"});
+  ASSERT_EQ(wait.exit_code, 0) << wait.err;
+
+  // The acknowledged job is there, and done.
+  Json list = c.CliJson({"job", "list"});
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["state"], "SUCCEEDED");
+
+  // No overlap between the runs of any instance.
+  int checked = 0;
+  for (int i = 0; i < kInstances; ++i) {
+    std::ifstream in(absl::StrCat(markers, "/", i));
+    std::map<std::string, std::pair<int64_t, int64_t>> runs;  // run -> [start, stop]
+    std::string what, run;
+    int64_t at = 0;
+    while (in >> what >> run >> at) {
+      auto& r = runs[run];
+      (what == "start" ? r.first : r.second) = at;
+    }
+    ASSERT_FALSE(runs.empty()) << "instance " << i << " never ran";
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (auto& [id, span] : runs) {
+      if (span.second == 0) span.second = INT64_MAX;  // a run killed before it wrote "stop"
+      spans.push_back(span);
+    }
+    std::sort(spans.begin(), spans.end());
+    for (size_t k = 1; k < spans.size(); ++k) {
+      EXPECT_LE(spans[k - 1].second, spans[k].first) << "instance " << i << " ran twice at once";
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, kInstances);
 }
 
 }  // namespace

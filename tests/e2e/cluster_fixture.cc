@@ -37,12 +37,14 @@ TestCluster::~TestCluster() {
 void TestCluster::StartMaster() {
   std::string data = dir_ + "/master";
   std::filesystem::remove(data + "/master.json");
-  master_ = std::make_unique<Process>(Process::Start(
-      {"master", "--data-dir", data, "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
-       "--host-timeout", options_.host_timeout, "--cycle", "20ms"},
-      {.cwd = dir_}));
-  bool up = WaitFor([&] { return std::filesystem::exists(data + "/master.json"); },
-                    absl::Seconds(30));
+  // A restarted master listens where the first one did: the agents reconnect there.
+  std::string listen = addr_.empty() ? "127.0.0.1:0" : addr_;
+  master_ = std::make_unique<Process>(
+      Process::Start({"master", "--data-dir", data, "--listen", listen, "--http-listen",
+                      "127.0.0.1:0", "--host-timeout", options_.host_timeout, "--cycle", "20ms"},
+                     {.cwd = dir_}));
+  bool up =
+      WaitFor([&] { return std::filesystem::exists(data + "/master.json"); }, absl::Seconds(30));
   ASSERT_TRUE(up) << master_->Output();
   auto j = nlohmann::json::parse(ReadFile(data + "/master.json"));
   addr_ = j["grpc"];
@@ -52,10 +54,9 @@ void TestCluster::StartMaster() {
 void TestCluster::StartAgent(int i) {
   std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
   agents_[i] = std::make_unique<Process>(Process::Start(
-      {"agent", "--master", addr_, "--token-file", dir_ + "/master/token", "--name",
-       agent_name(i), "--work-dir", absl::StrCat(dir_, "/", agent_name(i)), "--cpu",
-       options_.agent_cpu, "--memory", options_.agent_memory, "--ports", ports, "--label",
-       absl::StrCat("index=", i)},
+      {"agent", "--master", addr_, "--token-file", dir_ + "/master/token", "--name", agent_name(i),
+       "--work-dir", absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu,
+       "--memory", options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i)},
       {.cwd = dir_}));
 }
 
