@@ -4,8 +4,13 @@
 // Each iteration launches N tasks back to back and runs the loop until all N have ended and
 // their events are delivered and acknowledged (so checkpoint and outbox fsyncs are included).
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "agent/agent_test_util.h"
+#include "agent/file_util.h"
 #include "agent/task_runtime.h"
 #include "benchmark/benchmark.h"
 #include "common/check.h"
@@ -17,7 +22,10 @@ void BM_LaunchAndReap(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const bool cgroups = state.range(1) != 0;
   TempDir dir;
-  AgentConfig config = TestConfig(dir.Sub("work"));
+  const char* base = std::getenv("PACELINE_BENCH_DIR");  // e.g. /dev/shm: a tmpfs work dir
+  std::string work =
+      base != nullptr ? absl::StrCat(base, "/agent-bench-", ::getpid()) : dir.Sub("work");
+  AgentConfig config = TestConfig(work);
   config.cgroup = cgroups ? CgroupPreference::kAuto : CgroupPreference::kNone;
   config.cpu_hard_limit = state.range(1) != 2;
   auto rt = TaskRuntime::Create(config).value();
@@ -54,6 +62,7 @@ void BM_LaunchAndReap(benchmark::State& state) {
                          : std::string("no cgroups"));
   rt.reset();
   RemoveAgentCgroups(config);
+  if (base != nullptr) RemoveTree(work).IgnoreError();
 }
 BENCHMARK(BM_LaunchAndReap)
     ->ArgNames({"tasks", "cgroups"})
