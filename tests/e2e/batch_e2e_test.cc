@@ -326,3 +326,78 @@ task:
 
 }  // namespace
 }  // namespace paceline::e2e
+
+namespace paceline::e2e {
+namespace {
+
+// `pool list` shows per pool and dimension reservation, limit, share, entitlement, allocation
+// and demand; `pool get` shows the queue with positions and reasons; `task get` / `job get`
+// say why a task waits, including a placement that can never succeed.
+TEST(ExplainE2E, PoolsQueuesAndWhyPending) {
+  TestCluster c;
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  uint64_t big = c.CreateJob("/e2e", R"(
+name: big
+instances: 20
+task:
+  command: "sleep 600"
+  resources: {cpu: 1, memory: 16Mi}
+  kill_grace: 1s
+)");
+  ASSERT_TRUE(c.WaitForJob(
+      big, [](const Json& j) { return Count(j, "RUNNING") == 6; }, absl::Seconds(60)));
+
+  Json pools = c.CliJson({"pool", "list"});
+  const Json* e2e = nullptr;
+  for (const Json& p : pools["pools"]) {
+    if (p["path"] == "/e2e") e2e = &p;
+  }
+  ASSERT_NE(e2e, nullptr) << pools.dump();
+  const Json& cpu = (*e2e)["dimensions"][0];
+  EXPECT_EQ(cpu["name"], "cpu");
+  EXPECT_EQ(cpu["reservation"], "2000");
+  EXPECT_EQ(cpu["limit"], "6000");
+  EXPECT_EQ(cpu["share"], 1);
+  EXPECT_EQ(cpu["entitlement"], "6000");
+  EXPECT_EQ(cpu["allocation"], "6000");
+  EXPECT_EQ(cpu["demand"], "6000") << "demand is capped at the limit";
+  EXPECT_EQ((*e2e)["queued_gangs"], 14);
+  RunResult table = c.Cli({"pool", "list"});
+  EXPECT_THAT(table.out, HasSubstr("ENTITLEMENT"));
+
+  Json pool = c.CliJson({"pool", "get", "/e2e"});
+  ASSERT_EQ(pool["queue"].size(), 14u);
+  EXPECT_EQ(pool["queue"][0]["position"], 1);
+  EXPECT_THAT(std::string(pool["queue"][0]["reason"]), HasSubstr("cpu"));
+  EXPECT_THAT(std::string(pool["queue"][1]["reason"]), HasSubstr("waits behind"));
+
+  Json task = c.CliJson({"task", "get", absl::StrCat(big, "/19")});
+  EXPECT_EQ(task["task"]["state"], "PENDING");
+  EXPECT_FALSE(std::string(task["task"]["pending_reason"]).empty());
+
+  // A constraint no host meets: reported as never fitting, with the filter that refused.
+  uint64_t pinned = c.CreateJob("/e2e", R"(
+name: pinned
+instances: 1
+task:
+  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  constraints:
+    - {host_label: zone, op: in, values: [z]}
+)");
+  ASSERT_EQ(c.Cli({"job", "kill", std::to_string(big)}).exit_code, 0);
+  bool explained = WaitFor(
+      [&] {
+        Json t = c.CliJson({"task", "get", absl::StrCat(pinned, "/0")});
+        return std::string(t["task"]["pending_reason"]).find("never fits") != std::string::npos;
+      },
+      absl::Seconds(30));
+  Json t = c.CliJson({"task", "get", absl::StrCat(pinned, "/0")});
+  EXPECT_TRUE(explained) << t.dump();
+  EXPECT_THAT(std::string(t["task"]["pending_reason"]), HasSubstr("3 hosts"));
+  RunResult job_get = c.Cli({"job", "get", std::to_string(pinned)});
+  EXPECT_THAT(job_get.out, HasSubstr("waiting: instance 0: never fits"));
+}
+
+}  // namespace
+}  // namespace paceline::e2e

@@ -20,7 +20,30 @@ TestCluster::TestCluster(ClusterOptions options) : options_(options) {
 }
 
 TestCluster::~TestCluster() {
-  // Agents first (they leave their tasks running), then the master.
+  // Agents leave their tasks running when they stop: kill every live job first, so that no
+  // test leaves processes behind.
+  if (master_ && master_->Running()) {
+    RunResult jobs = Cli({"job", "list", "--limit", "1000", "-o", "json"});
+    auto j = nlohmann::json::parse(jobs.out, nullptr, false);
+    if (!j.is_discarded() && j.contains("jobs")) {
+      for (const auto& job : j["jobs"]) {
+        std::string state = job.value("state", "");
+        if (state == "PENDING" || state == "RUNNING") Cli({"job", "kill", job["id"]});
+      }
+    }
+    WaitFor(
+        [&] {
+          RunResult r = Cli({"host", "list", "-o", "json"});
+          auto h = nlohmann::json::parse(r.out, nullptr, false);
+          if (h.is_discarded() || !h.contains("hosts")) return true;
+          for (const auto& host : h["hosts"]) {
+            if (host.value("connected", false) && host.value("tasks", 0) != 0) return false;
+          }
+          return true;
+        },
+        absl::Seconds(30));
+  }
+  // Then the agents, then the master.
   for (auto& a : agents_) {
     if (a && a->Running()) {
       a->Signal(SIGTERM);
