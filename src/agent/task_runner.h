@@ -91,6 +91,8 @@ class TaskRunner {
   void HandleControlLine(const std::string& line);
   void OnWrapperExit();
   static bool IsFinal(const wrapper::ExitStatus& s);
+  // The wrapper's status file (written only when it lost the agent).
+  static wrapper::ExitStatus ReadStatusFile(const RunContext& c);
   // The task and its descendants are gone (exit record or wrapper exit): drain and finish.
   void EndOfTask();
   // Reports RUNNING; `live`: the task may still run (else it already ended).

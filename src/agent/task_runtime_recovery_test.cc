@@ -187,6 +187,42 @@ TEST_F(RecoveryTest, ASecondAgentOnTheSameWorkDirIsRefused) {
   EXPECT_EQ(rt_->Launch(Req(35, 0, 1, "true")).code(), absl::StatusCode::kOk);
 }
 
+TEST_F(RecoveryTest, TwoAgentsOnOneMachineDoNotInterfere) {
+  AgentConfig other_config = TestConfig(dir_.Sub("work-b"));
+  other_config.port_min = static_cast<uint16_t>(config_.port_min + 10000);
+  other_config.port_max = static_cast<uint16_t>(config_.port_max + 10000);
+  auto other = TaskRuntime::Create(other_config).value();
+  ASSERT_TRUE(other->Recover().ok());
+  EventLog other_log(other.get());
+  LaunchRequest r = Req(40, 0, 1, "sleep 30");  // the same run id on both agents
+  ASSERT_TRUE(rt_->Launch(r).ok());
+  ASSERT_TRUE(other->Launch(r).ok());
+  ASSERT_TRUE(Until([&] { return !log_.For(r.run).empty(); }));
+  ASSERT_TRUE(RunUntil(*other, other_log, [&] { return !other_log.For(r.run).empty(); }));
+  int pid_a = rt_->GetRun(r.run)->pid;
+  int pid_b = other->GetRun(r.run)->pid;
+  EXPECT_NE(pid_a, pid_b);
+
+  // Killing A's run leaves B's alone; restarting B (recovery, leftover cleanup) leaves A alone.
+  ASSERT_TRUE(rt_->Kill(r.run, absl::ZeroDuration()).ok());
+  ASSERT_TRUE(WaitTerminal(*rt_, log_, r.run));
+  EXPECT_TRUE(PidAlive(pid_b));
+  LaunchRequest r2 = Req(40, 1, 1, "sleep 30");
+  ASSERT_TRUE(rt_->Launch(r2).ok());
+  ASSERT_TRUE(Until([&] { return !log_.For(r2.run).empty(); }));
+  other_log.Reset(nullptr);
+  other.reset();
+  other = TaskRuntime::Create(other_config).value();
+  ASSERT_TRUE(other->Recover().ok());
+  other_log.Reset(other.get());
+  ASSERT_EQ(other->ListRuns().size(), 1u);
+  EXPECT_EQ(other->ListRuns()[0].pid, pid_b);
+  EXPECT_TRUE(PidAlive(rt_->GetRun(r2.run)->pid));
+  KillAllAndWait(*other, other_log);
+  other.reset();
+  RemoveAgentCgroups(other_config);
+}
+
 TEST(RuntimeCreateTest, LaunchBeforeRecoverIsRefused) {
   TempDir dir;
   AgentConfig config = TestConfig(dir.Sub("work"));

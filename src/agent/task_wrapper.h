@@ -1,0 +1,43 @@
+#pragma once
+// Internals of paceline-task-wrapper (task_wrapper_main.cc), split by concern: option parsing
+// and process setup (task_wrapper_setup.cc), supervision of the task (task_wrapper_supervise.cc).
+// The protocol with the agent is in wrapper_protocol.h.
+//
+// Thread-safety: the wrapper is single-threaded; SetupAndExec may run in a forked child.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace paceline::agent::wrapper {
+
+struct Options {
+  bool exec_mode = false;
+  std::string cwd;
+  int uid = -1;
+  int gid = -1;
+  std::vector<gid_t> groups;
+  bool set_groups = false;
+  std::vector<std::string> cgroups;
+  std::vector<std::string> self_cgroups;
+  std::string state;  // path prefix of the status and log offset files
+  std::string stdout_path;
+  std::string stderr_path;
+  long long log_max = 64LL << 20;
+  std::vector<char*> command;  // argv of the task, NULL-terminated
+};
+
+// Parses "--name=value ... -- COMMAND..."; false on an unknown flag or a missing command.
+bool ParseOptions(int argc, char** argv, Options* o);
+bool WriteAllFd(int fd, const char* data, size_t n);
+// Writes `pid` into a cgroup.procs file.
+bool JoinCgroup(const std::string& procs_file, pid_t pid);
+// Sets up the calling process as the task (session, cgroups, stdout/stderr, user, cwd, signals)
+// and execs the command. Returns only on failure, with a message naming the failed step in
+// `error` (a fixed buffer: this may run in a forked child).
+void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, size_t error_len);
+// Supervise mode (see wrapper_protocol.h); returns the wrapper's exit code.
+int Supervise(const Options& o);
+
+}  // namespace paceline::agent::wrapper
