@@ -37,3 +37,34 @@ function(paceline_fuzzer name)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS})
 endfunction()
+
+# paceline_precompile_headers(DIR)
+# Gives every library and executable under DIR a precompiled header of the heavy headers that
+# nearly every file includes (the standard library, Abseil; GoogleTest for tests), which
+# shortens a full build on a 2-core machine considerably. Tiny or special targets are skipped.
+function(paceline_precompile_headers dir)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t ${targets})
+    get_target_property(type ${t} TYPE)
+    if(NOT type STREQUAL "STATIC_LIBRARY" AND NOT type STREQUAL "EXECUTABLE")
+      continue()
+    endif()
+    if(t STREQUAL "paceline-task-wrapper" OR t STREQUAL "paceline_proto"
+       OR t STREQUAL "paceline_version" OR t MATCHES "_fuzz$")
+      continue()
+    endif()
+    target_precompile_headers(${t} PRIVATE
+      <algorithm> <map> <memory> <optional> <string> <vector>
+      "$<$<COMPILE_LANGUAGE:CXX>:absl/status/statusor.h>"
+      "$<$<COMPILE_LANGUAGE:CXX>:absl/strings/str_cat.h>"
+      "$<$<COMPILE_LANGUAGE:CXX>:absl/time/time.h>")
+    get_target_property(libs ${t} LINK_LIBRARIES)
+    if(libs MATCHES "GTest::")
+      target_precompile_headers(${t} PRIVATE <gtest/gtest.h> <gmock/gmock.h>)
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub ${subdirs})
+    paceline_precompile_headers(${sub})
+  endforeach()
+endfunction()
