@@ -30,16 +30,23 @@ int64_t ReadBase(const std::string& file) {
   return 0;
 }
 
+// The files live in the task's sandbox, which its user controls, and the agent reads them as
+// root: only a plain file with a single link counts (a symlink or hard link a task planted to
+// read someone else's file is treated as absent).
+bool PlainFile(const struct stat& st) { return S_ISREG(st.st_mode) && st.st_nlink == 1; }
+
 int64_t SizeOf(const std::string& path) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+  return ::lstat(path.c_str(), &st) == 0 && PlainFile(st) ? static_cast<int64_t>(st.st_size) : -1;
 }
 
 // Appends [from, from + len) of `path` to `out`; returns bytes read.
 int64_t ReadRange(const std::string& path, int64_t from, int64_t len, std::string* out) {
   if (len <= 0) return 0;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return 0;
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0 || !PlainFile(st)) return 0;
   size_t old = out->size();
   out->resize(old + static_cast<size_t>(len));
   int64_t got = 0;

@@ -22,7 +22,11 @@ RotatingLog::~RotatingLog() {
 }
 
 bool RotatingLog::Open() {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+  // The directory belongs to the task's user and the wrapper is root: never follow or reuse
+  // what the task may have put under this name (a symlink to /etc/shadow, a hard link).
+  if (::unlink(path_.c_str()) != 0 && errno != ENOENT) return false;
+  fd_ =
+      ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
   if (fd_ < 0) return false;
   if (uid_ >= 0 && ::fchown(fd_, static_cast<uid_t>(uid_), static_cast<gid_t>(gid_)) != 0) {
     return false;

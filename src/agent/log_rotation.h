@@ -29,7 +29,8 @@ class RotatingLog {
   RotatingLog(const RotatingLog&) = delete;
   RotatingLog& operator=(const RotatingLog&) = delete;
 
-  // Creates (truncates) the current file. Returns false and sets errno on failure.
+  // Creates the current file afresh (whatever had its name is unlinked first, never followed).
+  // Returns false and sets errno on failure.
   bool Open();
   // Appends, rotating as needed. Write errors (e.g. disk full) drop the data: a full disk must
   // not block or kill the task.

@@ -3,8 +3,10 @@
 #include "agent/log_rotation.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent_test_util.h"
+#include "agent/file_util.h"
 #include "agent/log_reader.h"
 #include "gtest/gtest.h"
 
@@ -81,6 +83,34 @@ TEST(LogReaderTest, SmallLogWithoutRotationAndMissingFile) {
   absl::StatusOr<LogChunk> c = ReadLogFrom(f, 2, 2);
   EXPECT_EQ(c->data, "b\n");
   EXPECT_EQ(c->next_offset, 4);
+}
+
+}  // namespace
+}  // namespace paceline::agent
+
+namespace paceline::agent {
+namespace {
+
+TEST(LogRotationTest, NeverWritesThroughWhatTheTaskPlantedAndNeverReadsIt) {
+  testing::TempDir dir;
+  std::string secret = dir.Sub("secret");
+  ASSERT_TRUE(WriteFile(secret, "do not touch\n").ok());
+  LogFiles f{dir.Sub("stdout"), dir.Sub("stdout.1"), dir.Sub("stdout.base")};
+  ASSERT_EQ(::symlink(secret.c_str(), f.current.c_str()), 0);
+  RotatingLog log(f.current, f.base_file, 100, -1, -1);
+  ASSERT_TRUE(log.Open());  // replaces the symlink with a fresh file
+  log.Write("0123456789", 10);
+  EXPECT_EQ(testing::ReadAll(secret), "do not touch\n");
+  // The task swaps its log for a symlink to a file it may not read: the reader refuses it.
+  ASSERT_EQ(::unlink(f.current.c_str()), 0);
+  ASSERT_EQ(::symlink(secret.c_str(), f.current.c_str()), 0);
+  absl::StatusOr<LogChunk> c = ReadLogFrom(f, 0, 1 << 20);
+  EXPECT_TRUE(!c.ok() || c->data.find("touch") == std::string::npos);
+  // A hard link is refused too.
+  ASSERT_EQ(::unlink(f.current.c_str()), 0);
+  ASSERT_EQ(::link(secret.c_str(), f.current.c_str()), 0);
+  c = ReadLogFrom(f, 0, 1 << 20);
+  EXPECT_TRUE(!c.ok() || c->data.find("touch") == std::string::npos);
 }
 
 }  // namespace

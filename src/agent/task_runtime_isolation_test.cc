@@ -123,3 +123,51 @@ TEST_F(LogCapTest, AChattyTaskCannotFillTheDisk) {
 
 }  // namespace
 }  // namespace paceline::agent::testing
+
+namespace paceline::agent::testing {
+namespace {
+
+class NoCgroupTest : public RuntimeTest {
+  void Customize(AgentConfig& c) override { c.cgroup = CgroupPreference::kNone; }
+};
+
+TEST_F(NoCgroupTest, WithoutCgroupsTasksStillRunAndTheAgentSaysSo) {
+  EXPECT_EQ(rt_->host().isolation, CgroupMode::kNone);
+  EXPECT_EQ(rt_->host().isolation_detail, "none: disabled by configuration");
+  std::optional<TaskEvent> end = RunToEnd(Req(24, 0, 1, "exit 4"));
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->exit_code, 4);
+  LaunchRequest r = Req(24, 1, 1, "sleep 30");
+  ASSERT_TRUE(rt_->Launch(r).ok());
+  ASSERT_TRUE(Until([&] { return !log_.For(r.run).empty(); }));
+  UsageSnapshot u = rt_->Usage(absl::Now());
+  ASSERT_EQ(u.tasks.size(), 1u);
+  EXPECT_FALSE(u.tasks[0].from_cgroup);
+  EXPECT_GT(u.tasks[0].memory_bytes, 0);  // the main process's RSS
+  ASSERT_TRUE(rt_->Kill(r.run, absl::Seconds(5)).ok());
+  end = WaitTerminal(*rt_, log_, r.run);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->reason, TerminationReason::kKilledGracefully);
+}
+
+class RetentionTest : public RuntimeTest {
+  void Customize(AgentConfig& c) override { c.sandbox_retention = absl::Minutes(5); }
+};
+
+TEST_F(RetentionTest, FinishedSandboxesAreRemovedAfterTheRetention) {
+  LaunchRequest done = Req(25, 0, 1, "echo bye");
+  ASSERT_TRUE(RunToEnd(done));
+  LaunchRequest live = Req(25, 1, 1, "sleep 30");
+  ASSERT_TRUE(rt_->Launch(live).ok());
+  ASSERT_TRUE(Until([&] { return !log_.For(live.run).empty(); }));
+  rt_->Poll(absl::Now() + absl::Minutes(1));  // within the retention: kept
+  EXPECT_TRUE(PathExists(Sandbox(done.run)));
+  rt_->Poll(absl::Now() + absl::Hours(1));  // the next collection, past the retention
+  EXPECT_FALSE(PathExists(Sandbox(done.run)));
+  EXPECT_TRUE(PathExists(Sandbox(live.run)));  // a live run keeps its sandbox
+  EXPECT_EQ(rt_->ReadLog({done.run, LogStream::kStdout, 1}).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace paceline::agent::testing
