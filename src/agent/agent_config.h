@@ -70,6 +70,9 @@ struct AgentConfig {
   // The supervising wrapper executable; empty = "paceline-task-wrapper" beside the running
   // executable, then in PATH.
   std::string wrapper_path;
+  // Start wrappers by forking a long-lived wrapper "zygote" instead of an exec per task (cheaper;
+  // falls back to a direct spawn when the zygote is unavailable).
+  bool wrapper_zygote = true;
 
   // How long finished runs' sandboxes are kept for `task logs`; zero = forever.
   absl::Duration sandbox_retention = absl::Hours(24 * 7);

@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s
   a.log_max = s.config->log_max_bytes;
   a.command = c.request.spec.command;
   a.env = &c.final_env;
-  absl::StatusOr<SpawnedWrapper> w = SpawnWrapper(a);
+  absl::StatusOr<SpawnedWrapper> w = s.spawner->Spawn(a);
   if (!w.ok()) return fail(w.status());
   c.wrapper_pid = w->pid;
   absl::StatusOr<PidStat> st = ReadPidStat(w->pid);

@@ -35,6 +35,7 @@
 #include "agent/task_event.h"
 #include "agent/task_lifecycle.h"
 #include "agent/wrapper_protocol.h"
+#include "agent/wrapper_spawner.h"
 
 namespace paceline::agent {
 
@@ -50,7 +51,8 @@ struct RuntimeServices {
   std::function<void(TaskEvent)> emit;           // into the outbox
   std::function<void(const RunId&)> reschedule;  // the runner's NextDeadline() changed
   std::function<void(UniqueFd pidfd)> reap;      // waits for and reaps an exiting wrapper
-  absl::Time now;                                // time of the current runtime call
+  WrapperSpawner* spawner = nullptr;
+  absl::Time now;  // time of the current runtime call
 };
 
 class TaskRunner {

@@ -99,6 +99,8 @@ absl::Status TaskRuntime::Init() {
   ASSIGN_OR_RETURN(checkpoint_, Checkpoint::Open(absl::StrCat(wd, "/checkpoint")));
   ASSIGN_OR_RETURN(outbox_, Outbox::Open(absl::StrCat(wd, "/outbox")));
   ports_ = std::make_unique<PortAllocator>(config_.port_min, config_.port_max);
+  spawner_ = std::make_unique<WrapperSpawner>(
+      services_.wrapper_path, cgroups_->SupervisorProcsFiles(), config_.wrapper_zygote);
   gpus_ = std::make_unique<GpuAllocator>(host_.gpus);
   if (checkpoint_->skipped_records() > 0) {
     spdlog::warn("checkpoint: skipped {} malformed records", checkpoint_->skipped_records());
@@ -118,6 +120,7 @@ absl::Status TaskRuntime::Init() {
   services_.boot_id = BootId();
   services_.poller = poller_.get();
   services_.cgroups = cgroups_.get();
+  services_.spawner = spawner_.get();
   services_.checkpoint = checkpoint_.get();
   services_.lifecycle = &lifecycle_;
   services_.emit = [this](TaskEvent e) { Emit(std::move(e)); };

@@ -166,6 +166,7 @@ class TaskRuntime {
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<PortAllocator> ports_;
   std::unique_ptr<GpuAllocator> gpus_;
+  std::unique_ptr<WrapperSpawner> spawner_;
   TaskLifecycle lifecycle_;
   RuntimeServices services_;
   absl::flat_hash_map<RunId, std::unique_ptr<TaskRunner>> runners_;

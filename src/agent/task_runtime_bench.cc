@@ -27,7 +27,7 @@ void BM_LaunchAndReap(benchmark::State& state) {
       base != nullptr ? absl::StrCat(base, "/agent-bench-", ::getpid()) : dir.Sub("work");
   AgentConfig config = TestConfig(work);
   config.cgroup = cgroups ? CgroupPreference::kAuto : CgroupPreference::kNone;
-  config.cpu_hard_limit = state.range(1) != 2;
+  config.wrapper_zygote = state.range(2) != 0;
   auto rt = TaskRuntime::Create(config).value();
   PL_CHECK(rt->Recover().ok());
   if (cgroups && rt->host().isolation == CgroupMode::kNone) {
@@ -58,17 +58,19 @@ void BM_LaunchAndReap(benchmark::State& state) {
   }
   state.counters["tasks_per_s"] =
       benchmark::Counter(static_cast<double>(tasks), benchmark::Counter::kIsRate);
-  state.SetLabel(cgroups ? absl::StrCat("cgroup ", CgroupModeName(rt->host().isolation))
-                         : std::string("no cgroups"));
+  state.SetLabel(absl::StrCat(
+      cgroups ? absl::StrCat("cgroup ", CgroupModeName(rt->host().isolation)) : "no cgroups",
+      config.wrapper_zygote ? ", zygote" : ", exec per wrapper"));
   rt.reset();
   RemoveAgentCgroups(config);
   if (base != nullptr) RemoveTree(work).IgnoreError();
 }
 BENCHMARK(BM_LaunchAndReap)
-    ->ArgNames({"tasks", "cgroups"})
-    ->Args({500, 0})
-    ->Args({500, 1})
-    ->Args({500, 2})
+    ->ArgNames({"tasks", "cgroups", "zygote"})
+    ->Args({500, 0, 1})
+    ->Args({500, 1, 1})
+    ->Args({500, 0, 0})
+    ->Args({500, 1, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

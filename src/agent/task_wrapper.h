@@ -14,6 +14,7 @@ namespace paceline::agent::wrapper {
 
 struct Options {
   bool exec_mode = false;
+  bool zygote_mode = false;
   std::string cwd;
   int uid = -1;
   int gid = -1;
@@ -39,5 +40,7 @@ bool JoinCgroup(const std::string& procs_file, pid_t pid);
 void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, size_t error_len);
 // Supervise mode (see wrapper_protocol.h); returns the wrapper's exit code.
 int Supervise(const Options& o);
+// Zygote mode (task_wrapper_zygote.cc): forks supervising wrappers on request until EOF.
+int Zygote(const Options& o);
 
 }  // namespace paceline::agent::wrapper

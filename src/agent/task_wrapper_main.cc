@@ -53,5 +53,5 @@ int main(int argc, char** argv) {
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   ::signal(SIGQUIT, SIG_IGN);
-  return Supervise(o);
+  return o.zygote_mode ? Zygote(o) : Supervise(o);
 }

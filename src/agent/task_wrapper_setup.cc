@@ -37,6 +37,7 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     std::string value(eq + 1);
     if (StartsWith(a, "--mode=")) {
       o->exec_mode = value == "exec";
+      o->zygote_mode = value == "zygote";
     } else if (StartsWith(a, "--cwd=")) {
       o->cwd = value;
     } else if (StartsWith(a, "--uid=")) {
@@ -69,6 +70,7 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     }
   }
   for (; i < argc; ++i) o->command.push_back(argv[i]);
+  if (o->zygote_mode) return o->command.empty();
   if (o->command.empty()) return false;
   o->command.push_back(nullptr);
   return true;

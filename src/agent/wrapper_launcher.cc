@@ -41,7 +41,7 @@ absl::StatusOr<std::string> FindWrapper(const std::string& configured) {
                    " and in PATH); install it beside the paceline binary or set wrapper_path"));
 }
 
-absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& a) {
+std::vector<std::string> BuildWrapperArgv(const WrapperArgs& a) {
   std::vector<std::string> argv = {a.wrapper, a.exec_mode ? "--mode=exec" : "--mode=supervise"};
   if (!a.cwd.empty()) argv.push_back(absl::StrCat("--cwd=", a.cwd));
   if (a.user.uid >= 0) {
@@ -58,6 +58,11 @@ absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& a) {
     argv.push_back(absl::StrCat("--log-max=", a.log_max));
   }
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", a.command});
+  return argv;
+}
+
+absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& a) {
+  std::vector<std::string> argv = BuildWrapperArgv(a);
   std::vector<char*> cargv;
   for (std::string& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);

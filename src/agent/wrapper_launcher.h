@@ -39,6 +39,8 @@ struct SpawnedWrapper {
 };
 
 absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& args);
+// The wrapper's argv for `args` (argv[0] = args.wrapper).
+std::vector<std::string> BuildWrapperArgv(const WrapperArgs& args);
 
 // The wrapper executable to use: `configured` if set, else "paceline-task-wrapper" beside
 // /proc/self/exe, else in PATH. FailedPrecondition (saying where it looked) when none exists.

@@ -8,10 +8,12 @@
 //                              └──> task (own session and process group; pgid = task pid)
 //
 // Flags (one per argv element, "--name=value"):
-//   --mode=supervise|exec   supervise: the wrapper forks the task, captures its output, waits
+//   --mode=supervise|exec|zygote
+//                           supervise: the wrapper forks the task, captures its output, waits
 //                           for it and records the exit status. exec: the wrapper sets the
 //                           process up and execs the command itself (used for command health
-//                           checks, whose exit status the agent reads directly).
+//                           checks, whose exit status the agent reads directly). zygote: forks
+//                           supervising wrappers on the agent's request (no exec per task).
 //   --cwd=DIR --uid=N --gid=N --groups=G1,G2   how the task runs (uid/gid only when switching)
 //   --cgroup=FILE           a cgroup.procs file the task joins before exec (repeatable)
 //   --self-cgroup=FILE      a cgroup.procs file the wrapper itself joins (repeatable)
@@ -40,6 +42,7 @@
 //
 // Thread-safety: plain functions; used by the single-threaded wrapper and the agent.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -52,6 +55,8 @@ inline constexpr const char* kStatusSuffix = ".status";
 inline constexpr const char* kStdoutBaseSuffix = ".stdout.base";
 inline constexpr const char* kStderrBaseSuffix = ".stderr.base";
 inline constexpr const char* kExecutableName = "paceline-task-wrapper";
+// Zygote mode (--mode=zygote, fd 3 a SOCK_SEQPACKET socket): see task_wrapper_zygote.cc.
+inline constexpr size_t kZygoteMaxRequest = 256 * 1024;
 // Exit code of the wrapper (exec mode) or of the task when it could not be started.
 inline constexpr int kLaunchFailureExitCode = 127;
 
