@@ -194,6 +194,8 @@ struct AgentDaemon::Impl {
                             absl::Milliseconds(m.kill().grace_ms()));
       } else if (m.has_ack()) {
         (void)runtime->Ack(m.ack().seq());
+      } else if (m.has_logs()) {
+        SendLogs(m.logs());
       }
     }
     if (done && connected) Disconnect(now);
@@ -208,6 +210,28 @@ struct AgentDaemon::Impl {
     u->set_state(s.code() == absl::StatusCode::kAlreadyExists ? "LOST" : "FAILED");
     u->set_reason("LAUNCH_FAILED");
     u->set_message(std::string(s.message()));
+    if (connected) (void)stream->Write(msg);
+  }
+
+  void SendLogs(const v1::LogRequest& r) {
+    agent::LogRequest req;
+    req.run = master::FromProto(r.run());
+    req.stream = r.stderr() ? agent::LogStream::kStderr : agent::LogStream::kStdout;
+    if (r.tail_lines() > 0) req.tail_lines = r.tail_lines();
+    req.offset = r.offset();
+    if (r.max_bytes() > 0) req.max_bytes = r.max_bytes();
+    v1::AgentMessage msg;
+    v1::LogResponse* out = msg.mutable_logs();
+    out->set_request_id(r.request_id());
+    absl::StatusOr<agent::LogChunk> chunk = runtime->ReadLog(req);
+    if (chunk.ok()) {
+      out->set_data(chunk->data);
+      out->set_offset(chunk->offset);
+      out->set_next_offset(chunk->next_offset);
+      out->set_finished(chunk->finished);
+    } else {
+      out->set_error(std::string(chunk.status().message()));
+    }
     if (connected) (void)stream->Write(msg);
   }
 

@@ -111,6 +111,8 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, master::AgentSt
           [ctx](absl::Status s) {
             if (!s.ok()) ctx->TryCancel();  // the agent reconnects and registers again
           });
+    } else if (msg.has_logs()) {
+      cluster_->DeliverLogs(msg.logs());
     } else if (msg.has_status()) {
       const v1::TaskStatusUpdate& u = msg.status();
       absl::StatusOr<TaskState> state = ParseReportedState(u.state());

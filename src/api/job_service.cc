@@ -239,4 +239,54 @@ grpc::Status TaskServiceImpl::ListTaskEvents(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
+grpc::Status TaskServiceImpl::GetTaskLogs(grpc::ServerContext* ctx,
+                                          const v1::GetTaskLogsRequest* req,
+                                          v1::GetTaskLogsResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  TaskId task{JobId(req->job_id()), req->instance()};
+  uint32_t run = req->run();
+  std::string host;
+  absl::Status s = cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    const jobmgr::Job* job = core.jobs().GetJob(task.job);
+    if (job == nullptr) return JobNotFound(req->job_id());
+    if (task.instance >= job->instances()) {
+      return absl::NotFoundError(absl::StrCat("job ", req->job_id(), " has ", job->instances(),
+                                              " instances; no instance ", req->instance()));
+    }
+    const jobmgr::TaskRuntime& t = job->task(task.instance);
+    if (run == 0 || run == t.run) {
+      run = t.run;
+      if (t.host != jobmgr::kNoHost) host = core.jobs().HostName(t.host);
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return ToGrpcStatus(s);
+  if (host.empty()) {
+    // An earlier run, or a current run that has not been placed: its host is in the events.
+    absl::StatusOr<std::vector<store::TaskEvent>> events = cluster_->ReadEvents(task, 0);
+    if (!events.ok()) return ToGrpcStatus(events.status());
+    for (const store::TaskEvent& e : *events) {
+      if (e.run.run == run && !e.host.empty()) host = e.host;
+    }
+  }
+  if (host.empty()) {
+    return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
+        "task ", task.ToString(), " run ", run, " has not been placed on a host yet: no logs")));
+  }
+  v1::LogRequest lr;
+  *lr.mutable_run() = master::ToProto(RunId{task, run});
+  lr.set_stderr(req->stderr());
+  lr.set_tail_lines(req->tail_lines());
+  lr.set_offset(req->offset());
+  lr.set_max_bytes(1 << 20);
+  absl::StatusOr<v1::LogResponse> logs = cluster_->FetchLogs(host, lr, absl::Seconds(10));
+  if (!logs.ok()) return ToGrpcStatus(logs.status());
+  resp->set_data(logs->data());
+  resp->set_next_offset(logs->next_offset());
+  resp->set_finished(logs->finished());
+  resp->set_run(run);
+  resp->set_host(host);
+  return grpc::Status::OK;
+}
+
 }  // namespace paceline::api

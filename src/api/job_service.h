@@ -41,6 +41,8 @@ class TaskServiceImpl final : public v1::TaskService::Service {
                        v1::GetTaskResponse* resp) override;
   grpc::Status ListTaskEvents(grpc::ServerContext* ctx, const v1::ListTaskEventsRequest* req,
                               v1::ListTaskEventsResponse* resp) override;
+  grpc::Status GetTaskLogs(grpc::ServerContext* ctx, const v1::GetTaskLogsRequest* req,
+                           v1::GetTaskLogsResponse* resp) override;
 
  private:
   master::Cluster* const cluster_;

@@ -1,6 +1,7 @@
 // `paceline task list|get|events` and `paceline host list`.
 
 #include <iostream>
+#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,10 @@ struct TaskFlags {
   std::string task;  // JOB/INSTANCE
   std::vector<std::string> states;
   uint32_t limit = 0;
+  bool follow = false;
+  bool stderr_stream = false;
+  int64_t tail = 0;
+  uint32_t run = 0;
 };
 
 absl::StatusOr<TaskId> ParseTaskArg(const std::string& text) {
@@ -121,6 +126,39 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
                 e.host().empty() ? "-" : e.host(), e.reason(), e.message()});
     }
     std::cout << t.Render();
+  });
+
+  CLI::App* logs = task->add_subcommand("logs", "a run's stdout (or stderr), from its host");
+  logs->add_option("task", f.task, "JOB/INSTANCE")->required();
+  logs->add_flag("-f,--follow", f.follow, "keep printing until the run ends");
+  logs->add_flag("--stderr", f.stderr_stream, "stderr instead of stdout");
+  logs->add_option("--tail", f.tail, "only the last N lines");
+  logs->add_option("--run", f.run, "an earlier run (default: the current one)");
+  logs->callback([&ctx] {
+    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
+    if (!id.ok()) return ctx.Fail(id.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    auto stub = v1::TaskService::NewStub(rpc->channel());
+    v1::GetTaskLogsRequest req;
+    req.set_job_id(id->job.value());
+    req.set_instance(id->instance);
+    req.set_run(f.run);
+    req.set_stderr(f.stderr_stream);
+    req.set_tail_lines(f.tail);
+    while (true) {
+      v1::GetTaskLogsResponse resp;
+      grpc::Status s = stub->GetTaskLogs(rpc->Context().get(), req, &resp);
+      if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+      std::cout << resp.data() << std::flush;
+      req.set_run(resp.run());  // stay on the run we started with
+      req.set_tail_lines(0);
+      bool more = resp.next_offset() > req.offset() && !resp.data().empty();
+      req.set_offset(resp.next_offset());
+      if (more) continue;  // the rest of a long log
+      if (!f.follow || resp.finished()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
   });
 }
 

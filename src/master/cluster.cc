@@ -115,6 +115,53 @@ absl::StatusOr<std::vector<store::TaskEvent>> Cluster::ReadEvents(TaskId task, s
   return result;
 }
 
+absl::StatusOr<v1::LogResponse> Cluster::FetchLogs(const std::string& host, v1::LogRequest request,
+                                                   absl::Duration timeout) {
+  auto waiter = std::make_shared<LogWaiter>();
+  uint64_t id = 0;
+  {
+    absl::MutexLock lock(&logs_mu_);
+    id = next_log_request_++;
+    log_waiters_[id] = waiter;
+  }
+  request.set_request_id(id);
+  bool sent = false;
+  {
+    absl::MutexLock lock(&sessions_mu_);
+    auto it = sessions_.find(host);
+    if (it != sessions_.end() && !it->second->closed()) {
+      v1::MasterMessage msg;
+      *msg.mutable_logs() = std::move(request);
+      it->second->Send(std::move(msg));
+      sent = true;
+    }
+  }
+  bool answered = sent && waiter->done.WaitForNotificationWithTimeout(timeout);
+  {
+    absl::MutexLock lock(&logs_mu_);
+    log_waiters_.erase(id);
+  }
+  if (!sent) {
+    return absl::UnavailableError(
+        absl::StrCat("host ", host, " is not connected; its logs cannot be read now"));
+  }
+  if (!answered) {
+    return absl::UnavailableError(absl::StrCat("host ", host, " did not send the logs in time"));
+  }
+  if (!waiter->response.error().empty()) {
+    return absl::NotFoundError(absl::StrCat("host ", host, ": ", waiter->response.error()));
+  }
+  return waiter->response;
+}
+
+void Cluster::DeliverLogs(const v1::LogResponse& response) {
+  absl::MutexLock lock(&logs_mu_);
+  auto it = log_waiters_.find(response.request_id());
+  if (it == log_waiters_.end()) return;  // too late: the caller gave up
+  it->second->response = response;
+  it->second->done.Notify();
+}
+
 void Cluster::Attach(std::shared_ptr<AgentSession> session) {
   absl::MutexLock lock(&sessions_mu_);
   auto [it, inserted] = sessions_.try_emplace(session->host(), session);

@@ -59,6 +59,13 @@ class Cluster {
   void Attach(std::shared_ptr<AgentSession> session);
   void Detach(const AgentSession* session);
 
+  // Asks `host`'s agent for a piece of a run's logs and waits (at most `timeout`) for it.
+  // UNAVAILABLE when the host is not connected or does not answer in time.
+  absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,
+                                            absl::Duration timeout);
+  // An agent's answer to FetchLogs (from its stream handler).
+  void DeliverLogs(const v1::LogResponse& response);
+
   const store::GroupCommitter& committer() const { return *committer_; }
   store::Store* store() { return store_; }
 
@@ -75,6 +82,13 @@ class Cluster {
   absl::Mutex sessions_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<AgentSession>> sessions_
       ABSL_GUARDED_BY(sessions_mu_);
+  struct LogWaiter {
+    absl::Notification done;
+    v1::LogResponse response;
+  };
+  absl::Mutex logs_mu_;
+  uint64_t next_log_request_ ABSL_GUARDED_BY(logs_mu_) = 1;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<LogWaiter>> log_waiters_ ABSL_GUARDED_BY(logs_mu_);
 };
 
 }  // namespace paceline::master

@@ -84,6 +84,16 @@ task:
               ::testing::ElementsAre("READY", "PLACED", "LAUNCHING", "RUNNING", "SUCCEEDED"));
   EXPECT_THAT(std::string(events["events"].back()["host"]), ::testing::StartsWith("agent"));
 
+  // Its logs, fetched from the agent that ran it.
+  RunResult logs = c.Cli({"task", "logs", absl::StrCat(job, "/7")});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, absl::StrCat("instance 7 run ", job, "/7/1\n"));
+  RunResult tail = c.Cli({"task", "logs", absl::StrCat(job, "/8"), "--tail", "1"});
+  EXPECT_EQ(tail.out, absl::StrCat("instance 8 run ", job, "/8/1\n"));
+  RunResult err = c.Cli({"task", "logs", absl::StrCat(job, "/8"), "--stderr"});
+  EXPECT_EQ(err.exit_code, 0) << err.err;
+  EXPECT_EQ(err.out, "");
+
   // The pool holds nothing once the job is done.
   Json pools = c.CliJson({"pool", "list"});
   for (const Json& p : pools["pools"]) {
