@@ -13,6 +13,7 @@ namespace paceline::e2e {
 
 TestCluster::TestCluster(ClusterOptions options) : options_(options) {
   dir_ = MakeTempDir("pl-cluster");
+  suffix_ = dir_.substr(dir_.rfind('-') + 1);
   StartMaster();
   agents_.resize(options_.agents);
   for (int i = 0; i < options_.agents; ++i) StartAgent(i);

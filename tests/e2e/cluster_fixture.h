@@ -32,7 +32,9 @@ class TestCluster {
   Process& master() { return *master_; }
   Process& agent(int i) { return *agents_[i]; }
   const std::string& dir() const { return dir_; }
-  std::string agent_name(int i) const { return "agent" + std::to_string(i); }
+  // Unique per cluster: agents of clusters that run at the same time (ctest -j) must not share
+  // names, since an agent owns the cgroups named after it.
+  std::string agent_name(int i) const { return "agent" + std::to_string(i) + "-" + suffix_; }
 
   // Runs `paceline --addr A --token T args...`.
   RunResult Cli(const std::vector<std::string>& args);
@@ -50,6 +52,7 @@ class TestCluster {
  private:
   ClusterOptions options_;
   std::string dir_;
+  std::string suffix_;
   std::string addr_;
   std::string token_;
   std::unique_ptr<Process> master_;
