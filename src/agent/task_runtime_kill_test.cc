@@ -48,7 +48,7 @@ TEST_F(KillTest, TaskThatIgnoresSigtermIsKilledAtTheGraceDeadline) {
   EXPECT_EQ(end->reason, TerminationReason::kKilledForcibly) << end->ToString();
   EXPECT_EQ(end->signal, SIGKILL);
   EXPECT_GE(took, grace);
-  EXPECT_LT(took, grace + absl::Milliseconds(400)) << took;
+  EXPECT_LT(took, grace + absl::Milliseconds(750)) << took;  // loaded CI machines included
 }
 
 TEST_F(KillTest, ZeroGraceKillsAtOnceAndASecondKillOnlyShortens) {
