@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/metrics.h"
 #include "common/version.h"
 
 namespace paceline::api {
@@ -19,6 +20,15 @@ void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
         {"uptime_seconds", absl::ToInt64Seconds(absl::Now() - facts.started_at)},
     };
     res.set_content(body.dump(), "application/json");
+  });
+}
+
+void AddMetricsRoutes(HttpServer& server, master::Cluster* cluster) {
+  server.Routes().Get("/metrics", [cluster](const httplib::Request&, httplib::Response& res) {
+    store::GroupCommitStats stats = cluster->committer().stats();
+    std::string text = cluster->Read<std::string>(
+        [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
+    res.set_content(text, "text/plain; version=0.0.4");
   });
 }
 

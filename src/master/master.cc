@@ -140,6 +140,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
 
   api::AddHealthRoutes(impl->http_server, facts);
+  api::AddMetricsRoutes(impl->http_server, cluster);
   absl::StatusOr<HostPort> http = impl->http_server.Start(config.http_listen);
   if (!http.ok()) {
     impl->grpc_server->Shutdown();

@@ -294,6 +294,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     if (rejected.contains(a.request_index)) continue;
     placed_now_[a.task] = a;
     why_.erase(a.task);
+    ++placements_;
     jobs_.OnPlaced(a.task, hosts_.Get(a.host).spec.name, now, fx);
   }
   absl::flat_hash_map<uint64_t, bool> still_waiting;

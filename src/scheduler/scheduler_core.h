@@ -107,6 +107,8 @@ class SchedulerCore {
   const resmgr::ResourceManager& resources() const { return rm_; }
   const placement::ClusterSnapshot& snapshot() const { return snapshot_; }
   const HostTracker& hosts() const { return hosts_; }
+  // Tasks placed since this core was created.
+  uint64_t placements() const { return placements_; }
   // Why a PENDING/READY task is not running yet, in one line; empty when it is not waiting.
   std::string WhyPending(TaskId task) const;
 
@@ -142,6 +144,7 @@ class SchedulerCore {
   std::unique_ptr<placement::PlacementEngine> engine_;
   HostTracker hosts_;
   uint64_t next_gang_ = 1;
+  uint64_t placements_ = 0;
   absl::flat_hash_map<uint64_t, GangInfo> gangs_;                  // by GangId value
   absl::flat_hash_map<TaskId, uint64_t> gang_of_;                  // task -> gang, until released
   std::vector<uint64_t> to_place_;                                 // admitted gangs without hosts

@@ -99,6 +99,15 @@ task:
   for (const Json& p : pools["pools"]) {
     for (const Json& d : p["dimensions"]) EXPECT_EQ(d["allocation"], "0") << p["path"];
   }
+
+  // And Prometheus sees the same.
+  std::string metrics = c.HttpGet("/metrics");
+  EXPECT_THAT(metrics, HasSubstr("paceline_tasks{state=\"SUCCEEDED\"} 1000\n"));
+  EXPECT_THAT(metrics, HasSubstr("paceline_jobs{state=\"SUCCEEDED\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("paceline_placements_total 1000\n"));
+  EXPECT_THAT(metrics, HasSubstr("paceline_pool_queued_gangs{pool=\"/e2e\"} 0\n"));
+  EXPECT_THAT(metrics, HasSubstr("paceline_hosts{connected=\"true\"} 3\n"));
+  EXPECT_THAT(metrics, HasSubstr("paceline_store_commits_total "));
 }
 
 TEST_F(BatchE2E, KillingARunningJobKillsEveryTaskWithinTheGrace) {

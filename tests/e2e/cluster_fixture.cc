@@ -1,6 +1,7 @@
 #include "tests/e2e/cluster_fixture.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 
 #include <filesystem>
@@ -82,6 +83,16 @@ void TestCluster::StartAgent(int i) {
        "--work-dir", absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu,
        "--memory", options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i)},
       {.cwd = dir_}));
+}
+
+std::string TestCluster::HttpGet(const std::string& path) {
+  auto j = nlohmann::json::parse(ReadFile(dir_ + "/master/master.json"), nullptr, false);
+  if (j.is_discarded()) return "";
+  std::string http = j.value("http", "");
+  auto colon = http.rfind(':');
+  httplib::Client client(http.substr(0, colon), std::stoi(http.substr(colon + 1)));
+  auto res = client.Get(path.c_str());
+  return res && res->status == 200 ? res->body : "";
 }
 
 RunResult TestCluster::Cli(const std::vector<std::string>& args) {

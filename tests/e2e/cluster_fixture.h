@@ -36,6 +36,8 @@ class TestCluster {
   // names, since an agent owns the cgroups named after it.
   std::string agent_name(int i) const { return "agent" + std::to_string(i) + "-" + suffix_; }
 
+  // GET `path` from the master's HTTP side; the body, or "" when it failed.
+  std::string HttpGet(const std::string& path);
   // Runs `paceline --addr A --token T args...`.
   RunResult Cli(const std::vector<std::string>& args);
   // Runs a client command with -o json and parses stdout (fails the test on error).

@@ -1,0 +1,100 @@
+#include "api/metrics.h"
+
+#include <array>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace paceline::api {
+namespace {
+
+void Header(std::string& out, absl::string_view name, absl::string_view type,
+            absl::string_view help) {
+  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+}
+
+}  // namespace
+
+std::string RenderMetrics(const scheduler::SchedulerCore& core,
+                          const store::GroupCommitStats& store_stats) {
+  std::string out;
+  std::array<uint64_t, kNumTaskStates> tasks{};
+  std::array<uint64_t, kNumJobStates> jobs{};
+  for (const jobmgr::Job* job : core.jobs().ListJobs()) {
+    ++jobs[static_cast<int>(job->state())];
+    for (int s = 0; s < kNumTaskStates; ++s) tasks[s] += job->count(static_cast<TaskState>(s));
+  }
+  Header(out, "paceline_tasks", "gauge", "Tasks by state.");
+  for (int s = 0; s < kNumTaskStates; ++s) {
+    absl::StrAppend(&out, "paceline_tasks{state=\"", TaskStateName(static_cast<TaskState>(s)),
+                    "\"} ", tasks[s], "\n");
+  }
+  Header(out, "paceline_jobs", "gauge", "Jobs by state.");
+  for (int s = 0; s < kNumJobStates; ++s) {
+    absl::StrAppend(&out, "paceline_jobs{state=\"", JobStateName(static_cast<JobState>(s)), "\"} ",
+                    jobs[s], "\n");
+  }
+  uint64_t connected = 0, lost = 0;
+  for (const scheduler::TrackedHost& h : core.hosts().all()) (h.connected ? connected : lost)++;
+  Header(out, "paceline_hosts", "gauge", "Hosts by connection.");
+  absl::StrAppend(&out, "paceline_hosts{connected=\"true\"} ", connected, "\n",
+                  "paceline_hosts{connected=\"false\"} ", lost, "\n");
+
+  const resmgr::PoolTree& tree = core.resources().tree();
+  std::vector<resmgr::PoolStats> stats = core.resources().AllStats();
+  struct Series {
+    const char* name;
+    const char* help;
+    Resources (*get)(const resmgr::PoolStats&);
+  };
+  static const std::array<Series, 5> kSeries = {{
+      {"paceline_pool_reservation", "Reservation per pool and resource (base units).",
+       [](const resmgr::PoolStats& s) { return s.reservation; }},
+      {"paceline_pool_limit", "Limit per pool and resource (base units).",
+       [](const resmgr::PoolStats& s) { return s.limit; }},
+      {"paceline_pool_entitlement", "Entitlement per pool and resource (base units).",
+       [](const resmgr::PoolStats& s) { return s.entitlement; }},
+      {"paceline_pool_allocation", "Allocation per pool and resource (base units).",
+       [](const resmgr::PoolStats& s) { return s.allocation; }},
+      {"paceline_pool_demand", "Demand per pool and resource (base units).",
+       [](const resmgr::PoolStats& s) { return s.demand; }},
+  }};
+  for (const Series& series : kSeries) {
+    Header(out, series.name, "gauge", series.help);
+    for (const resmgr::PoolStats& s : stats) {
+      if (!tree.Exists(s.id)) continue;
+      Resources r = series.get(s);
+      for (Dim d : kAllDims) {
+        absl::StrAppend(&out, series.name, "{pool=\"", tree.path(s.id), "\",resource=\"",
+                        DimName(d), "\"} ", r[d], "\n");
+      }
+    }
+  }
+  Header(out, "paceline_pool_queued_gangs", "gauge", "Gangs waiting in each pool's queue.");
+  for (const resmgr::PoolStats& s : stats) {
+    if (!tree.Exists(s.id)) continue;
+    absl::StrAppend(&out, "paceline_pool_queued_gangs{pool=\"", tree.path(s.id), "\"} ",
+                    s.queued_gangs, "\n");
+  }
+  Header(out, "paceline_placements_total", "counter", "Tasks placed since the master started.");
+  absl::StrAppend(&out, "paceline_placements_total ", core.placements(), "\n");
+  Header(out, "paceline_scheduling_cycles_total", "counter", "Scheduling cycles run.");
+  absl::StrAppend(&out, "paceline_scheduling_cycles_total ", core.resources().cycle(), "\n");
+  Header(out, "paceline_store_commits_total", "counter", "Store transactions written.");
+  absl::StrAppend(&out, "paceline_store_commits_total ", store_stats.commits, "\n");
+  Header(out, "paceline_store_batches_total", "counter", "Change batches committed.");
+  absl::StrAppend(&out, "paceline_store_batches_total ", store_stats.batches, "\n");
+  Header(out, "paceline_store_failed_commits_total", "counter", "Store transactions that failed.");
+  absl::StrAppend(&out, "paceline_store_failed_commits_total ", store_stats.failed_commits, "\n");
+  Header(out, "paceline_store_commit_seconds_sum", "counter", "Time spent committing.");
+  absl::StrAppend(&out, "paceline_store_commit_seconds_sum ",
+                  absl::StrFormat("%.6f", absl::ToDoubleSeconds(store_stats.total_commit_time)),
+                  "\n");
+  Header(out, "paceline_store_commit_seconds_max", "gauge", "Longest commit so far.");
+  absl::StrAppend(&out, "paceline_store_commit_seconds_max ",
+                  absl::StrFormat("%.6f", absl::ToDoubleSeconds(store_stats.max_commit_time)),
+                  "\n");
+  return out;
+}
+
+}  // namespace paceline::api
