@@ -1,5 +1,8 @@
 #include "agent/wrapper_protocol.h"
 
+#include <fcntl.h>
+#include <signal.h>
+
 #include <cstdlib>
 
 namespace paceline::agent::wrapper {
@@ -53,6 +56,21 @@ ExitStatus ParseStatus(const std::string& text) {
     }
   }
   return s;
+}
+
+void InitWrapperSpawn(posix_spawnattr_t* attr, posix_spawn_file_actions_t* fa) {
+  posix_spawnattr_init(attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(attr, &none);
+  posix_spawnattr_setsigdefault(attr, &all);
+  posix_spawnattr_setflags(attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawn_file_actions_init(fa);
+  posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(fa, 1, 2);
 }
 
 }  // namespace paceline::agent::wrapper

@@ -42,6 +42,8 @@
 //
 // Thread-safety: plain functions; used by the single-threaded wrapper and the agent.
 
+#include <spawn.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -74,5 +76,10 @@ std::string FormatStatusLine(const ExitStatus& s);
 // Parses a status file: complete lines only, later records win, unknown lines are ignored;
 // an empty file gives kUnknown.
 ExitStatus ParseStatus(const std::string& text);
+
+// Prepares the spawn of a wrapper process: a session of its own, no blocked signals, default
+// dispositions, stdin and stdout/stderr on /dev/null. The caller adds its own file actions and
+// destroys both objects after posix_spawn.
+void InitWrapperSpawn(posix_spawnattr_t* attr, posix_spawn_file_actions_t* fa);
 
 }  // namespace paceline::agent::wrapper

@@ -53,19 +53,8 @@ absl::Status WrapperSpawner::StartZygote() {
   cargv.push_back(nullptr);
   char* no_env[] = {nullptr};
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  wrapper::InitWrapperSpawn(&attr, &fa);
   posix_spawn_file_actions_adddup2(&fa, theirs.get(), wrapper::kControlFd);
   posix_spawn_file_actions_addclosefrom_np(&fa, wrapper::kControlFd + 1);
   pid_t pid = 0;

@@ -140,23 +140,8 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag) {
 }  // namespace
 
 absl::StatusOr<JobSpec> ParseJobSpec(absl::string_view yaml_text, absl::string_view file_name) {
-  Diagnostics diag;
-  try {
-    std::optional<Field> root = yaml_internal::LoadDocument(yaml_text, "job spec", diag);
-    if (!root) return diag.ToStatus(file_name);
-    JobSpec spec = ReadJob(*root, diag);
-    diag.AddValidationErrors(ValidateJobSpec(spec));
-    if (!diag.ok()) return diag.ToStatus(file_name);
-    return spec;
-  } catch (const YAML::Exception& e) {
-    diag.Error(yaml_internal::ToLocation(e.mark), "",
-               absl::StrCat("cannot read the YAML: ", e.msg));
-    return diag.ToStatus(file_name);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(file_name, ": parsing failed: ", e.what()));
-  } catch (...) {
-    return absl::InternalError(absl::StrCat(file_name, ": parsing failed"));
-  }
+  return yaml_internal::ParseSpecDocument<JobSpec>(yaml_text, file_name, "job spec", ReadJob,
+                                                   ValidateJobSpec);
 }
 
 }  // namespace paceline

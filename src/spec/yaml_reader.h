@@ -26,6 +26,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/resources.h"
@@ -133,6 +135,30 @@ std::string FormatNumber(double v);
 // documents and a non-map top level. Catches every yaml-cpp exception.
 std::optional<Field> LoadDocument(absl::string_view text, absl::string_view what,
                                   Diagnostics& diag);
+
+// The frame of every spec parser: loads the document, reads it with `read(root, diag)`, adds
+// the semantic errors of `validate(spec)`, and turns any exception into an error, so that no
+// exception ever leaves a parse function.
+template <typename Spec, typename Read, typename Validate>
+absl::StatusOr<Spec> ParseSpecDocument(absl::string_view yaml_text, absl::string_view file_name,
+                                       absl::string_view what, Read read, Validate validate) {
+  Diagnostics diag;
+  try {
+    std::optional<Field> root = LoadDocument(yaml_text, what, diag);
+    if (!root) return diag.ToStatus(file_name);
+    Spec spec = read(*root, diag);
+    diag.AddValidationErrors(validate(spec));
+    if (!diag.ok()) return diag.ToStatus(file_name);
+    return spec;
+  } catch (const YAML::Exception& e) {
+    diag.Error(ToLocation(e.mark), "", absl::StrCat("cannot read the YAML: ", e.msg));
+    return diag.ToStatus(file_name);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(file_name, ": parsing failed: ", e.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(file_name, ": parsing failed"));
+  }
+}
 
 // A short, escaped rendering of user text for messages: 'abc' (cut at 40 characters).
 std::string Quote(absl::string_view text);
