@@ -156,6 +156,57 @@ grpc::Status JobServiceImpl::KillJob(grpc::ServerContext* ctx, const v1::KillJob
       }));
 }
 
+grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::DeleteJobRequest* req,
+                                       v1::DeleteJobResponse*) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time, scheduler::Actions& out) {
+        return core.DeleteJob(JobId(req->job_id()), out);
+      }));
+}
+
+grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,
+                                        v1::RestartJobResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  for (int i = 0; i < req->ranges_size(); ++i) {
+    const v1::InstanceRange& r = req->ranges(i);
+    if (r.first() > r.last()) {
+      return ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat("ranges[", i, "]: first ", r.first(), " is after last ", r.last())));
+    }
+  }
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+        if (job == nullptr) return JobNotFound(req->job_id());
+        std::vector<uint32_t> instances;
+        if (req->ranges().empty()) {
+          for (uint32_t i = 0; i < job->instances(); ++i) instances.push_back(i);
+        }
+        for (const v1::InstanceRange& r : req->ranges()) {
+          if (r.last() >= job->instances()) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("ranges: instance ", r.last(), " is out of range: job ", req->job_id(),
+                             " has ", job->instances(), " instances"));
+          }
+          for (uint32_t i = r.first(); i <= r.last(); ++i) instances.push_back(i);
+        }
+        std::sort(instances.begin(), instances.end());
+        instances.erase(std::unique(instances.begin(), instances.end()), instances.end());
+        resp->set_restarted(static_cast<uint32_t>(instances.size()));
+        return core.RestartInstances(JobId(req->job_id()), instances, now, out);
+      }));
+}
+
+grpc::Status TaskServiceImpl::KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
+                                       v1::KillTaskResponse*) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        return core.KillInstance(TaskId{JobId(req->job_id()), req->instance()}, now, out);
+      }));
+}
+
 grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
                                         v1::ListTasksResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;

@@ -24,6 +24,10 @@ class JobServiceImpl final : public v1::JobService::Service {
                          v1::QueryJobsResponse* resp) override;
   grpc::Status KillJob(grpc::ServerContext* ctx, const v1::KillJobRequest* req,
                        v1::KillJobResponse* resp) override;
+  grpc::Status DeleteJob(grpc::ServerContext* ctx, const v1::DeleteJobRequest* req,
+                         v1::DeleteJobResponse* resp) override;
+  grpc::Status RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,
+                          v1::RestartJobResponse* resp) override;
 
  private:
   master::Cluster* const cluster_;
@@ -43,6 +47,8 @@ class TaskServiceImpl final : public v1::TaskService::Service {
                               v1::ListTaskEventsResponse* resp) override;
   grpc::Status GetTaskLogs(grpc::ServerContext* ctx, const v1::GetTaskLogsRequest* req,
                            v1::GetTaskLogsResponse* resp) override;
+  grpc::Status KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
+                        v1::KillTaskResponse* resp) override;
 
  private:
   master::Cluster* const cluster_;

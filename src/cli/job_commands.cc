@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -34,7 +35,29 @@ struct JobFlags {
   std::string name;
   uint32_t limit = 100;
   std::string timeout = "0";
+  std::string instances;  // "0-9,12"
 };
+
+// Parses "0-9,12" into ranges (inclusive); empty text = no ranges (every instance).
+absl::StatusOr<std::vector<std::pair<uint32_t, uint32_t>>> ParseInstanceRanges(
+    const std::string& text) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  if (text.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    uint32_t first = 0, last = 0;
+    size_t dash = part.find('-');
+    bool ok = dash == absl::string_view::npos
+                  ? absl::SimpleAtoi(part, &first) && absl::SimpleAtoi(part, &last)
+                  : absl::SimpleAtoi(part.substr(0, dash), &first) &&
+                        absl::SimpleAtoi(part.substr(dash + 1), &last);
+    if (!ok || first > last) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--instances: '", part, "' is not N or FIRST-LAST (e.g. 0-9,12)"));
+    }
+    out.emplace_back(first, last);
+  }
+  return out;
+}
 
 // "RUNNING 3, SUCCEEDED 997" in the order of the task state machine.
 std::string CountsLine(const v1::JobSummary& j) {
@@ -155,6 +178,45 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
         v1::JobService::NewStub(rpc->channel())->KillJob(rpc->Context().get(), req, &resp);
     if (!s.ok()) return ctx.Fail(rpc->Explain(s));
     std::cout << "job " << f.job_id << " is being killed" << std::endl;
+  });
+
+  CLI::App* del = job->add_subcommand("delete", "forget a job whose tasks have all ended");
+  del->add_option("job", f.job_id, "job id")->required();
+  del->callback([&ctx] {
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::DeleteJobRequest req;
+    req.set_job_id(f.job_id);
+    v1::DeleteJobResponse resp;
+    grpc::Status s =
+        v1::JobService::NewStub(rpc->channel())->DeleteJob(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "job " << f.job_id << " deleted" << std::endl;
+  });
+
+  CLI::App* restart = job->add_subcommand(
+      "restart", "start a new run of instances (live runs are killed first, with their grace)");
+  restart->add_option("job", f.job_id, "job id")->required();
+  restart->add_option("--instances", f.instances, "which instances, e.g. 0-9,12 (default: all)");
+  restart->callback([&ctx] {
+    absl::StatusOr<std::vector<std::pair<uint32_t, uint32_t>>> ranges =
+        ParseInstanceRanges(f.instances);
+    if (!ranges.ok()) return ctx.Fail(ranges.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::RestartJobRequest req;
+    req.set_job_id(f.job_id);
+    for (const auto& [first, last] : *ranges) {
+      v1::InstanceRange* r = req.add_ranges();
+      r->set_first(first);
+      r->set_last(last);
+    }
+    v1::RestartJobResponse resp;
+    grpc::Status s =
+        v1::JobService::NewStub(rpc->channel())->RestartJob(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "job " << f.job_id << ": " << resp.restarted() << " instances restarting"
+              << std::endl;
   });
 
   CLI::App* wait = job->add_subcommand(

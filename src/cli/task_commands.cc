@@ -128,6 +128,42 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     std::cout << t.Render();
   });
 
+  CLI::App* kill = task->add_subcommand("kill", "kill one instance (it stays KILLED)");
+  kill->add_option("task", f.task, "JOB/INSTANCE")->required();
+  kill->callback([&ctx] {
+    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
+    if (!id.ok()) return ctx.Fail(id.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::KillTaskRequest req;
+    req.set_job_id(id->job.value());
+    req.set_instance(id->instance);
+    v1::KillTaskResponse resp;
+    grpc::Status s =
+        v1::TaskService::NewStub(rpc->channel())->KillTask(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "task " << f.task << " is being killed" << std::endl;
+  });
+
+  CLI::App* restart = task->add_subcommand("restart", "start a new run of one instance");
+  restart->add_option("task", f.task, "JOB/INSTANCE")->required();
+  restart->callback([&ctx] {
+    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
+    if (!id.ok()) return ctx.Fail(id.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::RestartJobRequest req;
+    req.set_job_id(id->job.value());
+    v1::InstanceRange* r = req.add_ranges();
+    r->set_first(id->instance);
+    r->set_last(id->instance);
+    v1::RestartJobResponse resp;
+    grpc::Status s =
+        v1::JobService::NewStub(rpc->channel())->RestartJob(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "task " << f.task << " is restarting" << std::endl;
+  });
+
   CLI::App* logs = task->add_subcommand("logs", "a run's stdout (or stderr), from its host");
   logs->add_option("task", f.task, "JOB/INSTANCE")->required();
   logs->add_flag("-f,--follow", f.follow, "keep printing until the run ends");

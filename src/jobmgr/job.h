@@ -33,6 +33,7 @@ struct TaskRuntime {
   absl::Time started_at = absl::InfinitePast();
   absl::Time finished_at = absl::InfinitePast();
   absl::Time not_before = absl::InfinitePast();  // backoff: earliest start of this run
+  bool restart_requested = false;  // a user restart: start a new run when this one ends
 };
 
 class Job {

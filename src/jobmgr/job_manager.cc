@@ -36,8 +36,59 @@ absl::Status JobManager::KillJob(JobId id, absl::Time now, Effects& fx) {
     fx.batch.put_jobs.push_back(job->ToRecord());
   }
   for (uint32_t i = 0; i < job->instances(); ++i) {
+    job->mutable_task(i).restart_requested = false;
     KillTask(*job, i, TaskReason::kKilledByUser, now, fx);
   }
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::KillInstance(TaskId task, absl::Time now, Effects& fx) {
+  Job* job = FindJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) {
+    return absl::NotFoundError(absl::StrCat("task ", task.ToString(), " not found"));
+  }
+  job->mutable_task(task.instance).restart_requested = false;
+  KillTask(*job, task.instance, TaskReason::kKilledByUser, now, fx);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
+                                          absl::Time now, Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  for (uint32_t i : instances) {
+    if (i >= job->instances()) {
+      return absl::InvalidArgumentError(absl::StrCat("instance ", i, " is out of range: job ",
+                                                     id.value(), " has ", job->instances()));
+    }
+  }
+  if (job->goal() != store::JobGoal::kRun) {
+    job->set_goal(store::JobGoal::kRun);
+    fx.batch.put_jobs.push_back(job->ToRecord());
+  }
+  for (uint32_t i : instances) {
+    TaskRuntime& t = job->mutable_task(i);
+    if (IsTerminal(t.state)) {
+      t.failures = 0;
+      StartNewRun(*job, i, now, now, fx);
+    } else if (MayHaveProcess(t.state)) {
+      t.restart_requested = true;
+      KillTask(*job, i, TaskReason::kKilledByUser, now, fx);
+    }  // PENDING / READY / PLACED: about to start anyway
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::DeleteJob(JobId id, Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  if (job->live() > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", id.value(), " has ", job->live(),
+                     " live tasks; kill it first (paceline job kill ", id.value(), ")"));
+  }
+  fx.batch.delete_jobs.push_back(id);
+  jobs_.erase(id);
   return absl::OkStatus();
 }
 
@@ -276,6 +327,12 @@ void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason
   if (ended == TaskState::kFailed) ++t.failures;
   TaskId id{job.id(), instance};
   fx.release.push_back(id);
+  if (t.restart_requested) {
+    t.restart_requested = false;
+    Transition(job, instance, ended, reason, "restarted by the user", now, fx, true);
+    StartNewRun(job, instance, now, now, fx);
+    return;
+  }
   if (job.goal() == store::JobGoal::kKill) {
     Transition(job, instance, ended, reason, message, now, fx, true);
     return;

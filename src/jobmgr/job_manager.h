@@ -77,6 +77,18 @@ class JobManager {
   // command with the task's kill_grace). NOT_FOUND for an unknown job.
   absl::Status KillJob(JobId id, absl::Time now, Effects& fx);
 
+  // Kills one instance (KILLED_BY_USER); it stays KILLED. NOT_FOUND for an unknown task.
+  absl::Status KillInstance(TaskId task, absl::Time now, Effects& fx);
+  // Starts a new run of each instance: a live run is killed first (with its kill_grace) and
+  // the new run starts when it has ended; an ended one starts again at once. A killed job
+  // wants to run again. NOT_FOUND for an unknown job, INVALID_ARGUMENT for an instance out of
+  // range (nothing changes then).
+  absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,
+                                Effects& fx);
+  // Forgets a job whose tasks have all ended, with its tasks and events (FAILED_PRECONDITION
+  // while any task is live: kill it first).
+  absl::Status DeleteJob(JobId id, Effects& fx);
+
   void OnAdmitted(TaskId task, absl::Time now, Effects& fx);
   // The placement engine chose `host`: PLACED, then LAUNCHING with a store write and a launch.
   void OnPlaced(TaskId task, const std::string& host, absl::Time now, Effects& fx);

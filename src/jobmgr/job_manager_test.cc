@@ -241,6 +241,34 @@ TEST_F(JobManagerTest, RestoreRebuildsStateFromTheStore) {
   EXPECT_GT(next->value(), id.value());
 }
 
+TEST_F(JobManagerTest, RestartKillsLiveRunsThenStartsNewOnesAndDeleteNeedsAnEndedJob) {
+  JobId id = Create(Batch(3));
+  Start(TaskId{id, 0});
+  Start(TaskId{id, 1});
+  Exit(TaskId{id, 1}, 0);
+  Effects fx = Do([&](Effects& fx) {
+    ASSERT_TRUE(jm_.RestartInstances(id, {0, 1}, now_, fx).ok());
+  });
+  ASSERT_EQ(fx.kills.size(), 1u) << "the live run is killed first";
+  EXPECT_EQ(fx.enqueue, (std::vector<TaskId>{TaskId{id, 1}})) << "the ended run starts again";
+  Effects ended = Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{TaskId{id, 0}, 1}, "h1", TaskState::kKilled, -1, 15}, now_, fx);
+  });
+  EXPECT_EQ(ended.enqueue, (std::vector<TaskId>{TaskId{id, 0}}));
+  EXPECT_EQ(Run(TaskId{id, 0}), 2u);
+  EXPECT_EQ(Run(TaskId{id, 1}), 2u);
+  Effects bad;
+  EXPECT_EQ(jm_.RestartInstances(id, {7}, now_, bad).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(bad.batch.empty()) << "a refused restart changes nothing";
+
+  EXPECT_EQ(jm_.DeleteJob(id, bad).code(), absl::StatusCode::kFailedPrecondition);
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.KillJob(id, now_, fx).ok()); });
+  Effects del = Do([&](Effects& fx) { ASSERT_TRUE(jm_.DeleteJob(id, fx).ok()); });
+  EXPECT_EQ(del.batch.delete_jobs, (std::vector<JobId>{id}));
+  EXPECT_EQ(jm_.GetJob(id), nullptr);
+  EXPECT_TRUE(store_.Load()->jobs.empty());
+}
+
 TEST(RestartPolicy, BackoffDoublesAndCaps) {
   RestartSpec s{RestartPolicy::kAlways, 0, absl::Seconds(1), absl::Seconds(10)};
   EXPECT_EQ(Backoff(s, 0), absl::ZeroDuration());

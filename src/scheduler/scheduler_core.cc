@@ -110,6 +110,36 @@ absl::Status SchedulerCore::KillJob(JobId id, absl::Time now, Actions& out) {
   return absl::OkStatus();
 }
 
+absl::Status SchedulerCore::KillInstance(TaskId task, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.KillInstance(task, now, fx));
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerCore::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
+                                             absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.RestartInstances(id, instances, now, fx));
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerCore::DeleteJob(JobId id, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
+  shapes_.erase(id);
+  for (auto it = why_.begin(); it != why_.end();) {
+    if (it->first.job == id) {
+      why_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  Absorb(fx, absl::InfinitePast(), out);
+  return absl::OkStatus();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hosts
 

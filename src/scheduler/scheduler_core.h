@@ -83,6 +83,10 @@ class SchedulerCore {
   absl::StatusOr<JobId> CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
                                   Actions& out);
   absl::Status KillJob(JobId id, absl::Time now, Actions& out);
+  absl::Status KillInstance(TaskId task, absl::Time now, Actions& out);
+  absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,
+                                Actions& out);
+  absl::Status DeleteJob(JobId id, Actions& out);
 
   // --- hosts and agents ---
   // `running`: the runs the agent has (from its checkpoint). Runs the core does not own are

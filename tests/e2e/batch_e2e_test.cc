@@ -420,3 +420,59 @@ task:
 
 }  // namespace
 }  // namespace paceline::e2e
+
+namespace paceline::e2e {
+namespace {
+
+uint32_t TaskRun(TestCluster& c, uint64_t job, int i, std::string* state) {
+  Json t = c.CliJson({"task", "get", absl::StrCat(job, "/", i)});
+  *state = t["task"]["state"];
+  return t["task"]["run"];
+}
+
+TEST(OperationsE2E, KillOneInstanceRestartInstancesThenDeleteTheJob) {
+  TestCluster c({.agents = 1});
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  uint64_t job = c.CreateJob("/e2e", R"(
+name: ops
+instances: 3
+task:
+  command: "sleep 600"
+  resources: {cpu: 0.1, memory: 8Mi}
+  kill_grace: 1s
+)");
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return Count(j, "RUNNING") == 3; }, absl::Seconds(60)));
+  ASSERT_EQ(c.Cli({"task", "kill", absl::StrCat(job, "/0")}).exit_code, 0);
+  std::string state;
+  ASSERT_TRUE(WaitFor([&] { return TaskRun(c, job, 0, &state) == 1 && state == "KILLED"; },
+                      absl::Seconds(20)));
+  EXPECT_EQ(c.CliJson({"job", "get", std::to_string(job)})["job"]["state"], "RUNNING");
+
+  RunResult restart = c.Cli({"job", "restart", std::to_string(job), "--instances", "0-1"});
+  ASSERT_EQ(restart.exit_code, 0) << restart.err;
+  EXPECT_THAT(restart.out, HasSubstr("2 instances restarting"));
+  for (int i : {0, 1}) {
+    EXPECT_TRUE(WaitFor([&] { return TaskRun(c, job, i, &state) == 2 && state == "RUNNING"; },
+                        absl::Seconds(30)))
+        << "instance " << i << " is " << state;
+  }
+  EXPECT_EQ(TaskRun(c, job, 2, &state), 1u) << "instance 2 was not asked to restart";
+  EXPECT_EQ(c.Cli({"job", "restart", std::to_string(job), "--instances", "5"}).exit_code, 1);
+  EXPECT_THAT(c.Cli({"job", "restart", std::to_string(job), "--instances", "x"}).err,
+              HasSubstr("--instances: 'x' is not N or FIRST-LAST"));
+
+  RunResult early = c.Cli({"job", "delete", std::to_string(job)});
+  EXPECT_EQ(early.exit_code, 1);
+  EXPECT_THAT(early.err, HasSubstr("kill it first"));
+  ASSERT_EQ(c.Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return j["state"] == "KILLED"; }, absl::Seconds(30)));
+  ASSERT_EQ(c.Cli({"job", "delete", std::to_string(job)}).exit_code, 0);
+  RunResult gone = c.Cli({"job", "get", std::to_string(job)});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_THAT(gone.err, HasSubstr("not found"));
+}
+
+}  // namespace
+}  // namespace paceline::e2e
