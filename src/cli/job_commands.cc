@@ -36,6 +36,8 @@ struct JobFlags {
   uint32_t limit = 100;
   std::string timeout = "0";
   std::string instances;  // "0-9,12"
+  std::string since;
+  std::string page_token;
 };
 
 // Parses "0-9,12" into ranges (inclusive); empty text = no ranges (every instance).
@@ -135,6 +137,8 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   list->add_option("--owner", f.owner, "only jobs of this owner");
   list->add_option("--name", f.name, "only jobs with this name");
   list->add_option("--limit", f.limit, "at most this many (1..1000)")->capture_default_str();
+  list->add_option("--since", f.since, "only jobs created within this long, e.g. 2h");
+  list->add_option("--page-token", f.page_token, "continue after a previous page");
   list->callback([&ctx] {
     absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
     if (!rpc.ok()) return ctx.Fail(rpc.status());
@@ -152,6 +156,12 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     req.set_owner(f.owner);
     req.set_name(f.name);
     req.set_page_size(f.limit);
+    req.set_page_token(f.page_token);
+    if (!f.since.empty()) {
+      absl::StatusOr<absl::Duration> since = ParseDurationStrict(f.since);
+      if (!since.ok()) return ctx.Fail(WithFlag(since.status(), "--since"));
+      req.set_created_after_unix_ms(absl::ToUnixMillis(absl::Now() - *since));
+    }
     v1::QueryJobsResponse resp;
     grpc::Status s =
         v1::JobService::NewStub(rpc->channel())->QueryJobs(rpc->Context().get(), req, &resp);
@@ -164,6 +174,9 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
                 FormatUnixMillis(j.created_at_unix_ms())});
     }
     std::cout << t.Render();
+    if (!resp.next_page_token().empty()) {
+      std::cerr << "more jobs: --page-token " << resp.next_page_token() << std::endl;
+    }
   });
 
   CLI::App* kill = job->add_subcommand("kill", "kill every task of a job");

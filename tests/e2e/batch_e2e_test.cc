@@ -312,7 +312,10 @@ task:
   RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "240s"});
   ASSERT_EQ(wait.exit_code, 0) << wait.err;
 
-  // The acknowledged job is there, and done.
+  // The acknowledged job is there, and done; filters and paging work.
+  EXPECT_EQ(c.CliJson({"job", "list", "--since", "1h", "--state", "SUCCEEDED"})["jobs"].size(), 1u);
+  EXPECT_TRUE(c.CliJson({"job", "list", "--state", "FAILED"})["jobs"].empty());
+  EXPECT_TRUE(c.CliJson({"job", "list", "--page-token", std::to_string(job)})["jobs"].empty());
   Json list = c.CliJson({"job", "list"});
   ASSERT_EQ(list["jobs"].size(), 1u);
   EXPECT_EQ(list["jobs"][0]["state"], "SUCCEEDED");
