@@ -3,6 +3,7 @@
 #include "absl/time/clock.h"
 #include "common/status.h"
 #include "master/proto_convert.h"
+#include "spec/yaml_spec.h"
 
 namespace paceline::master {
 
@@ -85,13 +86,19 @@ void Cluster::Apply(scheduler::Actions actions, std::function<void(absl::Status)
 }
 
 void Cluster::Dispatch(const scheduler::Actions& actions) {
+  // A cycle launches many instances of few jobs: print each job's spec once.
+  absl::flat_hash_map<JobId, std::string> spec_yaml;
   absl::MutexLock lock(&sessions_mu_);
   for (const scheduler::Launch& l : actions.launches) {
     auto it = sessions_.find(l.host);
     if (it == sessions_.end()) continue;  // the host is gone; it will be declared lost
-    const jobmgr::Job* job = core_->jobs().GetJob(l.run.task.job);
-    if (job == nullptr) continue;
-    it->second->Send(ToLaunchMessage(l, job->spec()));
+    auto [yaml, missing] = spec_yaml.try_emplace(l.run.task.job);
+    if (missing) {
+      const jobmgr::Job* job = core_->jobs().GetJob(l.run.task.job);
+      if (job != nullptr) yaml->second = PrintJobSpec(job->spec());
+    }
+    if (yaml->second.empty()) continue;  // the job is gone
+    it->second->Send(ToLaunchMessage(l, yaml->second));
   }
   for (const jobmgr::KillCommand& k : actions.kills) {
     auto it = sessions_.find(k.host);

@@ -1,7 +1,5 @@
 #include "master/proto_convert.h"
 
-#include "spec/yaml_spec.h"
-
 namespace paceline::master {
 
 v1::Resources ToProto(const Resources& r) {
@@ -31,11 +29,12 @@ RunId FromProto(const v1::RunRef& run) {
 
 int64_t ToUnixMillis(absl::Time t) { return t == absl::InfinitePast() ? 0 : absl::ToUnixMillis(t); }
 
-v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch, const JobSpec& job_spec) {
+v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch,
+                                  const std::string& job_spec_yaml) {
   v1::MasterMessage m;
   v1::LaunchTask* l = m.mutable_launch();
   *l->mutable_run() = ToProto(launch.run);
-  l->set_spec_yaml(PrintJobSpec(job_spec));
+  l->set_spec_yaml(job_spec_yaml);
   for (const auto& [name, port] : launch.ports) (*l->mutable_ports())[name] = port;
   for (uint32_t d : launch.gpu_devices) l->add_gpu_devices(d);
   return m;

@@ -24,7 +24,9 @@ RunId FromProto(const v1::RunRef& run);
 // 0 for "never" (absl::InfinitePast()).
 int64_t ToUnixMillis(absl::Time t);
 
-v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch, const JobSpec& job_spec);
+// `job_spec_yaml`: the job's spec as PrintJobSpec prints it (printed once per job by the caller).
+v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch,
+                                  const std::string& job_spec_yaml);
 v1::MasterMessage ToKillMessage(const jobmgr::KillCommand& kill);
 
 }  // namespace paceline::master
