@@ -45,13 +45,12 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
       for (const auto& [k, v] : h.spec.labels) (*info->mutable_labels())[k] = v;
       const placement::HostState* state = core.snapshot().host(h.id);
       if (state != nullptr) {
-        info->set_state(std::string(placement::HostStatusName(state->status())));
         *info->mutable_allocated() = master::ToProto(state->allocated());
         info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
-      } else {
-        info->set_state(h.connected ? "UP" : "LOST");
       }
-      if (!h.connected) info->set_state("LOST");
+      info->set_state(!h.connected       ? "LOST"
+                      : state != nullptr ? std::string(placement::HostStatusName(state->status()))
+                                         : "UP");
       info->set_isolation(core.hosts().isolation(h.id));
     }
     return true;
