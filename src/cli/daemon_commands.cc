@@ -1,4 +1,4 @@
-// Daemon and tool commands: master, agent, up, sim, bench.
+// Daemon and tool commands: master, agent, up, bench (sim: sim_command.cc).
 //
 // The daemons run in the foreground until SIGINT or SIGTERM, then stop cleanly (in-flight
 // requests finish, the endpoints file is removed) and exit 0. An agent that stops leaves its
@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "agentd/agent_daemon.h"
 #include "cli/context.h"
+#include "cli/sim_command.h"
 #include "common/net.h"
 #include "common/status.h"
 #include "common/units.h"
@@ -329,11 +330,7 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
 }
 
 void RegisterToolCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* sim = app.add_subcommand("sim", "run the scheduler core against simulated hosts");
-  sim->allow_extras();
-  sim->callback([&ctx] {
-    ctx.Fail(absl::UnimplementedError("the simulator is not part of this version yet"));
-  });
+  RegisterSimCommand(app, ctx);
   CLI::App* bench = app.add_subcommand("bench", "whole-system benchmarks with a JSON report");
   bench->allow_extras();
   bench->callback([&ctx] {

@@ -51,12 +51,19 @@ Location Diagnostics::Find(std::string path) const {
   return root == locations_.end() ? Location{} : root->second;
 }
 
-void Diagnostics::AddValidationErrors(const std::vector<FieldError>& errors) {
+void Diagnostics::AddValidationErrors(const std::vector<FieldError>& errors,
+                                      absl::string_view under) {
+  auto full = [under](const std::string& path) {
+    if (under.empty()) return path;
+    if (path.empty()) return std::string(under);
+    return absl::StrCat(under, path[0] == '[' ? "" : ".", path);
+  };
   std::vector<Entry> accepted;
   for (const FieldError& e : errors) {
-    bool skip = Touched(e.path);
-    for (const std::string& r : e.related) skip |= Touched(r);
-    if (!skip) accepted.push_back(Entry{Find(e.path), e.path, e.message});
+    std::string path = full(e.path);
+    bool skip = Touched(path);
+    for (const std::string& r : e.related) skip |= Touched(full(r));
+    if (!skip) accepted.push_back(Entry{Find(path), path, e.message});
   }
   for (Entry& e : accepted) errors_.push_back(std::move(e));
 }

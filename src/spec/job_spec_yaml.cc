@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "spec/embedded_spec.h"
 #include "spec/field_path.h"
 #include "spec/job_yaml_internal.h"
 #include "spec/spec_validation.h"
@@ -144,4 +145,13 @@ absl::StatusOr<JobSpec> ParseJobSpec(absl::string_view yaml_text, absl::string_v
                                                    ValidateJobSpec);
 }
 
+namespace yaml_internal {
+
+JobSpec ReadEmbeddedJobSpec(const Field& f, Diagnostics& diag) {
+  JobSpec spec = ReadJob(f, diag);
+  diag.AddValidationErrors(ValidateJobSpec(spec), f.path);
+  return spec;
+}
+
+}  // namespace yaml_internal
 }  // namespace paceline

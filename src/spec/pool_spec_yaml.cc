@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "spec/embedded_spec.h"
 #include "spec/field_path.h"
 #include "spec/spec_validation.h"
 #include "spec/yaml_reader.h"
@@ -88,4 +89,13 @@ absl::StatusOr<PoolSpec> ParsePoolSpec(absl::string_view yaml_text, absl::string
                                                     ValidatePoolSpec);
 }
 
+namespace yaml_internal {
+
+PoolSpec ReadEmbeddedPoolSpec(const Field& f, Diagnostics& diag) {
+  PoolSpec spec = ReadPool(f, diag);
+  diag.AddValidationErrors(ValidatePoolSpec(spec), f.path);
+  return spec;
+}
+
+}  // namespace yaml_internal
 }  // namespace paceline

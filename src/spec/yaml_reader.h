@@ -49,7 +49,9 @@ class Diagnostics {
   void Record(const std::string& path, Location loc);
   // Adds errors of a validator, each at the nearest recorded path. Drops an error when a parse
   // error already concerns the same field (or a part or parent of it) or a field it depends on.
-  void AddValidationErrors(const std::vector<FieldError>& errors);
+  // `under`: the path of the spec inside a larger document (embedded_spec.h); the validator's
+  // paths are relative to it.
+  void AddValidationErrors(const std::vector<FieldError>& errors, absl::string_view under = "");
   bool ok() const { return errors_.empty(); }
   // INVALID_ARGUMENT listing every error, one per line, sorted by position:
   // "FILE:LINE:COLUMN: PATH: message".
