@@ -1,15 +1,20 @@
 #include "api/job_service.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/grpc_status.h"
 #include "master/proto_convert.h"
+#include "master/watch_events.h"
 #include "spec/yaml_spec.h"
 
 namespace paceline::api {
 namespace {
 
 using scheduler::SchedulerCore;
+
+// An idle watch sends an empty event this often, so that both ends notice a broken connection.
+constexpr absl::Duration kWatchHeartbeat = absl::Seconds(15);
 
 v1::JobSummary SummaryOf(const jobmgr::Job& job) {
   v1::JobSummary s;
@@ -207,6 +212,46 @@ grpc::Status TaskServiceImpl::KillTask(grpc::ServerContext* ctx, const v1::KillT
       }));
 }
 
+grpc::Status JobServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
+                                   grpc::ServerWriter<v1::WatchEvent>* writer) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  master::EventHub& hub = cluster_->events();
+  std::shared_ptr<master::Watcher> watcher;
+  std::optional<v1::WatchEvent> current;
+  // Subscribing on the loop: every change the core makes after this point reaches the watcher.
+  absl::Status s = cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    if (req->job_id() != 0) {
+      const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+      if (job == nullptr) return JobNotFound(req->job_id());
+      current = master::JobChangeOf(*job, absl::Now());
+    }
+    watcher = hub.Subscribe(req->job_id());
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return ToGrpcStatus(s);
+  absl::Cleanup unsubscribe = [&] { hub.Unsubscribe(watcher.get()); };
+  v1::WatchEvent started;
+  started.set_started(true);
+  started.set_at_unix_ms(absl::ToUnixMillis(absl::Now()));
+  if (!writer->Write(started)) return grpc::Status::OK;
+  if (current && !writer->Write(*current)) return grpc::Status::OK;
+  absl::Time last_write = absl::Now();
+  while (!ctx->IsCancelled()) {
+    bool open = watcher->status().ok();
+    std::vector<v1::WatchEvent> events =
+        watcher->Next(open ? absl::Milliseconds(250) : absl::ZeroDuration());
+    if (events.empty() && absl::Now() - last_write >= kWatchHeartbeat) {
+      events.emplace_back().set_at_unix_ms(absl::ToUnixMillis(absl::Now()));
+    }
+    for (const v1::WatchEvent& e : events) {
+      if (!writer->Write(e)) return grpc::Status::OK;  // the client went away
+      last_write = absl::Now();
+    }
+    if (!open && events.empty()) return ToGrpcStatus(watcher->status());
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
                                         v1::ListTasksResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
@@ -278,15 +323,7 @@ grpc::Status TaskServiceImpl::ListTaskEvents(grpc::ServerContext* ctx,
   absl::StatusOr<std::vector<store::TaskEvent>> events =
       cluster_->ReadEvents(TaskId{JobId(req->job_id()), req->instance()}, req->limit());
   if (!events.ok()) return ToGrpcStatus(events.status());
-  for (const store::TaskEvent& e : *events) {
-    v1::TaskEvent* p = resp->add_events();
-    p->set_run(e.run.run);
-    p->set_at_unix_ms(absl::ToUnixMillis(e.at));
-    p->set_state(std::string(TaskStateName(e.state)));
-    p->set_host(e.host);
-    p->set_reason(e.reason);
-    p->set_message(e.message);
-  }
+  for (const store::TaskEvent& e : *events) *resp->add_events() = master::ToProto(e);
   return grpc::Status::OK;
 }
 

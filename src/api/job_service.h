@@ -28,6 +28,9 @@ class JobServiceImpl final : public v1::JobService::Service {
                          v1::DeleteJobResponse* resp) override;
   grpc::Status RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,
                           v1::RestartJobResponse* resp) override;
+  // Holds one gRPC thread per watcher until the client cancels or the master stops.
+  grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
+                     grpc::ServerWriter<v1::WatchEvent>* writer) override;
 
  private:
   master::Cluster* const cluster_;

@@ -48,5 +48,7 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx);    // host ...
 // `paceline pool validate -f SPEC`. Defined in spec_commands.cc.
 void AddJobValidateCommand(CLI::App& job, CommandContext& ctx);
 void AddPoolValidateCommand(CLI::App& pool, CommandContext& ctx);
+// `paceline job watch [JOB]`. Defined in watch_command.cc.
+void AddJobWatchCommand(CLI::App& job, CommandContext& ctx);
 
 }  // namespace paceline::cli

@@ -1,4 +1,5 @@
-// `paceline job create|get|list|kill|wait|validate`.
+// `paceline job create|get|list|kill|delete|restart|wait|validate` (and `watch`, in
+// watch_command.cc).
 
 #include <unistd.h>
 
@@ -275,6 +276,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   });
 
   AddJobValidateCommand(*job, ctx);
+  AddJobWatchCommand(*job, ctx);
 }
 
 }  // namespace paceline::cli

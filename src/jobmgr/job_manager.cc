@@ -242,6 +242,7 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     t.started_at = r.started_at;
     t.finished_at = r.finished_at;
     t.not_before = r.not_before;
+    t.restart_requested = r.restart_requested;
     t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
     job->SetState(r.id.instance, r.state);
     if (r.state == TaskState::kRunning && job->spec().sla.max_running_time > absl::ZeroDuration()) {
@@ -412,6 +413,7 @@ store::TaskRecord JobManager::Record(const Job& job, uint32_t instance,
   r.message = message;
   r.failures = t.failures;
   r.not_before = t.not_before;
+  r.restart_requested = t.restart_requested;
   return r;
 }
 

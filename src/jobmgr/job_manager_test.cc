@@ -269,6 +269,24 @@ TEST_F(JobManagerTest, RestartKillsLiveRunsThenStartsNewOnesAndDeleteNeedsAnEnde
   EXPECT_TRUE(store_.Load()->jobs.empty());
 }
 
+TEST_F(JobManagerTest, ARestartInFlightSurvivesAMasterRestart) {
+  JobId id = Create(Batch(1));
+  TaskId t{id, 0};
+  Start(t);
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.RestartInstances(id, {0}, now_, fx).ok()); });
+  ASSERT_EQ(State(t), TaskState::kKilling);
+  // The master dies now; a new one restores from the store, and the old run's end arrives.
+  auto contents = store_.Load();
+  ASSERT_TRUE(contents.ok());
+  JobManager restored;
+  Effects fx;
+  ASSERT_TRUE(restored.Restore(*contents, now_, fx).ok());
+  Effects ended;
+  restored.OnStatus({RunId{t, 1}, "h1", TaskState::kKilled, -1, 15}, now_, ended);
+  EXPECT_EQ(ended.enqueue, (std::vector<TaskId>{t})) << "the restart goes on";
+  EXPECT_EQ(restored.GetJob(id)->task(0).run, 2u);
+}
+
 TEST(RestartPolicy, BackoffDoublesAndCaps) {
   RestartSpec s{RestartPolicy::kAlways, 0, absl::Seconds(1), absl::Seconds(10)};
   EXPECT_EQ(Backoff(s, 0), absl::ZeroDuration());

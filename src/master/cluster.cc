@@ -26,6 +26,7 @@ absl::Status Cluster::Start() {
 }
 
 void Cluster::Stop() {
+  hub_.CloseAll(absl::UnavailableError("the master is stopping"));
   loop_.Stop();
   committer_.reset();  // drains pending commits
   absl::MutexLock lock(&sessions_mu_);
@@ -51,27 +52,38 @@ void Cluster::MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) {
       return;
     }
     scheduler::Actions actions;
-    absl::Status s = fn(*core_, absl::Now(), actions);
+    absl::Time now = absl::Now();
+    absl::Status s = fn(*core_, now, actions);
     if (!s.ok()) {
       // The core validates before it changes anything: nothing to persist or undo.
       done(s);
       return;
     }
-    Apply(std::move(actions), std::move(done));
+    Apply(std::move(actions), now, std::move(done));
     loop_.Kick();
   });
 }
 
-void Cluster::Apply(scheduler::Actions actions, std::function<void(absl::Status)> done) {
+void Cluster::Apply(scheduler::Actions actions, absl::Time now,
+                    std::function<void(absl::Status)> done) {
   if (actions.batch.empty()) {
     Dispatch(actions);
     if (done) done(absl::OkStatus());
     return;
   }
   auto shared = std::make_shared<scheduler::Actions>(std::move(actions));
+  // The watch events are built now, while the core's state matches the batch, and published
+  // once the batch is durable (commits complete in order, so they are published in order).
+  std::vector<v1::WatchEvent> watch;
+  if (hub_.watching()) {
+    watch = WatchEventsOf(shared->batch, core_->jobs(), now, published_states_);
+  } else {
+    published_states_.clear();
+  }
   store::WriteBatch batch = std::move(shared->batch);
-  committer_->Submit(std::move(batch), [this, shared, done = std::move(done)](absl::Status s) {
-    loop_.Post([this, shared, done, s] {
+  committer_->Submit(std::move(batch), [this, shared, watch = std::move(watch),
+                                        done = std::move(done)](absl::Status s) mutable {
+    loop_.Post([this, shared, watch = std::move(watch), done, s] {
       if (!s.ok()) {
         store_failed_ = true;
         if (done) {
@@ -79,6 +91,7 @@ void Cluster::Apply(scheduler::Actions actions, std::function<void(absl::Status)
         }
         return;
       }
+      if (!watch.empty()) hub_.Publish(watch);
       Dispatch(*shared);
       if (done) done(absl::OkStatus());
     });
@@ -110,9 +123,10 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
 void Cluster::OnTick() {
   if (store_failed_) return;
   scheduler::Actions actions;
-  core_->RunCycle(absl::Now(), actions);
+  absl::Time now = absl::Now();
+  core_->RunCycle(now, actions);
   if (!actions.batch.empty() || !actions.launches.empty() || !actions.kills.empty()) {
-    Apply(std::move(actions), nullptr);
+    Apply(std::move(actions), now, nullptr);
   }
 }
 

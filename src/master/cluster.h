@@ -18,7 +18,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "master/agent_session.h"
+#include "master/event_hub.h"
 #include "master/event_loop.h"
+#include "master/watch_events.h"
 #include "scheduler/scheduler_core.h"
 #include "store/group_commit.h"
 #include "store/store.h"
@@ -66,11 +68,14 @@ class Cluster {
   // An agent's answer to FetchLogs (from its stream handler).
   void DeliverLogs(const v1::LogResponse& response);
 
+  // Job and task events for JobService.Watch, published once durable.
+  EventHub& events() { return hub_; }
+
   const store::GroupCommitter& committer() const { return *committer_; }
   store::Store* store() { return store_; }
 
  private:
-  void Apply(scheduler::Actions actions, std::function<void(absl::Status)> done);
+  void Apply(scheduler::Actions actions, absl::Time now, std::function<void(absl::Status)> done);
   void Dispatch(const scheduler::Actions& actions);
   void OnTick();
 
@@ -79,6 +84,8 @@ class Cluster {
   std::unique_ptr<store::GroupCommitter> committer_;
   EventLoop loop_;
   bool store_failed_ = false;  // loop thread only
+  EventHub hub_;
+  PublishedJobStates published_states_;  // loop thread only
   absl::Mutex sessions_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<AgentSession>> sessions_
       ABSL_GUARDED_BY(sessions_mu_);

@@ -20,6 +20,7 @@
 #include "api/http_routes.h"
 #include "api/http_server.h"
 #include "api/job_service.h"
+#include "api/json_gateway.h"
 #include "api/pool_service.h"
 #include "common/status.h"
 #include "master/cluster.h"
@@ -141,6 +142,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
 
   api::AddHealthRoutes(impl->http_server, facts);
   api::AddMetricsRoutes(impl->http_server, cluster);
+  api::AddJsonApiRoutes(impl->http_server, impl->grpc_server->InProcessChannel({}));
   absl::StatusOr<HostPort> http = impl->http_server.Start(config.http_listen);
   if (!http.ok()) {
     impl->grpc_server->Shutdown();
@@ -168,6 +170,8 @@ const std::string& Master::cluster_id() const { return impl_->store->cluster_id(
 void Master::Shutdown() {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;
+  // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
+  impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));
   impl_->http_server.Stop();
   // Agent streams never end on their own: cancel them after a short grace.
   impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

@@ -49,4 +49,15 @@ v1::MasterMessage ToKillMessage(const jobmgr::KillCommand& kill) {
   return m;
 }
 
+v1::TaskEvent ToProto(const store::TaskEvent& e) {
+  v1::TaskEvent p;
+  p.set_run(e.run.run);
+  p.set_at_unix_ms(master::ToUnixMillis(e.at));
+  p.set_state(std::string(TaskStateName(e.state)));
+  p.set_host(e.host);
+  p.set_reason(e.reason);
+  p.set_message(e.message);
+  return p;
+}
+
 }  // namespace paceline::master

@@ -10,8 +10,10 @@
 #include "jobmgr/job_manager.h"
 #include "paceline/v1/common.pb.h"
 #include "paceline/v1/host.pb.h"
+#include "paceline/v1/job.pb.h"
 #include "scheduler/actions.h"
 #include "spec/job_spec.h"
+#include "store/records.h"
 
 namespace paceline::master {
 
@@ -23,6 +25,8 @@ RunId FromProto(const v1::RunRef& run);
 
 // 0 for "never" (absl::InfinitePast()).
 int64_t ToUnixMillis(absl::Time t);
+
+v1::TaskEvent ToProto(const store::TaskEvent& e);
 
 // `job_spec_yaml`: the job's spec as PrintJobSpec prints it (printed once per job by the caller).
 v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch,

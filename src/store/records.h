@@ -63,6 +63,7 @@ struct TaskRecord {
   std::string message;                            // human-readable detail
   uint32_t failures = 0;                          // failed runs so far
   absl::Time not_before = absl::InfinitePast();   // backoff: earliest start of a PENDING run
+  bool restart_requested = false;  // a user restart: a new run starts when this one ends
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 

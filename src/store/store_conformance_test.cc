@@ -49,6 +49,7 @@ TaskRecord Task(uint64_t job, uint32_t instance, TaskState state) {
   t.host = "host-1";
   t.started_at = absl::FromUnixSeconds(1000);
   t.not_before = absl::FromUnixSeconds(1500);
+  t.restart_requested = true;
   t.exit_code = state == TaskState::kFailed ? 3 : -1;
   t.reason = state == TaskState::kFailed ? "EXIT_NONZERO" : "";
   return t;

@@ -85,20 +85,40 @@ void TestCluster::StartAgent(int i) {
       {.cwd = dir_}));
 }
 
-std::string TestCluster::HttpGet(const std::string& path) {
+std::string TestCluster::HttpAddress() {
   auto j = nlohmann::json::parse(ReadFile(dir_ + "/master/master.json"), nullptr, false);
-  if (j.is_discarded()) return "";
-  std::string http = j.value("http", "");
+  return j.is_discarded() ? "" : j.value("http", "");
+}
+
+TestCluster::HttpResult TestCluster::Http(const std::string& method, const std::string& path,
+                                          const std::string& body, bool with_token) {
+  std::string http = HttpAddress();
   auto colon = http.rfind(':');
+  if (colon == std::string::npos) return {};
   httplib::Client client(http.substr(0, colon), std::stoi(http.substr(colon + 1)));
-  auto res = client.Get(path.c_str());
-  return res && res->status == 200 ? res->body : "";
+  httplib::Headers headers;
+  if (with_token) headers.emplace("Authorization", "Bearer " + token_);
+  auto res = method == "POST" ? client.Post(path.c_str(), headers, body, "application/json")
+                              : client.Get(path.c_str(), headers);
+  if (!res) return {};
+  return {res->status, res->body};
+}
+
+std::string TestCluster::HttpGet(const std::string& path) {
+  HttpResult r = Http("GET", path);
+  return r.status == 200 ? r.body : "";
 }
 
 RunResult TestCluster::Cli(const std::vector<std::string>& args) {
   std::vector<std::string> full = {"--addr", addr_, "--token", token_};
   full.insert(full.end(), args.begin(), args.end());
   return RunPaceline(full, dir_);
+}
+
+Process TestCluster::StartCli(const std::vector<std::string>& args) {
+  std::vector<std::string> full = {"--addr", addr_, "--token", token_};
+  full.insert(full.end(), args.begin(), args.end());
+  return Process::Start(full, {.cwd = dir_});
 }
 
 nlohmann::json TestCluster::CliJson(const std::vector<std::string>& args) {

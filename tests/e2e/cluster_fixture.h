@@ -38,8 +38,21 @@ class TestCluster {
 
   // GET `path` from the master's HTTP side; the body, or "" when it failed.
   std::string HttpGet(const std::string& path);
+  struct HttpResult {
+    int status = 0;  // 0 when the request failed
+    std::string body;
+  };
+  // GET or POST `path` on the master's HTTP side, with the bearer token unless `with_token` is
+  // false.
+  HttpResult Http(const std::string& method, const std::string& path, const std::string& body = "",
+                  bool with_token = true);
+  // "host:port" of the master's HTTP side.
+  std::string HttpAddress();
+  const std::string& token() const { return token_; }
   // Runs `paceline --addr A --token T args...`.
   RunResult Cli(const std::vector<std::string>& args);
+  // Starts `paceline --addr A --token T args...` in the background.
+  Process StartCli(const std::vector<std::string>& args);
   // Runs a client command with -o json and parses stdout (fails the test on error).
   nlohmann::json CliJson(const std::vector<std::string>& args);
   // Writes `text` to a file in the cluster dir and returns its path.

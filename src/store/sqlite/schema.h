@@ -1,6 +1,7 @@
 #pragma once
-// The SQLite schema of the store, version 1. Times are microseconds since the Unix epoch
-// (NULL for "never"); resources are integers in base units (see common/resources.h).
+// The SQLite schema of the store: version 1, then the migrations to each later version. Times are
+// microseconds since the Unix epoch (NULL for "never"); resources are integers in base units (see
+// common/resources.h).
 
 namespace paceline::store {
 
@@ -54,6 +55,11 @@ CREATE TABLE IF NOT EXISTS hosts (
   gpu_milli INTEGER NOT NULL,
   labels TEXT NOT NULL
 );
+)sql";
+
+// Version 2: a user's restart of a live instance survives a master restart.
+inline constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE tasks ADD COLUMN restart_requested INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 }  // namespace paceline::store

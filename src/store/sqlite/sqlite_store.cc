@@ -75,6 +75,10 @@ absl::Status SqliteStore::Migrate() {
       RETURN_IF_ERROR(PutMeta("next_job_id", "1"));
       RETURN_IF_ERROR(PutMeta("schema_version", "1"));
     }
+    if (version < 2) {
+      RETURN_IF_ERROR(db_->Exec(kSchemaV2));
+      RETURN_IF_ERROR(PutMeta("schema_version", "2"));
+    }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
     if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {
@@ -171,11 +175,11 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
   }
   for (const TaskRecord& t : b.put_tasks) {
     RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(
-        Statement * st,
-        Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
-               "started_us, finished_us, exit_code, signal, reason, message, "
-               "failures, not_before_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    ASSIGN_OR_RETURN(Statement * st,
+                     Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
+                            "started_us, finished_us, exit_code, signal, reason, message, "
+                            "failures, not_before_us, restart_requested) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     st->Reset();
     st->Bind(1, static_cast<int64_t>(t.id.job.value()))
         .Bind(2, static_cast<int64_t>(t.id.instance))
@@ -190,6 +194,7 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
         .Bind(11, t.message)
         .Bind(12, static_cast<int64_t>(t.failures));
     BindTime(*st, 13, t.not_before);
+    st->Bind(14, static_cast<int64_t>(t.restart_requested));
     RETURN_IF_ERROR(st->Run());
   }
   for (const TaskEvent& e : b.events) {
@@ -286,7 +291,8 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     ASSIGN_OR_RETURN(Statement st,
                      db_->Prepare("SELECT job, instance, run, state, host, started_us, "
                                   "finished_us, exit_code, signal, reason, message, failures, "
-                                  "not_before_us FROM tasks ORDER BY job, instance"));
+                                  "not_before_us, restart_requested FROM tasks "
+                                  "ORDER BY job, instance"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -308,6 +314,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
       t.message = st.ColumnText(10);
       t.failures = static_cast<uint32_t>(st.ColumnInt(11));
       t.not_before = ColumnTime(st, 12);
+      t.restart_requested = st.ColumnInt(13) != 0;
       c.tasks.push_back(std::move(t));
     }
   }

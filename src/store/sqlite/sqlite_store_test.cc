@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include "store/sqlite/schema.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -48,6 +50,44 @@ TEST(SqliteStore, RefusesNewerSchema) {
   auto store = SqliteStore::Open(dir);
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), ::testing::HasSubstr("schema version 999"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteStore, MigratesAVersionOneStoreAndKeepsItsTasks) {
+  std::string dir = TempDir("pl-store");
+  std::filesystem::create_directories(dir);
+  {
+    // A store as version 1 wrote it: its schema, one job's task, schema_version 1.
+    auto db = SqliteDb::Open(dir + "/paceline.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)").ok());
+    ASSERT_TRUE((*db)->Exec(kSchemaV1).ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO meta VALUES ('schema_version', '1'), ('cluster_id', "
+                           "'00112233aabbccdd'), ('next_job_id', '2')")
+                    .ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO tasks VALUES (1, 0, 3, 5, 'h1', NULL, NULL, -1, 0, "
+                           "'', '', 0, NULL)")
+                    .ok());
+  }
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->cluster_id(), "00112233aabbccdd");
+  auto contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->tasks.size(), 1u);
+  EXPECT_EQ(contents->tasks[0].run, 3u);
+  EXPECT_FALSE(contents->tasks[0].restart_requested);
+  // The new column is written and read back.
+  WriteBatch b;
+  TaskRecord t = contents->tasks[0];
+  t.restart_requested = true;
+  b.put_tasks.push_back(t);
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  auto again = (*store)->Load();
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->tasks[0].restart_requested);
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,306 @@
+#include "api/json_gateway.h"
+
+#include <google/protobuf/dynamic_message.h>
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "paceline/v1/job.grpc.pb.h"
+
+namespace paceline::api {
+namespace {
+
+namespace pb = google::protobuf;
+
+constexpr const char* kPackage = "paceline.v1.";
+constexpr const char* kServices[] = {"ClusterService", "PoolService", "JobService", "TaskService",
+                                     "HostService"};
+// HTTP threads a watch may hold at once: the rest stay free for the UI and /metrics.
+constexpr int kMaxHttpWatches = 4;
+
+pb::util::JsonPrintOptions PrintOptions() {
+  pb::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  o.always_print_primitive_fields = true;
+  return o;
+}
+
+void Answer(httplib::Response& res, const grpc::Status& status, const std::string& json) {
+  res.status = HttpStatusOf(status.error_code());
+  res.set_content(status.ok() ? json : ErrorJson(status), "application/json");
+}
+
+grpc::Status Invalid(const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+}
+
+// Calls `method` with the request in JSON through the in-process channel.
+grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& method,
+                       const std::string& request_json, const std::string& authorization,
+                       std::string* response_json) {
+  pb::DynamicMessageFactory factory;
+  std::unique_ptr<pb::Message> request(factory.GetPrototype(method.input_type())->New());
+  pb::util::JsonParseOptions parse;
+  pb::util::Status parsed = pb::util::JsonStringToMessage(
+      request_json.empty() ? "{}" : request_json, request.get(), parse);
+  if (!parsed.ok()) {
+    return Invalid(absl::StrCat("request body is not a ", method.input_type()->full_name(),
+                                " in JSON: ", std::string(parsed.message())));
+  }
+  std::string bytes = request->SerializeAsString();
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request_buf(&slice, 1);
+  grpc::ByteBuffer response_buf;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
+  absl::Notification done;
+  grpc::Status status;
+  stub.UnaryCall(&ctx, absl::StrCat("/", method.service()->full_name(), "/", method.name()),
+                 grpc::StubOptions(), &request_buf, &response_buf, [&](grpc::Status s) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  if (!status.ok()) return status;
+  std::vector<grpc::Slice> slices;
+  if (!response_buf.Dump(&slices).ok()) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, "unreadable response");
+  }
+  std::string response_bytes;
+  for (const grpc::Slice& s : slices) {
+    response_bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  std::unique_ptr<pb::Message> response(factory.GetPrototype(method.output_type())->New());
+  if (!response->ParseFromString(response_bytes)) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, "unparsable response");
+  }
+  (void)pb::util::MessageToJsonString(*response, response_json, PrintOptions());
+  return grpc::Status::OK;
+}
+
+// GET /api/v1/JobService/Watch: streams the events as lines of JSON until the client leaves.
+void ServeWatch(const httplib::Request& req, httplib::Response& res,
+                const std::shared_ptr<grpc::Channel>& channel, std::atomic<int>& watches) {
+  const pb::MethodDescriptor* method = v1::WatchRequest::descriptor()
+                                           ->file()
+                                           ->FindServiceByName("JobService")
+                                           ->FindMethodByName("Watch");
+  std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
+  absl::StatusOr<std::string> json = QueryToJson(*method->input_type(), params);
+  if (!json.ok()) return Answer(res, Invalid(std::string(json.status().message())), "");
+  v1::WatchRequest request;
+  if (!pb::util::JsonStringToMessage(*json, &request).ok()) {
+    return Answer(res, Invalid("job_id: expected a job id"), "");
+  }
+  if (watches.fetch_add(1) >= kMaxHttpWatches) {
+    watches.fetch_sub(1);
+    return Answer(res,
+                  grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                               absl::StrCat("at most ", kMaxHttpWatches,
+                                            " watches over HTTP at once; use the gRPC API")),
+                  "");
+  }
+  struct Stream {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader;
+  };
+  auto stream = std::make_shared<Stream>();
+  if (req.has_header("Authorization")) {
+    stream->ctx.AddMetadata("authorization", req.get_header_value("Authorization"));
+  }
+  stream->reader = v1::JobService::NewStub(channel)->Watch(&stream->ctx, request);
+  // The first event (`started`, or the refusal) decides the HTTP status.
+  v1::WatchEvent first;
+  if (!stream->reader->Read(&first)) {
+    watches.fetch_sub(1);
+    return Answer(res, stream->reader->Finish(), "");
+  }
+  auto pending = std::make_shared<std::optional<v1::WatchEvent>>(std::move(first));
+  res.set_chunked_content_provider(
+      "application/x-ndjson",
+      [stream, pending](size_t, httplib::DataSink& sink) {
+        v1::WatchEvent e;
+        if (pending->has_value()) {
+          e = std::move(**pending);
+          pending->reset();
+        } else if (!stream->reader->Read(&e)) {
+          grpc::Status end = stream->reader->Finish();
+          if (!end.ok()) {
+            std::string line = ErrorJson(end) + "\n";
+            sink.write(line.data(), line.size());
+          }
+          sink.done();
+          return true;
+        }
+        std::string line;
+        (void)pb::util::MessageToJsonString(e, &line, PrintOptions());
+        line += "\n";
+        return sink.write(line.data(), line.size());
+      },
+      [stream, &watches](bool) {
+        stream->ctx.TryCancel();
+        watches.fetch_sub(1);
+      });
+}
+
+}  // namespace
+
+absl::StatusOr<const pb::MethodDescriptor*> FindApiMethod(const std::string& service,
+                                                          const std::string& method) {
+  bool known = false;
+  for (const char* s : kServices) known = known || service == s;
+  const pb::ServiceDescriptor* sd =
+      known ? pb::DescriptorPool::generated_pool()->FindServiceByName(kPackage + service) : nullptr;
+  if (sd == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no service '", service, "'; expected one of ",
+                                            absl::StrJoin(kServices, ", ")));
+  }
+  const pb::MethodDescriptor* md = sd->FindMethodByName(method);
+  if (md == nullptr || md->client_streaming()) {
+    std::vector<std::string> names;
+    for (int i = 0; i < sd->method_count(); ++i) names.push_back(sd->method(i)->name());
+    return absl::NotFoundError(absl::StrCat("no method '", method, "' in ", service,
+                                            "; expected one of ", absl::StrJoin(names, ", ")));
+  }
+  return md;
+}
+
+bool IsReadMethod(const pb::MethodDescriptor& method) {
+  const std::string& n = method.name();
+  return absl::StartsWith(n, "Get") || absl::StartsWith(n, "List") ||
+         absl::StartsWith(n, "Query") || n == "Watch";
+}
+
+absl::StatusOr<std::string> QueryToJson(const pb::Descriptor& type,
+                                        const std::multimap<std::string, std::string>& params) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : params) {
+    const pb::FieldDescriptor* f = type.FindFieldByName(key);
+    if (f == nullptr || (f->message_type() != nullptr && !f->is_map())) {
+      std::vector<std::string> names;
+      for (int i = 0; i < type.field_count(); ++i) {
+        const pb::FieldDescriptor* fi = type.field(i);
+        if (fi->message_type() == nullptr || fi->is_map()) names.push_back(fi->name());
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "query parameter '", key, "': not a field of ", type.name(), "; expected one of: ",
+          absl::StrJoin(names, ", "), " (send other requests as JSON with POST)"));
+    }
+    if (f->is_map()) {
+      size_t eq = value.find('=');
+      if (eq == std::string::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("query parameter '", key, "': '", value, "' is not KEY=VALUE"));
+      }
+      out[key][value.substr(0, eq)] = value.substr(eq + 1);
+      continue;
+    }
+    nlohmann::json v = value;  // numbers may be quoted in the proto3 JSON mapping
+    if (f->type() == pb::FieldDescriptor::TYPE_BOOL) {
+      if (value != "true" && value != "false") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("query parameter '", key, "': '", value, "' is not true or false"));
+      }
+      v = value == "true";
+    }
+    if (f->is_repeated()) {
+      out[key].push_back(v);
+    } else {
+      out[key] = v;
+    }
+  }
+  return out.dump();
+}
+
+int HttpStatusOf(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return 200;
+    case grpc::StatusCode::CANCELLED:
+      return 499;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return 400;
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return 400;
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return 400;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return 504;
+    case grpc::StatusCode::NOT_FOUND:
+      return 404;
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return 409;
+    case grpc::StatusCode::ABORTED:
+      return 409;
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return 403;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return 401;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return 429;
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return 501;
+    case grpc::StatusCode::UNAVAILABLE:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+std::string ErrorJson(const grpc::Status& status) {
+  return nlohmann::json{
+      {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()))},
+      {"message", status.error_message()}}
+      .dump();
+}
+
+void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel) {
+  auto stub = std::make_shared<grpc::GenericStub>(channel);
+  auto watches = std::make_shared<std::atomic<int>>(0);
+  auto handle = [stub, channel, watches](const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<const pb::MethodDescriptor*> method =
+        FindApiMethod(req.matches[1].str(), req.matches[2].str());
+    if (!method.ok()) {
+      return Answer(
+          res, grpc::Status(grpc::StatusCode::NOT_FOUND, std::string(method.status().message())),
+          "");
+    }
+    bool get = req.method == "GET";
+    if (get && !IsReadMethod(**method)) {
+      res.status = 405;
+      res.set_header("Allow", "POST");
+      res.set_content(
+          ErrorJson(Invalid(absl::StrCat((*method)->name(), " changes the cluster: use POST"))),
+          "application/json");
+      return;
+    }
+    if ((*method)->server_streaming()) {
+      if (!get) return Answer(res, Invalid("Watch is a stream: use GET"), "");
+      return ServeWatch(req, res, channel, *watches);
+    }
+    std::string body = req.body;
+    if (get) {
+      std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
+      absl::StatusOr<std::string> json = QueryToJson(*(*method)->input_type(), params);
+      if (!json.ok()) return Answer(res, Invalid(std::string(json.status().message())), "");
+      body = *json;
+    }
+    std::string out;
+    grpc::Status s = CallUnary(*stub, **method, body, req.get_header_value("Authorization"), &out);
+    Answer(res, s, out);
+  };
+  const char* pattern = R"(/api/v1/([A-Za-z]+)/([A-Za-z]+))";
+  server.Routes().Get(pattern, handle);
+  server.Routes().Post(pattern, handle);
+}
+
+}  // namespace paceline::api

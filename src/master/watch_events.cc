@@ -1,0 +1,60 @@
+#include "master/watch_events.h"
+
+#include <string>
+
+#include "absl/container/btree_set.h"
+#include "master/proto_convert.h"
+
+namespace paceline::master {
+
+v1::WatchEvent JobChangeOf(const jobmgr::Job& job, absl::Time now) {
+  v1::WatchEvent e;
+  e.set_job_id(job.id().value());
+  e.set_at_unix_ms(master::ToUnixMillis(now));
+  v1::JobChange* c = e.mutable_job();
+  c->set_state(std::string(JobStateName(job.state())));
+  c->set_version(job.version());
+  for (int i = 0; i < kNumTaskStates; ++i) {
+    uint32_t n = job.count(static_cast<TaskState>(i));
+    if (n > 0)
+      (*c->mutable_task_counts())[std::string(TaskStateName(static_cast<TaskState>(i)))] = n;
+  }
+  return e;
+}
+
+std::vector<v1::WatchEvent> WatchEventsOf(const store::WriteBatch& batch,
+                                          const jobmgr::JobManager& jobs, absl::Time now,
+                                          PublishedJobStates& last_published) {
+  std::vector<v1::WatchEvent> out;
+  out.reserve(batch.events.size() + 1);
+  absl::btree_set<JobId> touched;  // ordered: the events come out the same way every time
+  for (const store::TaskEvent& te : batch.events) {
+    v1::WatchEvent& e = out.emplace_back();
+    e.set_job_id(te.run.task.job.value());
+    e.set_at_unix_ms(master::ToUnixMillis(te.at));
+    v1::InstanceEvent* ie = e.mutable_task();
+    ie->set_instance(te.run.task.instance);
+    *ie->mutable_event() = ToProto(te);
+    touched.insert(te.run.task.job);
+  }
+  for (const store::TaskRecord& t : batch.put_tasks) touched.insert(t.id.job);
+  for (const store::JobRecord& j : batch.put_jobs) touched.insert(j.id);
+  for (JobId id : touched) {
+    const jobmgr::Job* job = jobs.GetJob(id);
+    if (job == nullptr) continue;  // deleted in the same batch: reported below
+    auto [it, first] = last_published.try_emplace(id, job->state());
+    if (!first && it->second == job->state()) continue;
+    it->second = job->state();
+    out.push_back(JobChangeOf(*job, now));
+  }
+  for (JobId id : batch.delete_jobs) {
+    last_published.erase(id);
+    v1::WatchEvent& e = out.emplace_back();
+    e.set_job_id(id.value());
+    e.set_at_unix_ms(master::ToUnixMillis(now));
+    e.mutable_job()->set_state("DELETED");
+  }
+  return out;
+}
+
+}  // namespace paceline::master
