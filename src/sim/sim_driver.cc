@@ -271,8 +271,12 @@ class Simulator {
     s.preemptions = preemptions_;
     preemptions_ = 0;
     s.jobs_arrived = result_.jobs.size();
-    const resmgr::Allocation& total = core_->resources().total_allocation();
-    s.allocated = total.regular() + total.revocable;
+    // What the hosts hold (placed tasks), not what the resource manager admitted: admitted
+    // gangs may wait for preemption to free their room.
+    const placement::ClusterSnapshot& snap = core_->snapshot();
+    for (uint32_t slot = 0; slot < snap.slots(); ++slot) {
+      if (snap.present(slot)) s.allocated += snap.host_at(slot).allocated();
+    }
     result_.placements = placed;
     result_.intervals.push_back(std::move(s));
   }

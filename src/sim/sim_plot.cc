@@ -163,8 +163,8 @@ absl::StatusOr<std::vector<std::string>> PlotScenarioReport(const Json& report,
       size_t col = 2 + 3 * (di * leaves.size() + pi);
       int color = static_cast<int>(pi) + 1;
       series.push_back(absl::StrFormat(
-          "'pools.dat' using 1:%d with lines lw 2 lc %d title '%s allocation', "
-          "'pools.dat' using 1:%d with lines dt 2 lw 2 lc %d title '%s entitlement'",
+          "'pools.dat' using 1:%d with steps lw 2 lc %d title '%s allocation', "
+          "'pools.dat' using 1:%d with steps dt 2 lw 2 lc %d title '%s entitlement'",
           col, color, leaves[pi], col + 1, color, leaves[pi]));
     }
     absl::StrAppend(&gp, absl::StrJoin(series, ", "), "\n");
@@ -174,7 +174,7 @@ absl::StatusOr<std::vector<std::string>> PlotScenarioReport(const Json& report,
                   "set ylabel '% of capacity allocated'\nset yrange [0:105]\nplot ");
   std::vector<std::string> series;
   for (size_t di = 0; di < dims.size(); ++di) {
-    series.push_back(absl::StrFormat("'utilisation.dat' using 1:%d with lines lw 2 title '%s'",
+    series.push_back(absl::StrFormat("'utilisation.dat' using 1:%d with steps lw 2 title '%s'",
                                      di + 2, dims[di]));
   }
   absl::StrAppend(&gp, absl::StrJoin(series, ", "), "\n");
