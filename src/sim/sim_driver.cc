@@ -36,6 +36,7 @@ struct RunEvent {
 
 // What the simulated agents hold for one job, by instance.
 struct JobTrack {
+  bool present = false;
   size_t outcome = 0;  // index in SimResult::jobs
   absl::Duration duration;
   std::vector<uint32_t> live_run;  // run the agent has (0 = none)
@@ -105,6 +106,10 @@ class Simulator {
  private:
   static absl::Time Now(absl::Duration t) { return absl::UnixEpoch() + t; }
 
+  JobTrack* Track(JobId id) {
+    return id.value() < jobs_.size() && jobs_[id.value()].present ? &jobs_[id.value()] : nullptr;
+  }
+
   absl::Status Setup() {
     scheduler::CoreConfig config;
     config.placement.profile = sc_.placement;
@@ -160,7 +165,9 @@ class Simulator {
     o.id = id->value();
     const jobmgr::Job* job = core_->jobs().GetJob(*id);
     PL_CHECK(job != nullptr);
+    if (jobs_.size() <= o.id) jobs_.resize(o.id + 1);
     JobTrack& track = jobs_[o.id];
+    track.present = true;
     track.outcome = result_.jobs.size();
     track.duration = j.spec.task.duration;
     track.live_run.assign(job->instances(), 0);
@@ -179,20 +186,21 @@ class Simulator {
     result_.store_writes +=
         b.put_tasks.size() + b.put_jobs.size() + b.put_pools.size() + b.put_hosts.size();
     for (const scheduler::Launch& l : out.launches) {
-      auto it = jobs_.find(l.run.task.job.value());
-      if (it == jobs_.end()) continue;
-      JobTrack& track = it->second;
+      JobTrack* found = Track(l.run.task.job);
+      if (found == nullptr) continue;
+      JobTrack& track = *found;
       uint32_t inst = l.run.task.instance;
       if (track.live_run[inst] == 0) ++live_;
       track.live_run[inst] = l.run.run;
       track.host[inst] = host_index_.at(l.host);
-      events_.push(RunEvent{t + sc_.start_delay, seq_++, it->first, inst, l.run.run, false});
+      events_.push(
+          RunEvent{t + sc_.start_delay, seq_++, l.run.task.job.value(), inst, l.run.run, false});
     }
     for (const jobmgr::KillCommand& k : out.kills) {
       if (k.reason == jobmgr::TaskReason::kPreempted) ++result_.preemptions, ++preemptions_;
-      auto it = jobs_.find(k.run.task.job.value());
-      if (it == jobs_.end()) continue;
-      JobTrack& track = it->second;
+      JobTrack* found = Track(k.run.task.job);
+      if (found == nullptr) continue;
+      JobTrack& track = *found;
       uint32_t inst = k.run.task.instance;
       if (track.live_run[inst] != k.run.run) continue;  // ended already
       track.live_run[inst] = 0;
@@ -215,7 +223,7 @@ class Simulator {
       if (events_.empty() || events_.top().at > t) break;
       RunEvent e = events_.top();
       events_.pop();
-      JobTrack& track = jobs_.at(e.job);
+      JobTrack& track = jobs_[e.job];
       if (track.live_run[e.instance] != e.run) continue;  // killed meanwhile
       RunId run{TaskId{JobId(e.job), e.instance}, e.run};
       const std::string& host = host_names_[track.host[e.instance]];
@@ -244,7 +252,7 @@ class Simulator {
     Apply(out, t);
     if (IsTerminal(r.state)) {
       const jobmgr::Job* job = core_->jobs().GetJob(r.run.task.job);
-      JobOutcome& o = result_.jobs[jobs_.at(r.run.task.job.value()).outcome];
+      JobOutcome& o = result_.jobs[Track(r.run.task.job)->outcome];
       if (job != nullptr && job->live() == 0 && !o.finished) {
         o.finished = t;
         --unfinished_;
@@ -260,7 +268,8 @@ class Simulator {
       const resmgr::PoolStats& p = stats[id];
       s.pools[path] = PoolSample{p.reservation, p.limit, p.entitlement, p.allocation, p.demand};
     }
-    for (const auto& [id, track] : jobs_) {
+    for (uint64_t id = 0; id < jobs_.size(); ++id) {
+      if (!jobs_[id].present) continue;
       const jobmgr::Job* job = core_->jobs().GetJob(JobId(id));
       if (job == nullptr) continue;
       for (int st = 0; st < kNumTaskStates; ++st) s.tasks[st] += job->count(TaskState(st));
@@ -287,7 +296,7 @@ class Simulator {
   std::vector<std::string> host_names_;
   absl::flat_hash_map<std::string, uint32_t> host_index_;
   std::map<std::string, uint32_t> pool_ids_;  // path -> PoolId value
-  std::map<uint64_t, JobTrack> jobs_;         // by JobId value
+  std::vector<JobTrack> jobs_;                // by JobId value (the core numbers jobs 1, 2, ...)
   std::priority_queue<RunEvent, std::vector<RunEvent>, std::greater<RunEvent>> events_;
   std::vector<jobmgr::StatusReport> pending_;  // reports due now (kills)
   uint64_t seq_ = 0;

@@ -73,7 +73,8 @@ Json BuildReport(const Scenario& sc, const SimResult& r, const std::string& sour
   s["capacity"] = ResourcesJson(r.capacity, dims);
   s["pools"] = sc.pools.size();
   s["jobs"] = sc.jobs.size();
-  s["run_for_s"] = sc.run_for == absl::InfiniteDuration() ? Json(nullptr) : Json(Seconds(sc.run_for));
+  s["run_for_s"] =
+      sc.run_for == absl::InfiniteDuration() ? Json(nullptr) : Json(Seconds(sc.run_for));
   s["report_every_s"] = Seconds(sc.report_every);
   s["cycle_every_s"] = Seconds(sc.cycle_every);
   s["heartbeat_every_s"] = Seconds(sc.heartbeat_every);
@@ -82,6 +83,7 @@ Json BuildReport(const Scenario& sc, const SimResult& r, const std::string& sour
 
   // Fairness and utilisation accumulate over the intervals.
   std::vector<double> util_sum(kNumDims, 0), dev_sum(kNumDims, 0), dev_max(kNumDims, 0);
+  double dom_sum = 0, dom_max = 0;  // on each pool's dominant dimension
   size_t dev_count = 0;
   Json intervals = Json::array();
   for (const IntervalSample& iv : r.intervals) {
@@ -101,13 +103,19 @@ Json BuildReport(const Scenario& sc, const SimResult& r, const std::string& sour
       }
       pools[path] = std::move(pj);
       if (path != "/" && IsLeaf(iv.pools, path)) {
+        double dominant_share = -1, dominant_pct = 0;
         for (Dim d : dims) {
+          double cap = static_cast<double>(r.capacity[d]);
           double gap = std::abs(static_cast<double>(p.allocation[d]) -
                                 static_cast<double>(std::min(p.entitlement[d], p.demand[d])));
-          double pct = 100.0 * gap / static_cast<double>(r.capacity[d]);
+          double pct = 100.0 * gap / cap;
           dev_sum[static_cast<int>(d)] += pct;
           dev_max[static_cast<int>(d)] = std::max(dev_max[static_cast<int>(d)], pct);
+          double share = static_cast<double>(p.demand[d]) / cap;
+          if (share > dominant_share) dominant_share = share, dominant_pct = pct;
         }
+        dom_sum += dominant_pct;
+        dom_max = std::max(dom_max, dominant_pct);
         ++dev_count;
       }
     }
@@ -181,6 +189,10 @@ Json BuildReport(const Scenario& sc, const SimResult& r, const std::string& sour
     f["max_pct"] = Round(dev_max[static_cast<int>(d)]);
     fair[std::string(DimName(d))] = std::move(f);
   }
+  Json dom = Json::object();
+  dom["mean_pct"] = Round(dev_count == 0 ? 0.0 : dom_sum / static_cast<double>(dev_count));
+  dom["max_pct"] = Round(dom_max);
+  fair["dominant"] = std::move(dom);
   sum["utilisation"] = std::move(util);
   sum["fairness_deviation"] = std::move(fair);
 
