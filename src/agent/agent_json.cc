@@ -86,7 +86,8 @@ json RequestToJson(const LaunchRequest& r) {
   if (r.peers) {
     json peers = json::object();
     for (const auto& [instance, p] : *r.peers) {
-      peers[std::to_string(instance)] = {{"host", p.host}, {"ports", p.ports}};
+      peers[std::to_string(instance)] = {
+          {"host", p.host}, {"address", p.address}, {"ports", p.ports}};
     }
     j["peers"] = peers;
   }
@@ -102,7 +103,8 @@ LaunchRequest RequestFromJson(const json& j) {
     r.peers.emplace();
     for (const auto& [key, p] : j["peers"].items()) {
       (*r.peers)[static_cast<uint32_t>(std::stoul(key))] = GangPeer{
-          p.at("host").get<std::string>(), p.at("ports").get<std::map<std::string, uint16_t>>()};
+          p.at("host").get<std::string>(), p.at("ports").get<std::map<std::string, uint16_t>>(),
+          p.value("address", std::string())};
     }
   }
   return r;

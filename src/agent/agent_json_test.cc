@@ -20,7 +20,7 @@ TEST(AgentJsonTest, RunContextRoundTrips) {
   c.request.spec.health = h;
   c.request.ports = {{"http", 31000}};
   c.request.gpu_devices = {1};
-  c.request.peers = std::map<uint32_t, GangPeer>{{0, {"h", {{"http", 1}}}}};
+  c.request.peers = std::map<uint32_t, GangPeer>{{0, {"h", {{"http", 1}}, "10.0.0.1"}}};
   c.key = "12_3_4";
   c.boot_id = "b";
   c.user = TaskUser{"nobody", 65534, 65534, {65534}, "/nonexistent"};

@@ -42,9 +42,11 @@ struct CgroupLimits {
 };
 
 struct CgroupStats {
-  int64_t cpu_usec = 0;      // cumulative CPU time of the cgroup
-  int64_t memory_bytes = 0;  // current usage
-  uint64_t oom_kills = 0;    // processes killed by the OOM killer in this cgroup
+  int64_t cpu_usec = 0;  // cumulative CPU time of the cgroup
+  // Current usage: the working set (usage minus the inactive file cache, which the kernel
+  // reclaims first), as the memory limit sees it under pressure.
+  int64_t memory_bytes = 0;
+  uint64_t oom_kills = 0;  // processes killed by the OOM killer in this cgroup
 };
 
 class CgroupDriver {
@@ -72,6 +74,9 @@ class CgroupDriver {
   virtual absl::Status Remove(const std::string& name) = 0;
   // Names of the task cgroups that exist now (leftovers are cleaned up at recovery).
   virtual std::vector<std::string> List() const = 0;
+  // Removes the agent's own cgroups (paceline.<name> and its supervisors/) where nothing is
+  // left in them — no task cgroup, no process; leaves busy ones alone. For a clean agent exit.
+  virtual void RemoveAgentCgroupsIfEmpty() {}
 };
 
 // A driver that isolates nothing; Describe() returns "none: <reason>".

@@ -135,6 +135,10 @@ class CgroupV1Driver final : public CgroupDriver {
         absl::StatusOr<std::string> t = ReadFile(absl::StrCat(d, "/memory.usage_in_bytes"));
         if (!t.ok()) return t.status();
         s.memory_bytes = KeyedValue(absl::StrCat("v ", *t), "v", 0);
+        if (absl::StatusOr<std::string> st = ReadFile(absl::StrCat(d, "/memory.stat")); st.ok()) {
+          s.memory_bytes =
+              std::max<int64_t>(0, s.memory_bytes - KeyedValue(*st, "total_inactive_file", 0));
+        }
         any = true;
         // "oom_kill N" (Linux >= 4.13); older kernels: any failed charge counts as a hint.
         if (absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
@@ -164,6 +168,10 @@ class CgroupV1Driver final : public CgroupDriver {
       }
     }
     return result;
+  }
+
+  void RemoveAgentCgroupsIfEmpty() override {
+    for (const Hierarchy& h : hierarchies_) ::rmdir(h.dir.c_str());  // EBUSY while in use
   }
 
   std::vector<std::string> List() const override {

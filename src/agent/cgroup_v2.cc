@@ -102,6 +102,9 @@ class CgroupV2Driver final : public CgroupDriver {
     absl::StatusOr<std::string> mem = ReadFile(absl::StrCat(d, "/memory.current"));
     if (!mem.ok()) return mem.status();
     s.memory_bytes = KeyedValue(absl::StrCat("v ", *mem), "v", 0);
+    if (absl::StatusOr<std::string> st = ReadFile(absl::StrCat(d, "/memory.stat")); st.ok()) {
+      s.memory_bytes = std::max<int64_t>(0, s.memory_bytes - KeyedValue(*st, "inactive_file", 0));
+    }
     if (absl::StatusOr<std::string> ev = ReadFile(absl::StrCat(d, "/memory.events")); ev.ok()) {
       s.oom_kills = static_cast<uint64_t>(KeyedValue(*ev, "oom_kill", 0));
     }
@@ -113,6 +116,11 @@ class CgroupV2Driver final : public CgroupDriver {
     if (::rmdir(d.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
     if (errno == EBUSY) return absl::UnavailableError(absl::StrCat(d, " still has processes"));
     return ErrnoStatus(errno, absl::StrCat("rmdir ", d));
+  }
+
+  void RemoveAgentCgroupsIfEmpty() override {
+    ::rmdir(absl::StrCat(dir_, "/", kSupervisors).c_str());  // EBUSY while wrappers live
+    ::rmdir(dir_.c_str());                                   // EBUSY while task cgroups exist
   }
 
   std::vector<std::string> List() const override {

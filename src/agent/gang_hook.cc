@@ -16,7 +16,9 @@ std::string GangHook::PeersJson(const std::map<uint32_t, GangPeer>& peers) {
   for (const auto& [instance, peer] : peers) {
     nlohmann::json ports = nlohmann::json::object();
     for (const auto& [name, port] : peer.ports) ports[name] = port;
-    j[std::to_string(instance)] = {{"host", peer.host}, {"ports", ports}};
+    nlohmann::json entry = {{"host", peer.host}, {"ports", ports}};
+    if (!peer.address.empty()) entry["address"] = peer.address;
+    j[std::to_string(instance)] = std::move(entry);
   }
   return j.dump(2) + "\n";
 }

@@ -17,10 +17,11 @@
 
 namespace paceline::agent {
 
-// Where one member of a gang runs: the host and its named ports.
+// Where one member of a gang runs: the host, its address and its named ports.
 struct GangPeer {
   std::string host;
   std::map<std::string, uint16_t> ports;
+  std::string address;  // the host's IP address as the master knows it; empty if unknown
   friend bool operator==(const GangPeer&, const GangPeer&) = default;
 };
 

@@ -59,6 +59,9 @@ TaskRuntime::~TaskRuntime() {
   reaping_.clear();
   if (checkpoint_) checkpoint_->Sync().IgnoreError();
   if (outbox_) outbox_->Sync().IgnoreError();
+  // A clean exit leaves no empty cgroup behind; live tasks keep theirs (and so the agent's).
+  spawner_.reset();  // the zygote lives in the supervisors' cgroup
+  if (cgroups_) cgroups_->RemoveAgentCgroupsIfEmpty();
 }
 
 absl::StatusOr<std::unique_ptr<TaskRuntime>> TaskRuntime::Create(AgentConfig config,

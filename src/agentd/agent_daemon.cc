@@ -2,14 +2,17 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <deque>
 #include <iostream>
 #include <thread>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "agent/task_runtime.h"
+#include "agent/usage_sampler.h"
 #include "common/status.h"
 #include "common/version.h"
 #include "master/proto_convert.h"
@@ -73,7 +76,33 @@ absl::StatusOr<agent::LaunchRequest> FromLaunch(const v1::LaunchTask& l) {
   req.spec = spec->TaskFor(req.run.task.instance);
   for (const auto& [name, port] : l.ports()) req.ports[name] = static_cast<uint16_t>(port);
   for (uint32_t d : l.gpu_devices()) req.gpu_devices.push_back(static_cast<int>(d));
+  if (l.peers_size() > 0) {
+    req.peers.emplace();
+    for (const v1::GangPeer& p : l.peers()) {
+      agent::GangPeer& peer = (*req.peers)[p.instance()];
+      peer.host = p.host();
+      peer.address = p.address();
+      for (const auto& [name, port] : p.ports()) peer.ports[name] = static_cast<uint16_t>(port);
+    }
+  }
   return req;
+}
+
+v1::AgentMessage ToUsageMessage(const agent::UsageReport& r, absl::Duration interval) {
+  v1::AgentMessage msg;
+  v1::AgentUsage* u = msg.mutable_usage();
+  u->set_at_unix_ms(absl::ToUnixMillis(r.time));
+  u->set_interval_ms(absl::ToInt64Milliseconds(interval));
+  u->set_host_cpu_milli(r.host_cpu_milli);
+  u->set_host_memory_used_bytes(r.host_memory_used_bytes);
+  u->set_host_memory_total_bytes(r.host_memory_total_bytes);
+  for (const agent::RunUsageRate& run : r.runs) {
+    v1::RunUsage* ru = u->add_runs();
+    *ru->mutable_run() = master::ToProto(run.run);
+    ru->set_cpu_milli(run.cpu_milli);
+    ru->set_memory_bytes(run.memory_bytes);
+  }
+  return msg;
 }
 
 }  // namespace
@@ -98,9 +127,19 @@ struct AgentDaemon::Impl {
   absl::Duration backoff = absl::Milliseconds(100);
   absl::Time next_attempt = absl::InfinitePast();
   bool announced = false;
+  agent::UsageSampler usage;
+  absl::Time next_usage = absl::InfinitePast();
 
   void TryConnect(absl::Time now) {
     if (connected || now < next_attempt) return;
+    // A master that accepts connections but does not answer (stopped) would block the stream's
+    // creation: wait for a ready channel only briefly, and retry with the backoff.
+    if (!channel->WaitForConnected(std::chrono::system_clock::now() +
+                                   std::chrono::milliseconds(200))) {
+      next_attempt = now + backoff;
+      backoff = std::min(backoff * 2, config.max_backoff);
+      return;
+    }
     ctx = std::make_unique<grpc::ClientContext>();
     if (!config.token.empty()) ctx->AddMetadata("authorization", "Bearer " + config.token);
     stream = v1::AgentService::NewStub(channel)->Connect(ctx.get());
@@ -122,6 +161,16 @@ struct AgentDaemon::Impl {
       *t->mutable_run() = master::ToProto(r.run);
       for (const auto& [name, port] : r.ports) (*t->mutable_ports())[name] = port;
       for (int d : r.gpus) t->add_gpu_devices(static_cast<uint32_t>(d));
+    }
+    // Runs that ended while the master was out of reach: their final status waits in the
+    // outbox and follows the registration. Listed as still had, so that the master does not
+    // declare them lost (and run them again) in the meantime.
+    absl::flat_hash_set<RunId> listed;
+    for (const v1::RunningTask& t : reg->running()) listed.insert(master::FromProto(t.run()));
+    for (const agent::TaskEvent& e : runtime->PendingEvents()) {
+      if (e.terminal() && listed.insert(e.run).second) {
+        *reg->add_running()->mutable_run() = master::ToProto(e.run);
+      }
     }
     reg->set_isolation(host.isolation == agent::CgroupMode::kNone
                            ? "none"
@@ -244,6 +293,14 @@ struct AgentDaemon::Impl {
       if (!stream->Write(msg)) return Disconnect(now);
       last_sent = e.seq;
     }
+    if (now >= next_usage) {
+      // Sampled while connected only: the first report after a reconnect has a rate over the
+      // time since the last sample, which is still an honest average.
+      next_usage = now + config.usage_interval;
+      if (std::optional<agent::UsageReport> r = usage.Sample(runtime->Usage(now))) {
+        if (!stream->Write(ToUsageMessage(*r, config.usage_interval))) return Disconnect(now);
+      }
+    }
     if (now >= next_heartbeat) {
       v1::AgentMessage msg;
       msg.mutable_heartbeat()->set_at_unix_ms(absl::ToUnixMillis(now));
@@ -258,7 +315,18 @@ absl::Status AgentDaemon::Run() {
   impl->config = config_;
   ASSIGN_OR_RETURN(impl->runtime, agent::TaskRuntime::Create(config_.agent));
   RETURN_IF_ERROR(impl->runtime->Recover());
-  impl->channel = grpc::CreateChannel(config_.master_addr, grpc::InsecureChannelCredentials());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(config_.keepalive_time)));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(config_.keepalive_timeout)));
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Reconnect quickly once the master is back (the loop has its own backoff on top).
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(config_.max_backoff)));
+  impl->channel =
+      grpc::CreateCustomChannel(config_.master_addr, grpc::InsecureChannelCredentials(), args);
   const agent::HostInfo& host = impl->runtime->host();
   std::cerr << "agent " << config_.agent.name << ": offers " << host.allocatable.ToString()
             << ", ports " << host.port_min << "-" << host.port_max << ", isolation "

@@ -9,9 +9,14 @@
 //   - runs the runtime (reap, kill deadlines, health checks);
 //   - applies the master's launch / kill / ack messages;
 //   - sends every unacknowledged status update (at least once: after a reconnect everything
-//     not acknowledged is sent again; the master ignores duplicates), and a heartbeat every
-//     interval the master asked for.
+//     not acknowledged is sent again; the master ignores duplicates), a heartbeat every
+//     interval the master asked for, and every `usage_interval` what each running task and the
+//     host use (agent/usage_sampler.h; soft state, not acknowledged).
 // Status updates wait in the runtime's durable outbox while the master is unreachable.
+// A master that hangs (its process stopped, a network partition) is noticed by gRPC keepalive
+// pings on the channel (unanswered for `keepalive_timeout` after `keepalive_time`): the stream
+// fails and the loop reconnects with its backoff. A connection attempt never blocks the loop
+// for more than a moment: the loop waits for the channel to be ready only briefly each time.
 //
 // Thread-safety: Run() on one thread; Stop() from any thread (e.g. a signal waiter).
 
@@ -29,6 +34,9 @@ struct AgentDaemonConfig {
   std::string master_addr = "127.0.0.1:5390";
   std::string token;
   absl::Duration max_backoff = absl::Seconds(5);
+  absl::Duration usage_interval = absl::Seconds(5);
+  absl::Duration keepalive_time = absl::Seconds(5);
+  absl::Duration keepalive_timeout = absl::Seconds(5);
 };
 
 class AgentDaemon {

@@ -30,11 +30,26 @@ scheduler::HostRegistration RegistrationOf(const v1::AgentRegister& r) {
   return reg;
 }
 
+std::pair<scheduler::HostUsageSample, std::vector<scheduler::ReportedUsage>> UsageOf(
+    const v1::AgentUsage& u) {
+  scheduler::HostUsageSample sample;
+  sample.used = Resources::Of(u.host_cpu_milli(), u.host_memory_used_bytes());
+  sample.memory_total_bytes = u.host_memory_total_bytes();
+  sample.interval = absl::Milliseconds(std::max<int64_t>(100, u.interval_ms()));
+  std::vector<scheduler::ReportedUsage> runs;
+  runs.reserve(u.runs_size());
+  for (const v1::RunUsage& r : u.runs()) {
+    runs.push_back({master::FromProto(r.run()), Resources::Of(r.cpu_milli(), r.memory_bytes())});
+  }
+  return {sample, std::move(runs)};
+}
+
 }  // namespace
 
 grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest*,
                                         v1::ListHostsResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  const absl::Time now = absl::Now();
   cluster_->Read<bool>([&](const SchedulerCore& core) {
     for (const scheduler::TrackedHost& h : core.hosts().all()) {
       v1::HostInfo* info = resp->add_hosts();
@@ -52,6 +67,12 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
                       : state != nullptr ? std::string(placement::HostStatusName(state->status()))
                                          : "UP");
       info->set_isolation(core.hosts().isolation(h.id));
+      if (std::optional<scheduler::HostUsageView> u = core.HostUsage(h.spec.name, now)) {
+        *info->mutable_used() = master::ToProto(u->used);
+        *info->mutable_tasks_used() = master::ToProto(u->tasks_used);
+        info->set_memory_total_bytes(u->memory_total_bytes);
+        info->set_usage_at_unix_ms(master::ToUnixMillis(u->at));
+      }
     }
     return true;
   });
@@ -78,7 +99,8 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, master::AgentSt
   }
   std::string isolation = first.register_().isolation();
 
-  auto session = std::make_shared<master::AgentSession>(host, stream);
+  auto session =
+      std::make_shared<master::AgentSession>(host, stream, master::AddressOfPeer(ctx->peer()));
   cluster_->Attach(session);
   auto finish = [&](grpc::Status s) {
     cluster_->Detach(session.get());
@@ -112,6 +134,15 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, master::AgentSt
           });
     } else if (msg.has_logs()) {
       cluster_->DeliverLogs(msg.logs());
+    } else if (msg.has_usage()) {
+      // Soft state: applied on the loop, nothing to store or acknowledge.
+      auto [sample, runs] = UsageOf(msg.usage());
+      cluster_->MutateAsync(
+          [host, sample, runs](SchedulerCore& core, absl::Time now, scheduler::Actions&) {
+            core.ReportUsage(host, sample, runs, now);
+            return absl::OkStatus();
+          },
+          [](absl::Status) {});
     } else if (msg.has_status()) {
       const v1::TaskStatusUpdate& u = msg.status();
       absl::StatusOr<TaskState> state = ParseReportedState(u.state());

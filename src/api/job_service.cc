@@ -34,6 +34,9 @@ v1::JobSummary SummaryOf(const jobmgr::Job& job) {
       (*s.mutable_task_counts())[std::string(TaskStateName(static_cast<TaskState>(i)))] = n;
   }
   for (const auto& [k, v] : job.spec().labels) (*s.mutable_labels())[k] = v;
+  s.set_healthy(job.health_count(jobmgr::TaskHealth::kHealthy));
+  s.set_unhealthy(job.health_count(jobmgr::TaskHealth::kUnhealthy));
+  s.set_health_unknown(job.health_count(jobmgr::TaskHealth::kUnknown));
   return s;
 }
 
@@ -53,6 +56,11 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_failures(t.failures);
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
   *info.mutable_resources() = master::ToProto(job.spec().TaskFor(i).resources);
+  info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
+  if (std::optional<scheduler::RunUsageView> u = core.RunUsage(TaskId{job.id(), i}, absl::Now())) {
+    *info.mutable_used() = master::ToProto(u->used);
+    info.set_usage_at_unix_ms(master::ToUnixMillis(u->at));
+  }
   return info;
 }
 
@@ -304,7 +312,10 @@ grpc::Status TaskServiceImpl::GetTask(grpc::ServerContext* ctx, const v1::GetTas
     }
     v1::TaskRun* run = resp->mutable_runs(resp->runs_size() - 1);
     if (!e.host().empty()) run->set_host(e.host());
-    if (e.state() == "RUNNING") run->set_started_at_unix_ms(e.at_unix_ms());
+    // Health changes are RUNNING events too: the run started at the first one.
+    if (e.state() == "RUNNING" && run->started_at_unix_ms() == 0) {
+      run->set_started_at_unix_ms(e.at_unix_ms());
+    }
     std::optional<TaskState> st = TaskStateFromName(e.state());
     if (st && IsTerminal(*st)) {
       run->set_finished_at_unix_ms(e.at_unix_ms());

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 
 namespace paceline::api {
 namespace {
@@ -39,6 +40,33 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   Header(out, "paceline_hosts", "gauge", "Hosts by connection.");
   absl::StrAppend(&out, "paceline_hosts{connected=\"true\"} ", connected, "\n",
                   "paceline_hosts{connected=\"false\"} ", lost, "\n");
+
+  // Measured usage (soft state from the agents; hosts without a fresh report are left out).
+  const absl::Time now = absl::Now();
+  std::string host_used, tasks_used;
+  for (const scheduler::TrackedHost& h : core.hosts().all()) {
+    std::optional<scheduler::HostUsageView> u = core.HostUsage(h.spec.name, now);
+    if (!u) continue;
+    for (Dim d : {Dim::kCpu, Dim::kMemory}) {
+      absl::StrAppend(&host_used, "paceline_host_used{host=\"", h.spec.name, "\",resource=\"",
+                      DimName(d), "\"} ", u->used[d], "\n");
+      absl::StrAppend(&tasks_used, "paceline_host_tasks_used{host=\"", h.spec.name,
+                      "\",resource=\"", DimName(d), "\"} ", u->tasks_used[d], "\n");
+    }
+  }
+  Header(out, "paceline_host_used", "gauge",
+         "What the whole host uses, as its agent measured it (millicores, bytes).");
+  out += host_used;
+  Header(out, "paceline_host_tasks_used", "gauge",
+         "What the host's tasks use, as its agent measured it (millicores, bytes).");
+  out += tasks_used;
+  Header(out, "paceline_allocated_unused", "gauge",
+         "Allocated to regular tasks but measured unused: the slack offered to revocable work.");
+  Resources slack = core.AllocatedUnused(now);
+  for (Dim d : {Dim::kCpu, Dim::kMemory}) {
+    absl::StrAppend(&out, "paceline_allocated_unused{resource=\"", DimName(d), "\"} ", slack[d],
+                    "\n");
+  }
 
   const resmgr::PoolTree& tree = core.resources().tree();
   std::vector<resmgr::PoolStats> stats = core.resources().AllStats();

@@ -3,6 +3,9 @@
 //   paceline_tasks{state}                      tasks by state
 //   paceline_jobs{state}                       jobs by state
 //   paceline_hosts{connected}                  hosts by connection
+//   paceline_host_used{host,resource}          the host's measured use (cpu, memory)
+//   paceline_host_tasks_used{host,resource}    its tasks' measured use
+//   paceline_allocated_unused{resource}        slack for revocable work (allocated - used)
 //   paceline_pool_{reservation,limit,entitlement,allocation,demand}{pool,resource}
 //                                              per pool and resource, in base units
 //   paceline_pool_queued_gangs{pool}           admission queue length

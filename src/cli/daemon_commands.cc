@@ -49,6 +49,7 @@ struct AgentFlags {
   std::string ports = "31000-32999";
   std::string task_user = "nobody";
   std::string cgroup = "auto";
+  std::string usage_interval = "5s";
 };
 
 void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
@@ -85,6 +86,9 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
       ->capture_default_str();
   cmd->add_option("--cgroup", f.cgroup, "isolation: auto, v2, v1 or none")
       ->check(CLI::IsMember({"auto", "v2", "v1", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--usage-interval", f.usage_interval,
+                  "how often the agent reports the cpu and memory its tasks and the host use")
       ->capture_default_str();
 }
 
@@ -178,6 +182,12 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
                    : f.cgroup == "v1"   ? agent::CgroupPreference::kV1
                    : f.cgroup == "none" ? agent::CgroupPreference::kNone
                                         : agent::CgroupPreference::kAuto;
+  auto usage_interval = ParseDurationStrict(f.usage_interval);
+  if (!usage_interval.ok()) return WithFlag(usage_interval.status(), "--usage-interval");
+  if (*usage_interval < absl::Milliseconds(100)) {
+    return absl::InvalidArgumentError("--usage-interval: must be at least 100ms");
+  }
+  c.usage_interval = *usage_interval;
   return c;
 }
 

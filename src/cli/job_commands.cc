@@ -126,6 +126,10 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
               absl::StrCat(j.instances()), CountsLine(j),
               FormatUnixMillis(j.created_at_unix_ms())});
     std::cout << t.Render();
+    if (j.healthy() + j.unhealthy() + j.health_unknown() > 0) {
+      std::cout << "health: " << j.healthy() << " healthy, " << j.unhealthy() << " unhealthy, "
+                << j.health_unknown() << " unknown" << std::endl;
+    }
     if (!resp->pending_reason().empty()) {
       std::cout << "waiting: " << resp->pending_reason() << std::endl;
     }

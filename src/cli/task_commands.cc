@@ -37,6 +37,11 @@ absl::StatusOr<TaskId> ParseTaskArg(const std::string& text) {
   return *id;
 }
 
+// What a task or host uses, or "-" without a recent measurement.
+std::string UsedText(const v1::Resources& used, int64_t at_unix_ms) {
+  return at_unix_ms == 0 ? "-" : FormatResources(used);
+}
+
 std::string ExitText(const v1::TaskInfo& t) {
   if (t.signal() != 0) return absl::StrCat("signal ", t.signal());
   if (t.exit_code() >= 0) return absl::StrCat(t.exit_code());
@@ -64,11 +69,14 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
         v1::TaskService::NewStub(rpc->channel())->ListTasks(rpc->Context().get(), req, &resp);
     if (!s.ok()) return ctx.Fail(rpc->Explain(s));
     if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
-    Table t({"task", "run", "state", "host", "started", "finished", "exit", "reason"});
+    Table t({"task", "run", "state", "health", "host", "started", "finished", "exit", "used",
+             "reason"});
     for (const v1::TaskInfo& ti : resp.tasks()) {
       t.AddRow({absl::StrCat(ti.job_id(), "/", ti.instance()), absl::StrCat(ti.run()), ti.state(),
-                ti.host().empty() ? "-" : ti.host(), FormatUnixMillis(ti.started_at_unix_ms()),
+                ti.health().empty() ? "-" : ti.health(), ti.host().empty() ? "-" : ti.host(),
+                FormatUnixMillis(ti.started_at_unix_ms()),
                 FormatUnixMillis(ti.finished_at_unix_ms()), ExitText(ti),
+                UsedText(ti.used(), ti.usage_at_unix_ms()),
                 ti.pending_reason().empty() ? ti.reason() : ti.pending_reason()});
     }
     std::cout << t.Render();
@@ -93,6 +101,11 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     std::cout << "task " << ti.job_id() << "/" << ti.instance() << ": " << ti.state() << ", run "
               << ti.run() << (ti.host().empty() ? "" : " on " + ti.host()) << ", asks "
               << FormatResources(ti.resources()) << "\n";
+    if (!ti.health().empty()) std::cout << "health: " << ti.health() << "\n";
+    if (ti.usage_at_unix_ms() != 0) {
+      std::cout << "uses: " << FormatResources(ti.used()) << " (at "
+                << FormatUnixMillis(ti.usage_at_unix_ms()) << ")\n";
+    }
     if (!ti.pending_reason().empty()) std::cout << "waiting: " << ti.pending_reason() << "\n";
     Table t({"run", "host", "started", "finished", "result", "reason", "message"});
     for (const v1::TaskRun& r : resp.runs()) {
@@ -210,14 +223,15 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
                          ->ListHosts(rpc->Context().get(), v1::ListHostsRequest(), &resp);
     if (!s.ok()) return ctx.Fail(rpc->Explain(s));
     if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
-    Table t({"host", "state", "tasks", "capacity", "allocated", "labels", "isolation", "seen"});
+    Table t(
+        {"host", "state", "tasks", "capacity", "allocated", "used", "labels", "isolation", "seen"});
     for (const v1::HostInfo& h : resp.hosts()) {
       std::vector<std::string> labels;
       for (const auto& [k, v] : h.labels()) labels.push_back(absl::StrCat(k, "=", v));
       std::sort(labels.begin(), labels.end());
       t.AddRow({h.name(), h.state(), absl::StrCat(h.tasks()), FormatResources(h.capacity()),
-                FormatResources(h.allocated()), absl::StrJoin(labels, ","),
-                h.isolation().empty() ? "-" : h.isolation(),
+                FormatResources(h.allocated()), UsedText(h.used(), h.usage_at_unix_ms()),
+                absl::StrJoin(labels, ","), h.isolation().empty() ? "-" : h.isolation(),
                 FormatUnixMillis(h.last_seen_unix_ms())});
     }
     std::cout << t.Render();

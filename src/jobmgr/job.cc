@@ -12,6 +12,27 @@ Job::Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64
       created_at_(created_at),
       tasks_(spec_->instances) {
   counts_[static_cast<int>(TaskState::kPending)] = spec_->instances;
+  health_counts_[static_cast<int>(TaskHealth::kNone)] = spec_->instances;
+}
+
+absl::string_view TaskHealthName(TaskHealth h) {
+  switch (h) {
+    case TaskHealth::kUnknown:
+      return "UNKNOWN";
+    case TaskHealth::kHealthy:
+      return "HEALTHY";
+    case TaskHealth::kUnhealthy:
+      return "UNHEALTHY";
+    default:
+      return "";
+  }
+}
+
+void Job::SetHealth(uint32_t instance, TaskHealth h) {
+  TaskRuntime& t = tasks_[instance];
+  --health_counts_[static_cast<int>(t.health)];
+  ++health_counts_[static_cast<int>(h)];
+  t.health = h;
 }
 
 void Job::SetState(uint32_t instance, TaskState s) {

@@ -22,6 +22,12 @@ namespace paceline::jobmgr {
 
 inline constexpr uint32_t kNoHost = UINT32_MAX;
 
+// The health of a task's current run, as its agent's health check reports it. kNone: the run
+// has no health check, or the task has no live process.
+enum class TaskHealth : uint8_t { kNone, kUnknown, kHealthy, kUnhealthy };
+inline constexpr int kNumTaskHealths = 4;
+absl::string_view TaskHealthName(TaskHealth h);  // "", "UNKNOWN", "HEALTHY", "UNHEALTHY"
+
 struct TaskRuntime {
   TaskState state = TaskState::kPending;
   TaskReason reason = TaskReason::kCreated;
@@ -33,7 +39,8 @@ struct TaskRuntime {
   absl::Time started_at = absl::InfinitePast();
   absl::Time finished_at = absl::InfinitePast();
   absl::Time not_before = absl::InfinitePast();  // backoff: earliest start of this run
-  bool restart_requested = false;  // a user restart: start a new run when this one ends
+  bool restart_requested = false;         // a user restart: start a new run when this one ends
+  TaskHealth health = TaskHealth::kNone;  // of the current run (use Job::SetHealth)
 };
 
 class Job {
@@ -56,6 +63,10 @@ class Job {
   void SetState(uint32_t instance, TaskState s);
 
   uint32_t count(TaskState s) const { return counts_[static_cast<int>(s)]; }
+  // Sets an instance's health, keeping the per-health counts.
+  void SetHealth(uint32_t instance, TaskHealth h);
+  // Instances whose current run has health `h` (kNone included).
+  uint32_t health_count(TaskHealth h) const { return health_counts_[static_cast<int>(h)]; }
   // Live = not terminal (PENDING ... RUNNING, PREEMPTING, KILLING).
   uint32_t live() const;
   // Derived from the tasks' states and the goal (see common/task_state.h).
@@ -72,6 +83,7 @@ class Job {
   absl::Time created_at_;
   std::vector<TaskRuntime> tasks_;
   std::array<uint32_t, kNumTaskStates> counts_{};
+  std::array<uint32_t, kNumTaskHealths> health_counts_{};
 };
 
 }  // namespace paceline::jobmgr

@@ -123,6 +123,16 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
   }
   TaskRuntime& t = job->mutable_task(i);
   if (!MayHaveProcess(t.state)) return;  // duplicate report of a run already over
+  if (r.state == TaskState::kRunning &&
+      (r.reason      (r.reason == TaskReason::kHealthy || r.reason == TaskReason::kUnhealthy)) {
+    // A health change of a running run: an event, the state stays RUNNING. A repeat (e.g. the
+    // agent re-checks after its own restart) changes nothing.
+    TaskHealth h = r.reason == TaskReason::kHealthy ? TaskHealth::kHealthy : TaskHealth::kUnhealthy;
+    if (t.state != TaskState::kRunning || t.health == h) return;
+    Transition(*job, i, TaskState::kRunning, r.reason, r.message, now, fx, true);
+    job->SetHealth(i, h);
+    return;
+  }
   if (r.state == TaskState::kRunning) {
     if (t.state != TaskState::kLaunching) return;
     t.started_at = now;
@@ -245,6 +255,11 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     t.restart_requested = r.restart_requested;
     t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
     job->SetState(r.id.instance, r.state);
+    if (MayHaveProcess(r.state) && job->TaskFor(r.id.instance).health) {
+      job->SetHealth(r.id.instance, t.reason == TaskReason::kHealthy     ? TaskHealth::kHealthy
+                                    : t.reason == TaskReason::kUnhealthy ? TaskHealth::kUnhealthy
+                                                                         : TaskHealth::kUnknown);
+    }
     if (r.state == TaskState::kRunning && job->spec().sla.max_running_time > absl::ZeroDuration()) {
       deadline_timers_.push(
           Timer{r.started_at + job->spec().sla.max_running_time, RunId{r.id, r.run}});
@@ -314,6 +329,13 @@ void JobManager::Transition(Job& job, uint32_t instance, TaskState to, TaskReaso
   job.SetState(instance, to);
   TaskRuntime& t = job.mutable_task(instance);
   t.reason = reason;
+  if (reason == TaskReason::kStarted) {
+    job.SetHealth(instance,
+                  job.TaskFor(instance).health ? TaskHealth::kUnknown : TaskHealth::kNone);
+  } else if (!MayHaveProcess(to) || to == TaskState::kKilling || to == TaskState::kPreempting) {
+    // A run being stopped serves no more: it is no longer counted as healthy.
+    job.SetHealth(instance, TaskHealth::kNone);
+  }
   RunId run{TaskId{job.id(), instance}, t.run};
   fx.batch.events.push_back(store::TaskEvent{run, now, to, t.host == kNoHost ? "" : hosts_[t.host],
                                              std::string(TaskReasonName(reason)), message});

@@ -287,6 +287,57 @@ TEST_F(JobManagerTest, ARestartInFlightSurvivesAMasterRestart) {
   EXPECT_EQ(restored.GetJob(id)->task(0).run, 2u);
 }
 
+TEST_F(JobManagerTest, HealthChangesAreEventsCountsAndSurviveAMasterRestart) {
+  JobSpec spec = Batch(2);
+  spec.task.health = HealthSpec{CommandCheck{"true"}};
+  JobId id = Create(spec);
+  TaskId t{id, 0};
+  Start(t);
+  Start(TaskId{id, 1});
+  const Job* job = jm_.GetJob(id);
+  EXPECT_EQ(job->task(0).health, TaskHealth::kUnknown);
+  EXPECT_EQ(job->health_count(TaskHealth::kUnknown), 2u);
+
+  auto report = [&](TaskReason r) {
+    return Do([&](Effects& fx) {
+      jm_.OnStatus({RunId{t, 1}, "h1", TaskState::kRunning, -1, 0, r}, now_, fx);
+    });
+  };
+  Effects healthy = report(TaskReason::kHealthy);
+  EXPECT_EQ(State(t), TaskState::kRunning);
+  EXPECT_EQ(job->task(0).health, TaskHealth::kHealthy);
+  ASSERT_EQ(healthy.batch.events.size(), 1u);
+  EXPECT_EQ(healthy.batch.events[0].state, TaskState::kRunning);
+  EXPECT_EQ(healthy.batch.events[0].reason, "HEALTHY");
+  EXPECT_TRUE(report(TaskReason::kHealthy).batch.events.empty()) << "a repeat changes nothing";
+  Effects unhealthy = report(TaskReason::kUnhealthy);
+  ASSERT_EQ(unhealthy.batch.events.size(), 1u);
+  EXPECT_EQ(unhealthy.batch.events[0].reason, "UNHEALTHY");
+  EXPECT_EQ(job->health_count(TaskHealth::kUnhealthy), 1u);
+  EXPECT_EQ(job->health_count(TaskHealth::kUnknown), 1u);
+
+  // A new master knows the health from the store.
+  auto contents = store_.Load();
+  ASSERT_TRUE(contents.ok());
+  JobManager restored;
+  Effects fx;
+  ASSERT_TRUE(restored.Restore(*contents, now_, fx).ok());
+  EXPECT_EQ(restored.GetJob(id)->task(0).health, TaskHealth::kUnhealthy);
+  EXPECT_EQ(restored.GetJob(id)->task(1).health, TaskHealth::kUnknown);
+
+  // A run that ended has no health.
+  Exit(t, 0);
+  EXPECT_EQ(job->task(0).health, TaskHealth::kNone);
+  EXPECT_EQ(job->health_count(TaskHealth::kUnhealthy), 0u);
+}
+
+TEST_F(JobManagerTest, ATaskWithoutHealthCheckHasNoHealth) {
+  JobId id = Create(Batch(1));
+  Start(TaskId{id, 0});
+  EXPECT_EQ(jm_.GetJob(id)->task(0).health, TaskHealth::kNone);
+  EXPECT_EQ(TaskHealthName(TaskHealth::kNone), "");
+}
+
 TEST(RestartPolicy, BackoffDoublesAndCaps) {
   RestartSpec s{RestartPolicy::kAlways, 0, absl::Seconds(1), absl::Seconds(10)};
   EXPECT_EQ(Backoff(s, 0), absl::ZeroDuration());

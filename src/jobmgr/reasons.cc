@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 18> kNames = {"",
+constexpr std::array<absl::string_view, 20> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -22,7 +22,9 @@ constexpr std::array<absl::string_view, 18> kNames = {"",
                                                       "DEADLINE_EXCEEDED",
                                                       "HOST_LOST",
                                                       "ORPHANED",
-                                                      "MAX_FAILURES_REACHED"};
+                                                      "MAX_FAILURES_REACHED",
+                                                      "HEALTHY",
+                                                      "UNHEALTHY"};
 
 }  // namespace
 

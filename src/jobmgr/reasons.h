@@ -13,23 +13,25 @@ namespace paceline::jobmgr {
 
 enum class TaskReason : uint8_t {
   kNone = 0,
-  kCreated,            // PENDING: the job was created (or grown)
-  kRestarting,         // PENDING: a new run after the previous one ended (see restart policy)
-  kAdmitted,           // READY: the resource manager admitted the task's gang
-  kPlaced,             // PLACED: the placement engine chose a host
-  kLaunchSent,         // LAUNCHING: recorded and sent to the host's agent
-  kStarted,            // RUNNING: the agent started the process
-  kExitedZero,         // SUCCEEDED
-  kExitNonzero,        // FAILED: exit code != 0
-  kSignaled,           // FAILED: killed by a signal nobody asked for
-  kOomKilled,          // FAILED: exceeded its memory limit
-  kLaunchFailed,       // FAILED: the agent could not start it
-  kKilledByUser,       // KILLING / KILLED: job or task kill
-  kPreempted,          // PREEMPTING / KILLED: reclaimed by the resource manager
-  kDeadlineExceeded,   // KILLING / KILLED: ran longer than sla.max_running_time
-  kHostLost,           // LOST: its host stopped heartbeating or never came back
-  kOrphaned,           // KILLED: found on an agent with no record in the master
-  kMaxFailuresReached  // FAILED for good: restart policy exhausted
+  kCreated,             // PENDING: the job was created (or grown)
+  kRestarting,          // PENDING: a new run after the previous one ended (see restart policy)
+  kAdmitted,            // READY: the resource manager admitted the task's gang
+  kPlaced,              // PLACED: the placement engine chose a host
+  kLaunchSent,          // LAUNCHING: recorded and sent to the host's agent
+  kStarted,             // RUNNING: the agent started the process
+  kExitedZero,          // SUCCEEDED
+  kExitNonzero,         // FAILED: exit code != 0
+  kSignaled,            // FAILED: killed by a signal nobody asked for
+  kOomKilled,           // FAILED: exceeded its memory limit
+  kLaunchFailed,        // FAILED: the agent could not start it
+  kKilledByUser,        // KILLING / KILLED: job or task kill
+  kPreempted,           // PREEMPTING / KILLED: reclaimed by the resource manager
+  kDeadlineExceeded,    // KILLING / KILLED: ran longer than sla.max_running_time
+  kHostLost,            // LOST: its host stopped heartbeating or never came back
+  kOrphaned,            // KILLED: found on an agent with no record in the master
+  kMaxFailuresReached,  // FAILED for good: restart policy exhausted
+  kHealthy,             // RUNNING: the run's health check passed (after UNKNOWN or UNHEALTHY)
+  kUnhealthy,           // RUNNING: the run's health check failed `failures` times in a row
 };
 
 absl::string_view TaskReasonName(TaskReason r);

@@ -1,9 +1,33 @@
 #include "master/agent_session.h"
 
+#include "absl/strings/strip.h"
+
 namespace paceline::master {
 
-AgentSession::AgentSession(std::string host, AgentStream* stream)
-    : host_(std::move(host)), stream_(stream), writer_([this] { WriterLoop(); }) {}
+std::string AddressOfPeer(const std::string& peer) {
+  absl::string_view p = peer;
+  if (absl::ConsumePrefix(&p, "ipv4:")) {
+    size_t colon = p.rfind(':');
+    return std::string(colon == absl::string_view::npos ? p : p.substr(0, colon));
+  }
+  if (absl::ConsumePrefix(&p, "ipv6:")) {
+    // "%5B::1%5D:5123" (URL-escaped) or "[::1]:5123".
+    std::string s(p);
+    for (auto [from, to] : {std::pair{"%5B", "["}, std::pair{"%5D", "]"}}) {
+      for (size_t i = s.find(from); i != std::string::npos; i = s.find(from)) s.replace(i, 3, to);
+    }
+    size_t open = s.find('['), close = s.find(']');
+    if (open == std::string::npos || close == std::string::npos || close < open) return "";
+    return s.substr(open + 1, close - open - 1);
+  }
+  return "";
+}
+
+AgentSession::AgentSession(std::string host, AgentStream* stream, std::string address)
+    : host_(std::move(host)),
+      address_(std::move(address)),
+      stream_(stream),
+      writer_([this] { WriterLoop(); }) {}
 
 AgentSession::~AgentSession() {
   Close();

@@ -19,12 +19,18 @@ namespace paceline::master {
 
 using AgentStream = grpc::ServerReaderWriter<v1::MasterMessage, v1::AgentMessage>;
 
+// The IP address in a gRPC peer string: "ipv4:10.0.0.7:5123" -> "10.0.0.7",
+// "ipv6:[::1]:5123" -> "::1"; "" for anything else (e.g. a unix socket).
+std::string AddressOfPeer(const std::string& peer);
+
 class AgentSession {
  public:
-  AgentSession(std::string host, AgentStream* stream);
+  // `address`: the agent's IP address as this end of the connection sees it (may be empty).
+  AgentSession(std::string host, AgentStream* stream, std::string address = "");
   ~AgentSession();  // Close()s and joins the writer if Join() was not called
 
   const std::string& host() const { return host_; }
+  const std::string& address() const { return address_; }
   void Send(v1::MasterMessage msg);
   // Stops the writer after what is queued; further Sends are dropped.
   void Close();
@@ -37,6 +43,7 @@ class AgentSession {
   void WriterLoop();
 
   const std::string host_;
+  const std::string address_;
   AgentStream* const stream_;
   mutable absl::Mutex mu_;
   std::deque<v1::MasterMessage> out_ ABSL_GUARDED_BY(mu_);

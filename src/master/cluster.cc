@@ -111,7 +111,12 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
       if (job != nullptr) yaml->second = PrintJobSpec(job->spec());
     }
     if (yaml->second.empty()) continue;  // the job is gone
-    it->second->Send(ToLaunchMessage(l, yaml->second));
+    v1::MasterMessage msg = ToLaunchMessage(l, yaml->second);
+    for (v1::GangPeer& peer : *msg.mutable_launch()->mutable_peers()) {
+      auto s = sessions_.find(peer.host());
+      if (s != sessions_.end()) peer.set_address(s->second->address());
+    }
+    it->second->Send(std::move(msg));
   }
   for (const jobmgr::KillCommand& k : actions.kills) {
     auto it = sessions_.find(k.host);

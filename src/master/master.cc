@@ -128,6 +128,10 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   int grpc_port = 0;
   builder.AddListeningPort(config.grpc_listen.ToString(), grpc::InsecureServerCredentials(),
                            &grpc_port);
+  // Agents ping every few seconds (keepalive) to notice a hung master: allow it.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.RegisterService(impl->cluster_service.get());
   builder.RegisterService(impl->pool_service.get());
   builder.RegisterService(impl->job_service.get());

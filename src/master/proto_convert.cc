@@ -37,6 +37,14 @@ v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch,
   l->set_spec_yaml(job_spec_yaml);
   for (const auto& [name, port] : launch.ports) (*l->mutable_ports())[name] = port;
   for (uint32_t d : launch.gpu_devices) l->add_gpu_devices(d);
+  if (launch.peers) {
+    for (const scheduler::GangPeer& p : *launch.peers) {
+      v1::GangPeer* peer = l->add_peers();
+      peer->set_instance(p.instance);
+      peer->set_host(p.host);
+      for (const auto& [name, port] : p.ports) (*peer->mutable_ports())[name] = port;
+    }
+  }
   return m;
 }
 

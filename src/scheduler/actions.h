@@ -7,6 +7,7 @@
 // Thread-safety: value types.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,13 @@
 
 namespace paceline::scheduler {
 
+// One member of a gang, as the launches of its gang list it.
+struct GangPeer {
+  uint32_t instance = 0;
+  std::string host;
+  std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
+};
+
 struct Launch {
   RunId run;
   std::string host;
@@ -25,6 +33,9 @@ struct Launch {
   std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
   std::vector<uint32_t> gpu_devices;                    // device indexes on the host
   uint32_t gang_size = 1;
+  // The members of the gang placed together with this task (itself included), by instance;
+  // null for a task that is not in a gang of more than one. Shared by the gang's launches.
+  std::shared_ptr<const std::vector<GangPeer>> peers;
 };
 
 struct Actions {

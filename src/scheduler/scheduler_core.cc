@@ -248,6 +248,7 @@ void SchedulerCore::ExpireHosts(absl::Time now, Actions& out) {
   for (HostId id : hosts_.Expire(now)) {
     const std::string& name = hosts_.Get(id).spec.name;
     (void)snapshot_.FailHost(id, placement::HostStatus::kLost);
+    usage_.ForgetHost(name);
     jobmgr::Effects fx;
     jobs_.OnHostLost(name, now, fx);
     Absorb(fx, now, out);
@@ -265,7 +266,8 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   }
   ExpireHosts(now, out);
 
-  resmgr::CycleResult cycle = rm_.RunCycle({SchedulableCapacity(), Resources()}, now);
+  resmgr::CycleResult cycle =
+      rm_.RunCycle({SchedulableCapacity(), usage_.AllocatedUnused(now)}, now);
   for (const resmgr::PreemptionDecision& p : cycle.preempted) {
     const std::string& why = p.reason;
     jobmgr::Effects fx;
@@ -366,6 +368,7 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   }
   if (!fx.enqueue.empty()) EnqueueGangs(fx.enqueue, now);
 
+  absl::flat_hash_map<uint64_t, std::shared_ptr<const std::vector<GangPeer>>> peers;
   for (const jobmgr::LaunchCommand& l : fx.launches) {
     const jobmgr::Job* job = jobs_.GetJob(l.run.task.job);
     if (job == nullptr) continue;
@@ -382,6 +385,7 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
       }
       for (const auto& share : as.gpus) launch.gpu_devices.push_back(share.device);
     }
+    if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, peers);
     out.launches.push_back(std::move(launch));
   }
   auto move_all = [](auto& to, auto& from) {
@@ -394,6 +398,69 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   move_all(out.batch.delete_jobs, fx.batch.delete_jobs);
   if (fx.batch.next_job_id) out.batch.next_job_id = fx.batch.next_job_id;
   fx = jobmgr::Effects();
+}
+
+std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(
+    TaskId task,
+    absl::flat_hash_map<uint64_t, std::shared_ptr<const std::vector<GangPeer>>>& cache) const {
+  auto g = gang_of_.find(task);
+  if (g == gang_of_.end()) return nullptr;
+  auto [it, missing] = cache.try_emplace(g->second);
+  if (!missing) return it->second;
+  auto gang = gangs_.find(g->second);
+  if (gang == gangs_.end() || gang->second.tasks.size() < 2) return nullptr;
+  auto list = std::make_shared<std::vector<GangPeer>>();
+  for (const TaskId& member : gang->second.tasks) {
+    auto a = placed_now_.find(member);
+    if (a == placed_now_.end()) continue;  // not placed in this cycle
+    GangPeer p;
+    p.instance = member.instance;
+    p.host = hosts_.Get(a->second.host).spec.name;
+    const placement::Assignment& as = a->second;
+    for (size_t i = 0; i < as.ports.size() && i < as.shape->port_names.size(); ++i) {
+      p.ports.emplace_back(as.shape->port_names[i], as.ports[i]);
+    }
+    list->push_back(std::move(p));
+  }
+  std::sort(list->begin(), list->end(),
+            [](const GangPeer& a, const GangPeer& b) { return a.instance < b.instance; });
+  it->second = std::move(list);
+  return it->second;
+}
+
+void SchedulerCore::ReportUsage(const std::string& host, const HostUsageSample& sample,
+                                const std::vector<ReportedUsage>& runs, absl::Time now) {
+  std::vector<RunUsageSample> samples;
+  samples.reserve(runs.size());
+  for (const ReportedUsage& r : runs) {
+    const jobmgr::Job* job = jobs_.GetJob(r.run.task.job);
+    if (job == nullptr || r.run.task.instance >= job->instances()) continue;
+    const jobmgr::TaskRuntime& t = job->task(r.run.task.instance);
+    if (t.run != r.run.run || t.state != TaskState::kRunning || t.host == jobmgr::kNoHost ||
+        jobs_.HostName(t.host) != host) {
+      continue;
+    }
+    const JobSpec& spec = job->spec();
+    RunUsageSample s;
+    s.run = r.run;
+    s.used = r.used;
+    s.allocated = spec.instance_overrides.contains(r.run.task.instance)
+                      ? spec.TaskFor(r.run.task.instance).resources
+                      : spec.task.resources;
+    s.regular = resmgr::SlaClassOf(spec.sla) != resmgr::SlaClass::kRevocable;
+    samples.push_back(s);
+  }
+  usage_.Report(host, sample, samples, now);
+}
+
+std::optional<RunUsageView> SchedulerCore::RunUsage(TaskId task, absl::Time now) const {
+  std::optional<RunUsageView> v = usage_.RunUsage(task, now);
+  const jobmgr::Job* job = jobs_.GetJob(task.job);
+  if (!v || job == nullptr || task.instance >= job->instances() ||
+      job->task(task.instance).run != v->run) {
+    return std::nullopt;
+  }
+  return v;
 }
 
 void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now) {
@@ -449,6 +516,7 @@ resmgr::GangRequest SchedulerCore::GangRequestOf(const jobmgr::Job& job,
 
 void SchedulerCore::ReleaseTask(TaskId task) {
   (void)snapshot_.Release(task);
+  usage_.Forget(task);
   auto it = gang_of_.find(task);
   if (it == gang_of_.end()) return;
   uint64_t gid = it->second;

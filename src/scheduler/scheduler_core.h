@@ -37,6 +37,7 @@
 #include "resmgr/resource_manager.h"
 #include "scheduler/actions.h"
 #include "scheduler/host_tracker.h"
+#include "scheduler/usage_tracker.h"
 
 namespace paceline::scheduler {
 
@@ -60,6 +61,12 @@ struct ReportedRun {
   RunId run;
   std::vector<std::pair<std::string, uint32_t>> ports;
   std::vector<uint32_t> gpu_devices;
+};
+
+// What an agent measured for one of its runs.
+struct ReportedUsage {
+  RunId run;
+  Resources used;  // cpu_milli and memory_bytes
 };
 
 class SchedulerCore {
@@ -103,6 +110,20 @@ class SchedulerCore {
     hosts_.SetIsolation(host, std::move(isolation));
   }
 
+  // --- usage (soft state: measured by the agents, never stored) ---
+  // The latest usage `host`'s agent measured; replaces its previous report. Runs that are not
+  // the current run of a RUNNING task on this host are ignored. Each cycle, the slack of the
+  // regular runs (allocated - used, see usage_tracker.h) is offered to revocable work.
+  void ReportUsage(const std::string& host, const HostUsageSample& sample,
+                   const std::vector<ReportedUsage>& runs, absl::Time now);
+  // The current run's fresh measurement, if any.
+  std::optional<RunUsageView> RunUsage(TaskId task, absl::Time now) const;
+  std::optional<HostUsageView> HostUsage(const std::string& host, absl::Time now) const {
+    return usage_.HostUsage(host, now);
+  }
+  // What RunCycle passes to the resource manager as CycleInput.allocated_unused.
+  Resources AllocatedUnused(absl::Time now) const { return usage_.AllocatedUnused(now); }
+
   // --- the cycle ---
   void RunCycle(absl::Time now, Actions& out);
 
@@ -130,6 +151,10 @@ class SchedulerCore {
   // and the snapshot, and moves its batch, launches and kills into `out`.
   void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
   void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
+  // The members of `task`'s gang placed this cycle (built once per gang, kept in `cache`).
+  std::shared_ptr<const std::vector<GangPeer>> PeersOf(
+      TaskId task,
+      absl::flat_hash_map<uint64_t, std::shared_ptr<const std::vector<GangPeer>>>& cache) const;
   // Builds the resource manager's request for `tasks` of one job, as gang `gid`.
   resmgr::GangRequest GangRequestOf(const jobmgr::Job& job, const std::vector<TaskId>& tasks,
                                     uint64_t gid) const;
@@ -147,6 +172,7 @@ class SchedulerCore {
   placement::ClusterSnapshot snapshot_;
   std::unique_ptr<placement::PlacementEngine> engine_;
   HostTracker hosts_;
+  UsageTracker usage_;
   uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;
   absl::flat_hash_map<uint64_t, GangInfo> gangs_;                  // by GangId value

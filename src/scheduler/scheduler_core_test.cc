@@ -254,5 +254,89 @@ TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
   EXPECT_EQ(job->task(c.launches[1].run.task.instance).run, 2u) << "the missing run is rerun";
 }
 
+TEST_F(CoreTest, RevocableWorkIsAdmittedOnAllocatedButUnusedCapacity) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  auto regular = core_->CreateJob(Batch(4), "/a", now_, a);
+  ASSERT_TRUE(regular.ok()) << regular.status();
+  Commit(std::move(a));
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 4u) << "the regular job takes every core";
+  for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
+
+  Actions b;
+  JobSpec be = Batch(1);
+  be.sla.revocable = true;
+  auto revocable = core_->CreateJob(be, "/a", now_, b);
+  ASSERT_TRUE(revocable.ok()) << revocable.status();
+  Commit(std::move(b));
+  now_ += absl::Seconds(1);
+  EXPECT_TRUE(Cycle().launches.empty());
+  const TaskId be_task{*revocable, 0};
+  EXPECT_EQ(core_->jobs().GetJob(*revocable)->task(0).state, TaskState::kPending)
+      << "no slack: every core is allocated";
+
+  // The agent measures that the regular tasks use a tenth of a core each.
+  std::vector<ReportedUsage> usage;
+  for (const Launch& l : first.launches) usage.push_back({l.run, Resources::Of(100, kGi / 4)});
+  usage.push_back({RunId{TaskId{*regular, 99}, 1}, Resources::Of(0, 0)});  // not ours: ignored
+  HostUsageSample host;
+  host.used = Resources::Of(500, kGi);
+  host.interval = absl::Seconds(1);
+  core_->ReportUsage("h1", host, usage, now_);
+  EXPECT_EQ(core_->AllocatedUnused(now_), Resources::Of(4 * 900, 4 * (kGi - kGi / 4)));
+  ASSERT_TRUE(core_->RunUsage(first.launches[0].run.task, now_).has_value());
+  EXPECT_EQ(core_->RunUsage(first.launches[0].run.task, now_)->used, Resources::Of(100, kGi / 4));
+  ASSERT_TRUE(core_->HostUsage("h1", now_).has_value());
+
+  Cycle();
+  EXPECT_NE(core_->jobs().GetJob(*revocable)->task(0).state, TaskState::kPending)
+      << "admitted on the slack: " << core_->WhyPending(be_task);
+
+  // A stale report (3 intervals) or an ended run gives no slack.
+  EXPECT_TRUE(core_->AllocatedUnused(now_ + absl::Seconds(3)).IsZero());
+  Report(first.launches[0], TaskState::kSucceeded, 0);
+  EXPECT_EQ(core_->AllocatedUnused(now_), Resources::Of(3 * 900, 3 * (kGi - kGi / 4)));
+  EXPECT_FALSE(core_->RunUsage(first.launches[0].run.task, now_).has_value());
+}
+
+TEST_F(CoreTest, GangMembersAreLaunchedWithTheirPeers) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h2", 2), {}, now_, a).ok());
+  JobSpec gang = Batch(3);
+  gang.sla.min_running_instances = 3;
+  gang.task.ports = {"rpc"};
+  ASSERT_TRUE(core_->CreateJob(gang, "/a", now_, a).ok());
+  JobSpec single = Batch(1);
+  ASSERT_TRUE(core_->CreateJob(single, "/a", now_, a).ok());
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 4u);
+  for (const Launch& l : c.launches) {
+    if (l.gang_size == 1) {
+      EXPECT_EQ(l.peers, nullptr);
+      continue;
+    }
+    ASSERT_NE(l.peers, nullptr);
+    ASSERT_EQ(l.peers->size(), 3u);
+    for (uint32_t i = 0; i < 3; ++i) {
+      const GangPeer& p = (*l.peers)[i];
+      EXPECT_EQ(p.instance, i);
+      ASSERT_EQ(p.ports.size(), 1u);
+      EXPECT_EQ(p.ports[0].first, "rpc");
+      // Each peer is where its own launch goes, with the same port.
+      for (const Launch& other : c.launches) {
+        if (other.run.task.job == l.run.task.job && other.run.task.instance == i) {
+          EXPECT_EQ(p.host, other.host);
+          EXPECT_EQ(p.ports, other.ports);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paceline::scheduler

@@ -81,7 +81,8 @@ void TestCluster::StartAgent(int i) {
   agents_[i] = std::make_unique<Process>(Process::Start(
       {"agent", "--master", addr_, "--token-file", dir_ + "/master/token", "--name", agent_name(i),
        "--work-dir", absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu,
-       "--memory", options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i)},
+       "--memory", options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i),
+       "--usage-interval", options_.usage_interval},
       {.cwd = dir_}));
 }
 

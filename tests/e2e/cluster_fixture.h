@@ -19,6 +19,7 @@ struct ClusterOptions {
   std::string agent_cpu = "2";
   std::string agent_memory = "4Gi";
   std::string host_timeout = "3s";
+  std::string usage_interval = "1s";  // how often agents report what tasks use
 };
 
 class TestCluster {
