@@ -54,8 +54,9 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_signal(t.signal);
   info.set_reason(std::string(jobmgr::TaskReasonName(t.reason)));
   info.set_failures(t.failures);
+  info.set_version(t.spec_version);
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
-  *info.mutable_resources() = master::ToProto(job.spec().TaskFor(i).resources);
+  *info.mutable_resources() = master::ToProto(job.TaskFor(i).resources);
   info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
   if (std::optional<scheduler::RunUsageView> u = core.RunUsage(TaskId{job.id(), i}, absl::Now())) {
     *info.mutable_used() = master::ToProto(u->used);
@@ -96,6 +97,9 @@ grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRe
     if (job == nullptr) return JobNotFound(req->job_id());
     *resp->mutable_job() = SummaryOf(*job);
     resp->set_spec_yaml(PrintJobSpec(job->spec()));
+    if (!job->updates().empty()) {
+      *resp->mutable_update() = UpdateInfoOf(job->id(), job->updates().back());
+    }
     for (uint32_t i = 0; i < job->instances(); ++i) {
       TaskState s = job->task(i).state;
       if (s == TaskState::kPending || s == TaskState::kReady) {

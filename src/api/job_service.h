@@ -32,10 +32,31 @@ class JobServiceImpl final : public v1::JobService::Service {
   grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
 
+  // Rolling updates (update_service.cc).
+  grpc::Status UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
+                         v1::UpdateJobResponse* resp) override;
+  grpc::Status GetUpdate(grpc::ServerContext* ctx, const v1::GetUpdateRequest* req,
+                         v1::GetUpdateResponse* resp) override;
+  grpc::Status ListUpdates(grpc::ServerContext* ctx, const v1::ListUpdatesRequest* req,
+                           v1::ListUpdatesResponse* resp) override;
+  grpc::Status PauseUpdate(grpc::ServerContext* ctx, const v1::PauseUpdateRequest* req,
+                           v1::PauseUpdateResponse* resp) override;
+  grpc::Status ResumeUpdate(grpc::ServerContext* ctx, const v1::ResumeUpdateRequest* req,
+                            v1::ResumeUpdateResponse* resp) override;
+  grpc::Status AbortUpdate(grpc::ServerContext* ctx, const v1::AbortUpdateRequest* req,
+                           v1::AbortUpdateResponse* resp) override;
+  grpc::Status RollbackJob(grpc::ServerContext* ctx, const v1::RollbackJobRequest* req,
+                           v1::RollbackJobResponse* resp) override;
+
  private:
+  grpc::Status SetPaused(grpc::ServerContext* ctx, uint64_t job, bool paused);
+
   master::Cluster* const cluster_;
   const TokenAuth* const auth_;
 };
+
+// The API view of an update (update_service.cc).
+v1::UpdateInfo UpdateInfoOf(JobId job, const store::UpdateRecord& u);
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:

@@ -40,6 +40,7 @@ int RunCli(int argc, char** argv) {
   RegisterInfoCommand(app, ctx);
   RegisterPoolCommands(app, ctx);
   RegisterJobCommands(app, ctx);
+  RegisterUpdateCommands(app, ctx);
   RegisterTaskCommands(app, ctx);
   RegisterHostCommands(app, ctx);
 

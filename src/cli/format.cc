@@ -39,4 +39,13 @@ void PrintProtoJson(const google::protobuf::Message& m, std::ostream& out) {
   if (json.empty() || json.back() != '\n') out << "\n";
 }
 
+std::string UpdateLine(const v1::UpdateInfo& u) {
+  std::string line = absl::StrCat(
+      u.id(), " ", u.state(), u.paused() ? " (paused)" : "", " v", u.from_version(), " -> v",
+      u.to_version(), ": ", u.done(), "/", u.total(), " done, ", u.in_flight(), " in flight, ",
+      u.failed(), " failed (batch ", u.batch_size(), ", max failures ", u.max_failures(), ")");
+  if (!u.message().empty()) absl::StrAppend(&line, "; ", u.message());
+  return line;
+}
+
 }  // namespace paceline::cli

@@ -10,6 +10,7 @@
 #include <google/protobuf/message.h>
 
 #include "paceline/v1/common.pb.h"
+#include "paceline/v1/job.pb.h"
 
 namespace paceline::cli {
 
@@ -17,6 +18,8 @@ namespace paceline::cli {
 std::string FormatUnixMillis(int64_t ms);
 // "1.5 cpu, 2Gi mem, 1Gi disk, 0.5 gpu" (zero dimensions left out; "0" when all zero).
 std::string FormatResources(const v1::Resources& r);
+// "2 ROLLING_FORWARD v3 -> v4: 4/10 done, 2 in flight, 0 failed (batch 2)" and its message.
+std::string UpdateLine(const v1::UpdateInfo& u);
 // Prints a protobuf message as indented JSON (field names in snake_case, defaults included).
 void PrintProtoJson(const google::protobuf::Message& m, std::ostream& out = std::cout);
 

@@ -121,11 +121,12 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     if (!resp.ok()) return ctx.Fail(resp.status());
     if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(*resp);
     const v1::JobSummary& j = resp->job();
-    Table t({"id", "name", "type", "pool", "state", "instances", "tasks", "created"});
+    Table t({"id", "name", "type", "pool", "state", "version", "instances", "tasks", "created"});
     t.AddRow({absl::StrCat(j.id()), j.name(), j.type(), j.pool(), j.state(),
-              absl::StrCat(j.instances()), CountsLine(j),
+              absl::StrCat(j.version()), absl::StrCat(j.instances()), CountsLine(j),
               FormatUnixMillis(j.created_at_unix_ms())});
     std::cout << t.Render();
+    if (resp->has_update()) std::cout << "update: " << UpdateLine(resp->update()) << std::endl;
     if (j.healthy() + j.unhealthy() + j.health_unknown() > 0) {
       std::cout << "health: " << j.healthy() << " healthy, " << j.unhealthy() << " unhealthy, "
                 << j.health_unknown() << " unknown" << std::endl;
@@ -281,6 +282,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
 
   AddJobValidateCommand(*job, ctx);
   AddJobWatchCommand(*job, ctx);
+  AddJobUpdateCommands(*job, ctx);
 }
 
 }  // namespace paceline::cli

@@ -52,6 +52,10 @@ constexpr bool MayHaveProcess(TaskState s) {
   return s == TaskState::kLaunching || s == TaskState::kRunning || s == TaskState::kPreempting ||
          s == TaskState::kKilling;
 }
+// Live, but no process yet: waiting for admission or placement.
+constexpr bool IsLiveBeforeLaunch(TaskState s) {
+  return s == TaskState::kPending || s == TaskState::kReady || s == TaskState::kPlaced;
+}
 
 enum class JobState : uint8_t {
   kPending = 0,    // no task has started yet

@@ -1,5 +1,8 @@
 #include "jobmgr/job.h"
 
+#include "absl/container/flat_hash_set.h"
+#include "common/check.h"
+
 namespace paceline::jobmgr {
 
 Job::Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
@@ -11,6 +14,7 @@ Job::Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64
       goal_(goal),
       created_at_(created_at),
       tasks_(spec_->instances) {
+  for (TaskRuntime& t : tasks_) t.spec_version = static_cast<uint32_t>(version_);
   counts_[static_cast<int>(TaskState::kPending)] = spec_->instances;
   health_counts_[static_cast<int>(TaskHealth::kNone)] = spec_->instances;
 }
@@ -63,8 +67,76 @@ JobState Job::state() const {
   return JobState::kKilled;
 }
 
+const JobSpec* Job::SpecOf(uint64_t version) const {
+  if (version == version_) return spec_.get();
+  auto it = old_specs_.find(version);
+  return it == old_specs_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const JobSpec> Job::SharedSpecOf(uint64_t version) const {
+  if (version == version_) return spec_;
+  auto it = old_specs_.find(version);
+  return it == old_specs_.end() ? nullptr : it->second;
+}
+
+TaskSpec Job::TaskFor(uint32_t instance) const {
+  const JobSpec* s = SpecOf(tasks_[instance].spec_version);
+  return (s != nullptr ? *s : *spec_).TaskFor(instance);
+}
+
+void Job::SetSpec(std::shared_ptr<const JobSpec> spec, uint64_t version) {
+  PL_CHECK(version > version_) << version << " after " << version_;
+  old_specs_[version_] = std::move(spec_);
+  spec_ = std::move(spec);
+  version_ = version;
+}
+
+void Job::PruneOldSpecs(size_t keep) {
+  absl::flat_hash_set<uint64_t> used;
+  for (const TaskRuntime& t : tasks_) {
+    used.insert(t.spec_version);
+    if (t.next_spec_version != 0) used.insert(t.next_spec_version);
+  }
+  for (const store::UpdateRecord& u : updates_) {
+    if (store::IsActive(u.state)) used.insert(u.from_version);
+  }
+  size_t unused_seen = 0;
+  for (auto it = old_specs_.rbegin(); it != old_specs_.rend();) {
+    if (used.contains(it->first) || unused_seen++ < keep) {
+      ++it;
+    } else {
+      it = decltype(it)(old_specs_.erase(std::next(it).base()));
+    }
+  }
+}
+
+void Job::Resize(uint32_t n) {
+  while (tasks_.size() > n) {
+    const TaskRuntime& t = tasks_.back();
+    --counts_[static_cast<int>(t.state)];
+    --health_counts_[static_cast<int>(t.health)];
+    tasks_.pop_back();
+  }
+  while (tasks_.size() < n) {
+    TaskRuntime& t = tasks_.emplace_back();
+    t.spec_version = static_cast<uint32_t>(version_);
+    ++counts_[static_cast<int>(t.state)];
+    ++health_counts_[static_cast<int>(t.health)];
+  }
+}
+
+void Job::RestoreHistory(const store::JobRecord& r) {
+  for (const auto& [version, spec] : r.old_specs) {
+    old_specs_[version] = std::make_shared<const JobSpec>(spec);
+  }
+  updates_ = r.updates;
+  if (r.instances != 0) Resize(r.instances);
+}
+
 store::JobRecord Job::ToRecord() const {
-  return store::JobRecord{id_, pool_, *spec_, version_, goal_, created_at_};
+  store::JobRecord r{id_, pool_, *spec_, version_, goal_, created_at_, {}, updates_, instances()};
+  for (const auto& [version, spec] : old_specs_) r.old_specs.emplace(version, *spec);
+  return r;
 }
 
 }  // namespace paceline::jobmgr

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ struct TaskRuntime {
   absl::Time not_before = absl::InfinitePast();  // backoff: earliest start of this run
   bool restart_requested = false;         // a user restart: start a new run when this one ends
   TaskHealth health = TaskHealth::kNone;  // of the current run (use Job::SetHealth)
+  uint32_t spec_version = 0;              // the job version the current run runs
+  uint32_t next_spec_version = 0;  // set by an update: the next run runs this version; 0 = none
 };
 
 class Job {
@@ -50,8 +53,31 @@ class Job {
 
   JobId id() const { return id_; }
   const std::string& pool() const { return pool_; }
+  // The current spec: what new instances and updated ones run.
   const JobSpec& spec() const { return *spec_; }
+  const std::shared_ptr<const JobSpec>& shared_spec() const { return spec_; }
   uint64_t version() const { return version_; }
+  // The spec of `version`: the current one or an earlier one still kept (nullptr if not kept).
+  const JobSpec* SpecOf(uint64_t version) const;
+  std::shared_ptr<const JobSpec> SharedSpecOf(uint64_t version) const;
+  // The effective task of an instance's current run (its run's spec version, overrides applied).
+  TaskSpec TaskFor(uint32_t instance) const;
+  // A new current spec and version; the old one is kept while any run uses it (see Prune).
+  void SetSpec(std::shared_ptr<const JobSpec> spec, uint64_t version);
+  // Keeps the earlier specs that a run or a pending update uses, plus the latest `keep` others
+  // (for `job rollback --to`); forgets the rest.
+  void PruneOldSpecs(size_t keep);
+  const std::map<uint64_t, std::shared_ptr<const JobSpec>>& old_specs() const { return old_specs_; }
+  // Grows (new instances PENDING on the current version) or shrinks (the caller has ended the
+  // instances it removes) the job to `n` instances.
+  void Resize(uint32_t n);
+
+  // Rolling updates, oldest first; the last one may be active.
+  const std::vector<store::UpdateRecord>& updates() const { return updates_; }
+  std::vector<store::UpdateRecord>& mutable_updates() { return updates_; }
+  store::UpdateRecord* active_update() {
+    return !updates_.empty() && store::IsActive(updates_.back().state) ? &updates_.back() : nullptr;
+  }
   store::JobGoal goal() const { return goal_; }
   void set_goal(store::JobGoal g) { goal_ = g; }
   absl::Time created_at() const { return created_at_; }
@@ -73,6 +99,8 @@ class Job {
   JobState state() const;
 
   store::JobRecord ToRecord() const;
+  // After construction from a record: its earlier versions, updates and instance count.
+  void RestoreHistory(const store::JobRecord& r);
 
  private:
   JobId id_;
@@ -84,6 +112,8 @@ class Job {
   std::vector<TaskRuntime> tasks_;
   std::array<uint32_t, kNumTaskStates> counts_{};
   std::array<uint32_t, kNumTaskHealths> health_counts_{};
+  std::map<uint64_t, std::shared_ptr<const JobSpec>> old_specs_;
+  std::vector<store::UpdateRecord> updates_;
 };
 
 }  // namespace paceline::jobmgr

@@ -2,19 +2,12 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "jobmgr/restart_policy.h"
 
 namespace paceline::jobmgr {
-namespace {
-
-bool IsLiveBeforeLaunch(TaskState s) {
-  return s == TaskState::kPending || s == TaskState::kReady || s == TaskState::kPlaced;
-}
-
-}  // namespace
-
 absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl::Time now,
                                             Effects& fx) {
   JobId id(next_job_id_++);
@@ -124,7 +117,7 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
   TaskRuntime& t = job->mutable_task(i);
   if (!MayHaveProcess(t.state)) return;  // duplicate report of a run already over
   if (r.state == TaskState::kRunning &&
-      (r.reason      (r.reason == TaskReason::kHealthy || r.reason == TaskReason::kUnhealthy)) {
+      (r.reason == TaskReason::kHealthy || r.reason == TaskReason::kUnhealthy)) {
     // A health change of a running run: an event, the state stays RUNNING. A repeat (e.g. the
     // agent re-checks after its own restart) changes nothing.
     TaskHealth h = r.reason == TaskReason::kHealthy ? TaskHealth::kHealthy : TaskHealth::kUnhealthy;
@@ -183,7 +176,7 @@ void JobManager::Preempt(TaskId task, const std::string& why, absl::Time now, Ef
       Transition(*job, task.instance, TaskState::kPreempting, TaskReason::kPreempted, why, now, fx,
                  true);
       fx.kills.push_back(KillCommand{RunId{task, t.run}, hosts_[t.host],
-                                     job->spec().TaskFor(task.instance).kill_grace,
+                                     job->TaskFor(task.instance).kill_grace,
                                      TaskReason::kPreempted});
       return;
     default:
@@ -227,6 +220,10 @@ void JobManager::Tick(absl::Time now, Effects& fx) {
       KillTask(*job, timer.run.task.instance, TaskReason::kDeadlineExceeded, now, fx);
     }
   }
+  std::vector<JobId> updating = updating_;  // an update that ends leaves updating_
+  for (JobId id : updating) {
+    if (Job* job = FindJob(id); job != nullptr) ProgressUpdate(*job, now, fx);
+  }
 }
 
 absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Time now,
@@ -234,7 +231,10 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
   next_job_id_ = std::max<uint64_t>(next_job_id_, contents.next_job_id);
   for (const store::JobRecord& r : contents.jobs) {
     auto spec = std::make_shared<const JobSpec>(r.spec);
-    jobs_[r.id] = std::make_unique<Job>(r.id, r.pool, spec, r.version, r.goal, r.created_at);
+    auto job = std::make_unique<Job>(r.id, r.pool, spec, r.version, r.goal, r.created_at);
+    job->RestoreHistory(r);
+    if (job->active_update() != nullptr) updating_.push_back(r.id);
+    jobs_[r.id] = std::move(job);
     next_job_id_ = std::max(next_job_id_, r.id.value() + 1);
   }
   for (const store::TaskRecord& r : contents.tasks) {
@@ -253,6 +253,8 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     t.finished_at = r.finished_at;
     t.not_before = r.not_before;
     t.restart_requested = r.restart_requested;
+    t.spec_version = static_cast<uint32_t>(r.spec_version != 0 ? r.spec_version : job->version());
+    t.next_spec_version = static_cast<uint32_t>(r.next_spec_version);
     t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
     job->SetState(r.id.instance, r.state);
     if (MayHaveProcess(r.state) && job->TaskFor(r.id.instance).health) {
@@ -266,8 +268,16 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     }
   }
   for (auto& [id, job] : jobs_) {
+    // Instances an update added but has not started yet wait for it.
+    absl::flat_hash_set<uint32_t> waiting;
+    if (const store::UpdateRecord* u = job->active_update(); u != nullptr) {
+      for (size_t k = 0; k < u->instances.size(); ++k) {
+        if (u->progress[k] == store::kUpdateWaiting) waiting.insert(u->instances[k]);
+      }
+    }
     for (uint32_t i = 0; i < job->instances(); ++i) {
       TaskRuntime& t = job->mutable_task(i);
+      if (t.run == 1 && t.state == TaskState::kPending && waiting.contains(i)) continue;
       if (t.state == TaskState::kReady || t.state == TaskState::kPlaced) {
         job->SetState(i, TaskState::kPending);  // never persisted; admission starts over
       }
@@ -347,12 +357,20 @@ void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason
   PL_CHECK(IsTerminal(ended)) << TaskStateName(ended);
   TaskRuntime& t = job.mutable_task(instance);
   t.finished_at = now;
-  if (ended == TaskState::kFailed) ++t.failures;
+  bool long_running = job.spec().type != JobType::kBatch;
+  // A long-running instance that exits at all has failed to stay up: it counts towards its
+  // backoff even when it exits 0.
+  if (ended == TaskState::kFailed || (long_running && ended == TaskState::kSucceeded)) {
+    ++t.failures;
+  }
   TaskId id{job.id(), instance};
   fx.release.push_back(id);
   if (t.restart_requested) {
     t.restart_requested = false;
-    Transition(job, instance, ended, reason, "restarted by the user", now, fx, true);
+    std::string why = t.next_spec_version != 0
+                          ? absl::StrCat("replaced by a run of version ", t.next_spec_version)
+                          : std::string("restarted by the user");
+    Transition(job, instance, ended, reason, why, now, fx, true);
     StartNewRun(job, instance, now, now, fx);
     return;
   }
@@ -365,7 +383,7 @@ void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason
     StartNewRun(job, instance, now, now, fx);
     return;
   }
-  const RestartSpec& policy = job.spec().task.restart;
+  const RestartSpec policy = EffectiveRestart(job.spec());
   RestartDecision d = DecideRestart(policy, ended, t.failures, now);
   std::string detail = message;
   if (!d.restart && ended == TaskState::kFailed && policy.policy == RestartPolicy::kOnFailure) {
@@ -380,6 +398,11 @@ void JobManager::StartNewRun(Job& job, uint32_t instance, absl::Time not_before,
                              Effects& fx) {
   TaskRuntime& t = job.mutable_task(instance);
   ++t.run;
+  if (t.next_spec_version != 0) {  // an update's new version: its failures start from zero
+    t.spec_version = t.next_spec_version;
+    t.next_spec_version = 0;
+    t.failures = 0;
+  }
   t.host = kNoHost;
   t.exit_code = -1;
   t.signal = 0;
@@ -414,8 +437,8 @@ void JobManager::KillTask(Job& job, uint32_t instance, TaskReason reason, absl::
   if (t.state == TaskState::kLaunching || t.state == TaskState::kRunning ||
       t.state == TaskState::kPreempting) {
     Transition(job, instance, TaskState::kKilling, reason, "", now, fx, true);
-    fx.kills.push_back(KillCommand{RunId{id, t.run}, hosts_[t.host],
-                                   job.spec().TaskFor(instance).kill_grace, reason});
+    fx.kills.push_back(
+        KillCommand{RunId{id, t.run}, hosts_[t.host], job.TaskFor(instance).kill_grace, reason});
   }
 }
 
@@ -436,6 +459,8 @@ store::TaskRecord JobManager::Record(const Job& job, uint32_t instance,
   r.failures = t.failures;
   r.not_before = t.not_before;
   r.restart_requested = t.restart_requested;
+  r.spec_version = t.spec_version;
+  r.next_spec_version = t.next_spec_version;
   return r;
 }
 

@@ -98,8 +98,40 @@ class JobManager {
   void Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx);
   // Every live task on `host` is LOST (and restarted per policy).
   void OnHostLost(const std::string& host, absl::Time now, Effects& fx);
-  // Backoff expiries and max_running_time deadlines up to `now`.
+  // Backoff expiries, max_running_time deadlines and rolling-update progress up to `now`.
   void Tick(absl::Time now, Effects& fx);
+
+  // --- rolling updates (job_manager_update.cc) ---
+  //
+  // An update replaces the job's spec with a new version and moves the instances over in
+  // batches: at most `batch_size` instances are in flight (being removed, restarted on the new
+  // version, or started) at once. An instance is done when its new run is RUNNING and healthy
+  // (or RUNNING, without a health check) for `min_healthy_time`; batch instances when they have
+  // started. It has failed when its new runs failed more than its restart policy's
+  // max_failures. More than `max_failures` failed instances fail the update, which then rolls
+  // back (as a new version with the old spec) when `rollback_on_failure` is set.
+  //
+  //   ROLLING_FORWARD ──all done──> SUCCEEDED
+  //        │ too many failures ──> FAILED, or ROLLING_BACK ──all done──> ROLLED_BACK
+  //        └─ abort / a newer update that overrides ──> ABORTED
+  struct UpdateRequest {
+    JobSpec spec;
+    uint64_t expected_version = 0;  // the version the update replaces (stale: ABORTED)
+    UpdateSpec options;
+    bool paused = false;           // start paused
+    bool override_active = false;  // abort an update in flight instead of refusing
+  };
+  // Starts an update; returns its id. INVALID_ARGUMENT when the spec changes the job's type,
+  // ABORTED for a stale version, FAILED_PRECONDITION for a killed job or while another update
+  // is in flight (unless override_active), NOT_FOUND for an unknown job.
+  absl::StatusOr<uint64_t> StartUpdate(JobId id, UpdateRequest req, absl::Time now, Effects& fx);
+  // Pause stops starting new instances (those in flight finish); resume goes on; abort stops
+  // the update where it is. FAILED_PRECONDITION when the job has no update in flight.
+  absl::Status PauseUpdate(JobId id, bool paused, absl::Time now, Effects& fx);
+  absl::Status AbortUpdate(JobId id, absl::Time now, Effects& fx);
+  // Rolls back to `version` (0: the one before the current) with an update to a copy of it.
+  absl::StatusOr<uint64_t> Rollback(JobId id, uint64_t version, UpdateSpec options, absl::Time now,
+                                    Effects& fx);
 
   // Rebuilds jobs and tasks from the store after a restart. PENDING tasks whose backoff is
   // over go to fx.enqueue; LAUNCHING/RUNNING/KILLING tasks wait for their agents to report.
@@ -132,13 +164,25 @@ class JobManager {
   void StartNewRun(Job& job, uint32_t instance, absl::Time not_before, absl::Time now, Effects& fx);
   void KillTask(Job& job, uint32_t instance, TaskReason reason, absl::Time now, Effects& fx);
   store::TaskRecord Record(const Job& job, uint32_t instance, const std::string& message) const;
+  // Update steps (job_manager_update.cc).
+  void ProgressUpdate(Job& job, absl::Time now, Effects& fx);
+  void BeginEntry(Job& job, store::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
+  char CheckEntry(const Job& job, const store::UpdateRecord& u, size_t entry, absl::Time now) const;
+  void StartRollingBack(Job& job, store::UpdateRecord& u, absl::Time now, Effects& fx);
+  void FinishUpdate(Job& job, store::UpdateRecord& u, store::UpdateState end, absl::Time now,
+                    Effects& fx);
+  // A new current version `version` of `job` with `spec`; instances whose task does not change
+  // move to it at once. Returns the plan.
+  std::vector<uint32_t> AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec, absl::Time now,
+                                     Effects& fx);
 
   absl::flat_hash_map<JobId, std::unique_ptr<Job>> jobs_;
   uint64_t next_job_id_ = 1;
   std::vector<std::string> hosts_;
   absl::flat_hash_map<std::string, uint32_t> host_index_;
-  TimerHeap backoff_timers_;   // PENDING runs waiting for their backoff
-  TimerHeap deadline_timers_;  // RUNNING runs with a max_running_time
+  TimerHeap backoff_timers_;     // PENDING runs waiting for their backoff
+  TimerHeap deadline_timers_;    // RUNNING runs with a max_running_time
+  std::vector<JobId> updating_;  // jobs with an update in flight
 };
 
 }  // namespace paceline::jobmgr

@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 20> kNames = {"",
+constexpr std::array<absl::string_view, 22> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -24,7 +24,9 @@ constexpr std::array<absl::string_view, 20> kNames = {"",
                                                       "ORPHANED",
                                                       "MAX_FAILURES_REACHED",
                                                       "HEALTHY",
-                                                      "UNHEALTHY"};
+                                                      "UNHEALTHY",
+                                                      "UPDATED",
+                                                      "SCALED_DOWN"};
 
 }  // namespace
 

@@ -32,6 +32,8 @@ enum class TaskReason : uint8_t {
   kMaxFailuresReached,  // FAILED for good: restart policy exhausted
   kHealthy,             // RUNNING: the run's health check passed (after UNKNOWN or UNHEALTHY)
   kUnhealthy,           // RUNNING: the run's health check failed `failures` times in a row
+  kUpdated,             // KILLING / KILLED: replaced by a run of a new job version (update)
+  kScaledDown,          // KILLING / KILLED: removed by an update that shrank the job
 };
 
 absl::string_view TaskReasonName(TaskReason r);

@@ -11,13 +11,20 @@ absl::Duration Backoff(const RestartSpec& spec, uint32_t failures) {
   return std::min(d, spec.max_backoff);
 }
 
+RestartSpec EffectiveRestart(const JobSpec& spec) {
+  RestartSpec r = spec.task.restart;
+  if (spec.type != JobType::kBatch) r.policy = RestartPolicy::kAlways;
+  return r;
+}
+
 RestartDecision DecideRestart(const RestartSpec& spec, TaskState ended, uint32_t failures,
                               absl::Time now) {
   switch (ended) {
     case TaskState::kLost:
       return {true, now};
     case TaskState::kSucceeded:
-      if (spec.policy == RestartPolicy::kAlways) return {true, now};
+      // `failures` counts the exits of a long-running task too (see JobManager::EndRun).
+      if (spec.policy == RestartPolicy::kAlways) return {true, now + Backoff(spec, failures)};
       return {false, now};
     case TaskState::kFailed:
       if (spec.policy == RestartPolicy::kAlways) return {true, now + Backoff(spec, failures)};

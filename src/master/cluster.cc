@@ -99,16 +99,17 @@ void Cluster::Apply(scheduler::Actions actions, absl::Time now,
 }
 
 void Cluster::Dispatch(const scheduler::Actions& actions) {
-  // A cycle launches many instances of few jobs: print each job's spec once.
-  absl::flat_hash_map<JobId, std::string> spec_yaml;
+  // A cycle launches many instances of few jobs: print each job version's spec once.
+  absl::flat_hash_map<std::pair<JobId, uint64_t>, std::string> spec_yaml;
   absl::MutexLock lock(&sessions_mu_);
   for (const scheduler::Launch& l : actions.launches) {
     auto it = sessions_.find(l.host);
     if (it == sessions_.end()) continue;  // the host is gone; it will be declared lost
-    auto [yaml, missing] = spec_yaml.try_emplace(l.run.task.job);
+    auto [yaml, missing] = spec_yaml.try_emplace(std::make_pair(l.run.task.job, l.spec_version));
     if (missing) {
       const jobmgr::Job* job = core_->jobs().GetJob(l.run.task.job);
-      if (job != nullptr) yaml->second = PrintJobSpec(job->spec());
+      const JobSpec* spec = job != nullptr ? job->SpecOf(l.spec_version) : nullptr;
+      if (spec != nullptr) yaml->second = PrintJobSpec(*spec);
     }
     if (yaml->second.empty()) continue;  // the job is gone
     v1::MasterMessage msg = ToLaunchMessage(l, yaml->second);

@@ -33,6 +33,7 @@ struct Launch {
   std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
   std::vector<uint32_t> gpu_devices;                    // device indexes on the host
   uint32_t gang_size = 1;
+  uint64_t spec_version = 0;  // the job version the run runs (the agent gets that spec)
   // The members of the gang placed together with this task (itself included), by instance;
   // null for a task that is not in a gang of more than one. Shared by the gang's launches.
   std::shared_ptr<const std::vector<GangPeer>> peers;

@@ -87,6 +87,15 @@ absl::StatusOr<JobId> SchedulerCore::CreateJob(JobSpec spec, const std::string& 
     return absl::FailedPreconditionError(
         absl::StrCat("pool ", pool, " has child pools; jobs run only in leaf pools"));
   }
+  RETURN_IF_ERROR(CheckGangFits(spec, pool_id, pool));
+  jobmgr::Effects fx;
+  ASSIGN_OR_RETURN(JobId id, jobs_.CreateJob(std::move(spec), pool, now, fx));
+  Absorb(fx, now, out);
+  return id;
+}
+
+absl::Status SchedulerCore::CheckGangFits(const JobSpec& spec, PoolId pool_id,
+                                          const std::string& pool) const {
   uint32_t gang = std::max<uint32_t>(1, std::min(spec.sla.min_running_instances, spec.instances));
   std::optional<Resources> gang_total = CheckedMultiply(spec.task.resources, gang);
   Resources limit = rm_.tree().spec(pool_id).Limit();
@@ -97,10 +106,41 @@ absl::StatusOr<JobId> SchedulerCore::CreateJob(JobSpec spec, const std::string& 
         gang_total ? FormatQuantity(d, (*gang_total)[d]) : "beyond range", ", above pool ", pool,
         "'s ", DimName(d), " limit ", FormatQuantity(d, limit[d]), "; it could never run"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> SchedulerCore::UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
+                                                  absl::Time now, Actions& out) {
+  const jobmgr::Job* job = jobs_.GetJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(job->pool()));
+  RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
   jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(JobId id, jobs_.CreateJob(std::move(spec), pool, now, fx));
+  ASSIGN_OR_RETURN(uint64_t update, jobs_.StartUpdate(id, std::move(req), now, fx));
   Absorb(fx, now, out);
-  return id;
+  return update;
+}
+
+absl::Status SchedulerCore::PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.PauseUpdate(id, paused, now, fx));
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerCore::AbortUpdate(JobId id, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.AbortUpdate(id, now, fx));
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> SchedulerCore::RollbackJob(JobId id, uint64_t version, UpdateSpec options,
+                                                    absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  ASSIGN_OR_RETURN(uint64_t update, jobs_.Rollback(id, version, options, now, fx));
+  Absorb(fx, now, out);
+  return update;
 }
 
 absl::Status SchedulerCore::KillJob(JobId id, absl::Time now, Actions& out) {
@@ -128,7 +168,13 @@ absl::Status SchedulerCore::RestartInstances(JobId id, const std::vector<uint32_
 absl::Status SchedulerCore::DeleteJob(JobId id, Actions& out) {
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
-  shapes_.erase(id);
+  for (auto it = shapes_.begin(); it != shapes_.end();) {
+    if (it->first.first == id) {
+      shapes_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = why_.begin(); it != why_.end();) {
     if (it->first.job == id) {
       why_.erase(it++);
@@ -375,7 +421,8 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
     Launch launch;
     launch.run = l.run;
     launch.host = l.host;
-    launch.task = job->spec().TaskFor(l.run.task.instance);
+    launch.task = job->TaskFor(l.run.task.instance);
+    launch.spec_version = job->task(l.run.task.instance).spec_version;
     launch.gang_size = std::max<uint32_t>(1, job->spec().sla.min_running_instances);
     auto a = placed_now_.find(l.run.task);
     if (a != placed_now_.end()) {
@@ -394,6 +441,7 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   move_all(out.kills, fx.kills);
   move_all(out.batch.put_jobs, fx.batch.put_jobs);
   move_all(out.batch.put_tasks, fx.batch.put_tasks);
+  move_all(out.batch.delete_tasks, fx.batch.delete_tasks);
   move_all(out.batch.events, fx.batch.events);
   move_all(out.batch.delete_jobs, fx.batch.delete_jobs);
   if (fx.batch.next_job_id) out.batch.next_job_id = fx.batch.next_job_id;
@@ -507,7 +555,7 @@ resmgr::GangRequest SchedulerCore::GangRequestOf(const jobmgr::Job& job,
   req.sla = resmgr::SlaClassOf(spec.sla);
   req.max_running_instances = spec.sla.max_running_instances;
   for (const TaskId& t : tasks) {
-    TaskSpec task = spec.TaskFor(t.instance);
+    TaskSpec task = job.TaskFor(t.instance);
     req.controller = req.controller || task.controller;
     req.tasks.push_back({t, task.resources});
   }
@@ -531,14 +579,18 @@ void SchedulerCore::ReleaseTask(TaskId task) {
 
 absl::StatusOr<std::shared_ptr<const placement::TaskShape>> SchedulerCore::ShapeOf(
     const jobmgr::Job& job, uint32_t instance) {
-  bool overridden = job.spec().instance_overrides.contains(instance);
+  uint32_t version = job.task(instance).spec_version;
+  const JobSpec* spec = job.SpecOf(version);
+  if (spec == nullptr) spec = &job.spec();
+  bool overridden = spec->instance_overrides.contains(instance);
+  std::pair<JobId, uint32_t> key{job.id(), version};
   if (!overridden) {
-    auto it = shapes_.find(job.id());
+    auto it = shapes_.find(key);
     if (it != shapes_.end()) return it->second;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const placement::TaskShape> shape,
-                   placement::TaskShapeFromSpec(job.id(), job.spec(), instance));
-  if (!overridden) shapes_[job.id()] = shape;
+                   placement::TaskShapeFromSpec(job.id(), *spec, instance));
+  if (!overridden) shapes_[key] = shape;
   return shape;
 }
 
@@ -564,6 +616,10 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
     if (view.ok()) return "admitted; waiting for placement";
   }
   if (t.not_before > absl::InfinitePast()) {
+    if (t.failures > 0) {
+      return absl::StrCat("crash-looping (", t.failures, " failed runs); next try at ",
+                          absl::FormatTime(absl::RFC3339_sec, t.not_before, absl::UTCTimeZone()));
+    }
     return absl::StrCat("waiting for restart backoff until ",
                         absl::FormatTime(absl::RFC3339_sec, t.not_before, absl::UTCTimeZone()));
   }

@@ -94,6 +94,14 @@ class SchedulerCore {
   absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,
                                 Actions& out);
   absl::Status DeleteJob(JobId id, Actions& out);
+  // Rolling updates (see jobmgr/job_manager.h); UpdateJob also checks that a gang of the new
+  // spec fits the job's pool.
+  absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
+                                     absl::Time now, Actions& out);
+  absl::Status PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out);
+  absl::Status AbortUpdate(JobId id, absl::Time now, Actions& out);
+  absl::StatusOr<uint64_t> RollbackJob(JobId id, uint64_t version, UpdateSpec options,
+                                       absl::Time now, Actions& out);
 
   // --- hosts and agents ---
   // `running`: the runs the agent has (from its checkpoint). Runs the core does not own are
@@ -151,6 +159,8 @@ class SchedulerCore {
   // and the snapshot, and moves its batch, launches and kills into `out`.
   void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
   void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
+  // FAILED_PRECONDITION when one gang of `spec` exceeds the pool's limit (could never run).
+  absl::Status CheckGangFits(const JobSpec& spec, PoolId pool_id, const std::string& pool) const;
   // The members of `task`'s gang placed this cycle (built once per gang, kept in `cache`).
   std::shared_ptr<const std::vector<GangPeer>> PeersOf(
       TaskId task,
@@ -180,7 +190,9 @@ class SchedulerCore {
   std::vector<uint64_t> to_place_;                                 // admitted gangs without hosts
   absl::flat_hash_map<TaskId, placement::Assignment> placed_now_;  // this cycle's placements
   absl::flat_hash_map<TaskId, std::string> why_;                   // placement explanations
-  absl::flat_hash_map<JobId, std::shared_ptr<const placement::TaskShape>> shapes_;
+  // By job and spec version.
+  absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const placement::TaskShape>>
+      shapes_;
 };
 
 }  // namespace paceline::scheduler

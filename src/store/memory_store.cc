@@ -6,6 +6,7 @@ void MemoryStore::Apply(const WriteBatch& b, State& s) {
   for (const PoolRecord& p : b.put_pools) s.pools[p.path] = p;
   for (const JobRecord& j : b.put_jobs) s.jobs[j.id] = j;
   for (const TaskRecord& t : b.put_tasks) s.tasks[t.id] = t;
+  for (const TaskId& t : b.delete_tasks) s.tasks.erase(t);
   for (const TaskEvent& e : b.events) s.events[e.run.task].push_back(e);
   for (const HostRecord& h : b.put_hosts) s.hosts[h.name] = h;
   for (JobId id : b.delete_jobs) {

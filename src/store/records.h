@@ -9,10 +9,11 @@
 //                a 100,000-instance job costs one JobRecord until its tasks start.
 //   TaskEvent    one state transition of one run, with its reason; append-only history.
 //   HostRecord   a host that registered once, with its maintenance state.
+//   UpdateRecord a rolling update of a job (kept inside its JobRecord, newest last).
 //
 // WriteBatch groups changes that must be durable together; a Store commits a batch atomically.
 // Inside one batch the changes apply in this order: put_pools, put_jobs, put_tasks, events,
-// put_hosts, delete_jobs, delete_pools (a batch should not touch one key twice).
+// delete_tasks, put_hosts, delete_jobs, delete_pools (a batch should not touch one key twice).
 //
 // Thread-safety: value types.
 
@@ -40,6 +41,40 @@ struct PoolRecord {
 // What the user wants of the job as a whole.
 enum class JobGoal : uint8_t { kRun = 0, kKill = 1 };
 
+enum class UpdateState : uint8_t {
+  kRollingForward = 0,
+  kRollingBack = 1,
+  kSucceeded = 2,
+  kFailed = 3,      // failed and did not roll back
+  kRolledBack = 4,  // failed, then rolled back to the version it started from
+  kAborted = 5,
+};
+absl::string_view UpdateStateName(UpdateState s);
+bool IsActive(UpdateState s);  // rolling forward or back
+
+// Per-instance progress of an update, one character per entry of `instances`.
+inline constexpr char kUpdateWaiting = '.';
+inline constexpr char kUpdateInFlight = '>';
+inline constexpr char kUpdateDone = 'D';
+inline constexpr char kUpdateFailed = 'F';
+
+struct UpdateRecord {
+  uint64_t id = 0;  // per job: 1, 2, ...
+  uint64_t from_version = 0;
+  uint64_t to_version = 0;
+  UpdateState state = UpdateState::kRollingForward;
+  bool paused = false;
+  UpdateSpec options;               // batch size, failures, rollback, in place, min healthy time
+  std::vector<uint32_t> instances;  // the instances to change (add, update or remove), in order
+  std::string progress;             // one of kUpdate* per entry of `instances`
+  uint32_t from_instances = 0;      // the job's size before and after
+  uint32_t to_instances = 0;
+  absl::Time started_at = absl::UnixEpoch();
+  absl::Time finished_at = absl::InfinitePast();
+  std::string message;  // why it failed, rolled back or was aborted
+  friend bool operator==(const UpdateRecord&, const UpdateRecord&) = default;
+};
+
 struct JobRecord {
   JobId id;
   std::string pool;
@@ -47,6 +82,10 @@ struct JobRecord {
   uint64_t version = 1;  // grows with every spec change
   JobGoal goal = JobGoal::kRun;
   absl::Time created_at = absl::UnixEpoch();
+  // Earlier versions still run by some instance or kept for `job rollback --to`.
+  std::map<uint64_t, JobSpec> old_specs;
+  std::vector<UpdateRecord> updates;  // the latest few, oldest first
+  uint32_t instances = 0;  // the job's instances now; 0 = spec.instances (an update changes it)
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 
@@ -64,6 +103,8 @@ struct TaskRecord {
   uint32_t failures = 0;                          // failed runs so far
   absl::Time not_before = absl::InfinitePast();   // backoff: earliest start of a PENDING run
   bool restart_requested = false;  // a user restart: a new run starts when this one ends
+  uint64_t spec_version = 0;       // the job version the current run runs; 0 = the job's
+  uint64_t next_spec_version = 0;  // an update's: the next run runs this version; 0 = none
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 
@@ -93,6 +134,7 @@ struct WriteBatch {
   std::vector<JobRecord> put_jobs;
   std::vector<JobId> delete_jobs;  // also deletes the job's tasks and events
   std::vector<TaskRecord> put_tasks;
+  std::vector<TaskId> delete_tasks;  // instances removed by a scale-down (events are kept)
   std::vector<TaskEvent> events;
   std::vector<HostRecord> put_hosts;
   std::optional<uint64_t> next_job_id;  // the id counter, when it moved

@@ -88,9 +88,28 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
   WriteBatch FullBatch() {
     WriteBatch b;
     b.put_pools.push_back({"/ads", ValidPoolSpec(10'000)});
-    b.put_jobs.push_back(JobRecord{JobId(7), "/ads", ValidJobSpec("etl", 3), 1, JobGoal::kRun,
-                                   absl::FromUnixSeconds(500)});
+    JobRecord job{JobId(7), "/ads",        ValidJobSpec("etl", 3),
+                  2,        JobGoal::kRun, absl::FromUnixSeconds(500)};
+    job.old_specs[1] = ValidJobSpec("etl", 2);
+    UpdateRecord u;
+    u.id = 1;
+    u.from_version = 1;
+    u.to_version = 2;
+    u.paused = true;
+    u.options.batch_size = 2;
+    u.options.min_healthy_time = absl::Seconds(3);
+    u.instances = {0, 1, 2};
+    u.progress = "D>.";
+    u.from_instances = 2;
+    u.to_instances = 3;
+    u.started_at = absl::FromUnixSeconds(600);
+    u.message = "paused by the user";
+    job.updates.push_back(u);
+    job.instances = 3;
+    b.put_jobs.push_back(job);
     b.put_tasks.push_back(Task(7, 0, TaskState::kRunning));
+    b.put_tasks.back().spec_version = 2;
+    b.put_tasks.back().next_spec_version = 3;
     b.put_tasks.push_back(Task(7, 2, TaskState::kFailed));
     b.events.push_back(Event(7, 0, 1, TaskState::kLaunching, 10));
     b.events.push_back(Event(7, 0, 1, TaskState::kRunning, 11));
@@ -125,6 +144,16 @@ TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
   EXPECT_EQ(c.tasks, b.put_tasks);
   EXPECT_EQ(c.hosts, b.put_hosts);
   EXPECT_EQ(c.next_job_id, 8u);
+}
+
+TEST_P(StoreConformance, DeletedTasksAreGoneAndOthersStay) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  WriteBatch del;
+  del.delete_tasks.push_back(TaskId{JobId(7), 2});
+  ASSERT_TRUE(store_->Commit(del).ok());
+  StoreContents c = MustLoad();
+  ASSERT_EQ(c.tasks.size(), 1u);
+  EXPECT_EQ(c.tasks[0].id, (TaskId{JobId(7), 0}));
 }
 
 TEST_P(StoreConformance, PutOverwritesByKey) {

@@ -62,4 +62,13 @@ inline constexpr const char* kSchemaV2 = R"sql(
 ALTER TABLE tasks ADD COLUMN restart_requested INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 3: spec versions per run, earlier job versions and rolling updates (job_extras.h).
+inline constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE tasks ADD COLUMN spec_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN next_spec_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN old_specs TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE jobs ADD COLUMN updates TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE jobs ADD COLUMN instances INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace paceline::store

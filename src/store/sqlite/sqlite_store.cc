@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
+#include "store/sqlite/job_extras.h"
 #include "store/sqlite/schema.h"
 
 namespace paceline::store {
@@ -78,6 +79,10 @@ absl::Status SqliteStore::Migrate() {
     if (version < 2) {
       RETURN_IF_ERROR(db_->Exec(kSchemaV2));
       RETURN_IF_ERROR(PutMeta("schema_version", "2"));
+    }
+    if (version < 3) {
+      RETURN_IF_ERROR(db_->Exec(kSchemaV3));
+      RETURN_IF_ERROR(PutMeta("schema_version", "3"));
     }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
@@ -163,7 +168,8 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
                      Cached("INSERT OR REPLACE INTO jobs (id, pool, spec, version, goal, "
-                            "created_us) VALUES (?, ?, ?, ?, ?, ?)"));
+                            "created_us, old_specs, updates, instances) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     st->Reset();
     st->Bind(1, static_cast<int64_t>(j.id.value()))
         .Bind(2, j.pool)
@@ -171,6 +177,9 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
         .Bind(4, static_cast<int64_t>(j.version))
         .Bind(5, static_cast<int64_t>(j.goal));
     BindTime(*st, 6, j.created_at);
+    st->Bind(7, EncodeOldSpecs(j.old_specs))
+        .Bind(8, EncodeUpdates(j.updates))
+        .Bind(9, static_cast<int64_t>(j.instances));
     RETURN_IF_ERROR(st->Run());
   }
   for (const TaskRecord& t : b.put_tasks) {
@@ -178,8 +187,9 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
     ASSIGN_OR_RETURN(Statement * st,
                      Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
                             "started_us, finished_us, exit_code, signal, reason, message, "
-                            "failures, not_before_us, restart_requested) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                            "failures, not_before_us, restart_requested, spec_version, "
+                            "next_spec_version) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     st->Reset();
     st->Bind(1, static_cast<int64_t>(t.id.job.value()))
         .Bind(2, static_cast<int64_t>(t.id.instance))
@@ -194,7 +204,16 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
         .Bind(11, t.message)
         .Bind(12, static_cast<int64_t>(t.failures));
     BindTime(*st, 13, t.not_before);
-    st->Bind(14, static_cast<int64_t>(t.restart_requested));
+    st->Bind(14, static_cast<int64_t>(t.restart_requested))
+        .Bind(15, static_cast<int64_t>(t.spec_version))
+        .Bind(16, static_cast<int64_t>(t.next_spec_version));
+    RETURN_IF_ERROR(st->Run());
+  }
+  for (const TaskId& t : b.delete_tasks) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st, Cached("DELETE FROM tasks WHERE job = ? AND instance = ?"));
+    st->Reset();
+    st->Bind(1, static_cast<int64_t>(t.job.value())).Bind(2, static_cast<int64_t>(t.instance));
     RETURN_IF_ERROR(st->Run());
   }
   for (const TaskEvent& e : b.events) {
@@ -270,8 +289,9 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     }
   }
   {
-    ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT id, pool, spec, version, goal, created_us "
-                                                "FROM jobs ORDER BY id"));
+    ASSIGN_OR_RETURN(Statement st,
+                     db_->Prepare("SELECT id, pool, spec, version, goal, created_us, "
+                                  "old_specs, updates, instances FROM jobs ORDER BY id"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -284,6 +304,13 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
       j.version = static_cast<uint64_t>(st.ColumnInt(3));
       j.goal = static_cast<JobGoal>(st.ColumnInt(4));
       j.created_at = ColumnTime(st, 5);
+      absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(st.ColumnText(6));
+      if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
+      j.old_specs = *std::move(old);
+      absl::StatusOr<std::vector<UpdateRecord>> updates = DecodeUpdates(st.ColumnText(7));
+      if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
+      j.updates = *std::move(updates);
+      j.instances = static_cast<uint32_t>(st.ColumnInt(8));
       c.jobs.push_back(std::move(j));
     }
   }
@@ -291,8 +318,8 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     ASSIGN_OR_RETURN(Statement st,
                      db_->Prepare("SELECT job, instance, run, state, host, started_us, "
                                   "finished_us, exit_code, signal, reason, message, failures, "
-                                  "not_before_us, restart_requested FROM tasks "
-                                  "ORDER BY job, instance"));
+                                  "not_before_us, restart_requested, spec_version, "
+                                  "next_spec_version FROM tasks ORDER BY job, instance"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -315,6 +342,8 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
       t.failures = static_cast<uint32_t>(st.ColumnInt(11));
       t.not_before = ColumnTime(st, 12);
       t.restart_requested = st.ColumnInt(13) != 0;
+      t.spec_version = static_cast<uint64_t>(st.ColumnInt(14));
+      t.next_spec_version = static_cast<uint64_t>(st.ColumnInt(15));
       c.tasks.push_back(std::move(t));
     }
   }

@@ -1,0 +1,202 @@
+// JobService: rolling updates — UpdateJob (with dry runs), Get/ListUpdates, Pause/Resume/Abort,
+// RollbackJob. The work happens in the job manager (jobmgr/job_manager.h).
+
+#include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
+#include "api/job_service.h"
+#include "common/status.h"
+#include "jobmgr/update_plan.h"
+#include "master/proto_convert.h"
+#include "spec/spec_validation.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline::api {
+namespace {
+
+using scheduler::SchedulerCore;
+
+absl::Status JobNotFound(uint64_t id) {
+  return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+}
+
+// The spec's update defaults with the request's options on top.
+absl::StatusOr<UpdateSpec> MergeOptions(UpdateSpec base, const v1::UpdateOptions& o) {
+  if (o.has_batch_size()) {
+    if (o.batch_size() == 0) {
+      return absl::InvalidArgumentError("options.batch_size: 0; expected at least 1");
+    }
+    base.batch_size = o.batch_size();
+  }
+  if (o.has_max_failures()) base.max_failures = o.max_failures();
+  if (o.has_rollback_on_failure()) base.rollback_on_failure = o.rollback_on_failure();
+  if (o.has_in_place()) base.in_place = o.in_place();
+  if (o.has_min_healthy_time_ms()) {
+    if (o.min_healthy_time_ms() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.min_healthy_time_ms: ", o.min_healthy_time_ms(),
+                       " is negative; expected 0 or more"));
+    }
+    base.min_healthy_time = absl::Milliseconds(o.min_healthy_time_ms());
+  }
+  return base;
+}
+
+}  // namespace
+
+v1::UpdateInfo UpdateInfoOf(JobId job, const store::UpdateRecord& u) {
+  v1::UpdateInfo info;
+  info.set_job_id(job.value());
+  info.set_id(u.id);
+  info.set_state(std::string(store::UpdateStateName(u.state)));
+  info.set_paused(u.paused);
+  info.set_from_version(u.from_version);
+  info.set_to_version(u.to_version);
+  info.set_batch_size(u.options.batch_size);
+  info.set_max_failures(u.options.max_failures);
+  info.set_rollback_on_failure(u.options.rollback_on_failure);
+  info.set_in_place(u.options.in_place);
+  info.set_min_healthy_time_ms(absl::ToInt64Milliseconds(u.options.min_healthy_time));
+  info.set_total(static_cast<uint32_t>(u.instances.size()));
+  for (size_t k = 0; k < u.instances.size(); ++k) {
+    switch (u.progress[k]) {
+      case store::kUpdateDone:
+        info.set_done(info.done() + 1);
+        break;
+      case store::kUpdateInFlight:
+        info.set_in_flight(info.in_flight() + 1);
+        break;
+      case store::kUpdateFailed:
+        info.set_failed(info.failed() + 1);
+        info.add_failed_instances(u.instances[k]);
+        break;
+      default:
+        break;
+    }
+  }
+  info.set_from_instances(u.from_instances);
+  info.set_to_instances(u.to_instances);
+  info.set_started_at_unix_ms(master::ToUnixMillis(u.started_at));
+  info.set_finished_at_unix_ms(master::ToUnixMillis(u.finished_at));
+  info.set_message(u.message);
+  return info;
+}
+
+grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
+                                       v1::UpdateJobResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  std::optional<JobSpec> parsed;
+  if (!req->spec_yaml().empty()) {
+    absl::StatusOr<JobSpec> spec =
+        ParseJobSpec(req->spec_yaml(), req->spec_name().empty() ? "request" : req->spec_name());
+    if (!spec.ok()) return ToGrpcStatus(spec.status());
+    parsed = *std::move(spec);
+  }
+  if (req->version() == 0 && !req->dry_run()) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        "version: missing; name the job version this update replaces (see `job get`)"));
+  }
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+        if (job == nullptr) return JobNotFound(req->job_id());
+        JobSpec spec = parsed ? *parsed : job->spec();
+        if (req->instances() > 0) spec.instances = req->instances();
+        RETURN_IF_ERROR(ToStatus(ValidateJobSpec(spec)));
+        ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(spec.update, req->options()));
+        jobmgr::UpdatePlan plan = jobmgr::PlanUpdate(*job, spec);
+        resp->mutable_added()->Add(plan.added.begin(), plan.added.end());
+        resp->mutable_removed()->Add(plan.removed.begin(), plan.removed.end());
+        resp->mutable_updated()->Add(plan.updated.begin(), plan.updated.end());
+        resp->mutable_unchanged()->Add(plan.unchanged.begin(), plan.unchanged.end());
+        resp->set_version(job->version() + 1);
+        if (req->dry_run()) return absl::OkStatus();
+        jobmgr::JobManager::UpdateRequest update{std::move(spec), req->version(), options,
+                                                 req->paused(), req->override()};
+        ASSIGN_OR_RETURN(uint64_t id,
+                         core.UpdateJob(JobId(req->job_id()), std::move(update), now, out));
+        resp->set_update_id(id);
+        return absl::OkStatus();
+      }));
+}
+
+grpc::Status JobServiceImpl::GetUpdate(grpc::ServerContext* ctx, const v1::GetUpdateRequest* req,
+                                       v1::GetUpdateResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+    if (job == nullptr) return JobNotFound(req->job_id());
+    for (auto it = job->updates().rbegin(); it != job->updates().rend(); ++it) {
+      if (req->update_id() == 0 || it->id == req->update_id()) {
+        *resp->mutable_update() = UpdateInfoOf(job->id(), *it);
+        return absl::OkStatus();
+      }
+    }
+    return absl::NotFoundError(
+        req->update_id() == 0 ? absl::StrCat("job ", req->job_id(), " has never been updated")
+                              : absl::StrCat("job ", req->job_id(), " has no update ",
+                                             req->update_id(), " (only the latest few are kept)"));
+  }));
+}
+
+grpc::Status JobServiceImpl::ListUpdates(grpc::ServerContext* ctx,
+                                         const v1::ListUpdatesRequest* req,
+                                         v1::ListUpdatesResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+    if (job == nullptr) return JobNotFound(req->job_id());
+    for (const store::UpdateRecord& u : job->updates()) {
+      *resp->add_updates() = UpdateInfoOf(job->id(), u);
+    }
+    return absl::OkStatus();
+  }));
+}
+
+grpc::Status JobServiceImpl::SetPaused(grpc::ServerContext* ctx, uint64_t job, bool paused) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        return core.PauseUpdate(JobId(job), paused, now, out);
+      }));
+}
+
+grpc::Status JobServiceImpl::PauseUpdate(grpc::ServerContext* ctx,
+                                         const v1::PauseUpdateRequest* req,
+                                         v1::PauseUpdateResponse*) {
+  return SetPaused(ctx, req->job_id(), true);
+}
+
+grpc::Status JobServiceImpl::ResumeUpdate(grpc::ServerContext* ctx,
+                                          const v1::ResumeUpdateRequest* req,
+                                          v1::ResumeUpdateResponse*) {
+  return SetPaused(ctx, req->job_id(), false);
+}
+
+grpc::Status JobServiceImpl::AbortUpdate(grpc::ServerContext* ctx,
+                                         const v1::AbortUpdateRequest* req,
+                                         v1::AbortUpdateResponse*) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        return core.AbortUpdate(JobId(req->job_id()), now, out);
+      }));
+}
+
+grpc::Status JobServiceImpl::RollbackJob(grpc::ServerContext* ctx,
+                                         const v1::RollbackJobRequest* req,
+                                         v1::RollbackJobResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+        if (job == nullptr) return JobNotFound(req->job_id());
+        ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(job->spec().update, req->options()));
+        ASSIGN_OR_RETURN(uint64_t id, core.RollbackJob(JobId(req->job_id()), req->to_version(),
+                                                       options, now, out));
+        resp->set_update_id(id);
+        resp->set_version(core.jobs().GetJob(JobId(req->job_id()))->version());
+        return absl::OkStatus();
+      }));
+}
+
+}  // namespace paceline::api

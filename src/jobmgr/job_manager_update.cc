@@ -1,0 +1,286 @@
+// JobManager: rolling updates (see the contract in job_manager.h).
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jobmgr/job_manager.h"
+#include "jobmgr/restart_policy.h"
+#include "jobmgr/update_plan.h"
+
+namespace paceline::jobmgr {
+namespace {
+
+using store::UpdateRecord;
+using store::UpdateState;
+
+constexpr size_t kKeptUpdates = 10;  // update records kept per job
+constexpr size_t kKeptVersions = 5;  // unused earlier versions kept for `job rollback --to`
+
+uint32_t Count(const UpdateRecord& u, char c) {
+  return static_cast<uint32_t>(std::count(u.progress.begin(), u.progress.end(), c));
+}
+
+}  // namespace
+
+std::vector<uint32_t> JobManager::AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec,
+                                               absl::Time now, Effects& fx) {
+  uint64_t version = job.version() + 1;
+  job.SetSpec(spec, version);
+  UpdatePlan plan = PlanUpdate(job, *spec);
+  for (uint32_t i : plan.unchanged) {
+    TaskRuntime& t = job.mutable_task(i);
+    t.spec_version = static_cast<uint32_t>(version);
+    t.next_spec_version = 0;
+    if (t.state != TaskState::kPending || t.run > 1) {
+      fx.batch.put_tasks.push_back(Record(job, i, ""));
+    }
+  }
+  (void)now;
+  if (spec->instances > job.instances()) job.Resize(spec->instances);
+  return plan.Order();
+}
+
+absl::StatusOr<uint64_t> JobManager::StartUpdate(JobId id, UpdateRequest req, absl::Time now,
+                                                 Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  if (req.spec.type != job->spec().type) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "type: a job's type cannot change (job ", id.value(), " is ", JobTypeName(job->spec().type),
+        ", the spec says ", JobTypeName(req.spec.type), ")"));
+  }
+  if (job->goal() == store::JobGoal::kKill) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", id.value(), " was killed; restart it (paceline job restart) before updating it"));
+  }
+  if (req.expected_version != job->version()) {
+    return absl::AbortedError(absl::StrCat("job ", id.value(), " is at version ", job->version(),
+                                           ", not ", req.expected_version,
+                                           "; read it again and retry"));
+  }
+  if (req.options.batch_size == 0) {
+    return absl::InvalidArgumentError("batch_size: 0; expected at least 1");
+  }
+  UpdateRecord* active = job->active_update();
+  if (active != nullptr && !req.override_active) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", id.value(), " has update ", active->id, " in flight (",
+                     store::UpdateStateName(active->state),
+                     "); wait for it, pause or abort it, or override it (--override)"));
+  }
+  uint64_t uid = job->updates().empty() ? 1 : job->updates().back().id + 1;
+  if (active != nullptr) {
+    active->state = UpdateState::kAborted;
+    active->finished_at = now;
+    active->message = absl::StrCat("overridden by update ", uid);
+  }
+  UpdateRecord u;
+  u.id = uid;
+  u.from_version = job->version();
+  u.options = req.options;
+  u.paused = req.paused;
+  u.from_instances = job->instances();
+  u.to_instances = req.spec.instances;
+  u.started_at = now;
+  u.instances = AdoptVersion(*job, std::make_shared<const JobSpec>(std::move(req.spec)), now, fx);
+  u.to_version = job->version();
+  u.progress.assign(u.instances.size(), store::kUpdateWaiting);
+  auto& updates = job->mutable_updates();
+  updates.push_back(std::move(u));
+  if (updates.size() > kKeptUpdates) updates.erase(updates.begin());
+  if (std::find(updating_.begin(), updating_.end(), id) == updating_.end()) {
+    updating_.push_back(id);
+  }
+  fx.batch.put_jobs.push_back(job->ToRecord());
+  ProgressUpdate(*job, now, fx);
+  return uid;
+}
+
+absl::Status JobManager::PauseUpdate(JobId id, bool paused, absl::Time now, Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  UpdateRecord* u = job->active_update();
+  if (u == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", id.value(), " has no update in flight"));
+  }
+  if (u->paused == paused) return absl::OkStatus();
+  u->paused = paused;
+  fx.batch.put_jobs.push_back(job->ToRecord());
+  if (!paused) ProgressUpdate(*job, now, fx);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::AbortUpdate(JobId id, absl::Time now, Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  UpdateRecord* u = job->active_update();
+  if (u == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", id.value(), " has no update in flight"));
+  }
+  u->message = "aborted by the user";
+  FinishUpdate(*job, *u, UpdateState::kAborted, now, fx);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> JobManager::Rollback(JobId id, uint64_t version, UpdateSpec options,
+                                              absl::Time now, Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  if (version == 0) {
+    if (job->old_specs().empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", id.value(), " has no earlier version to roll back to"));
+    }
+    version = job->old_specs().rbegin()->first;
+  }
+  const JobSpec* spec = job->SpecOf(version);
+  if (spec == nullptr || version == job->version()) {
+    std::vector<std::string> kept;
+    for (const auto& [v, _] : job->old_specs()) kept.push_back(absl::StrCat(v));
+    return absl::NotFoundError(
+        absl::StrCat("job ", id.value(), " has no earlier version ", version,
+                     "; kept: ", kept.empty() ? "none" : absl::StrJoin(kept, ", ")));
+  }
+  UpdateRequest req{*spec, job->version(), options, false, /*override_active=*/true};
+  return StartUpdate(id, std::move(req), now, fx);
+}
+
+void JobManager::ProgressUpdate(Job& job, absl::Time now, Effects& fx) {
+  UpdateRecord* u = job.active_update();
+  if (u == nullptr) return;
+  bool changed = false;
+  for (size_t k = 0; k < u->instances.size(); ++k) {
+    if (u->progress[k] != store::kUpdateInFlight) continue;
+    char c = CheckEntry(job, *u, k, now);
+    if (c != u->progress[k]) {
+      u->progress[k] = c;
+      changed = true;
+    }
+  }
+  uint32_t failed = Count(*u, store::kUpdateFailed);
+  if (failed > u->options.max_failures && u->state == UpdateState::kRollingForward) {
+    std::string why = absl::StrCat(failed, " instances failed on version ", u->to_version,
+                                   " (max_failures ", u->options.max_failures, ")");
+    if (u->options.rollback_on_failure) {
+      u->message = absl::StrCat(why, "; rolled back to version ", u->from_version);
+      StartRollingBack(job, *u, now, fx);
+    } else {
+      u->message = why;
+      FinishUpdate(job, *u, UpdateState::kFailed, now, fx);
+    }
+    return;
+  }
+  if (!u->paused) {
+    uint32_t in_flight = Count(*u, store::kUpdateInFlight);
+    for (size_t k = 0; k < u->instances.size() && in_flight < u->options.batch_size; ++k) {
+      if (u->progress[k] != store::kUpdateWaiting) continue;
+      BeginEntry(job, *u, k, now, fx);
+      u->progress[k] = CheckEntry(job, *u, k, now);
+      if (u->progress[k] == store::kUpdateInFlight) ++in_flight;
+      changed = true;
+    }
+  }
+  if (Count(*u, store::kUpdateWaiting) + Count(*u, store::kUpdateInFlight) == 0) {
+    bool back = u->state == UpdateState::kRollingBack;
+    FinishUpdate(job, *u, back ? UpdateState::kRolledBack : UpdateState::kSucceeded, now, fx);
+    return;
+  }
+  if (changed) fx.batch.put_jobs.push_back(job.ToRecord());
+}
+
+void JobManager::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::Time now, Effects& fx) {
+  uint32_t i = u.instances[entry];
+  if (i >= job.instances()) return;
+  TaskRuntime& t = job.mutable_task(i);
+  TaskId id{job.id(), i};
+  if (i >= u.to_instances) {  // removed
+    t.restart_requested = false;
+    KillTask(job, i, TaskReason::kScaledDown, now, fx);
+    return;
+  }
+  if (i >= u.from_instances) {  // added: first run, on the new version
+    t.spec_version = static_cast<uint32_t>(u.to_version);
+    fx.enqueue.push_back(id);
+    return;
+  }
+  t.next_spec_version = static_cast<uint32_t>(u.to_version);
+  if (MayHaveProcess(t.state)) {
+    t.restart_requested = true;
+    KillTask(job, i, TaskReason::kUpdated, now, fx);
+  } else if (IsLiveBeforeLaunch(t.state)) {
+    KillTask(job, i, TaskReason::kUpdated, now, fx);
+    StartNewRun(job, i, now, now, fx);
+  } else if (job.spec().type != JobType::kBatch) {
+    StartNewRun(job, i, now, now, fx);
+  } else {
+    // A batch instance that has ended keeps its result; it runs the new version if it reruns.
+    t.spec_version = t.next_spec_version;
+    t.next_spec_version = 0;
+    fx.batch.put_tasks.push_back(Record(job, i, ""));
+  }
+}
+
+char JobManager::CheckEntry(const Job& job, const UpdateRecord& u, size_t entry,
+                            absl::Time now) const {
+  uint32_t i = u.instances[entry];
+  if (i >= job.instances()) return store::kUpdateDone;
+  const TaskRuntime& t = job.task(i);
+  if (i >= u.to_instances) return IsTerminal(t.state) ? store::kUpdateDone : store::kUpdateInFlight;
+  if (t.spec_version != u.to_version) return store::kUpdateInFlight;  // the old run is ending
+  const JobSpec& spec = *job.SpecOf(u.to_version);
+  RestartSpec restart = EffectiveRestart(spec);
+  uint32_t allowed = restart.policy == RestartPolicy::kNever ? 0 : restart.max_failures;
+  if (t.failures > allowed || t.state == TaskState::kFailed) return store::kUpdateFailed;
+  if (spec.type == JobType::kBatch) {
+    bool started = t.state == TaskState::kRunning || IsTerminal(t.state);
+    return started ? store::kUpdateDone : store::kUpdateInFlight;
+  }
+  if (t.state != TaskState::kRunning || now - t.started_at < u.options.min_healthy_time) {
+    return store::kUpdateInFlight;
+  }
+  bool checked = spec.TaskFor(i).health.has_value();
+  if (checked && t.health != TaskHealth::kHealthy) return store::kUpdateInFlight;
+  return store::kUpdateDone;
+}
+
+void JobManager::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Effects& fx) {
+  std::shared_ptr<const JobSpec> from = job.SharedSpecOf(u.from_version);
+  u.state = UpdateState::kRollingBack;
+  u.from_instances = job.instances();  // from here on: what the rollback starts from
+  u.to_instances = from->instances;
+  u.instances = AdoptVersion(job, from, now, fx);
+  u.to_version = job.version();
+  u.progress.assign(u.instances.size(), store::kUpdateWaiting);
+  fx.batch.put_jobs.push_back(job.ToRecord());
+  ProgressUpdate(job, now, fx);
+}
+
+void JobManager::FinishUpdate(Job& job, UpdateRecord& u, UpdateState end, absl::Time now,
+                              Effects& fx) {
+  u.state = end;
+  u.finished_at = now;
+  for (size_t k = 0; k < u.instances.size(); ++k) {
+    uint32_t i = u.instances[k];
+    // Instances an unfinished update added but never started: they start now.
+    if (u.progress[k] == store::kUpdateWaiting && i >= u.from_instances && i < u.to_instances &&
+        i < job.instances()) {
+      job.mutable_task(i).spec_version = static_cast<uint32_t>(u.to_version);
+      fx.enqueue.push_back(TaskId{job.id(), i});
+    }
+  }
+  // Removed instances that have ended leave the job.
+  uint32_t keep = job.instances();
+  while (keep > u.to_instances && IsTerminal(job.task(keep - 1).state)) --keep;
+  for (uint32_t i = keep; i < job.instances(); ++i) {
+    fx.batch.delete_tasks.push_back(TaskId{job.id(), i});
+  }
+  job.Resize(keep);
+  updating_.erase(std::remove(updating_.begin(), updating_.end(), job.id()), updating_.end());
+  job.PruneOldSpecs(kKeptVersions);
+  fx.batch.put_jobs.push_back(job.ToRecord());
+}
+
+}  // namespace paceline::jobmgr

@@ -1,0 +1,115 @@
+#include "store/sqlite/job_extras.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "spec/yaml_spec.h"
+
+namespace paceline::store {
+namespace {
+
+using Json = nlohmann::json;
+
+int64_t Micros(absl::Time t) {
+  return t == absl::InfinitePast() ? INT64_MIN : absl::ToUnixMicros(t);
+}
+absl::Time FromMicros(int64_t us) {
+  return us == INT64_MIN ? absl::InfinitePast() : absl::FromUnixMicros(us);
+}
+
+absl::Status Bad(const std::string& what) {
+  return absl::DataLossError(absl::StrCat("stored job updates: ", what));
+}
+
+}  // namespace
+
+std::string EncodeOldSpecs(const std::map<uint64_t, JobSpec>& specs) {
+  Json j = Json::object();
+  for (const auto& [version, spec] : specs) j[absl::StrCat(version)] = PrintJobSpec(spec);
+  return j.dump();
+}
+
+absl::StatusOr<std::map<uint64_t, JobSpec>> DecodeOldSpecs(const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError("stored job versions: not a JSON object");
+  }
+  std::map<uint64_t, JobSpec> out;
+  for (const auto& [key, value] : j.items()) {
+    uint64_t version = 0;
+    if (!absl::SimpleAtoi(key, &version) || !value.is_string()) {
+      return absl::DataLossError(absl::StrCat("stored job versions: bad entry '", key, "'"));
+    }
+    absl::StatusOr<JobSpec> spec =
+        ParseJobSpec(value.get<std::string>(), absl::StrCat("stored job version ", key));
+    if (!spec.ok()) return absl::DataLossError(spec.status().message());
+    out.emplace(version, *std::move(spec));
+  }
+  return out;
+}
+
+std::string EncodeUpdates(const std::vector<UpdateRecord>& updates) {
+  Json out = Json::array();
+  for (const UpdateRecord& u : updates) {
+    out.push_back({{"id", u.id},
+                   {"from", u.from_version},
+                   {"to", u.to_version},
+                   {"state", static_cast<int>(u.state)},
+                   {"paused", u.paused},
+                   {"batch_size", u.options.batch_size},
+                   {"max_failures", u.options.max_failures},
+                   {"rollback_on_failure", u.options.rollback_on_failure},
+                   {"in_place", u.options.in_place},
+                   {"min_healthy_us", absl::ToInt64Microseconds(u.options.min_healthy_time)},
+                   {"instances", u.instances},
+                   {"progress", u.progress},
+                   {"from_instances", u.from_instances},
+                   {"to_instances", u.to_instances},
+                   {"started_us", Micros(u.started_at)},
+                   {"finished_us", Micros(u.finished_at)},
+                   {"message", u.message}});
+  }
+  return out.dump();
+}
+
+absl::StatusOr<std::vector<UpdateRecord>> DecodeUpdates(const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_array()) return Bad("not a JSON array");
+  std::vector<UpdateRecord> out;
+  for (const Json& e : j) {
+    try {
+      UpdateRecord u;
+      u.id = e.at("id").get<uint64_t>();
+      u.from_version = e.at("from").get<uint64_t>();
+      u.to_version = e.at("to").get<uint64_t>();
+      int state = e.at("state").get<int>();
+      if (state < 0 || state > static_cast<int>(UpdateState::kAborted)) {
+        return Bad(absl::StrCat("update ", u.id, ": unknown state ", state));
+      }
+      u.state = static_cast<UpdateState>(state);
+      u.paused = e.at("paused").get<bool>();
+      u.options.batch_size = e.at("batch_size").get<uint32_t>();
+      u.options.max_failures = e.at("max_failures").get<uint32_t>();
+      u.options.rollback_on_failure = e.at("rollback_on_failure").get<bool>();
+      u.options.in_place = e.at("in_place").get<bool>();
+      u.options.min_healthy_time = absl::Microseconds(e.at("min_healthy_us").get<int64_t>());
+      u.instances = e.at("instances").get<std::vector<uint32_t>>();
+      u.progress = e.at("progress").get<std::string>();
+      u.from_instances = e.at("from_instances").get<uint32_t>();
+      u.to_instances = e.at("to_instances").get<uint32_t>();
+      u.started_at = FromMicros(e.at("started_us").get<int64_t>());
+      u.finished_at = FromMicros(e.at("finished_us").get<int64_t>());
+      u.message = e.at("message").get<std::string>();
+      if (u.progress.size() != u.instances.size()) {
+        return Bad(absl::StrCat("update ", u.id, ": progress does not match its instances"));
+      }
+      out.push_back(std::move(u));
+    } catch (const Json::exception& ex) {
+      return Bad(ex.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace paceline::store
