@@ -104,6 +104,10 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
         RETURN_IF_ERROR(ToStatus(ValidateJobSpec(spec)));
         ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(spec.update, req->options()));
         jobmgr::UpdatePlan plan = jobmgr::PlanUpdate(*job, spec);
+        if (spec.type == JobType::kBatch && !req->options().has_batch_size()) {
+          // A batch job grows or shrinks at once (a driver asking for executors).
+          options.batch_size = std::max<uint32_t>(1, plan.Order().size());
+        }
         resp->mutable_added()->Add(plan.added.begin(), plan.added.end());
         resp->mutable_removed()->Add(plan.removed.begin(), plan.removed.end());
         resp->mutable_updated()->Add(plan.updated.begin(), plan.updated.end());

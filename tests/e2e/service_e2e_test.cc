@@ -190,5 +190,31 @@ TEST_F(ServiceE2E, ACrashLoopingInstanceIsThrottledAndSaysWhen) {
   EXPECT_THAT(Job(job).value("pending_reason", ""), HasSubstr("next try at"));
 }
 
+TEST_F(ServiceE2E, ARunningBatchJobGrowsAndShrinksThroughAnUpdate) {
+  uint64_t job = c_->CreateJob("/svc", R"(
+name: spark
+instances: 2
+task:
+  command: "sleep 4"
+  resources: {cpu: 0.1, memory: 16Mi}
+)");
+  std::string id = std::to_string(job);
+  ASSERT_TRUE(WaitFor([&] { return Running(job) == 2; }, absl::Seconds(30)));
+  // The driver asks for three more executors, as a framework would through the API.
+  RunResult grow = c_->Cli({"job", "update", id, "--instances", "5"});
+  ASSERT_EQ(grow.exit_code, 0) << grow.err;
+  EXPECT_THAT(grow.out, HasSubstr("3 added"));
+  ASSERT_TRUE(WaitFor([&] { return Running(job) == 5; }, absl::Seconds(30))) << Job(job).dump();
+  // ... then gives two back: the highest ids go.
+  RunResult shrink = c_->Cli({"job", "update", id, "--instances", "3"});
+  ASSERT_EQ(shrink.exit_code, 0) << shrink.err;
+  EXPECT_THAT(shrink.out, HasSubstr("2 removed"));
+  RunResult wait = c_->Cli({"job", "wait", id, "--timeout", "60s"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.err;
+  Json got = Job(job);
+  EXPECT_EQ(got["job"]["instances"], 3);
+  EXPECT_EQ(got["job"]["task_counts"]["SUCCEEDED"], 3) << got.dump();
+}
+
 }  // namespace
 }  // namespace paceline::e2e
