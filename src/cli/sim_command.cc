@@ -164,7 +164,8 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
   sim->footer(
       "\nExamples:\n"
       "  paceline sim examples/sim/fairness.yaml --plot out/\n"
-      "  paceline sim --trace alibaba-gpu TRACE_DIR --run-for 7d\n"
+      "  paceline sim examples/sim/preemption.yaml -o json --report report.json\n"
+      "  paceline sim --trace alibaba-gpu TRACE_DIR --run-for 168h\n"
       "  paceline sim --trace alibaba-gpu TRACE_DIR --fill --repeat 5 --plot out/\n"
       "See docs/sim.md for the scenario format and the report.");
   sim->add_option("inputs", f.inputs, "SCENARIO.yaml, or with --trace the trace's dir or files");
