@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/grpc_status.h"
+#include "common/status.h"
 #include "common/task_state.h"
 #include "master/proto_convert.h"
 
@@ -46,6 +47,39 @@ std::pair<scheduler::HostUsageSample, std::vector<scheduler::ReportedUsage>> Usa
 
 }  // namespace
 
+grpc::Status HostServiceImpl::Maintain(grpc::ServerContext* ctx, const std::string& host,
+                                       store::HostMaintenance next,
+                                       v1::HostMaintenanceResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (host.empty()) {
+    return ToGrpcStatus(absl::InvalidArgumentError("host: empty; name a host (see host list)"));
+  }
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        RETURN_IF_ERROR(core.SetMaintenance(host, next, now, out));
+        resp->set_maintenance(std::string(MaintenanceName(core.hosts().Find(host)->maintenance)));
+        return absl::OkStatus();
+      }));
+}
+
+grpc::Status HostServiceImpl::DrainHost(grpc::ServerContext* ctx,
+                                        const v1::HostMaintenanceRequest* req,
+                                        v1::HostMaintenanceResponse* resp) {
+  return Maintain(ctx, req->host(), store::HostMaintenance::kDraining, resp);
+}
+
+grpc::Status HostServiceImpl::DownHost(grpc::ServerContext* ctx,
+                                       const v1::HostMaintenanceRequest* req,
+                                       v1::HostMaintenanceResponse* resp) {
+  return Maintain(ctx, req->host(), store::HostMaintenance::kDown, resp);
+}
+
+grpc::Status HostServiceImpl::UpHost(grpc::ServerContext* ctx,
+                                     const v1::HostMaintenanceRequest* req,
+                                     v1::HostMaintenanceResponse* resp) {
+  return Maintain(ctx, req->host(), store::HostMaintenance::kUp, resp);
+}
+
 grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest*,
                                         v1::ListHostsResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
@@ -67,6 +101,7 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
                       : state != nullptr ? std::string(placement::HostStatusName(state->status()))
                                          : "UP");
       info->set_isolation(core.hosts().isolation(h.id));
+      info->set_maintenance(std::string(MaintenanceName(h.maintenance)));
       if (std::optional<scheduler::HostUsageView> u = core.HostUsage(h.spec.name, now)) {
         *info->mutable_used() = master::ToProto(u->used);
         *info->mutable_tasks_used() = master::ToProto(u->tasks_used);

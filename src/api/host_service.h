@@ -24,8 +24,17 @@ class HostServiceImpl final : public v1::HostService::Service {
       : cluster_(cluster), auth_(auth) {}
   grpc::Status ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest* req,
                          v1::ListHostsResponse* resp) override;
+  grpc::Status DrainHost(grpc::ServerContext* ctx, const v1::HostMaintenanceRequest* req,
+                         v1::HostMaintenanceResponse* resp) override;
+  grpc::Status DownHost(grpc::ServerContext* ctx, const v1::HostMaintenanceRequest* req,
+                        v1::HostMaintenanceResponse* resp) override;
+  grpc::Status UpHost(grpc::ServerContext* ctx, const v1::HostMaintenanceRequest* req,
+                      v1::HostMaintenanceResponse* resp) override;
 
  private:
+  grpc::Status Maintain(grpc::ServerContext* ctx, const std::string& host,
+                        store::HostMaintenance next, v1::HostMaintenanceResponse* resp);
+
   master::Cluster* const cluster_;
   const TokenAuth* const auth_;
 };

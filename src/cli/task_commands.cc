@@ -212,7 +212,7 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
 }
 
 void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* host = app.add_subcommand("host", "inspect hosts");
+  CLI::App* host = app.add_subcommand("host", "inspect hosts; drain, down and up for maintenance");
   host->require_subcommand(1);
   CLI::App* list = host->add_subcommand("list", "hosts: state, capacity, allocation, labels");
   list->callback([&ctx] {
@@ -229,13 +229,45 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
       std::vector<std::string> labels;
       for (const auto& [k, v] : h.labels()) labels.push_back(absl::StrCat(k, "=", v));
       std::sort(labels.begin(), labels.end());
-      t.AddRow({h.name(), h.state(), absl::StrCat(h.tasks()), FormatResources(h.capacity()),
+      std::string state = h.state();
+      if (h.state() == "LOST" && !h.maintenance().empty() && h.maintenance() != "UP") {
+        absl::StrAppend(&state, " (", h.maintenance(), ")");
+      }
+      t.AddRow({h.name(), state, absl::StrCat(h.tasks()), FormatResources(h.capacity()),
                 FormatResources(h.allocated()), UsedText(h.used(), h.usage_at_unix_ms()),
                 absl::StrJoin(labels, ","), h.isolation().empty() ? "-" : h.isolation(),
                 FormatUnixMillis(h.last_seen_unix_ms())});
     }
     std::cout << t.Render();
   });
+
+  static std::string name;
+  struct Verb {
+    const char* verb;
+    const char* help;
+    grpc::Status (v1::HostService::Stub::*call)(grpc::ClientContext*,
+                                                const v1::HostMaintenanceRequest&,
+                                                v1::HostMaintenanceResponse*);
+  };
+  for (const Verb& v :
+       {Verb{"drain", "stop placing on a host and move its tasks off",
+             &v1::HostService::Stub::DrainHost},
+        Verb{"down", "mark a drained host DOWN for maintenance", &v1::HostService::Stub::DownHost},
+        Verb{"up", "make a host schedulable again", &v1::HostService::Stub::UpHost}}) {
+    CLI::App* cmd = host->add_subcommand(v.verb, v.help);
+    cmd->add_option("host", name, "host name (see host list)")->required();
+    cmd->callback([&ctx, call = v.call] {
+      absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+      if (!rpc.ok()) return ctx.Fail(rpc.status());
+      v1::HostMaintenanceRequest req;
+      req.set_host(name);
+      v1::HostMaintenanceResponse resp;
+      auto stub = v1::HostService::NewStub(rpc->channel());
+      grpc::Status s = (stub.get()->*call)(rpc->Context().get(), req, &resp);
+      if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+      std::cout << "host " << name << ": " << resp.maintenance() << std::endl;
+    });
+  }
 }
 
 }  // namespace paceline::cli

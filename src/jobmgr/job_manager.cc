@@ -141,7 +141,7 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     return;
   }
   if (t.state == TaskState::kPreempting) {
-    EndRun(*job, i, TaskState::kKilled, TaskReason::kPreempted, r.message, now, fx);
+    EndRun(*job, i, TaskState::kKilled, t.reason, r.message, now, fx);
     return;
   }
   TaskState ended = r.state;
@@ -159,25 +159,50 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
   EndRun(*job, i, ended, reason, r.message, now, fx);
 }
 
-void JobManager::Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx) {
+void JobManager::StopInstance(TaskId task, TaskReason reason, absl::Time now, Effects& fx) {
+  Job* job = FindJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return;
+  TaskRuntime& t = job->mutable_task(task.instance);
+  if (IsTerminal(t.state) || t.state == TaskState::kKilling) return;
+  t.restart_requested = false;
+  KillTask(*job, task.instance, reason, now, fx);
+}
+
+void JobManager::RerunInstance(TaskId task, absl::Time now, Effects& fx) {
+  Job* job = FindJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return;
+  if (!IsTerminal(job->task(task.instance).state)) return;
+  job->mutable_task(task.instance).failures = 0;
+  StartNewRun(*job, task.instance, now, now, fx);
+}
+
+void JobManager::AddInstances(JobId id, uint32_t n, absl::Time now, Effects& fx) {
+  Job* job = FindJob(id);
+  if (job == nullptr || n == 0) return;
+  uint32_t first = job->instances();
+  job->Resize(first + n);
+  fx.batch.put_jobs.push_back(job->ToRecord());
+  for (uint32_t i = first; i < first + n; ++i) fx.enqueue.push_back(TaskId{id, i});
+  (void)now;
+}
+
+void JobManager::Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx,
+                         TaskReason reason) {
   Job* job = FindJob(task.job);
   if (job == nullptr || task.instance >= job->instances()) return;
   TaskRuntime& t = job->mutable_task(task.instance);
   switch (t.state) {
     case TaskState::kReady:
     case TaskState::kPlaced:
-      Transition(*job, task.instance, TaskState::kPending, TaskReason::kPreempted, why, now, fx,
-                 false);
+      Transition(*job, task.instance, TaskState::kPending, reason, why, now, fx, false);
       fx.release.push_back(task);
       fx.enqueue.push_back(task);
       return;
     case TaskState::kLaunching:
     case TaskState::kRunning:
-      Transition(*job, task.instance, TaskState::kPreempting, TaskReason::kPreempted, why, now, fx,
-                 true);
+      Transition(*job, task.instance, TaskState::kPreempting, reason, why, now, fx, true);
       fx.kills.push_back(KillCommand{RunId{task, t.run}, hosts_[t.host],
-                                     job->TaskFor(task.instance).kill_grace,
-                                     TaskReason::kPreempted});
+                                     job->TaskFor(task.instance).kill_grace, reason});
       return;
     default:
       return;
@@ -378,7 +403,7 @@ void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason
     Transition(job, instance, ended, reason, message, now, fx, true);
     return;
   }
-  if (reason == TaskReason::kPreempted) {
+  if (reason == TaskReason::kPreempted || reason == TaskReason::kHostDraining) {
     Transition(job, instance, ended, reason, message, now, fx, true);
     StartNewRun(job, instance, now, now, fx);
     return;

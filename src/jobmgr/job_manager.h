@@ -95,7 +95,14 @@ class JobManager {
   void OnStatus(const StatusReport& report, absl::Time now, Effects& fx);
   // Preempts a task (from the resource manager): PREEMPTING and a kill, or straight back to
   // PENDING when it had not been placed yet.
-  void Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx);
+  void Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx,
+               TaskReason reason = TaskReason::kPreempted);
+  // Stops one instance for good (reason e.g. kScaledDown): a live run is killed with its grace
+  // and not restarted. Nothing happens to an instance that has ended.
+  void StopInstance(TaskId task, TaskReason reason, absl::Time now, Effects& fx);
+  // Daemon jobs: a new run of an ended instance now, or `n` more instances (PENDING, enqueued).
+  void RerunInstance(TaskId task, absl::Time now, Effects& fx);
+  void AddInstances(JobId id, uint32_t n, absl::Time now, Effects& fx);
   // Every live task on `host` is LOST (and restarted per policy).
   void OnHostLost(const std::string& host, absl::Time now, Effects& fx);
   // Backoff expiries, max_running_time deadlines and rolling-update progress up to `now`.

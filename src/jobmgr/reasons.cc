@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 22> kNames = {"",
+constexpr std::array<absl::string_view, 24> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -26,7 +26,9 @@ constexpr std::array<absl::string_view, 22> kNames = {"",
                                                       "HEALTHY",
                                                       "UNHEALTHY",
                                                       "UPDATED",
-                                                      "SCALED_DOWN"};
+                                                      "SCALED_DOWN",
+                                                      "HOST_DRAINING",
+                                                      "HOST_LEFT"};
 
 }  // namespace
 

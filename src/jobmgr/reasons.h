@@ -34,6 +34,8 @@ enum class TaskReason : uint8_t {
   kUnhealthy,           // RUNNING: the run's health check failed `failures` times in a row
   kUpdated,             // KILLING / KILLED: replaced by a run of a new job version (update)
   kScaledDown,          // KILLING / KILLED: removed by an update that shrank the job
+  kHostDraining,        // PREEMPTING / KILLED: moved off a host being drained (runs elsewhere)
+  kHostLeft,            // KILLING / KILLED: a daemon instance whose host left (drained, down, lost)
 };
 
 absl::string_view TaskReasonName(TaskReason r);

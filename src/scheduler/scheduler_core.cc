@@ -43,12 +43,17 @@ absl::Status SchedulerCore::Restore(const store::StoreContents& contents, absl::
     spec.name = h.name;
     spec.capacity = h.capacity;
     for (const auto& [k, v] : h.labels) spec.labels.emplace_back(k, v);
-    hosts_.Register(spec, now);
+    HostId id = hosts_.Register(spec, now).first;
+    hosts_.SetMaintenance(id, h.maintenance);
+    draining_hosts_ += h.maintenance == store::HostMaintenance::kDraining;
     // Known but not connected: it must register again; its tasks wait for it until the
     // host timeout, counted from now.
   }
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));
+  for (const jobmgr::Job* job : jobs_.ListJobs()) {
+    if (job->spec().type == JobType::kDaemon) daemon_jobs_.push_back(job->id());
+  }
   Absorb(fx, now, out);
   return absl::OkStatus();
 }
@@ -88,9 +93,15 @@ absl::StatusOr<JobId> SchedulerCore::CreateJob(JobSpec spec, const std::string& 
         absl::StrCat("pool ", pool, " has child pools; jobs run only in leaf pools"));
   }
   RETURN_IF_ERROR(CheckGangFits(spec, pool_id, pool));
+  bool daemon = spec.type == JobType::kDaemon;
   jobmgr::Effects fx;
   ASSIGN_OR_RETURN(JobId id, jobs_.CreateJob(std::move(spec), pool, now, fx));
   Absorb(fx, now, out);
+  if (daemon) {
+    daemon_jobs_.push_back(id);
+    daemons_dirty_ = true;
+    ReconcileDaemons(now, out);
+  }
   return id;
 }
 
@@ -168,6 +179,7 @@ absl::Status SchedulerCore::RestartInstances(JobId id, const std::vector<uint32_
 absl::Status SchedulerCore::DeleteJob(JobId id, Actions& out) {
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
+  daemon_jobs_.erase(std::remove(daemon_jobs_.begin(), daemon_jobs_.end(), id), daemon_jobs_.end());
   for (auto it = shapes_.begin(); it != shapes_.end();) {
     if (it->first.first == id) {
       shapes_.erase(it++);
@@ -209,12 +221,9 @@ absl::Status SchedulerCore::RegisterHost(const HostRegistration& reg,
     RETURN_IF_ERROR(snapshot_.SetHostLabels(id, spec.labels));
     RETURN_IF_ERROR(snapshot_.SetHostStatus(id, placement::HostStatus::kUp));
   }
-
-  store::HostRecord record;
-  record.name = reg.name;
-  record.capacity = spec.capacity;
-  for (const auto& [k, v] : reg.labels) record.labels[k] = v;
-  out.batch.put_hosts.push_back(std::move(record));
+  // Its maintenance state (drained, down ...) outlives reconnections.
+  ApplyMaintenance(id, hosts_.Get(id).maintenance, out);
+  daemons_dirty_ = true;
 
   // Reconcile: what the agent has against what the core believes.
   jobmgr::Effects fx;
@@ -292,6 +301,7 @@ void SchedulerCore::OnStatus(const jobmgr::StatusReport& report, absl::Time now,
 
 void SchedulerCore::ExpireHosts(absl::Time now, Actions& out) {
   for (HostId id : hosts_.Expire(now)) {
+    daemons_dirty_ = true;
     const std::string& name = hosts_.Get(id).spec.name;
     (void)snapshot_.FailHost(id, placement::HostStatus::kLost);
     usage_.ForgetHost(name);
@@ -311,6 +321,8 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     Absorb(fx, now, out);
   }
   ExpireHosts(now, out);
+  if (draining_hosts_ > 0) DrainStep(now, out);
+  if (!daemon_jobs_.empty()) ReconcileDaemons(now, out);
 
   resmgr::CycleResult cycle =
       rm_.RunCycle({SchedulableCapacity(), usage_.AllocatedUnused(now)}, now);
@@ -355,7 +367,9 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
         ok = false;
         break;
       }
-      req.tasks.push_back(placement::PlacementTask{t, *shape, std::nullopt, std::nullopt});
+      std::optional<HostId> pin;
+      if (job->spec().type == JobType::kDaemon) pin = DaemonHostOf(t);
+      req.tasks.push_back(placement::PlacementTask{t, *shape, std::nullopt, pin});
     }
     if (!ok || req.tasks.empty()) continue;
     requests.push_back(std::move(req));

@@ -113,6 +113,11 @@ class SchedulerCore {
   // False when the host must register again (unknown, or already declared lost).
   bool Heartbeat(const std::string& host, absl::Time now);
   void OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out);
+  // Host maintenance (maintenance.cc): drain (DRAINING, then DRAINED when no live task is
+  // left), down (only once DRAINED), up. NOT_FOUND for an unknown host, FAILED_PRECONDITION for
+  // a transition that is not allowed (the message says what to do first).
+  absl::Status SetMaintenance(const std::string& host, store::HostMaintenance next, absl::Time now,
+                              Actions& out);
   // What isolation the host's agent has (for `host list`).
   void SetIsolation(const std::string& host, std::string isolation) {
     hosts_.SetIsolation(host, std::move(isolation));
@@ -172,6 +177,13 @@ class SchedulerCore {
   void ReleaseTask(TaskId task);
   void PlaceAdmitted(absl::Time now, Actions& out);
   void ExpireHosts(absl::Time now, Actions& out);
+  // Maintenance (maintenance.cc).
+  void ApplyMaintenance(HostId id, store::HostMaintenance m, Actions& out);
+  store::HostRecord HostRecordOf(const TrackedHost& h) const;
+  void DrainStep(absl::Time now, Actions& out);
+  // Daemon jobs (daemons.cc).
+  void ReconcileDaemons(absl::Time now, Actions& out);
+  std::optional<HostId> DaemonHostOf(TaskId task) const;
   absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeOf(const jobmgr::Job& job,
                                                                       uint32_t instance);
   Resources SchedulableCapacity() const;
@@ -183,6 +195,12 @@ class SchedulerCore {
   std::unique_ptr<placement::PlacementEngine> engine_;
   HostTracker hosts_;
   UsageTracker usage_;
+  bool daemons_dirty_ = true;
+  uint32_t draining_hosts_ = 0;
+  std::vector<JobId> daemon_jobs_;
+  absl::flat_hash_map<TaskId, HostId>
+      daemon_pins_;  // daemon instance -> its host  // hosts or daemon jobs changed: reconcile
+                     // daemons next cycle
   uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;
   absl::flat_hash_map<uint64_t, GangInfo> gangs_;                  // by GangId value

@@ -27,6 +27,20 @@ absl::string_view UpdateStateName(UpdateState s) {
   return "UNKNOWN";
 }
 
+absl::string_view MaintenanceName(HostMaintenance m) {
+  switch (m) {
+    case HostMaintenance::kUp:
+      return "UP";
+    case HostMaintenance::kDraining:
+      return "DRAINING";
+    case HostMaintenance::kDrained:
+      return "DRAINED";
+    case HostMaintenance::kDown:
+      return "DOWN";
+  }
+  return "UNKNOWN";
+}
+
 bool IsActive(UpdateState s) {
   return s == UpdateState::kRollingForward || s == UpdateState::kRollingBack;
 }

@@ -119,6 +119,7 @@ struct TaskEvent {
 };
 
 enum class HostMaintenance : uint8_t { kUp = 0, kDraining = 1, kDrained = 2, kDown = 3 };
+absl::string_view MaintenanceName(HostMaintenance m);  // "UP", "DRAINING", "DRAINED", "DOWN"
 
 struct HostRecord {
   std::string name;

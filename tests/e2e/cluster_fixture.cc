@@ -86,6 +86,13 @@ void TestCluster::StartAgent(int i) {
       {.cwd = dir_}));
 }
 
+int TestCluster::AddAgent() {
+  agents_.emplace_back();
+  int i = static_cast<int>(agents_.size()) - 1;
+  StartAgent(i);
+  return i;
+}
+
 std::string TestCluster::HttpAddress() {
   auto j = nlohmann::json::parse(ReadFile(dir_ + "/master/master.json"), nullptr, false);
   return j.is_discarded() ? "" : j.value("http", "");

@@ -30,6 +30,8 @@ class TestCluster {
   // Starts the master (again, after a crash) on the same store; waits until it serves.
   void StartMaster();
   void StartAgent(int i);
+  // Starts one more agent (a host joining); returns its index.
+  int AddAgent();
   Process& master() { return *master_; }
   Process& agent(int i) { return *agents_[i]; }
   const std::string& dir() const { return dir_; }

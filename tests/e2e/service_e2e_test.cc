@@ -125,7 +125,8 @@ TEST_F(ServiceE2E, AFailingUpdateRollsBackToTheOldVersion) {
   Json got = Job(job);
   EXPECT_EQ(got["job"]["version"], "3");
   EXPECT_THAT(got.value("spec_yaml", ""), HasSubstr("sleep 1000"));
-  for (const Json& t : Tasks(job)["tasks"]) {
+  Json tasks = Tasks(job);
+  for (const Json& t : tasks["tasks"]) {
     EXPECT_EQ(t["version"], "3") << t.dump();
     EXPECT_EQ(t["state"], "RUNNING") << t.dump();
   }
