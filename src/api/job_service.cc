@@ -55,6 +55,7 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_reason(std::string(jobmgr::TaskReasonName(t.reason)));
   info.set_failures(t.failures);
   info.set_version(t.spec_version);
+  if (t.volume_host != jobmgr::kNoHost) info.set_volume_host(core.jobs().HostName(t.volume_host));
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
   *info.mutable_resources() = master::ToProto(job.TaskFor(i).resources);
   info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
@@ -212,6 +213,16 @@ grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::Rest
         instances.erase(std::unique(instances.begin(), instances.end()), instances.end());
         resp->set_restarted(static_cast<uint32_t>(instances.size()));
         return core.RestartInstances(JobId(req->job_id()), instances, now, out);
+      }));
+}
+
+grpc::Status TaskServiceImpl::ReleaseVolume(grpc::ServerContext* ctx,
+                                            const v1::ReleaseVolumeRequest* req,
+                                            v1::ReleaseVolumeResponse*) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  return ToGrpcStatus(
+      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        return core.ReleaseVolume(TaskId{JobId(req->job_id()), req->instance()}, now, out);
       }));
 }
 

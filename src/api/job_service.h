@@ -73,6 +73,8 @@ class TaskServiceImpl final : public v1::TaskService::Service {
                            v1::GetTaskLogsResponse* resp) override;
   grpc::Status KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
                         v1::KillTaskResponse* resp) override;
+  grpc::Status ReleaseVolume(grpc::ServerContext* ctx, const v1::ReleaseVolumeRequest* req,
+                             v1::ReleaseVolumeResponse* resp) override;
 
  private:
   master::Cluster* const cluster_;

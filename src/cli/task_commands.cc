@@ -158,6 +158,25 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     std::cout << "task " << f.task << " is being killed" << std::endl;
   });
 
+  CLI::App* release = task->add_subcommand(
+      "release-volume", "let a stateful instance whose host is gone start elsewhere, empty");
+  release->add_option("task", f.task, "JOB/INSTANCE")->required();
+  release->callback([&ctx] {
+    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
+    if (!id.ok()) return ctx.Fail(id.status());
+    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
+    if (!rpc.ok()) return ctx.Fail(rpc.status());
+    v1::ReleaseVolumeRequest req;
+    req.set_job_id(id->job.value());
+    req.set_instance(id->instance);
+    v1::ReleaseVolumeResponse resp;
+    grpc::Status s =
+        v1::TaskService::NewStub(rpc->channel())->ReleaseVolume(rpc->Context().get(), req, &resp);
+    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::cout << "task " << f.task << ": volume released; it may start on another host"
+              << std::endl;
+  });
+
   CLI::App* restart = task->add_subcommand("restart", "start a new run of one instance");
   restart->add_option("task", f.task, "JOB/INSTANCE")->required();
   restart->callback([&ctx] {

@@ -44,6 +44,7 @@ struct TaskRuntime {
   TaskHealth health = TaskHealth::kNone;  // of the current run (use Job::SetHealth)
   uint32_t spec_version = 0;              // the job version the current run runs
   uint32_t next_spec_version = 0;  // set by an update: the next run runs this version; 0 = none
+  uint32_t volume_host = kNoHost;  // stateful: where the volume is (the instance returns there)
 };
 
 class Job {

@@ -98,6 +98,9 @@ void JobManager::OnPlaced(TaskId task, const std::string& host, absl::Time now, 
   TaskRuntime& t = job->mutable_task(task.instance);
   if (t.state != TaskState::kReady) return;
   t.host = InternHost(host);
+  if (job->spec().type == JobType::kStateful && t.volume_host == kNoHost) {
+    t.volume_host = t.host;  // the volume is created there at launch; the instance stays
+  }
   Transition(*job, task.instance, TaskState::kPlaced, TaskReason::kPlaced, "", now, fx, false);
   Transition(*job, task.instance, TaskState::kLaunching, TaskReason::kLaunchSent, "", now, fx,
              true);
@@ -166,6 +169,30 @@ void JobManager::StopInstance(TaskId task, TaskReason reason, absl::Time now, Ef
   if (IsTerminal(t.state) || t.state == TaskState::kKilling) return;
   t.restart_requested = false;
   KillTask(*job, task.instance, reason, now, fx);
+}
+
+absl::Status JobManager::ReleaseVolume(TaskId task, absl::Time now, Effects& fx) {
+  Job* job = FindJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) {
+    return absl::NotFoundError(absl::StrCat("task ", task.ToString(), " not found"));
+  }
+  TaskRuntime& t = job->mutable_task(task.instance);
+  if (job->spec().type != JobType::kStateful) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", task.job.value(), " is not stateful: its instances own no volume"));
+  }
+  if (t.volume_host == kNoHost) return absl::OkStatus();
+  if (MayHaveProcess(t.state)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "task ", task.ToString(), " is ", TaskStateName(t.state), " on ", hosts_[t.volume_host],
+        " with its volume; only a waiting instance's volume can be released"));
+  }
+  std::string old = hosts_[t.volume_host];
+  t.volume_host = kNoHost;
+  fx.batch.put_tasks.push_back(
+      Record(*job, task.instance, absl::StrCat("volume on ", old, " released by the user")));
+  (void)now;
+  return absl::OkStatus();
 }
 
 void JobManager::RerunInstance(TaskId task, absl::Time now, Effects& fx) {
@@ -280,6 +307,7 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     t.restart_requested = r.restart_requested;
     t.spec_version = static_cast<uint32_t>(r.spec_version != 0 ? r.spec_version : job->version());
     t.next_spec_version = static_cast<uint32_t>(r.next_spec_version);
+    t.volume_host = r.volume_host.empty() ? kNoHost : InternHost(r.volume_host);
     t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
     job->SetState(r.id.instance, r.state);
     if (MayHaveProcess(r.state) && job->TaskFor(r.id.instance).health) {
@@ -486,6 +514,7 @@ store::TaskRecord JobManager::Record(const Job& job, uint32_t instance,
   r.restart_requested = t.restart_requested;
   r.spec_version = t.spec_version;
   r.next_spec_version = t.next_spec_version;
+  r.volume_host = t.volume_host == kNoHost ? "" : hosts_[t.volume_host];
   return r;
 }
 

@@ -100,6 +100,9 @@ class JobManager {
   // Stops one instance for good (reason e.g. kScaledDown): a live run is killed with its grace
   // and not restarted. Nothing happens to an instance that has ended.
   void StopInstance(TaskId task, TaskReason reason, absl::Time now, Effects& fx);
+  // Stateful: forgets where an instance's volume is, so that it may start on another host with
+  // an empty volume (the old one stays on its host). FAILED_PRECONDITION while it runs there.
+  absl::Status ReleaseVolume(TaskId task, absl::Time now, Effects& fx);
   // Daemon jobs: a new run of an ended instance now, or `n` more instances (PENDING, enqueued).
   void RerunInstance(TaskId task, absl::Time now, Effects& fx);
   void AddInstances(JobId id, uint32_t n, absl::Time now, Effects& fx);

@@ -161,6 +161,21 @@ absl::Status SchedulerCore::KillJob(JobId id, absl::Time now, Actions& out) {
   return absl::OkStatus();
 }
 
+absl::Status SchedulerCore::ReleaseVolume(TaskId task, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.ReleaseVolume(task, now, fx));
+  why_.erase(task);
+  Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+std::optional<HostId> SchedulerCore::VolumeHostOf(const jobmgr::Job& job, uint32_t i) const {
+  uint32_t h = job.task(i).volume_host;
+  if (h == jobmgr::kNoHost) return std::nullopt;
+  const TrackedHost* host = hosts_.Find(jobs_.HostName(h));
+  return host != nullptr ? std::optional<HostId>(host->id) : std::nullopt;
+}
+
 absl::Status SchedulerCore::KillInstance(TaskId task, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.KillInstance(task, now, fx));
@@ -369,6 +384,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
       }
       std::optional<HostId> pin;
       if (job->spec().type == JobType::kDaemon) pin = DaemonHostOf(t);
+      if (job->spec().type == JobType::kStateful) pin = VolumeHostOf(*job, t.instance);
       req.tasks.push_back(placement::PlacementTask{t, *shape, std::nullopt, pin});
     }
     if (!ok || req.tasks.empty()) continue;
@@ -621,6 +637,15 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   if (job == nullptr || task.instance >= job->instances()) return "";
   const jobmgr::TaskRuntime& t = job->task(task.instance);
   if (t.state != TaskState::kPending && t.state != TaskState::kReady) return "";
+  if (job->spec().type == JobType::kStateful && t.volume_host != jobmgr::kNoHost) {
+    const TrackedHost* h = hosts_.Find(jobs_.HostName(t.volume_host));
+    if (h != nullptr && (!h->connected || h->maintenance != store::HostMaintenance::kUp)) {
+      return absl::StrCat("waiting for its volume on host ", h->spec.name, " (",
+                          h->connected ? store::MaintenanceName(h->maintenance) : "LOST",
+                          "); `paceline task release-volume ", task.ToString(),
+                          "` starts it elsewhere with an empty volume");
+    }
+  }
   auto w = why_.find(task);
   if (w != why_.end()) return w->second;
   auto g = gang_of_.find(task);

@@ -94,6 +94,8 @@ class SchedulerCore {
   absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,
                                 Actions& out);
   absl::Status DeleteJob(JobId id, Actions& out);
+  // Stateful: let a waiting instance start elsewhere with an empty volume (see JobManager).
+  absl::Status ReleaseVolume(TaskId task, absl::Time now, Actions& out);
   // Rolling updates (see jobmgr/job_manager.h); UpdateJob also checks that a gang of the new
   // spec fits the job's pool.
   absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
@@ -184,6 +186,7 @@ class SchedulerCore {
   // Daemon jobs (daemons.cc).
   void ReconcileDaemons(absl::Time now, Actions& out);
   std::optional<HostId> DaemonHostOf(TaskId task) const;
+  std::optional<HostId> VolumeHostOf(const jobmgr::Job& job, uint32_t instance) const;
   absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeOf(const jobmgr::Job& job,
                                                                       uint32_t instance);
   Resources SchedulableCapacity() const;

@@ -105,6 +105,7 @@ struct TaskRecord {
   bool restart_requested = false;  // a user restart: a new run starts when this one ends
   uint64_t spec_version = 0;       // the job version the current run runs; 0 = the job's
   uint64_t next_spec_version = 0;  // an update's: the next run runs this version; 0 = none
+  std::string volume_host;         // stateful: the host that holds the instance's volume
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 

@@ -1,7 +1,10 @@
-// End to end: daemon jobs and host maintenance on a real master and real agents. A daemon job
-// follows the hosts (one instance each, including a host that joins later, none on a drained
-// host); draining a host moves a service's instances one at a time and ends DRAINED; down and
-// up.
+// End to end: daemon jobs, stateful jobs and host maintenance on a real master and real agents.
+// A daemon job follows the hosts (one instance each, including a host that joins later, none on
+// a drained host); a stateful instance finds its volume again on the same host, and waits for a
+// lost host until its volume is released; draining a host moves a service's instances one at a
+// time and ends DRAINED; down and up.
+
+#include <signal.h>
 
 #include <map>
 
@@ -123,6 +126,66 @@ task:
   RunResult up = c_->Cli({"host", "up", busiest});
   EXPECT_EQ(up.exit_code, 0) << up.err;
   EXPECT_EQ(Host(busiest).value("state", ""), "UP");
+}
+
+TEST_F(MaintenanceE2E, AStatefulInstanceKeepsItsVolumeOnItsHost) {
+  Start(2);
+  uint64_t job = c_->CreateJob("/ops", R"(
+name: db
+type: stateful
+instances: 1
+task:
+  command: "if [ -f $PACELINE_VOLUME/data ]; then echo found; else echo written > $PACELINE_VOLUME/data; echo created; fi; exec sleep 1000"
+  resources: {cpu: 0.1, memory: 16Mi}
+  volume: {size: 16Mi}
+  kill_grace: 1s
+)");
+  std::string task = absl::StrCat(job, "/0");
+  ASSERT_TRUE(WaitFor([&] { return RunningOn(job).size() == 1; }, absl::Seconds(30)));
+  std::string host = RunningOn(job)[0];
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return c_->Cli({"task", "logs", task}).out == "created\n";
+      },
+      absl::Seconds(10)));
+
+  ASSERT_EQ(c_->Cli({"task", "restart", task}).exit_code, 0);
+  auto second_run = [&] {
+    Json t = c_->CliJson({"task", "get", task})["task"];
+    return t.value("run", 0) == 2 && t["state"] == "RUNNING";
+  };
+  ASSERT_TRUE(WaitFor(second_run, absl::Seconds(30)));
+  EXPECT_EQ(RunningOn(job)[0], host) << "a stateful instance returns to its volume's host";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return c_->Cli({"task", "logs", task}).out == "found\n";
+      },
+      absl::Seconds(10)))
+      << c_->Cli({"task", "logs", task}).out;
+
+  // Its host dies: the instance waits for it rather than start elsewhere with an empty volume.
+  int agent = host == c_->agent_name(0) ? 0 : 1;
+  c_->agent(agent).Signal(SIGKILL);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return c_->CliJson({"job", "get", std::to_string(job)})
+                   .value("pending_reason", "")
+                   .find("waiting for its volume on host " + host) != std::string::npos;
+      },
+      absl::Seconds(30)));
+  RunResult release = c_->Cli({"task", "release-volume", task});
+  ASSERT_EQ(release.exit_code, 0) << release.err;
+  ASSERT_TRUE(WaitFor([&] { return RunningOn(job).size() == 1; }, absl::Seconds(30)));
+  EXPECT_EQ(RunningOn(job)[0], c_->agent_name(1 - agent));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return c_->Cli({"task", "logs", task}).out == "created\n";
+      },
+      absl::Seconds(10)));
+  // The dead agent's host comes back: the master has it kill the run it no longer owns, so no
+  // process outlives the test.
+  c_->StartAgent(agent);
+  EXPECT_TRUE(c_->WaitForHosts(2));
 }
 
 }  // namespace

@@ -62,10 +62,12 @@ inline constexpr const char* kSchemaV2 = R"sql(
 ALTER TABLE tasks ADD COLUMN restart_requested INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// Version 3: spec versions per run, earlier job versions and rolling updates (job_extras.h).
+// Version 3: spec versions per run, earlier job versions and rolling updates (job_extras.h),
+// the host of a stateful instance's volume.
 inline constexpr const char* kSchemaV3 = R"sql(
 ALTER TABLE tasks ADD COLUMN spec_version INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tasks ADD COLUMN next_spec_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN volume_host TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN old_specs TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE jobs ADD COLUMN updates TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE jobs ADD COLUMN instances INTEGER NOT NULL DEFAULT 0;

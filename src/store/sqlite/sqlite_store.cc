@@ -188,8 +188,8 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
                      Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
                             "started_us, finished_us, exit_code, signal, reason, message, "
                             "failures, not_before_us, restart_requested, spec_version, "
-                            "next_spec_version) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                            "next_spec_version, volume_host) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     st->Reset();
     st->Bind(1, static_cast<int64_t>(t.id.job.value()))
         .Bind(2, static_cast<int64_t>(t.id.instance))
@@ -206,7 +206,8 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
     BindTime(*st, 13, t.not_before);
     st->Bind(14, static_cast<int64_t>(t.restart_requested))
         .Bind(15, static_cast<int64_t>(t.spec_version))
-        .Bind(16, static_cast<int64_t>(t.next_spec_version));
+        .Bind(16, static_cast<int64_t>(t.next_spec_version))
+        .Bind(17, t.volume_host);
     RETURN_IF_ERROR(st->Run());
   }
   for (const TaskId& t : b.delete_tasks) {
@@ -315,11 +316,12 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     }
   }
   {
-    ASSIGN_OR_RETURN(Statement st,
-                     db_->Prepare("SELECT job, instance, run, state, host, started_us, "
-                                  "finished_us, exit_code, signal, reason, message, failures, "
-                                  "not_before_us, restart_requested, spec_version, "
-                                  "next_spec_version FROM tasks ORDER BY job, instance"));
+    ASSIGN_OR_RETURN(
+        Statement st,
+        db_->Prepare("SELECT job, instance, run, state, host, started_us, "
+                     "finished_us, exit_code, signal, reason, message, failures, "
+                     "not_before_us, restart_requested, spec_version, "
+                     "next_spec_version, volume_host FROM tasks ORDER BY job, instance"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -344,6 +346,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
       t.restart_requested = st.ColumnInt(13) != 0;
       t.spec_version = static_cast<uint64_t>(st.ColumnInt(14));
       t.next_spec_version = static_cast<uint64_t>(st.ColumnInt(15));
+      t.volume_host = st.ColumnText(16);
       c.tasks.push_back(std::move(t));
     }
   }
