@@ -451,6 +451,7 @@ void JobManager::StartNewRun(Job& job, uint32_t instance, absl::Time not_before,
                              Effects& fx) {
   TaskRuntime& t = job.mutable_task(instance);
   ++t.run;
+  if (t.host != kNoHost) t.last_host = t.host;
   if (t.next_spec_version != 0) {  // an update's new version: its failures start from zero
     t.spec_version = t.next_spec_version;
     t.next_spec_version = 0;

@@ -169,6 +169,18 @@ absl::Status SchedulerCore::ReleaseVolume(TaskId task, absl::Time now, Actions& 
   return absl::OkStatus();
 }
 
+std::optional<placement::PreviousHost> SchedulerCore::InPlaceHost(const jobmgr::Job& job,
+                                                                  uint32_t i) const {
+  const std::vector<store::UpdateRecord>& updates = job.updates();
+  if (updates.empty() || !store::IsActive(updates.back().state)) return std::nullopt;
+  if (!updates.back().options.in_place) return std::nullopt;
+  uint32_t h = job.task(i).last_host;
+  if (h == jobmgr::kNoHost) return std::nullopt;
+  const TrackedHost* host = hosts_.Find(jobs_.HostName(h));
+  if (host == nullptr) return std::nullopt;
+  return placement::PreviousHost{host->id, false};
+}
+
 std::optional<HostId> SchedulerCore::VolumeHostOf(const jobmgr::Job& job, uint32_t i) const {
   uint32_t h = job.task(i).volume_host;
   if (h == jobmgr::kNoHost) return std::nullopt;
@@ -385,7 +397,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
       std::optional<HostId> pin;
       if (job->spec().type == JobType::kDaemon) pin = DaemonHostOf(t);
       if (job->spec().type == JobType::kStateful) pin = VolumeHostOf(*job, t.instance);
-      req.tasks.push_back(placement::PlacementTask{t, *shape, std::nullopt, pin});
+      req.tasks.push_back(placement::PlacementTask{t, *shape, InPlaceHost(*job, t.instance), pin});
     }
     if (!ok || req.tasks.empty()) continue;
     requests.push_back(std::move(req));

@@ -187,6 +187,9 @@ class SchedulerCore {
   void ReconcileDaemons(absl::Time now, Actions& out);
   std::optional<HostId> DaemonHostOf(TaskId task) const;
   std::optional<HostId> VolumeHostOf(const jobmgr::Job& job, uint32_t instance) const;
+  // During an update with in_place: the instance's previous host, preferred when it still fits.
+  std::optional<placement::PreviousHost> InPlaceHost(const jobmgr::Job& job,
+                                                     uint32_t instance) const;
   absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeOf(const jobmgr::Job& job,
                                                                       uint32_t instance);
   Resources SchedulableCapacity() const;

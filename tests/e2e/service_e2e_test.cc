@@ -3,6 +3,7 @@
 // available, an update that fails and rolls back, pause and resume, a stale version refused,
 // and the dry-run diff.
 
+#include <map>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -175,6 +176,28 @@ TEST_F(ServiceE2E, PauseResumeStaleVersionAndDryRun) {
   ASSERT_TRUE(WaitFor([&] { return Running(job) == 6; }, absl::Seconds(30)));
   RunResult list = c_->Cli({"update", "list", id});
   EXPECT_THAT(list.out, HasSubstr("SUCCEEDED"));
+}
+
+TEST_F(ServiceE2E, AnInPlaceUpdateKeepsEachInstanceOnItsHost) {
+  // Two instances per host, so that where each one goes matters.
+  auto spread = [](std::string spec) {
+    return spec.replace(spec.find("  kill_grace"), 0, "  constraints: [{max_per_host: 2}]\n");
+  };
+  uint64_t job = c_->CreateJob("/svc", spread(Sleeper(4, "sleep 1000")));
+  ASSERT_TRUE(WaitFor([&] { return Running(job) == 4; }, absl::Seconds(30)));
+  std::map<uint32_t, std::string> before;
+  Json tasks = Tasks(job);
+  for (const Json& t : tasks["tasks"]) before[t.value("instance", 0u)] = t["host"];
+  ASSERT_EQ(
+      Update(job, spread(Sleeper(4, "sleep 2000")), {"--batch-size", "2", "--in-place"}).exit_code,
+      0);
+  RunResult wait = c_->Cli({"update", "wait", std::to_string(job), "--timeout", "60s"});
+  ASSERT_EQ(wait.exit_code, 0) << wait.err;
+  Json after = Tasks(job);
+  for (const Json& t : after["tasks"]) {
+    EXPECT_EQ(t["version"], "2");
+    EXPECT_EQ(t["host"], before[t.value("instance", 0u)]) << t.dump();
+  }
 }
 
 TEST_F(ServiceE2E, ACrashLoopingInstanceIsThrottledAndSaysWhen) {
