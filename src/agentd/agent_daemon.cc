@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -245,9 +246,21 @@ struct AgentDaemon::Impl {
         (void)runtime->Ack(m.ack().seq());
       } else if (m.has_logs()) {
         SendLogs(m.logs());
+      } else if (m.has_purge_volumes()) {
+        PurgeVolumes(m.purge_volumes().job_id());
       }
     }
     if (done && connected) Disconnect(now);
+  }
+
+  void PurgeVolumes(uint64_t job) {
+    std::error_code ec;
+    std::string dir = absl::StrCat(config.agent.work_dir, "/volumes/", job);
+    uintmax_t n = std::filesystem::remove_all(dir, ec);
+    if (n > 0 || ec) {
+      std::cerr << "agent " << config.agent.name << ": purged the volumes of job " << job
+                << (ec ? absl::StrCat(" (incompletely: ", ec.message(), ")") : "") << std::endl;
+    }
   }
 
   // A launch the runtime refused leaves nothing behind and no event in the outbox: tell the

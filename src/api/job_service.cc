@@ -177,10 +177,18 @@ grpc::Status JobServiceImpl::KillJob(grpc::ServerContext* ctx, const v1::KillJob
 grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::DeleteJobRequest* req,
                                        v1::DeleteJobResponse*) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
-  return ToGrpcStatus(
-      cluster_->Mutate([&](SchedulerCore& core, absl::Time, scheduler::Actions& out) {
-        return core.DeleteJob(JobId(req->job_id()), out);
-      }));
+  bool stateful = false;
+  absl::Status s = cluster_->Mutate([&](SchedulerCore& core, absl::Time, scheduler::Actions& out) {
+    const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+    stateful = job != nullptr && job->spec().type == JobType::kStateful;
+    return core.DeleteJob(JobId(req->job_id()), out);
+  });
+  if (s.ok() && stateful && req->purge_volumes()) {
+    v1::MasterMessage purge;
+    purge.mutable_purge_volumes()->set_job_id(req->job_id());
+    cluster_->Broadcast(purge);
+  }
+  return ToGrpcStatus(s);
 }
 
 grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,

@@ -201,11 +201,15 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
 
   CLI::App* del = job->add_subcommand("delete", "forget a job whose tasks have all ended");
   del->add_option("job", f.job_id, "job id")->required();
+  static bool purge_volumes = false;
+  del->add_flag("--purge-volumes", purge_volumes,
+                "stateful jobs: also remove the volumes on the connected hosts");
   del->callback([&ctx] {
     absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
     if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::DeleteJobRequest req;
     req.set_job_id(f.job_id);
+    req.set_purge_volumes(purge_volumes);
     v1::DeleteJobResponse resp;
     grpc::Status s =
         v1::JobService::NewStub(rpc->channel())->DeleteJob(rpc->Context().get(), req, &resp);

@@ -198,6 +198,11 @@ void Cluster::Attach(std::shared_ptr<AgentSession> session) {
   }
 }
 
+void Cluster::Broadcast(const v1::MasterMessage& msg) {
+  absl::MutexLock lock(&sessions_mu_);
+  for (auto& [host, session] : sessions_) session->Send(msg);
+}
+
 void Cluster::Detach(const AgentSession* session) {
   absl::MutexLock lock(&sessions_mu_);
   auto it = sessions_.find(session->host());

@@ -61,6 +61,9 @@ class Cluster {
   void Attach(std::shared_ptr<AgentSession> session);
   void Detach(const AgentSession* session);
 
+  // Sends `msg` to every connected agent.
+  void Broadcast(const v1::MasterMessage& msg);
+
   // Asks `host`'s agent for a piece of a run's logs and waits (at most `timeout`) for it.
   // UNAVAILABLE when the host is not connected or does not answer in time.
   absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,

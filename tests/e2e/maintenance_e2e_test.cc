@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <filesystem>
 #include <map>
 
 #include <gmock/gmock.h>
@@ -186,6 +187,22 @@ task:
   // process outlives the test.
   c_->StartAgent(agent);
   EXPECT_TRUE(c_->WaitForHosts(2));
+
+  // Deleted with its volumes: gone from both hosts (both are connected).
+  std::string id = std::to_string(job);
+  ASSERT_EQ(c_->Cli({"job", "kill", id}).exit_code, 0);
+  ASSERT_TRUE(c_->WaitForJob(
+      job, [](const Json& j) { return j.value("state", "") == "KILLED"; }, absl::Seconds(30)));
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 2; ++i) {
+    dirs.push_back(absl::StrCat(c_->dir(), "/", c_->agent_name(i), "/volumes/", id));
+    EXPECT_TRUE(std::filesystem::exists(dirs.back())) << dirs.back();
+  }
+  RunResult del = c_->Cli({"job", "delete", id, "--purge-volumes"});
+  ASSERT_EQ(del.exit_code, 0) << del.err;
+  EXPECT_TRUE(WaitFor(
+      [&] { return !std::filesystem::exists(dirs[0]) && !std::filesystem::exists(dirs[1]); },
+      absl::Seconds(10)));
 }
 
 }  // namespace
