@@ -2,6 +2,7 @@
 #   make up      install what is missing, build, start an all-in-one cluster (Ctrl-C stops it)
 #   make test    install what is missing, build (release + ASan/UBSan), run every test
 #   make bench   run the benchmarks (short versions);   make fuzz   run each fuzzer briefly
+#   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
 #   make format  reformat the sources with clang-format
 
 SHELL := /bin/bash
@@ -11,7 +12,7 @@ ASAN_DIR := build/asan
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan bench fuzz format clean
+.PHONY: all deps build build-asan up test test-release test-asan bench bench-slurm fuzz format clean
 
 all: build
 
@@ -45,6 +46,10 @@ test: test-release test-asan
 
 bench: build
 	bash scripts/bench.sh $(RELEASE_DIR)
+
+# Needs root and the Slurm peer harness: SLURM_HARNESS=DIR (the Slurm peer harness directory).
+bench-slurm: build
+	bash bench/vs-slurm.sh
 
 fuzz: deps
 	bash scripts/fuzz.sh
