@@ -175,6 +175,8 @@ class JobManager {
   void KillTask(Job& job, uint32_t instance, TaskReason reason, absl::Time now, Effects& fx);
   store::TaskRecord Record(const Job& job, uint32_t instance, const std::string& message) const;
   // Update steps (job_manager_update.cc).
+  // The job, or NOT_FOUND / FAILED_PRECONDITION when it has no update in flight.
+  absl::StatusOr<Job*> JobWithActiveUpdate(JobId id);
   void ProgressUpdate(Job& job, absl::Time now, Effects& fx);
   void BeginEntry(Job& job, store::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
   char CheckEntry(const Job& job, const store::UpdateRecord& u, size_t entry, absl::Time now) const;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status.h"
 #include "jobmgr/job_manager.h"
 #include "jobmgr/restart_policy.h"
 #include "jobmgr/update_plan.h"
@@ -97,14 +98,19 @@ absl::StatusOr<uint64_t> JobManager::StartUpdate(JobId id, UpdateRequest req, ab
   return uid;
 }
 
-absl::Status JobManager::PauseUpdate(JobId id, bool paused, absl::Time now, Effects& fx) {
+absl::StatusOr<Job*> JobManager::JobWithActiveUpdate(JobId id) {
   Job* job = FindJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
-  UpdateRecord* u = job->active_update();
-  if (u == nullptr) {
+  if (job->active_update() == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", id.value(), " has no update in flight"));
   }
+  return job;
+}
+
+absl::Status JobManager::PauseUpdate(JobId id, bool paused, absl::Time now, Effects& fx) {
+  ASSIGN_OR_RETURN(Job * job, JobWithActiveUpdate(id));
+  UpdateRecord* u = job->active_update();
   if (u->paused == paused) return absl::OkStatus();
   u->paused = paused;
   fx.batch.put_jobs.push_back(job->ToRecord());
@@ -113,13 +119,8 @@ absl::Status JobManager::PauseUpdate(JobId id, bool paused, absl::Time now, Effe
 }
 
 absl::Status JobManager::AbortUpdate(JobId id, absl::Time now, Effects& fx) {
-  Job* job = FindJob(id);
-  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  ASSIGN_OR_RETURN(Job * job, JobWithActiveUpdate(id));
   UpdateRecord* u = job->active_update();
-  if (u == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", id.value(), " has no update in flight"));
-  }
   u->message = "aborted by the user";
   FinishUpdate(*job, *u, UpdateState::kAborted, now, fx);
   return absl::OkStatus();
