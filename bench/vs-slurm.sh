@@ -234,7 +234,7 @@ log "load after: $machine_after"
 kv() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print substr($0, length(k) + 2); exit}'; }
 per() { awk -v a="$1" -v n="$N" 'BEGIN {printf "%.2f", a / n}'; }
 median() { sort -g | awk '{v[NR] = $1} END {if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-pl_times=$(for l in "${results[@]}"; do [[ $(kv "$l" tag) == run* ]] && kv "$l" complete_s; done)
+pl_times=$(for l in "${results[@]}"; do if [[ $(kv "$l" tag) == run* ]]; then kv "$l" complete_s; fi; done)
 pl_s=$(median <<<"$pl_times")
 slurm_s=$(echo "$slurm_lines" | awk '/^slurm summary/ && / metric=complete_s / {for (i = 1; i <= NF; i++) if ($i ~ /^median=/) print substr($i, 8)}')
 ratio=nan
