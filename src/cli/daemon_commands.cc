@@ -1,4 +1,4 @@
-// Daemon and tool commands: master, agent, up, bench (sim: sim_command.cc).
+// Daemon commands: master, agent, up (tools: sim_command.cc, bench_command.cc).
 //
 // The daemons run in the foreground until SIGINT or SIGTERM, then stop cleanly (in-flight
 // requests finish, the endpoints file is removed) and exit 0. An agent that stops leaves its
@@ -341,11 +341,7 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
 
 void RegisterToolCommands(CLI::App& app, CommandContext& ctx) {
   RegisterSimCommand(app, ctx);
-  CLI::App* bench = app.add_subcommand("bench", "whole-system benchmarks with a JSON report");
-  bench->allow_extras();
-  bench->callback([&ctx] {
-    ctx.Fail(absl::UnimplementedError("whole-system benchmarks are not part of this version yet"));
-  });
+  RegisterBenchCommand(app, ctx);
 }
 
 }  // namespace paceline::cli

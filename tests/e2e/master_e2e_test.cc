@@ -61,6 +61,23 @@ TEST(Binary, HelpListsEverySubcommand) {
   }
 }
 
+TEST(Binary, ApiBenchmarkRunsAgainstItsOwnMasterAndReports) {
+  RunResult r = RunPaceline({"bench", "api", "--clients", "4", "--duration", "1s", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["clients"], 4);
+  ASSERT_EQ(j["calls"].size(), 3u);
+  for (const auto& c : j["calls"]) {
+    EXPECT_GT(c["ok"].get<uint64_t>(), 0u) << c.dump();
+    EXPECT_EQ(c["errors"], 0) << c.dump();
+    EXPECT_GE(c["p99_ms"].get<double>(), c["p50_ms"].get<double>());
+  }
+  RunResult bad = RunPaceline({"bench", "api", "--clients", "0"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("--clients"));
+}
+
 TEST(Binary, UnknownFlagIsUsageError) {
   RunResult r = RunPaceline({"master", "--no-such-flag"});
   EXPECT_EQ(r.exit_code, 2);

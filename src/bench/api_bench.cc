@@ -1,0 +1,202 @@
+#include "bench/api_bench.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/status.h"
+#include "master/master.h"
+#include "paceline/v1/job.grpc.pb.h"
+#include "paceline/v1/pool.grpc.pb.h"
+
+namespace paceline::bench {
+namespace {
+
+constexpr const char* kPool = "/bench";
+constexpr const char* kJobSpec =
+    "name: api-bench\ninstances: 1\ntask:\n  command: \"true\"\n"
+    "  resources: {cpu: 0.01, memory: 8Mi}\n";
+
+enum Call { kCreate = 0, kGet = 1, kQuery = 2, kNumCalls = 3 };
+constexpr const char* kCallNames[kNumCalls] = {"CreateJob", "GetJob", "QueryJobs"};
+
+struct ClientResult {
+  std::vector<double> ms[kNumCalls];
+  uint64_t errors[kNumCalls] = {};
+  std::string first_error;
+};
+
+std::unique_ptr<grpc::ClientContext> Context(const std::string& token) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->AddMetadata("authorization", "Bearer " + token);
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return ctx;
+}
+
+void Client(int index, const std::string& addr, const std::string& token, absl::Time until,
+            ClientResult& out) {
+  grpc::ChannelArguments args;
+  args.SetInt("paceline.bench_client", index);  // one connection per client
+  auto stub = v1::JobService::NewStub(
+      grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args));
+  uint64_t last_job = 0;
+  auto timed = [&](Call call, const std::function<grpc::Status()>& fn) {
+    absl::Time start = absl::Now();
+    grpc::Status s = fn();
+    double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    if (s.ok()) {
+      out.ms[call].push_back(ms);
+    } else {
+      ++out.errors[call];
+      if (out.first_error.empty()) {
+        out.first_error = absl::StrCat(kCallNames[call], ": ", s.error_message());
+      }
+    }
+  };
+  while (absl::Now() < until) {
+    timed(kCreate, [&] {
+      v1::CreateJobRequest req;
+      req.set_pool(kPool);
+      req.set_spec_yaml(kJobSpec);
+      v1::CreateJobResponse resp;
+      grpc::Status s = stub->CreateJob(Context(token).get(), req, &resp);
+      if (s.ok()) last_job = resp.job_id();
+      return s;
+    });
+    if (last_job != 0) {
+      timed(kGet, [&] {
+        v1::GetJobRequest req;
+        req.set_job_id(last_job);
+        v1::GetJobResponse resp;
+        return stub->GetJob(Context(token).get(), req, &resp);
+      });
+    }
+    timed(kQuery, [&] {
+      v1::QueryJobsRequest req;
+      req.set_pool(kPool);
+      req.set_page_size(20);
+      v1::QueryJobsResponse resp;
+      return stub->QueryJobs(Context(token).get(), req, &resp);
+    });
+  }
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return v[i];
+}
+
+absl::Status CreatePool(const std::string& addr, const std::string& token) {
+  auto stub =
+      v1::PoolService::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  v1::CreatePoolRequest req;
+  req.set_path(kPool);
+  req.set_spec_yaml("resources:\n  cpu: {reservation: 0, limit: 1000000}\n");
+  v1::CreatePoolResponse resp;
+  grpc::Status s = stub->CreatePool(Context(token).get(), req, &resp);
+  if (!s.ok() && s.error_code() != grpc::StatusCode::ALREADY_EXISTS) {
+    return absl::UnavailableError(absl::StrCat("creating pool ", kPool, ": ", s.error_message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ApiBenchReport> RunApiBench(const ApiBenchConfig& config) {
+  if (config.clients < 1 || config.clients > 10000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--clients: ", config.clients, "; expected 1 to 10000"));
+  }
+  std::unique_ptr<master::Master> own;
+  std::string dir;
+  std::string addr = config.addr;
+  std::string token = config.token;
+  if (addr.empty()) {
+    dir = (std::filesystem::temp_directory_path() / absl::StrCat("paceline-api-bench-", ::getpid()))
+              .string();
+    std::filesystem::remove_all(dir);
+    master::MasterConfig mc;
+    mc.data_dir = dir;
+    mc.grpc_listen = HostPort{"127.0.0.1", 0};
+    mc.http_listen = HostPort{"127.0.0.1", 0};
+    ASSIGN_OR_RETURN(own, master::Master::Start(mc));
+    addr = own->endpoints().grpc;
+    std::ifstream in(own->endpoints().token_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    token = std::string(absl::StripAsciiWhitespace(text.str()));
+  }
+  RETURN_IF_ERROR(CreatePool(addr, token));
+
+  std::vector<ClientResult> results(config.clients);
+  std::vector<std::thread> threads;
+  absl::Time start = absl::Now();
+  absl::Time until = start + config.duration;
+  for (int i = 0; i < config.clients; ++i) {
+    threads.emplace_back(Client, i, addr, token, until, std::ref(results[i]));
+  }
+  for (std::thread& t : threads) t.join();
+  ApiBenchReport report;
+  report.config = config;
+  report.wall = absl::Now() - start;
+  double seconds = absl::ToDoubleSeconds(report.wall);
+  for (int c = 0; c < kNumCalls; ++c) {
+    std::vector<double> all;
+    CallStats stats;
+    stats.call = kCallNames[c];
+    for (ClientResult& r : results) {
+      all.insert(all.end(), r.ms[c].begin(), r.ms[c].end());
+      stats.errors += r.errors[c];
+      if (stats.first_error.empty()) stats.first_error = r.first_error;
+    }
+    stats.ok = all.size();
+    stats.per_second = static_cast<double>(stats.ok) / seconds;
+    stats.p50_ms = Percentile(all, 0.50);
+    stats.p90_ms = Percentile(all, 0.90);
+    stats.p99_ms = Percentile(all, 0.99);
+    stats.max_ms = all.empty() ? 0 : *std::max_element(all.begin(), all.end());
+    report.total_per_second += stats.per_second;
+    report.calls.push_back(std::move(stats));
+  }
+  if (own != nullptr) {
+    own->Shutdown();
+    own.reset();
+    std::filesystem::remove_all(dir);
+  }
+  return report;
+}
+
+nlohmann::json ToJson(const ApiBenchReport& r) {
+  nlohmann::json calls = nlohmann::json::array();
+  for (const CallStats& c : r.calls) {
+    calls.push_back({{"call", c.call},
+                     {"ok", c.ok},
+                     {"errors", c.errors},
+                     {"first_error", c.first_error},
+                     {"per_second", c.per_second},
+                     {"p50_ms", c.p50_ms},
+                     {"p90_ms", c.p90_ms},
+                     {"p99_ms", c.p99_ms},
+                     {"max_ms", c.max_ms}});
+  }
+  return {
+      {"benchmark", "api"},
+      {"clients", r.config.clients},
+      {"duration_s", absl::ToDoubleSeconds(r.config.duration)},
+      {"master", r.config.addr.empty() ? "in-process, SQLite store in a temp dir" : r.config.addr},
+      {"wall_s", absl::ToDoubleSeconds(r.wall)},
+      {"total_per_second", r.total_per_second},
+      {"calls", calls}};
+}
+
+}  // namespace paceline::bench
