@@ -37,16 +37,14 @@ struct ClientResult {
 std::unique_ptr<grpc::ClientContext> Context(const std::string& token) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->AddMetadata("authorization", "Bearer " + token);
+  ctx->set_wait_for_ready(true);  // a connection hiccup waits, it is not a burst of errors
   ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   return ctx;
 }
 
-void Client(int index, const std::string& addr, const std::string& token, absl::Time until,
+void Client(std::shared_ptr<grpc::Channel> channel, const std::string& token, absl::Time until,
             ClientResult& out) {
-  grpc::ChannelArguments args;
-  args.SetInt("paceline.bench_client", index);  // one connection per client
-  auto stub = v1::JobService::NewStub(
-      grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args));
+  auto stub = v1::JobService::NewStub(channel);
   uint64_t last_job = 0;
   auto timed = [&](Call call, const std::function<grpc::Status()>& fn) {
     absl::Time start = absl::Now();
@@ -138,12 +136,23 @@ absl::StatusOr<ApiBenchReport> RunApiBench(const ApiBenchConfig& config) {
   }
   RETURN_IF_ERROR(CreatePool(addr, token));
 
+  // One connection per client, all connected before the clock starts.
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < config.clients; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt("paceline.bench_client", i);  // distinct arguments: a channel of its own
+    channels.push_back(grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args));
+    if (!channels.back()->WaitForConnected(std::chrono::system_clock::now() +
+                                           std::chrono::seconds(10))) {
+      return absl::UnavailableError(absl::StrCat("client ", i, " cannot connect to ", addr));
+    }
+  }
   std::vector<ClientResult> results(config.clients);
   std::vector<std::thread> threads;
   absl::Time start = absl::Now();
   absl::Time until = start + config.duration;
   for (int i = 0; i < config.clients; ++i) {
-    threads.emplace_back(Client, i, addr, token, until, std::ref(results[i]));
+    threads.emplace_back(Client, channels[i], token, until, std::ref(results[i]));
   }
   for (std::thread& t : threads) t.join();
   ApiBenchReport report;
