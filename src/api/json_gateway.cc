@@ -88,14 +88,11 @@ grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& meth
 }
 
 // GET /api/v1/JobService/Watch: streams the events as lines of JSON until the client leaves.
-void ServeWatch(const httplib::Request& req, httplib::Response& res,
-                const std::shared_ptr<grpc::Channel>& channel, std::atomic<int>& watches) {
-  const pb::MethodDescriptor* method = v1::WatchRequest::descriptor()
-                                           ->file()
-                                           ->FindServiceByName("JobService")
-                                           ->FindMethodByName("Watch");
+void ServeWatch(const pb::MethodDescriptor& method, const httplib::Request& req,
+                httplib::Response& res, const std::shared_ptr<grpc::Channel>& channel,
+                std::atomic<int>& watches) {
   std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
-  absl::StatusOr<std::string> json = QueryToJson(*method->input_type(), params);
+  absl::StatusOr<std::string> json = QueryToJson(*method.input_type(), params);
   if (!json.ok()) return Answer(res, Invalid(std::string(json.status().message())), "");
   v1::WatchRequest request;
   if (!pb::util::JsonStringToMessage(*json, &request).ok()) {
@@ -285,7 +282,7 @@ void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel
     }
     if ((*method)->server_streaming()) {
       if (!get) return Answer(res, Invalid("Watch is a stream: use GET"), "");
-      return ServeWatch(req, res, channel, *watches);
+      return ServeWatch(**method, req, res, channel, *watches);
     }
     std::string body = req.body;
     if (get) {

@@ -9,47 +9,28 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/numbers.h"
+#include "placement/filters/labels_filter.h"
 #include "scheduler/scheduler_core.h"
 
 namespace paceline::scheduler {
 namespace {
 
-const std::string* LabelOf(const std::vector<std::pair<std::string, std::string>>& labels,
-                           const std::string& key) {
+std::optional<absl::string_view> LabelOf(
+    const std::vector<std::pair<std::string, std::string>>& labels, const std::string& key) {
   for (const auto& [k, v] : labels) {
-    if (k == key) return &v;
+    if (k == key) return v;
   }
-  return nullptr;
-}
-
-bool Holds(const LabelConstraint& c,
-           const std::vector<std::pair<std::string, std::string>>& labels) {
-  const std::string* v = LabelOf(labels, c.label);
-  auto listed = [&] { return v != nullptr && std::count(c.values.begin(), c.values.end(), *v); };
-  double n = 0;
-  switch (c.op) {
-    case ConstraintOp::kIn:
-      return listed();
-    case ConstraintOp::kNotIn:
-      return !listed();
-    case ConstraintOp::kExists:
-      return v != nullptr;
-    case ConstraintOp::kNotExists:
-      return v == nullptr;
-    case ConstraintOp::kGt:
-      return v != nullptr && absl::SimpleAtod(*v, &n) && n > c.number;
-    case ConstraintOp::kLt:
-      return v != nullptr && absl::SimpleAtod(*v, &n) && n < c.number;
-  }
-  return false;
+  return std::nullopt;
 }
 
 bool Eligible(const TaskSpec& task, const TrackedHost& h) {
   if (!h.connected || h.maintenance != store::HostMaintenance::kUp) return false;
   for (const Constraint& c : task.constraints) {
     const auto* label = std::get_if<LabelConstraint>(&c);
-    if (label != nullptr && !Holds(*label, h.spec.labels)) return false;
+    if (label != nullptr &&
+        !placement::LabelConstraintHolds(*label, LabelOf(h.spec.labels, label->label))) {
+      return false;
+    }
   }
   return true;
 }

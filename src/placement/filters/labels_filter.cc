@@ -7,10 +7,7 @@
 #include "absl/strings/str_join.h"
 
 namespace paceline::placement {
-namespace {
-
-bool Holds(const LabelConstraint& c, const HostState& h) {
-  std::optional<absl::string_view> v = h.Label(c.label);
+bool LabelConstraintHolds(const LabelConstraint& c, std::optional<absl::string_view> v) {
   switch (c.op) {
     case ConstraintOp::kIn:
       return v && std::find(c.values.begin(), c.values.end(), *v) != c.values.end();
@@ -30,12 +27,10 @@ bool Holds(const LabelConstraint& c, const HostState& h) {
   return false;
 }
 
-}  // namespace
-
 std::optional<Rejection> LabelsFilter::Check(const TaskContext& t, const HostState& h) const {
   const auto& cs = t.shape.label_constraints;
   for (size_t i = 0; i < cs.size(); ++i) {
-    if (!Holds(cs[i], h)) return Reject(static_cast<uint16_t>(i));
+    if (!LabelConstraintHolds(cs[i], h.Label(cs[i].label))) return Reject(static_cast<uint16_t>(i));
   }
   return std::nullopt;
 }

@@ -12,6 +12,10 @@
 
 namespace paceline::placement {
 
+// Whether one constraint holds for a host whose label `c.label` has value `v` (nullopt: the
+// host has no such label). Shared with the daemon jobs' choice of hosts.
+bool LabelConstraintHolds(const LabelConstraint& c, std::optional<absl::string_view> v);
+
 class LabelsFilter final : public Filter {
  public:
   absl::string_view name() const override { return "labels"; }
