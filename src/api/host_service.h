@@ -1,18 +1,14 @@
 #pragma once
 // HostServiceImpl (host inventory for the CLI and UI) and AgentServiceImpl (the stream each
 // agent keeps open: register, heartbeats, status updates in; launches, kills and acks out).
-//
-// Agent protocol (see proto/paceline/v1/host.proto): the first message must be `register`;
-// the master reconciles the runs the agent reports, answers `registered`, and from then on
-// acknowledges every status update once its effect is durable (at least once: the agent
-// resends until acknowledged; a duplicate changes nothing). A heartbeat from a host the master
-// has declared lost ends the stream: the agent reconnects and registers again.
+// AgentServiceImpl is only the gRPC transport: the protocol is master::AgentConnection's.
 //
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
 #include <atomic>
 
 #include "api/auth.h"
+#include "master/agent_session.h"
 #include "master/cluster.h"
 #include "paceline/v1/host.grpc.pb.h"
 

@@ -4,18 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "bench/local_master.h"
 #include "common/status.h"
-#include "master/master.h"
 #include "paceline/v1/job.grpc.pb.h"
-#include "paceline/v1/pool.grpc.pb.h"
 
 namespace paceline::bench {
 namespace {
@@ -33,14 +28,6 @@ struct ClientResult {
   uint64_t errors[kNumCalls] = {};
   std::string first_error;
 };
-
-std::unique_ptr<grpc::ClientContext> Context(const std::string& token) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->AddMetadata("authorization", "Bearer " + token);
-  ctx->set_wait_for_ready(true);  // a connection hiccup waits, it is not a burst of errors
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  return ctx;
-}
 
 void Client(std::shared_ptr<grpc::Channel> channel, const std::string& token, absl::Time until,
             ClientResult& out) {
@@ -65,7 +52,7 @@ void Client(std::shared_ptr<grpc::Channel> channel, const std::string& token, ab
       req.set_pool(kPool);
       req.set_spec_yaml(kJobSpec);
       v1::CreateJobResponse resp;
-      grpc::Status s = stub->CreateJob(Context(token).get(), req, &resp);
+      grpc::Status s = stub->CreateJob(ClientContext(token).get(), req, &resp);
       if (s.ok()) last_job = resp.job_id();
       return s;
     });
@@ -74,7 +61,7 @@ void Client(std::shared_ptr<grpc::Channel> channel, const std::string& token, ab
         v1::GetJobRequest req;
         req.set_job_id(last_job);
         v1::GetJobResponse resp;
-        return stub->GetJob(Context(token).get(), req, &resp);
+        return stub->GetJob(ClientContext(token).get(), req, &resp);
       });
     }
     timed(kQuery, [&] {
@@ -82,30 +69,9 @@ void Client(std::shared_ptr<grpc::Channel> channel, const std::string& token, ab
       req.set_pool(kPool);
       req.set_page_size(20);
       v1::QueryJobsResponse resp;
-      return stub->QueryJobs(Context(token).get(), req, &resp);
+      return stub->QueryJobs(ClientContext(token).get(), req, &resp);
     });
   }
-}
-
-double Percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + i, v.end());
-  return v[i];
-}
-
-absl::Status CreatePool(const std::string& addr, const std::string& token) {
-  auto stub =
-      v1::PoolService::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
-  v1::CreatePoolRequest req;
-  req.set_path(kPool);
-  req.set_spec_yaml("resources:\n  cpu: {reservation: 0, limit: 1000000}\n");
-  v1::CreatePoolResponse resp;
-  grpc::Status s = stub->CreatePool(Context(token).get(), req, &resp);
-  if (!s.ok() && s.error_code() != grpc::StatusCode::ALREADY_EXISTS) {
-    return absl::UnavailableError(absl::StrCat("creating pool ", kPool, ": ", s.error_message()));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -115,26 +81,18 @@ absl::StatusOr<ApiBenchReport> RunApiBench(const ApiBenchConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("--clients: ", config.clients, "; expected 1 to 10000"));
   }
-  std::unique_ptr<master::Master> own;
-  std::string dir;
+  std::unique_ptr<LocalMaster> own;
   std::string addr = config.addr;
   std::string token = config.token;
   if (addr.empty()) {
-    dir = (std::filesystem::temp_directory_path() / absl::StrCat("paceline-api-bench-", ::getpid()))
-              .string();
-    std::filesystem::remove_all(dir);
     master::MasterConfig mc;
-    mc.data_dir = dir;
     mc.grpc_listen = HostPort{"127.0.0.1", 0};
     mc.http_listen = HostPort{"127.0.0.1", 0};
-    ASSIGN_OR_RETURN(own, master::Master::Start(mc));
-    addr = own->endpoints().grpc;
-    std::ifstream in(own->endpoints().token_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    token = std::string(absl::StripAsciiWhitespace(text.str()));
+    ASSIGN_OR_RETURN(own, LocalMaster::Start(mc));
+    addr = own->addr();
+    token = own->token();
   }
-  RETURN_IF_ERROR(CreatePool(addr, token));
+  RETURN_IF_ERROR(CreateBenchPool(addr, token, kPool));
 
   // One connection per client, all connected before the clock starts.
   std::vector<std::shared_ptr<grpc::Channel>> channels;
@@ -176,11 +134,6 @@ absl::StatusOr<ApiBenchReport> RunApiBench(const ApiBenchConfig& config) {
     stats.max_ms = all.empty() ? 0 : *std::max_element(all.begin(), all.end());
     report.total_per_second += stats.per_second;
     report.calls.push_back(std::move(stats));
-  }
-  if (own != nullptr) {
-    own->Shutdown();
-    own.reset();
-    std::filesystem::remove_all(dir);
   }
   return report;
 }

@@ -35,6 +35,7 @@ struct MasterFlags {
   std::string http_listen = "127.0.0.1:5391";
   std::string token_file;
   std::string host_timeout = "30s";
+  std::string heartbeat_interval = "2s";
   std::string cycle = "50ms";
 };
 
@@ -62,6 +63,9 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
   cmd->add_option("--token-file", f.token_file,
                   "API token file (default: DATA_DIR/token, created when missing)");
   cmd->add_option("--host-timeout", f.host_timeout, "a host silent this long is LOST")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-interval", f.heartbeat_interval,
+                  "how often agents are asked to heartbeat (below --host-timeout)")
       ->capture_default_str();
   cmd->add_option("--cycle", f.cycle, "scheduling cycle period")->capture_default_str();
 }
@@ -122,6 +126,13 @@ absl::StatusOr<master::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   auto timeout = ParseDurationStrict(f.host_timeout);
   if (!timeout.ok()) return WithFlag(timeout.status(), "--host-timeout");
   config.host_timeout = *timeout;
+  auto heartbeat = ParseDurationStrict(f.heartbeat_interval);
+  if (!heartbeat.ok()) return WithFlag(heartbeat.status(), "--heartbeat-interval");
+  if (*heartbeat < absl::Milliseconds(100) || *heartbeat >= *timeout) {
+    return absl::InvalidArgumentError(
+        "--heartbeat-interval: must be at least 100ms and shorter than --host-timeout");
+  }
+  config.heartbeat_interval = *heartbeat;
   auto cycle = ParseDurationStrict(f.cycle);
   if (!cycle.ok()) return WithFlag(cycle.status(), "--cycle");
   if (*cycle < absl::Milliseconds(1)) {

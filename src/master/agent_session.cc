@@ -23,10 +23,12 @@ std::string AddressOfPeer(const std::string& peer) {
   return "";
 }
 
-AgentSession::AgentSession(std::string host, AgentStream* stream, std::string address)
+AgentSession::AgentSession(std::string host, AgentStream* stream, grpc::ServerContext* ctx,
+                           std::string address)
     : host_(std::move(host)),
       address_(std::move(address)),
       stream_(stream),
+      ctx_(ctx),
       writer_([this] { WriterLoop(); }) {}
 
 AgentSession::~AgentSession() {
@@ -47,6 +49,11 @@ void AgentSession::Send(v1::MasterMessage msg) {
 void AgentSession::Close() {
   absl::MutexLock lock(&mu_);
   closing_ = true;
+}
+
+void AgentSession::Abort() {
+  absl::MutexLock lock(&mu_);
+  if (!closing_) ctx_->TryCancel();  // before Close(), the handler and its context are alive
 }
 
 bool AgentSession::closed() const {

@@ -1,9 +1,10 @@
 #pragma once
-// AgentSession: the master's side of one agent's Connect stream. The gRPC handler thread reads
-// the stream (AgentServiceImpl); a session-owned writer thread drains an outbound queue, so
-// that the event loop never blocks on a slow agent. Send() is non-blocking.
+// AgentSession: the AgentLink of a real agent — the master's side of its gRPC Connect stream.
+// The gRPC handler thread reads the stream (AgentServiceImpl, which hands each message to an
+// AgentConnection); a session-owned writer thread drains an outbound queue, so that the event
+// loop never blocks on a slow agent. Send() is non-blocking.
 //
-// Thread-safety: Send/Close are thread-safe.
+// Thread-safety: every method is thread-safe.
 
 #include <deque>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
+#include "master/agent_link.h"
 #include "paceline/v1/host.grpc.pb.h"
 
 namespace paceline::master {
@@ -23,21 +25,25 @@ using AgentStream = grpc::ServerReaderWriter<v1::MasterMessage, v1::AgentMessage
 // "ipv6:[::1]:5123" -> "::1"; "" for anything else (e.g. a unix socket).
 std::string AddressOfPeer(const std::string& peer);
 
-class AgentSession {
+class AgentSession final : public AgentLink {
  public:
   // `address`: the agent's IP address as this end of the connection sees it (may be empty).
-  AgentSession(std::string host, AgentStream* stream, std::string address = "");
-  ~AgentSession();  // Close()s and joins the writer if Join() was not called
+  // `ctx` is the stream's; it must outlive the session until Close() (Abort cancels it).
+  AgentSession(std::string host, AgentStream* stream, grpc::ServerContext* ctx,
+               std::string address = "");
+  ~AgentSession() override;  // Close()s and joins the writer if Join() was not called
 
-  const std::string& host() const { return host_; }
-  const std::string& address() const { return address_; }
-  void Send(v1::MasterMessage msg);
+  const std::string& host() const override { return host_; }
+  const std::string& address() const override { return address_; }
+  void Send(v1::MasterMessage msg) override;
   // Stops the writer after what is queued; further Sends are dropped.
-  void Close();
+  void Close() override;
+  bool closed() const override;
+  // Cancels the stream (the agent reconnects).
+  void Abort() override;
   // Waits for the writer to finish. The stream handler calls Close() and Join() before it
   // returns: the stream must not be written after that.
   void Join();
-  bool closed() const;
 
  private:
   void WriterLoop();
@@ -45,6 +51,7 @@ class AgentSession {
   const std::string host_;
   const std::string address_;
   AgentStream* const stream_;
+  grpc::ServerContext* const ctx_;
   mutable absl::Mutex mu_;
   std::deque<v1::MasterMessage> out_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;

@@ -189,7 +189,7 @@ void Cluster::DeliverLogs(const v1::LogResponse& response) {
   it->second->done.Notify();
 }
 
-void Cluster::Attach(std::shared_ptr<AgentSession> session) {
+void Cluster::Attach(std::shared_ptr<AgentLink> session) {
   absl::MutexLock lock(&sessions_mu_);
   auto [it, inserted] = sessions_.try_emplace(session->host(), session);
   if (!inserted) {
@@ -203,7 +203,7 @@ void Cluster::Broadcast(const v1::MasterMessage& msg) {
   for (auto& [host, session] : sessions_) session->Send(msg);
 }
 
-void Cluster::Detach(const AgentSession* session) {
+void Cluster::Detach(const AgentLink* session) {
   absl::MutexLock lock(&sessions_mu_);
   auto it = sessions_.find(session->host());
   if (it != sessions_.end() && it->second.get() == session) sessions_.erase(it);

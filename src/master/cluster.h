@@ -17,7 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "master/agent_session.h"
+#include "master/agent_link.h"
 #include "master/event_hub.h"
 #include "master/event_loop.h"
 #include "master/watch_events.h"
@@ -57,9 +57,10 @@ class Cluster {
   // A task's events from the store, read on the store's writer thread.
   absl::StatusOr<std::vector<store::TaskEvent>> ReadEvents(TaskId task, size_t limit);
 
-  // Agent sessions, by host name (set and cleared by the AgentService).
-  void Attach(std::shared_ptr<AgentSession> session);
-  void Detach(const AgentSession* session);
+  // Agent links, by host name (set and cleared by AgentConnection). A newer link of a host
+  // replaces (and closes) the older one.
+  void Attach(std::shared_ptr<AgentLink> link);
+  void Detach(const AgentLink* link);
 
   // Sends `msg` to every connected agent.
   void Broadcast(const v1::MasterMessage& msg);
@@ -90,7 +91,7 @@ class Cluster {
   EventHub hub_;
   PublishedJobStates published_states_;  // loop thread only
   absl::Mutex sessions_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<AgentSession>> sessions_
+  absl::flat_hash_map<std::string, std::shared_ptr<AgentLink>> sessions_
       ABSL_GUARDED_BY(sessions_mu_);
   struct LogWaiter {
     absl::Notification done;

@@ -171,6 +171,10 @@ Master::~Master() { Shutdown(); }
 
 const std::string& Master::cluster_id() const { return impl_->store->cluster_id(); }
 
+Cluster* Master::cluster() { return impl_->cluster.get(); }
+
+absl::Duration Master::heartbeat_interval() const { return impl_->config.heartbeat_interval; }
+
 void Master::Shutdown() {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;

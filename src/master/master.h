@@ -18,6 +18,8 @@
 
 namespace paceline::master {
 
+class Cluster;
+
 struct MasterConfig {
   std::string data_dir = "data";
   HostPort grpc_listen{"127.0.0.1", 5390};
@@ -50,6 +52,10 @@ class Master {
   const MasterEndpoints& endpoints() const { return endpoints_; }
   // The stable id of the cluster's store.
   const std::string& cluster_id() const;
+  // The running state, for in-process tools that attach simulated agents through the agent
+  // protocol code (`paceline bench scale`). Valid until Shutdown().
+  Cluster* cluster();
+  absl::Duration heartbeat_interval() const;
 
  private:
   struct Impl;

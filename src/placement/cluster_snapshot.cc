@@ -36,7 +36,9 @@ ClusterSnapshot::ClusterSnapshot(const ClusterSnapshot& o)
       label_pairs_(o.label_pairs_),
       tasks_(o.tasks_),
       log_(o.log_),
-      log_base_(o.log_base_) {}
+      log_base_(o.log_base_),
+      relax_log_(o.relax_log_),
+      relax_base_(o.relax_base_) {}
 
 ClusterSnapshot& ClusterSnapshot::operator=(const ClusterSnapshot& o) {
   if (this != &o) {
@@ -88,12 +90,28 @@ std::optional<std::span<const uint32_t>> ClusterSnapshot::StaticChangesSince(uin
 }
 
 void ClusterSnapshot::LogStaticChange(uint32_t slot) {
+  LogRelaxed(slot);
   // Keep the log short: once it is longer than the cluster, a full rebuild is as cheap.
   if (log_.size() >= std::max<size_t>(1024, hosts_.size())) {
     log_base_ += log_.size();
     log_.clear();
   }
   log_.push_back(slot);
+}
+
+std::optional<std::span<const uint32_t>> ClusterSnapshot::RelaxedSince(uint64_t seq) const {
+  if (seq < relax_base_ || seq > relax_seq()) return std::nullopt;
+  return std::span<const uint32_t>(relax_log_).subspan(seq - relax_base_);
+}
+
+void ClusterSnapshot::LogRelaxed(uint32_t slot) {
+  if (relax_log_.size() >= std::max<size_t>(1024, hosts_.size())) MarkRelaxed();
+  relax_log_.push_back(slot);
+}
+
+void ClusterSnapshot::MarkRelaxed() {
+  relax_base_ += relax_log_.size() + 1;  // every earlier sequence number is now truncated
+  relax_log_.clear();
 }
 
 void ClusterSnapshot::Reindex(uint32_t slot) {
@@ -308,6 +326,7 @@ void ClusterSnapshot::ReleaseRecord(TaskId task) {
   h.tasks_.pop_back();
   uint32_t slot = rec.slot;
   tasks_.erase(it);
+  LogRelaxed(slot);
   Reindex(slot);
 }
 
@@ -324,9 +343,10 @@ void ClusterSnapshot::Hold(uint32_t slot, const Usage& u) {
   Reindex(slot);
 }
 
-void ClusterSnapshot::Unhold(uint32_t slot, const Usage& u) {
+void ClusterSnapshot::Unhold(uint32_t slot, const Usage& u, bool rollback) {
   hosts_[slot]->RemoveUsage(u);
   Reindex(slot);
+  if (rollback) LogRelaxed(slot);
 }
 
 absl::Status ClusterSnapshot::Validate() const {

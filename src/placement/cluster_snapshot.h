@@ -103,6 +103,16 @@ class ClusterSnapshot {
   uint64_t static_seq() const { return log_base_ + log_.size(); }
   // Slots whose static attributes changed since `seq`; nullopt when the log was truncated.
   std::optional<std::span<const uint32_t>> StaticChangesSince(uint64_t seq) const;
+  // A log of the hosts where a task may fit now that did not fit before: a task released, a
+  // host added or changed (status, labels), a gang's tentative holds rolled back. Committing
+  // tasks never adds to it, so a task that fit nowhere at relax_seq() s still fits nowhere
+  // unless it fits one of RelaxedSince(s).
+  uint64_t relax_seq() const { return relax_base_ + relax_log_.size(); }
+  // Slots relaxed since `seq`; nullopt when the log was truncated or MarkRelaxed() was called.
+  std::optional<std::span<const uint32_t>> RelaxedSince(uint64_t seq) const;
+  // For the applier: holds the engine counted did not become commitments (a rejected plan), so
+  // every earlier failure is stale.
+  void MarkRelaxed();
 
  private:
   friend class PlacementEngine;
@@ -124,9 +134,11 @@ class ClusterSnapshot {
                          const std::vector<uint32_t>& ports) const;
   void ReleaseRecord(TaskId task);
 
-  // Engine holds: tentative usage, no task record.
+  // Engine holds: tentative usage, no task record. `rollback`: the hold is given up (a gang
+  // that did not fit), not about to be committed, so the host is logged as relaxed.
   void Hold(uint32_t slot, const Usage& u);
-  void Unhold(uint32_t slot, const Usage& u);
+  void Unhold(uint32_t slot, const Usage& u, bool rollback);
+  void LogRelaxed(uint32_t slot);
 
   uint64_t uid_;
   std::vector<std::optional<HostState>> hosts_;
@@ -138,6 +150,8 @@ class ClusterSnapshot {
   absl::flat_hash_map<TaskId, TaskRecord> tasks_;
   std::vector<uint32_t> log_;
   uint64_t log_base_ = 0;
+  std::vector<uint32_t> relax_log_;
+  uint64_t relax_base_ = 0;
 };
 
 }  // namespace paceline::placement

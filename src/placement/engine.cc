@@ -12,6 +12,7 @@ namespace {
 constexpr size_t kMaxClasses = 4096;       // evict unused classes beyond this many
 constexpr uint64_t kEvictAfterPlans = 64;  // a class unused for this many plans may go
 constexpr uint32_t kSelectiveRatio = 8;    // walk a class's own hosts if < 1/8 of UP hosts pass
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
 const PlacementTask& NoTask() {
   static const PlacementTask* t = new PlacementTask();
@@ -43,6 +44,10 @@ struct PlacementEngine::Class {
   bool rotating = false;  // anti-affinity: walk round-robin from `cursor`
   uint32_t cursor = 0;
   uint64_t failed_epoch = 0;
+  // The snapshot's relax_seq() when a placement of this class last failed with nothing of its
+  // own gang held (kNever: no such failure). The class still fits nowhere, in later plans too,
+  // unless it fits one of the hosts relaxed since (StillFails).
+  uint64_t failed_relax = kNever;
   Explanation failure;
   uint64_t last_plan = 0;
   int walk_dim = 0;
@@ -118,7 +123,9 @@ void PlacementEngine::BeginPlace(std::span<const PlacementRequest> requests,
 }
 
 void PlacementEngine::EndPlace(ClusterSnapshot& snap) {
-  for (size_t k = holds_.size(); k > 0; --k) snap.Unhold(holds_[k - 1].slot, holds_[k - 1].usage);
+  for (size_t k = holds_.size(); k > 0; --k) {
+    snap.Unhold(holds_[k - 1].slot, holds_[k - 1].usage, /*rollback=*/false);
+  }
   holds_.clear();
 }
 
@@ -224,6 +231,24 @@ bool PlacementEngine::PassesDynamic(const TaskContext& t, const HostState& h) co
 bool PlacementEngine::Feasible(const TaskContext& t, const StaticClass& st,
                                const ClusterSnapshot& snap, uint32_t slot) const {
   return slot < st.pass.size() && st.pass[slot] && PassesDynamic(t, snap.host_at(slot));
+}
+
+bool PlacementEngine::StillFails(const TaskContext& t, Class& cls,
+                                 const ClusterSnapshot& snap) const {
+  if (cls.failed_relax == kNever) return false;
+  std::optional<std::span<const uint32_t>> relaxed = snap.RelaxedSince(cls.failed_relax);
+  if (!relaxed || relaxed->size() > snap.num_hosts() / 4) {
+    cls.failed_relax = kNever;
+    return false;
+  }
+  for (uint32_t slot : *relaxed) {
+    if (Feasible(t, *cls.st, snap, slot)) {
+      cls.failed_relax = kNever;
+      return false;
+    }
+  }
+  cls.failed_relax = snap.relax_seq();
+  return true;
 }
 
 void PlacementEngine::SyncStatic(StaticClass& st, const ClusterSnapshot& snap) {
@@ -583,7 +608,7 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       if (cls.st->synced_plan != plan_seq_) SyncStatic(*cls.st, snap);
       const TaskContext ctx{task, *task.shape, cls.keys};
       const bool cacheable = !task.required_host.has_value();
-      if (cacheable && cls.failed_epoch == epoch_) {
+      if (cacheable && (cls.failed_epoch == epoch_ || StillFails(ctx, cls, snap))) {
         ++plan.stats.class_hits;
         failure = cls.failure;
         break;
@@ -599,6 +624,9 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
         if (cacheable) {
           cls.failure = e;
           cls.failed_epoch = epoch_;
+          // Holds of earlier requests of this plan become commitments; holds of this gang are
+          // rolled back below, so a failure that saw them says nothing about later plans.
+          cls.failed_relax = placed == 0 ? snap.relax_seq() : kNever;
         }
         failure = std::move(e);
         break;
@@ -618,7 +646,7 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
     }
     if (failure) {
       for (size_t k = holds_.size(); k > hold_mark; --k) {
-        snap.Unhold(holds_[k - 1].slot, holds_[k - 1].usage);
+        snap.Unhold(holds_[k - 1].slot, holds_[k - 1].usage, /*rollback=*/true);
       }
       holds_.resize(hold_mark);
       plan.assignments.resize(assign_mark);

@@ -41,7 +41,10 @@
 //     already hold an instance are not walked again at every placement.
 //   - A class that few hosts pass statically (< 1/8 of the UP hosts, e.g. a selective `in`)
 //     walks its own list of hosts instead of the index.
-//   A failure is explained by one full scan per class per plan (O(hosts) x filters).
+//   A failure is explained by one full scan per class (O(hosts) x filters), and remembered
+//   across plans: while none of the hosts the snapshot logged as relaxed since (a task
+//   released, a host added or changed) fits the class, it fails at once with that explanation.
+//   In a full cluster a waiting class costs O(hosts relaxed) per cycle, not O(hosts).
 //
 // Ownership: the engine owns its profile, caches and learned workload; it borrows the
 // snapshot for the duration of Place(). Thread-safety: single-threaded; one engine per thread.
@@ -115,6 +118,9 @@ class PlacementEngine {
   bool PassesDynamic(const TaskContext& t, const HostState& h) const;
   bool Feasible(const TaskContext& t, const StaticClass& st, const ClusterSnapshot& snap,
                 uint32_t slot) const;
+  // True when `cls` failed in an earlier plan and none of the hosts relaxed since fits `t`
+  // (O(relaxed hosts), not O(hosts)); advances the class's mark.
+  bool StillFails(const TaskContext& t, Class& cls, const ClusterSnapshot& snap) const;
   void Collect(const TaskContext& t, Class& cls, const ClusterSnapshot& snap,
                std::vector<uint32_t>& out, PlanStats& stats);
   std::optional<Choice> Choose(const TaskContext& t, const ClusterSnapshot& snap,

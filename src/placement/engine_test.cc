@@ -130,6 +130,56 @@ TEST(Engine, WhyPendingCountsEveryHostUnderItsFirstFailingFilter) {
   EXPECT_EQ(plan.pending[2].explanation, plan.pending[0].explanation);
 }
 
+TEST(Engine, AFailedClassIsNotRescannedUntilAHostWhereItFitsIsRelaxed) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 8; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).MemGi(16).Build()).ok());
+  // Every host holds 12Gi: 4Gi left on each.
+  for (uint32_t i = 0; i < 8; ++i) {
+    ASSERT_TRUE(Put(snap, i, i, ShapeBuilder(9).Cpu(100).MemGi(12).Build()).ok());
+  }
+  auto big = ShapeBuilder().MemGi(8).Build();
+  auto engine = Engine();
+  Plan first = engine->Place(Instances(big, 2), snap);
+  ASSERT_EQ(first.pending.size(), 2u);
+  EXPECT_EQ(first.stats.explain_scans, 1u);
+  // Next cycle, nothing released: answered from the remembered failure, no scan.
+  Plan second = engine->Place(Instances(big, 2), snap);
+  ASSERT_EQ(second.pending.size(), 2u);
+  EXPECT_EQ(second.stats.explain_scans, 0u);
+  EXPECT_EQ(second.stats.class_hits, 2u);
+  EXPECT_EQ(second.pending[0].explanation, first.pending[0].explanation);
+  // A small task placed elsewhere and then released relaxes host 3, where 8Gi still do not fit.
+  auto small = ShapeBuilder(5).MemGi(1).Build();
+  Plan smalls = engine->Place(Instances(small, 1), snap);
+  ASSERT_EQ(ApplyPlan(smalls, snap).committed, 1u);
+  ASSERT_TRUE(snap.Release(smalls.assignments[0].task).ok());
+  Plan third = engine->Place(Instances(big, 1), snap);
+  EXPECT_EQ(third.stats.explain_scans, 0u);
+  ASSERT_EQ(third.pending.size(), 1u);
+  // Releasing a 12Gi task makes host 5 fit: the class is tried again and placed there.
+  ASSERT_TRUE(snap.Release(TaskId{JobId(9), 5}).ok());
+  Plan fourth = engine->Place(Instances(big, 1), snap);
+  ASSERT_EQ(fourth.assignments.size(), 1u);
+  EXPECT_EQ(fourth.assignments[0].host.value(), 5u);
+}
+
+TEST(Engine, AGangRollbackDoesNotLeaveAStaleFailureForLaterPlans) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 2; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).MemGi(16).Build()).ok());
+  auto shape = ShapeBuilder().MemGi(16).Build();
+  auto engine = Engine();
+  // A gang of three 16Gi members: two hold both hosts, the third fails; the holds roll back.
+  PlacementRequest gang;
+  for (uint32_t i = 0; i < 3; ++i) gang.tasks.push_back(Task(i, shape));
+  std::vector<PlacementRequest> rs = {gang};
+  Plan plan = engine->Place(rs, snap);
+  ASSERT_EQ(plan.pending.size(), 1u);
+  // A single task of the same shape fits in the next plan.
+  std::vector<PlacementRequest> single = {One(7, shape)};
+  Plan next = engine->Place(single, snap);
+  EXPECT_EQ(next.assignments.size(), 1u);
+}
+
 TEST(Engine, FractionalGpuTasksShareDevicesWithoutExceedingOneDevice) {
   ClusterSnapshot snap;
   ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(64000).MemGi(256).Gpus(2).Build()).ok());

@@ -25,6 +25,7 @@ ApplyResult ApplyPlan(const Plan& plan, ClusterSnapshot& snapshot) {
         PL_CHECK(s.ok()) << s;
       }
       result.rejected.push_back({as[i].request_index, as[done].task, status});
+      snapshot.MarkRelaxed();  // the engine's failures of this plan counted these holds
     }
     i = end;
   }

@@ -6,9 +6,15 @@
 // A host that registered once keeps its HostId for the life of the process (placement indexes
 // hosts by id). States: CONNECTED (heartbeating) or DISCONNECTED (missed the timeout: LOST).
 //
+// Cost: every heartbeat is appended to a queue in time order; Expire(now) pops the entries
+// older than the timeout and expires a host only if the entry is its latest heartbeat, so a
+// cycle costs O(heartbeats since the last cycle), not O(hosts). The sum of the connected
+// hosts' capacities is kept as they connect and disconnect. Times must not go backwards.
+//
 // Thread-safety: single-threaded.
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,14 +52,25 @@ class HostTracker {
   // Connected hosts whose last heartbeat is older than the timeout; marks them disconnected.
   std::vector<HostId> Expire(absl::Time now);
 
+  // The sum of the connected hosts' capacities.
+  const Resources& connected_capacity() const { return connected_capacity_; }
+
   const TrackedHost* Find(const std::string& name) const;
   const TrackedHost& Get(HostId id) const { return hosts_[id.value()]; }
   const std::vector<TrackedHost>& all() const { return hosts_; }
   absl::Duration timeout() const { return timeout_; }
 
  private:
+  struct Beat {
+    absl::Time at;
+    uint32_t host;
+  };
+  void SetDisconnected(uint32_t i);
+
   absl::Duration timeout_;
   std::vector<TrackedHost> hosts_;  // indexed by HostId
+  std::deque<Beat> beats_;          // heartbeats and registrations, in time order
+  Resources connected_capacity_;
   absl::flat_hash_map<std::string, uint32_t> by_name_;
 };
 

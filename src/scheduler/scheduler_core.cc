@@ -352,7 +352,7 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   if (!daemon_jobs_.empty()) ReconcileDaemons(now, out);
 
   resmgr::CycleResult cycle =
-      rm_.RunCycle({SchedulableCapacity(), usage_.AllocatedUnused(now)}, now);
+      rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now)}, now);
   for (const resmgr::PreemptionDecision& p : cycle.preempted) {
     const std::string& why = p.reason;
     jobmgr::Effects fx;
@@ -634,14 +634,6 @@ absl::StatusOr<std::shared_ptr<const placement::TaskShape>> SchedulerCore::Shape
                    placement::TaskShapeFromSpec(job.id(), *spec, instance));
   if (!overridden) shapes_[key] = shape;
   return shape;
-}
-
-Resources SchedulerCore::SchedulableCapacity() const {
-  Resources total;
-  for (const TrackedHost& h : hosts_.all()) {
-    if (h.connected) total += h.spec.capacity;
-  }
-  return total;
 }
 
 std::string SchedulerCore::WhyPending(TaskId task) const {

@@ -192,7 +192,6 @@ class SchedulerCore {
                                                      uint32_t instance) const;
   absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeOf(const jobmgr::Job& job,
                                                                       uint32_t instance);
-  Resources SchedulableCapacity() const;
 
   CoreConfig config_;
   jobmgr::JobManager jobs_;

@@ -1,5 +1,6 @@
 #include "store/group_commit.h"
 
+#include <bit>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -51,6 +52,19 @@ GroupCommitStats GroupCommitter::stats() const {
   return stats_;
 }
 
+absl::Duration GroupCommitStats::CommitTimeQuantile(double q) const {
+  uint64_t total = 0;
+  for (uint64_t n : commit_time_buckets) total += n;
+  if (total == 0) return absl::ZeroDuration();
+  const double want = q * static_cast<double>(total);
+  uint64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += commit_time_buckets[i];
+    if (static_cast<double>(seen) >= want) return absl::Microseconds(int64_t{1} << (i + 1));
+  }
+  return max_commit_time;
+}
+
 void GroupCommitter::WriterLoop() {
   while (true) {
     std::vector<Pending> group;
@@ -91,6 +105,9 @@ void GroupCommitter::WriterLoop() {
       if (!s.ok()) ++stats_.failed_commits;
       stats_.total_commit_time += took;
       stats_.max_commit_time = std::max(stats_.max_commit_time, took);
+      int64_t us = absl::ToInt64Microseconds(took);
+      int bucket = us <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<uint64_t>(us))) - 1;
+      ++stats_.commit_time_buckets[std::min(bucket, GroupCommitStats::kBuckets - 1)];
     }
     for (Pending& p : group) {
       if (p.done) p.done(s);

@@ -11,6 +11,7 @@
 // Thread-safety: Submit/CommitSync/stats are thread-safe. The Store is used only by the writer
 // thread once the committer owns it.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -24,11 +25,19 @@
 namespace paceline::store {
 
 struct GroupCommitStats {
+  static constexpr int kBuckets = 32;
   uint64_t commits = 0;  // transactions written
   uint64_t batches = 0;  // batches committed (>= commits)
   uint64_t failed_commits = 0;
   absl::Duration total_commit_time;  // sum over commits
   absl::Duration max_commit_time;
+  // Commit times by power of two: bucket i counts commits of [2^i, 2^(i+1)) microseconds
+  // (bucket 0 also those under 1 us).
+  std::array<uint64_t, kBuckets> commit_time_buckets{};
+
+  // The upper bound of the bucket holding the q-quantile commit time (0 < q <= 1): within a
+  // factor of two, never an underestimate. Zero without commits.
+  absl::Duration CommitTimeQuantile(double q) const;
 };
 
 class GroupCommitter {

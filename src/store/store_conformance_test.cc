@@ -282,7 +282,16 @@ TEST_P(StoreConformance, GroupCommitterCommitsEverythingFromManyThreads) {
       });
     }
     for (auto& th : threads) th.join();
-    // The destructor drains the queue.
+    committer.RunOnWriter([](Store&) {});  // every batch is committed
+    GroupCommitStats stats = committer.stats();
+    EXPECT_EQ(stats.batches, static_cast<uint64_t>(kThreads * kPerThread));
+    uint64_t bucketed = 0;
+    for (uint64_t n : stats.commit_time_buckets) bucketed += n;
+    EXPECT_EQ(bucketed, stats.commits);
+    // The quantiles bound the commit times from above, within a factor of two.
+    EXPECT_GE(stats.CommitTimeQuantile(1.0), stats.max_commit_time);
+    EXPECT_LE(stats.CommitTimeQuantile(1.0), 2 * stats.max_commit_time + absl::Microseconds(2));
+    EXPECT_LE(stats.CommitTimeQuantile(0.5), stats.CommitTimeQuantile(0.99));
   }
   EXPECT_EQ(MustLoad().tasks.size(), static_cast<size_t>(kThreads * kPerThread));
 }

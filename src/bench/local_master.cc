@@ -1,0 +1,108 @@
+#include "bench/local_master.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "common/status.h"
+#include "paceline/v1/pool.grpc.pb.h"
+
+namespace paceline::bench {
+
+absl::StatusOr<std::unique_ptr<LocalMaster>> LocalMaster::Start(master::MasterConfig config) {
+  auto m = std::unique_ptr<LocalMaster>(new LocalMaster());
+  if (config.data_dir.empty()) {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "paceline-bench-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return absl::UnavailableError("cannot create a temporary data directory");
+    }
+    config.data_dir = pattern;
+    m->own_dir_ = true;
+  }
+  m->config_ = config;
+  ASSIGN_OR_RETURN(m->master_, master::Master::Start(config));
+  std::ifstream in(m->master_->endpoints().token_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  m->token_ = std::string(absl::StripAsciiWhitespace(text.str()));
+  return m;
+}
+
+LocalMaster::~LocalMaster() { Stop(); }
+
+absl::StatusOr<absl::Duration> LocalMaster::Restart() {
+  absl::StatusOr<HostPort> bound = ParseHostPort(master_->endpoints().grpc);
+  if (bound.ok()) config_.grpc_listen = *bound;
+  master_->Shutdown();
+  master_.reset();
+  absl::Time start = absl::Now();
+  ASSIGN_OR_RETURN(master_, master::Master::Start(config_));
+  return absl::Now() - start;
+}
+
+void LocalMaster::Stop() {
+  if (master_ != nullptr) {
+    master_->Shutdown();
+    master_.reset();
+  }
+  if (own_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(config_.data_dir, ec);
+    own_dir_ = false;
+  }
+}
+
+std::unique_ptr<grpc::ClientContext> ClientContext(const std::string& token) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->AddMetadata("authorization", "Bearer " + token);
+  ctx->set_wait_for_ready(true);  // a connection hiccup waits, it is not a burst of errors
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return ctx;
+}
+
+absl::Status CreateBenchPool(const std::string& addr, const std::string& token,
+                             const std::string& path) {
+  auto stub =
+      v1::PoolService::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  v1::CreatePoolRequest req;
+  req.set_path(path);
+  req.set_spec_yaml("resources:\n  cpu: {reservation: 0, limit: 100000000}\n");
+  v1::CreatePoolResponse resp;
+  grpc::Status s = stub->CreatePool(ClientContext(token).get(), req, &resp);
+  if (!s.ok() && s.error_code() != grpc::StatusCode::ALREADY_EXISTS) {
+    return absl::UnavailableError(absl::StrCat("creating pool ", path, ": ", s.error_message()));
+  }
+  return absl::OkStatus();
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return v[i];
+}
+
+int64_t ResidentBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view l = line;
+    if (!absl::ConsumePrefix(&l, "VmRSS:")) continue;
+    l = absl::StripAsciiWhitespace(l);
+    absl::ConsumeSuffix(&l, "kB");
+    int64_t kb = 0;
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(l), &kb)) return kb * 1024;
+  }
+  return 0;
+}
+
+}  // namespace paceline::bench

@@ -1,0 +1,53 @@
+#pragma once
+// What the whole-system benchmarks share: a master started in this process on a fresh
+// temporary store and free loopback ports, and the few client calls they make with its token.
+//
+// Thread-safety: LocalMaster from one thread; the helpers are thread-safe.
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "master/master.h"
+
+namespace paceline::bench {
+
+// A master of this process with its data directory, removed by Stop() (or the destructor)
+// unless the caller named the directory.
+class LocalMaster {
+ public:
+  // `config.data_dir` empty: a new temporary directory. Ports 0 bind free loopback ports.
+  static absl::StatusOr<std::unique_ptr<LocalMaster>> Start(master::MasterConfig config);
+  ~LocalMaster();
+
+  // Stops the master and starts it again on the same store and the same gRPC port (a
+  // restart, as after a crash); returns how long the new master took to be serving.
+  absl::StatusOr<absl::Duration> Restart();
+  void Stop();
+
+  master::Master& master() { return *master_; }
+  const std::string& addr() const { return master_->endpoints().grpc; }
+  const std::string& token() const { return token_; }
+  const std::string& data_dir() const { return config_.data_dir; }
+
+ private:
+  master::MasterConfig config_;
+  bool own_dir_ = false;
+  std::unique_ptr<master::Master> master_;
+  std::string token_;
+};
+
+// A client context with the bearer token, waiting for the connection, with a 30 s deadline.
+std::unique_ptr<grpc::ClientContext> ClientContext(const std::string& token);
+// Creates the leaf pool `path` with room for any benchmark (ALREADY_EXISTS is fine).
+absl::Status CreateBenchPool(const std::string& addr, const std::string& token,
+                             const std::string& path);
+// The p-quantile (0..1) of `v` (reordered); 0 when empty.
+double Percentile(std::vector<double>& v, double p);
+// This process's resident set size in bytes (VmRSS), 0 if unknown.
+int64_t ResidentBytes();
+
+}  // namespace paceline::bench
