@@ -1,7 +1,9 @@
 # Paceline — the commands a user runs.
 #   make up      install what is missing, build, start an all-in-one cluster (Ctrl-C stops it)
 #   make test    install what is missing, build (release + ASan/UBSan), run every test
-#   make bench   run the benchmarks (short versions);   make fuzz   run each fuzzer briefly
+#   make bench   run the benchmarks (short versions, minutes); reports into bench/results/
+#   make bench-full   the published sizes (50,000 hosts, 1,000,000 tasks; ~15 minutes)
+#   make fuzz    run each fuzzer briefly
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
 #   make format  reformat the sources with clang-format
 
@@ -12,7 +14,8 @@ ASAN_DIR := build/asan
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan bench bench-slurm fuzz format clean
+.PHONY: all deps build build-asan up test test-release test-asan bench bench-full bench-slurm fuzz format \
+  clean
 
 all: build
 
@@ -45,7 +48,10 @@ test-asan: build-asan
 test: test-release test-asan
 
 bench: build
-	bash scripts/bench.sh $(RELEASE_DIR)
+	bash scripts/bench.sh $(RELEASE_DIR) short
+
+bench-full: build
+	bash scripts/bench.sh $(RELEASE_DIR) full
 
 # Needs root and the Slurm peer harness: SLURM_HARNESS=DIR (the Slurm peer harness directory).
 bench-slurm: build

@@ -1,12 +1,56 @@
 #!/usr/bin/env bash
-# Runs every Google Benchmark binary of a build (short runs) and prints their tables.
-# Usage: scripts/bench.sh BUILD_DIR
+# Runs the benchmarks and writes their JSON reports (each with the machine, the commit and the
+# date) into bench/results/ (or $BENCH_OUT).
+# Usage: scripts/bench.sh BUILD_DIR [short|full]
+#   short (make bench):      a few minutes: the micro-benchmarks, the API for 5 s, the scale
+#                            benchmark at 2,000 hosts / 40,000 tasks and over gRPC at 200 hosts.
+#   full  (make bench-full): the published sizes: 50,000 hosts / 1,000,000 tasks in process,
+#                            1,000 hosts over gRPC, the API for 10 s, `paceline sim` at 50,000
+#                            hosts (about 15 minutes and 3 GiB of memory on 2 cores).
+# The Slurm comparison needs root and the Slurm harness: make bench-slurm.
 set -euo pipefail
 build=${1:-build/release}
-list="$build/benchmarks.txt"
-[[ -f $list ]] || { echo "no $list: build first (make build)"; exit 1; }
-while IFS= read -r bin; do
-  [[ -n $bin ]] || continue
-  echo "== $(basename "$bin")"
-  "$bin" --benchmark_min_time=0.1 ${BENCH_FILTER:+--benchmark_filter=$BENCH_FILTER}
-done < "$list"
+mode=${2:-short}
+case $mode in short | full) ;; *) echo "mode: '$mode'; expected short or full" >&2; exit 2 ;; esac
+out=${BENCH_OUT:-bench/results}
+day=$(date -u +%Y-%m-%d)
+bin=$build/paceline
+[[ -x $bin ]] || { echo "no $bin: build first (make build)" >&2; exit 1; }
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== micro-benchmarks (Google Benchmark)"
+min_time=0.1
+[[ $mode == full ]] && min_time=0.5
+while IFS= read -r b; do
+  [[ $b == *_bench ]] || continue
+  echo "-- $(basename "$b")"
+  "$b" --benchmark_min_time=$min_time --benchmark_out="$tmp/$(basename "$b").json" \
+    --benchmark_out_format=json ${BENCH_FILTER:+--benchmark_filter=$BENCH_FILTER}
+done < "$build/benchmarks.txt"
+python3 scripts/bench_summary.py --commit "$("$bin" --version)" "$tmp"/*.json \
+  > "$out/micro-$mode-$day.json"
+echo "wrote $out/micro-$mode-$day.json"
+
+echo "== API: 100 concurrent clients"
+duration=5s
+[[ $mode == full ]] && duration=10s
+"$bin" bench api --clients 100 --duration $duration --report "$out/api-$mode-$day.json"
+
+echo "== scale: one master, emulated hosts"
+if [[ $mode == full ]]; then
+  "$bin" bench scale --hosts 50000 --tasks 1000000 --report "$out/scale-inproc-$mode-$day.json"
+  "$bin" bench scale --transport grpc --hosts 1000 --tasks 30000 --job-mix 10:0.2,100:0.3,1000:0.5 \
+    --report "$out/scale-grpc-$mode-$day.json"
+else
+  "$bin" bench scale --hosts 2000 --tasks 40000 --report "$out/scale-inproc-$mode-$day.json"
+  "$bin" bench scale --transport grpc --hosts 200 --tasks 5000 --job-mix 10:0.2,100:0.3,1000:0.5 \
+    --report "$out/scale-grpc-$mode-$day.json"
+fi
+
+if [[ $mode == full ]]; then
+  echo "== paceline sim: 50,000 hosts, 1,000,000 tasks through the scheduling core"
+  python3 bench/scenarios/make_scale_scenario.py 50000 1000000 > "$tmp/sim.yaml"
+  "$bin" sim "$tmp/sim.yaml" --report "$out/sim-scale-$mode-$day.json"
+fi

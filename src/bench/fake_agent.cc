@@ -241,4 +241,15 @@ void FakeAgent::RecomputeNextDue() {
   next_due_ = next;
 }
 
+size_t FakeAgent::HeapBytes() const {
+  size_t n = runs_.capacity() * sizeof(Run) + outbox_.capacity() * sizeof(Update);
+  for (const Run& r : runs_) {
+    if (r.held != nullptr) {
+      n += sizeof(Held) + r.held->ports.capacity() * sizeof(r.held->ports[0]) +
+           r.held->gpu_devices.capacity() * sizeof(uint32_t);
+    }
+  }
+  return n;
+}
+
 }  // namespace paceline::bench

@@ -111,6 +111,9 @@ class FakeAgent {
   bool registered() const { return registered_; }
   size_t live_runs() const { return runs_.size(); }
   size_t unacknowledged() const { return outbox_.size(); }
+  // The heap memory this agent holds (its run and update records), for a benchmark that must
+  // tell its own memory from the master's in one process.
+  size_t HeapBytes() const;
   uint64_t last_seq() const { return next_seq_ - 1; }
 
  private:

@@ -64,7 +64,9 @@ void HostStream::OnEvent(Op op, bool ok, absl::Time now) {
     case Op::kWrite:
       writing_ = false;
       if (!ok) {
-        Fail(/*cancel=*/true);
+        // The stream is over (e.g. the master refused it): Finish reports the master's status,
+        // which a cancel of our own would replace with CANCELLED.
+        Fail(/*cancel=*/false);
         break;
       }
       stats_->Wrote();

@@ -1,11 +1,13 @@
 #include "bench/local_master.h"
 
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -13,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
+#include "common/version.h"
 #include "paceline/v1/pool.grpc.pb.h"
 
 namespace paceline::bench {
@@ -103,6 +106,38 @@ int64_t ResidentBytes() {
     if (absl::SimpleAtoi(absl::StripAsciiWhitespace(l), &kb)) return kb * 1024;
   }
   return 0;
+}
+
+nlohmann::json MachineJson() {
+  std::string model;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; model.empty() && std::getline(cpuinfo, line);) {
+    absl::string_view l = line;
+    if (absl::ConsumePrefix(&l, "model name")) {
+      size_t colon = l.find(':');
+      if (colon != absl::string_view::npos)
+        model = std::string(absl::StripAsciiWhitespace(l.substr(colon + 1)));
+    }
+  }
+  int64_t mem_kb = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    absl::string_view l = line;
+    if (!absl::ConsumePrefix(&l, "MemTotal:")) continue;
+    l = absl::StripAsciiWhitespace(l);
+    absl::ConsumeSuffix(&l, "kB");
+    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(l), &mem_kb);
+    break;
+  }
+  struct utsname u = {};
+  ::uname(&u);
+  return {{"cpus", std::thread::hardware_concurrency()},
+          {"cpu_model", model},
+          {"memory_bytes", mem_kb * 1024},
+          {"kernel", absl::StrCat(u.sysname, " ", u.release)},
+          {"version", std::string(Version())},
+          {"commit", std::string(Commit())},
+          {"date", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone())}};
 }
 
 }  // namespace paceline::bench

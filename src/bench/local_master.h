@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/status/statusor.h"
 #include "master/master.h"
 
@@ -49,5 +51,8 @@ absl::Status CreateBenchPool(const std::string& addr, const std::string& token,
 double Percentile(std::vector<double>& v, double p);
 // This process's resident set size in bytes (VmRSS), 0 if unknown.
 int64_t ResidentBytes();
+// Where a report was measured: cpus and model, memory, kernel, the build's version and commit,
+// and the date (UTC).
+nlohmann::json MachineJson();
 
 }  // namespace paceline::bench

@@ -98,6 +98,7 @@ void JobManager::OnPlaced(TaskId task, const std::string& host, absl::Time now, 
   TaskRuntime& t = job->mutable_task(task.instance);
   if (t.state != TaskState::kReady) return;
   t.host = InternHost(host);
+  NoteOnHost(t.host, task);
   if (job->spec().type == JobType::kStateful && t.volume_host == kNoHost) {
     t.volume_host = t.host;  // the volume is created there at launch; the instance stays
   }
@@ -239,14 +240,12 @@ void JobManager::Preempt(TaskId task, const std::string& why, absl::Time now, Ef
 void JobManager::OnHostLost(const std::string& host, absl::Time now, Effects& fx) {
   auto it = host_index_.find(host);
   if (it == host_index_.end()) return;
-  uint32_t h = it->second;
-  for (auto& [id, job] : jobs_) {
-    for (uint32_t i = 0; i < job->instances(); ++i) {
-      const TaskRuntime& t = job->task(i);
-      if (t.host == h && MayHaveProcess(t.state)) {
-        EndRun(*job, i, TaskState::kLost, TaskReason::kHostLost,
-               absl::StrCat("host ", host, " was lost"), now, fx);
-      }
+  const std::vector<TaskId> on_host = TasksOnHost(it->second);  // EndRun changes the list
+  for (const TaskId& task : on_host) {
+    Job* job = FindJob(task.job);
+    if (job != nullptr && MayHaveProcess(job->task(task.instance).state)) {
+      EndRun(*job, task.instance, TaskState::kLost, TaskReason::kHostLost,
+             absl::StrCat("host ", host, " was lost"), now, fx);
     }
   }
 }
@@ -299,6 +298,7 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     t.run = r.run;
     t.failures = r.failures;
     t.host = r.host.empty() ? kNoHost : InternHost(r.host);
+    if (t.host != kNoHost) NoteOnHost(t.host, r.id);
     t.exit_code = r.exit_code;
     t.signal = r.signal;
     t.started_at = r.started_at;
@@ -351,16 +351,40 @@ std::vector<RunId> JobManager::LiveRunsOnHost(const std::string& host) const {
   std::vector<RunId> out;
   auto it = host_index_.find(host);
   if (it == host_index_.end()) return out;
-  for (const auto& [id, job] : jobs_) {
-    for (uint32_t i = 0; i < job->instances(); ++i) {
-      const TaskRuntime& t = job->task(i);
-      if (t.host == it->second && MayHaveProcess(t.state)) {
-        out.push_back(RunId{TaskId{id, i}, t.run});
-      }
-    }
+  for (const TaskId& task : TasksOnHost(it->second)) {
+    const TaskRuntime& t = GetJob(task.job)->task(task.instance);
+    if (MayHaveProcess(t.state)) out.push_back(RunId{task, t.run});
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+void JobManager::NoteOnHost(uint32_t h, TaskId task) {
+  if (h >= on_host_.size()) {
+    on_host_.resize(h + 1);
+    on_host_compacted_.resize(h + 1, 0);
+  }
+  on_host_[h].push_back(task);
+  if (on_host_[h].size() >= 2 * size_t{on_host_compacted_[h]} + 16) CompactHost(h);
+}
+
+const std::vector<TaskId>& JobManager::TasksOnHost(uint32_t h) const {
+  static const std::vector<TaskId>* const kNone = new std::vector<TaskId>();
+  if (h >= on_host_.size()) return *kNone;
+  CompactHost(h);
+  return on_host_[h];
+}
+
+void JobManager::CompactHost(uint32_t h) const {
+  std::vector<TaskId>& list = on_host_[h];
+  std::sort(list.begin(), list.end());
+  list.erase(std::unique(list.begin(), list.end()), list.end());
+  std::erase_if(list, [&](const TaskId& task) {
+    const Job* job = GetJob(task.job);
+    return job == nullptr || task.instance >= job->instances() ||
+           job->task(task.instance).host != h;
+  });
+  on_host_compacted_[h] = static_cast<uint32_t>(list.size());
 }
 
 const Job* JobManager::GetJob(JobId id) const {

@@ -188,13 +188,23 @@ class JobManager {
   std::vector<uint32_t> AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec, absl::Time now,
                                      Effects& fx);
 
+  // The tasks whose current run is on host `h` (index in hosts_), so that a host's runs are
+  // found without scanning every task: a task is appended when a run is placed (or restored)
+  // there, and entries of tasks that moved on are dropped when the list is read or has doubled
+  // since it was last compacted (amortised O(1) per placement).
+  void NoteOnHost(uint32_t h, TaskId task);
+  const std::vector<TaskId>& TasksOnHost(uint32_t h) const;  // compacts; t.host == h for each
+  void CompactHost(uint32_t h) const;
+
   absl::flat_hash_map<JobId, std::unique_ptr<Job>> jobs_;
   uint64_t next_job_id_ = 1;
   std::vector<std::string> hosts_;
   absl::flat_hash_map<std::string, uint32_t> host_index_;
-  TimerHeap backoff_timers_;     // PENDING runs waiting for their backoff
-  TimerHeap deadline_timers_;    // RUNNING runs with a max_running_time
-  std::vector<JobId> updating_;  // jobs with an update in flight
+  mutable std::vector<std::vector<TaskId>> on_host_;  // by host index
+  mutable std::vector<uint32_t> on_host_compacted_;   // its size after the last compaction
+  TimerHeap backoff_timers_;                          // PENDING runs waiting for their backoff
+  TimerHeap deadline_timers_;                         // RUNNING runs with a max_running_time
+  std::vector<JobId> updating_;                       // jobs with an update in flight
 };
 
 }  // namespace paceline::jobmgr

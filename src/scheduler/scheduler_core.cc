@@ -586,7 +586,7 @@ void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time no
 }
 
 resmgr::GangRequest SchedulerCore::GangRequestOf(const jobmgr::Job& job,
-                                                 const std::vector<TaskId>& tasks,
+                                                 absl::Span<const TaskId> tasks,
                                                  uint64_t gid) const {
   const JobSpec& spec = job.spec();
   resmgr::GangRequest req;

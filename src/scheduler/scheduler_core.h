@@ -30,7 +30,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "jobmgr/job_manager.h"
 #include "placement/cluster_snapshot.h"
 #include "placement/engine.h"
@@ -157,7 +159,7 @@ class SchedulerCore {
 
   struct GangInfo {
     JobId job;
-    std::vector<TaskId> tasks;
+    absl::InlinedVector<TaskId, 1> tasks;  // most gangs have one member: no allocation
     bool admitted = false;
     uint32_t unplaced = 0;  // admitted members still without a host
   };
@@ -173,7 +175,7 @@ class SchedulerCore {
       TaskId task,
       absl::flat_hash_map<uint64_t, std::shared_ptr<const std::vector<GangPeer>>>& cache) const;
   // Builds the resource manager's request for `tasks` of one job, as gang `gid`.
-  resmgr::GangRequest GangRequestOf(const jobmgr::Job& job, const std::vector<TaskId>& tasks,
+  resmgr::GangRequest GangRequestOf(const jobmgr::Job& job, absl::Span<const TaskId> tasks,
                                     uint64_t gid) const;
   void Adopt(const ReportedRun& run, HostId host, absl::Time now);
   void ReleaseTask(TaskId task);

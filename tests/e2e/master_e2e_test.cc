@@ -78,6 +78,40 @@ TEST(Binary, ApiBenchmarkRunsAgainstItsOwnMasterAndReports) {
   EXPECT_THAT(bad.err, ::testing::HasSubstr("--clients"));
 }
 
+// The scale benchmark on both transports, small: every task runs, the latencies are ordered,
+// the store committed, and after the master restart every task is RUNNING again.
+TEST(Binary, ScaleBenchmarkRunsEveryTaskOnBothTransportsAndSurvivesARestart) {
+  for (const char* transport : {"inproc", "grpc"}) {
+    SCOPED_TRACE(transport);
+    RunResult r = RunPaceline({"bench", "scale", "--transport", transport, "--hosts", "100",
+                               "--tasks", "2000", "--job-mix", "10:0.5,100:0.5", "--clients", "4",
+                               "--heartbeat-interval", "1s", "--timeout", "60s", "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    EXPECT_EQ(j["running"], 2000);
+    EXPECT_EQ(j["jobs"], 110);  // 100 jobs of 10 and 10 of 100
+    EXPECT_EQ(j["submit_errors"], 0);
+    EXPECT_GT(j["tasks_per_second"].get<double>(), 0);
+    const auto& lat = j["submit_to_running_ms"];
+    EXPECT_LE(lat["p50"].get<double>(), lat["p99"].get<double>());
+    EXPECT_LE(lat["p99"].get<double>(), lat["max"].get<double>());
+    EXPECT_GT(j["store"]["commits"].get<uint64_t>(), 0u);
+    EXPECT_GE(j["store"]["batches"].get<uint64_t>(), j["store"]["commits"].get<uint64_t>());
+    EXPECT_EQ(j["restart"]["running_after"], 2000);
+    EXPECT_EQ(j["fleet"]["launches"], 2000);  // nothing launched twice, across the restart
+    EXPECT_GT(j["memory"]["rss_after_bytes"].get<int64_t>(), 0);
+    EXPECT_FALSE(j["machine"]["commit"].get<std::string>().empty());
+  }
+  RunResult bad = RunPaceline({"bench", "scale", "--transport", "carrier-pigeon"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--transport"));
+  RunResult mix = RunPaceline({"bench", "scale", "--job-mix", "10:x"});
+  EXPECT_THAT(mix.err, HasSubstr("--job-mix: '10:x'"));
+  RunResult big = RunPaceline({"bench", "scale", "--hosts", "1", "--tasks", "100"});
+  EXPECT_THAT(big.err, HasSubstr("do not fit"));
+}
+
 TEST(Binary, UnknownFlagIsUsageError) {
   RunResult r = RunPaceline({"master", "--no-such-flag"});
   EXPECT_EQ(r.exit_code, 2);
