@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,10 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "api/auth.h"
 #include "api/cluster_service.h"
 #include "api/host_service.h"
@@ -91,6 +94,8 @@ struct Master::Impl {
   std::unique_ptr<api::AgentServiceImpl> agent_service;
   std::unique_ptr<grpc::Server> grpc_server;
   api::HttpServer http_server;
+  absl::Notification stop_trimmer;
+  std::thread trimmer;  // TrimMemory() every 30 s
   bool stopped = false;
 };
 
@@ -160,6 +165,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   endpoints.token_file = token_file;
   RETURN_IF_ERROR(WriteEndpointsFile(config.data_dir, endpoints));
 
+  impl->trimmer = std::thread([stop = &impl->stop_trimmer] {
+    while (!stop->WaitForNotificationWithTimeout(absl::Seconds(30))) TrimMemory();
+  });
   std::unique_ptr<Master> master(new Master(std::move(impl)));
   master->endpoints_ = endpoints;
   return master;
@@ -175,9 +183,13 @@ Cluster* Master::cluster() { return impl_->cluster.get(); }
 
 absl::Duration Master::heartbeat_interval() const { return impl_->config.heartbeat_interval; }
 
+void Master::TrimMemory() { ::malloc_trim(0); }
+
 void Master::Shutdown() {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;
+  impl_->stop_trimmer.Notify();
+  if (impl_->trimmer.joinable()) impl_->trimmer.join();
   // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
   impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));
   impl_->http_server.Stop();
