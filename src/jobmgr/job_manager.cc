@@ -145,7 +145,12 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     return;
   }
   if (t.state == TaskState::kPreempting) {
-    EndRun(*job, i, TaskState::kKilled, t.reason, r.message, now, fx);
+    // The run ends with the reason it was preempted for, so that its history says why.
+    std::string why;
+    auto w = preempt_why_.find(r.run.task);
+    if (w != preempt_why_.end()) why = w->second;
+    if (!r.message.empty()) why = why.empty() ? r.message : absl::StrCat(why, "; ", r.message);
+    EndRun(*job, i, TaskState::kKilled, t.reason, why, now, fx);
     return;
   }
   TaskState ended = r.state;
@@ -229,6 +234,7 @@ void JobManager::Preempt(TaskId task, const std::string& why, absl::Time now, Ef
     case TaskState::kLaunching:
     case TaskState::kRunning:
       Transition(*job, task.instance, TaskState::kPreempting, reason, why, now, fx, true);
+      if (!why.empty()) preempt_why_[task] = why;
       fx.kills.push_back(KillCommand{RunId{task, t.run}, hosts_[t.host],
                                      job->TaskFor(task.instance).kill_grace, reason});
       return;
@@ -442,6 +448,7 @@ void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason
   }
   TaskId id{job.id(), instance};
   fx.release.push_back(id);
+  preempt_why_.erase(id);
   if (t.restart_requested) {
     t.restart_requested = false;
     std::string why = t.next_spec_version != 0
@@ -455,7 +462,8 @@ void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason
     Transition(job, instance, ended, reason, message, now, fx, true);
     return;
   }
-  if (reason == TaskReason::kPreempted || reason == TaskReason::kHostDraining) {
+  if (reason == TaskReason::kPreempted || reason == TaskReason::kHostDraining ||
+      reason == TaskReason::kRevoked) {
     Transition(job, instance, ended, reason, message, now, fx, true);
     StartNewRun(job, instance, now, now, fx);
     return;

@@ -93,8 +93,10 @@ class JobManager {
   // The placement engine chose `host`: PLACED, then LAUNCHING with a store write and a launch.
   void OnPlaced(TaskId task, const std::string& host, absl::Time now, Effects& fx);
   void OnStatus(const StatusReport& report, absl::Time now, Effects& fx);
-  // Preempts a task (from the resource manager): PREEMPTING and a kill, or straight back to
-  // PENDING when it had not been placed yet.
+  // Preempts a task (from the resource manager; `reason` kHostDraining or kRevoked from the
+  // scheduler): PREEMPTING and a kill, or straight back to PENDING when it had not been placed
+  // yet. `why` is the message of the PREEMPTING event and of the KILLED event that ends the run;
+  // the task then runs again at once (no backoff).
   void Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx,
                TaskReason reason = TaskReason::kPreempted);
   // Stops one instance for good (reason e.g. kScaledDown): a live run is killed with its grace
@@ -205,6 +207,8 @@ class JobManager {
   TimerHeap backoff_timers_;                          // PENDING runs waiting for their backoff
   TimerHeap deadline_timers_;                         // RUNNING runs with a max_running_time
   std::vector<JobId> updating_;                       // jobs with an update in flight
+  // Why each PREEMPTING task is being preempted, until its run ends (soft: not stored).
+  absl::flat_hash_map<TaskId, std::string> preempt_why_;
 };
 
 }  // namespace paceline::jobmgr

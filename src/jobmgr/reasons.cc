@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 24> kNames = {"",
+constexpr std::array<absl::string_view, 25> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -28,7 +28,8 @@ constexpr std::array<absl::string_view, 24> kNames = {"",
                                                       "UPDATED",
                                                       "SCALED_DOWN",
                                                       "HOST_DRAINING",
-                                                      "HOST_LEFT"};
+                                                      "HOST_LEFT",
+                                                      "REVOKED"};
 
 }  // namespace
 

@@ -36,6 +36,7 @@ enum class TaskReason : uint8_t {
   kScaledDown,          // KILLING / KILLED: removed by an update that shrank the job
   kHostDraining,        // PREEMPTING / KILLED: moved off a host being drained (runs elsewhere)
   kHostLeft,            // KILLING / KILLED: a daemon instance whose host left (drained, down, lost)
+  kRevoked,             // PREEMPTING / KILLED: a revocable task whose host needs its capacity back
 };
 
 absl::string_view TaskReasonName(TaskReason r);

@@ -32,6 +32,7 @@ ClusterSnapshot::ClusterSnapshot(const ClusterSnapshot& o)
       hosts_(o.hosts_),
       num_hosts_(o.num_hosts_),
       index_(o.index_),
+      revocable_index_(o.revocable_index_),
       label_index_(o.label_index_),
       label_pairs_(o.label_pairs_),
       tasks_(o.tasks_),
@@ -60,6 +61,11 @@ std::optional<HostId> ClusterSnapshot::TaskHost(TaskId task) const {
   auto it = tasks_.find(task);
   if (it == tasks_.end()) return std::nullopt;
   return HostId(it->second.slot);
+}
+
+const Usage* ClusterSnapshot::TaskUsage(TaskId task) const {
+  auto it = tasks_.find(task);
+  return it == tasks_.end() ? nullptr : &it->second.usage;
 }
 
 const std::vector<uint32_t>* ClusterSnapshot::HostsWithLabel(absl::string_view key,
@@ -117,16 +123,19 @@ void ClusterSnapshot::MarkRelaxed() {
 void ClusterSnapshot::Reindex(uint32_t slot) {
   const HostState& h = *hosts_[slot];
   bool want = h.status() == HostStatus::kUp;
-  if (!want) {
-    if (index_.Contains(slot)) index_.Erase(slot);
-    return;
-  }
-  Resources f = h.free();
-  FreeIndex::Keys keys = {f.cpu_milli(), f.memory_bytes(), f.disk_bytes(), h.gpu_key()};
-  if (index_.Contains(slot)) {
-    index_.Update(slot, keys);
-  } else {
-    index_.Insert(slot, keys);
+  for (bool revocable : {false, true}) {
+    FreeIndex& index = revocable ? revocable_index_ : index_;
+    if (!want) {
+      if (index.Contains(slot)) index.Erase(slot);
+      continue;
+    }
+    Resources f = h.FreeFor(revocable);
+    FreeIndex::Keys keys = {f.cpu_milli(), f.memory_bytes(), f.disk_bytes(), h.gpu_key()};
+    if (index.Contains(slot)) {
+      index.Update(slot, keys);
+    } else {
+      index.Insert(slot, keys);
+    }
   }
 }
 
@@ -187,6 +196,7 @@ absl::StatusOr<std::vector<TaskId>> ClusterSnapshot::RemoveHost(HostId id) {
   std::vector<TaskId> released = h->tasks();
   for (TaskId t : released) ReleaseRecord(t);
   if (index_.Contains(id.value())) index_.Erase(id.value());
+  if (revocable_index_.Contains(id.value())) revocable_index_.Erase(id.value());
   IndexLabels(id.value(), false);
   hosts_[id.value()].reset();
   --num_hosts_;
@@ -234,10 +244,22 @@ absl::Status ClusterSnapshot::SetHostLabels(
   return absl::OkStatus();
 }
 
+absl::Status ClusterSnapshot::SetHostSlack(HostId id, const Resources& slack) {
+  HostState* h = mutable_host(id);
+  if (h == nullptr) return NotFound(id);
+  const Resources before = h->FreeFor(true);
+  h->SetSlack(slack);
+  Reindex(id.value());
+  // More slack: a revocable task that fit nowhere may fit here now.
+  if (!h->FreeFor(true).FitsIn(before)) LogRelaxed(id.value());
+  return absl::OkStatus();
+}
+
 Usage ClusterSnapshot::MakeUsage(const TaskShape& shape, GpuShares gpus,
                                  std::vector<uint32_t> ports) {
   Usage u;
   u.resources = shape.resources;
+  u.revocable = shape.revocable;
   u.gpus = std::move(gpus);
   u.ports = std::move(ports);
   u.job = shape.job;
@@ -246,15 +268,18 @@ Usage ClusterSnapshot::MakeUsage(const TaskShape& shape, GpuShares gpus,
 }
 
 absl::Status ClusterSnapshot::CheckFits(const HostState& h, const TaskShape& shape,
-                                        const GpuShares& gpus,
-                                        const std::vector<uint32_t>& ports) const {
+                                        const GpuShares& gpus, const std::vector<uint32_t>& ports,
+                                        bool adopting) const {
   if (h.status() != HostStatus::kUp) {
     return absl::FailedPreconditionError(
         absl::StrCat("host ", h.name(), " is ", HostStatusName(h.status())));
   }
-  if (auto d = shape.resources.FirstExceeding(h.free())) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("host ", h.name(), ": insufficient ", DimName(*d)));
+  Resources free = h.FreeFor(shape.revocable);
+  if (adopting && shape.revocable) free = Max(free, shape.resources);  // slack not known yet
+  free[Dim::kGpu] = h.FreeFor(false)[Dim::kGpu];                       // devices: always checked
+  if (auto d = shape.resources.FirstExceeding(free)) {
+    return absl::ResourceExhaustedError(absl::StrCat("host ", h.name(), ": insufficient ",
+                                                     DimName(*d), shape.revocable ? " slack" : ""));
   }
   int64_t gpu_sum = 0;
   absl::flat_hash_set<uint16_t> devices;
@@ -294,14 +319,18 @@ absl::Status ClusterSnapshot::CheckFits(const HostState& h, const TaskShape& sha
   return absl::OkStatus();
 }
 
-absl::Status ClusterSnapshot::Commit(const Assignment& a) {
+absl::Status ClusterSnapshot::Commit(const Assignment& a) { return Record(a, false); }
+
+absl::Status ClusterSnapshot::Adopt(const Assignment& a) { return Record(a, true); }
+
+absl::Status ClusterSnapshot::Record(const Assignment& a, bool adopting) {
   if (a.shape == nullptr) return absl::InvalidArgumentError("assignment without a shape");
   if (tasks_.contains(a.task)) {
     return absl::AlreadyExistsError(absl::StrCat("task ", a.task.ToString(), " is already placed"));
   }
   HostState* h = mutable_host(a.host);
   if (h == nullptr) return NotFound(a.host);
-  absl::Status s = CheckFits(*h, *a.shape, a.gpus, a.ports);
+  absl::Status s = CheckFits(*h, *a.shape, a.gpus, a.ports, adopting);
   if (!s.ok()) return s;
   TaskRecord rec;
   rec.slot = a.host.value();
@@ -352,6 +381,7 @@ void ClusterSnapshot::Unhold(uint32_t slot, const Usage& u, bool rollback) {
 absl::Status ClusterSnapshot::Validate() const {
   struct Sum {
     Resources res;
+    Resources revocable;
     std::vector<int64_t> gpus;
     absl::flat_hash_set<uint32_t> ports;
     absl::flat_hash_map<JobId, uint32_t> jobs;
@@ -367,6 +397,7 @@ absl::Status ClusterSnapshot::Validate() const {
     Sum& s = sums[rec.slot];
     s.gpus.resize(h.gpus().size());
     s.res += rec.usage.resources;
+    if (rec.usage.revocable) s.revocable += rec.usage.resources;
     for (const GpuShare& g : rec.usage.gpus) s.gpus[g.device] += g.milli;
     for (uint32_t p : rec.usage.ports) {
       if (!s.ports.insert(p).second) {
@@ -385,10 +416,19 @@ absl::Status ClusterSnapshot::Validate() const {
       return absl::InternalError(absl::StrCat(h.name(), ": allocated ", h.allocated().ToString(),
                                               " but tasks hold ", s.res.ToString()));
     }
-    if (!h.allocated().FitsIn(h.capacity()) || !h.allocated().IsNonNegative()) {
-      return absl::InternalError(absl::StrCat(h.name(),
-                                              " is over-committed: ", h.allocated().ToString(),
-                                              " of ", h.capacity().ToString()));
+    if (!(s.revocable == h.revocable_allocated())) {
+      return absl::InternalError(
+          absl::StrCat(h.name(), ": revocable allocated ", h.revocable_allocated().ToString(),
+                       " but revocable tasks hold ", s.revocable.ToString()));
+    }
+    const Resources regular = h.regular_allocated();
+    if (!regular.FitsIn(h.capacity()) || !regular.IsNonNegative() ||
+        !h.revocable_allocated().IsNonNegative()) {
+      return absl::InternalError(absl::StrCat(h.name(), " is over-committed: regular work holds ",
+                                              regular.ToString(), " of ", h.capacity().ToString()));
+    }
+    if (h.allocated().gpu_milli() > h.capacity().gpu_milli()) {
+      return absl::InternalError(absl::StrCat(h.name(), " has its GPUs over-committed"));
     }
     int64_t gpu_total = 0;
     for (size_t d = 0; d < h.gpus().size(); ++d) {
@@ -410,7 +450,7 @@ absl::Status ClusterSnapshot::Validate() const {
       if (h.JobCount(job) != n) return absl::InternalError(absl::StrCat(h.name(), ": job count"));
     }
     bool indexed = index_.Contains(slot);
-    if (indexed != (h.status() == HostStatus::kUp)) {
+    if (indexed != (h.status() == HostStatus::kUp) || indexed != revocable_index_.Contains(slot)) {
       return absl::InternalError(absl::StrCat(h.name(), ": free index membership"));
     }
   }

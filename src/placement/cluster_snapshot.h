@@ -1,7 +1,10 @@
 #pragma once
 // ClusterSnapshot: the hosts the placement engine places onto, their usage, the committed
 // tasks, and the indexes that keep a placement from scanning the cluster:
-//   - a FreeIndex of the UP hosts bucketed by free capacity per dimension;
+//   - two FreeIndexes of the UP hosts bucketed by free capacity per dimension: one by what
+//     regular work may take (HostState::FreeFor(false)), one by what revocable work may take
+//     (FreeFor(true): unallocated capacity plus slack), so that both kinds of task walk only
+//     hosts that can hold them;
 //   - a per-label value index (label -> value -> hosts) for `in` constraints;
 //   - a log of hosts whose static attributes (status, labels) changed, so that the engine's
 //     per-class constraint caches are patched instead of recomputed;
@@ -9,9 +12,11 @@
 //
 // Hosts are addressed by HostId; HostId values are dense indexes ("slots").
 //
-// Mutations (the one applier): AddHost / RemoveHost, SetHostStatus, SetHostLabels, Commit (a
-// task assignment, verified), Release (a task), FailHost (mark a host DOWN/LOST and release
-// every task on it). Each either applies fully or returns an error and changes nothing.
+// Mutations (the one applier): AddHost / RemoveHost, SetHostStatus, SetHostLabels, SetHostSlack
+// (the host's allocated-but-unused capacity, from usage reports), Commit (a task assignment,
+// verified), Adopt (a task found running after a restart), Release (a task), FailHost (mark a
+// host DOWN/LOST and release every task on it). Each either applies fully or returns an error
+// and changes nothing. The accounting of regular and revocable work is in host_state.h.
 // The PlacementEngine additionally places tentative holds while it builds a plan and removes
 // them all before returning, so Place() leaves the snapshot as it found it.
 //
@@ -66,6 +71,9 @@ class ClusterSnapshot {
   // Marks the host DOWN or LOST and releases every task on it; returns them.
   absl::StatusOr<std::vector<TaskId>> FailHost(HostId id, HostStatus status = HostStatus::kLost);
   absl::Status SetHostLabels(HostId id, std::vector<std::pair<std::string, std::string>> labels);
+  // The host's slack: what its running regular tasks hold but do not use (cpu and memory; the
+  // gpu dimension is ignored, negative amounts count as 0). Zero when its usage is not known.
+  absl::Status SetHostSlack(HostId id, const Resources& slack);
 
   // --- tasks ---
   // Verifies that the assignment fits now (host UP; resources, GPU devices and models, ports
@@ -73,6 +81,10 @@ class ClusterSnapshot {
   // engine's business and are not re-checked. AlreadyExists, NotFound, FailedPrecondition,
   // ResourceExhausted or InvalidArgument otherwise.
   absl::Status Commit(const Assignment& a);
+  // Records a task that already runs on the host (its agent reported it after a restart). As
+  // Commit, except that a revocable task's resources are not checked: the slack it runs on is
+  // not known until the host reports usage again.
+  absl::Status Adopt(const Assignment& a);
   // Frees what the task holds. NotFound when the task is not placed.
   absl::Status Release(TaskId task);
 
@@ -84,15 +96,22 @@ class ClusterSnapshot {
   size_t num_hosts() const { return num_hosts_; }
   size_t num_tasks() const { return tasks_.size(); }
   std::optional<HostId> TaskHost(TaskId task) const;
-  const FreeIndex& free_index() const { return index_; }
+  // What a placed task holds (resources, devices, ports); nullptr when it is not placed.
+  const Usage* TaskUsage(TaskId task) const;
+  // The index of what regular work (false) or revocable work (true) may take.
+  const FreeIndex& free_index(bool revocable = false) const {
+    return revocable ? revocable_index_ : index_;
+  }
   // Hosts (slots) carrying label `key` with value `value`; nullptr when none ever did.
   const std::vector<uint32_t>* HostsWithLabel(absl::string_view key, absl::string_view value) const;
   // The largest capacity of any present host, per dimension.
   Resources MaxCapacity() const;
 
   // Recomputes every host's usage from the task records and checks it against the kept
-  // values and the capacities (no over-commit in any dimension or GPU device, ports unique,
-  // counts consistent). For tests and `paceline sim`; O(hosts + tasks).
+  // values and the capacities (no over-commit of regular work in any dimension, none of any
+  // GPU device, ports unique, counts consistent). Revocable work beyond capacity + slack is
+  // not an error here (it is being reclaimed; see HostState::RevocableExcess). For tests and
+  // `paceline sim`; O(hosts + tasks).
   absl::Status Validate() const;
 
   // --- for the engine's caches ---
@@ -104,9 +123,9 @@ class ClusterSnapshot {
   // Slots whose static attributes changed since `seq`; nullopt when the log was truncated.
   std::optional<std::span<const uint32_t>> StaticChangesSince(uint64_t seq) const;
   // A log of the hosts where a task may fit now that did not fit before: a task released, a
-  // host added or changed (status, labels), a gang's tentative holds rolled back. Committing
-  // tasks never adds to it, so a task that fit nowhere at relax_seq() s still fits nowhere
-  // unless it fits one of RelaxedSince(s).
+  // host added or changed (status, labels), a gang's tentative holds rolled back, more slack.
+  // Committing tasks never adds to it, so a task that fit nowhere at relax_seq() s still fits
+  // nowhere unless it fits one of RelaxedSince(s).
   uint64_t relax_seq() const { return relax_base_ + relax_log_.size(); }
   // Slots relaxed since `seq`; nullopt when the log was truncated or MarkRelaxed() was called.
   std::optional<std::span<const uint32_t>> RelaxedSince(uint64_t seq) const;
@@ -131,7 +150,8 @@ class ClusterSnapshot {
   // Usage of a shape on a host, with interned label pairs.
   Usage MakeUsage(const TaskShape& shape, GpuShares gpus, std::vector<uint32_t> ports);
   absl::Status CheckFits(const HostState& h, const TaskShape& shape, const GpuShares& gpus,
-                         const std::vector<uint32_t>& ports) const;
+                         const std::vector<uint32_t>& ports, bool adopting) const;
+  absl::Status Record(const Assignment& a, bool adopting);
   void ReleaseRecord(TaskId task);
 
   // Engine holds: tentative usage, no task record. `rollback`: the hold is given up (a gang
@@ -143,7 +163,8 @@ class ClusterSnapshot {
   uint64_t uid_;
   std::vector<std::optional<HostState>> hosts_;
   size_t num_hosts_ = 0;
-  FreeIndex index_;
+  FreeIndex index_;            // by FreeFor(false)
+  FreeIndex revocable_index_;  // by FreeFor(true)
   absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, std::vector<uint32_t>>>
       label_index_;
   absl::flat_hash_map<std::string, uint32_t> label_pairs_;

@@ -312,7 +312,8 @@ void PlacementEngine::SyncStatic(StaticClass& st, const ClusterSnapshot& snap) {
 void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSnapshot& snap,
                               std::vector<uint32_t>& out, PlanStats& stats) {
   const StaticClass& st = *cls.st;
-  const FreeIndex& index = snap.free_index();
+  // Revocable work walks the index of unallocated capacity plus slack (host_state.h).
+  const FreeIndex& index = snap.free_index(t.shape.revocable);
   if (t.task.required_host) {
     ++stats.hosts_visited;
     uint32_t slot = t.task.required_host->value();
@@ -634,6 +635,7 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       const HostState& h = snap.host_at(choice->slot);
       Usage u;
       u.resources = task.shape->resources;
+      u.revocable = task.shape->revocable;
       u.gpus = choice->gpus;
       u.ports = h.PickPorts(task.shape->num_ports());
       u.job = task.shape->job;

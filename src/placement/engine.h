@@ -30,6 +30,8 @@
 //   - The UP hosts are bucketed by free capacity per dimension (FreeIndex); a task walks the
 //     buckets of its scarcest dimension from the level of its ask upward (tightest-first,
 //     pack) or from the top down (loosest-first, spread); hosts below its ask are never seen.
+//     Regular and revocable tasks see different free capacity (host_state.h): each walks its
+//     own index (ClusterSnapshot::free_index(revocable)).
 //   - Sampling: the walk stops after `max_candidates` feasible hosts (default 16), like Nomad's
 //     limit iterator or Kubernetes' percentageOfNodesToScore. The trade-off: the winner is the
 //     best of the first candidates in walk order, not of the whole cluster. With pack the walk

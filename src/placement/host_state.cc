@@ -95,8 +95,31 @@ void HostState::RecomputeGpuSummary() {
   }
 }
 
+Resources HostState::FreeFor(bool revocable) const {
+  Resources f;
+  if (revocable) {
+    f = capacity_ - allocated_ + effective_slack();
+  } else {
+    f = capacity_ - regular_allocated();
+  }
+  // Devices are never over-committed: the gpu dimension is C − A in both views.
+  f[Dim::kGpu] = capacity_[Dim::kGpu] - allocated_[Dim::kGpu];
+  return f;
+}
+
+Resources HostState::RevocableExcess() const {
+  return Max(Resources(), Resources() - FreeFor(true));
+}
+
+void HostState::SetSlack(const Resources& slack) {
+  slack_ = Max(Resources(), slack);
+  slack_[Dim::kGpu] = 0;
+  ++version_;
+}
+
 void HostState::AddUsage(const Usage& u) {
   allocated_ += u.resources;
+  if (u.revocable) revocable_allocated_ += u.resources;
   for (const GpuShare& s : u.gpus) {
     PL_CHECK(s.device < gpus_.size()) << "device " << s.device << " on host " << name_;
     gpus_[s.device].milli_allocated += s.milli;
@@ -113,6 +136,7 @@ void HostState::AddUsage(const Usage& u) {
 
 void HostState::RemoveUsage(const Usage& u) {
   allocated_ -= u.resources;
+  if (u.revocable) revocable_allocated_ -= u.resources;
   for (const GpuShare& s : u.gpus) {
     gpus_[s.device].milli_allocated -= s.milli;
     PL_CHECK(gpus_[s.device].milli_allocated >= 0) << "device " << s.device << " on " << name_;

@@ -15,6 +15,23 @@
 //
 // A host labelled `paceline.exclusive=<v>` only accepts tasks that ask for exclusive <v>.
 //
+// Revocable work and slack. Tasks are regular or revocable (sla.revocable). Per dimension, with
+//   C = capacity, R = what regular tasks hold, V = what revocable tasks hold, A = R + V,
+//   S = the host's slack: what its running regular tasks hold but measurably do not use (cpu
+//       and memory; set by the owner of the snapshot from fresh usage reports, 0 otherwise),
+//       counted at most up to R,
+// the host offers
+//   regular work:   FreeFor(false) = C − R      revocable work does not take capacity from
+//                                               regular work;
+//   revocable work: FreeFor(true)  = C − A + S  unallocated capacity plus the slack, minus
+//                                               what revocable tasks already hold there.
+// GPU devices and ports are never over-committed: a device share or a port is held by its task
+// whoever else wants it, so in the gpu dimension both views are C − A.
+// Invariants: R <= C always (regular work is never over-committed); A <= C + S, i.e.
+// FreeFor(true) >= 0, holds after every revocable placement. Placing regular work, or the
+// slack shrinking, may break the second one: RevocableExcess() is then by how much, and the
+// caller reclaims (kills) revocable tasks on this host until it is zero.
+//
 // Thread-safety: none; a HostState belongs to the single thread that owns its snapshot.
 
 #include <cstdint>
@@ -79,6 +96,7 @@ using GpuShares = absl::InlinedVector<GpuShare, 2>;
 // What one task holds on a host; added and removed as a unit.
 struct Usage {
   Resources resources;
+  bool revocable = false;  // held by revocable work (see "Revocable work and slack" above)
   GpuShares gpus;
   std::vector<uint32_t> ports;
   JobId job;
@@ -99,8 +117,24 @@ class HostState {
   const std::string& exclusive() const { return exclusive_; }
 
   const Resources& capacity() const { return capacity_; }
+  // What every task on the host holds (A = R + V).
   const Resources& allocated() const { return allocated_; }
-  Resources free() const { return capacity_ - allocated_; }
+  // What revocable tasks hold (V) and what regular tasks hold (R).
+  const Resources& revocable_allocated() const { return revocable_allocated_; }
+  Resources regular_allocated() const { return allocated_ - revocable_allocated_; }
+  // The slack as last set (cpu and memory), and the part of it that counts: at most R.
+  const Resources& slack() const { return slack_; }
+  Resources effective_slack() const { return Min(slack_, regular_allocated()); }
+  // What a task of the given kind may still take: C − R for regular work (gpu: C − A), C − A + S
+  // for revocable work. May be negative for revocable work (see RevocableExcess).
+  Resources FreeFor(bool revocable) const;
+  // The regular view, FreeFor(false).
+  Resources free() const { return FreeFor(false); }
+  // capacity − FreeFor(revocable): what counts as taken, for utilisation scores.
+  Resources AllocatedFor(bool revocable) const { return capacity_ - FreeFor(revocable); }
+  // max(0, A − C − S) per dimension: how much revocable work must leave the host (zero when
+  // every task fits).
+  Resources RevocableExcess() const;
 
   const std::vector<GpuDevice>& gpus() const { return gpus_; }
   // Devices with nothing allocated.
@@ -133,6 +167,7 @@ class HostState {
   void RemoveUsage(const Usage& u);
   void SetLabels(std::vector<std::pair<std::string, std::string>> labels);
   void RecomputeGpuSummary();
+  void SetSlack(const Resources& slack);
 
   HostId id_;
   std::string name_;
@@ -141,6 +176,8 @@ class HostState {
   std::string exclusive_;
   Resources capacity_;
   Resources allocated_;
+  Resources revocable_allocated_;
+  Resources slack_;
   std::vector<GpuDevice> gpus_;
   int full_free_gpus_ = 0;
   int64_t max_partial_free_gpu_ = 0;

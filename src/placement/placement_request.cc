@@ -28,8 +28,9 @@ uint64_t FullHash(const TaskShape& s) {
   std::vector<int64_t> res(kNumDims);
   for (int i = 0; i < kNumDims; ++i) res[i] = s.resources.at(i);
   return absl::Hash<std::tuple<uint64_t, uint64_t, decltype(s.job_labels), std::vector<int64_t>,
-                               std::vector<std::string>, decltype(mph)>>()(
-      std::make_tuple(s.static_signature, s.job.value(), s.job_labels, res, s.port_names, mph));
+                               std::vector<std::string>, decltype(mph), bool>>()(
+      std::make_tuple(s.static_signature, s.job.value(), s.job_labels, res, s.port_names, mph,
+                      s.revocable));
 }
 
 }  // namespace
@@ -91,6 +92,7 @@ absl::StatusOr<std::shared_ptr<const TaskShape>> TaskShapeFromSpec(JobId job, co
     if (const auto* mc = std::get_if<MaxPerHostConstraint>(&c)) s.max_per_host.push_back(*mc);
   }
   s.exclusive = task.exclusive;
+  s.revocable = spec.sla.revocable;
   return MakeTaskShape(std::move(s));
 }
 

@@ -3,8 +3,9 @@
 // that must all get a host in the same plan or none at all.
 //
 // The placement-relevant part of a task spec is a TaskShape: resources, GPU models, ports,
-// host label constraints, anti-affinity (max per host), exclusive, and the job id and labels
-// that anti-affinity counts. A shape is immutable once built by MakeTaskShape, and is shared by
+// host label constraints, anti-affinity (max per host), exclusive, whether the job is revocable
+// (it then fits on the host's slack, see host_state.h), and the job id and labels that
+// anti-affinity counts. A shape is immutable once built by MakeTaskShape, and is shared by
 // every instance of a job (a 100,000-instance job has one shape), so a request costs a task id
 // and a pointer per instance. Equal shapes form one equivalence class in the engine: their
 // feasibility work (constraint checks, candidate search state) is done once per class.
@@ -38,6 +39,9 @@ struct TaskShape {
   std::vector<LabelConstraint> label_constraints;
   std::vector<MaxPerHostConstraint> max_per_host;
   std::string exclusive;  // only hosts labelled paceline.exclusive=<this>; empty = none
+  // sla.revocable: fits in the host's unallocated capacity plus its slack (HostState::FreeFor),
+  // and is reclaimed when regular work or the regular tasks' usage needs that capacity back.
+  bool revocable = false;
 
   // Derived by MakeTaskShape; do not set by hand.
   uint64_t signature = 0;         // hash of every field above

@@ -14,6 +14,7 @@
 #include "placement/filters/ports_filter.h"
 #include "placement/filters/required_host_filter.h"
 #include "placement/filters/resource_fit_filter.h"
+#include "placement/scorers/avoid_reclaim_scorer.h"
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
@@ -64,15 +65,19 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
           {"random", &NewScorer<RandomScorer>},
           {"previous_host", &NewScorer<PreviousHostScorer>},
           {"stateful_sticky", &NewScorer<StatefulStickyScorer>},
+          {"avoid_reclaim", &NewScorer<AvoidReclaimScorer>},
       };
   return *table;
 }
 
 // ---- The named profiles: default order and weights. ----
 // Scores are in [0, 1]; the stickiness weights exceed the sum of any profile's policy weights
-// (checked by profile_test), so a feasible previous host always wins.
+// (checked by profile_test), so a feasible previous host always wins. avoid_reclaim outweighs
+// packing and spreading (a host where regular work displaces no revocable work is preferred)
+// but not fragmentation.
 constexpr double kPreviousHostWeight = 8;
 constexpr double kStatefulWeight = 16;
+constexpr double kAvoidReclaimWeight = 2;
 constexpr uint32_t kDefaultCandidates = 16;
 
 ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy, WalkOrder walk) {
@@ -80,6 +85,7 @@ ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy,
   p.name = std::string(name);
   p.filters = FilterNames();
   p.scorers = std::move(policy);
+  p.scorers.push_back({"avoid_reclaim", kAvoidReclaimWeight});
   p.scorers.push_back({"previous_host", kPreviousHostWeight});
   p.scorers.push_back({"stateful_sticky", kStatefulWeight});
   p.walk = walk;

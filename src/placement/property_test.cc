@@ -1,8 +1,12 @@
 // Property test of the placement core: after any random sequence of placements (tasks and
-// gangs, every profile, bounded and unbounded candidate search), commits, releases, host
-// failures and recoveries:
-//   - no host is over-committed in any dimension or any GPU device (ClusterSnapshot::Validate
-//     recomputes every host's usage from the task records);
+// gangs, regular and revocable, every profile, bounded and unbounded candidate search),
+// commits, releases, slack changes, host failures and recoveries:
+//   - no host is over-committed in regular work in any dimension, nor in any GPU device
+//     (ClusterSnapshot::Validate recomputes every host's usage from the task records);
+//   - revocable + regular work never exceeds capacity + slack on any host once the hosts that
+//     need it have reclaimed revocable work (modelled here as the scheduler does it: release
+//     revocable tasks of the host until it fits), and only hosts where regular work was just
+//     placed or whose slack just shrank ever need it — a revocable placement never does;
 //   - gangs are never partially placed, in a plan or in the snapshot;
 //   - Place() leaves the snapshot unchanged, and ApplyPlan commits every assignment of a plan;
 //   - every assignment satisfies the hard constraints, checked by an independent oracle;
@@ -29,6 +33,28 @@ const std::vector<std::string> kModels = {"T4", "A100"};
 const std::vector<std::string> kZones = {"a", "b", "c"};
 
 // The oracle: an independent, naive restatement of the hard constraints.
+// Regular (R) and revocable (V) allocations of a host, summed from its task records.
+std::pair<Resources, Resources> Held(const ClusterSnapshot& snap, const HostState& h) {
+  Resources regular, revocable;
+  for (TaskId t : h.tasks()) {
+    const Usage* u = snap.TaskUsage(t);
+    (u->revocable ? revocable : regular) += u->resources;
+  }
+  return {regular, revocable};
+}
+
+// What revocable work holds beyond capacity + slack (the slack counting up to R), per dimension.
+Resources Excess(const ClusterSnapshot& snap, const HostState& h) {
+  auto [regular, revocable] = Held(snap, h);
+  Resources excess;
+  for (int d = 0; d < kNumDims; ++d) {
+    int64_t slack = std::min(h.slack().at(d), regular.at(d));
+    excess.at(d) =
+        std::max<int64_t>(0, regular.at(d) + revocable.at(d) - h.capacity().at(d) - slack);
+  }
+  return excess;
+}
+
 bool OracleFits(ClusterSnapshot& snap, const TaskShape& s, const HostState& h) {
   if (h.status() != HostStatus::kUp) return false;
   if (h.exclusive() != s.exclusive) return false;
@@ -38,8 +64,15 @@ bool OracleFits(ClusterSnapshot& snap, const TaskShape& s, const HostState& h) {
     if (c.op == ConstraintOp::kIn && !member) return false;
     if (c.op == ConstraintOp::kNotIn && member) return false;
   }
+  // Regular work: capacity − regular allocations (GPUs: − everything). Revocable work:
+  // capacity − all allocations + slack (up to the regular allocations; none in GPUs).
+  auto [regular, revocable] = Held(snap, h);
   for (int d = 0; d < kNumDims; ++d) {
-    if (s.resources.at(d) > h.capacity().at(d) - h.allocated().at(d)) return false;
+    const bool gpu = d == static_cast<int>(Dim::kGpu);
+    int64_t free = h.capacity().at(d) - regular.at(d);
+    if (s.revocable || gpu) free -= revocable.at(d);
+    if (s.revocable && !gpu) free += std::min(h.slack().at(d), regular.at(d));
+    if (s.resources.at(d) > free) return false;
   }
   auto allowed = [&](const GpuDevice& d) {
     return s.gpu_models.empty() ||
@@ -89,6 +122,7 @@ std::vector<std::shared_ptr<const TaskShape>> RandomShapes(std::mt19937_64& rng)
     b.JobLabel("app", app_x ? "x" : "y");
     if (app_x) b.MaxPerHost(2, "app");
     if (rng() % 10 == 0) b.Exclusive("ml");
+    if (j % 3 == 0) b.Revocable();
     shapes.push_back(b.Build());
   }
   return shapes;
@@ -154,10 +188,13 @@ void RunScenario(uint64_t seed, int steps) {
   int gangs_placed = 0;
   int gangs_pending = 0;
   int assignments = 0;
+  int revocable_assignments = 0;
+  int reclaimed = 0;
 
   for (int step = 0; step < steps; ++step) {
     SCOPED_TRACE(::testing::Message() << "step " << step);
-    int op = static_cast<int>(rng() % 10);
+    std::set<uint32_t> may_exceed;  // hosts that got regular work or lost slack in this step
+    int op = static_cast<int>(rng() % 12);
     if (op < 5) {
       // Place a batch of tasks and gangs, then commit it.
       std::vector<PlacementRequest> rs;
@@ -210,6 +247,11 @@ void RunScenario(uint64_t seed, int steps) {
           ASSERT_TRUE(snap.Commit(a).ok());
           live.push_back(a.task);
           ++assignments;
+          if (a.shape->revocable) {
+            ++revocable_assignments;
+          } else {
+            may_exceed.insert(a.host.value());
+          }
         }
         if (pending.contains(i) && rs[i].tasks.size() == 1) {
           for (uint32_t s = 0; s < snap.slots(); ++s) {
@@ -238,15 +280,54 @@ void RunScenario(uint64_t seed, int steps) {
                                 [&](const TaskId& t) { return gone.contains(t); }),
                  live.end());
       for (TaskId t : gone) ASSERT_FALSE(snap.TaskHost(t).has_value());
-    } else {
+    } else if (op == 9) {
       // A failed or drained host comes back, or one starts draining.
       HostId h(static_cast<uint32_t>(rng() % snap.slots()));
       HostStatus s = rng() % 3 == 0 ? HostStatus::kDraining : HostStatus::kUp;
       ASSERT_TRUE(snap.SetHostStatus(h, s).ok());
+    } else {
+      // A usage report: some of what a host's regular work holds is idle (or none is).
+      for (int i = 0; i < 4; ++i) {
+        uint32_t slot = static_cast<uint32_t>(rng() % snap.slots());
+        const HostState& h = snap.host_at(slot);
+        Resources regular = Held(snap, h).first;
+        Resources slack =
+            Resources::Of(regular.cpu_milli() * static_cast<int64_t>(rng() % 5) / 4,
+                          regular.memory_bytes() * static_cast<int64_t>(rng() % 5) / 4);
+        if (rng() % 8 == 0) slack = Resources::Of(1'000'000, int64_t{1} << 40);  // clamped to R
+        // Shrinking in any dimension may leave revocable work beyond capacity + slack.
+        if (!h.effective_slack().FitsIn(Min(slack, regular))) may_exceed.insert(slot);
+        ASSERT_TRUE(snap.SetHostSlack(HostId(slot), slack).ok());
+      }
+    }
+    // Reclaim, as the scheduler does: revocable tasks leave hosts where they exceed capacity +
+    // slack until they fit. Only hosts that got regular work or lost slack ever need it.
+    for (uint32_t s = 0; s < snap.slots(); ++s) {
+      const HostState& h = snap.host_at(s);
+      ASSERT_EQ(Excess(snap, h), h.RevocableExcess()) << h.name();
+      if (h.RevocableExcess().IsZero()) continue;
+      ASSERT_TRUE(may_exceed.contains(s))
+          << h.name() << " exceeds capacity + slack by " << h.RevocableExcess().ToString();
+      const std::vector<TaskId> tasks = h.tasks();
+      for (TaskId t : tasks) {
+        if (h.RevocableExcess().IsZero()) break;
+        if (!snap.TaskUsage(t)->revocable) continue;
+        ASSERT_TRUE(snap.Release(t).ok());
+        live.erase(std::find(live.begin(), live.end(), t));
+        ++reclaimed;
+      }
+      ASSERT_TRUE(h.RevocableExcess().IsZero()) << h.name();
     }
     absl::Status valid = snap.Validate();
     ASSERT_TRUE(valid.ok()) << valid;
     ASSERT_EQ(snap.num_tasks(), live.size());
+    for (uint32_t s = 0; s < snap.slots(); ++s) {
+      const HostState& h = snap.host_at(s);
+      auto [regular, revocable] = Held(snap, h);
+      ASSERT_TRUE(regular.FitsIn(h.capacity())) << h.name() << ": regular over-committed";
+      ASSERT_TRUE((regular + revocable).FitsIn(h.capacity() + h.effective_slack()))
+          << h.name() << ": revocable + regular above capacity + slack";
+    }
     // Anti-affinity invariants that hold whatever the order: per-job limits, and app=x <= 2.
     for (uint32_t s = 0; s < snap.slots(); ++s) {
       const HostState& h = snap.host_at(s);
@@ -265,8 +346,11 @@ void RunScenario(uint64_t seed, int steps) {
   EXPECT_GT(gangs_placed, 5);
   EXPECT_GT(gangs_pending, 5);
   EXPECT_GT(pending_checked, 5);
-  std::cout << "seed " << seed << ": " << assignments << " assignments, " << gangs_placed
-            << " gangs placed, " << gangs_pending << " gangs pending, " << pending_checked
+  EXPECT_GT(revocable_assignments, 20);
+  EXPECT_GT(reclaimed, 5);
+  std::cout << "seed " << seed << ": " << assignments << " assignments (" << revocable_assignments
+            << " revocable, " << reclaimed << " reclaimed), " << gangs_placed << " gangs placed, "
+            << gangs_pending << " gangs pending, " << pending_checked
             << " lone pending tasks checked by the oracle\n";
 }
 

@@ -48,7 +48,8 @@ class Scorer {
 };
 
 // Fraction of `h`'s capacity in use after adding `ask`, averaged over the dimensions the host
-// has (capacity > 0). Shared by pack and spread.
-double UtilisationAfter(const HostState& h, const Resources& ask);
+// has (capacity > 0), as a task of the given kind sees it (HostState::AllocatedFor). Shared by
+// pack and spread.
+double UtilisationAfter(const HostState& h, const Resources& ask, bool revocable = false);
 
 }  // namespace paceline::placement

@@ -104,6 +104,10 @@ class ShapeBuilder {
     s_.exclusive = std::move(v);
     return *this;
   }
+  ShapeBuilder& Revocable(bool r = true) {
+    s_.revocable = r;
+    return *this;
+  }
   std::shared_ptr<const TaskShape> Build() const {
     auto s = MakeTaskShape(s_);
     PL_CHECK(s.ok()) << s.status();

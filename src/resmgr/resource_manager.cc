@@ -140,6 +140,22 @@ absl::Status ResourceManager::Cancel(GangId gang) {
   return absl::OkStatus();
 }
 
+absl::Status ResourceManager::BeginPreemption(GangId gang) {
+  std::optional<uint32_t> slot = state_.FindGang(gang);
+  if (!slot.has_value()) {
+    return absl::NotFoundError(absl::StrCat("gang ", gang.value(), " is not known"));
+  }
+  const Gang& g = state_.gang(*slot);
+  if (g.state == GangState::kPreempting) return absl::OkStatus();
+  if (g.state != GangState::kAdmitted || g.sla == SlaClass::kNonPreemptible) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "gang ", gang.value(), " is ", g.state == GangState::kQueued ? "queued" : "non-preemptible",
+        " and cannot be preempted"));
+  }
+  state_.BeginPreemption(*slot, std::nullopt);
+  return absl::OkStatus();
+}
+
 absl::Status ResourceManager::MarkRunning(const TaskId& task, absl::Time now) {
   std::optional<RmState::TaskRef> ref = state_.FindTask(task);
   if (!ref.has_value()) {

@@ -21,6 +21,9 @@
 //                          preempted gang, Release its tasks and Enqueue it again in the same
 //                          event-loop turn (between two cycles), so its demand does not blink.
 //   Cancel(gang)           withdraw a gang: remove it from its queue, or release what it holds.
+//   BeginPreemption(gang)  the caller stops an admitted gang for a reason of its own (a host
+//                          reclaiming revocable work): as for the gangs RunCycle preempts, what
+//                          it holds counts as being freed, and it is no victim any more.
 // Time is always an argument; nothing here reads a clock.
 //
 // Ownership: the ResourceManager owns all its state; views are returned by value.
@@ -104,6 +107,9 @@ class ResourceManager {
   // preemption brings it back, as for any other excess. Validated like Enqueue.
   absl::Status Adopt(const GangRequest& gang, absl::Time now);
   absl::Status MarkRunning(const TaskId& task, absl::Time now);
+  // OK, and nothing changes, when the gang is already being preempted. NOT_FOUND for an
+  // unknown gang; FAILED_PRECONDITION for a queued or non-preemptible one.
+  absl::Status BeginPreemption(GangId gang);
   absl::Status Release(const TaskId& task);
 
   // One scheduling cycle.

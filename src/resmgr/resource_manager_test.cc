@@ -115,6 +115,31 @@ TEST(ResourceManagerTest, AdoptRecordsRunningWorkWithoutQueueing) {
   EXPECT_EQ(h.Stats(a).allocation, Cpu(0));
 }
 
+TEST(ResourceManagerTest, BeginPreemptionCountsTheGangAsBeingFreed) {
+  RmHarness h;
+  PoolId a = h.Pool("/a", Spec().Cpu(100));
+  ResourceManager& rm = h.rm();
+  h.Add(G(1, a, 30).Revocable());
+  h.Add(G(2, a, 10).NonPreemptible());
+  ASSERT_THAT(h.Cycle().admitted, SizeIs(2));
+  EXPECT_EQ(rm.BeginPreemption(GangId(2)).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(rm.BeginPreemption(GangId(9)).code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(rm.BeginPreemption(GangId(1)).ok());
+  EXPECT_TRUE(rm.BeginPreemption(GangId(1)).ok()) << "idempotent";
+  EXPECT_EQ(rm.total_allocation().preempting_revocable, Cpu(30));
+  absl::StatusOr<GangView> v = rm.DescribeGang(GangId(1));
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->state, GangState::kPreempting);
+  // Regular demand claims the whole cluster: the pool's revocable work is above its slack, but
+  // the gang already being freed covers that, so nothing else is preempted for it.
+  h.Add(G(3, a, 100));
+  EXPECT_EQ(rm.BeginPreemption(GangId(3)).code(), absl::StatusCode::kFailedPrecondition)
+      << "queued";
+  for (int i = 0; i < 4; ++i) EXPECT_THAT(h.Cycle().preempted, IsEmpty()) << i;
+  EXPECT_TRUE(rm.Release(TaskId{JobId(1), 0}).ok());
+  EXPECT_EQ(rm.total_allocation().revocable, Cpu(0));
+}
+
 TEST(ResourceManagerTest, OnlyLeavesHoldWorkAndOnlyEmptyLeavesAreDeleted) {
   RmHarness h;
   PoolId a = h.Pool("/a");

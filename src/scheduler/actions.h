@@ -34,8 +34,10 @@ struct Launch {
   std::vector<uint32_t> gpu_devices;                    // device indexes on the host
   uint32_t gang_size = 1;
   uint64_t spec_version = 0;  // the job version the run runs (the agent gets that spec)
-  // The members of the gang placed together with this task (itself included), by instance;
-  // null for a task that is not in a gang of more than one. Shared by the gang's launches.
+  // The members of this task's gang (itself included), by instance: those placed with it, and
+  // those whose run is live elsewhere (a member restarting alone still learns where the others
+  // are); members without a live run are left out. Null for a task whose gang is of one.
+  // Shared by the launches of one gang in one cycle.
   std::shared_ptr<const std::vector<GangPeer>> peers;
 };
 

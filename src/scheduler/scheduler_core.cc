@@ -296,7 +296,7 @@ void SchedulerCore::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
     a.gpus.push_back({static_cast<uint16_t>(d),
                       static_cast<int32_t>(gpu < kMilliPerUnit ? gpu : kMilliPerUnit)});
   }
-  absl::Status committed = snapshot_.Commit(a);
+  absl::Status committed = snapshot_.Adopt(a);
   if (!committed.ok()) {
     why_[task] = absl::StrCat("adopted after a restart but not accounted on its host: ",
                               committed.message());
@@ -370,6 +370,7 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     Absorb(fx, now, out);
     to_place_.push_back(a.gang.value());
   }
+  SyncSlack(now, out);
   PlaceAdmitted(now, out);
 }
 
@@ -410,8 +411,10 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
 
   jobmgr::Effects fx;
   placed_now_.clear();
+  std::vector<HostId> regular_hosts;  // hosts that got regular work: revocable work may go
   for (const placement::Assignment& a : plan.assignments) {
     if (rejected.contains(a.request_index)) continue;
+    if (!a.shape->revocable) regular_hosts.push_back(a.host);
     placed_now_[a.task] = a;
     why_.erase(a.task);
     ++placements_;
@@ -434,6 +437,9 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   to_place_ = std::move(next);
   Absorb(fx, now, out);
   placed_now_.clear();
+  std::sort(regular_hosts.begin(), regular_hosts.end());
+  regular_hosts.erase(std::unique(regular_hosts.begin(), regular_hosts.end()), regular_hosts.end());
+  for (HostId h : regular_hosts) ReclaimRevocable(h, ReclaimCause::kRegularWork, now, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -456,7 +462,7 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   }
   if (!fx.enqueue.empty()) EnqueueGangs(fx.enqueue, now);
 
-  absl::flat_hash_map<uint64_t, std::shared_ptr<const std::vector<GangPeer>>> peers;
+  PeerCache peers;
   for (const jobmgr::LaunchCommand& l : fx.launches) {
     const jobmgr::Job* job = jobs_.GetJob(l.run.task.job);
     if (job == nullptr) continue;
@@ -474,7 +480,7 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
       }
       for (const auto& share : as.gpus) launch.gpu_devices.push_back(share.device);
     }
-    if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, peers);
+    if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, launch.gang_size, peers);
     out.launches.push_back(std::move(launch));
   }
   auto move_all = [](auto& to, auto& from) {
@@ -490,30 +496,45 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   fx = jobmgr::Effects();
 }
 
-std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(
-    TaskId task,
-    absl::flat_hash_map<uint64_t, std::shared_ptr<const std::vector<GangPeer>>>& cache) const {
-  auto g = gang_of_.find(task);
-  if (g == gang_of_.end()) return nullptr;
-  auto [it, missing] = cache.try_emplace(g->second);
+std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task, uint32_t gang_size,
+                                                                    PeerCache& cache) const {
+  const jobmgr::Job* job = jobs_.GetJob(task.job);
+  if (job == nullptr || gang_size < 2) return nullptr;
+  const uint32_t first = task.instance / gang_size * gang_size;
+  const uint32_t end = std::min(first + gang_size, job->instances());
+  if (end - first < 2) return nullptr;  // a last gang of one
+  auto [it, missing] = cache.try_emplace(std::make_pair(task.job, first));
   if (!missing) return it->second;
-  auto gang = gangs_.find(g->second);
-  if (gang == gangs_.end() || gang->second.tasks.size() < 2) return nullptr;
   auto list = std::make_shared<std::vector<GangPeer>>();
-  for (const TaskId& member : gang->second.tasks) {
-    auto a = placed_now_.find(member);
-    if (a == placed_now_.end()) continue;  // not placed in this cycle
+  for (uint32_t i = first; i < end; ++i) {
+    const TaskId member{task.job, i};
     GangPeer p;
-    p.instance = member.instance;
-    p.host = hosts_.Get(a->second.host).spec.name;
-    const placement::Assignment& as = a->second;
-    for (size_t i = 0; i < as.ports.size() && i < as.shape->port_names.size(); ++i) {
-      p.ports.emplace_back(as.shape->port_names[i], as.ports[i]);
+    p.instance = i;
+    auto a = placed_now_.find(member);
+    if (a != placed_now_.end()) {
+      const placement::Assignment& as = a->second;
+      p.host = hosts_.Get(as.host).spec.name;
+      for (size_t k = 0; k < as.ports.size() && k < as.shape->port_names.size(); ++k) {
+        p.ports.emplace_back(as.shape->port_names[k], as.ports[k]);
+      }
+    } else {
+      // Not placed now: a member whose run is live where the job manager records it, with the
+      // ports it holds there. Members without a live run (waiting, being stopped) are left out.
+      const jobmgr::TaskRuntime& t = job->task(i);
+      if ((t.state != TaskState::kLaunching && t.state != TaskState::kRunning) ||
+          t.host == jobmgr::kNoHost) {
+        continue;
+      }
+      p.host = jobs_.HostName(t.host);
+      if (const placement::Usage* u = snapshot_.TaskUsage(member)) {
+        const std::vector<std::string> names = job->TaskFor(i).ports;
+        for (size_t k = 0; k < u->ports.size() && k < names.size(); ++k) {
+          p.ports.emplace_back(names[k], u->ports[k]);
+        }
+      }
     }
     list->push_back(std::move(p));
   }
-  std::sort(list->begin(), list->end(),
-            [](const GangPeer& a, const GangPeer& b) { return a.instance < b.instance; });
   it->second = std::move(list);
   return it->second;
 }
@@ -563,10 +584,13 @@ void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time no
     }
     const JobSpec& spec = job->spec();
     uint32_t size = std::max<uint32_t>(1, spec.sla.min_running_instances);
-    // A gang: up to `size` consecutive instances of the same job.
+    // A gang: up to `size` consecutive instances of the same job, within one multiple of
+    // `size` (instances 0..size-1, size..2*size-1, ...), so that a gang is always the same
+    // instances, whichever of them are enqueued together.
     size_t j = i + 1;
     while (j < tasks.size() && j - i < size && tasks[j].job == tasks[i].job &&
-           tasks[j].instance == tasks[j - 1].instance + 1) {
+           tasks[j].instance == tasks[j - 1].instance + 1 &&
+           tasks[j].instance / size == tasks[i].instance / size) {
       ++j;
     }
     uint64_t gid = next_gang_++;

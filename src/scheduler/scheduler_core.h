@@ -13,14 +13,31 @@
 //      their heartbeats (their tasks become LOST and are rescheduled);
 //   2. the resource manager recomputes entitlements, preempts what exceeds them, and admits
 //      queued gangs;
-//   3. the placement engine places every admitted gang that has no host yet (all-or-nothing per
+//   3. each host's slack (what its regular tasks hold but do not use, from the usage reports)
+//      is brought into the placement snapshot; a host whose slack shrank below what its
+//      revocable tasks hold (a new report, or a report gone stale) reclaims some (reclaim.cc);
+//   4. the placement engine places every admitted gang that has no host yet (all-or-nothing per
 //      gang); a gang that does not fit keeps its admission and is retried next cycle, with an
 //      explanation on each of its tasks ("why pending");
-//   4. placed tasks become LAUNCHING (recorded, then launched).
+//   5. placed tasks become LAUNCHING (recorded, then launched); a host where regular work was
+//      placed on capacity revocable tasks held reclaims them.
+//
+// Revocable work (sla.revocable) is placed on a host's unallocated capacity plus its slack;
+// regular work sees a host's capacity minus regular allocations only (placement/host_state.h
+// has the accounting). Reclaiming kills revocable tasks of the host, lowest priority and most
+// recently started first, just enough that what they hold fits capacity − regular + slack
+// again; each victim (with its whole gang) is preempted with reason REVOKED and a message
+// that names the host, the cause and the numbers, and runs again elsewhere or later. The
+// slack counts only while the host's report is fresh: a host whose report went stale has no
+// slack, takes no revocable work beyond its unallocated capacity and reclaims what it had on
+// slack. After every cycle, on every host: regular allocations <= capacity, and the revocable
+// tasks not already being stopped fit in capacity − regular allocations + slack.
 //
 // Gangs: the instances a job creates are grouped into gangs of sla.min_running_instances
-// consecutive instances (the last gang may be smaller); an instance that restarts on its own
-// (after a failure, a preemption or a lost host) is a gang of one.
+// consecutive instances, aligned on multiples of the gang size (instances 0..k-1, k..2k-1 ...;
+// the last gang may be smaller); an instance that restarts on its own (after a failure, a
+// preemption or a lost host) is a gang of one. Every launch of a gang member carries the whole
+// gang's peer list: the members placed with it, and the others where their live run is.
 //
 // Thread-safety: single-threaded; not thread-safe.
 
@@ -170,10 +187,19 @@ class SchedulerCore {
   void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
   // FAILED_PRECONDITION when one gang of `spec` exceeds the pool's limit (could never run).
   absl::Status CheckGangFits(const JobSpec& spec, PoolId pool_id, const std::string& pool) const;
-  // The members of `task`'s gang placed this cycle (built once per gang, kept in `cache`).
-  std::shared_ptr<const std::vector<GangPeer>> PeersOf(
-      TaskId task,
-      absl::flat_hash_map<uint64_t, std::shared_ptr<const std::vector<GangPeer>>>& cache) const;
+  // Every member of `task`'s gang with a host: placed this cycle (placed_now_) or with a live
+  // run (its host and ports in the snapshot). Built once per gang, kept in `cache`.
+  using PeerCache =
+      absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const std::vector<GangPeer>>>;
+  std::shared_ptr<const std::vector<GangPeer>> PeersOf(TaskId task, uint32_t gang_size,
+                                                       PeerCache& cache) const;
+  // Revocable work (reclaim.cc). Brings the hosts' slack into the snapshot and reclaims on
+  // the hosts whose revocable work no longer fits it.
+  enum class ReclaimCause { kRegularWork, kSlackShrank, kUsageUnknown };
+  void SyncSlack(absl::Time now, Actions& out);
+  // Preempts (REVOKED) revocable tasks of `host` until the rest fits (HostState::
+  // RevocableExcess, not counting those already being stopped). No-op when nothing exceeds.
+  void ReclaimRevocable(HostId host, ReclaimCause cause, absl::Time now, Actions& out);
   // Builds the resource manager's request for `tasks` of one job, as gang `gid`.
   resmgr::GangRequest GangRequestOf(const jobmgr::Job& job, absl::Span<const TaskId> tasks,
                                     uint64_t gid) const;

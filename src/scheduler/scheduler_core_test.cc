@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "store/memory_store.h"
+#include "scheduler/test_util.h"
 
 namespace paceline::scheduler {
 namespace {
@@ -11,60 +11,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
-constexpr int64_t kGi = int64_t{1} << 30;
-
-JobSpec Batch(uint32_t instances, int64_t cpu_milli = 1000) {
-  JobSpec s;
-  s.name = "batch";
-  s.instances = instances;
-  s.task.command = "true";
-  s.task.resources = Resources::Of(cpu_milli, kGi);
-  return s;
-}
-
-PoolSpec Pool(int64_t cpu_reservation_milli) {
-  PoolSpec p;
-  p.dim(Dim::kCpu).reservation = cpu_reservation_milli;
-  p.dim(Dim::kMemory).reservation = 64 * kGi;
-  return p;
-}
-
-HostRegistration Host(const std::string& name, int64_t cores) {
-  HostRegistration h;
-  h.name = name;
-  h.capacity = Resources::Of(cores * 1000, 16 * kGi, 100 * kGi);
-  h.ports = {{31000, 31999}};
-  return h;
-}
-
-// Applies actions the way the master does: store first, then "agents" (here: the test).
-class CoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto core = SchedulerCore::Create(CoreConfig{});
-    ASSERT_TRUE(core.ok()) << core.status();
-    core_ = std::move(*core);
-  }
-  Actions Commit(Actions a) {
-    EXPECT_TRUE(store_.Commit(a.batch).ok());
-    return a;
-  }
-  Actions Cycle() {
-    Actions a;
-    core_->RunCycle(now_, a);
-    return Commit(std::move(a));
-  }
-  void Report(const Launch& l, TaskState state, int exit_code = -1) {
-    Actions a;
-    core_->OnStatus({l.run, l.host, state, exit_code}, now_, a);
-    Commit(std::move(a));
-  }
-
-  std::unique_ptr<SchedulerCore> core_;
-  store::MemoryStore store_;
-  absl::Time now_ = kT0;
-};
+using testing::Batch;
+using testing::CoreTest;
+using testing::Host;
+using testing::kGi;
+using testing::Pool;
 
 TEST_F(CoreTest, BatchJobRunsToCompletionWithinCapacity) {
   Actions a;
@@ -335,6 +286,49 @@ TEST_F(CoreTest, GangMembersAreLaunchedWithTheirPeers) {
         }
       }
     }
+  }
+}
+
+TEST_F(CoreTest, AGangMemberRestartedAloneStillGetsEveryPeer) {
+  Actions a;
+  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->RegisterHost(Host("h2", 2), {}, now_, a).ok());
+  JobSpec gang = Batch(3);
+  gang.sla.min_running_instances = 3;
+  gang.task.ports = {"rpc"};
+  auto id = core_->CreateJob(gang, "/a", now_, a);
+  ASSERT_TRUE(id.ok()) << id.status();
+  Commit(std::move(a));
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 3u);
+  std::map<uint32_t, const Launch*> launch_of;
+  for (const Launch& l : first.launches) {
+    launch_of[l.run.task.instance] = &l;
+    Report(l, TaskState::kRunning);
+  }
+
+  // Instance 1 restarts on its own: a gang of one, placed in a cycle of its own.
+  Actions r;
+  ASSERT_TRUE(core_->RestartInstances(*id, {1}, now_, r).ok());
+  Actions restarted = Commit(std::move(r));
+  ASSERT_EQ(restarted.kills.size(), 1u);
+  Report(*launch_of[1], TaskState::kKilled);
+  Actions again = Cycle();
+  ASSERT_EQ(again.launches.size(), 1u);
+  const Launch& relaunch = again.launches[0];
+  EXPECT_EQ(relaunch.run, (RunId{TaskId{*id, 1}, 2}));
+  EXPECT_EQ(relaunch.gang_size, 3u);
+  ASSERT_NE(relaunch.peers, nullptr) << "a member restarted alone still needs its peers";
+  ASSERT_EQ(relaunch.peers->size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    const GangPeer& p = (*relaunch.peers)[i];
+    EXPECT_EQ(p.instance, i);
+    // Itself where it goes now; the others where their runs are.
+    const Launch& where = i == 1 ? relaunch : *launch_of[i];
+    EXPECT_EQ(p.host, where.host) << i;
+    EXPECT_EQ(p.ports, where.ports) << i;
+    ASSERT_EQ(p.ports.size(), 1u);
   }
 }
 

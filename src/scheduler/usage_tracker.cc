@@ -27,6 +27,8 @@ void UsageTracker::Report(const std::string& host, const HostUsageSample& sample
   h.view.memory_total_bytes = sample.memory_total_bytes;
   h.view.at = now;
   h.expires = now + sample.interval * stale_after_;
+  MarkChanged(host, true);
+  expiries_.push(Expiry{h.expires, host});
   for (const RunUsageSample& r : runs) {
     RunEntry e;
     e.run = r.run.run;
@@ -47,6 +49,7 @@ void UsageTracker::Forget(TaskId task) {
   if (h != hosts_.end()) {
     h->second.view.slack -= it->second.slack;
     h->second.view.tasks_used -= it->second.used;
+    if (!it->second.slack.IsZero()) MarkChanged(h->first, false);
   }
   runs_.erase(it);
 }
@@ -59,6 +62,35 @@ void UsageTracker::ForgetHost(const std::string& host) {
     if (it != runs_.end() && it->second.host == host) runs_.erase(it);
   }
   hosts_.erase(h);
+  MarkChanged(host, false);
+}
+
+void UsageTracker::MarkChanged(const std::string& host, bool reported) {
+  auto [it, inserted] = changed_.try_emplace(host, reported);
+  if (!inserted) it->second = it->second || reported;
+}
+
+Resources UsageTracker::HostSlack(const std::string& host, absl::Time now) const {
+  auto h = hosts_.find(host);
+  if (h == hosts_.end() || !Fresh(h->second, now)) return Resources();
+  return h->second.view.slack;
+}
+
+std::vector<UsageTracker::SlackChange> UsageTracker::TakeSlackChanges(absl::Time now) {
+  while (!expiries_.empty() && expiries_.top().at <= now) {
+    const Expiry& e = expiries_.top();
+    auto h = hosts_.find(e.host);
+    // Only the latest report's expiry counts; earlier ones were superseded.
+    if (h != hosts_.end() && h->second.expires == e.at) MarkChanged(e.host, false);
+    expiries_.pop();
+  }
+  std::vector<SlackChange> out;
+  out.reserve(changed_.size());
+  for (auto& [host, reported] : changed_) out.push_back(SlackChange{host, reported});
+  changed_.clear();
+  std::sort(out.begin(), out.end(),
+            [](const SlackChange& a, const SlackChange& b) { return a.host < b.host; });
+  return out;
 }
 
 Resources UsageTracker::AllocatedUnused(absl::Time now) const {

@@ -9,12 +9,16 @@
 // so its slack never outlives it.
 //
 // The caller (SchedulerCore) decides which reported runs count: only the current run of a
-// RUNNING task, with its allocation and its class.
+// RUNNING task, with its allocation and its class. It also follows each host's slack into the
+// placement snapshot (revocable tasks may be placed on it) through TakeSlackChanges: a change
+// log of hosts, so that nothing scans every host per cycle.
 //
 // Thread-safety: single-threaded; not thread-safe. Pure: time is passed in.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -68,6 +72,18 @@ class UsageTracker {
 
   // Σ slack over the hosts with a fresh report.
   Resources AllocatedUnused(absl::Time now) const;
+  // One host's slack if its report is fresh, zero otherwise.
+  Resources HostSlack(const std::string& host, absl::Time now) const;
+
+  // The hosts whose HostSlack may have changed since the previous call, each once and by name:
+  // `reported`
+  // when a new report arrived (the slack is then freshly measured), otherwise because one of
+  // its runs or the host was forgotten or its report went stale by `now`.
+  struct SlackChange {
+    std::string host;
+    bool reported = false;
+  };
+  std::vector<SlackChange> TakeSlackChanges(absl::Time now);
   // The task's latest measurement, if fresh (its current run is for the caller to check).
   std::optional<RunUsageView> RunUsage(TaskId task, absl::Time now) const;
   std::optional<HostUsageView> HostUsage(const std::string& host, absl::Time now) const;
@@ -84,9 +100,17 @@ class UsageTracker {
     absl::Time expires;
     std::vector<TaskId> tasks;
   };
+  struct Expiry {
+    absl::Time at;
+    std::string host;
+    friend bool operator>(const Expiry& a, const Expiry& b) { return a.at > b.at; }
+  };
   bool Fresh(const HostEntry& h, absl::Time now) const { return now < h.expires; }
+  void MarkChanged(const std::string& host, bool reported);
 
   int stale_after_;
+  absl::flat_hash_map<std::string, bool> changed_;  // host -> reported, since the last Take
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiries_;
   absl::flat_hash_map<TaskId, RunEntry> runs_;
   absl::flat_hash_map<std::string, HostEntry> hosts_;
 };

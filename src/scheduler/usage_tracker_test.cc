@@ -67,5 +67,36 @@ TEST(UsageTracker, AReportReplacesTheHostsPreviousOneAndARunMayMove) {
   EXPECT_TRUE(u.AllocatedUnused(kT0 + absl::Seconds(2)).IsZero());
 }
 
+std::vector<std::pair<std::string, bool>> Changes(UsageTracker& u, absl::Time now) {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const UsageTracker::SlackChange& c : u.TakeSlackChanges(now)) {
+    out.emplace_back(c.host, c.reported);
+  }
+  return out;
+}
+
+TEST(UsageTracker, SlackChangesAreLoggedOncePerHostUntilTaken) {
+  using Change = std::pair<std::string, bool>;
+  UsageTracker u;
+  u.Report("h2", Host(), {Sample(kB, 0, 0)}, kT0);
+  u.Report("h1", Host(), {Sample(kA, 0, 0)}, kT0);
+  u.Report("h1", Host(), {Sample(kA, 500, 0)}, kT0);
+  EXPECT_EQ(Changes(u, kT0), (std::vector<Change>{{"h1", true}, {"h2", true}}));
+  EXPECT_TRUE(Changes(u, kT0).empty());
+  EXPECT_EQ(u.HostSlack("h1", kT0), Resources::Of(500, 512 * kMi));
+  u.Forget(kA);
+  EXPECT_EQ(Changes(u, kT0), (std::vector<Change>{{"h1", false}}));
+  EXPECT_TRUE(u.HostSlack("h1", kT0).IsZero());
+
+  // h1 reports again before going stale; h2 does not: only h2's report expires.
+  u.Report("h1", Host(), {Sample(kA, 0, 0)}, kT0 + absl::Seconds(2));
+  EXPECT_EQ(Changes(u, kT0 + absl::Seconds(3)), (std::vector<Change>{{"h1", true}, {"h2", false}}));
+  EXPECT_TRUE(u.HostSlack("h2", kT0 + absl::Seconds(3)).IsZero());
+  EXPECT_TRUE(Changes(u, kT0 + absl::Seconds(4)).empty());
+  EXPECT_EQ(Changes(u, kT0 + absl::Seconds(5)), (std::vector<Change>{{"h1", false}}));
+  u.ForgetHost("h2");
+  EXPECT_EQ(Changes(u, kT0 + absl::Seconds(5)), (std::vector<Change>{{"h2", false}}));
+}
+
 }  // namespace
 }  // namespace paceline::scheduler

@@ -6,10 +6,11 @@ namespace paceline::placement {
 
 std::optional<Rejection> ResourceFitFilter::Check(const TaskContext& t, const HostState& h) const {
   const Resources& ask = t.shape.resources;
-  Resources free = h.free();
+  Resources free = h.FreeFor(t.shape.revocable);
   if (ask.FitsIn(free)) return std::nullopt;
   Dim d = *ask.FirstExceeding(free);
-  Rejection r = Reject(static_cast<uint16_t>(d));
+  Rejection r =
+      Reject(static_cast<uint16_t>(static_cast<int>(d) + (t.shape.revocable ? kNumDims : 0)));
   r.dimension = d;
   r.asked = ask[d];
   r.available = free[d];
@@ -29,7 +30,9 @@ std::optional<Rejection> ResourceFitFilter::CheckEmpty(const TaskContext& t,
 }
 
 std::string ResourceFitFilter::Describe(const TaskContext&, const Rejection& r) const {
-  return absl::StrCat("insufficient ", DimName(static_cast<Dim>(r.reason)));
+  const bool slack = r.reason >= kNumDims;
+  return absl::StrCat("insufficient ", DimName(static_cast<Dim>(r.reason % kNumDims)),
+                      slack ? " slack" : "");
 }
 
 }  // namespace paceline::placement

@@ -1,7 +1,9 @@
 #pragma once
-// Filter "resource_fit" (dynamic): the shape's resources fit the host's free resources in every
-// dimension (cpu, memory, disk, total GPU). The reason code is the first short dimension; the
-// rejection carries asked and available in that dimension.
+// Filter "resource_fit" (dynamic): the shape's resources fit what the host offers to a task of
+// its kind in every dimension (cpu, memory, disk, total GPU): HostState::FreeFor — capacity
+// minus regular allocations for regular work, unallocated capacity plus slack for revocable
+// work. The reason code is the first short dimension (plus kNumDims for revocable work, which
+// reads "insufficient cpu slack"); the rejection carries asked and available in that dimension.
 //
 // Thread-safety: stateless; see filter.h.
 

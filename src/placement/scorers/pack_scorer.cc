@@ -3,7 +3,7 @@
 namespace paceline::placement {
 
 double PackScorer::Score(const ScoreInput& in) const {
-  return UtilisationAfter(in.host, in.task.shape.resources);
+  return UtilisationAfter(in.host, in.task.shape.resources, in.task.shape.revocable);
 }
 
 }  // namespace paceline::placement

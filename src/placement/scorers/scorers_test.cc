@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "placement/scorers/avoid_reclaim_scorer.h"
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
@@ -83,6 +84,19 @@ TEST(GpuPackingScorer, PrefersUsedDevicesAndKeepsCpuTasksOffGpuHosts) {
   Ctx cpu(Task(0, ShapeBuilder().Build()));
   EXPECT_GT(s.Score({cpu.get(), *snap.host(HostId(2)), GpuShares{}, env}),
             s.Score({cpu.get(), h0, GpuShares{}, env}));
+}
+
+TEST_F(ScorerTest, AvoidReclaimKeepsRegularWorkOffRevocableWork) {
+  // Host 1 gets 5 revocable cores: 3 of its 8 cores fit regular work beside them.
+  ASSERT_TRUE(Put(snap_, 1, 0, ShapeBuilder(8).Cpu(5000).Revocable().Build()).ok());
+  AvoidReclaimScorer s;
+  Ctx small(Task(0, ShapeBuilder(1).Cpu(3000).MemGi(1).Build()));
+  Ctx large(Task(0, ShapeBuilder(1).Cpu(4000).MemGi(1).Build()));
+  Ctx revocable(Task(0, ShapeBuilder(2).Cpu(4000).MemGi(1).Revocable().Build()));
+  EXPECT_EQ(Score(s, small, 1), 1.0);
+  EXPECT_EQ(Score(s, large, 1), 0.0) << "it would reclaim a revocable core";
+  EXPECT_EQ(Score(s, large, 0), 1.0) << "no revocable work on host 0";
+  EXPECT_EQ(Score(s, revocable, 1), 1.0);
 }
 
 TEST_F(ScorerTest, PreviousHostScoresOnlyThePreviousHostOfARestart) {

@@ -3,7 +3,7 @@
 namespace paceline::placement {
 
 double SpreadScorer::Score(const ScoreInput& in) const {
-  return 1.0 - UtilisationAfter(in.host, in.task.shape.resources);
+  return 1.0 - UtilisationAfter(in.host, in.task.shape.resources, in.task.shape.revocable);
 }
 
 }  // namespace paceline::placement
