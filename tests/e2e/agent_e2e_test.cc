@@ -1,11 +1,13 @@
 // End to end: the host agent through the master — measured usage in `task get` / `host list`,
-// health transitions, gang peer files, an agent killed and restarted under 20 running tasks,
-// and 30 s during which the master does not answer while tasks finish.
+// health transitions, gang peer files (also for a member restarted alone), an agent killed and
+// restarted under 20 running tasks, and 30 s during which the master does not answer while
+// tasks finish.
 //
 // MasterUnreachableFor30sTakes40s is the slow one (~40 s): it stops the master for 30 s.
 
 #include <signal.h>
 
+#include <map>
 #include <set>
 #include <thread>
 
@@ -176,6 +178,14 @@ task:
   ASSERT_EQ(c.Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
 }
 
+// The peers file of `job`/`instance`'s current run, as the task printed it; null until then.
+Json PeersOf(TestCluster& c, uint64_t job, uint32_t instance) {
+  RunResult logs = c.Cli({"task", "logs", absl::StrCat(job, "/", instance)});
+  if (logs.exit_code != 0) return Json();
+  Json peers = Json::parse(logs.out, nullptr, false);
+  return peers.is_discarded() || !peers.is_object() ? Json() : peers;
+}
+
 TEST(AgentE2E, GangMembersGetTheirPeersFile) {
   TestCluster c;  // three agents of 2 cores: one 1.5-core member on each
   CreatePool(c);
@@ -184,13 +194,22 @@ name: gang
 instances: 3
 sla: {min_running_instances: 3}
 task:
-  command: "cat $PACELINE_PEERS_FILE"
+  command: "cat $PACELINE_PEERS_FILE; exec sleep 600"
   ports: [rpc]
   resources: {cpu: 1.5, memory: 32Mi}
 )");
   ASSERT_GT(job, 0u);
-  RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "60s"});
-  ASSERT_EQ(wait.exit_code, 0) << wait.err;
+  std::map<std::string, Json> first;  // instance -> its peers file
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (uint32_t i = 0; i < 3; ++i) {
+          Json p = PeersOf(c, job, i);
+          if (p.size() != 3) return false;
+          first[std::to_string(i)] = p;
+        }
+        return true;
+      },
+      absl::Seconds(60)));
   Json tasks = c.CliJson({"task", "list", std::to_string(job)});
   std::map<std::string, std::string> host_of;  // instance -> host
   for (const Json& t : tasks["tasks"]) {
@@ -201,19 +220,36 @@ task:
   for (const auto& [i, h] : host_of) hosts.insert(h);
   EXPECT_EQ(hosts.size(), 3u) << "one member per agent";
 
-  for (uint32_t i = 0; i < 3; ++i) {
-    RunResult logs = c.Cli({"task", "logs", absl::StrCat(job, "/", i)});
-    ASSERT_EQ(logs.exit_code, 0) << logs.err;
-    Json peers = Json::parse(logs.out, nullptr, false);
-    ASSERT_FALSE(peers.is_discarded()) << logs.out;
-    ASSERT_EQ(peers.size(), 3u) << logs.out;
+  for (const auto& [member, peers] : first) {
     for (const auto& [instance, host] : host_of) {
-      ASSERT_TRUE(peers.contains(instance)) << logs.out;
-      EXPECT_EQ(peers[instance]["host"], host) << logs.out;
-      EXPECT_EQ(peers[instance]["address"], "127.0.0.1") << logs.out;
-      EXPECT_GE(peers[instance]["ports"]["rpc"].get<int>(), 32000) << logs.out;
+      ASSERT_TRUE(peers.contains(instance)) << peers.dump();
+      EXPECT_EQ(peers[instance]["host"], host) << peers.dump();
+      EXPECT_EQ(peers[instance]["address"], "127.0.0.1") << peers.dump();
+      EXPECT_GE(peers[instance]["ports"]["rpc"].get<int>(), 32000) << peers.dump();
+      EXPECT_EQ(peers[instance], first["0"][instance]) << "every member sees the same peers";
     }
   }
+
+  // Member 1 restarts alone: its new run's sandbox still lists all three members — the others
+  // where they run, with the ports they hold, and itself where it runs now.
+  ASSERT_EQ(c.Cli({"task", "restart", absl::StrCat(job, "/1")}).exit_code, 0);
+  Json again;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json t = TaskOf(c, job, 1);
+        if (t.is_null() || t["run"] != 2 || t["state"] != "RUNNING") return false;
+        again = PeersOf(c, job, 1);
+        return again.size() == 3;
+      },
+      absl::Seconds(60)))
+      << again.dump();
+  Json restarted = TaskOf(c, job, 1);
+  for (const char* other : {"0", "2"}) {
+    EXPECT_EQ(again[other], first["0"][other]) << again.dump();
+  }
+  EXPECT_EQ(again["1"]["host"], restarted["host"]) << again.dump();
+  EXPECT_GE(again["1"]["ports"]["rpc"].get<int>(), 32000) << again.dump();
+  ASSERT_EQ(c.Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
 }
 
 TEST(AgentE2E, AgentKilledUnderTwentyTasksReadoptsThemAll) {
