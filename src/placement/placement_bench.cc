@@ -14,6 +14,10 @@
 //   BM_Gang10kRejected              one gang of 10,000 that fails on its last member
 //                                   (max_per_host 1 on 9,999 eligible hosts): places 9,999,
 //                                   explains, rolls back
+//   BM_RevocableOnSlack             1,000 revocable tasks (1 core, 2Gi) on a cluster where every
+//                                   host's filler task uses half of what it holds (the slack);
+//                                   the unallocated capacity is taken by regular work first, so
+//                                   the tasks fit only thanks to the slack
 //   BM_ExplainNeverFits             a request bigger than every host: one full explanation
 //   BM_FragmentationOfHost          GpuWorkload::Fragmentation on an 8-GPU host, 25 task types
 #include <benchmark/benchmark.h>
@@ -188,6 +192,40 @@ void BM_Gang10kRejected(benchmark::State& state) {
   Run(state, *engine, snap, rs, 10'000);
 }
 BENCHMARK(BM_Gang10kRejected)->Unit(benchmark::kMillisecond);
+
+void BM_RevocableOnSlack(benchmark::State& state) {
+  ClusterSnapshot snap = BaseCluster();
+  // Regular work takes whatever is unallocated; the filler tasks use half of what they hold.
+  for (uint32_t i = 0; i < kHosts; ++i) {
+    const HostState& h = *snap.host(HostId(i));
+    TaskShape rest;
+    rest.job = JobId(8);
+    rest.resources = Resources::Of(h.free().cpu_milli(), h.free().memory_bytes());
+    Assignment a;
+    a.task = TaskId{JobId(8), i};
+    a.host = HostId(i);
+    a.shape = *MakeTaskShape(std::move(rest));
+    PL_CHECK(snap.Commit(a).ok());
+    const Resources filler = snap.TaskUsage(TaskId{JobId(1), i})->resources;
+    PL_CHECK(snap.SetHostSlack(HostId(i),
+                               Resources::Of(filler.cpu_milli() / 2, filler.memory_bytes() / 2))
+                 .ok());
+  }
+  auto engine = MakeEngine("default");
+  TaskShape s;
+  s.job = JobId(7);
+  s.resources = Resources::Of(1000, 2 * kGi);
+  s.revocable = true;
+  auto shape = *MakeTaskShape(std::move(s));
+  std::vector<PlacementRequest> rs;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    rs.push_back(PlacementRequest::Single({TaskId{JobId(7), i}, shape, {}, {}}));
+  }
+  Plan check = engine->Place(rs, snap);
+  PL_CHECK(check.pending.empty() && check.assignments.size() == 1000);
+  Run(state, *engine, snap, rs, rs.size());
+}
+BENCHMARK(BM_RevocableOnSlack)->Unit(benchmark::kMillisecond);
 
 void BM_ExplainNeverFits(benchmark::State& state) {
   ClusterSnapshot snap = BaseCluster();
