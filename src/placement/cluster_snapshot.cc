@@ -33,6 +33,8 @@ ClusterSnapshot::ClusterSnapshot(const ClusterSnapshot& o)
       num_hosts_(o.num_hosts_),
       index_(o.index_),
       revocable_index_(o.revocable_index_),
+      revocable_indexed_(o.revocable_indexed_),
+      revocable_tasks_(o.revocable_tasks_),
       label_index_(o.label_index_),
       label_pairs_(o.label_pairs_),
       tasks_(o.tasks_),
@@ -124,6 +126,7 @@ void ClusterSnapshot::Reindex(uint32_t slot) {
   const HostState& h = *hosts_[slot];
   bool want = h.status() == HostStatus::kUp;
   for (bool revocable : {false, true}) {
+    if (revocable && !revocable_indexed_) break;
     FreeIndex& index = revocable ? revocable_index_ : index_;
     if (!want) {
       if (index.Contains(slot)) index.Erase(slot);
@@ -137,6 +140,12 @@ void ClusterSnapshot::Reindex(uint32_t slot) {
       index.Insert(slot, keys);
     }
   }
+}
+
+void ClusterSnapshot::IndexRevocable() {
+  if (revocable_indexed_) return;
+  revocable_indexed_ = true;
+  for (uint32_t slot : index_.members()) Reindex(slot);
 }
 
 void ClusterSnapshot::IndexLabels(uint32_t slot, bool add) {
@@ -247,6 +256,7 @@ absl::Status ClusterSnapshot::SetHostLabels(
 absl::Status ClusterSnapshot::SetHostSlack(HostId id, const Resources& slack) {
   HostState* h = mutable_host(id);
   if (h == nullptr) return NotFound(id);
+  if (!revocable_indexed_ && !Max(slack, Resources()).IsZero()) IndexRevocable();
   const Resources before = h->FreeFor(true);
   h->SetSlack(slack);
   Reindex(id.value());
@@ -336,7 +346,9 @@ absl::Status ClusterSnapshot::Record(const Assignment& a, bool adopting) {
   rec.slot = a.host.value();
   rec.pos = static_cast<uint32_t>(h->tasks_.size());
   rec.usage = MakeUsage(*a.shape, a.gpus, a.ports);
+  if (rec.usage.revocable) IndexRevocable();
   h->AddUsage(rec.usage);
+  revocable_tasks_ += rec.usage.revocable;
   h->tasks_.push_back(a.task);
   Reindex(rec.slot);
   tasks_.emplace(a.task, std::move(rec));
@@ -349,6 +361,7 @@ void ClusterSnapshot::ReleaseRecord(TaskId task) {
   TaskRecord& rec = it->second;
   HostState& h = *hosts_[rec.slot];
   h.RemoveUsage(rec.usage);
+  revocable_tasks_ -= rec.usage.revocable;
   TaskId last = h.tasks_.back();
   h.tasks_[rec.pos] = last;
   tasks_[last].pos = rec.pos;
@@ -368,12 +381,15 @@ absl::Status ClusterSnapshot::Release(TaskId task) {
 }
 
 void ClusterSnapshot::Hold(uint32_t slot, const Usage& u) {
+  if (u.revocable) IndexRevocable();
   hosts_[slot]->AddUsage(u);
+  revocable_tasks_ += u.revocable;
   Reindex(slot);
 }
 
 void ClusterSnapshot::Unhold(uint32_t slot, const Usage& u, bool rollback) {
   hosts_[slot]->RemoveUsage(u);
+  revocable_tasks_ -= u.revocable;
   Reindex(slot);
   if (rollback) LogRelaxed(slot);
 }
@@ -450,7 +466,8 @@ absl::Status ClusterSnapshot::Validate() const {
       if (h.JobCount(job) != n) return absl::InternalError(absl::StrCat(h.name(), ": job count"));
     }
     bool indexed = index_.Contains(slot);
-    if (indexed != (h.status() == HostStatus::kUp) || indexed != revocable_index_.Contains(slot)) {
+    if (indexed != (h.status() == HostStatus::kUp) ||
+        (revocable_indexed_ && indexed != revocable_index_.Contains(slot))) {
       return absl::InternalError(absl::StrCat(h.name(), ": free index membership"));
     }
   }

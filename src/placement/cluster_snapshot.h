@@ -4,7 +4,8 @@
 //   - two FreeIndexes of the UP hosts bucketed by free capacity per dimension: one by what
 //     regular work may take (HostState::FreeFor(false)), one by what revocable work may take
 //     (FreeFor(true): unallocated capacity plus slack), so that both kinds of task walk only
-//     hosts that can hold them;
+//     hosts that can hold them. The second is built when the first revocable task or slack
+//     appears (until then both views are equal everywhere) and kept from then on;
 //   - a per-label value index (label -> value -> hosts) for `in` constraints;
 //   - a log of hosts whose static attributes (status, labels) changed, so that the engine's
 //     per-class constraint caches are patched instead of recomputed;
@@ -95,12 +96,14 @@ class ClusterSnapshot {
   uint32_t slots() const { return static_cast<uint32_t>(hosts_.size()); }
   size_t num_hosts() const { return num_hosts_; }
   size_t num_tasks() const { return tasks_.size(); }
+  // Revocable tasks placed (engine holds included), over all hosts.
+  uint64_t revocable_tasks() const { return revocable_tasks_; }
   std::optional<HostId> TaskHost(TaskId task) const;
   // What a placed task holds (resources, devices, ports); nullptr when it is not placed.
   const Usage* TaskUsage(TaskId task) const;
   // The index of what regular work (false) or revocable work (true) may take.
   const FreeIndex& free_index(bool revocable = false) const {
-    return revocable ? revocable_index_ : index_;
+    return revocable && revocable_indexed_ ? revocable_index_ : index_;
   }
   // Hosts (slots) carrying label `key` with value `value`; nullptr when none ever did.
   const std::vector<uint32_t>* HostsWithLabel(absl::string_view key, absl::string_view value) const;
@@ -145,6 +148,8 @@ class ClusterSnapshot {
   static uint64_t NextUid();
   HostState* mutable_host(HostId id);
   void Reindex(uint32_t slot);
+  // Builds the revocable index (once): revocable work or slack is about to appear.
+  void IndexRevocable();
   void LogStaticChange(uint32_t slot);
   void IndexLabels(uint32_t slot, bool add);
   // Usage of a shape on a host, with interned label pairs.
@@ -164,7 +169,9 @@ class ClusterSnapshot {
   std::vector<std::optional<HostState>> hosts_;
   size_t num_hosts_ = 0;
   FreeIndex index_;            // by FreeFor(false)
-  FreeIndex revocable_index_;  // by FreeFor(true)
+  FreeIndex revocable_index_;  // by FreeFor(true), once revocable_indexed_
+  bool revocable_indexed_ = false;
+  uint64_t revocable_tasks_ = 0;
   absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, std::vector<uint32_t>>>
       label_index_;
   absl::flat_hash_map<std::string, uint32_t> label_pairs_;

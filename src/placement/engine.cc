@@ -425,9 +425,15 @@ void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSna
     return;
   }
 
-  // Bucket walk: tightest-first (ascending levels) or loosest-first (descending).
+  // Bucket walk: tightest-first (ascending levels) or loosest-first (descending). Hosts of the
+  // ask's own bucket that are short in the walk dimension are skipped on their kept keys.
+  const int64_t need = ask.at(cls.walk_dim);
   auto visit = [&](int level) {
-    for (uint32_t slot : index.Bucket(dim, level)) {
+    const std::span<const uint32_t> slots = index.Bucket(dim, level);
+    const std::span<const int64_t> keys = index.BucketKeys(dim, level);
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (keys[k] < need) continue;
+      const uint32_t slot = slots[k];
       ++stats.hosts_visited;
       if (slot == prev || !st.pass[slot] || !PassesDynamic(t, snap.host_at(slot))) continue;
       out.push_back(slot);
@@ -501,6 +507,11 @@ std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext
                                                                PlanStats& stats) {
   const auto& scorers = profile_.scorers();
   const auto& weights = profile_.weights();
+  // The weights of the scorers that tell hosts apart for this task (0: not run).
+  active_weights_.resize(scorers.size());
+  for (size_t i = 0; i < scorers.size(); ++i) {
+    active_weights_[i] = weights[i] != 0 && scorers[i]->Applies(t, snap) ? weights[i] : 0;
+  }
   env_.sequence = sequence_;
   std::optional<Choice> best;
   double best_score = 0;
@@ -512,7 +523,7 @@ std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext
       ScoreInput in{t, h, option, env_};
       double score = 0;
       for (size_t i = 0; i < scorers.size(); ++i) {
-        if (weights[i] != 0) score += weights[i] * scorers[i]->Score(in);
+        if (active_weights_[i] != 0) score += active_weights_[i] * scorers[i]->Score(in);
       }
       ++stats.candidates_scored;
       if (!best || score > best_score) {

@@ -155,6 +155,7 @@ class PlacementEngine {
   // Scratch buffers reused across placements.
   std::vector<uint32_t> candidates_;
   std::vector<GpuShares> options_;
+  std::vector<double> active_weights_;
 };
 
 }  // namespace paceline::placement

@@ -15,24 +15,28 @@ int FreeIndex::Level(int64_t v) {
   return 1 + msb * 4 + sub;
 }
 
-void FreeIndex::Place(uint32_t slot, int dim, int level) {
+void FreeIndex::Place(uint32_t slot, int dim, int level, int64_t key) {
   Entry& e = entries_[slot];
   std::vector<uint32_t>& b = buckets_[dim][level];
   e.level[dim] = static_cast<uint8_t>(level);
   e.pos[dim] = static_cast<uint32_t>(b.size());
   b.push_back(slot);
+  keys_[dim][level].push_back(key);
   if (level > max_level_[dim]) max_level_[dim] = level;
 }
 
 void FreeIndex::Remove(uint32_t slot, int dim) {
   Entry& e = entries_[slot];
   std::vector<uint32_t>& b = buckets_[dim][e.level[dim]];
+  std::vector<int64_t>& k = keys_[dim][e.level[dim]];
   uint32_t pos = e.pos[dim];
   PL_CHECK(pos < b.size() && b[pos] == slot) << "free index corrupt at slot " << slot;
   uint32_t last = b.back();
   b[pos] = last;
+  k[pos] = k.back();
   entries_[last].pos[dim] = pos;
   b.pop_back();
+  k.pop_back();
   int& top = max_level_[dim];
   while (top > 0 && buckets_[dim][top].empty()) --top;
 }
@@ -42,7 +46,7 @@ void FreeIndex::Insert(uint32_t slot, const Keys& keys) {
   Entry& e = entries_[slot];
   PL_CHECK(!e.present) << "slot " << slot << " indexed twice";
   e.present = true;
-  for (int d = 0; d < kNumDims; ++d) Place(slot, d, Level(keys[d]));
+  for (int d = 0; d < kNumDims; ++d) Place(slot, d, Level(keys[d]), keys[d]);
   e.member_pos = static_cast<uint32_t>(members_.size());
   members_.push_back(slot);
 }
@@ -51,9 +55,12 @@ void FreeIndex::Update(uint32_t slot, const Keys& keys) {
   PL_CHECK(Contains(slot)) << "slot " << slot << " not indexed";
   for (int d = 0; d < kNumDims; ++d) {
     int level = Level(keys[d]);
-    if (level == entries_[slot].level[d]) continue;
+    if (level == entries_[slot].level[d]) {
+      keys_[d][level][entries_[slot].pos[d]] = keys[d];
+      continue;
+    }
     Remove(slot, d);
-    Place(slot, d, level);
+    Place(slot, d, level, keys[d]);
   }
 }
 

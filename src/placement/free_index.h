@@ -6,8 +6,9 @@
 // HostState::gpu_key). Keys map to levels on a logarithmic scale with four levels per power of
 // two (each bucket spans at most ~19% of its lower bound); Level() is monotone, so a host whose
 // level is below Level(ask) cannot fit `ask`, and the hosts at or above it are the only
-// candidates. Hosts in the bucket of Level(ask) itself may still be short: callers check the
-// exact fit. Insert, Update and Erase are O(1) (swap-remove with stored positions).
+// candidates. Hosts in the bucket of Level(ask) itself may still be short: each bucket keeps
+// its hosts' exact keys beside them (BucketKeys), so a walk skips the short ones without
+// looking at the hosts. Insert, Update and Erase are O(1) (swap-remove with stored positions).
 //
 // Every indexed host also sits in `members()`, a dense list for rotating walks.
 //
@@ -40,6 +41,10 @@ class FreeIndex {
   std::span<const uint32_t> Bucket(Dim d, int level) const {
     return buckets_[static_cast<int>(d)][level];
   }
+  // The keys of Bucket(d, level)'s hosts in dimension d, in the same order.
+  std::span<const int64_t> BucketKeys(Dim d, int level) const {
+    return keys_[static_cast<int>(d)][level];
+  }
   // The highest non-empty level of dimension `d` (0 when empty).
   int MaxLevel(Dim d) const { return max_level_[static_cast<int>(d)]; }
   // Number of indexed hosts whose level in `d` is >= `level`.
@@ -54,14 +59,17 @@ class FreeIndex {
     std::array<uint32_t, kNumDims> pos{};
     uint32_t member_pos = 0;
   };
-  void Place(uint32_t slot, int dim, int level);
+  void Place(uint32_t slot, int dim, int level, int64_t key);
   void Remove(uint32_t slot, int dim);
 
-  std::array<std::vector<std::vector<uint32_t>>, kNumDims> buckets_ = [] {
-    std::array<std::vector<std::vector<uint32_t>>, kNumDims> b;
+  template <typename T>
+  static std::array<std::vector<std::vector<T>>, kNumDims> Levels() {
+    std::array<std::vector<std::vector<T>>, kNumDims> b;
     for (auto& v : b) v.resize(kLevels);
     return b;
-  }();
+  }
+  std::array<std::vector<std::vector<uint32_t>>, kNumDims> buckets_ = Levels<uint32_t>();
+  std::array<std::vector<std::vector<int64_t>>, kNumDims> keys_ = Levels<int64_t>();
   std::vector<Entry> entries_;
   std::vector<uint32_t> members_;
   std::array<int, kNumDims> max_level_{};

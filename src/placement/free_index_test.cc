@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 namespace paceline::placement {
@@ -43,6 +44,28 @@ TEST(FreeIndex, InsertUpdateEraseKeepBucketsConsistent) {
   EXPECT_EQ(idx.CountAtLeast(Dim::kCpu, 0), 2u);
   idx.Insert(0, {1, 1, 1, 1});
   EXPECT_EQ(idx.size(), 3u);
+}
+
+TEST(FreeIndex, BucketsKeepTheExactKeysOfTheirHosts) {
+  FreeIndex idx;
+  idx.Insert(0, {1100, 0, 0, 0});
+  idx.Insert(1, {1200, 0, 0, 0});
+  idx.Insert(2, {1150, 0, 0, 0});
+  const int level = FreeIndex::Level(1100);
+  auto keys = [&] {
+    std::map<uint32_t, int64_t> m;
+    for (size_t i = 0; i < idx.Bucket(Dim::kCpu, level).size(); ++i) {
+      m[idx.Bucket(Dim::kCpu, level)[i]] = idx.BucketKeys(Dim::kCpu, level)[i];
+    }
+    return m;
+  };
+  EXPECT_EQ(keys(), (std::map<uint32_t, int64_t>{{0, 1100}, {1, 1200}, {2, 1150}}));
+  idx.Update(1, {1110, 0, 0, 0});  // same bucket, new key
+  idx.Erase(0);                    // swap-removes: host 2 moves
+  EXPECT_EQ(keys(), (std::map<uint32_t, int64_t>{{1, 1110}, {2, 1150}}));
+  idx.Update(2, {5000, 0, 0, 0});  // leaves the bucket
+  EXPECT_EQ(keys(), (std::map<uint32_t, int64_t>{{1, 1110}}));
+  EXPECT_EQ(idx.BucketKeys(Dim::kCpu, FreeIndex::Level(5000))[0], 5000);
 }
 
 }  // namespace

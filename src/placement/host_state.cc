@@ -34,6 +34,7 @@ HostState::HostState(HostSpec spec)
   capacity_[Dim::kGpu] = static_cast<int64_t>(gpus_.size()) * kMilliPerGpu;
   for (const PortRange& r : port_ranges_) port_capacity_ += r.size();
   RecomputeGpuSummary();
+  RecomputeFree();
 }
 
 void HostState::SetLabels(std::vector<std::pair<std::string, std::string>> labels) {
@@ -95,16 +96,16 @@ void HostState::RecomputeGpuSummary() {
   }
 }
 
-Resources HostState::FreeFor(bool revocable) const {
-  Resources f;
-  if (revocable) {
-    f = capacity_ - allocated_ + effective_slack();
-  } else {
-    f = capacity_ - regular_allocated();
+void HostState::RecomputeFree() {
+  for (int d = 0; d < kNumDims; ++d) {
+    const int64_t all = allocated_.at(d);
+    const int64_t regular = all - revocable_allocated_.at(d);
+    free_regular_.at(d) = capacity_.at(d) - regular;
+    free_revocable_.at(d) = capacity_.at(d) - all + std::min(slack_.at(d), regular);
   }
-  // Devices are never over-committed: the gpu dimension is C − A in both views.
-  f[Dim::kGpu] = capacity_[Dim::kGpu] - allocated_[Dim::kGpu];
-  return f;
+  // Devices are never over-committed: the gpu dimension is C − A in both views (the slack has
+  // no gpu dimension, so the revocable view already is).
+  free_regular_[Dim::kGpu] = free_revocable_[Dim::kGpu];
 }
 
 Resources HostState::RevocableExcess() const {
@@ -114,12 +115,17 @@ Resources HostState::RevocableExcess() const {
 void HostState::SetSlack(const Resources& slack) {
   slack_ = Max(Resources(), slack);
   slack_[Dim::kGpu] = 0;
+  RecomputeFree();
   ++version_;
 }
 
 void HostState::AddUsage(const Usage& u) {
   allocated_ += u.resources;
-  if (u.revocable) revocable_allocated_ += u.resources;
+  if (u.revocable) {
+    revocable_allocated_ += u.resources;
+    ++revocable_tasks_;
+  }
+  RecomputeFree();
   for (const GpuShare& s : u.gpus) {
     PL_CHECK(s.device < gpus_.size()) << "device " << s.device << " on host " << name_;
     gpus_[s.device].milli_allocated += s.milli;
@@ -136,7 +142,11 @@ void HostState::AddUsage(const Usage& u) {
 
 void HostState::RemoveUsage(const Usage& u) {
   allocated_ -= u.resources;
-  if (u.revocable) revocable_allocated_ -= u.resources;
+  if (u.revocable) {
+    revocable_allocated_ -= u.resources;
+    --revocable_tasks_;
+  }
+  RecomputeFree();
   for (const GpuShare& s : u.gpus) {
     gpus_[s.device].milli_allocated -= s.milli;
     PL_CHECK(gpus_[s.device].milli_allocated >= 0) << "device " << s.device << " on " << name_;

@@ -119,17 +119,21 @@ class HostState {
   const Resources& capacity() const { return capacity_; }
   // What every task on the host holds (A = R + V).
   const Resources& allocated() const { return allocated_; }
-  // What revocable tasks hold (V) and what regular tasks hold (R).
+  // What revocable tasks hold (V), how many they are, and what regular tasks hold (R).
   const Resources& revocable_allocated() const { return revocable_allocated_; }
+  uint32_t revocable_tasks() const { return revocable_tasks_; }
   Resources regular_allocated() const { return allocated_ - revocable_allocated_; }
   // The slack as last set (cpu and memory), and the part of it that counts: at most R.
   const Resources& slack() const { return slack_; }
   Resources effective_slack() const { return Min(slack_, regular_allocated()); }
   // What a task of the given kind may still take: C − R for regular work (gpu: C − A), C − A + S
-  // for revocable work. May be negative for revocable work (see RevocableExcess).
-  Resources FreeFor(bool revocable) const;
+  // for revocable work. May be negative for revocable work (see RevocableExcess). Kept up to
+  // date on every change (the placement hot path reads it for every candidate).
+  const Resources& FreeFor(bool revocable) const {
+    return revocable ? free_revocable_ : free_regular_;
+  }
   // The regular view, FreeFor(false).
-  Resources free() const { return FreeFor(false); }
+  const Resources& free() const { return free_regular_; }
   // capacity − FreeFor(revocable): what counts as taken, for utilisation scores.
   Resources AllocatedFor(bool revocable) const { return capacity_ - FreeFor(revocable); }
   // max(0, A − C − S) per dimension: how much revocable work must leave the host (zero when
@@ -168,6 +172,7 @@ class HostState {
   void SetLabels(std::vector<std::pair<std::string, std::string>> labels);
   void RecomputeGpuSummary();
   void SetSlack(const Resources& slack);
+  void RecomputeFree();
 
   HostId id_;
   std::string name_;
@@ -177,7 +182,10 @@ class HostState {
   Resources capacity_;
   Resources allocated_;
   Resources revocable_allocated_;
+  uint32_t revocable_tasks_ = 0;
   Resources slack_;
+  Resources free_regular_;    // FreeFor(false)
+  Resources free_revocable_;  // FreeFor(true)
   std::vector<GpuDevice> gpus_;
   int full_free_gpus_ = 0;
   int64_t max_partial_free_gpu_ = 0;

@@ -14,10 +14,10 @@
 //   BM_Gang10kRejected              one gang of 10,000 that fails on its last member
 //                                   (max_per_host 1 on 9,999 eligible hosts): places 9,999,
 //                                   explains, rolls back
-//   BM_RevocableOnSlack             1,000 revocable tasks (1 core, 2Gi) on a cluster where every
-//                                   host's filler task uses half of what it holds (the slack);
-//                                   the unallocated capacity is taken by regular work first, so
-//                                   the tasks fit only thanks to the slack
+//   BM_RevocableOnSlack             1,000 revocable tasks (1 core, 2Gi) on a cluster where regular
+//                                   work has taken all the unallocated capacity and each host's
+//                                   filler task leaves a random part of what it holds idle (the
+//                                   slack): the tasks fit only thanks to the slack
 //   BM_ExplainNeverFits             a request bigger than every host: one full explanation
 //   BM_FragmentationOfHost          GpuWorkload::Fragmentation on an 8-GPU host, 25 task types
 #include <benchmark/benchmark.h>
@@ -195,7 +195,9 @@ BENCHMARK(BM_Gang10kRejected)->Unit(benchmark::kMillisecond);
 
 void BM_RevocableOnSlack(benchmark::State& state) {
   ClusterSnapshot snap = BaseCluster();
-  // Regular work takes whatever is unallocated; the filler tasks use half of what they hold.
+  // Regular work takes whatever is unallocated; the filler tasks leave 0..100% of what they
+  // hold idle.
+  std::mt19937_64 rng(13);
   for (uint32_t i = 0; i < kHosts; ++i) {
     const HostState& h = *snap.host(HostId(i));
     TaskShape rest;
@@ -207,8 +209,9 @@ void BM_RevocableOnSlack(benchmark::State& state) {
     a.shape = *MakeTaskShape(std::move(rest));
     PL_CHECK(snap.Commit(a).ok());
     const Resources filler = snap.TaskUsage(TaskId{JobId(1), i})->resources;
-    PL_CHECK(snap.SetHostSlack(HostId(i),
-                               Resources::Of(filler.cpu_milli() / 2, filler.memory_bytes() / 2))
+    const int64_t idle = static_cast<int64_t>(rng() % 101);
+    PL_CHECK(snap.SetHostSlack(HostId(i), Resources::Of(filler.cpu_milli() * idle / 100,
+                                                        filler.memory_bytes() / 100 * idle))
                  .ok());
   }
   auto engine = MakeEngine("default");

@@ -11,7 +11,8 @@
 //
 // Scorers are const and deterministic; a scorer may keep a per-host cache keyed by
 // HostState::version() (mutable, single-threaded), which ResetCaches() drops when the engine
-// switches to another snapshot.
+// switches to another snapshot. A scorer whose Applies() is false for a task (it would score
+// every host the same) is not run for it.
 
 #include <cstdint>
 
@@ -21,6 +22,8 @@
 #include "placement/host_state.h"
 
 namespace paceline::placement {
+
+class ClusterSnapshot;
 
 // What the engine provides to every scorer for one plan.
 struct ScoreEnv {
@@ -42,6 +45,9 @@ class Scorer {
   virtual ~Scorer() = default;
   virtual absl::string_view name() const = 0;
   virtual bool device_aware() const { return false; }
+  // False when the scorer would give every host the same score for this task; asked once per
+  // task, before its candidates are scored.
+  virtual bool Applies(const TaskContext&, const ClusterSnapshot&) const { return true; }
   // In [0, 1]; higher is better.
   virtual double Score(const ScoreInput& in) const = 0;
   virtual void ResetCaches() const {}

@@ -6,7 +6,7 @@ namespace paceline::placement {
 
 std::optional<Rejection> ResourceFitFilter::Check(const TaskContext& t, const HostState& h) const {
   const Resources& ask = t.shape.resources;
-  Resources free = h.FreeFor(t.shape.revocable);
+  const Resources& free = h.FreeFor(t.shape.revocable);
   if (ask.FitsIn(free)) return std::nullopt;
   Dim d = *ask.FirstExceeding(free);
   Rejection r =

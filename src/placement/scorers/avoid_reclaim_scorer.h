@@ -14,6 +14,8 @@ namespace paceline::placement {
 class AvoidReclaimScorer final : public Scorer {
  public:
   absl::string_view name() const override { return "avoid_reclaim"; }
+  // Only regular tasks, and only while some revocable task is placed.
+  bool Applies(const TaskContext& t, const ClusterSnapshot& snap) const override;
   double Score(const ScoreInput& in) const override;
 };
 

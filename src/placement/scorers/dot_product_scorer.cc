@@ -5,7 +5,7 @@ namespace paceline::placement {
 double DotProductScorer::Score(const ScoreInput& in) const {
   const Resources& ask = in.task.shape.resources;
   const Resources& cap = in.host.capacity();
-  Resources free = in.host.FreeFor(in.task.shape.revocable);
+  const Resources& free = in.host.FreeFor(in.task.shape.revocable);
   double dot = 0;
   int dims = 0;
   for (int i = 0; i < kNumDims; ++i) {
