@@ -29,7 +29,8 @@
 //     use the snapshot's label index, and a class that few hosts pass walks only those hosts.
 //   - The UP hosts are bucketed by free capacity per dimension (FreeIndex); a task walks the
 //     buckets of its scarcest dimension from the level of its ask upward (tightest-first,
-//     pack) or from the top down (loosest-first, spread); hosts below its ask are never seen.
+//     pack) or from the top down (loosest-first, spread); hosts below its ask are never seen
+//     (those of the ask's own bucket are skipped on the exact keys the bucket keeps).
 //     Regular and revocable tasks see different free capacity (host_state.h): each walks its
 //     own index (ClusterSnapshot::free_index(revocable)).
 //   - Sampling: the walk stops after `max_candidates` feasible hosts (default 16), like Nomad's

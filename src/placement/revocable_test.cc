@@ -125,6 +125,8 @@ TEST(Revocable, EachKindOfWorkHasItsOwnFreeIndex) {
     FillWithRegular(snap, i);
   }
   const int two_cores = FreeIndex::Level(2000);
+  EXPECT_EQ(&snap.free_index(true), &snap.free_index(false))
+      << "no revocable work and no slack anywhere: one index serves both";
   EXPECT_EQ(snap.free_index(false).CountAtLeast(Dim::kCpu, two_cores), 0u);
   EXPECT_EQ(snap.free_index(true).CountAtLeast(Dim::kCpu, two_cores), 0u);
   ASSERT_TRUE(snap.SetHostSlack(HostId(1), Resources::Of(4000, 8 * kGi)).ok());
