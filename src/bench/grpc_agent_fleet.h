@@ -21,8 +21,9 @@
 // 1,000 streams on one channel work). A stream that ends reconnects with a backoff and registers
 // again, like the real agent.
 //
-// Thread-safety: Start, Stop and the destructor from one thread; counters() and
-// WaitRegistered from any thread. config.agent.observer is called on the fleet's threads.
+// Thread-safety: Start, Stop and the destructor from one thread (never from the observer);
+// counters() and WaitRegistered from any thread. config.agent.observer is called on the
+// fleet's threads.
 
 #include <memory>
 #include <string>

@@ -35,7 +35,7 @@ void HostStream::OnEvent(Op op, bool ok, absl::Time now) {
   switch (op) {
     case Op::kStart:
       if (!ok || phase_ != Phase::kStarting) {
-        Fail(/*cancel=*/true);
+        Fail(/*cancel=*/false);
         break;
       }
       phase_ = Phase::kOpen;

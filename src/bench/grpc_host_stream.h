@@ -10,8 +10,8 @@
 //   idle --Tick, backoff over--> starting --start ok--> open: write register, then one read
 //    ^                             | start failed          |   and at most one write in flight
 //    |                             v                       | read or write failed, or Cancel()
-//    +-- torn down, backoff <-- finishing <----------------+  (TryCancel; Finish once the read
-//        (no operation pending)                               is back)
+//    +-- torn down, backoff <-- finishing <----------------+  (TryCancel if Cancel(); Finish
+//        (no operation pending)                               once the read is back)
 //
 // Messages the agent produces while the stream is not open are dropped: updates stay in the
 // agent's outbox until acknowledged and go again after the next registration.
@@ -70,8 +70,8 @@ class HostStream {
   void Send(std::vector<v1::AgentMessage> msgs);
   void MaybeWrite();
   void Read();
-  // Ends the call: `cancel` also cancels it (a failed write, Cancel()); a failed read needs
-  // no cancel and keeps the server's status.
+  // Ends the call: `cancel` also cancels it (Cancel()). A failed start, read or write means
+  // the call is over already: no cancel, so that Finish reports the server's status.
   void Fail(bool cancel);
   void MaybeFinish();
   void TearDown(absl::Time now);
