@@ -37,6 +37,8 @@ ClusterSnapshot::ClusterSnapshot(const ClusterSnapshot& o)
       revocable_tasks_(o.revocable_tasks_),
       label_index_(o.label_index_),
       label_pairs_(o.label_pairs_),
+      records_(o.records_),
+      free_records_(o.free_records_),
       tasks_(o.tasks_),
       log_(o.log_),
       log_base_(o.log_base_),
@@ -62,12 +64,12 @@ HostState* ClusterSnapshot::mutable_host(HostId id) {
 std::optional<HostId> ClusterSnapshot::TaskHost(TaskId task) const {
   auto it = tasks_.find(task);
   if (it == tasks_.end()) return std::nullopt;
-  return HostId(it->second.slot);
+  return HostId(records_[it->second].slot);
 }
 
 const Usage* ClusterSnapshot::TaskUsage(TaskId task) const {
   auto it = tasks_.find(task);
-  return it == tasks_.end() ? nullptr : &it->second.usage;
+  return it == tasks_.end() ? nullptr : &records_[it->second].usage;
 }
 
 const std::vector<uint32_t>* ClusterSnapshot::HostsWithLabel(absl::string_view key,
@@ -351,23 +353,35 @@ absl::Status ClusterSnapshot::Record(const Assignment& a, bool adopting) {
   revocable_tasks_ += rec.usage.revocable;
   h->tasks_.push_back(a.task);
   Reindex(rec.slot);
-  tasks_.emplace(a.task, std::move(rec));
+  uint32_t index;
+  if (free_records_.empty()) {
+    index = static_cast<uint32_t>(records_.size());
+    records_.push_back(std::move(rec));
+  } else {
+    index = free_records_.back();
+    free_records_.pop_back();
+    records_[index] = std::move(rec);
+  }
+  tasks_.emplace(a.task, index);
   return absl::OkStatus();
 }
 
 void ClusterSnapshot::ReleaseRecord(TaskId task) {
   auto it = tasks_.find(task);
   PL_CHECK(it != tasks_.end()) << "release of unknown task " << task.ToString();
-  TaskRecord& rec = it->second;
+  const uint32_t index = it->second;
+  TaskRecord& rec = records_[index];
   HostState& h = *hosts_[rec.slot];
   h.RemoveUsage(rec.usage);
   revocable_tasks_ -= rec.usage.revocable;
   TaskId last = h.tasks_.back();
   h.tasks_[rec.pos] = last;
-  tasks_[last].pos = rec.pos;
+  records_[tasks_[last]].pos = rec.pos;
   h.tasks_.pop_back();
   uint32_t slot = rec.slot;
   tasks_.erase(it);
+  records_[index] = TaskRecord();  // frees what the usage held
+  free_records_.push_back(index);
   LogRelaxed(slot);
   Reindex(slot);
 }
@@ -404,7 +418,8 @@ absl::Status ClusterSnapshot::Validate() const {
     size_t tasks = 0;
   };
   std::vector<Sum> sums(hosts_.size());
-  for (const auto& [task, rec] : tasks_) {
+  for (const auto& [task, index] : tasks_) {
+    const TaskRecord& rec = records_[index];
     if (!present(rec.slot)) return absl::InternalError("task on a missing host");
     const HostState& h = *hosts_[rec.slot];
     if (rec.pos >= h.tasks().size() || h.tasks()[rec.pos] != task) {

@@ -175,7 +175,11 @@ class ClusterSnapshot {
   absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, std::vector<uint32_t>>>
       label_index_;
   absl::flat_hash_map<std::string, uint32_t> label_pairs_;
-  absl::flat_hash_map<TaskId, TaskRecord> tasks_;
+  // Task records live in a dense vector (freed entries reused) and the hash map finds them:
+  // the map's spare slots then cost 4 bytes of index each, not a whole record.
+  std::vector<TaskRecord> records_;
+  std::vector<uint32_t> free_records_;
+  absl::flat_hash_map<TaskId, uint32_t> tasks_;  // -> index in records_
   std::vector<uint32_t> log_;
   uint64_t log_base_ = 0;
   std::vector<uint32_t> relax_log_;
