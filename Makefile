@@ -2,7 +2,7 @@
 #   make up      install what is missing, build, start an all-in-one cluster (Ctrl-C stops it)
 #   make test    install what is missing, build (release + ASan/UBSan), run every test
 #   make bench   run the benchmarks (short versions, minutes); reports into bench/results/
-#   make bench-full   the published sizes (50,000 hosts, 1,000,000 tasks; ~15 minutes)
+#   make bench-full   the published sizes (50,000 hosts, 1,000,000 tasks; ~2 minutes)
 #   make fuzz    run each fuzzer briefly
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
 #   make format  reformat the sources with clang-format

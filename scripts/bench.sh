@@ -6,7 +6,7 @@
 #                            benchmark at 2,000 hosts / 40,000 tasks and over gRPC at 200 hosts.
 #   full  (make bench-full): the published sizes: 50,000 hosts / 1,000,000 tasks in process,
 #                            1,000 hosts over gRPC, the API for 10 s, `paceline sim` at 50,000
-#                            hosts (about 15 minutes and 3 GiB of memory on 2 cores).
+#                            hosts (about 2 minutes and 1.5 GiB of memory on 2 cores).
 # The Slurm comparison needs root and the Slurm harness: make bench-slurm.
 set -euo pipefail
 build=${1:-build/release}

@@ -134,18 +134,19 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
   }
   uint32_t page = req->page_size() == 0 ? 100 : req->page_size();
   cluster_->Read<bool>([&](const SchedulerCore& core) {
-    for (const jobmgr::Job* job : core.jobs().ListJobs()) {
-      if (job->id().value() <= after_id) continue;
-      if (!req->pool().empty() && job->pool() != req->pool()) continue;
-      if (!req->owner().empty() && job->spec().owner != req->owner()) continue;
-      if (!req->name().empty() && job->spec().name != req->name()) continue;
+    core.jobs().ForEachJobAfter(JobId(after_id), [&](const jobmgr::Job& j) {
+      const jobmgr::Job* job = &j;  // true: go on to the next job
+      if (!req->pool().empty() && job->pool() != req->pool()) return true;
+      if (!req->owner().empty() && job->spec().owner != req->owner()) return true;
+      if (!req->name().empty() && job->spec().name != req->name()) return true;
       int64_t created = master::ToUnixMillis(job->created_at());
-      if (req->created_after_unix_ms() > 0 && created < req->created_after_unix_ms()) continue;
-      if (req->created_before_unix_ms() > 0 && created >= req->created_before_unix_ms()) continue;
+      if (req->created_after_unix_ms() > 0 && created < req->created_after_unix_ms()) return true;
+      if (req->created_before_unix_ms() > 0 && created >= req->created_before_unix_ms())
+        return true;
       if (!req->states().empty()) {
         std::string state(JobStateName(job->state()));
         if (std::find(req->states().begin(), req->states().end(), state) == req->states().end()) {
-          continue;
+          return true;
         }
       }
       bool labels_match = true;
@@ -153,13 +154,14 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
         auto it = job->spec().labels.find(k);
         labels_match &= it != job->spec().labels.end() && it->second == v;
       }
-      if (!labels_match) continue;
+      if (!labels_match) return true;
       if (static_cast<uint32_t>(resp->jobs_size()) == page) {
         resp->set_next_page_token(absl::StrCat(resp->jobs(resp->jobs_size() - 1).id()));
-        break;
+        return false;
       }
       *resp->add_jobs() = SummaryOf(*job);
-    }
+      return true;
+    });
     return true;
   });
   return grpc::Status::OK;

@@ -18,6 +18,7 @@ absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl
   fx.enqueue.reserve(fx.enqueue.size() + job->instances());
   for (uint32_t i = 0; i < job->instances(); ++i) fx.enqueue.push_back(TaskId{id, i});
   jobs_.emplace(id, std::move(job));
+  ids_.insert(id);
   return id;
 }
 
@@ -82,6 +83,7 @@ absl::Status JobManager::DeleteJob(JobId id, Effects& fx) {
   }
   fx.batch.delete_jobs.push_back(id);
   jobs_.erase(id);
+  ids_.erase(id);
   return absl::OkStatus();
 }
 
@@ -292,6 +294,7 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     job->RestoreHistory(r);
     if (job->active_update() != nullptr) updating_.push_back(r.id);
     jobs_[r.id] = std::move(job);
+    ids_.insert(r.id);
     next_job_id_ = std::max(next_job_id_, r.id.value() + 1);
   }
   for (const store::TaskRecord& r : contents.tasks) {
@@ -400,9 +403,8 @@ const Job* JobManager::GetJob(JobId id) const {
 
 std::vector<const Job*> JobManager::ListJobs() const {
   std::vector<const Job*> out;
-  out.reserve(jobs_.size());
-  for (const auto& [id, job] : jobs_) out.push_back(job.get());
-  std::sort(out.begin(), out.end(), [](const Job* a, const Job* b) { return a->id() < b->id(); });
+  out.reserve(ids_.size());
+  for (JobId id : ids_) out.push_back(GetJob(id));
   return out;
 }
 

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "jobmgr/job.h"
@@ -154,7 +155,14 @@ class JobManager {
   std::vector<RunId> LiveRunsOnHost(const std::string& host) const;
 
   const Job* GetJob(JobId id) const;
-  std::vector<const Job*> ListJobs() const;
+  std::vector<const Job*> ListJobs() const;  // by id
+  // The jobs with an id above `after`, by id, until `fn` returns false: O(visited), for paging.
+  template <typename Fn>
+  void ForEachJobAfter(JobId after, Fn fn) const {
+    for (auto it = ids_.upper_bound(after); it != ids_.end(); ++it) {
+      if (!fn(*GetJob(*it))) return;
+    }
+  }
   const std::string& HostName(uint32_t index) const { return hosts_[index]; }
 
  private:
@@ -199,6 +207,7 @@ class JobManager {
   void CompactHost(uint32_t h) const;
 
   absl::flat_hash_map<JobId, std::unique_ptr<Job>> jobs_;
+  absl::btree_set<JobId> ids_;  // the keys of jobs_, in order
   uint64_t next_job_id_ = 1;
   std::vector<std::string> hosts_;
   absl::flat_hash_map<std::string, uint32_t> host_index_;
