@@ -76,6 +76,26 @@ TEST_F(JobManagerTest, CreateEnqueuesEveryInstanceAndPersistsTheJob) {
   EXPECT_EQ(jm_.GetJob(*id)->state(), JobState::kPending);
 }
 
+TEST_F(JobManagerTest, JobsAreListedAndPagedInIdOrderWithoutDeletedOnes) {
+  std::vector<JobId> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Create(Batch(1)));
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.KillJob(ids[2], now_, fx).ok()); });
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.DeleteJob(ids[2], fx).ok()); });
+  std::vector<JobId> listed;
+  for (const Job* j : jm_.ListJobs()) listed.push_back(j->id());
+  EXPECT_EQ(listed, (std::vector<JobId>{ids[0], ids[1], ids[3], ids[4]}));
+  // A page of two after the first job, stopped by the callback.
+  std::vector<JobId> page;
+  jm_.ForEachJobAfter(ids[0], [&](const Job& j) {
+    page.push_back(j.id());
+    return page.size() < 2;
+  });
+  EXPECT_EQ(page, (std::vector<JobId>{ids[1], ids[3]}));
+  int after_last = 0;
+  jm_.ForEachJobAfter(ids[4], [&](const Job&) { return ++after_last > 0; });
+  EXPECT_EQ(after_last, 0);
+}
+
 TEST_F(JobManagerTest, HappyPathSucceedsWithEventsAndRelease) {
   JobId id = Create(Batch(2));
   for (uint32_t i = 0; i < 2; ++i) Start(TaskId{id, i});
