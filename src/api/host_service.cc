@@ -59,6 +59,8 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
       const placement::HostState* state = core.snapshot().host(h.id);
       if (state != nullptr) {
         *info->mutable_allocated() = master::ToProto(state->allocated());
+        *info->mutable_revocable_allocated() = master::ToProto(state->revocable_allocated());
+        *info->mutable_slack() = master::ToProto(state->effective_slack());
         info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
       }
       info->set_state(!h.connected       ? "LOST"

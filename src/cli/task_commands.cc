@@ -42,6 +42,15 @@ std::string UsedText(const v1::Resources& used, int64_t at_unix_ms) {
   return at_unix_ms == 0 ? "-" : FormatResources(used);
 }
 
+// A host's allocation, with the revocable part when there is one.
+std::string AllocatedText(const v1::HostInfo& h) {
+  std::string text = FormatResources(h.allocated());
+  if (h.revocable_allocated().cpu_milli() > 0 || h.revocable_allocated().memory_bytes() > 0) {
+    absl::StrAppend(&text, " (revocable ", FormatResources(h.revocable_allocated()), ")");
+  }
+  return text;
+}
+
 std::string ExitText(const v1::TaskInfo& t) {
   if (t.signal() != 0) return absl::StrCat("signal ", t.signal());
   if (t.exit_code() >= 0) return absl::StrCat(t.exit_code());
@@ -253,7 +262,7 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
         absl::StrAppend(&state, " (", h.maintenance(), ")");
       }
       t.AddRow({h.name(), state, absl::StrCat(h.tasks()), FormatResources(h.capacity()),
-                FormatResources(h.allocated()), UsedText(h.used(), h.usage_at_unix_ms()),
+                AllocatedText(h), UsedText(h.used(), h.usage_at_unix_ms()),
                 absl::StrJoin(labels, ","), h.isolation().empty() ? "-" : h.isolation(),
                 FormatUnixMillis(h.last_seen_unix_ms())});
     }

@@ -197,7 +197,9 @@ class Simulator {
           RunEvent{t + sc_.start_delay, seq_++, l.run.task.job.value(), inst, l.run.run, false});
     }
     for (const jobmgr::KillCommand& k : out.kills) {
-      if (k.reason == jobmgr::TaskReason::kPreempted) ++result_.preemptions, ++preemptions_;
+      if (k.reason == jobmgr::TaskReason::kPreempted || k.reason == jobmgr::TaskReason::kRevoked) {
+        ++result_.preemptions, ++preemptions_;
+      }
       JobTrack* found = Track(k.run.task.job);
       if (found == nullptr) continue;
       JobTrack& track = *found;

@@ -67,6 +67,11 @@ task:
   Json hosts = c.CliJson({"host", "list"});
   ASSERT_EQ(hosts["hosts"].size(), 1u);
   EXPECT_EQ(TaskGet(c, best_effort, 0)["task"]["host"], c.agent_name(0));
+  // `host list` shows the revocable part of the allocation and the slack it runs on.
+  const Json& h = hosts["hosts"][0];
+  EXPECT_EQ(h["revocable_allocated"]["cpu_milli"], "1500") << h.dump();
+  EXPECT_GT(std::stoll(h["slack"]["cpu_milli"].get<std::string>()), 1000) << h.dump();
+  EXPECT_THAT(c.Cli({"host", "list"}).out, HasSubstr("(revocable 1.5 cpu"));
 
   // A core comes free and regular work takes it: beside 2 regular cores of which 1 is idle,
   // 1.5 revocable cores no longer fit. The revocable task is revoked, and says why.
