@@ -12,22 +12,13 @@
 namespace paceline::placement {
 namespace {
 
+using testing::Engine;
 using testing::HostBuilder;
 using testing::kGi;
 using testing::One;
 using testing::Put;
 using testing::ShapeBuilder;
 using testing::Task;
-
-std::unique_ptr<PlacementEngine> Engine(const std::string& profile = "default",
-                                        std::optional<uint32_t> candidates = std::nullopt) {
-  EngineConfig c;
-  c.profile = profile;
-  c.max_candidates = candidates;
-  auto e = PlacementEngine::Create(c);
-  PL_CHECK(e.ok()) << e.status();
-  return std::move(*e);
-}
 
 std::vector<PlacementRequest> Instances(std::shared_ptr<const TaskShape> shape, uint32_t n) {
   std::vector<PlacementRequest> rs;

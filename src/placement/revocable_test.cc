@@ -9,19 +9,12 @@
 namespace paceline::placement {
 namespace {
 
+using testing::Engine;
 using testing::HostBuilder;
 using testing::kGi;
 using testing::One;
 using testing::Put;
 using testing::ShapeBuilder;
-
-std::unique_ptr<PlacementEngine> Engine(const std::string& profile = "default") {
-  EngineConfig c;
-  c.profile = profile;
-  auto e = PlacementEngine::Create(c);
-  PL_CHECK(e.ok()) << e.status();
-  return std::move(*e);
-}
 
 // Host `h` (8 cores, 32Gi) fully allocated to four 2-core regular tasks of job 1.
 void FillWithRegular(ClusterSnapshot& snap, uint32_t h) {

@@ -4,6 +4,7 @@
 // Thread-safety: value builders, no shared state.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "placement/cluster_snapshot.h"
+#include "placement/engine.h"
 #include "placement/filter.h"
 #include "placement/placement_request.h"
 
@@ -164,6 +166,17 @@ inline absl::Status Put(ClusterSnapshot& snap, uint32_t host, uint32_t instance,
   a.gpus = std::move(gpus);
   a.ports = std::move(ports);
   return snap.Commit(a);
+}
+
+// An engine with the named profile (and max_candidates when given); crashes on a bad one.
+inline std::unique_ptr<PlacementEngine> Engine(const std::string& profile = "default",
+                                               std::optional<uint32_t> candidates = std::nullopt) {
+  EngineConfig c;
+  c.profile = profile;
+  c.max_candidates = candidates;
+  auto e = PlacementEngine::Create(c);
+  PL_CHECK(e.ok()) << e.status();
+  return std::move(*e);
 }
 
 }  // namespace paceline::placement::testing
