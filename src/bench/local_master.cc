@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "agent/file_util.h"
+#include "agent/proc_stat.h"
 #include "common/status.h"
 #include "common/version.h"
 #include "paceline/v1/pool.grpc.pb.h"
@@ -119,21 +121,17 @@ nlohmann::json MachineJson() {
         model = std::string(absl::StripAsciiWhitespace(l.substr(colon + 1)));
     }
   }
-  int64_t mem_kb = 0;
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string line; std::getline(meminfo, line);) {
-    absl::string_view l = line;
-    if (!absl::ConsumePrefix(&l, "MemTotal:")) continue;
-    l = absl::StripAsciiWhitespace(l);
-    absl::ConsumeSuffix(&l, "kB");
-    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(l), &mem_kb);
-    break;
+  int64_t memory_bytes = 0;
+  absl::StatusOr<std::string> meminfo = agent::ReadFile("/proc/meminfo");
+  if (meminfo.ok()) {
+    absl::StatusOr<agent::MemInfo> m = agent::ParseMeminfo(*meminfo);
+    if (m.ok()) memory_bytes = m->total_bytes;
   }
   struct utsname u = {};
   ::uname(&u);
   return {{"cpus", std::thread::hardware_concurrency()},
           {"cpu_model", model},
-          {"memory_bytes", mem_kb * 1024},
+          {"memory_bytes", memory_bytes},
           {"kernel", absl::StrCat(u.sysname, " ", u.release)},
           {"version", std::string(Version())},
           {"commit", std::string(Commit())},
