@@ -12,7 +12,7 @@ namespace paceline::api {
 using scheduler::SchedulerCore;
 
 grpc::Status HostServiceImpl::Maintain(grpc::ServerContext* ctx, const std::string& host,
-                                       store::HostMaintenance next,
+                                       records::HostMaintenance next,
                                        v1::HostMaintenanceResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   if (host.empty()) {
@@ -29,19 +29,19 @@ grpc::Status HostServiceImpl::Maintain(grpc::ServerContext* ctx, const std::stri
 grpc::Status HostServiceImpl::DrainHost(grpc::ServerContext* ctx,
                                         const v1::HostMaintenanceRequest* req,
                                         v1::HostMaintenanceResponse* resp) {
-  return Maintain(ctx, req->host(), store::HostMaintenance::kDraining, resp);
+  return Maintain(ctx, req->host(), records::HostMaintenance::kDraining, resp);
 }
 
 grpc::Status HostServiceImpl::DownHost(grpc::ServerContext* ctx,
                                        const v1::HostMaintenanceRequest* req,
                                        v1::HostMaintenanceResponse* resp) {
-  return Maintain(ctx, req->host(), store::HostMaintenance::kDown, resp);
+  return Maintain(ctx, req->host(), records::HostMaintenance::kDown, resp);
 }
 
 grpc::Status HostServiceImpl::UpHost(grpc::ServerContext* ctx,
                                      const v1::HostMaintenanceRequest* req,
                                      v1::HostMaintenanceResponse* resp) {
-  return Maintain(ctx, req->host(), store::HostMaintenance::kUp, resp);
+  return Maintain(ctx, req->host(), records::HostMaintenance::kUp, resp);
 }
 
 grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest*,

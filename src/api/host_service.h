@@ -29,7 +29,7 @@ class HostServiceImpl final : public v1::HostService::Service {
 
  private:
   grpc::Status Maintain(grpc::ServerContext* ctx, const std::string& host,
-                        store::HostMaintenance next, v1::HostMaintenanceResponse* resp);
+                        records::HostMaintenance next, v1::HostMaintenanceResponse* resp);
 
   master::Cluster* const cluster_;
   const TokenAuth* const auth_;

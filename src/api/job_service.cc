@@ -356,10 +356,10 @@ grpc::Status TaskServiceImpl::ListTaskEvents(grpc::ServerContext* ctx,
                                              const v1::ListTaskEventsRequest* req,
                                              v1::ListTaskEventsResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
-  absl::StatusOr<std::vector<store::TaskEvent>> events =
+  absl::StatusOr<std::vector<records::TaskEvent>> events =
       cluster_->ReadEvents(TaskId{JobId(req->job_id()), req->instance()}, req->limit());
   if (!events.ok()) return ToGrpcStatus(events.status());
-  for (const store::TaskEvent& e : *events) *resp->add_events() = master::ToProto(e);
+  for (const records::TaskEvent& e : *events) *resp->add_events() = master::ToProto(e);
   return grpc::Status::OK;
 }
 
@@ -387,9 +387,9 @@ grpc::Status TaskServiceImpl::GetTaskLogs(grpc::ServerContext* ctx,
   if (!s.ok()) return ToGrpcStatus(s);
   if (host.empty()) {
     // An earlier run, or a current run that has not been placed: its host is in the events.
-    absl::StatusOr<std::vector<store::TaskEvent>> events = cluster_->ReadEvents(task, 0);
+    absl::StatusOr<std::vector<records::TaskEvent>> events = cluster_->ReadEvents(task, 0);
     if (!events.ok()) return ToGrpcStatus(events.status());
-    for (const store::TaskEvent& e : *events) {
+    for (const records::TaskEvent& e : *events) {
       if (e.run.run == run && !e.host.empty()) host = e.host;
     }
   }

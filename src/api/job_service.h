@@ -56,7 +56,7 @@ class JobServiceImpl final : public v1::JobService::Service {
 };
 
 // The API view of an update (update_service.cc).
-v1::UpdateInfo UpdateInfoOf(JobId job, const store::UpdateRecord& u);
+v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u);
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:

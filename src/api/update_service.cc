@@ -43,11 +43,11 @@ absl::StatusOr<UpdateSpec> MergeOptions(UpdateSpec base, const v1::UpdateOptions
 
 }  // namespace
 
-v1::UpdateInfo UpdateInfoOf(JobId job, const store::UpdateRecord& u) {
+v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u) {
   v1::UpdateInfo info;
   info.set_job_id(job.value());
   info.set_id(u.id);
-  info.set_state(std::string(store::UpdateStateName(u.state)));
+  info.set_state(std::string(records::UpdateStateName(u.state)));
   info.set_paused(u.paused);
   info.set_from_version(u.from_version);
   info.set_to_version(u.to_version);
@@ -149,7 +149,7 @@ grpc::Status JobServiceImpl::ListUpdates(grpc::ServerContext* ctx,
   return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
-    for (const store::UpdateRecord& u : job->updates()) {
+    for (const records::UpdateRecord& u : job->updates()) {
       *resp->add_updates() = UpdateInfoOf(job->id(), u);
     }
     return absl::OkStatus();

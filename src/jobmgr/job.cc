@@ -6,7 +6,7 @@
 namespace paceline::jobmgr {
 
 Job::Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
-         store::JobGoal goal, absl::Time created_at)
+         records::JobGoal goal, absl::Time created_at)
     : id_(id),
       pool_(std::move(pool)),
       spec_(std::move(spec)),
@@ -53,7 +53,7 @@ uint32_t Job::live() const {
 
 JobState Job::state() const {
   uint32_t live_tasks = live();
-  if (goal_ == store::JobGoal::kKill)
+  if (goal_ == records::JobGoal::kKill)
     return live_tasks > 0 ? JobState::kKilling : JobState::kKilled;
   if (live_tasks > 0) {
     uint32_t started = count(TaskState::kRunning) + count(TaskState::kLaunching) +
@@ -97,8 +97,8 @@ void Job::PruneOldSpecs(size_t keep) {
     used.insert(t.spec_version);
     if (t.next_spec_version != 0) used.insert(t.next_spec_version);
   }
-  for (const store::UpdateRecord& u : updates_) {
-    if (store::IsActive(u.state)) used.insert(u.from_version);
+  for (const records::UpdateRecord& u : updates_) {
+    if (records::IsActive(u.state)) used.insert(u.from_version);
   }
   size_t unused_seen = 0;
   for (auto it = old_specs_.rbegin(); it != old_specs_.rend();) {
@@ -125,7 +125,7 @@ void Job::Resize(uint32_t n) {
   }
 }
 
-void Job::RestoreHistory(const store::JobRecord& r) {
+void Job::RestoreHistory(const records::JobRecord& r) {
   for (const auto& [version, spec] : r.old_specs) {
     old_specs_[version] = std::make_shared<const JobSpec>(spec);
   }
@@ -133,8 +133,8 @@ void Job::RestoreHistory(const store::JobRecord& r) {
   if (r.instances != 0) Resize(r.instances);
 }
 
-store::JobRecord Job::ToRecord() const {
-  store::JobRecord r{id_, pool_, *spec_, version_, goal_, created_at_, {}, updates_, instances()};
+records::JobRecord Job::ToRecord() const {
+  records::JobRecord r{id_, pool_, *spec_, version_, goal_, created_at_, {}, updates_, instances()};
   for (const auto& [version, spec] : old_specs_) r.old_specs.emplace(version, *spec);
   return r;
 }

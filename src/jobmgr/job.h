@@ -17,7 +17,7 @@
 #include "common/task_state.h"
 #include "jobmgr/reasons.h"
 #include "spec/job_spec.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::jobmgr {
 
@@ -51,7 +51,7 @@ struct TaskRuntime {
 class Job {
  public:
   Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
-      store::JobGoal goal, absl::Time created_at);
+      records::JobGoal goal, absl::Time created_at);
 
   JobId id() const { return id_; }
   const std::string& pool() const { return pool_; }
@@ -75,13 +75,13 @@ class Job {
   void Resize(uint32_t n);
 
   // Rolling updates, oldest first; the last one may be active.
-  const std::vector<store::UpdateRecord>& updates() const { return updates_; }
-  std::vector<store::UpdateRecord>& mutable_updates() { return updates_; }
-  store::UpdateRecord* active_update() {
-    return !updates_.empty() && store::IsActive(updates_.back().state) ? &updates_.back() : nullptr;
+  const std::vector<records::UpdateRecord>& updates() const { return updates_; }
+  std::vector<records::UpdateRecord>& mutable_updates() { return updates_; }
+  records::UpdateRecord* active_update() {
+    return !updates_.empty() && records::IsActive(updates_.back().state) ? &updates_.back() : nullptr;
   }
-  store::JobGoal goal() const { return goal_; }
-  void set_goal(store::JobGoal g) { goal_ = g; }
+  records::JobGoal goal() const { return goal_; }
+  void set_goal(records::JobGoal g) { goal_ = g; }
   absl::Time created_at() const { return created_at_; }
   uint32_t instances() const { return static_cast<uint32_t>(tasks_.size()); }
 
@@ -100,22 +100,22 @@ class Job {
   // Derived from the tasks' states and the goal (see common/task_state.h).
   JobState state() const;
 
-  store::JobRecord ToRecord() const;
+  records::JobRecord ToRecord() const;
   // After construction from a record: its earlier versions, updates and instance count.
-  void RestoreHistory(const store::JobRecord& r);
+  void RestoreHistory(const records::JobRecord& r);
 
  private:
   JobId id_;
   std::string pool_;
   std::shared_ptr<const JobSpec> spec_;
   uint64_t version_;
-  store::JobGoal goal_;
+  records::JobGoal goal_;
   absl::Time created_at_;
   std::vector<TaskRuntime> tasks_;
   std::array<uint32_t, kNumTaskStates> counts_{};
   std::array<uint32_t, kNumTaskHealths> health_counts_{};
   std::map<uint64_t, std::shared_ptr<const JobSpec>> old_specs_;
-  std::vector<store::UpdateRecord> updates_;
+  std::vector<records::UpdateRecord> updates_;
 };
 
 }  // namespace paceline::jobmgr

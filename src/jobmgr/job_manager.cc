@@ -12,7 +12,7 @@ absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl
                                             Effects& fx) {
   JobId id(next_job_id_++);
   auto shared = std::make_shared<const JobSpec>(std::move(spec));
-  auto job = std::make_unique<Job>(id, std::move(pool), shared, 1, store::JobGoal::kRun, now);
+  auto job = std::make_unique<Job>(id, std::move(pool), shared, 1, records::JobGoal::kRun, now);
   fx.batch.put_jobs.push_back(job->ToRecord());
   fx.batch.next_job_id = next_job_id_;
   fx.enqueue.reserve(fx.enqueue.size() + job->instances());
@@ -25,8 +25,8 @@ absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl
 absl::Status JobManager::KillJob(JobId id, absl::Time now, Effects& fx) {
   Job* job = FindJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
-  if (job->goal() != store::JobGoal::kKill) {
-    job->set_goal(store::JobGoal::kKill);
+  if (job->goal() != records::JobGoal::kKill) {
+    job->set_goal(records::JobGoal::kKill);
     fx.batch.put_jobs.push_back(job->ToRecord());
   }
   for (uint32_t i = 0; i < job->instances(); ++i) {
@@ -56,8 +56,8 @@ absl::Status JobManager::RestartInstances(JobId id, const std::vector<uint32_t>&
                                                      id.value(), " has ", job->instances()));
     }
   }
-  if (job->goal() != store::JobGoal::kRun) {
-    job->set_goal(store::JobGoal::kRun);
+  if (job->goal() != records::JobGoal::kRun) {
+    job->set_goal(records::JobGoal::kRun);
     fx.batch.put_jobs.push_back(job->ToRecord());
   }
   for (uint32_t i : instances) {
@@ -285,10 +285,10 @@ void JobManager::Tick(absl::Time now, Effects& fx) {
   }
 }
 
-absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Time now,
+absl::Status JobManager::Restore(const records::StoreContents& contents, absl::Time now,
                                  Effects& fx) {
   next_job_id_ = std::max<uint64_t>(next_job_id_, contents.next_job_id);
-  for (const store::JobRecord& r : contents.jobs) {
+  for (const records::JobRecord& r : contents.jobs) {
     auto spec = std::make_shared<const JobSpec>(r.spec);
     auto job = std::make_unique<Job>(r.id, r.pool, spec, r.version, r.goal, r.created_at);
     job->RestoreHistory(r);
@@ -297,7 +297,7 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
     ids_.insert(r.id);
     next_job_id_ = std::max(next_job_id_, r.id.value() + 1);
   }
-  for (const store::TaskRecord& r : contents.tasks) {
+  for (const records::TaskRecord& r : contents.tasks) {
     Job* job = FindJob(r.id.job);
     if (job == nullptr || r.id.instance >= job->instances()) {
       return absl::DataLossError(
@@ -332,7 +332,7 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
   for (auto& [id, job] : jobs_) {
     // Instances an update added but has not started yet wait for it.
     absl::flat_hash_set<uint32_t> waiting;
-    if (const store::UpdateRecord* u = job->active_update(); u != nullptr) {
+    if (const records::UpdateRecord* u = job->active_update(); u != nullptr) {
       for (size_t k = 0; k < u->instances.size(); ++k) {
         if (u->progress[k] == store::kUpdateWaiting) waiting.insert(u->instances[k]);
       }
@@ -344,7 +344,7 @@ absl::Status JobManager::Restore(const store::StoreContents& contents, absl::Tim
         job->SetState(i, TaskState::kPending);  // never persisted; admission starts over
       }
       if (t.state != TaskState::kPending) continue;
-      if (job->goal() == store::JobGoal::kKill) {
+      if (job->goal() == records::JobGoal::kKill) {
         Transition(*job, i, TaskState::kKilled, TaskReason::kKilledByUser, "", now, fx, true);
       } else if (t.not_before > now) {
         backoff_timers_.push(Timer{t.not_before, RunId{TaskId{id, i}, t.run}});
@@ -432,7 +432,7 @@ void JobManager::Transition(Job& job, uint32_t instance, TaskState to, TaskReaso
     job.SetHealth(instance, TaskHealth::kNone);
   }
   RunId run{TaskId{job.id(), instance}, t.run};
-  fx.batch.events.push_back(store::TaskEvent{run, now, to, t.host == kNoHost ? "" : hosts_[t.host],
+  fx.batch.events.push_back(records::TaskEvent{run, now, to, t.host == kNoHost ? "" : hosts_[t.host],
                                              std::string(TaskReasonName(reason)), message});
   if (persist) fx.batch.put_tasks.push_back(Record(job, instance, message));
 }
@@ -460,7 +460,7 @@ void JobManager::EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason
     StartNewRun(job, instance, now, now, fx);
     return;
   }
-  if (job.goal() == store::JobGoal::kKill) {
+  if (job.goal() == records::JobGoal::kKill) {
     Transition(job, instance, ended, reason, message, now, fx, true);
     return;
   }
@@ -530,10 +530,10 @@ void JobManager::KillTask(Job& job, uint32_t instance, TaskReason reason, absl::
   }
 }
 
-store::TaskRecord JobManager::Record(const Job& job, uint32_t instance,
+records::TaskRecord JobManager::Record(const Job& job, uint32_t instance,
                                      const std::string& message) const {
   const TaskRuntime& t = job.task(instance);
-  store::TaskRecord r;
+  records::TaskRecord r;
   r.id = TaskId{job.id(), instance};
   r.run = t.run;
   r.state = t.state;

@@ -32,7 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "jobmgr/job.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::jobmgr {
 
@@ -49,7 +49,7 @@ struct KillCommand {
 };
 
 struct Effects {
-  store::WriteBatch batch;
+  records::WriteBatch batch;
   std::vector<TaskId> enqueue;
   std::vector<TaskId> withdraw;
   std::vector<TaskId> release;
@@ -148,7 +148,7 @@ class JobManager {
 
   // Rebuilds jobs and tasks from the store after a restart. PENDING tasks whose backoff is
   // over go to fx.enqueue; LAUNCHING/RUNNING/KILLING tasks wait for their agents to report.
-  absl::Status Restore(const store::StoreContents& contents, absl::Time now, Effects& fx);
+  absl::Status Restore(const records::StoreContents& contents, absl::Time now, Effects& fx);
 
   // The runs this master believes may have a process on `host` (LAUNCHING, RUNNING,
   // PREEMPTING, KILLING). O(tasks): for host registration, not for hot paths.
@@ -183,15 +183,15 @@ class JobManager {
               const std::string& message, absl::Time now, Effects& fx);
   void StartNewRun(Job& job, uint32_t instance, absl::Time not_before, absl::Time now, Effects& fx);
   void KillTask(Job& job, uint32_t instance, TaskReason reason, absl::Time now, Effects& fx);
-  store::TaskRecord Record(const Job& job, uint32_t instance, const std::string& message) const;
+  records::TaskRecord Record(const Job& job, uint32_t instance, const std::string& message) const;
   // Update steps (job_manager_update.cc).
   // The job, or NOT_FOUND / FAILED_PRECONDITION when it has no update in flight.
   absl::StatusOr<Job*> JobWithActiveUpdate(JobId id);
   void ProgressUpdate(Job& job, absl::Time now, Effects& fx);
-  void BeginEntry(Job& job, store::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
-  char CheckEntry(const Job& job, const store::UpdateRecord& u, size_t entry, absl::Time now) const;
-  void StartRollingBack(Job& job, store::UpdateRecord& u, absl::Time now, Effects& fx);
-  void FinishUpdate(Job& job, store::UpdateRecord& u, store::UpdateState end, absl::Time now,
+  void BeginEntry(Job& job, records::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
+  char CheckEntry(const Job& job, const records::UpdateRecord& u, size_t entry, absl::Time now) const;
+  void StartRollingBack(Job& job, records::UpdateRecord& u, absl::Time now, Effects& fx);
+  void FinishUpdate(Job& job, records::UpdateRecord& u, records::UpdateState end, absl::Time now,
                     Effects& fx);
   // A new current version `version` of `job` with `spec`; instances whose task does not change
   // move to it at once. Returns the plan.

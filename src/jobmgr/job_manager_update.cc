@@ -12,8 +12,8 @@
 namespace paceline::jobmgr {
 namespace {
 
-using store::UpdateRecord;
-using store::UpdateState;
+using records::UpdateRecord;
+using records::UpdateState;
 
 constexpr size_t kKeptUpdates = 10;  // update records kept per job
 constexpr size_t kKeptVersions = 5;  // unused earlier versions kept for `job rollback --to`
@@ -51,7 +51,7 @@ absl::StatusOr<uint64_t> JobManager::StartUpdate(JobId id, UpdateRequest req, ab
         "type: a job's type cannot change (job ", id.value(), " is ", JobTypeName(job->spec().type),
         ", the spec says ", JobTypeName(req.spec.type), ")"));
   }
-  if (job->goal() == store::JobGoal::kKill) {
+  if (job->goal() == records::JobGoal::kKill) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", id.value(), " was killed; restart it (paceline job restart) before updating it"));
   }
@@ -67,7 +67,7 @@ absl::StatusOr<uint64_t> JobManager::StartUpdate(JobId id, UpdateRequest req, ab
   if (active != nullptr && !req.override_active) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", id.value(), " has update ", active->id, " in flight (",
-                     store::UpdateStateName(active->state),
+                     records::UpdateStateName(active->state),
                      "); wait for it, pause or abort it, or override it (--override)"));
   }
   uint64_t uid = job->updates().empty() ? 1 : job->updates().back().id + 1;

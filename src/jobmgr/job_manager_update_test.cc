@@ -11,7 +11,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-using store::UpdateState;
+using records::UpdateState;
 
 JobSpec Service(uint32_t instances, const std::string& command) {
   JobSpec s;
@@ -76,7 +76,7 @@ class UpdateTest : public ::testing::Test {
     now_ += d;
     Do([&](Effects& fx) { jm_.Tick(now_, fx); });
   }
-  const store::UpdateRecord& Last(JobId id) { return jm_.GetJob(id)->updates().back(); }
+  const records::UpdateRecord& Last(JobId id) { return jm_.GetJob(id)->updates().back(); }
   uint32_t Unavailable(JobId id) {
     uint32_t n = 0;
     const Job* job = jm_.GetJob(id);
@@ -102,7 +102,7 @@ TEST_F(UpdateTest, RollsInBatchesAndNeverTakesDownMoreThanTheBatch) {
   JobId id = CreateRunning(Service(5, "v1"));
   ASSERT_TRUE(Update(id, Service(5, "v2"), Options(2)).ok());
   EXPECT_EQ(jm_.GetJob(id)->version(), 2u);
-  for (int step = 0; step < 20 && store::IsActive(Last(id).state); ++step) {
+  for (int step = 0; step < 20 && records::IsActive(Last(id).state); ++step) {
     EXPECT_LE(Unavailable(id), 2u) << "step " << step << ": " << Last(id).progress;
     Cycle(id);
     Tick(absl::Seconds(11));
@@ -125,7 +125,7 @@ TEST_F(UpdateTest, TooManyFailuresRollBackToTheOldSpec) {
   EXPECT_EQ(Last(id).state, UpdateState::kRollingBack);
   EXPECT_THAT(Last(id).message, ::testing::HasSubstr("2 instances failed on version 2"));
   EXPECT_EQ(jm_.GetJob(id)->version(), 3u);
-  for (int step = 0; step < 20 && store::IsActive(Last(id).state); ++step) {
+  for (int step = 0; step < 20 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
@@ -165,7 +165,7 @@ TEST_F(UpdateTest, PauseStopsProgressAndResumeFinishes) {
   }
   EXPECT_EQ(Last(id).progress, "D..") << "the one in flight finished; nothing new started";
   Do([&](Effects& fx) { ASSERT_TRUE(jm_.PauseUpdate(id, false, now_, fx).ok()); });
-  for (int step = 0; step < 10 && store::IsActive(Last(id).state); ++step) {
+  for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
@@ -182,7 +182,7 @@ TEST_F(UpdateTest, ScalingUpAndDownAndTheDryRunPlan) {
   EXPECT_EQ(plan.unchanged, (std::vector<uint32_t>{0, 2, 3}));
   EXPECT_TRUE(plan.removed.empty());
   ASSERT_TRUE(Update(id, bigger, Options(3)).ok());
-  for (int step = 0; step < 10 && store::IsActive(Last(id).state); ++step) {
+  for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
@@ -191,7 +191,7 @@ TEST_F(UpdateTest, ScalingUpAndDownAndTheDryRunPlan) {
   EXPECT_EQ(T(id, 0).run, 1u) << "unchanged instances are not restarted";
 
   ASSERT_TRUE(Update(id, Service(2, "v1"), Options(2)).ok());
-  for (int step = 0; step < 10 && store::IsActive(Last(id).state); ++step) {
+  for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
@@ -222,14 +222,14 @@ TEST_F(UpdateTest, AnUpdateInFlightSurvivesAMasterRestart) {
 TEST_F(UpdateTest, RollbackToAnEarlierVersion) {
   JobId id = CreateRunning(Service(2, "v1"));
   ASSERT_TRUE(Update(id, Service(2, "v2"), Options(2)).ok());
-  for (int step = 0; step < 10 && store::IsActive(Last(id).state); ++step) {
+  for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
   absl::StatusOr<uint64_t> r;
   Do([&](Effects& fx) { r = jm_.Rollback(id, 0, Options(2), now_, fx); });
   ASSERT_TRUE(r.ok()) << r.status();
-  for (int step = 0; step < 10 && store::IsActive(Last(id).state); ++step) {
+  for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }

@@ -17,7 +17,7 @@ Cluster::Cluster(std::unique_ptr<scheduler::SchedulerCore> core, store::Store* s
 Cluster::~Cluster() { Stop(); }
 
 absl::Status Cluster::Start() {
-  ASSIGN_OR_RETURN(store::StoreContents contents, store_->Load());
+  ASSIGN_OR_RETURN(records::StoreContents contents, store_->Load());
   scheduler::Actions actions;
   RETURN_IF_ERROR(core_->Restore(contents, absl::Now(), actions));
   RETURN_IF_ERROR(store_->Commit(actions.batch));
@@ -80,7 +80,7 @@ void Cluster::Apply(scheduler::Actions actions, absl::Time now,
   } else {
     published_states_.clear();
   }
-  store::WriteBatch batch = std::move(shared->batch);
+  records::WriteBatch batch = std::move(shared->batch);
   committer_->Submit(std::move(batch), [this, shared, watch = std::move(watch),
                                         done = std::move(done)](absl::Status s) mutable {
     loop_.Post([this, shared, watch = std::move(watch), done, s] {
@@ -136,8 +136,8 @@ void Cluster::OnTick() {
   }
 }
 
-absl::StatusOr<std::vector<store::TaskEvent>> Cluster::ReadEvents(TaskId task, size_t limit) {
-  absl::StatusOr<std::vector<store::TaskEvent>> result;
+absl::StatusOr<std::vector<records::TaskEvent>> Cluster::ReadEvents(TaskId task, size_t limit) {
+  absl::StatusOr<std::vector<records::TaskEvent>> result;
   committer_->RunOnWriter([&](store::Store& s) { result = s.ListEvents(task, limit); });
   return result;
 }

@@ -55,7 +55,7 @@ class Cluster {
   }
 
   // A task's events from the store, read on the store's writer thread.
-  absl::StatusOr<std::vector<store::TaskEvent>> ReadEvents(TaskId task, size_t limit);
+  absl::StatusOr<std::vector<records::TaskEvent>> ReadEvents(TaskId task, size_t limit);
 
   // Agent links, by host name (set and cleared by AgentConnection). A newer link of a host
   // replaces (and closes) the older one.

@@ -57,7 +57,7 @@ v1::MasterMessage ToKillMessage(const jobmgr::KillCommand& kill) {
   return m;
 }
 
-v1::TaskEvent ToProto(const store::TaskEvent& e) {
+v1::TaskEvent ToProto(const records::TaskEvent& e) {
   v1::TaskEvent p;
   p.set_run(e.run.run);
   p.set_at_unix_ms(master::ToUnixMillis(e.at));

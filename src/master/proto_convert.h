@@ -13,7 +13,7 @@
 #include "paceline/v1/job.pb.h"
 #include "scheduler/actions.h"
 #include "spec/job_spec.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::master {
 
@@ -26,7 +26,7 @@ RunId FromProto(const v1::RunRef& run);
 // 0 for "never" (absl::InfinitePast()).
 int64_t ToUnixMillis(absl::Time t);
 
-v1::TaskEvent ToProto(const store::TaskEvent& e);
+v1::TaskEvent ToProto(const records::TaskEvent& e);
 
 // `job_spec_yaml`: the job's spec as PrintJobSpec prints it (printed once per job by the caller).
 v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch,

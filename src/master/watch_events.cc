@@ -22,13 +22,13 @@ v1::WatchEvent JobChangeOf(const jobmgr::Job& job, absl::Time now) {
   return e;
 }
 
-std::vector<v1::WatchEvent> WatchEventsOf(const store::WriteBatch& batch,
+std::vector<v1::WatchEvent> WatchEventsOf(const records::WriteBatch& batch,
                                           const jobmgr::JobManager& jobs, absl::Time now,
                                           PublishedJobStates& last_published) {
   std::vector<v1::WatchEvent> out;
   out.reserve(batch.events.size() + 1);
   absl::btree_set<JobId> touched;  // ordered: the events come out the same way every time
-  for (const store::TaskEvent& te : batch.events) {
+  for (const records::TaskEvent& te : batch.events) {
     v1::WatchEvent& e = out.emplace_back();
     e.set_job_id(te.run.task.job.value());
     e.set_at_unix_ms(master::ToUnixMillis(te.at));
@@ -37,8 +37,8 @@ std::vector<v1::WatchEvent> WatchEventsOf(const store::WriteBatch& batch,
     *ie->mutable_event() = ToProto(te);
     touched.insert(te.run.task.job);
   }
-  for (const store::TaskRecord& t : batch.put_tasks) touched.insert(t.id.job);
-  for (const store::JobRecord& j : batch.put_jobs) touched.insert(j.id);
+  for (const records::TaskRecord& t : batch.put_tasks) touched.insert(t.id.job);
+  for (const records::JobRecord& j : batch.put_jobs) touched.insert(j.id);
   for (JobId id : touched) {
     const jobmgr::Job* job = jobs.GetJob(id);
     if (job == nullptr) continue;  // deleted in the same batch: reported below

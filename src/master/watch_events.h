@@ -16,13 +16,13 @@
 #include "common/task_state.h"
 #include "jobmgr/job_manager.h"
 #include "paceline/v1/job.pb.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::master {
 
 using PublishedJobStates = absl::flat_hash_map<JobId, JobState>;
 
-std::vector<v1::WatchEvent> WatchEventsOf(const store::WriteBatch& batch,
+std::vector<v1::WatchEvent> WatchEventsOf(const records::WriteBatch& batch,
                                           const jobmgr::JobManager& jobs, absl::Time now,
                                           PublishedJobStates& last_published);
 

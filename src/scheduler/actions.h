@@ -15,7 +15,7 @@
 #include "common/ids.h"
 #include "jobmgr/job_manager.h"
 #include "spec/job_spec.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::scheduler {
 
@@ -42,7 +42,7 @@ struct Launch {
 };
 
 struct Actions {
-  store::WriteBatch batch;
+  records::WriteBatch batch;
   std::vector<Launch> launches;
   std::vector<jobmgr::KillCommand> kills;
 };

@@ -24,7 +24,7 @@ std::optional<absl::string_view> LabelOf(
 }
 
 bool Eligible(const TaskSpec& task, const TrackedHost& h) {
-  if (!h.connected || h.maintenance != store::HostMaintenance::kUp) return false;
+  if (!h.connected || h.maintenance != records::HostMaintenance::kUp) return false;
   for (const Constraint& c : task.constraints) {
     const auto* label = std::get_if<LabelConstraint>(&c);
     if (label != nullptr &&
@@ -51,7 +51,7 @@ void SchedulerCore::ReconcileDaemons(absl::Time now, Actions& out) {
   daemons_dirty_ = false;
   for (JobId id : daemon_jobs_) {
     const jobmgr::Job* job = jobs_.GetJob(id);
-    if (job == nullptr || job->goal() == store::JobGoal::kKill) continue;
+    if (job == nullptr || job->goal() == records::JobGoal::kKill) continue;
     TaskSpec task = job->spec().task;
     std::vector<HostId> eligible;
     for (const TrackedHost& h : hosts_.all()) {

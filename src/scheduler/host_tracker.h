@@ -23,7 +23,7 @@
 #include "absl/time/time.h"
 #include "common/ids.h"
 #include "placement/host_state.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::scheduler {
 
@@ -34,7 +34,7 @@ struct TrackedHost {
   absl::Time last_seen = absl::InfinitePast();
   std::string isolation;  // what its agent reported: "cgroup v2", "cgroup v1", "none"
   // The operator's maintenance state (durable): UP -> DRAINING -> DRAINED -> DOWN -> UP.
-  store::HostMaintenance maintenance = store::HostMaintenance::kUp;
+  records::HostMaintenance maintenance = records::HostMaintenance::kUp;
 };
 
 class HostTracker {
@@ -47,7 +47,7 @@ class HostTracker {
   bool Heartbeat(const std::string& name, absl::Time now);
   void Disconnect(const std::string& name);
   void SetIsolation(const std::string& name, std::string isolation);
-  void SetMaintenance(HostId id, store::HostMaintenance m) { hosts_[id.value()].maintenance = m; }
+  void SetMaintenance(HostId id, records::HostMaintenance m) { hosts_[id.value()].maintenance = m; }
   const std::string& isolation(HostId id) const { return hosts_[id.value()].isolation; }
   // Connected hosts whose last heartbeat is older than the timeout; marks them disconnected.
   std::vector<HostId> Expire(absl::Time now);

@@ -14,7 +14,7 @@
 namespace paceline::scheduler {
 namespace {
 
-using store::HostMaintenance;
+using records::HostMaintenance;
 
 placement::HostStatus StatusOf(HostMaintenance m) {
   switch (m) {
@@ -73,8 +73,8 @@ void SchedulerCore::ApplyMaintenance(HostId id, HostMaintenance m, Actions& out)
   out.batch.put_hosts.push_back(HostRecordOf(h));
 }
 
-store::HostRecord SchedulerCore::HostRecordOf(const TrackedHost& h) const {
-  store::HostRecord record;
+records::HostRecord SchedulerCore::HostRecordOf(const TrackedHost& h) const {
+  records::HostRecord record;
   record.name = h.spec.name;
   record.maintenance = h.maintenance;
   record.capacity = h.spec.capacity;

@@ -55,7 +55,7 @@ class ReclaimTest : public CoreTest {
   // The message of `t`'s latest event in `state` among `events`, or "".
   static std::string MessageOf(const Actions& a, TaskId t, TaskState state) {
     std::string m;
-    for (const store::TaskEvent& e : a.batch.events) {
+    for (const records::TaskEvent& e : a.batch.events) {
       if (e.run.task == t && e.state == state) m = e.message;
     }
     return m;

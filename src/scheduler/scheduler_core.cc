@@ -25,27 +25,27 @@ SchedulerCore::SchedulerCore(CoreConfig config, std::unique_ptr<placement::Place
 // ---------------------------------------------------------------------------------------------
 // Recovery
 
-absl::Status SchedulerCore::Restore(const store::StoreContents& contents, absl::Time now,
+absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl::Time now,
                                     Actions& out) {
-  std::vector<store::PoolRecord> pools = contents.pools;
+  std::vector<records::PoolRecord> pools = contents.pools;
   // Parents before children: a parent's path is a prefix of its children's.
   std::sort(pools.begin(), pools.end(),
             [](const auto& a, const auto& b) { return a.path.size() < b.path.size(); });
-  for (const store::PoolRecord& p : pools) {
+  for (const records::PoolRecord& p : pools) {
     if (p.path == "/") {
       RETURN_IF_ERROR(rm_.UpdatePool("/", p.spec, /*force=*/true).status());
     } else {
       RETURN_IF_ERROR(rm_.CreatePool(p.path, p.spec).status());
     }
   }
-  for (const store::HostRecord& h : contents.hosts) {
+  for (const records::HostRecord& h : contents.hosts) {
     placement::HostSpec spec;
     spec.name = h.name;
     spec.capacity = h.capacity;
     for (const auto& [k, v] : h.labels) spec.labels.emplace_back(k, v);
     HostId id = hosts_.Register(spec, now).first;
     hosts_.SetMaintenance(id, h.maintenance);
-    draining_hosts_ += h.maintenance == store::HostMaintenance::kDraining;
+    draining_hosts_ += h.maintenance == records::HostMaintenance::kDraining;
     // Known but not connected: it must register again; its tasks wait for it until the
     // host timeout, counted from now.
   }
@@ -171,8 +171,8 @@ absl::Status SchedulerCore::ReleaseVolume(TaskId task, absl::Time now, Actions& 
 
 std::optional<placement::PreviousHost> SchedulerCore::InPlaceHost(const jobmgr::Job& job,
                                                                   uint32_t i) const {
-  const std::vector<store::UpdateRecord>& updates = job.updates();
-  if (updates.empty() || !store::IsActive(updates.back().state)) return std::nullopt;
+  const std::vector<records::UpdateRecord>& updates = job.updates();
+  if (updates.empty() || !records::IsActive(updates.back().state)) return std::nullopt;
   if (!updates.back().options.in_place) return std::nullopt;
   uint32_t h = job.task(i).last_host;
   if (h == jobmgr::kNoHost) return std::nullopt;
@@ -667,9 +667,9 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   if (t.state != TaskState::kPending && t.state != TaskState::kReady) return "";
   if (job->spec().type == JobType::kStateful && t.volume_host != jobmgr::kNoHost) {
     const TrackedHost* h = hosts_.Find(jobs_.HostName(t.volume_host));
-    if (h != nullptr && (!h->connected || h->maintenance != store::HostMaintenance::kUp)) {
+    if (h != nullptr && (!h->connected || h->maintenance != records::HostMaintenance::kUp)) {
       return absl::StrCat("waiting for its volume on host ", h->spec.name, " (",
-                          h->connected ? store::MaintenanceName(h->maintenance) : "LOST",
+                          h->connected ? records::MaintenanceName(h->maintenance) : "LOST",
                           "); `paceline task release-volume ", task.ToString(),
                           "` starts it elsewhere with an empty volume");
     }

@@ -95,7 +95,7 @@ class SchedulerCore {
   // Rebuilds pools, jobs, tasks and the known hosts from the store after a restart. Hosts stay
   // disconnected until their agents register again; tasks that were running wait for them
   // (and are declared LOST if their host does not come back within the host timeout).
-  absl::Status Restore(const store::StoreContents& contents, absl::Time now, Actions& out);
+  absl::Status Restore(const records::StoreContents& contents, absl::Time now, Actions& out);
 
   // --- pools ---
   absl::Status CreatePool(const std::string& path, const PoolSpec& spec, Actions& out);
@@ -137,7 +137,7 @@ class SchedulerCore {
   // Host maintenance (maintenance.cc): drain (DRAINING, then DRAINED when no live task is
   // left), down (only once DRAINED), up. NOT_FOUND for an unknown host, FAILED_PRECONDITION for
   // a transition that is not allowed (the message says what to do first).
-  absl::Status SetMaintenance(const std::string& host, store::HostMaintenance next, absl::Time now,
+  absl::Status SetMaintenance(const std::string& host, records::HostMaintenance next, absl::Time now,
                               Actions& out);
   // What isolation the host's agent has (for `host list`).
   void SetIsolation(const std::string& host, std::string isolation) {
@@ -208,8 +208,8 @@ class SchedulerCore {
   void PlaceAdmitted(absl::Time now, Actions& out);
   void ExpireHosts(absl::Time now, Actions& out);
   // Maintenance (maintenance.cc).
-  void ApplyMaintenance(HostId id, store::HostMaintenance m, Actions& out);
-  store::HostRecord HostRecordOf(const TrackedHost& h) const;
+  void ApplyMaintenance(HostId id, records::HostMaintenance m, Actions& out);
+  records::HostRecord HostRecordOf(const TrackedHost& h) const;
   void DrainStep(absl::Time now, Actions& out);
   // Daemon jobs (daemons.cc).
   void ReconcileDaemons(absl::Time now, Actions& out);

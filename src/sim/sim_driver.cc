@@ -182,7 +182,7 @@ class Simulator {
   // What the master does with Actions once the batch is durable: launches and kills go to the
   // agents (here: simulated ones).
   void Apply(Actions& out, absl::Duration t) {
-    const store::WriteBatch& b = out.batch;
+    const records::WriteBatch& b = out.batch;
     result_.store_writes +=
         b.put_tasks.size() + b.put_jobs.size() + b.put_pools.size() + b.put_hosts.size();
     for (const scheduler::Launch& l : out.launches) {

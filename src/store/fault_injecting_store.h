@@ -25,7 +25,7 @@ class FaultInjectingStore final : public Store {
   }
   int failed_commits() const { return failed_commits_; }
 
-  absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) override {
+  absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override {
     if (failures_left_ > 0) {
       --failures_left_;
       ++failed_commits_;
@@ -33,8 +33,8 @@ class FaultInjectingStore final : public Store {
     }
     return base_->CommitAll(batches);
   }
-  absl::StatusOr<StoreContents> Load() override { return base_->Load(); }
-  absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) override {
+  absl::StatusOr<records::StoreContents> Load() override { return base_->Load(); }
+  absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override {
     return base_->ListEvents(task, limit);
   }
   std::string Describe() const override { return "faulty(" + base_->Describe() + ")"; }

@@ -19,12 +19,12 @@ GroupCommitter::~GroupCommitter() {
   writer_.join();
 }
 
-void GroupCommitter::Submit(WriteBatch batch, Done done) {
+void GroupCommitter::Submit(records::WriteBatch batch, Done done) {
   absl::MutexLock lock(&mu_);
   queue_.push_back(Pending{std::move(batch), std::move(done)});
 }
 
-absl::Status GroupCommitter::CommitSync(WriteBatch batch) {
+absl::Status GroupCommitter::CommitSync(records::WriteBatch batch) {
   absl::Notification finished;
   absl::Status result;
   Submit(std::move(batch), [&](absl::Status s) {
@@ -92,7 +92,7 @@ void GroupCommitter::WriterLoop() {
       read(*store_);
       continue;
     }
-    std::vector<const WriteBatch*> batches;
+    std::vector<const records::WriteBatch*> batches;
     batches.reserve(group.size());
     for (const Pending& p : group) batches.push_back(&p.batch);
     absl::Time start = absl::Now();

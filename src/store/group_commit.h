@@ -55,9 +55,9 @@ class GroupCommitter {
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
 
-  void Submit(WriteBatch batch, Done done);
+  void Submit(records::WriteBatch batch, Done done);
   // Submits and waits for the outcome.
-  absl::Status CommitSync(WriteBatch batch);
+  absl::Status CommitSync(records::WriteBatch batch);
   // Runs `read` on the writer thread, after every batch submitted before it, and waits: the
   // way for other threads to read the store without racing the writer.
   void RunOnWriter(const std::function<void(Store&)>& read);
@@ -65,7 +65,7 @@ class GroupCommitter {
 
  private:
   struct Pending {
-    WriteBatch batch;
+    records::WriteBatch batch;
     Done done;
     std::function<void(Store&)> read;  // set for reads; batch and done are then unused
   };

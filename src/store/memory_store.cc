@@ -2,13 +2,13 @@
 
 namespace paceline::store {
 
-void MemoryStore::Apply(const WriteBatch& b, State& s) {
-  for (const PoolRecord& p : b.put_pools) s.pools[p.path] = p;
-  for (const JobRecord& j : b.put_jobs) s.jobs[j.id] = j;
-  for (const TaskRecord& t : b.put_tasks) s.tasks[t.id] = t;
+void MemoryStore::Apply(const records::WriteBatch& b, State& s) {
+  for (const records::PoolRecord& p : b.put_pools) s.pools[p.path] = p;
+  for (const records::JobRecord& j : b.put_jobs) s.jobs[j.id] = j;
+  for (const records::TaskRecord& t : b.put_tasks) s.tasks[t.id] = t;
   for (const TaskId& t : b.delete_tasks) s.tasks.erase(t);
-  for (const TaskEvent& e : b.events) s.events[e.run.task].push_back(e);
-  for (const HostRecord& h : b.put_hosts) s.hosts[h.name] = h;
+  for (const records::TaskEvent& e : b.events) s.events[e.run.task].push_back(e);
+  for (const records::HostRecord& h : b.put_hosts) s.hosts[h.name] = h;
   for (JobId id : b.delete_jobs) {
     s.jobs.erase(id);
     auto first = s.tasks.lower_bound(TaskId{id, 0});
@@ -21,14 +21,14 @@ void MemoryStore::Apply(const WriteBatch& b, State& s) {
   if (b.next_job_id) s.next_job_id = *b.next_job_id;
 }
 
-absl::Status MemoryStore::CommitAll(const std::vector<const WriteBatch*>& batches) {
+absl::Status MemoryStore::CommitAll(const std::vector<const records::WriteBatch*>& batches) {
   // Nothing here can fail half-way, so applying in place is atomic.
-  for (const WriteBatch* b : batches) Apply(*b, state_);
+  for (const records::WriteBatch* b : batches) Apply(*b, state_);
   return absl::OkStatus();
 }
 
-absl::StatusOr<StoreContents> MemoryStore::Load() {
-  StoreContents c;
+absl::StatusOr<records::StoreContents> MemoryStore::Load() {
+  records::StoreContents c;
   for (const auto& [_, p] : state_.pools) c.pools.push_back(p);
   for (const auto& [_, j] : state_.jobs) c.jobs.push_back(j);
   for (const auto& [_, t] : state_.tasks) c.tasks.push_back(t);
@@ -37,12 +37,12 @@ absl::StatusOr<StoreContents> MemoryStore::Load() {
   return c;
 }
 
-absl::StatusOr<std::vector<TaskEvent>> MemoryStore::ListEvents(TaskId task, size_t limit) {
+absl::StatusOr<std::vector<records::TaskEvent>> MemoryStore::ListEvents(TaskId task, size_t limit) {
   auto it = state_.events.find(task);
-  if (it == state_.events.end()) return std::vector<TaskEvent>{};
-  const std::vector<TaskEvent>& all = it->second;
+  if (it == state_.events.end()) return std::vector<records::TaskEvent>{};
+  const std::vector<records::TaskEvent>& all = it->second;
   size_t start = (limit > 0 && all.size() > limit) ? all.size() - limit : 0;
-  return std::vector<TaskEvent>(all.begin() + start, all.end());
+  return std::vector<records::TaskEvent>(all.begin() + start, all.end());
 }
 
 }  // namespace paceline::store

@@ -15,21 +15,21 @@ namespace paceline::store {
 
 class MemoryStore final : public Store {
  public:
-  absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) override;
-  absl::StatusOr<StoreContents> Load() override;
-  absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) override;
+  absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
+  absl::StatusOr<records::StoreContents> Load() override;
+  absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   std::string Describe() const override { return "memory"; }
 
  private:
   struct State {
-    std::map<std::string, PoolRecord> pools;
-    std::map<JobId, JobRecord> jobs;
-    std::map<TaskId, TaskRecord> tasks;
-    std::map<TaskId, std::vector<TaskEvent>> events;
-    std::map<std::string, HostRecord> hosts;
+    std::map<std::string, records::PoolRecord> pools;
+    std::map<JobId, records::JobRecord> jobs;
+    std::map<TaskId, records::TaskRecord> tasks;
+    std::map<TaskId, std::vector<records::TaskEvent>> events;
+    std::map<std::string, records::HostRecord> hosts;
     uint64_t next_job_id = 1;
   };
-  static void Apply(const WriteBatch& b, State& s);
+  static void Apply(const records::WriteBatch& b, State& s);
   State state_;
 };
 

@@ -19,17 +19,17 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::store {
 
 class Store {
  public:
   virtual ~Store() = default;
-  virtual absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) = 0;
-  absl::Status Commit(const WriteBatch& batch) { return CommitAll({&batch}); }
-  virtual absl::StatusOr<StoreContents> Load() = 0;
-  virtual absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
+  virtual absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) = 0;
+  absl::Status Commit(const records::WriteBatch& batch) { return CommitAll({&batch}); }
+  virtual absl::StatusOr<records::StoreContents> Load() = 0;
+  virtual absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
   // "memory", "sqlite:data/paceline.db", ...
   virtual std::string Describe() const = 0;
 };

@@ -41,8 +41,8 @@ PoolSpec ValidPoolSpec(int64_t cpu_reservation) {
   return p;
 }
 
-TaskRecord Task(uint64_t job, uint32_t instance, TaskState state) {
-  TaskRecord t;
+records::TaskRecord Task(uint64_t job, uint32_t instance, TaskState state) {
+  records::TaskRecord t;
   t.id = TaskId{JobId(job), instance};
   t.run = 1;
   t.state = state;
@@ -55,8 +55,8 @@ TaskRecord Task(uint64_t job, uint32_t instance, TaskState state) {
   return t;
 }
 
-TaskEvent Event(uint64_t job, uint32_t instance, uint32_t run, TaskState state, int at) {
-  return TaskEvent{RunId{TaskId{JobId(job), instance}, run},
+records::TaskEvent Event(uint64_t job, uint32_t instance, uint32_t run, TaskState state, int at) {
+  return records::TaskEvent{RunId{TaskId{JobId(job), instance}, run},
                    absl::FromUnixSeconds(at),
                    state,
                    "host-1",
@@ -79,19 +79,19 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
-  StoreContents MustLoad() {
-    absl::StatusOr<StoreContents> c = store_->Load();
+  records::StoreContents MustLoad() {
+    absl::StatusOr<records::StoreContents> c = store_->Load();
     EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *c : StoreContents{};
+    return c.ok() ? *c : records::StoreContents{};
   }
   // A full batch touching every kind of record.
-  WriteBatch FullBatch() {
-    WriteBatch b;
+  records::WriteBatch FullBatch() {
+    records::WriteBatch b;
     b.put_pools.push_back({"/ads", ValidPoolSpec(10'000)});
-    JobRecord job{JobId(7), "/ads",        ValidJobSpec("etl", 3),
-                  2,        JobGoal::kRun, absl::FromUnixSeconds(500)};
+    records::JobRecord job{JobId(7), "/ads",        ValidJobSpec("etl", 3),
+                  2,        records::JobGoal::kRun, absl::FromUnixSeconds(500)};
     job.old_specs[1] = ValidJobSpec("etl", 2);
-    UpdateRecord u;
+    records::UpdateRecord u;
     u.id = 1;
     u.from_version = 1;
     u.to_version = 2;
@@ -114,8 +114,8 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
     b.put_tasks.push_back(Task(7, 2, TaskState::kFailed));
     b.events.push_back(Event(7, 0, 1, TaskState::kLaunching, 10));
     b.events.push_back(Event(7, 0, 1, TaskState::kRunning, 11));
-    HostRecord h{"host-1",
-                 HostMaintenance::kDraining,
+    records::HostRecord h{"host-1",
+                 records::HostMaintenance::kDraining,
                  Resources::Of(8000, int64_t{16} << 30),
                  {{"zone", "a"}, {"rack", "r1"}}};
     b.put_hosts.push_back(h);
@@ -128,7 +128,7 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
 };
 
 TEST_P(StoreConformance, EmptyStoreLoadsEmpty) {
-  StoreContents c = MustLoad();
+  records::StoreContents c = MustLoad();
   EXPECT_TRUE(c.pools.empty());
   EXPECT_TRUE(c.jobs.empty());
   EXPECT_TRUE(c.tasks.empty());
@@ -137,9 +137,9 @@ TEST_P(StoreConformance, EmptyStoreLoadsEmpty) {
 }
 
 TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
-  WriteBatch b = FullBatch();
+  records::WriteBatch b = FullBatch();
   ASSERT_TRUE(store_->Commit(b).ok());
-  StoreContents c = MustLoad();
+  records::StoreContents c = MustLoad();
   EXPECT_EQ(c.pools, b.put_pools);
   EXPECT_EQ(c.jobs, b.put_jobs);
   EXPECT_EQ(c.tasks, b.put_tasks);
@@ -149,26 +149,26 @@ TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
 
 TEST_P(StoreConformance, DeletedTasksAreGoneAndOthersStay) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
-  WriteBatch del;
+  records::WriteBatch del;
   del.delete_tasks.push_back(TaskId{JobId(7), 2});
   ASSERT_TRUE(store_->Commit(del).ok());
-  StoreContents c = MustLoad();
+  records::StoreContents c = MustLoad();
   ASSERT_EQ(c.tasks.size(), 1u);
   EXPECT_EQ(c.tasks[0].id, (TaskId{JobId(7), 0}));
 }
 
 TEST_P(StoreConformance, PutOverwritesByKey) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
-  WriteBatch b;
-  TaskRecord t = Task(7, 0, TaskState::kSucceeded);
+  records::WriteBatch b;
+  records::TaskRecord t = Task(7, 0, TaskState::kSucceeded);
   t.run = 2;
   t.exit_code = 0;
   b.put_tasks.push_back(t);
-  JobRecord j{JobId(7), "/ads",         ValidJobSpec("etl", 5),
-              2,        JobGoal::kKill, absl::FromUnixSeconds(500)};
+  records::JobRecord j{JobId(7), "/ads",         ValidJobSpec("etl", 5),
+              2,        records::JobGoal::kKill, absl::FromUnixSeconds(500)};
   b.put_jobs.push_back(j);
   ASSERT_TRUE(store_->Commit(b).ok());
-  StoreContents c = MustLoad();
+  records::StoreContents c = MustLoad();
   ASSERT_EQ(c.tasks.size(), 2u);
   EXPECT_EQ(c.tasks[0], t);
   ASSERT_EQ(c.jobs.size(), 1u);
@@ -177,7 +177,7 @@ TEST_P(StoreConformance, PutOverwritesByKey) {
 
 TEST_P(StoreConformance, EventsComeBackInOrderWithLimit) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
-  WriteBatch b;
+  records::WriteBatch b;
   b.events.push_back(Event(7, 0, 1, TaskState::kSucceeded, 12));
   b.events.push_back(Event(7, 1, 1, TaskState::kLaunching, 13));  // another task
   ASSERT_TRUE(store_->Commit(b).ok());
@@ -198,15 +198,15 @@ TEST_P(StoreConformance, EventsComeBackInOrderWithLimit) {
 
 TEST_P(StoreConformance, DeleteJobRemovesItsTasksAndEvents) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
-  WriteBatch other;
-  other.put_jobs.push_back(JobRecord{JobId(8), "/ads", ValidJobSpec("other", 1), 1, JobGoal::kRun,
+  records::WriteBatch other;
+  other.put_jobs.push_back(records::JobRecord{JobId(8), "/ads", ValidJobSpec("other", 1), 1, records::JobGoal::kRun,
                                      absl::FromUnixSeconds(600)});
   other.put_tasks.push_back(Task(8, 0, TaskState::kRunning));
   ASSERT_TRUE(store_->Commit(other).ok());
-  WriteBatch del;
+  records::WriteBatch del;
   del.delete_jobs.push_back(JobId(7));
   ASSERT_TRUE(store_->Commit(del).ok());
-  StoreContents c = MustLoad();
+  records::StoreContents c = MustLoad();
   ASSERT_EQ(c.jobs.size(), 1u);
   EXPECT_EQ(c.jobs[0].id, JobId(8));
   ASSERT_EQ(c.tasks.size(), 1u);
@@ -215,14 +215,14 @@ TEST_P(StoreConformance, DeleteJobRemovesItsTasksAndEvents) {
 }
 
 TEST_P(StoreConformance, CommitAllAppliesBatchesInOrder) {
-  WriteBatch create;
+  records::WriteBatch create;
   create.put_pools.push_back({"/x", ValidPoolSpec(1000)});
-  WriteBatch remove;
+  records::WriteBatch remove;
   remove.delete_pools.push_back("/x");
-  WriteBatch recreate;
+  records::WriteBatch recreate;
   recreate.put_pools.push_back({"/x", ValidPoolSpec(2000)});
   ASSERT_TRUE(store_->CommitAll({&create, &remove, &recreate}).ok());
-  StoreContents c = MustLoad();
+  records::StoreContents c = MustLoad();
   ASSERT_EQ(c.pools.size(), 1u);
   EXPECT_EQ(c.pools[0].spec, ValidPoolSpec(2000));
   ASSERT_TRUE(store_->CommitAll({&remove}).ok());
@@ -231,17 +231,17 @@ TEST_P(StoreConformance, CommitAllAppliesBatchesInOrder) {
 
 TEST_P(StoreConformance, FailedCommitLeavesNoPartialState) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
-  StoreContents before = MustLoad();
+  records::StoreContents before = MustLoad();
   FaultInjectingStore faulty(store_.get());
   faulty.FailNextCommits(1);
-  WriteBatch b;
+  records::WriteBatch b;
   b.put_pools.push_back({"/new", ValidPoolSpec(1000)});
   b.put_tasks.push_back(Task(7, 1, TaskState::kRunning));
   b.delete_jobs.push_back(JobId(7));
   b.next_job_id = 100;
   absl::Status s = faulty.Commit(b);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
-  StoreContents after = MustLoad();
+  records::StoreContents after = MustLoad();
   EXPECT_EQ(after.pools, before.pools);
   EXPECT_EQ(after.jobs, before.jobs);
   EXPECT_EQ(after.tasks, before.tasks);
@@ -256,7 +256,7 @@ TEST_P(StoreConformance, SurvivesReopenWhenDurable) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
   store_.reset();
   store_ = GetParam().open(dir_);
-  StoreContents c = MustLoad();
+  records::StoreContents c = MustLoad();
   EXPECT_EQ(c.jobs.size(), 1u);
   EXPECT_EQ(c.tasks.size(), 2u);
   EXPECT_EQ(c.next_job_id, 8u);
@@ -271,7 +271,7 @@ TEST_P(StoreConformance, GroupCommitterCommitsEverythingFromManyThreads) {
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPerThread; ++i) {
-          WriteBatch b;
+          records::WriteBatch b;
           b.put_tasks.push_back(Task(1, t * kPerThread + i, TaskState::kRunning));
           if (i % 2 == 0) {
             ASSERT_TRUE(committer.CommitSync(std::move(b)).ok());
@@ -311,7 +311,7 @@ TEST_P(StoreConformance, GroupCommitterReportsFailureToEveryBatchOfTheGroup) {
 TEST_P(StoreConformance, GroupCommitterReadsSeeEveryEarlierWrite) {
   GroupCommitter committer(store_.get());
   for (int i = 0; i < 50; ++i) {
-    WriteBatch b;
+    records::WriteBatch b;
     b.events.push_back(Event(7, 0, 1, TaskState::kRunning, i));
     committer.Submit(std::move(b), nullptr);
   }
@@ -342,7 +342,7 @@ TEST(SqliteStoreFaults, FailureInTheMiddleOfATransactionRollsBackEverything) {
   std::filesystem::remove_all(dir);
   auto store = SqliteStore::Open(dir);
   ASSERT_TRUE(store.ok());
-  WriteBatch b;
+  records::WriteBatch b;
   for (uint32_t i = 0; i < 10; ++i) b.put_tasks.push_back(Task(1, i, TaskState::kRunning));
   b.next_job_id = 5;
   (*store)->FailAfterWritesForTesting(6);  // six rows written, then the disk "fails"

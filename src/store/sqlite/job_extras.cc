@@ -49,9 +49,9 @@ absl::StatusOr<std::map<uint64_t, JobSpec>> DecodeOldSpecs(const std::string& te
   return out;
 }
 
-std::string EncodeUpdates(const std::vector<UpdateRecord>& updates) {
+std::string EncodeUpdates(const std::vector<records::UpdateRecord>& updates) {
   Json out = Json::array();
-  for (const UpdateRecord& u : updates) {
+  for (const records::UpdateRecord& u : updates) {
     out.push_back({{"id", u.id},
                    {"from", u.from_version},
                    {"to", u.to_version},
@@ -73,21 +73,21 @@ std::string EncodeUpdates(const std::vector<UpdateRecord>& updates) {
   return out.dump();
 }
 
-absl::StatusOr<std::vector<UpdateRecord>> DecodeUpdates(const std::string& text) {
+absl::StatusOr<std::vector<records::UpdateRecord>> DecodeUpdates(const std::string& text) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_array()) return Bad("not a JSON array");
-  std::vector<UpdateRecord> out;
+  std::vector<records::UpdateRecord> out;
   for (const Json& e : j) {
     try {
-      UpdateRecord u;
+      records::UpdateRecord u;
       u.id = e.at("id").get<uint64_t>();
       u.from_version = e.at("from").get<uint64_t>();
       u.to_version = e.at("to").get<uint64_t>();
       int state = e.at("state").get<int>();
-      if (state < 0 || state > static_cast<int>(UpdateState::kAborted)) {
+      if (state < 0 || state > static_cast<int>(records::UpdateState::kAborted)) {
         return Bad(absl::StrCat("update ", u.id, ": unknown state ", state));
       }
-      u.state = static_cast<UpdateState>(state);
+      u.state = static_cast<records::UpdateState>(state);
       u.paused = e.at("paused").get<bool>();
       u.options.batch_size = e.at("batch_size").get<uint32_t>();
       u.options.max_failures = e.at("max_failures").get<uint32_t>();

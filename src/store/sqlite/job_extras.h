@@ -12,14 +12,14 @@
 
 #include "absl/status/statusor.h"
 #include "spec/job_spec.h"
-#include "store/records.h"
+#include "records/records.h"
 
 namespace paceline::store {
 
 std::string EncodeOldSpecs(const std::map<uint64_t, JobSpec>& specs);
 absl::StatusOr<std::map<uint64_t, JobSpec>> DecodeOldSpecs(const std::string& text);
 
-std::string EncodeUpdates(const std::vector<UpdateRecord>& updates);
-absl::StatusOr<std::vector<UpdateRecord>> DecodeUpdates(const std::string& text);
+std::string EncodeUpdates(const std::vector<records::UpdateRecord>& updates);
+absl::StatusOr<std::vector<records::UpdateRecord>> DecodeUpdates(const std::string& text);
 
 }  // namespace paceline::store

@@ -140,10 +140,10 @@ absl::Status SqliteStore::CountWrite() {
   return absl::OkStatus();
 }
 
-absl::Status SqliteStore::CommitAll(const std::vector<const WriteBatch*>& batches) {
+absl::Status SqliteStore::CommitAll(const std::vector<const records::WriteBatch*>& batches) {
   RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
   absl::Status s;
-  for (const WriteBatch* b : batches) {
+  for (const records::WriteBatch* b : batches) {
     s = Apply(*b);
     if (!s.ok()) break;
   }
@@ -155,8 +155,8 @@ absl::Status SqliteStore::CommitAll(const std::vector<const WriteBatch*>& batche
   return absl::OkStatus();
 }
 
-absl::Status SqliteStore::Apply(const WriteBatch& b) {
-  for (const PoolRecord& p : b.put_pools) {
+absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
+  for (const records::PoolRecord& p : b.put_pools) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st, Cached("INSERT OR REPLACE INTO pools (path, spec) "
                                             "VALUES (?, ?)"));
@@ -164,7 +164,7 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
     st->Bind(1, p.path).Bind(2, PrintPoolSpec(p.spec));
     RETURN_IF_ERROR(st->Run());
   }
-  for (const JobRecord& j : b.put_jobs) {
+  for (const records::JobRecord& j : b.put_jobs) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
                      Cached("INSERT OR REPLACE INTO jobs (id, pool, spec, version, goal, "
@@ -182,7 +182,7 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
         .Bind(9, static_cast<int64_t>(j.instances));
     RETURN_IF_ERROR(st->Run());
   }
-  for (const TaskRecord& t : b.put_tasks) {
+  for (const records::TaskRecord& t : b.put_tasks) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
                      Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
@@ -217,7 +217,7 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
     st->Bind(1, static_cast<int64_t>(t.job.value())).Bind(2, static_cast<int64_t>(t.instance));
     RETURN_IF_ERROR(st->Run());
   }
-  for (const TaskEvent& e : b.events) {
+  for (const records::TaskEvent& e : b.events) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
                      Cached("INSERT INTO events (job, instance, run, at_us, state, host, reason, "
@@ -233,7 +233,7 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
         .Bind(8, e.message);
     RETURN_IF_ERROR(st->Run());
   }
-  for (const HostRecord& h : b.put_hosts) {
+  for (const records::HostRecord& h : b.put_hosts) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
                      Cached("INSERT OR REPLACE INTO hosts (name, maintenance, cpu_milli, "
@@ -274,14 +274,14 @@ absl::Status SqliteStore::Apply(const WriteBatch& b) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<StoreContents> SqliteStore::Load() {
-  StoreContents c;
+absl::StatusOr<records::StoreContents> SqliteStore::Load() {
+  records::StoreContents c;
   {
     ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT path, spec FROM pools ORDER BY path"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      PoolRecord p;
+      records::PoolRecord p;
       p.path = st.ColumnText(0);
       absl::StatusOr<PoolSpec> spec = ParsePoolSpec(st.ColumnText(1), "stored pool spec");
       if (!spec.ok()) return BadRow("pools", p.path, spec.status().message());
@@ -296,19 +296,19 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      JobRecord j;
+      records::JobRecord j;
       j.id = JobId(static_cast<uint64_t>(st.ColumnInt(0)));
       j.pool = st.ColumnText(1);
       absl::StatusOr<JobSpec> spec = ParseJobSpec(st.ColumnText(2), "stored job spec");
       if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
       j.spec = *std::move(spec);
       j.version = static_cast<uint64_t>(st.ColumnInt(3));
-      j.goal = static_cast<JobGoal>(st.ColumnInt(4));
+      j.goal = static_cast<records::JobGoal>(st.ColumnInt(4));
       j.created_at = ColumnTime(st, 5);
       absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(st.ColumnText(6));
       if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
       j.old_specs = *std::move(old);
-      absl::StatusOr<std::vector<UpdateRecord>> updates = DecodeUpdates(st.ColumnText(7));
+      absl::StatusOr<std::vector<records::UpdateRecord>> updates = DecodeUpdates(st.ColumnText(7));
       if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
       j.updates = *std::move(updates);
       j.instances = static_cast<uint32_t>(st.ColumnInt(8));
@@ -325,7 +325,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      TaskRecord t;
+      records::TaskRecord t;
       t.id = TaskId{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
                     static_cast<uint32_t>(st.ColumnInt(1))};
       t.run = static_cast<uint32_t>(st.ColumnInt(2));
@@ -357,9 +357,9 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      HostRecord h;
+      records::HostRecord h;
       h.name = st.ColumnText(0);
-      h.maintenance = static_cast<HostMaintenance>(st.ColumnInt(1));
+      h.maintenance = static_cast<records::HostMaintenance>(st.ColumnInt(1));
       h.capacity =
           Resources::Of(st.ColumnInt(2), st.ColumnInt(3), st.ColumnInt(4), st.ColumnInt(5));
       nlohmann::json labels = nlohmann::json::parse(st.ColumnText(6), nullptr, false);
@@ -378,7 +378,7 @@ absl::StatusOr<StoreContents> SqliteStore::Load() {
   return c;
 }
 
-absl::StatusOr<std::vector<TaskEvent>> SqliteStore::ListEvents(TaskId task, size_t limit) {
+absl::StatusOr<std::vector<records::TaskEvent>> SqliteStore::ListEvents(TaskId task, size_t limit) {
   ASSIGN_OR_RETURN(Statement * st,
                    Cached("SELECT run, at_us, state, host, reason, message FROM events "
                           "WHERE job = ? AND instance = ? ORDER BY seq DESC LIMIT ?"));
@@ -386,11 +386,11 @@ absl::StatusOr<std::vector<TaskEvent>> SqliteStore::ListEvents(TaskId task, size
   st->Bind(1, static_cast<int64_t>(task.job.value()))
       .Bind(2, static_cast<int64_t>(task.instance))
       .Bind(3, limit > 0 ? static_cast<int64_t>(limit) : int64_t{-1});
-  std::vector<TaskEvent> out;
+  std::vector<records::TaskEvent> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, st->Step());
     if (!row) break;
-    TaskEvent e;
+    records::TaskEvent e;
     e.run = RunId{task, static_cast<uint32_t>(st->ColumnInt(0))};
     e.at = absl::FromUnixMicros(st->ColumnInt(1));
     int64_t state = st->ColumnInt(2);

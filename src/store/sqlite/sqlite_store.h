@@ -31,9 +31,9 @@ class SqliteStore final : public Store {
   // Opens (creating when missing) the store under `data_dir`.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& data_dir);
 
-  absl::Status CommitAll(const std::vector<const WriteBatch*>& batches) override;
-  absl::StatusOr<StoreContents> Load() override;
-  absl::StatusOr<std::vector<TaskEvent>> ListEvents(TaskId task, size_t limit) override;
+  absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
+  absl::StatusOr<records::StoreContents> Load() override;
+  absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   std::string Describe() const override;
 
   // A random id given to the cluster when its store was created; stable across restarts.
@@ -51,7 +51,7 @@ class SqliteStore final : public Store {
   absl::Status PutMeta(absl::string_view key, absl::string_view value);
   // A prepared statement cached by its SQL text.
   absl::StatusOr<Statement*> Cached(absl::string_view sql);
-  absl::Status Apply(const WriteBatch& batch);
+  absl::Status Apply(const records::WriteBatch& batch);
   absl::Status CountWrite();
 
   std::unique_ptr<SqliteDb> db_;

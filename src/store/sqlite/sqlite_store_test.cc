@@ -80,8 +80,8 @@ TEST(SqliteStore, MigratesAVersionOneStoreAndKeepsItsTasks) {
   EXPECT_EQ(contents->tasks[0].run, 3u);
   EXPECT_FALSE(contents->tasks[0].restart_requested);
   // The new column is written and read back.
-  WriteBatch b;
-  TaskRecord t = contents->tasks[0];
+  records::WriteBatch b;
+  records::TaskRecord t = contents->tasks[0];
   t.restart_requested = true;
   b.put_tasks.push_back(t);
   ASSERT_TRUE((*store)->Commit(b).ok());

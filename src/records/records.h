@@ -30,7 +30,7 @@
 #include "spec/job_spec.h"
 #include "spec/pool_spec.h"
 
-namespace paceline::store {
+namespace paceline::records {
 
 struct PoolRecord {
   std::string path;  // "/ads/training"
@@ -154,4 +154,4 @@ struct StoreContents {
   uint64_t next_job_id = 1;
 };
 
-}  // namespace paceline::store
+}  // namespace paceline::records

@@ -1,6 +1,6 @@
-#include "store/records.h"
+#include "records/records.h"
 
-namespace paceline::store {
+namespace paceline::records {
 
 bool WriteBatch::empty() const { return size() == 0 && !next_job_id.has_value(); }
 
@@ -45,4 +45,4 @@ bool IsActive(UpdateState s) {
   return s == UpdateState::kRollingForward || s == UpdateState::kRollingBack;
 }
 
-}  // namespace paceline::store
+}  // namespace paceline::records
