@@ -16,95 +16,14 @@
 #include "agent/usage_sampler.h"
 #include "common/status.h"
 #include "common/version.h"
-#include "master/proto_convert.h"
 #include "paceline/v1/host.grpc.pb.h"
-#include "spec/yaml_spec.h"
+#include "wire/agent_runtime.h"
+#include "wire/core.h"
 
 namespace paceline::agentd {
 namespace {
 
 using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::MasterMessage>;
-
-// The master's view of a runtime event.
-v1::TaskStatusUpdate ToUpdate(const agent::TaskEvent& e) {
-  v1::TaskStatusUpdate u;
-  u.set_seq(e.seq);
-  *u.mutable_run() = master::ToProto(e.run);
-  u.set_at_unix_ms(absl::ToUnixMillis(e.time));
-  u.set_message(e.message);
-  u.set_exit_code(e.exit_code.value_or(-1));
-  u.set_signal(e.signal.value_or(0));
-  using agent::TaskEventType;
-  using agent::TerminationReason;
-  switch (e.type) {
-    case TaskEventType::kRunning:
-      u.set_state("RUNNING");
-      break;
-    case TaskEventType::kHealth:
-      u.set_state("RUNNING");
-      u.set_reason(std::string(agent::HealthStateName(e.health)));
-      break;
-    case TaskEventType::kExited:
-      if (e.reason == TerminationReason::kExited && e.exit_code.value_or(-1) == 0) {
-        u.set_state("SUCCEEDED");
-      } else {
-        u.set_state("FAILED");
-        u.set_reason(e.reason == TerminationReason::kOomKilled  ? "OOM_KILLED"
-                     : e.reason == TerminationReason::kSignaled ? "SIGNALED"
-                                                                : "EXIT_NONZERO");
-      }
-      break;
-    case TaskEventType::kKilled:
-      u.set_state("KILLED");
-      u.set_reason(std::string(agent::TerminationReasonName(e.reason)));
-      break;
-    case TaskEventType::kFailed:
-      u.set_state("FAILED");
-      u.set_reason("LAUNCH_FAILED");
-      break;
-    case TaskEventType::kLost:
-      u.set_state("LOST");
-      break;
-  }
-  return u;
-}
-
-absl::StatusOr<agent::LaunchRequest> FromLaunch(const v1::LaunchTask& l) {
-  agent::LaunchRequest req;
-  req.run = master::FromProto(l.run());
-  absl::StatusOr<JobSpec> spec = ParseJobSpec(l.spec_yaml(), "launch spec");
-  if (!spec.ok()) return spec.status();
-  req.spec = spec->TaskFor(req.run.task.instance);
-  for (const auto& [name, port] : l.ports()) req.ports[name] = static_cast<uint16_t>(port);
-  for (uint32_t d : l.gpu_devices()) req.gpu_devices.push_back(static_cast<int>(d));
-  if (l.peers_size() > 0) {
-    req.peers.emplace();
-    for (const v1::GangPeer& p : l.peers()) {
-      agent::GangPeer& peer = (*req.peers)[p.instance()];
-      peer.host = p.host();
-      peer.address = p.address();
-      for (const auto& [name, port] : p.ports()) peer.ports[name] = static_cast<uint16_t>(port);
-    }
-  }
-  return req;
-}
-
-v1::AgentMessage ToUsageMessage(const agent::UsageReport& r, absl::Duration interval) {
-  v1::AgentMessage msg;
-  v1::AgentUsage* u = msg.mutable_usage();
-  u->set_at_unix_ms(absl::ToUnixMillis(r.time));
-  u->set_interval_ms(absl::ToInt64Milliseconds(interval));
-  u->set_host_cpu_milli(r.host_cpu_milli);
-  u->set_host_memory_used_bytes(r.host_memory_used_bytes);
-  u->set_host_memory_total_bytes(r.host_memory_total_bytes);
-  for (const agent::RunUsageRate& run : r.runs) {
-    v1::RunUsage* ru = u->add_runs();
-    *ru->mutable_run() = master::ToProto(run.run);
-    ru->set_cpu_milli(run.cpu_milli);
-    ru->set_memory_bytes(run.memory_bytes);
-  }
-  return msg;
-}
 
 }  // namespace
 
@@ -123,7 +42,7 @@ struct AgentDaemon::Impl {
 
   bool connected = false;
   uint64_t last_sent = 0;  // highest seq sent on this connection
-  absl::Duration heartbeat_interval = absl::Seconds(2);
+  absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;
   absl::Time next_heartbeat = absl::InfinitePast();
   absl::Duration backoff = absl::Milliseconds(100);
   absl::Time next_attempt = absl::InfinitePast();
@@ -150,7 +69,7 @@ struct AgentDaemon::Impl {
     reg->set_host(config.agent.name);
     Resources offered = host.allocatable;
     offered[Dim::kGpu] = 0;
-    *reg->mutable_capacity() = master::ToProto(offered);
+    *reg->mutable_capacity() = wire::ToProto(offered);
     for (const agent::GpuDevice& g : host.gpus) reg->add_gpu_models(g.model);
     for (const auto& [k, v] : host.labels) (*reg->mutable_labels())[k] = v;
     v1::PortRange* ports = reg->add_ports();
@@ -159,7 +78,7 @@ struct AgentDaemon::Impl {
     for (const agent::RunStatus& r : runtime->ListRuns()) {
       if (r.state == agent::RunState::kEnding) continue;
       v1::RunningTask* t = reg->add_running();
-      *t->mutable_run() = master::ToProto(r.run);
+      *t->mutable_run() = wire::ToProto(r.run);
       for (const auto& [name, port] : r.ports) (*t->mutable_ports())[name] = port;
       for (int d : r.gpus) t->add_gpu_devices(static_cast<uint32_t>(d));
     }
@@ -167,10 +86,10 @@ struct AgentDaemon::Impl {
     // outbox and follows the registration. Listed as still had, so that the master does not
     // declare them lost (and run them again) in the meantime.
     absl::flat_hash_set<RunId> listed;
-    for (const v1::RunningTask& t : reg->running()) listed.insert(master::FromProto(t.run()));
+    for (const v1::RunningTask& t : reg->running()) listed.insert(wire::FromProto(t.run()));
     for (const agent::TaskEvent& e : runtime->PendingEvents()) {
       if (e.terminal() && listed.insert(e.run).second) {
-        *reg->add_running()->mutable_run() = master::ToProto(e.run);
+        *reg->add_running()->mutable_run() = wire::ToProto(e.run);
       }
     }
     reg->set_isolation(host.isolation == agent::CgroupMode::kNone
@@ -236,11 +155,11 @@ struct AgentDaemon::Impl {
           announced = true;
         }
       } else if (m.has_launch()) {
-        absl::StatusOr<agent::LaunchRequest> req = FromLaunch(m.launch());
+        absl::StatusOr<agent::LaunchRequest> req = wire::FromLaunch(m.launch());
         absl::Status s = req.ok() ? runtime->Launch(*req) : req.status();
         if (!s.ok()) SendLaunchRejected(m.launch().run(), s);
       } else if (m.has_kill()) {
-        (void)runtime->Kill(master::FromProto(m.kill().run()),
+        (void)runtime->Kill(wire::FromProto(m.kill().run()),
                             absl::Milliseconds(m.kill().grace_ms()));
       } else if (m.has_ack()) {
         (void)runtime->Ack(m.ack().seq());
@@ -269,7 +188,7 @@ struct AgentDaemon::Impl {
     v1::AgentMessage msg;
     v1::TaskStatusUpdate* u = msg.mutable_status();
     *u->mutable_run() = run;
-    u->set_state(s.code() == absl::StatusCode::kAlreadyExists ? "LOST" : "FAILED");
+    u->set_state(s.code() == absl::StatusCode::kAlreadyExists ? v1::Task::LOST : v1::Task::FAILED);
     u->set_reason("LAUNCH_FAILED");
     u->set_message(std::string(s.message()));
     if (connected) (void)stream->Write(msg);
@@ -277,7 +196,7 @@ struct AgentDaemon::Impl {
 
   void SendLogs(const v1::LogRequest& r) {
     agent::LogRequest req;
-    req.run = master::FromProto(r.run());
+    req.run = wire::FromProto(r.run());
     req.stream = r.stderr() ? agent::LogStream::kStderr : agent::LogStream::kStdout;
     if (r.tail_lines() > 0) req.tail_lines = r.tail_lines();
     req.offset = r.offset();
@@ -302,7 +221,7 @@ struct AgentDaemon::Impl {
     for (const agent::TaskEvent& e : runtime->PendingEvents(1000)) {
       if (e.seq <= last_sent) continue;
       v1::AgentMessage msg;
-      *msg.mutable_status() = ToUpdate(e);
+      *msg.mutable_status() = wire::ToStatusUpdate(e);
       if (!stream->Write(msg)) return Disconnect(now);
       last_sent = e.seq;
     }
@@ -311,7 +230,7 @@ struct AgentDaemon::Impl {
       // time since the last sample, which is still an honest average.
       next_usage = now + config.usage_interval;
       if (std::optional<agent::UsageReport> r = usage.Sample(runtime->Usage(now))) {
-        if (!stream->Write(ToUsageMessage(*r, config.usage_interval))) return Disconnect(now);
+        if (!stream->Write(wire::ToUsageMessage(*r, config.usage_interval))) return Disconnect(now);
       }
     }
     if (now >= next_heartbeat) {

@@ -26,12 +26,13 @@
 
 #include "absl/status/status.h"
 #include "agent/agent_config.h"
+#include "common/defaults.h"
 
 namespace paceline::agentd {
 
 struct AgentDaemonConfig {
   agent::AgentConfig agent;
-  std::string master_addr = "127.0.0.1:5390";
+  std::string master_addr = defaults::kMasterAddr;
   std::string token;
   absl::Duration max_backoff = absl::Seconds(5);
   absl::Duration usage_interval = absl::Seconds(5);

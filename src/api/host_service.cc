@@ -1,11 +1,11 @@
 #include "api/host_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/agent_session.h"
 #include "api/grpc_status.h"
 #include "common/status.h"
-#include "master/agent_connection.h"
-#include "master/agent_session.h"
-#include "master/proto_convert.h"
+#include "wire/agent_protocol.h"
+#include "wire/core.h"
 
 namespace paceline::api {
 
@@ -53,14 +53,14 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
       v1::HostInfo* info = resp->add_hosts();
       info->set_name(h.spec.name);
       info->set_connected(h.connected);
-      info->set_last_seen_unix_ms(master::ToUnixMillis(h.last_seen));
-      *info->mutable_capacity() = master::ToProto(h.spec.capacity);
+      info->set_last_seen_unix_ms(wire::ToUnixMillis(h.last_seen));
+      *info->mutable_capacity() = wire::ToProto(h.spec.capacity);
       for (const auto& [k, v] : h.spec.labels) (*info->mutable_labels())[k] = v;
       const placement::HostState* state = core.snapshot().host(h.id);
       if (state != nullptr) {
-        *info->mutable_allocated() = master::ToProto(state->allocated());
-        *info->mutable_revocable_allocated() = master::ToProto(state->revocable_allocated());
-        *info->mutable_slack() = master::ToProto(state->effective_slack());
+        *info->mutable_allocated() = wire::ToProto(state->allocated());
+        *info->mutable_revocable_allocated() = wire::ToProto(state->revocable_allocated());
+        *info->mutable_slack() = wire::ToProto(state->effective_slack());
         info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
       }
       info->set_state(!h.connected       ? "LOST"
@@ -69,10 +69,10 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
       info->set_isolation(core.hosts().isolation(h.id));
       info->set_maintenance(std::string(MaintenanceName(h.maintenance)));
       if (std::optional<scheduler::HostUsageView> u = core.HostUsage(h.spec.name, now)) {
-        *info->mutable_used() = master::ToProto(u->used);
-        *info->mutable_tasks_used() = master::ToProto(u->tasks_used);
+        *info->mutable_used() = wire::ToProto(u->used);
+        *info->mutable_tasks_used() = wire::ToProto(u->tasks_used);
         info->set_memory_total_bytes(u->memory_total_bytes);
-        info->set_usage_at_unix_ms(master::ToUnixMillis(u->at));
+        info->set_usage_at_unix_ms(wire::ToUnixMillis(u->at));
       }
     }
     return true;
@@ -80,20 +80,19 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
   return grpc::Status::OK;
 }
 
-grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, master::AgentStream* stream) {
+grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, AgentStream* stream) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   v1::AgentMessage first;
   if (!stream->Read(&first)) return grpc::Status::OK;
-  auto session = std::make_shared<master::AgentSession>(first.register_().host(), stream, ctx,
-                                                        master::AddressOfPeer(ctx->peer()));
+  auto session = std::make_shared<AgentSession>(first.register_().host(), stream, ctx,
+                                                AddressOfPeer(ctx->peer()));
   // The session's writer must be done before this handler returns (the stream dies with it).
   auto finish = [&](absl::Status s) {
     session->Close();
     session->Join();
     return ToGrpcStatus(s);
   };
-  absl::StatusOr<std::unique_ptr<master::AgentConnection>> conn =
-      master::AgentConnection::Open(cluster_, session, first, heartbeat_interval_);
+  absl::StatusOr<std::unique_ptr<AgentProtocol>> conn = cluster_->OpenAgent(session, first);
   if (!conn.ok()) return finish(conn.status());
   v1::AgentMessage msg;
   absl::Status status;

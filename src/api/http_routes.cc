@@ -23,9 +23,9 @@ void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
   });
 }
 
-void AddMetricsRoutes(HttpServer& server, master::Cluster* cluster) {
+void AddMetricsRoutes(HttpServer& server, Backend* cluster) {
   server.Routes().Get("/metrics", [cluster](const httplib::Request&, httplib::Response& res) {
-    store::GroupCommitStats stats = cluster->committer().stats();
+    store::GroupCommitStats stats = cluster->CommitStats();
     std::string text = cluster->Read<std::string>(
         [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
     res.set_content(text, "text/plain; version=0.0.4");

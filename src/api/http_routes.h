@@ -4,14 +4,14 @@
 //
 // Thread-safety: handlers read only immutable facts.
 
+#include "api/backend.h"
 #include "api/cluster_service.h"
 #include "api/http_server.h"
-#include "master/cluster.h"
 
 namespace paceline::api {
 
 void AddHealthRoutes(HttpServer& server, const MasterFacts& facts);
 // GET /metrics: Prometheus text (metrics.h), read on the cluster's event loop.
-void AddMetricsRoutes(HttpServer& server, master::Cluster* cluster);
+void AddMetricsRoutes(HttpServer& server, Backend* cluster);
 
 }  // namespace paceline::api

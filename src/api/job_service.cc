@@ -4,9 +4,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/grpc_status.h"
-#include "master/proto_convert.h"
-#include "master/watch_events.h"
 #include "spec/yaml_spec.h"
+#include "wire/agent_protocol.h"
+#include "wire/core.h"
+#include "wire/watch_events.h"
 
 namespace paceline::api {
 namespace {
@@ -25,7 +26,7 @@ v1::JobSummary SummaryOf(const jobmgr::Job& job) {
   s.set_type(std::string(JobTypeName(job.spec().type)));
   s.set_state(std::string(JobStateName(job.state())));
   s.set_version(job.version());
-  s.set_created_at_unix_ms(master::ToUnixMillis(job.created_at()));
+  s.set_created_at_unix_ms(wire::ToUnixMillis(job.created_at()));
   s.set_instances(job.instances());
   s.set_priority(job.spec().priority);
   for (int i = 0; i < kNumTaskStates; ++i) {
@@ -48,8 +49,8 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_run(t.run);
   info.set_state(std::string(TaskStateName(t.state)));
   if (t.host != jobmgr::kNoHost) info.set_host(core.jobs().HostName(t.host));
-  info.set_started_at_unix_ms(master::ToUnixMillis(t.started_at));
-  info.set_finished_at_unix_ms(master::ToUnixMillis(t.finished_at));
+  info.set_started_at_unix_ms(wire::ToUnixMillis(t.started_at));
+  info.set_finished_at_unix_ms(wire::ToUnixMillis(t.finished_at));
   info.set_exit_code(t.exit_code);
   info.set_signal(t.signal);
   info.set_reason(std::string(jobmgr::TaskReasonName(t.reason)));
@@ -57,11 +58,11 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_version(t.spec_version);
   if (t.volume_host != jobmgr::kNoHost) info.set_volume_host(core.jobs().HostName(t.volume_host));
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
-  *info.mutable_resources() = master::ToProto(job.TaskFor(i).resources);
+  *info.mutable_resources() = wire::ToProto(job.TaskFor(i).resources);
   info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
   if (std::optional<scheduler::RunUsageView> u = core.RunUsage(TaskId{job.id(), i}, absl::Now())) {
-    *info.mutable_used() = master::ToProto(u->used);
-    info.set_usage_at_unix_ms(master::ToUnixMillis(u->at));
+    *info.mutable_used() = wire::ToProto(u->used);
+    info.set_usage_at_unix_ms(wire::ToUnixMillis(u->at));
   }
   return info;
 }
@@ -139,7 +140,7 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
       if (!req->pool().empty() && job->pool() != req->pool()) return true;
       if (!req->owner().empty() && job->spec().owner != req->owner()) return true;
       if (!req->name().empty() && job->spec().name != req->name()) return true;
-      int64_t created = master::ToUnixMillis(job->created_at());
+      int64_t created = wire::ToUnixMillis(job->created_at());
       if (req->created_after_unix_ms() > 0 && created < req->created_after_unix_ms()) return true;
       if (req->created_before_unix_ms() > 0 && created >= req->created_before_unix_ms())
         return true;
@@ -248,15 +249,15 @@ grpc::Status TaskServiceImpl::KillTask(grpc::ServerContext* ctx, const v1::KillT
 grpc::Status JobServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                                    grpc::ServerWriter<v1::WatchEvent>* writer) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
-  master::EventHub& hub = cluster_->events();
-  std::shared_ptr<master::Watcher> watcher;
+  EventHub& hub = cluster_->events();
+  std::shared_ptr<Watcher> watcher;
   std::optional<v1::WatchEvent> current;
   // Subscribing on the loop: every change the core makes after this point reaches the watcher.
   absl::Status s = cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     if (req->job_id() != 0) {
       const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
       if (job == nullptr) return JobNotFound(req->job_id());
-      current = master::JobChangeOf(*job, absl::Now());
+      current = wire::JobChangeOf(*job, absl::Now());
     }
     watcher = hub.Subscribe(req->job_id());
     return absl::OkStatus();
@@ -359,7 +360,7 @@ grpc::Status TaskServiceImpl::ListTaskEvents(grpc::ServerContext* ctx,
   absl::StatusOr<std::vector<records::TaskEvent>> events =
       cluster_->ReadEvents(TaskId{JobId(req->job_id()), req->instance()}, req->limit());
   if (!events.ok()) return ToGrpcStatus(events.status());
-  for (const records::TaskEvent& e : *events) *resp->add_events() = master::ToProto(e);
+  for (const records::TaskEvent& e : *events) *resp->add_events() = wire::ToProto(e);
   return grpc::Status::OK;
 }
 
@@ -398,7 +399,7 @@ grpc::Status TaskServiceImpl::GetTaskLogs(grpc::ServerContext* ctx,
         "task ", task.ToString(), " run ", run, " has not been placed on a host yet: no logs")));
   }
   v1::LogRequest lr;
-  *lr.mutable_run() = master::ToProto(RunId{task, run});
+  *lr.mutable_run() = wire::ToProto(RunId{task, run});
   lr.set_stderr(req->stderr());
   lr.set_tail_lines(req->tail_lines());
   lr.set_offset(req->offset());

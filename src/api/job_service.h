@@ -6,15 +6,14 @@
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
 #include "api/auth.h"
-#include "master/cluster.h"
+#include "api/backend.h"
 #include "paceline/v1/job.grpc.pb.h"
 
 namespace paceline::api {
 
 class JobServiceImpl final : public v1::JobService::Service {
  public:
-  JobServiceImpl(master::Cluster* cluster, const TokenAuth* auth)
-      : cluster_(cluster), auth_(auth) {}
+  JobServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
 
   grpc::Status CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
                          v1::CreateJobResponse* resp) override;
@@ -51,7 +50,7 @@ class JobServiceImpl final : public v1::JobService::Service {
  private:
   grpc::Status SetPaused(grpc::ServerContext* ctx, uint64_t job, bool paused);
 
-  master::Cluster* const cluster_;
+  Backend* const cluster_;
   const TokenAuth* const auth_;
 };
 
@@ -60,8 +59,7 @@ v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u);
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:
-  TaskServiceImpl(master::Cluster* cluster, const TokenAuth* auth)
-      : cluster_(cluster), auth_(auth) {}
+  TaskServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
 
   grpc::Status ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
                          v1::ListTasksResponse* resp) override;
@@ -77,7 +75,7 @@ class TaskServiceImpl final : public v1::TaskService::Service {
                              v1::ReleaseVolumeResponse* resp) override;
 
  private:
-  master::Cluster* const cluster_;
+  Backend* const cluster_;
   const TokenAuth* const auth_;
 };
 

@@ -2,8 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/grpc_status.h"
-#include "master/proto_convert.h"
 #include "spec/yaml_spec.h"
+#include "wire/agent_protocol.h"
+#include "wire/core.h"
 
 namespace paceline::api {
 namespace {
@@ -71,8 +72,8 @@ grpc::Status PoolServiceImpl::GetPool(grpc::ServerContext* ctx, const v1::GetPoo
         q->set_priority(g.priority);
         q->set_sla(std::string(resmgr::SlaClassName(g.sla)));
         q->set_tasks(g.tasks);
-        *q->mutable_resources() = master::ToProto(g.resources);
-        q->set_enqueued_at_unix_ms(master::ToUnixMillis(g.enqueued));
+        *q->mutable_resources() = wire::ToProto(g.resources);
+        q->set_enqueued_at_unix_ms(wire::ToUnixMillis(g.enqueued));
         q->set_reason(g.why);
       }
     }

@@ -5,15 +5,14 @@
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
 #include "api/auth.h"
-#include "master/cluster.h"
+#include "api/backend.h"
 #include "paceline/v1/pool.grpc.pb.h"
 
 namespace paceline::api {
 
 class PoolServiceImpl final : public v1::PoolService::Service {
  public:
-  PoolServiceImpl(master::Cluster* cluster, const TokenAuth* auth)
-      : cluster_(cluster), auth_(auth) {}
+  PoolServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
 
   grpc::Status CreatePool(grpc::ServerContext* ctx, const v1::CreatePoolRequest* req,
                           v1::CreatePoolResponse* resp) override;
@@ -27,7 +26,7 @@ class PoolServiceImpl final : public v1::PoolService::Service {
                          v1::ListPoolsResponse* resp) override;
 
  private:
-  master::Cluster* const cluster_;
+  Backend* const cluster_;
   const TokenAuth* const auth_;
 };
 

@@ -6,9 +6,10 @@
 #include "api/job_service.h"
 #include "common/status.h"
 #include "jobmgr/update_plan.h"
-#include "master/proto_convert.h"
 #include "spec/spec_validation.h"
 #include "spec/yaml_spec.h"
+#include "wire/agent_protocol.h"
+#include "wire/core.h"
 
 namespace paceline::api {
 namespace {
@@ -59,13 +60,13 @@ v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u) {
   info.set_total(static_cast<uint32_t>(u.instances.size()));
   for (size_t k = 0; k < u.instances.size(); ++k) {
     switch (u.progress[k]) {
-      case store::kUpdateDone:
+      case records::kUpdateDone:
         info.set_done(info.done() + 1);
         break;
-      case store::kUpdateInFlight:
+      case records::kUpdateInFlight:
         info.set_in_flight(info.in_flight() + 1);
         break;
-      case store::kUpdateFailed:
+      case records::kUpdateFailed:
         info.set_failed(info.failed() + 1);
         info.add_failed_instances(u.instances[k]);
         break;
@@ -75,8 +76,8 @@ v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u) {
   }
   info.set_from_instances(u.from_instances);
   info.set_to_instances(u.to_instances);
-  info.set_started_at_unix_ms(master::ToUnixMillis(u.started_at));
-  info.set_finished_at_unix_ms(master::ToUnixMillis(u.finished_at));
+  info.set_started_at_unix_ms(wire::ToUnixMillis(u.started_at));
+  info.set_finished_at_unix_ms(wire::ToUnixMillis(u.finished_at));
   info.set_message(u.message);
   return info;
 }

@@ -85,7 +85,7 @@ absl::StatusOr<ApiBenchReport> RunApiBench(const ApiBenchConfig& config) {
   std::string addr = config.addr;
   std::string token = config.token;
   if (addr.empty()) {
-    master::MasterConfig mc;
+    masterd::MasterConfig mc;
     mc.grpc_listen = HostPort{"127.0.0.1", 0};
     mc.http_listen = HostPort{"127.0.0.1", 0};
     ASSIGN_OR_RETURN(own, LocalMaster::Start(mc));

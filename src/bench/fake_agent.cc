@@ -213,7 +213,9 @@ v1::AgentMessage FakeAgent::ToMessage(const Update& u) const {
   v1::TaskStatusUpdate* s = msg.mutable_status();
   s->set_seq(u.seq);
   ToProto(u.run, s->mutable_run());
-  s->set_state(std::string(FakeRunStateName(u.state)));
+  s->set_state(u.state == FakeRunState::kRunning     ? v1::Task::RUNNING
+               : u.state == FakeRunState::kSucceeded ? v1::Task::SUCCEEDED
+                                                     : v1::Task::KILLED);
   s->set_at_unix_ms(absl::ToUnixMillis(u.at));
   switch (u.state) {
     case FakeRunState::kRunning:

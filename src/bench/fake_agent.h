@@ -40,6 +40,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/defaults.h"
 #include "common/ids.h"
 #include "paceline/v1/host.pb.h"
 
@@ -148,7 +149,7 @@ class FakeAgent {
   FakeHostSpec spec_;
   std::shared_ptr<const FakeAgentOptions> options_;
   bool registered_ = false;
-  absl::Duration heartbeat_interval_ = absl::Seconds(2);
+  absl::Duration heartbeat_interval_ = defaults::kHeartbeatInterval;
   absl::Time next_heartbeat_ = absl::InfiniteFuture();
   absl::Time next_due_ = absl::InfiniteFuture();
   uint64_t next_seq_ = 1;

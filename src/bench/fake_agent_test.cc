@@ -33,7 +33,7 @@ v1::MasterMessage Launch(const RunId& r, std::vector<std::pair<std::string, uint
   ref->set_job_id(r.task.job.value());
   ref->set_instance(r.task.instance);
   ref->set_run(r.run);
-  m.mutable_launch()->set_spec_yaml("name: j\n");
+  m.mutable_launch()->mutable_task()->set_command("true");
   for (const auto& [name, port] : ports) (*m.mutable_launch()->mutable_ports())[name] = port;
   return m;
 }
@@ -162,10 +162,10 @@ TEST_F(FakeAgentTest, LaunchReportsRunningAtOnceWithIncreasingSeq) {
   ASSERT_THAT(second, SizeIs(1));
   const v1::TaskStatusUpdate& u1 = first[0].status();
   const v1::TaskStatusUpdate& u2 = second[0].status();
-  EXPECT_EQ(u1.state(), "RUNNING");
+  EXPECT_EQ(u1.state(), v1::Task::RUNNING);
   EXPECT_EQ(RunOf(u1), MakeRun(3, 0));
   EXPECT_EQ(u1.at_unix_ms(), absl::ToUnixMillis(t1));
-  EXPECT_EQ(u2.state(), "RUNNING");
+  EXPECT_EQ(u2.state(), v1::Task::RUNNING);
   EXPECT_EQ(RunOf(u2), MakeRun(3, 1));
   EXPECT_EQ(u1.seq(), 1u);
   EXPECT_EQ(u2.seq(), 2u);
@@ -225,7 +225,7 @@ TEST_F(FakeAgentTest, ARunSucceedsAfterItsDuration) {
   std::vector<v1::AgentMessage> done = a.Due(kT0 + absl::Seconds(1));
   ASSERT_THAT(done, SizeIs(1));
   const v1::TaskStatusUpdate& u = done[0].status();
-  EXPECT_EQ(u.state(), "SUCCEEDED");
+  EXPECT_EQ(u.state(), v1::Task::SUCCEEDED);
   EXPECT_EQ(u.exit_code(), 0);
   EXPECT_EQ(u.seq(), 2u);
   EXPECT_EQ(RunOf(u), MakeRun(5, 2));
@@ -242,7 +242,7 @@ TEST_F(FakeAgentTest, KillReportsKilledAndTheRunNeverFinishes) {
   std::vector<v1::AgentMessage> killed =
       a.OnMessage(Kill(MakeRun(5, 0)), kT0 + absl::Milliseconds(5));
   ASSERT_THAT(killed, SizeIs(1));
-  EXPECT_EQ(killed[0].status().state(), "KILLED");
+  EXPECT_EQ(killed[0].status().state(), v1::Task::KILLED);
   EXPECT_EQ(killed[0].status().signal(), 15);
   EXPECT_EQ(killed[0].status().seq(), 2u);
   EXPECT_EQ(a.live_runs(), 0u);
@@ -286,7 +286,7 @@ TEST_F(FakeAgentTest, AReconnectionListsTheRunsAndSendsUnacknowledgedUpdatesAgai
       << "2/0 ended but its SUCCEEDED is not acknowledged: still listed, holding nothing";
   std::vector<v1::AgentMessage> resent = a.OnMessage(Registered(), kT0 + absl::Seconds(3));
   ASSERT_THAT(resent, SizeIs(1));
-  EXPECT_EQ(resent[0].status().state(), "SUCCEEDED");
+  EXPECT_EQ(resent[0].status().state(), v1::Task::SUCCEEDED);
   EXPECT_EQ(resent[0].status().seq(), 3u);
   a.OnMessage(Ack(3), kT0 + absl::Seconds(3));
   EXPECT_THAT(a.Register().register_().running(), SizeIs(1));

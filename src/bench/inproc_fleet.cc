@@ -5,7 +5,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/status.h"
-#include "master/agent_connection.h"
+#include "masterd/agent_connection.h"
 
 namespace paceline::bench {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 struct Shard;
 
 // The master's AgentLink to one emulated host: what it sends is queued on the host's shard.
-class QueueLink final : public master::AgentLink {
+class QueueLink final : public api::AgentLink {
  public:
   QueueLink(Shard* shard, uint32_t host, uint64_t generation, const std::string& name)
       : shard_(shard), host_(host), generation_(generation), name_(name) {}
@@ -36,7 +36,7 @@ class QueueLink final : public master::AgentLink {
 struct Host {
   std::unique_ptr<FakeAgent> agent;
   std::shared_ptr<QueueLink> link;
-  std::unique_ptr<master::AgentConnection> conn;
+  std::unique_ptr<masterd::AgentConnection> conn;
   uint64_t generation = 0;  // of its current connection
 };
 
@@ -77,7 +77,7 @@ struct InProcessAgentFleet::Impl {
   std::unique_ptr<FleetStats> stats;
   std::vector<Host> hosts;
   std::vector<std::unique_ptr<Shard>> shards;
-  master::Cluster* cluster = nullptr;
+  masterd::Cluster* cluster = nullptr;
   absl::Duration heartbeat_interval;
   bool attached = false;
 
@@ -87,8 +87,8 @@ struct InProcessAgentFleet::Impl {
     Host& h = hosts[i];
     h.link = std::make_shared<QueueLink>(&ShardOf(i), i, ++h.generation, h.agent->name());
     v1::AgentMessage first = h.agent->Register();
-    absl::StatusOr<std::unique_ptr<master::AgentConnection>> conn =
-        master::AgentConnection::Open(cluster, h.link, first, heartbeat_interval);
+    absl::StatusOr<std::unique_ptr<masterd::AgentConnection>> conn =
+        masterd::AgentConnection::Open(cluster, h.link, first, heartbeat_interval);
     if (!conn.ok()) {
       stats->StreamError(std::string(conn.status().message()));
       return conn.status();
@@ -162,7 +162,7 @@ InProcessAgentFleet::InProcessAgentFleet(std::unique_ptr<Impl> impl) : impl_(std
 InProcessAgentFleet::~InProcessAgentFleet() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<InProcessAgentFleet>> InProcessAgentFleet::Start(
-    master::Cluster* cluster, absl::Duration heartbeat_interval, InProcessFleetConfig config) {
+    masterd::Cluster* cluster, absl::Duration heartbeat_interval, InProcessFleetConfig config) {
   if (config.hosts.empty()) return absl::InvalidArgumentError("hosts: none");
   if (config.threads < 1) return absl::InvalidArgumentError("threads: must be at least 1");
   if (config.register_threads < 1) {
@@ -187,7 +187,7 @@ absl::StatusOr<std::unique_ptr<InProcessAgentFleet>> InProcessAgentFleet::Start(
   return fleet;
 }
 
-absl::Status InProcessAgentFleet::Attach(master::Cluster* cluster,
+absl::Status InProcessAgentFleet::Attach(masterd::Cluster* cluster,
                                          absl::Duration heartbeat_interval) {
   Detach();
   Impl& m = *impl_;

@@ -1,6 +1,6 @@
 #pragma once
 // InProcessAgentFleet: N emulated hosts (FakeAgent, fake_agent.h) attached to a master that
-// runs in this process, through the master's own agent protocol code (master::AgentConnection,
+// runs in this process, through the master's own agent protocol code (masterd::AgentConnection,
 // the code every real agent's gRPC stream goes through) with an in-memory AgentLink instead of
 // a stream. This is how `paceline bench scale` drives 50,000 hosts from one process: a gRPC
 // stream per host would cost the master two threads per host (GrpcAgentFleet covers that
@@ -29,7 +29,7 @@
 #include "absl/time/time.h"
 #include "bench/fake_agent.h"
 #include "bench/fleet_stats.h"
-#include "master/cluster.h"
+#include "masterd/cluster.h"
 
 namespace paceline::bench {
 
@@ -45,12 +45,12 @@ class InProcessAgentFleet {
  public:
   // Creates the hosts and Attach()es them to `cluster`.
   static absl::StatusOr<std::unique_ptr<InProcessAgentFleet>> Start(
-      master::Cluster* cluster, absl::Duration heartbeat_interval, InProcessFleetConfig config);
+      masterd::Cluster* cluster, absl::Duration heartbeat_interval, InProcessFleetConfig config);
   ~InProcessAgentFleet();  // Stop()s
 
   // Registers every host with `cluster` (reporting the runs it has) and starts the shards.
   // The first registration error is returned (the hosts registered so far stay attached).
-  absl::Status Attach(master::Cluster* cluster, absl::Duration heartbeat_interval);
+  absl::Status Attach(masterd::Cluster* cluster, absl::Duration heartbeat_interval);
   // Stops the shards and closes every connection: the hosts are disconnected, their runs go on.
   void Detach();
   void Stop() { Detach(); }

@@ -22,7 +22,7 @@
 
 namespace paceline::bench {
 
-absl::StatusOr<std::unique_ptr<LocalMaster>> LocalMaster::Start(master::MasterConfig config) {
+absl::StatusOr<std::unique_ptr<LocalMaster>> LocalMaster::Start(masterd::MasterConfig config) {
   auto m = std::unique_ptr<LocalMaster>(new LocalMaster());
   if (config.data_dir.empty()) {
     std::string pattern =
@@ -34,7 +34,7 @@ absl::StatusOr<std::unique_ptr<LocalMaster>> LocalMaster::Start(master::MasterCo
     m->own_dir_ = true;
   }
   m->config_ = config;
-  ASSIGN_OR_RETURN(m->master_, master::Master::Start(config));
+  ASSIGN_OR_RETURN(m->master_, masterd::Master::Start(config));
   std::ifstream in(m->master_->endpoints().token_file);
   std::stringstream text;
   text << in.rdbuf();
@@ -50,7 +50,7 @@ absl::StatusOr<absl::Duration> LocalMaster::Restart() {
   master_->Shutdown();
   master_.reset();
   absl::Time start = absl::Now();
-  ASSIGN_OR_RETURN(master_, master::Master::Start(config_));
+  ASSIGN_OR_RETURN(master_, masterd::Master::Start(config_));
   return absl::Now() - start;
 }
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
-#include "master/master.h"
+#include "masterd/master.h"
 
 namespace paceline::bench {
 
@@ -22,7 +22,7 @@ namespace paceline::bench {
 class LocalMaster {
  public:
   // `config.data_dir` empty: a new temporary directory. Ports 0 bind free loopback ports.
-  static absl::StatusOr<std::unique_ptr<LocalMaster>> Start(master::MasterConfig config);
+  static absl::StatusOr<std::unique_ptr<LocalMaster>> Start(masterd::MasterConfig config);
   ~LocalMaster();
 
   // Stops the master and starts it again on the same store and the same gRPC port (a
@@ -30,15 +30,15 @@ class LocalMaster {
   absl::StatusOr<absl::Duration> Restart();
   void Stop();
 
-  master::Master& master() { return *master_; }
+  masterd::Master& master() { return *master_; }
   const std::string& addr() const { return master_->endpoints().grpc; }
   const std::string& token() const { return token_; }
   const std::string& data_dir() const { return config_.data_dir; }
 
  private:
-  master::MasterConfig config_;
+  masterd::MasterConfig config_;
   bool own_dir_ = false;
-  std::unique_ptr<master::Master> master_;
+  std::unique_ptr<masterd::Master> master_;
   std::string token_;
 };
 

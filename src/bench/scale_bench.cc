@@ -13,7 +13,7 @@
 #include "bench/inproc_fleet.h"
 #include "bench/local_master.h"
 #include "common/status.h"
-#include "master/cluster.h"
+#include "masterd/cluster.h"
 #include "paceline/v1/job.grpc.pb.h"
 
 namespace paceline::bench {
@@ -122,7 +122,7 @@ SubmitResult Submit(const std::string& addr, const std::string& token,
   return all;
 }
 
-int64_t CountRunning(master::Cluster& cluster) {
+int64_t CountRunning(masterd::Cluster& cluster) {
   return cluster.Read<int64_t>([](const scheduler::SchedulerCore& core) {
     int64_t n = 0;
     for (const jobmgr::Job* job : core.jobs().ListJobs()) {
@@ -227,7 +227,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   report.config = config;
   const absl::Time bench_start = absl::Now();
 
-  master::MasterConfig mc;
+  masterd::MasterConfig mc;
   mc.data_dir = config.data_dir;
   mc.grpc_listen = HostPort{"127.0.0.1", 0};
   mc.http_listen = HostPort{"127.0.0.1", 0};
@@ -241,7 +241,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   absl::Time t0 = absl::Now();
   ASSIGN_OR_RETURN(std::unique_ptr<Fleet> fleet, Fleet::Start(config, *m, &recorder));
   report.register_time = absl::Now() - t0;
-  master::Master::TrimMemory();
+  masterd::Master::TrimMemory();
   report.rss_before = ResidentBytes();
   const int64_t fleet_before = fleet->heap_bytes();
 
@@ -267,7 +267,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   report.submit_errors = submitted.errors;
   report.first_error = submitted.first_error;
   report.submit_time = submitted.last_answer - start;
-  master::Master::TrimMemory();  // as the master does every 30 s: count what it holds
+  masterd::Master::TrimMemory();  // as the master does every 30 s: count what it holds
   report.rss_after = ResidentBytes();
   const double per = 1.0 / static_cast<double>(std::max<int64_t>(1, report.running));
   report.bytes_per_task = static_cast<double>(report.rss_after - report.rss_before) * per;
@@ -322,7 +322,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
     report.restart_serving = times.first;
     report.restart_registered = times.second;
     report.running_after_restart = CountRunning(*m->master().cluster());
-    master::Master::TrimMemory();
+    masterd::Master::TrimMemory();
     report.rss_after_restart = ResidentBytes();
   }
   report.fleet = fleet->counters();

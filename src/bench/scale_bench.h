@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "bench/fleet_stats.h"
+#include "common/defaults.h"
 
 namespace paceline::bench {
 
@@ -43,7 +44,7 @@ struct ScaleBenchConfig {
   int64_t host_memory_bytes = int64_t{128} << 30;
   absl::Duration heartbeat_interval = absl::Seconds(10);
   absl::Duration host_timeout = absl::Seconds(60);
-  absl::Duration cycle = absl::Milliseconds(50);
+  absl::Duration cycle = defaults::kCycle;
   absl::Duration timeout = absl::Minutes(20);  // for all tasks to run, and for the restart
   bool restart = true;
   std::string data_dir;  // empty: a temporary directory, removed at the end

@@ -14,7 +14,11 @@ void CommandContext::Fail(const absl::Status& status) {
   exit_code = 1;
 }
 
-int RunCli(int argc, char** argv) {
+absl::Status WithFlag(const absl::Status& s, absl::string_view flag) {
+  return absl::Status(s.code(), absl::StrCat(flag, ": ", s.message()));
+}
+
+int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
   CLI::App app{"Paceline: one scheduler for batch jobs, services, stateful jobs and daemons."};
   app.name("paceline");
   app.set_version_flag("--version",
@@ -35,8 +39,7 @@ int RunCli(int argc, char** argv) {
     std::cout << app.get_formatter()->make_help(&app, "paceline", CLI::AppFormatMode::Normal);
   });
 
-  RegisterDaemonCommands(app, ctx);
-  RegisterToolCommands(app, ctx);
+  for (Registrar r : more) r(app, ctx);
   RegisterInfoCommand(app, ctx);
   RegisterPoolCommands(app, ctx);
   RegisterJobCommands(app, ctx);

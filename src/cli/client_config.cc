@@ -9,7 +9,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "master/master.h"
+#include "common/defaults.h"
+#include "common/endpoints.h"
 
 namespace paceline::cli {
 namespace {
@@ -77,11 +78,11 @@ absl::StatusOr<ResolvedClient> ResolveClient(const ClientFlags& flags) {
   } else if (!file->addr.empty()) {
     r.addr = file->addr;
     r.addr_source = "~/.paceline/config";
-  } else if (auto local = master::ReadEndpointsFile("data"); local.ok()) {
+  } else if (auto local = ReadEndpointsFile(defaults::kDataDir); local.ok()) {
     r.addr = local->grpc;
     r.addr_source = "./data/master.json";
   } else {
-    r.addr = "127.0.0.1:5390";
+    r.addr = defaults::kMasterAddr;
     r.addr_source = "the default address";
   }
   if (!flags.token.empty()) {

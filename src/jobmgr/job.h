@@ -16,8 +16,8 @@
 #include "common/ids.h"
 #include "common/task_state.h"
 #include "jobmgr/reasons.h"
-#include "spec/job_spec.h"
 #include "records/records.h"
+#include "spec/job_spec.h"
 
 namespace paceline::jobmgr {
 
@@ -78,7 +78,8 @@ class Job {
   const std::vector<records::UpdateRecord>& updates() const { return updates_; }
   std::vector<records::UpdateRecord>& mutable_updates() { return updates_; }
   records::UpdateRecord* active_update() {
-    return !updates_.empty() && records::IsActive(updates_.back().state) ? &updates_.back() : nullptr;
+    return !updates_.empty() && records::IsActive(updates_.back().state) ? &updates_.back()
+                                                                         : nullptr;
   }
   records::JobGoal goal() const { return goal_; }
   void set_goal(records::JobGoal g) { goal_ = g; }

@@ -334,7 +334,7 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
     absl::flat_hash_set<uint32_t> waiting;
     if (const records::UpdateRecord* u = job->active_update(); u != nullptr) {
       for (size_t k = 0; k < u->instances.size(); ++k) {
-        if (u->progress[k] == store::kUpdateWaiting) waiting.insert(u->instances[k]);
+        if (u->progress[k] == records::kUpdateWaiting) waiting.insert(u->instances[k]);
       }
     }
     for (uint32_t i = 0; i < job->instances(); ++i) {
@@ -432,8 +432,9 @@ void JobManager::Transition(Job& job, uint32_t instance, TaskState to, TaskReaso
     job.SetHealth(instance, TaskHealth::kNone);
   }
   RunId run{TaskId{job.id(), instance}, t.run};
-  fx.batch.events.push_back(records::TaskEvent{run, now, to, t.host == kNoHost ? "" : hosts_[t.host],
-                                             std::string(TaskReasonName(reason)), message});
+  fx.batch.events.push_back(records::TaskEvent{run, now, to,
+                                               t.host == kNoHost ? "" : hosts_[t.host],
+                                               std::string(TaskReasonName(reason)), message});
   if (persist) fx.batch.put_tasks.push_back(Record(job, instance, message));
 }
 
@@ -531,7 +532,7 @@ void JobManager::KillTask(Job& job, uint32_t instance, TaskReason reason, absl::
 }
 
 records::TaskRecord JobManager::Record(const Job& job, uint32_t instance,
-                                     const std::string& message) const {
+                                       const std::string& message) const {
   const TaskRuntime& t = job.task(instance);
   records::TaskRecord r;
   r.id = TaskId{job.id(), instance};

@@ -189,7 +189,8 @@ class JobManager {
   absl::StatusOr<Job*> JobWithActiveUpdate(JobId id);
   void ProgressUpdate(Job& job, absl::Time now, Effects& fx);
   void BeginEntry(Job& job, records::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
-  char CheckEntry(const Job& job, const records::UpdateRecord& u, size_t entry, absl::Time now) const;
+  char CheckEntry(const Job& job, const records::UpdateRecord& u, size_t entry,
+                  absl::Time now) const;
   void StartRollingBack(Job& job, records::UpdateRecord& u, absl::Time now, Effects& fx);
   void FinishUpdate(Job& job, records::UpdateRecord& u, records::UpdateState end, absl::Time now,
                     Effects& fx);

@@ -86,7 +86,7 @@ absl::StatusOr<uint64_t> JobManager::StartUpdate(JobId id, UpdateRequest req, ab
   u.started_at = now;
   u.instances = AdoptVersion(*job, std::make_shared<const JobSpec>(std::move(req.spec)), now, fx);
   u.to_version = job->version();
-  u.progress.assign(u.instances.size(), store::kUpdateWaiting);
+  u.progress.assign(u.instances.size(), records::kUpdateWaiting);
   auto& updates = job->mutable_updates();
   updates.push_back(std::move(u));
   if (updates.size() > kKeptUpdates) updates.erase(updates.begin());
@@ -154,14 +154,14 @@ void JobManager::ProgressUpdate(Job& job, absl::Time now, Effects& fx) {
   if (u == nullptr) return;
   bool changed = false;
   for (size_t k = 0; k < u->instances.size(); ++k) {
-    if (u->progress[k] != store::kUpdateInFlight) continue;
+    if (u->progress[k] != records::kUpdateInFlight) continue;
     char c = CheckEntry(job, *u, k, now);
     if (c != u->progress[k]) {
       u->progress[k] = c;
       changed = true;
     }
   }
-  uint32_t failed = Count(*u, store::kUpdateFailed);
+  uint32_t failed = Count(*u, records::kUpdateFailed);
   if (failed > u->options.max_failures && u->state == UpdateState::kRollingForward) {
     std::string why = absl::StrCat(failed, " instances failed on version ", u->to_version,
                                    " (max_failures ", u->options.max_failures, ")");
@@ -175,16 +175,16 @@ void JobManager::ProgressUpdate(Job& job, absl::Time now, Effects& fx) {
     return;
   }
   if (!u->paused) {
-    uint32_t in_flight = Count(*u, store::kUpdateInFlight);
+    uint32_t in_flight = Count(*u, records::kUpdateInFlight);
     for (size_t k = 0; k < u->instances.size() && in_flight < u->options.batch_size; ++k) {
-      if (u->progress[k] != store::kUpdateWaiting) continue;
+      if (u->progress[k] != records::kUpdateWaiting) continue;
       BeginEntry(job, *u, k, now, fx);
       u->progress[k] = CheckEntry(job, *u, k, now);
-      if (u->progress[k] == store::kUpdateInFlight) ++in_flight;
+      if (u->progress[k] == records::kUpdateInFlight) ++in_flight;
       changed = true;
     }
   }
-  if (Count(*u, store::kUpdateWaiting) + Count(*u, store::kUpdateInFlight) == 0) {
+  if (Count(*u, records::kUpdateWaiting) + Count(*u, records::kUpdateInFlight) == 0) {
     bool back = u->state == UpdateState::kRollingBack;
     FinishUpdate(job, *u, back ? UpdateState::kRolledBack : UpdateState::kSucceeded, now, fx);
     return;
@@ -227,24 +227,25 @@ void JobManager::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::Time 
 char JobManager::CheckEntry(const Job& job, const UpdateRecord& u, size_t entry,
                             absl::Time now) const {
   uint32_t i = u.instances[entry];
-  if (i >= job.instances()) return store::kUpdateDone;
+  if (i >= job.instances()) return records::kUpdateDone;
   const TaskRuntime& t = job.task(i);
-  if (i >= u.to_instances) return IsTerminal(t.state) ? store::kUpdateDone : store::kUpdateInFlight;
-  if (t.spec_version != u.to_version) return store::kUpdateInFlight;  // the old run is ending
+  if (i >= u.to_instances)
+    return IsTerminal(t.state) ? records::kUpdateDone : records::kUpdateInFlight;
+  if (t.spec_version != u.to_version) return records::kUpdateInFlight;  // the old run is ending
   const JobSpec& spec = *job.SpecOf(u.to_version);
   RestartSpec restart = EffectiveRestart(spec);
   uint32_t allowed = restart.policy == RestartPolicy::kNever ? 0 : restart.max_failures;
-  if (t.failures > allowed || t.state == TaskState::kFailed) return store::kUpdateFailed;
+  if (t.failures > allowed || t.state == TaskState::kFailed) return records::kUpdateFailed;
   if (spec.type == JobType::kBatch) {
     bool started = t.state == TaskState::kRunning || IsTerminal(t.state);
-    return started ? store::kUpdateDone : store::kUpdateInFlight;
+    return started ? records::kUpdateDone : records::kUpdateInFlight;
   }
   if (t.state != TaskState::kRunning || now - t.started_at < u.options.min_healthy_time) {
-    return store::kUpdateInFlight;
+    return records::kUpdateInFlight;
   }
   bool checked = spec.TaskFor(i).health.has_value();
-  if (checked && t.health != TaskHealth::kHealthy) return store::kUpdateInFlight;
-  return store::kUpdateDone;
+  if (checked && t.health != TaskHealth::kHealthy) return records::kUpdateInFlight;
+  return records::kUpdateDone;
 }
 
 void JobManager::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Effects& fx) {
@@ -254,7 +255,7 @@ void JobManager::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Eff
   u.to_instances = from->instances;
   u.instances = AdoptVersion(job, from, now, fx);
   u.to_version = job.version();
-  u.progress.assign(u.instances.size(), store::kUpdateWaiting);
+  u.progress.assign(u.instances.size(), records::kUpdateWaiting);
   fx.batch.put_jobs.push_back(job.ToRecord());
   ProgressUpdate(job, now, fx);
 }
@@ -266,7 +267,7 @@ void JobManager::FinishUpdate(Job& job, UpdateRecord& u, UpdateState end, absl::
   for (size_t k = 0; k < u.instances.size(); ++k) {
     uint32_t i = u.instances[k];
     // Instances an unfinished update added but never started: they start now.
-    if (u.progress[k] == store::kUpdateWaiting && i >= u.from_instances && i < u.to_instances &&
+    if (u.progress[k] == records::kUpdateWaiting && i >= u.from_instances && i < u.to_instances &&
         i < job.instances()) {
       job.mutable_task(i).spec_version = static_cast<uint32_t>(u.to_version);
       fx.enqueue.push_back(TaskId{job.id(), i});

@@ -14,8 +14,8 @@
 
 #include "common/ids.h"
 #include "jobmgr/job_manager.h"
-#include "spec/job_spec.h"
 #include "records/records.h"
+#include "spec/job_spec.h"
 
 namespace paceline::scheduler {
 

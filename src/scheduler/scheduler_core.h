@@ -50,6 +50,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/defaults.h"
 #include "jobmgr/job_manager.h"
 #include "placement/cluster_snapshot.h"
 #include "placement/engine.h"
@@ -63,7 +64,7 @@ namespace paceline::scheduler {
 struct CoreConfig {
   resmgr::ResourceManagerConfig resmgr;
   placement::EngineConfig placement;
-  absl::Duration host_timeout = absl::Seconds(30);
+  absl::Duration host_timeout = defaults::kHostTimeout;
 };
 
 // What an agent declares when it (re)connects.
@@ -137,8 +138,8 @@ class SchedulerCore {
   // Host maintenance (maintenance.cc): drain (DRAINING, then DRAINED when no live task is
   // left), down (only once DRAINED), up. NOT_FOUND for an unknown host, FAILED_PRECONDITION for
   // a transition that is not allowed (the message says what to do first).
-  absl::Status SetMaintenance(const std::string& host, records::HostMaintenance next, absl::Time now,
-                              Actions& out);
+  absl::Status SetMaintenance(const std::string& host, records::HostMaintenance next,
+                              absl::Time now, Actions& out);
   // What isolation the host's agent has (for `host list`).
   void SetIsolation(const std::string& host, std::string isolation) {
     hosts_.SetIsolation(host, std::move(isolation));

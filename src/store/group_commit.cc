@@ -39,7 +39,7 @@ void GroupCommitter::RunOnWriter(const std::function<void(Store&)>& read) {
   absl::Notification finished;
   {
     absl::MutexLock lock(&mu_);
-    queue_.push_back(Pending{WriteBatch(), nullptr, [&](Store& s) {
+    queue_.push_back(Pending{records::WriteBatch(), nullptr, [&](Store& s) {
                                read(s);
                                finished.Notify();
                              }});

@@ -57,11 +57,11 @@ records::TaskRecord Task(uint64_t job, uint32_t instance, TaskState state) {
 
 records::TaskEvent Event(uint64_t job, uint32_t instance, uint32_t run, TaskState state, int at) {
   return records::TaskEvent{RunId{TaskId{JobId(job), instance}, run},
-                   absl::FromUnixSeconds(at),
-                   state,
-                   "host-1",
-                   "REASON",
-                   "message"};
+                            absl::FromUnixSeconds(at),
+                            state,
+                            "host-1",
+                            "REASON",
+                            "message"};
 }
 
 class StoreConformance : public ::testing::TestWithParam<Backend> {
@@ -88,8 +88,12 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
   records::WriteBatch FullBatch() {
     records::WriteBatch b;
     b.put_pools.push_back({"/ads", ValidPoolSpec(10'000)});
-    records::JobRecord job{JobId(7), "/ads",        ValidJobSpec("etl", 3),
-                  2,        records::JobGoal::kRun, absl::FromUnixSeconds(500)};
+    records::JobRecord job{JobId(7),
+                           "/ads",
+                           ValidJobSpec("etl", 3),
+                           2,
+                           records::JobGoal::kRun,
+                           absl::FromUnixSeconds(500)};
     job.old_specs[1] = ValidJobSpec("etl", 2);
     records::UpdateRecord u;
     u.id = 1;
@@ -115,9 +119,9 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
     b.events.push_back(Event(7, 0, 1, TaskState::kLaunching, 10));
     b.events.push_back(Event(7, 0, 1, TaskState::kRunning, 11));
     records::HostRecord h{"host-1",
-                 records::HostMaintenance::kDraining,
-                 Resources::Of(8000, int64_t{16} << 30),
-                 {{"zone", "a"}, {"rack", "r1"}}};
+                          records::HostMaintenance::kDraining,
+                          Resources::Of(8000, int64_t{16} << 30),
+                          {{"zone", "a"}, {"rack", "r1"}}};
     b.put_hosts.push_back(h);
     b.next_job_id = 8;
     return b;
@@ -164,8 +168,12 @@ TEST_P(StoreConformance, PutOverwritesByKey) {
   t.run = 2;
   t.exit_code = 0;
   b.put_tasks.push_back(t);
-  records::JobRecord j{JobId(7), "/ads",         ValidJobSpec("etl", 5),
-              2,        records::JobGoal::kKill, absl::FromUnixSeconds(500)};
+  records::JobRecord j{JobId(7),
+                       "/ads",
+                       ValidJobSpec("etl", 5),
+                       2,
+                       records::JobGoal::kKill,
+                       absl::FromUnixSeconds(500)};
   b.put_jobs.push_back(j);
   ASSERT_TRUE(store_->Commit(b).ok());
   records::StoreContents c = MustLoad();
@@ -199,8 +207,8 @@ TEST_P(StoreConformance, EventsComeBackInOrderWithLimit) {
 TEST_P(StoreConformance, DeleteJobRemovesItsTasksAndEvents) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
   records::WriteBatch other;
-  other.put_jobs.push_back(records::JobRecord{JobId(8), "/ads", ValidJobSpec("other", 1), 1, records::JobGoal::kRun,
-                                     absl::FromUnixSeconds(600)});
+  other.put_jobs.push_back(records::JobRecord{JobId(8), "/ads", ValidJobSpec("other", 1), 1,
+                                              records::JobGoal::kRun, absl::FromUnixSeconds(600)});
   other.put_tasks.push_back(Task(8, 0, TaskState::kRunning));
   ASSERT_TRUE(store_->Commit(other).ok());
   records::WriteBatch del;

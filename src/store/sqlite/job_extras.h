@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "spec/job_spec.h"
 #include "records/records.h"
+#include "spec/job_spec.h"
 
 namespace paceline::store {
 

@@ -1,0 +1,33 @@
+#pragma once
+// AgentLink: how the master talks to one connected agent, whatever carries the messages — a
+// gRPC stream for a real agent (AgentSession), or an in-process queue for the simulated hosts
+// of `paceline bench scale`. The protocol itself (register, heartbeats, status updates and
+// their acknowledgements) is AgentConnection's, the same for every link.
+//
+// Thread-safety: every method is thread-safe; Send never blocks (the event loop calls it).
+
+#include <string>
+
+#include "paceline/v1/host.pb.h"
+
+namespace paceline::api {
+
+class AgentLink {
+ public:
+  virtual ~AgentLink() = default;
+
+  // The host name the agent registered with.
+  virtual const std::string& host() const = 0;
+  // The agent's IP address as this end sees it; empty if unknown.
+  virtual const std::string& address() const = 0;
+  // Queues `msg` for the agent; dropped once the link is closed.
+  virtual void Send(v1::MasterMessage msg) = 0;
+  // No more sends: what is queued is still delivered, then the link is done.
+  virtual void Close() = 0;
+  virtual bool closed() const = 0;
+  // The master ends the connection (e.g. the host was declared lost): the agent must connect
+  // and register again. No effect once closed.
+  virtual void Abort() = 0;
+};
+
+}  // namespace paceline::api

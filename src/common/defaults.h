@@ -1,0 +1,25 @@
+#pragma once
+// Defaults: every default that more than one process or command relies on, in one place —
+// the master's ports and data directory, the scheduling cycle, agent heartbeats and the host
+// timeout. The master, the agent, `paceline up` and the CLI all read them from here.
+//
+// Thread-safety: constants.
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace paceline::defaults {
+
+inline constexpr const char* kListenHost = "127.0.0.1";
+inline constexpr uint16_t kGrpcPort = 5390;  // the master's gRPC API (clients and agents)
+inline constexpr uint16_t kHttpPort = 5391;  // the master's HTTP side (JSON API, /metrics)
+inline constexpr const char* kMasterAddr = "127.0.0.1:5390";
+inline constexpr const char* kDataDir = "data";  // the master's store, token and master.json
+
+inline constexpr absl::Duration kCycle = absl::Milliseconds(50);  // one scheduling cycle
+// What the master asks of its agents, and how long a silent host may stay before it is LOST.
+inline constexpr absl::Duration kHeartbeatInterval = absl::Seconds(2);
+inline constexpr absl::Duration kHostTimeout = absl::Seconds(30);
+
+}  // namespace paceline::defaults

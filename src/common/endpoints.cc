@@ -1,0 +1,58 @@
+#include "common/endpoints.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace paceline {
+namespace {
+
+constexpr const char* kEndpointsFile = "master.json";
+
+}  // namespace
+
+std::string EndpointsPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / kEndpointsFile).string();
+}
+
+absl::Status WriteEndpointsFile(const std::string& data_dir, const MasterEndpoints& e) {
+  std::string path = EndpointsPath(data_dir);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << nlohmann::json{{"grpc", e.grpc},
+                          {"http", e.http},
+                          {"pid", e.pid},
+                          {"token_file", e.token_file}}
+               .dump()
+        << "\n";
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MasterEndpoints> ReadEndpointsFile(const std::string& data_dir) {
+  std::string path = EndpointsPath(data_dir);
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("no master endpoints file at ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("grpc") || !j["grpc"].is_string()) {
+    return absl::DataLossError(absl::StrCat(path, " is not a master endpoints file"));
+  }
+  MasterEndpoints e;
+  e.grpc = j["grpc"].get<std::string>();
+  e.http = j.value("http", "");
+  e.pid = j.value("pid", 0);
+  e.token_file = j.value("token_file", "");
+  return e;
+}
+
+}  // namespace paceline

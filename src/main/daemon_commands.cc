@@ -1,0 +1,349 @@
+// Daemon commands: master, agent, up (see main/commands.h).
+//
+// The daemons run in the foreground until SIGINT or SIGTERM, then stop cleanly (in-flight
+// requests finish, the endpoints file is removed) and exit 0. An agent that stops leaves its
+// tasks running: the next agent on the same work dir re-adopts them.
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agentd/agent_daemon.h"
+#include "common/defaults.h"
+#include "common/net.h"
+#include "common/status.h"
+#include "common/units.h"
+#include "common/version.h"
+#include "main/commands.h"
+#include "masterd/master.h"
+
+namespace paceline::cli {
+namespace {
+
+struct MasterFlags {
+  std::string data_dir = defaults::kDataDir;
+  std::string listen = absl::StrCat(defaults::kListenHost, ":", defaults::kGrpcPort);
+  std::string http_listen = absl::StrCat(defaults::kListenHost, ":", defaults::kHttpPort);
+  std::string token_file;
+  std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
+  std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
+  std::string cycle = absl::FormatDuration(defaults::kCycle);
+};
+
+struct AgentFlags {
+  std::string master;
+  std::string token_file;
+  std::string name;
+  std::string work_dir;
+  std::vector<std::string> labels;
+  std::string cpu, memory, disk;
+  std::string reserve_cpu = "0", reserve_memory = "0";
+  std::string ports = "31000-32999";
+  std::string task_user = "nobody";
+  std::string cgroup = "auto";
+  std::string usage_interval = "5s";
+};
+
+void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
+  cmd->add_option("--data-dir", f.data_dir, "directory of the embedded store")
+      ->capture_default_str();
+  cmd->add_option("--listen", f.listen, "gRPC API address (port 0: any free port)")
+      ->capture_default_str();
+  cmd->add_option("--http-listen", f.http_listen, "HTTP address for /healthz, /metrics, web UI")
+      ->capture_default_str();
+  cmd->add_option("--token-file", f.token_file,
+                  "API token file (default: DATA_DIR/token, created when missing)");
+  cmd->add_option("--host-timeout", f.host_timeout, "a host silent this long is LOST")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-interval", f.heartbeat_interval,
+                  "how often agents are asked to heartbeat (below --host-timeout)")
+      ->capture_default_str();
+  cmd->add_option("--cycle", f.cycle, "scheduling cycle period")->capture_default_str();
+}
+
+void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
+  if (with_master) {
+    cmd->add_option("--master", f.master, "master gRPC address HOST:PORT")->required();
+    cmd->add_option("--token-file", f.token_file, "file holding the API token");
+  }
+  cmd->add_option("--name", f.name, "host name the master knows this agent by (default: hostname)");
+  cmd->add_option("--work-dir", f.work_dir, "agent state: checkpoint, sandboxes, volumes");
+  cmd->add_option("--label", f.labels, "host label KEY=VALUE (repeatable)");
+  cmd->add_option("--cpu", f.cpu, "offer this many cores instead of the detected ones");
+  cmd->add_option("--memory", f.memory, "offer this much memory instead of the detected amount");
+  cmd->add_option("--disk", f.disk, "offer this much disk instead of the detected amount");
+  cmd->add_option("--reserve-cpu", f.reserve_cpu, "cores kept for the system")
+      ->capture_default_str();
+  cmd->add_option("--reserve-memory", f.reserve_memory, "memory kept for the system")
+      ->capture_default_str();
+  cmd->add_option("--ports", f.ports, "dynamic port range FIRST-LAST")->capture_default_str();
+  cmd->add_option("--task-user", f.task_user, "run tasks as this user when the agent is root")
+      ->capture_default_str();
+  cmd->add_option("--cgroup", f.cgroup, "isolation: auto, v2, v1 or none")
+      ->check(CLI::IsMember({"auto", "v2", "v1", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--usage-interval", f.usage_interval,
+                  "how often the agent reports the cpu and memory its tasks and the host use")
+      ->capture_default_str();
+}
+
+// Blocks SIGINT/SIGTERM in this thread (and so in every thread started after it) and returns
+// the set, so that the main thread can wait for them with sigwait.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+void WaitForStopSignal(sigset_t& set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::cout << "received " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
+}
+
+absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
+  masterd::MasterConfig config;
+  config.data_dir = f.data_dir;
+  config.token_file = f.token_file;
+  auto grpc_listen = ParseHostPort(f.listen);
+  if (!grpc_listen.ok()) return WithFlag(grpc_listen.status(), "--listen");
+  auto http_listen = ParseHostPort(f.http_listen);
+  if (!http_listen.ok()) return WithFlag(http_listen.status(), "--http-listen");
+  config.grpc_listen = *grpc_listen;
+  config.http_listen = *http_listen;
+  auto timeout = ParseDurationStrict(f.host_timeout);
+  if (!timeout.ok()) return WithFlag(timeout.status(), "--host-timeout");
+  config.host_timeout = *timeout;
+  auto heartbeat = ParseDurationStrict(f.heartbeat_interval);
+  if (!heartbeat.ok()) return WithFlag(heartbeat.status(), "--heartbeat-interval");
+  if (*heartbeat < absl::Milliseconds(100) || *heartbeat >= *timeout) {
+    return absl::InvalidArgumentError(
+        "--heartbeat-interval: must be at least 100ms and shorter than --host-timeout");
+  }
+  config.heartbeat_interval = *heartbeat;
+  auto cycle = ParseDurationStrict(f.cycle);
+  if (!cycle.ok()) return WithFlag(cycle.status(), "--cycle");
+  if (*cycle < absl::Milliseconds(1)) {
+    return absl::InvalidArgumentError("--cycle: must be at least 1ms");
+  }
+  config.cycle = *cycle;
+  return config;
+}
+
+absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
+                                                        const std::string& default_work_dir) {
+  agentd::AgentDaemonConfig c;
+  c.master_addr = f.master;
+  char hostname[256] = {};
+  gethostname(hostname, sizeof(hostname) - 1);
+  c.agent.name = f.name.empty() ? std::string(hostname) : f.name;
+  c.agent.work_dir = f.work_dir.empty() ? default_work_dir : f.work_dir;
+  c.agent.work_dir = std::filesystem::absolute(c.agent.work_dir).string();
+  for (const std::string& l : f.labels) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || l.find('=') == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--label: '", l, "' is not KEY=VALUE"));
+    }
+    c.agent.labels[kv.first] = kv.second;
+  }
+  if (!f.cpu.empty()) {
+    auto v = ParseCpu(f.cpu);
+    if (!v.ok()) return WithFlag(v.status(), "--cpu");
+    c.agent.cpu_milli = *v;
+  }
+  if (!f.memory.empty()) {
+    auto v = ParseBytes(f.memory);
+    if (!v.ok()) return WithFlag(v.status(), "--memory");
+    c.agent.memory_bytes = *v;
+  }
+  if (!f.disk.empty()) {
+    auto v = ParseBytes(f.disk);
+    if (!v.ok()) return WithFlag(v.status(), "--disk");
+    c.agent.disk_bytes = *v;
+  }
+  auto rc = ParseCpu(f.reserve_cpu);
+  if (!rc.ok()) return WithFlag(rc.status(), "--reserve-cpu");
+  c.agent.reserved_cpu_milli = *rc;
+  auto rm = ParseBytes(f.reserve_memory);
+  if (!rm.ok()) return WithFlag(rm.status(), "--reserve-memory");
+  c.agent.reserved_memory_bytes = *rm;
+  std::pair<std::string, std::string> range = absl::StrSplit(f.ports, absl::MaxSplits('-', 1));
+  uint32_t lo = 0, hi = 0;
+  if (!absl::SimpleAtoi(range.first, &lo) || !absl::SimpleAtoi(range.second, &hi) || lo == 0 ||
+      hi > 65535 || lo > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ports: '", f.ports, "' is not a range FIRST-LAST within 1-65535"));
+  }
+  c.agent.port_min = static_cast<uint16_t>(lo);
+  c.agent.port_max = static_cast<uint16_t>(hi);
+  c.agent.task_user = f.task_user;
+  c.agent.cgroup = f.cgroup == "v2"     ? agent::CgroupPreference::kV2
+                   : f.cgroup == "v1"   ? agent::CgroupPreference::kV1
+                   : f.cgroup == "none" ? agent::CgroupPreference::kNone
+                                        : agent::CgroupPreference::kAuto;
+  auto usage_interval = ParseDurationStrict(f.usage_interval);
+  if (!usage_interval.ok()) return WithFlag(usage_interval.status(), "--usage-interval");
+  if (*usage_interval < absl::Milliseconds(100)) {
+    return absl::InvalidArgumentError("--usage-interval: must be at least 100ms");
+  }
+  c.usage_interval = *usage_interval;
+  return c;
+}
+
+// True when every existing ancestor of `dir` lets other users through (o+x): tasks that run as
+// an unprivileged user must reach their sandboxes under it.
+bool TraversableByOthers(const std::filesystem::path& dir) {
+  for (std::filesystem::path p = std::filesystem::absolute(dir).parent_path(); !p.empty();
+       p = p.parent_path()) {
+    std::error_code ec;
+    auto st = std::filesystem::status(p, ec);
+    if (!ec &&
+        (st.permissions() & std::filesystem::perms::others_exec) == std::filesystem::perms::none) {
+      return false;
+    }
+    if (p == p.root_path()) break;
+  }
+  return true;
+}
+
+absl::Status RunMaster(const MasterFlags& f) {
+  absl::StatusOr<masterd::MasterConfig> config = MasterConfigOf(f);
+  if (!config.ok()) return config.status();
+  sigset_t stop_signals = BlockStopSignals();
+  auto m = masterd::Master::Start(*config);
+  if (!m.ok()) return m.status();
+  std::cout << "paceline master " << Version() << " (commit " << Commit() << ")\n"
+            << "  store:  " << config->data_dir << "\n"
+            << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
+            << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
+            << "  token:  " << (*m)->endpoints().token_file << "\n"
+            << "Ctrl-C stops it." << std::endl;
+  WaitForStopSignal(stop_signals);
+  (*m)->Shutdown();
+  std::cout << "stopped" << std::endl;
+  return absl::OkStatus();
+}
+
+absl::Status RunAgent(const AgentFlags& f) {
+  absl::StatusOr<agentd::AgentDaemonConfig> config = AgentConfigOf(f, "agent-work");
+  if (!config.ok()) return config.status();
+  if (!f.token_file.empty()) {
+    absl::StatusOr<std::string> token = masterd::LoadOrCreateToken(f.token_file);
+    if (!token.ok()) return WithFlag(token.status(), "--token-file");
+    config->token = *token;
+  }
+  sigset_t stop_signals = BlockStopSignals();
+  agentd::AgentDaemon daemon(*config);
+  absl::Status result;
+  std::thread runner([&] { result = daemon.Run(); });
+  std::thread waiter([&] {
+    WaitForStopSignal(stop_signals);
+    daemon.Stop();
+  });
+  runner.join();
+  if (!result.ok()) {
+    pthread_kill(waiter.native_handle(), SIGTERM);  // release the waiter
+  }
+  waiter.join();
+  return result;
+}
+
+// `paceline up`: a master and one local agent in one process.
+absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
+  absl::StatusOr<masterd::MasterConfig> config = MasterConfigOf(mf);
+  if (!config.ok()) return config.status();
+  sigset_t stop_signals = BlockStopSignals();
+  auto m = masterd::Master::Start(*config);
+  if (!m.ok()) return m.status();
+  AgentFlags local = af;
+  local.master = (*m)->endpoints().grpc;
+  if (local.name.empty()) local.name = "local";
+  std::filesystem::path work_dir = std::filesystem::path(config->data_dir) / "agent";
+  if (local.work_dir.empty() && geteuid() == 0 && !TraversableByOthers(work_dir)) {
+    // Tasks run as an unprivileged user and could not reach sandboxes under a private
+    // directory (e.g. a clone under /root): keep the agent's state where they can.
+    work_dir = std::filesystem::path("/var/tmp/paceline") / (*m)->cluster_id() / "agent";
+    std::cout << "note: " << config->data_dir
+              << " is not reachable by the task user; the local agent keeps its work dir in "
+              << work_dir.string() << std::endl;
+    std::error_code ec;
+    std::filesystem::create_directories(work_dir.parent_path(), ec);
+    std::filesystem::permissions("/var/tmp/paceline",
+                                 std::filesystem::perms::owner_all |
+                                     std::filesystem::perms::group_exec |
+                                     std::filesystem::perms::others_exec,
+                                 ec);
+    std::filesystem::permissions(work_dir.parent_path(),
+                                 std::filesystem::perms::owner_all |
+                                     std::filesystem::perms::group_exec |
+                                     std::filesystem::perms::others_exec,
+                                 ec);
+  }
+  absl::StatusOr<agentd::AgentDaemonConfig> agent_config = AgentConfigOf(local, work_dir.string());
+  if (!agent_config.ok()) return agent_config.status();
+  absl::StatusOr<std::string> token = masterd::LoadOrCreateToken((*m)->endpoints().token_file);
+  if (!token.ok()) return token.status();
+  agent_config->token = *token;
+  agentd::AgentDaemon daemon(*agent_config);
+  absl::Status agent_result;
+  std::thread agent_thread([&] { agent_result = daemon.Run(); });
+  std::cout << "paceline up " << Version() << " (commit " << Commit() << ")\n"
+            << "  store:  " << config->data_dir << "\n"
+            << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
+            << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
+            << "  token:  " << (*m)->endpoints().token_file << "\n"
+            << "  agent:  " << agent_config->agent.name << " (work dir "
+            << agent_config->agent.work_dir << ")\n"
+            << "Ctrl-C stops it." << std::endl;
+  WaitForStopSignal(stop_signals);
+  daemon.Stop();
+  agent_thread.join();
+  (*m)->Shutdown();
+  std::cout << "stopped" << std::endl;
+  if (!agent_result.ok()) return WithContext(agent_result, "local agent");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
+  static MasterFlags master_flags;
+  CLI::App* master = app.add_subcommand("master", "run the master (store, API, scheduler)");
+  AddMasterFlags(master, master_flags);
+  master->callback([&ctx] {
+    absl::Status s = RunMaster(master_flags);
+    if (!s.ok()) ctx.Fail(s);
+  });
+
+  static MasterFlags up_master;
+  static AgentFlags up_agent;
+  CLI::App* up = app.add_subcommand("up", "run an all-in-one cluster: master + local agent");
+  AddMasterFlags(up, up_master);
+  AddAgentFlags(up, up_agent, /*with_master=*/false);
+  up->callback([&ctx] {
+    absl::Status s = RunUp(up_master, up_agent);
+    if (!s.ok()) ctx.Fail(s);
+  });
+
+  static AgentFlags agent_flags;
+  CLI::App* agent = app.add_subcommand("agent", "run a host agent (runs tasks on this host)");
+  AddAgentFlags(agent, agent_flags, /*with_master=*/true);
+  agent->callback([&ctx] {
+    absl::Status s = RunAgent(agent_flags);
+    if (!s.ok()) ctx.Fail(s);
+  });
+}
+
+}  // namespace paceline::cli

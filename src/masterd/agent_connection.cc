@@ -1,0 +1,102 @@
+#include "masterd/agent_connection.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/task_state.h"
+#include "wire/agent_protocol.h"
+#include "wire/core.h"
+
+namespace paceline::masterd {
+namespace {
+
+using scheduler::SchedulerCore;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
+    Cluster* cluster, std::shared_ptr<api::AgentLink> link, const v1::AgentMessage& first,
+    absl::Duration heartbeat_interval) {
+  if (!first.has_register_() || first.register_().host().empty()) {
+    return absl::InvalidArgumentError(
+        "the first message of an agent stream must be register with a host name");
+  }
+  const v1::AgentRegister& r = first.register_();
+  const std::string& host = r.host();
+  scheduler::HostRegistration reg = wire::RegistrationOf(r);
+  std::vector<scheduler::ReportedRun> running = wire::RunsOf(r);
+  std::unique_ptr<AgentConnection> conn(new AgentConnection(cluster, std::move(link)));
+  cluster->Attach(conn->link_);
+  absl::Status registered =
+      cluster->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        absl::Status s = core.RegisterHost(reg, running, now, out);
+        if (s.ok()) core.SetIsolation(host, r.isolation());
+        return s;
+      });
+  if (!registered.ok()) return registered;  // the destructor detaches
+  v1::MasterMessage hello;
+  hello.mutable_registered()->set_heartbeat_interval_ms(
+      absl::ToInt64Milliseconds(heartbeat_interval));
+  conn->link_->Send(std::move(hello));
+  return conn;
+}
+
+AgentConnection::~AgentConnection() { Close(); }
+
+void AgentConnection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  cluster_->Detach(link_.get());
+  link_->Close();
+}
+
+absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
+  const std::string& host = link_->host();
+  if (msg.has_heartbeat()) {
+    std::weak_ptr<api::AgentLink> weak = link_;
+    cluster_->MutateAsync(
+        [host](SchedulerCore& core, absl::Time now, scheduler::Actions&) {
+          return core.Heartbeat(host, now)
+                     ? absl::OkStatus()
+                     : absl::FailedPreconditionError("host was declared lost");
+        },
+        [weak](absl::Status s) {
+          if (s.ok()) return;
+          if (auto link = weak.lock()) link->Abort();  // the agent registers again
+        });
+  } else if (msg.has_logs()) {
+    cluster_->DeliverLogs(msg.logs());
+  } else if (msg.has_usage()) {
+    auto [sample, runs] = wire::UsageOf(msg.usage());
+    cluster_->MutateAsync(
+        [host, sample, runs](SchedulerCore& core, absl::Time now, scheduler::Actions&) {
+          core.ReportUsage(host, sample, runs, now);
+          return absl::OkStatus();
+        },
+        [](absl::Status) {});
+  } else if (msg.has_status()) {
+    absl::StatusOr<jobmgr::StatusReport> status = wire::StatusReportOf(msg.status(), host);
+    if (!status.ok()) return status.status();
+    jobmgr::StatusReport report = *std::move(status);
+    uint64_t seq = msg.status().seq();
+    std::weak_ptr<api::AgentLink> weak = link_;
+    cluster_->MutateAsync(
+        [host, report = std::move(report)](SchedulerCore& core, absl::Time now,
+                                           scheduler::Actions& out) {
+          core.Heartbeat(host, now);
+          core.OnStatus(report, now, out);
+          return absl::OkStatus();
+        },
+        [weak, seq](absl::Status s) {
+          if (!s.ok()) return;  // not durable: no ack, the agent resends
+          if (auto link = weak.lock()) {
+            v1::MasterMessage ack;
+            ack.mutable_ack()->set_seq(seq);
+            link->Send(std::move(ack));
+          }
+        });
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace paceline::masterd

@@ -1,0 +1,57 @@
+#pragma once
+// AgentConnection: the master's side of the agent protocol (proto/paceline/v1/host.proto) for
+// one connection, whatever transport carries it (AgentLink). The gRPC AgentService and the
+// in-process simulated hosts of `paceline bench scale` both go through it, so a benchmark
+// exercises the code path real agents use.
+//
+// Protocol: the first message must be `register`; the master reconciles the runs the agent
+// reports, answers `registered`, and from then on acknowledges every status update once its
+// effect is durable (at least once: the agent resends until acknowledged; a duplicate changes
+// nothing). A heartbeat from a host the master has declared lost aborts the link: the agent
+// connects and registers again. Usage reports are soft state (applied, never stored or acked).
+//
+// Lifetime: Open() attaches the link to the cluster; Close() (or the destructor) detaches and
+// closes it. Thread-safety: OnMessage is called by one thread at a time (the transport's
+// reader); all state lives in the Cluster.
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/agent_link.h"
+#include "api/backend.h"
+#include "masterd/cluster.h"
+
+namespace paceline::masterd {
+
+class AgentConnection final : public api::AgentProtocol {
+ public:
+  // Registers the agent from its first message and sends `registered` with the heartbeat
+  // interval. INVALID_ARGUMENT when `first` is not a register with a host name; the core's
+  // error when the registration is refused (the link is detached and closed then).
+  static absl::StatusOr<std::unique_ptr<AgentConnection>> Open(Cluster* cluster,
+                                                               std::shared_ptr<api::AgentLink> link,
+                                                               const v1::AgentMessage& first,
+                                                               absl::Duration heartbeat_interval);
+  ~AgentConnection();
+  AgentConnection(const AgentConnection&) = delete;
+  AgentConnection& operator=(const AgentConnection&) = delete;
+
+  // One message from the agent. INVALID_ARGUMENT (naming the field) for a malformed status
+  // update: the transport ends the connection with it.
+  absl::Status OnMessage(const v1::AgentMessage& msg) override;
+  // Detaches and closes the link (idempotent).
+  void Close() override;
+
+  const std::string& host() const { return link_->host(); }
+
+ private:
+  AgentConnection(Cluster* cluster, std::shared_ptr<api::AgentLink> link)
+      : cluster_(cluster), link_(std::move(link)) {}
+
+  Cluster* const cluster_;
+  const std::shared_ptr<api::AgentLink> link_;
+  bool closed_ = false;
+};
+
+}  // namespace paceline::masterd

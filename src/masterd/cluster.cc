@@ -1,0 +1,213 @@
+#include "masterd/cluster.h"
+
+#include "absl/time/clock.h"
+#include "common/status.h"
+#include "masterd/agent_connection.h"
+#include "wire/agent_protocol.h"
+#include "wire/core.h"
+
+namespace paceline::masterd {
+
+Cluster::Cluster(std::unique_ptr<scheduler::SchedulerCore> core, store::Store* store,
+                 ClusterOptions options)
+    : options_(options),
+      core_(std::move(core)),
+      store_(store),
+      committer_(std::make_unique<store::GroupCommitter>(store)),
+      loop_(options.cycle, [this] { OnTick(); }) {}
+
+Cluster::~Cluster() { Stop(); }
+
+absl::Status Cluster::Start() {
+  ASSIGN_OR_RETURN(records::StoreContents contents, store_->Load());
+  scheduler::Actions actions;
+  RETURN_IF_ERROR(core_->Restore(contents, absl::Now(), actions));
+  RETURN_IF_ERROR(store_->Commit(actions.batch));
+  loop_.Start();
+  return absl::OkStatus();
+}
+
+void Cluster::Stop() {
+  hub_.CloseAll(absl::UnavailableError("the master is stopping"));
+  loop_.Stop();
+  committer_.reset();  // drains pending commits
+  absl::MutexLock lock(&sessions_mu_);
+  for (auto& [host, session] : sessions_) session->Close();
+}
+
+absl::Status Cluster::Mutate(const MutateFn& fn) {
+  absl::Notification done;
+  absl::Status result;
+  MutateAsync(fn, [&](absl::Status s) {
+    result = std::move(s);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
+}
+
+void Cluster::MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) {
+  loop_.Post([this, fn = std::move(fn), done = std::move(done)]() mutable {
+    if (store_failed_) {
+      done(absl::UnavailableError(
+          "the store failed to commit an earlier change; restart the master to recover"));
+      return;
+    }
+    scheduler::Actions actions;
+    absl::Time now = absl::Now();
+    absl::Status s = fn(*core_, now, actions);
+    if (!s.ok()) {
+      // The core validates before it changes anything: nothing to persist or undo.
+      done(s);
+      return;
+    }
+    Apply(std::move(actions), now, std::move(done));
+    loop_.Kick();
+  });
+}
+
+void Cluster::Apply(scheduler::Actions actions, absl::Time now,
+                    std::function<void(absl::Status)> done) {
+  if (actions.batch.empty()) {
+    Dispatch(actions);
+    if (done) done(absl::OkStatus());
+    return;
+  }
+  auto shared = std::make_shared<scheduler::Actions>(std::move(actions));
+  // The watch events are built now, while the core's state matches the batch, and published
+  // once the batch is durable (commits complete in order, so they are published in order).
+  std::vector<v1::WatchEvent> watch;
+  if (hub_.watching()) {
+    watch = wire::WatchEventsOf(shared->batch, core_->jobs(), now, published_states_);
+  } else {
+    published_states_.clear();
+  }
+  records::WriteBatch batch = std::move(shared->batch);
+  committer_->Submit(std::move(batch), [this, shared, watch = std::move(watch),
+                                        done = std::move(done)](absl::Status s) mutable {
+    loop_.Post([this, shared, watch = std::move(watch), done, s] {
+      if (!s.ok()) {
+        store_failed_ = true;
+        if (done) {
+          done(absl::UnavailableError(absl::StrCat("the store is unavailable: ", s.message())));
+        }
+        return;
+      }
+      if (!watch.empty()) hub_.Publish(watch);
+      Dispatch(*shared);
+      if (done) done(absl::OkStatus());
+    });
+  });
+}
+
+void Cluster::Dispatch(const scheduler::Actions& actions) {
+  absl::MutexLock lock(&sessions_mu_);
+  for (const scheduler::Launch& l : actions.launches) {
+    auto it = sessions_.find(l.host);
+    if (it == sessions_.end()) continue;  // the host is gone; it will be declared lost
+    v1::MasterMessage msg = wire::ToLaunchMessage(l);
+    for (v1::GangPeer& peer : *msg.mutable_launch()->mutable_peers()) {
+      auto s = sessions_.find(peer.host());
+      if (s != sessions_.end()) peer.set_address(s->second->address());
+    }
+    it->second->Send(std::move(msg));
+  }
+  for (const jobmgr::KillCommand& k : actions.kills) {
+    auto it = sessions_.find(k.host);
+    if (it == sessions_.end()) continue;
+    it->second->Send(wire::ToKillMessage(k));
+  }
+}
+
+void Cluster::OnTick() {
+  if (store_failed_) return;
+  scheduler::Actions actions;
+  absl::Time now = absl::Now();
+  core_->RunCycle(now, actions);
+  if (!actions.batch.empty() || !actions.launches.empty() || !actions.kills.empty()) {
+    Apply(std::move(actions), now, nullptr);
+  }
+}
+
+absl::StatusOr<std::vector<records::TaskEvent>> Cluster::ReadEvents(TaskId task, size_t limit) {
+  absl::StatusOr<std::vector<records::TaskEvent>> result;
+  committer_->RunOnWriter([&](store::Store& s) { result = s.ListEvents(task, limit); });
+  return result;
+}
+
+absl::StatusOr<v1::LogResponse> Cluster::FetchLogs(const std::string& host, v1::LogRequest request,
+                                                   absl::Duration timeout) {
+  auto waiter = std::make_shared<LogWaiter>();
+  uint64_t id = 0;
+  {
+    absl::MutexLock lock(&logs_mu_);
+    id = next_log_request_++;
+    log_waiters_[id] = waiter;
+  }
+  request.set_request_id(id);
+  bool sent = false;
+  {
+    absl::MutexLock lock(&sessions_mu_);
+    auto it = sessions_.find(host);
+    if (it != sessions_.end() && !it->second->closed()) {
+      v1::MasterMessage msg;
+      *msg.mutable_logs() = std::move(request);
+      it->second->Send(std::move(msg));
+      sent = true;
+    }
+  }
+  bool answered = sent && waiter->done.WaitForNotificationWithTimeout(timeout);
+  {
+    absl::MutexLock lock(&logs_mu_);
+    log_waiters_.erase(id);
+  }
+  if (!sent) {
+    return absl::UnavailableError(
+        absl::StrCat("host ", host, " is not connected; its logs cannot be read now"));
+  }
+  if (!answered) {
+    return absl::UnavailableError(absl::StrCat("host ", host, " did not send the logs in time"));
+  }
+  if (!waiter->response.error().empty()) {
+    return absl::NotFoundError(absl::StrCat("host ", host, ": ", waiter->response.error()));
+  }
+  return waiter->response;
+}
+
+void Cluster::DeliverLogs(const v1::LogResponse& response) {
+  absl::MutexLock lock(&logs_mu_);
+  auto it = log_waiters_.find(response.request_id());
+  if (it == log_waiters_.end()) return;  // too late: the caller gave up
+  it->second->response = response;
+  it->second->done.Notify();
+}
+
+void Cluster::Attach(std::shared_ptr<api::AgentLink> session) {
+  absl::MutexLock lock(&sessions_mu_);
+  auto [it, inserted] = sessions_.try_emplace(session->host(), session);
+  if (!inserted) {
+    it->second->Close();  // a newer connection of the same agent replaces the old one
+    it->second = std::move(session);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<api::AgentProtocol>> Cluster::OpenAgent(
+    std::shared_ptr<api::AgentLink> link, const v1::AgentMessage& first) {
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<AgentConnection> conn,
+      AgentConnection::Open(this, std::move(link), first, options_.heartbeat_interval));
+  return std::unique_ptr<api::AgentProtocol>(std::move(conn));
+}
+
+void Cluster::Broadcast(const v1::MasterMessage& msg) {
+  absl::MutexLock lock(&sessions_mu_);
+  for (auto& [host, session] : sessions_) session->Send(msg);
+}
+
+void Cluster::Detach(const api::AgentLink* session) {
+  absl::MutexLock lock(&sessions_mu_);
+  auto it = sessions_.find(session->host());
+  if (it != sessions_.end() && it->second.get() == session) sessions_.erase(it);
+}
+
+}  // namespace paceline::masterd

@@ -1,0 +1,102 @@
+#pragma once
+// Cluster: the master's running state — the scheduler core on the event loop, the store behind
+// the group committer, and the connected agents. It is the one place that applies the core's
+// Actions, in this order:
+//   1. the core mutates its memory and returns Actions (on the loop thread);
+//   2. actions.batch goes to the group committer (the writer thread);
+//   3. when it is durable, back on the loop: launches and kills go to the agents' sessions and
+//      the waiting API call is answered. A failed commit answers UNAVAILABLE, and the master
+//      stops accepting changes until its state is reloaded from the store (a restart): memory
+//      never runs ahead of what was acknowledged.
+//
+// Thread-safety: Mutate/Read/Post are thread-safe; the core is touched only on the loop.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "api/agent_link.h"
+#include "api/backend.h"
+#include "api/event_hub.h"
+#include "common/defaults.h"
+#include "masterd/event_loop.h"
+#include "scheduler/scheduler_core.h"
+#include "store/group_commit.h"
+#include "store/store.h"
+#include "wire/watch_events.h"
+
+namespace paceline::masterd {
+
+struct ClusterOptions {
+  absl::Duration cycle = defaults::kCycle;
+  // What agents are told to heartbeat at when they register (OpenAgent).
+  absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;
+};
+
+class Cluster final : public api::Backend {
+ public:
+  Cluster(std::unique_ptr<scheduler::SchedulerCore> core, store::Store* store,
+          ClusterOptions options);
+  ~Cluster();
+
+  // Restores the core from the store, then starts the loop.
+  absl::Status Start();
+  void Stop();
+
+  // api::Backend (see api/backend.h). ReadEvents reads on the store's writer thread.
+  absl::Status Mutate(const MutateFn& fn) override;
+  void MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) override;
+  void RunRead(const ReadFn& fn) override {
+    loop_.Call<bool>([&] {
+      fn(*core_);
+      return true;
+    });
+  }
+  absl::StatusOr<std::vector<records::TaskEvent>> ReadEvents(TaskId task, size_t limit) override;
+  absl::StatusOr<std::unique_ptr<api::AgentProtocol>> OpenAgent(
+      std::shared_ptr<api::AgentLink> link, const v1::AgentMessage& first) override;
+  void Broadcast(const v1::MasterMessage& msg) override;
+  absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,
+                                            absl::Duration timeout) override;
+  api::EventHub& events() override { return hub_; }
+  store::GroupCommitStats CommitStats() const override { return committer_->stats(); }
+
+  // Agent links, by host name (set and cleared by AgentConnection). A newer link of a host
+  // replaces (and closes) the older one.
+  void Attach(std::shared_ptr<api::AgentLink> link);
+  void Detach(const api::AgentLink* link);
+
+  // An agent's answer to FetchLogs (from its stream handler).
+  void DeliverLogs(const v1::LogResponse& response);
+
+  const store::GroupCommitter& committer() const { return *committer_; }
+  store::Store* store() { return store_; }
+
+ private:
+  void Apply(scheduler::Actions actions, absl::Time now, std::function<void(absl::Status)> done);
+  void Dispatch(const scheduler::Actions& actions);
+  void OnTick();
+
+  const ClusterOptions options_;
+  std::unique_ptr<scheduler::SchedulerCore> core_;
+  store::Store* store_;
+  std::unique_ptr<store::GroupCommitter> committer_;
+  EventLoop loop_;
+  bool store_failed_ = false;  // loop thread only
+  api::EventHub hub_;
+  wire::PublishedJobStates published_states_;  // loop thread only
+  absl::Mutex sessions_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<api::AgentLink>> sessions_
+      ABSL_GUARDED_BY(sessions_mu_);
+  struct LogWaiter {
+    absl::Notification done;
+    v1::LogResponse response;
+  };
+  absl::Mutex logs_mu_;
+  uint64_t next_log_request_ ABSL_GUARDED_BY(logs_mu_) = 1;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<LogWaiter>> log_waiters_ ABSL_GUARDED_BY(logs_mu_);
+};
+
+}  // namespace paceline::masterd

@@ -1,0 +1,66 @@
+#include "masterd/event_loop.h"
+
+#include "absl/time/clock.h"
+#include "common/check.h"
+
+namespace paceline::masterd {
+
+EventLoop::EventLoop(absl::Duration tick, std::function<void()> on_tick)
+    : tick_(tick), on_tick_(std::move(on_tick)) {}
+
+EventLoop::~EventLoop() { Stop(); }
+
+void EventLoop::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void EventLoop::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void EventLoop::Post(std::function<void()> fn) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(std::move(fn));
+}
+
+void EventLoop::Kick() {
+  absl::MutexLock lock(&mu_);
+  kicked_ = true;
+}
+
+void EventLoop::Run() {
+  absl::Time next_tick = absl::Now() + tick_;
+  while (true) {
+    std::vector<std::function<void()>> batch;
+    bool tick = false;
+    bool stop = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || kicked_ || !queue_.empty();
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&ready), next_tick);
+      batch.swap(queue_);
+      stop = stopping_;
+      tick = kicked_ || absl::Now() >= next_tick;
+      kicked_ = false;
+    }
+    for (auto& fn : batch) fn();
+    if (stop) {
+      // Drain what the last closures posted, then leave.
+      absl::MutexLock lock(&mu_);
+      if (queue_.empty()) return;
+      continue;
+    }
+    if (tick) {
+      on_tick_();
+      next_tick = absl::Now() + tick_;
+    }
+  }
+}
+
+}  // namespace paceline::masterd

@@ -1,0 +1,60 @@
+#pragma once
+// EventLoop: the master's one thread that owns the mutable cluster state. Other threads (gRPC
+// handlers, agent sessions, the store's writer) Post() closures to it; the loop runs them one
+// at a time, in order, and calls `on_tick` every `tick` (the scheduling cycle). Because only
+// this thread touches the scheduler core, the core needs no locks and cannot race.
+//
+// Call(fn) posts and waits for the result: for API handlers that need an answer.
+//
+// Thread-safety: Post/Call/Stop are thread-safe; closures run on the loop thread. Calling
+// Call() from the loop thread itself would deadlock (checked).
+
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+
+namespace paceline::masterd {
+
+class EventLoop {
+ public:
+  EventLoop(absl::Duration tick, std::function<void()> on_tick);
+  ~EventLoop();  // Stop()s
+
+  void Start();
+  // Runs what is queued, then stops the thread. Idempotent.
+  void Stop();
+  void Post(std::function<void()> fn);
+  // Asks for an early tick (e.g. new work arrived) without waiting for the period.
+  void Kick();
+
+  template <typename T>
+  T Call(const std::function<T()>& fn) {
+    T result{};
+    absl::Notification done;
+    Post([&] {
+      result = fn();
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return result;
+  }
+
+  bool InLoopThread() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+ private:
+  void Run();
+
+  const absl::Duration tick_;
+  const std::function<void()> on_tick_;
+  absl::Mutex mu_;
+  std::vector<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool kicked_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace paceline::masterd

@@ -1,0 +1,174 @@
+#include "masterd/master.h"
+
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <malloc.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "api/auth.h"
+#include "api/cluster_service.h"
+#include "api/host_service.h"
+#include "api/http_routes.h"
+#include "api/http_server.h"
+#include "api/job_service.h"
+#include "api/json_gateway.h"
+#include "api/pool_service.h"
+#include "common/status.h"
+#include "masterd/cluster.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace paceline::masterd {
+namespace {}  // namespace
+
+absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
+  std::ifstream in(path);
+  if (in) {
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string token(absl::StripAsciiWhitespace(s.str()));
+    if (token.empty()) return absl::FailedPreconditionError(absl::StrCat(path, " is empty"));
+    return token;
+  }
+  std::random_device rd;
+  std::string token;
+  for (int i = 0; i < 8; ++i) token += absl::StrFormat("%08x", rd());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot create token file ", path));
+  std::string line = token + "\n";
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  if (!ok) return absl::UnavailableError(absl::StrCat("cannot write token file ", path));
+  return token;
+}
+
+struct Master::Impl {
+  MasterConfig config;
+  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<api::TokenAuth> auth;
+  std::unique_ptr<Cluster> cluster;
+  std::unique_ptr<api::ClusterServiceImpl> cluster_service;
+  std::unique_ptr<api::PoolServiceImpl> pool_service;
+  std::unique_ptr<api::JobServiceImpl> job_service;
+  std::unique_ptr<api::TaskServiceImpl> task_service;
+  std::unique_ptr<api::HostServiceImpl> host_service;
+  std::unique_ptr<api::AgentServiceImpl> agent_service;
+  std::unique_ptr<grpc::Server> grpc_server;
+  api::HttpServer http_server;
+  absl::Notification stop_trimmer;
+  std::thread trimmer;  // TrimMemory() every 30 s
+  bool stopped = false;
+};
+
+absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(config.data_dir));
+  std::string token_file = config.token_file.empty()
+                               ? (std::filesystem::path(config.data_dir) / "token").string()
+                               : config.token_file;
+  ASSIGN_OR_RETURN(std::string token, LoadOrCreateToken(token_file));
+  impl->auth = std::make_unique<api::TokenAuth>(token);
+
+  scheduler::CoreConfig core_config;
+  core_config.host_timeout = config.host_timeout;
+  core_config.placement.profile = config.placement_profile;
+  ASSIGN_OR_RETURN(std::unique_ptr<scheduler::SchedulerCore> core,
+                   scheduler::SchedulerCore::Create(core_config));
+  impl->cluster = std::make_unique<Cluster>(
+      std::move(core), impl->store.get(), ClusterOptions{config.cycle, config.heartbeat_interval});
+  RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
+
+  api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id()};
+  const api::TokenAuth* auth = impl->auth.get();
+  Cluster* cluster = impl->cluster.get();
+  impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts);
+  impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth);
+  impl->job_service = std::make_unique<api::JobServiceImpl>(cluster, auth);
+  impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth);
+  impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth);
+  impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
+
+  grpc::ServerBuilder builder;
+  int grpc_port = 0;
+  builder.AddListeningPort(config.grpc_listen.ToString(), grpc::InsecureServerCredentials(),
+                           &grpc_port);
+  // Agents ping every few seconds (keepalive) to notice a hung master: allow it.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.RegisterService(impl->cluster_service.get());
+  builder.RegisterService(impl->pool_service.get());
+  builder.RegisterService(impl->job_service.get());
+  builder.RegisterService(impl->task_service.get());
+  builder.RegisterService(impl->host_service.get());
+  builder.RegisterService(impl->agent_service.get());
+  impl->grpc_server = builder.BuildAndStart();
+  if (impl->grpc_server == nullptr || grpc_port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve gRPC on ", config.grpc_listen.ToString(), " (address in use?)"));
+  }
+
+  api::AddHealthRoutes(impl->http_server, facts);
+  api::AddMetricsRoutes(impl->http_server, cluster);
+  api::AddJsonApiRoutes(impl->http_server, impl->grpc_server->InProcessChannel({}));
+  absl::StatusOr<HostPort> http = impl->http_server.Start(config.http_listen);
+  if (!http.ok()) {
+    impl->grpc_server->Shutdown();
+    return http.status();
+  }
+
+  MasterEndpoints endpoints;
+  endpoints.grpc = HostPort{config.grpc_listen.host, static_cast<uint16_t>(grpc_port)}.ToString();
+  endpoints.http = http->ToString();
+  endpoints.pid = static_cast<int>(::getpid());
+  endpoints.token_file = token_file;
+  RETURN_IF_ERROR(WriteEndpointsFile(config.data_dir, endpoints));
+
+  impl->trimmer = std::thread([stop = &impl->stop_trimmer] {
+    while (!stop->WaitForNotificationWithTimeout(absl::Seconds(30))) TrimMemory();
+  });
+  std::unique_ptr<Master> master(new Master(std::move(impl)));
+  master->endpoints_ = endpoints;
+  return master;
+}
+
+Master::Master(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Master::~Master() { Shutdown(); }
+
+const std::string& Master::cluster_id() const { return impl_->store->cluster_id(); }
+
+Cluster* Master::cluster() { return impl_->cluster.get(); }
+
+absl::Duration Master::heartbeat_interval() const { return impl_->config.heartbeat_interval; }
+
+void Master::TrimMemory() { ::malloc_trim(0); }
+
+void Master::Shutdown() {
+  if (impl_ == nullptr || impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->stop_trimmer.Notify();
+  if (impl_->trimmer.joinable()) impl_->trimmer.join();
+  // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
+  impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));
+  impl_->http_server.Stop();
+  // Agent streams never end on their own: cancel them after a short grace.
+  impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  impl_->cluster->Stop();
+  std::error_code ec;
+  std::filesystem::remove(EndpointsPath(impl_->config.data_dir), ec);
+}
+
+}  // namespace paceline::masterd

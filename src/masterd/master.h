@@ -1,0 +1,68 @@
+#pragma once
+// Master: the Paceline control-plane process — the store, the gRPC API and the HTTP side.
+//
+// Start() opens the store under config.data_dir, starts the gRPC server and the HTTP server on
+// their listen addresses (port 0 = any free port), and writes <data_dir>/master.json with the
+// bound addresses and the pid, so that the CLI and tests can find a master started with port 0.
+// Shutdown() stops both servers (in-flight requests finish) and removes master.json; it is
+// idempotent and is also called by the destructor.
+//
+// Thread-safety: Start/Shutdown from one thread (the daemon's main thread).
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/defaults.h"
+#include "common/endpoints.h"
+#include "common/net.h"
+
+namespace paceline::masterd {
+
+class Cluster;
+
+struct MasterConfig {
+  std::string data_dir = defaults::kDataDir;
+  HostPort grpc_listen{defaults::kListenHost, defaults::kGrpcPort};
+  HostPort http_listen{defaults::kListenHost, defaults::kHttpPort};
+  // The API token clients and agents must present. Empty: read <data_dir>/token, creating it
+  // (random, mode 0600) when missing.
+  std::string token_file;
+  absl::Duration cycle = defaults::kCycle;                           // scheduling cycle
+  absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;  // asked of agents
+  absl::Duration host_timeout = defaults::kHostTimeout;              // silent this long: LOST
+  std::string placement_profile = "default";
+};
+
+class Master {
+ public:
+  static absl::StatusOr<std::unique_ptr<Master>> Start(const MasterConfig& config);
+  ~Master();
+  Master(const Master&) = delete;
+  Master& operator=(const Master&) = delete;
+
+  void Shutdown();
+  const MasterEndpoints& endpoints() const { return endpoints_; }
+  // The stable id of the cluster's store.
+  const std::string& cluster_id() const;
+  // The running state, for in-process tools that attach simulated agents through the agent
+  // protocol code (`paceline bench scale`). Valid until Shutdown().
+  Cluster* cluster();
+  absl::Duration heartbeat_interval() const;
+  // Returns the heap memory freed since the last time to the operating system (malloc_trim).
+  // The master does it every 30 s on a thread of its own, so that its resident memory follows
+  // what it holds after a burst (e.g. a million tasks launched: messages and batches freed).
+  static void TrimMemory();
+
+ private:
+  struct Impl;
+  explicit Master(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  MasterEndpoints endpoints_;
+};
+
+// Reads the token in `path`, or creates it (32 random hex bytes, mode 0600) when missing.
+absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path);
+
+}  // namespace paceline::masterd

@@ -1,0 +1,28 @@
+#pragma once
+// The agent's side of the agent protocol on the wire (proto/paceline/v1/host.proto): the
+// runtime's events as status updates, a launch message as the runtime's LaunchRequest, and the
+// usage sampler's report as a usage message. The master's side is in wire/agent_protocol.h.
+// Only the agent links this part; it depends on the agent runtime, never on the scheduler.
+//
+// Thread-safety: pure functions.
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/launch_request.h"
+#include "agent/task_event.h"
+#include "agent/usage_sampler.h"
+#include "paceline/v1/host.pb.h"
+
+namespace paceline::wire {
+
+// The master's view of a runtime event: RUNNING (also for a health change, with the health as
+// its reason), SUCCEEDED, FAILED (with OOM_KILLED, SIGNALED, EXIT_NONZERO or LAUNCH_FAILED),
+// KILLED or LOST.
+v1::TaskStatusUpdate ToStatusUpdate(const agent::TaskEvent& e);
+
+// INVALID_ARGUMENT naming the field when the launch's task spec is malformed.
+absl::StatusOr<agent::LaunchRequest> FromLaunch(const v1::LaunchTask& l);
+
+v1::AgentMessage ToUsageMessage(const agent::UsageReport& r, absl::Duration interval);
+
+}  // namespace paceline::wire

@@ -1,0 +1,158 @@
+#include "wire/core.h"
+
+#include <type_traits>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+
+namespace paceline::wire {
+namespace {
+
+// v1::Task::State is the domain TaskState shifted by one (0 is STATE_UNSPECIFIED).
+static_assert(static_cast<int>(TaskState::kPending) + 1 == v1::Task::PENDING);
+static_assert(static_cast<int>(TaskState::kKilling) + 1 == v1::Task::KILLING);
+static_assert(static_cast<int>(TaskState::kLost) + 1 == v1::Task::LOST);
+
+int64_t Millis(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+absl::StatusOr<absl::Duration> NonNegativeMillis(int64_t ms, absl::string_view field) {
+  if (ms < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", ms, "; expected a duration in milliseconds >= 0"));
+  }
+  return absl::Milliseconds(ms);
+}
+
+v1::HealthCheck ToProto(const HealthSpec& h) {
+  v1::HealthCheck p;
+  std::visit(
+      [&p](const auto& c) {
+        using C = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<C, CommandCheck>) {
+          p.set_command(c.command);
+        } else if constexpr (std::is_same_v<C, HttpCheck>) {
+          p.mutable_http()->set_port(c.port);
+          p.mutable_http()->set_path(c.path);
+        } else {
+          p.set_tcp_port(c.port);
+        }
+      },
+      h.check);
+  p.set_interval_ms(Millis(h.interval));
+  p.set_timeout_ms(Millis(h.timeout));
+  p.set_failures(h.failures);
+  p.set_initial_delay_ms(Millis(h.initial_delay));
+  return p;
+}
+
+absl::StatusOr<HealthSpec> FromProto(const v1::HealthCheck& p) {
+  HealthSpec h;
+  switch (p.check_case()) {
+    case v1::HealthCheck::kCommand:
+      h.check = CommandCheck{p.command()};
+      break;
+    case v1::HealthCheck::kHttp:
+      h.check = HttpCheck{p.http().port(), p.http().path()};
+      break;
+    case v1::HealthCheck::kTcpPort:
+      h.check = TcpCheck{p.tcp_port()};
+      break;
+    case v1::HealthCheck::CHECK_NOT_SET:
+      return absl::InvalidArgumentError(
+          "task.health: no check; expected one of command, http, tcp_port");
+  }
+  absl::StatusOr<absl::Duration> interval =
+      NonNegativeMillis(p.interval_ms(), "health.interval_ms");
+  absl::StatusOr<absl::Duration> timeout = NonNegativeMillis(p.timeout_ms(), "health.timeout_ms");
+  absl::StatusOr<absl::Duration> delay =
+      NonNegativeMillis(p.initial_delay_ms(), "health.initial_delay_ms");
+  for (const auto* s : {&interval, &timeout, &delay}) {
+    if (!s->ok()) return s->status();
+  }
+  h.interval = *interval;
+  h.timeout = *timeout;
+  h.initial_delay = *delay;
+  h.failures = p.failures();
+  return h;
+}
+
+}  // namespace
+
+v1::Resources ToProto(const Resources& r) {
+  v1::Resources p;
+  p.set_cpu_milli(r.cpu_milli());
+  p.set_memory_bytes(r.memory_bytes());
+  p.set_disk_bytes(r.disk_bytes());
+  p.set_gpu_milli(r.gpu_milli());
+  return p;
+}
+
+Resources FromProto(const v1::Resources& r) {
+  return Resources::Of(r.cpu_milli(), r.memory_bytes(), r.disk_bytes(), r.gpu_milli());
+}
+
+v1::RunRef ToProto(const RunId& run) {
+  v1::RunRef p;
+  p.set_job_id(run.task.job.value());
+  p.set_instance(run.task.instance);
+  p.set_run(run.run);
+  return p;
+}
+
+RunId FromProto(const v1::RunRef& run) {
+  return RunId{TaskId{JobId(run.job_id()), run.instance()}, run.run()};
+}
+
+int64_t ToUnixMillis(absl::Time t) { return t == absl::InfinitePast() ? 0 : absl::ToUnixMillis(t); }
+
+v1::Task::State ToProto(TaskState s) {
+  return static_cast<v1::Task::State>(static_cast<int>(s) + 1);
+}
+
+absl::StatusOr<TaskState> FromProto(v1::Task::State s, absl::string_view field) {
+  if (s <= v1::Task::STATE_UNSPECIFIED || s > v1::Task::KILLING) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", static_cast<int>(s), "; expected a task state"));
+  }
+  return static_cast<TaskState>(static_cast<int>(s) - 1);
+}
+
+v1::TaskLaunchSpec ToLaunchSpec(const TaskSpec& task) {
+  v1::TaskLaunchSpec p;
+  p.set_command(task.command);
+  *p.mutable_resources() = ToProto(task.resources);
+  for (const std::string& port : task.ports) p.add_ports(port);
+  for (const auto& [k, v] : task.env) (*p.mutable_env())[k] = v;
+  if (task.health) *p.mutable_health() = ToProto(*task.health);
+  if (task.volume) p.set_volume_size_bytes(task.volume->size_bytes);
+  p.set_kill_grace_ms(Millis(task.kill_grace));
+  p.set_user(task.user);
+  return p;
+}
+
+absl::StatusOr<TaskSpec> FromLaunchSpec(const v1::TaskLaunchSpec& p) {
+  TaskSpec task;
+  task.command = p.command();
+  task.resources = FromProto(p.resources());
+  task.ports.assign(p.ports().begin(), p.ports().end());
+  task.env.insert(p.env().begin(), p.env().end());
+  if (p.has_health()) {
+    absl::StatusOr<HealthSpec> h = FromProto(p.health());
+    if (!h.ok()) return h.status();
+    task.health = *std::move(h);
+  }
+  if (p.has_volume_size_bytes()) {
+    if (p.volume_size_bytes() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task.volume_size_bytes: ", p.volume_size_bytes(), "; expected a size >= 0"));
+    }
+    task.volume = VolumeSpec{p.volume_size_bytes()};
+  }
+  absl::StatusOr<absl::Duration> grace = NonNegativeMillis(p.kill_grace_ms(), "task.kill_grace_ms");
+  if (!grace.ok()) return grace.status();
+  task.kill_grace = *grace;
+  task.user = p.user();
+  return task;
+}
+
+}  // namespace paceline::wire
