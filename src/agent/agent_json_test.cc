@@ -1,6 +1,6 @@
 #include "agent/agent_json.h"
 
-#include "agent/agent_test_util.h"
+#include "agent/testing/agent_test_util.h"
 #include "gtest/gtest.h"
 
 namespace paceline::agent {

@@ -3,13 +3,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent_test_util.h"
 #include "agent/file_util.h"
-#include "agent/gang_hook.h"
-#include "agent/sandbox_hook.h"
+#include "agent/isolation/task_user_hook.h"
+#include "agent/launch/gang_hook.h"
+#include "agent/launch/sandbox_hook.h"
+#include "agent/launch/volume_hook.h"
 #include "agent/task_lifecycle.h"
-#include "agent/task_user_hook.h"
-#include "agent/volume_hook.h"
+#include "agent/testing/agent_test_util.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 

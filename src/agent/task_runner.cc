@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/file_util.h"
-#include "agent/health_probe.h"
-#include "agent/proc_stat.h"
-#include "agent/wrapper_launcher.h"
+#include "agent/health/health_probe.h"
+#include "agent/host/proc_stat.h"
+#include "agent/launch/wrapper_launcher.h"
 #include "spdlog/spdlog.h"
 
 #ifndef P_PIDFD

@@ -27,15 +27,15 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_config.h"
-#include "agent/cgroup_driver.h"
-#include "agent/checkpoint.h"
-#include "agent/health_monitor.h"
+#include "agent/health/health_monitor.h"
+#include "agent/isolation/cgroup_driver.h"
+#include "agent/launch/wrapper_protocol.h"
+#include "agent/launch/wrapper_spawner.h"
 #include "agent/poller.h"
+#include "agent/recovery/checkpoint.h"
 #include "agent/run_context.h"
 #include "agent/task_event.h"
 #include "agent/task_lifecycle.h"
-#include "agent/wrapper_protocol.h"
-#include "agent/wrapper_spawner.h"
 
 namespace paceline::agent {
 

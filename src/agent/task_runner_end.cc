@@ -8,9 +8,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "agent/proc_stat.h"
+#include "agent/host/proc_stat.h"
+#include "agent/launch/wrapper_launcher.h"
 #include "agent/task_runner.h"
-#include "agent/wrapper_launcher.h"
 #include "spdlog/spdlog.h"
 
 #ifndef P_PIDFD

@@ -10,14 +10,14 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "agent/cgroup_hook.h"
-#include "agent/gang_hook.h"
-#include "agent/proc_stat.h"
-#include "agent/sandbox_hook.h"
-#include "agent/task_user_hook.h"
-#include "agent/volume_hook.h"
-#include "agent/wrapper_launcher.h"
-#include "agent/wrapper_protocol.h"
+#include "agent/host/proc_stat.h"
+#include "agent/isolation/cgroup_hook.h"
+#include "agent/isolation/task_user_hook.h"
+#include "agent/launch/gang_hook.h"
+#include "agent/launch/sandbox_hook.h"
+#include "agent/launch/volume_hook.h"
+#include "agent/launch/wrapper_launcher.h"
+#include "agent/launch/wrapper_protocol.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
 

@@ -9,9 +9,9 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "agent/agent_test_util.h"
 #include "agent/file_util.h"
 #include "agent/task_runtime.h"
+#include "agent/testing/agent_test_util.h"
 #include "benchmark/benchmark.h"
 #include "common/check.h"
 

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/runtime_test_fixture.h"
+#include "agent/testing/runtime_test_fixture.h"
 
 namespace paceline::agent::testing {
 namespace {

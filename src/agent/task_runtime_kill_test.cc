@@ -1,7 +1,7 @@
 // Kill: SIGTERM to the process group, SIGKILL at the grace deadline, reported as graceful or
 // forcible.
 
-#include "agent/runtime_test_fixture.h"
+#include "agent/testing/runtime_test_fixture.h"
 
 namespace paceline::agent::testing {
 namespace {

@@ -4,10 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/file_util.h"
-#include "agent/proc_stat.h"
-#include "agent/sandbox_hook.h"
+#include "agent/host/proc_stat.h"
+#include "agent/launch/sandbox_hook.h"
+#include "agent/launch/wrapper_protocol.h"
 #include "agent/task_runtime.h"
-#include "agent/wrapper_protocol.h"
 
 namespace paceline::agent {
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "absl/strings/str_split.h"
-#include "agent/runtime_test_fixture.h"
+#include "agent/testing/runtime_test_fixture.h"
 
 namespace paceline::agent::testing {
 namespace {

@@ -20,7 +20,7 @@ grpc::Status HostServiceImpl::Maintain(grpc::ServerContext* ctx, const std::stri
   }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        RETURN_IF_ERROR(core.SetMaintenance(host, next, now, out));
+        RETURN_IF_ERROR(core.agents().SetMaintenance(host, next, now, out));
         resp->set_maintenance(std::string(MaintenanceName(core.hosts().Find(host)->maintenance)));
         return absl::OkStatus();
       }));
@@ -49,7 +49,7 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   const absl::Time now = absl::Now();
   cluster_->Read<bool>([&](const SchedulerCore& core) {
-    for (const scheduler::TrackedHost& h : core.hosts().all()) {
+    for (const hostmgr::TrackedHost& h : core.hosts().all()) {
       v1::HostInfo* info = resp->add_hosts();
       info->set_name(h.spec.name);
       info->set_connected(h.connected);
@@ -68,7 +68,7 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
                                          : "UP");
       info->set_isolation(core.hosts().isolation(h.id));
       info->set_maintenance(std::string(MaintenanceName(h.maintenance)));
-      if (std::optional<scheduler::HostUsageView> u = core.HostUsage(h.spec.name, now)) {
+      if (std::optional<scheduler::HostUsageView> u = core.agents().HostUsage(h.spec.name, now)) {
         *info->mutable_used() = wire::ToProto(u->used);
         *info->mutable_tasks_used() = wire::ToProto(u->tasks_used);
         info->set_memory_total_bytes(u->memory_total_bytes);

@@ -60,7 +60,8 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
   *info.mutable_resources() = wire::ToProto(job.TaskFor(i).resources);
   info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
-  if (std::optional<scheduler::RunUsageView> u = core.RunUsage(TaskId{job.id(), i}, absl::Now())) {
+  if (std::optional<scheduler::RunUsageView> u =
+          core.agents().RunUsage(TaskId{job.id(), i}, absl::Now())) {
     *info.mutable_used() = wire::ToProto(u->used);
     info.set_usage_at_unix_ms(wire::ToUnixMillis(u->at));
   }
@@ -84,7 +85,7 @@ grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::Creat
   if (!spec.ok()) return ToGrpcStatus(spec.status());
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        absl::StatusOr<JobId> id = core.CreateJob(*spec, req->pool(), now, out);
+        absl::StatusOr<JobId> id = core.job_control().CreateJob(*spec, req->pool(), now, out);
         if (!id.ok()) return id.status();
         resp->set_job_id(id->value());
         return absl::OkStatus();
@@ -173,7 +174,7 @@ grpc::Status JobServiceImpl::KillJob(grpc::ServerContext* ctx, const v1::KillJob
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        return core.KillJob(JobId(req->job_id()), now, out);
+        return core.job_control().KillJob(JobId(req->job_id()), now, out);
       }));
 }
 
@@ -184,7 +185,7 @@ grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::Delet
   absl::Status s = cluster_->Mutate([&](SchedulerCore& core, absl::Time, scheduler::Actions& out) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     stateful = job != nullptr && job->spec().type == JobType::kStateful;
-    return core.DeleteJob(JobId(req->job_id()), out);
+    return core.job_control().DeleteJob(JobId(req->job_id()), out);
   });
   if (s.ok() && stateful && req->purge_volumes()) {
     v1::MasterMessage purge;
@@ -223,7 +224,7 @@ grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::Rest
         std::sort(instances.begin(), instances.end());
         instances.erase(std::unique(instances.begin(), instances.end()), instances.end());
         resp->set_restarted(static_cast<uint32_t>(instances.size()));
-        return core.RestartInstances(JobId(req->job_id()), instances, now, out);
+        return core.job_control().RestartInstances(JobId(req->job_id()), instances, now, out);
       }));
 }
 
@@ -233,17 +234,18 @@ grpc::Status TaskServiceImpl::ReleaseVolume(grpc::ServerContext* ctx,
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        return core.ReleaseVolume(TaskId{JobId(req->job_id()), req->instance()}, now, out);
+        return core.job_control().ReleaseVolume(TaskId{JobId(req->job_id()), req->instance()}, now,
+                                                out);
       }));
 }
 
 grpc::Status TaskServiceImpl::KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
                                        v1::KillTaskResponse*) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
-  return ToGrpcStatus(
-      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        return core.KillInstance(TaskId{JobId(req->job_id()), req->instance()}, now, out);
-      }));
+  return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
+                                           scheduler::Actions& out) {
+    return core.job_control().KillInstance(TaskId{JobId(req->job_id()), req->instance()}, now, out);
+  }));
 }
 
 grpc::Status JobServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,

@@ -36,7 +36,7 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
                     jobs[s], "\n");
   }
   uint64_t connected = 0, lost = 0;
-  for (const scheduler::TrackedHost& h : core.hosts().all()) (h.connected ? connected : lost)++;
+  for (const hostmgr::TrackedHost& h : core.hosts().all()) (h.connected ? connected : lost)++;
   Header(out, "paceline_hosts", "gauge", "Hosts by connection.");
   absl::StrAppend(&out, "paceline_hosts{connected=\"true\"} ", connected, "\n",
                   "paceline_hosts{connected=\"false\"} ", lost, "\n");
@@ -44,8 +44,8 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   // Measured usage (soft state from the agents; hosts without a fresh report are left out).
   const absl::Time now = absl::Now();
   std::string host_used, tasks_used;
-  for (const scheduler::TrackedHost& h : core.hosts().all()) {
-    std::optional<scheduler::HostUsageView> u = core.HostUsage(h.spec.name, now);
+  for (const hostmgr::TrackedHost& h : core.hosts().all()) {
+    std::optional<scheduler::HostUsageView> u = core.agents().HostUsage(h.spec.name, now);
     if (!u) continue;
     for (Dim d : {Dim::kCpu, Dim::kMemory}) {
       absl::StrAppend(&host_used, "paceline_host_used{host=\"", h.spec.name, "\",resource=\"",
@@ -62,7 +62,7 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   out += tasks_used;
   Header(out, "paceline_allocated_unused", "gauge",
          "Allocated to regular tasks but measured unused: the slack offered to revocable work.");
-  Resources slack = core.AllocatedUnused(now);
+  Resources slack = core.agents().AllocatedUnused(now);
   for (Dim d : {Dim::kCpu, Dim::kMemory}) {
     absl::StrAppend(&out, "paceline_allocated_unused{resource=\"", DimName(d), "\"} ", slack[d],
                     "\n");

@@ -52,7 +52,7 @@ grpc::Status PoolServiceImpl::CreatePool(grpc::ServerContext* ctx, const v1::Cre
   if (!spec.ok()) return ToGrpcStatus(spec.status());
   return ToGrpcStatus(
       cluster_->Mutate([&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
-        return core.CreatePool(req->path(), *spec, out);
+        return core.pools().CreatePool(req->path(), *spec, out);
       }));
 }
 
@@ -89,7 +89,7 @@ grpc::Status PoolServiceImpl::UpdatePool(grpc::ServerContext* ctx, const v1::Upd
   return ToGrpcStatus(cluster_->Mutate(
       [&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) -> absl::Status {
         absl::StatusOr<std::vector<std::string>> broke =
-            core.UpdatePool(req->path(), *spec, req->force(), out);
+            core.pools().UpdatePool(req->path(), *spec, req->force(), out);
         if (!broke.ok()) return broke.status();
         for (const std::string& b : *broke) resp->add_broke(b);
         return absl::OkStatus();
@@ -101,7 +101,7 @@ grpc::Status PoolServiceImpl::DeletePool(grpc::ServerContext* ctx, const v1::Del
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
-        return core.DeletePool(req->path(), out);
+        return core.pools().DeletePool(req->path(), out);
       }));
 }
 

@@ -117,8 +117,8 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
         if (req->dry_run()) return absl::OkStatus();
         jobmgr::JobManager::UpdateRequest update{std::move(spec), req->version(), options,
                                                  req->paused(), req->override()};
-        ASSIGN_OR_RETURN(uint64_t id,
-                         core.UpdateJob(JobId(req->job_id()), std::move(update), now, out));
+        ASSIGN_OR_RETURN(uint64_t id, core.job_control().UpdateJob(JobId(req->job_id()),
+                                                                   std::move(update), now, out));
         resp->set_update_id(id);
         return absl::OkStatus();
       }));
@@ -161,7 +161,7 @@ grpc::Status JobServiceImpl::SetPaused(grpc::ServerContext* ctx, uint64_t job, b
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        return core.PauseUpdate(JobId(job), paused, now, out);
+        return core.job_control().PauseUpdate(JobId(job), paused, now, out);
       }));
 }
 
@@ -183,7 +183,7 @@ grpc::Status JobServiceImpl::AbortUpdate(grpc::ServerContext* ctx,
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        return core.AbortUpdate(JobId(req->job_id()), now, out);
+        return core.job_control().AbortUpdate(JobId(req->job_id()), now, out);
       }));
 }
 
@@ -191,17 +191,17 @@ grpc::Status JobServiceImpl::RollbackJob(grpc::ServerContext* ctx,
                                          const v1::RollbackJobRequest* req,
                                          v1::RollbackJobResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
-  return ToGrpcStatus(
-      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
-        if (job == nullptr) return JobNotFound(req->job_id());
-        ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(job->spec().update, req->options()));
-        ASSIGN_OR_RETURN(uint64_t id, core.RollbackJob(JobId(req->job_id()), req->to_version(),
-                                                       options, now, out));
-        resp->set_update_id(id);
-        resp->set_version(core.jobs().GetJob(JobId(req->job_id()))->version());
-        return absl::OkStatus();
-      }));
+  return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
+                                           scheduler::Actions& out) {
+    const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
+    if (job == nullptr) return JobNotFound(req->job_id());
+    ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(job->spec().update, req->options()));
+    ASSIGN_OR_RETURN(uint64_t id, core.job_control().RollbackJob(
+                                      JobId(req->job_id()), req->to_version(), options, now, out));
+    resp->set_update_id(id);
+    resp->set_version(core.jobs().GetJob(JobId(req->job_id()))->version());
+    return absl::OkStatus();
+  }));
 }
 
 }  // namespace paceline::api

@@ -15,7 +15,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "agent/file_util.h"
-#include "agent/proc_stat.h"
+#include "agent/host/proc_stat.h"
 #include "common/status.h"
 #include "common/version.h"
 #include "paceline/v1/pool.grpc.pb.h"

@@ -14,6 +14,12 @@ void CommandContext::Fail(const absl::Status& status) {
   exit_code = 1;
 }
 
+CLI::App* AddGroup(CLI::App& app, const char* name, const char* help) {
+  CLI::App* group = app.add_subcommand(name, help);
+  group->require_subcommand(1);
+  return group;
+}
+
 absl::Status WithFlag(const absl::Status& s, absl::string_view flag) {
   return absl::Status(s.code(), absl::StrCat(flag, ": ", s.message()));
 }
@@ -31,8 +37,9 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
                  "master address host:port (default: $PACELINE_ADDR, ~/.paceline/config)");
   app.add_option("--token", ctx.client.token,
                  "API token (default: $PACELINE_TOKEN, ~/.paceline/config)");
-  app.add_option("-o,--output", ctx.client.output, "output format of client commands")
-      ->check(CLI::IsMember({"table", "json"}));
+  app.add_option("-o,--output", ctx.client.output,
+                 "output format of client commands: table (default), json or yaml")
+      ->check(CLI::IsMember({"table", "json", "yaml"}));
 
   CLI::App* help = app.add_subcommand("help", "show this help");
   help->callback([&app] {

@@ -15,14 +15,16 @@ class App;
 
 namespace paceline::cli {
 
-enum class OutputFormat { kTable, kJson };
+enum class OutputFormat { kTable, kJson, kYaml };
 
 struct ClientFlags {
   std::string addr;   // master gRPC address; empty = from $PACELINE_ADDR or ~/.paceline/config
   std::string token;  // bearer token; empty = from $PACELINE_TOKEN or ~/.paceline/config
   std::string output = "table";
   OutputFormat format() const {
-    return output == "json" ? OutputFormat::kJson : OutputFormat::kTable;
+    return output == "json"   ? OutputFormat::kJson
+           : output == "yaml" ? OutputFormat::kYaml
+                              : OutputFormat::kTable;
   }
 };
 
@@ -32,6 +34,9 @@ struct CommandContext {
   // Prints "error: <message>" to stderr and sets a failing exit code.
   void Fail(const absl::Status& status);
 };
+
+// A command group (`paceline pool ...`): a subcommand that needs one of its own.
+CLI::App* AddGroup(CLI::App& app, const char* name, const char* help);
 
 // The same status, its message prefixed with the flag that caused it.
 absl::Status WithFlag(const absl::Status& s, absl::string_view flag);

@@ -1,7 +1,5 @@
 #include "cli/format.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -26,17 +24,6 @@ std::string FormatResources(const v1::Resources& r) {
     parts.push_back(absl::StrCat(FormatBytesApprox(r.disk_bytes()), " disk"));
   if (r.gpu_milli() != 0) parts.push_back(absl::StrCat(FormatGpu(r.gpu_milli()), " gpu"));
   return parts.empty() ? "0" : absl::StrJoin(parts, ", ");
-}
-
-void PrintProtoJson(const google::protobuf::Message& m, std::ostream& out) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
-  out << json;
-  if (json.empty() || json.back() != '\n') out << "\n";
 }
 
 std::string UpdateLine(const v1::UpdateInfo& u) {

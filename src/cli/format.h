@@ -1,13 +1,12 @@
 #pragma once
-// Small formatting helpers shared by the client commands' tables and JSON.
+// Small formatting helpers for the client commands' tables (times, resources, update lines);
+// the output formats themselves are cli/output.h.
 //
 // Thread-safety: pure functions.
 
 #include <cstdint>
 #include <iostream>
 #include <string>
-
-#include <google/protobuf/message.h>
 
 #include "paceline/v1/common.pb.h"
 #include "paceline/v1/job.pb.h"
@@ -20,7 +19,5 @@ std::string FormatUnixMillis(int64_t ms);
 std::string FormatResources(const v1::Resources& r);
 // "2 ROLLING_FORWARD v3 -> v4: 4/10 done, 2 in flight, 0 failed (batch 2)" and its message.
 std::string UpdateLine(const v1::UpdateInfo& u);
-// Prints a protobuf message as indented JSON (field names in snake_case, defaults included).
-void PrintProtoJson(const google::protobuf::Message& m, std::ostream& out = std::cout);
 
 }  // namespace paceline::cli

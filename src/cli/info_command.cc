@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "cli/client_config.h"
 #include "cli/context.h"
+#include "cli/output.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/units.h"
@@ -22,25 +23,20 @@ void RegisterInfoCommand(CLI::App& app, CommandContext& ctx) {
   info->callback([&ctx] {
     absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
     if (!rpc.ok()) return ctx.Fail(rpc.status());
-    auto stub = v1::ClusterService::NewStub(rpc->channel());
-    v1::GetInfoResponse resp;
-    grpc::Status s =
-        stub->GetInfo(rpc->Context(std::chrono::seconds(10)).get(), v1::GetInfoRequest(), &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    absl::Time started = absl::FromUnixMillis(resp.started_at_unix_ms());
-    if (ctx.client.format() == OutputFormat::kJson) {
-      nlohmann::json j = {
-          {"address", rpc->address()},
-          {"version", resp.version()},
-          {"commit", resp.commit()},
-          {"cluster_id", resp.cluster_id()},
-          {"store", resp.store()},
-          {"started_at", absl::FormatTime(absl::RFC3339_sec, started, absl::UTCTimeZone())}};
-      std::cout << j.dump(2) << std::endl;
-      return;
-    }
+    absl::StatusOr<v1::GetInfoResponse> resp = rpc->Call(
+        &v1::ClusterService::Stub::GetInfo, v1::GetInfoRequest(), std::chrono::seconds(10));
+    if (!resp.ok()) return ctx.Fail(resp.status());
+    absl::Time started = absl::FromUnixMillis(resp->started_at_unix_ms());
+    nlohmann::json j = {
+        {"address", rpc->address()},
+        {"version", resp->version()},
+        {"commit", resp->commit()},
+        {"cluster_id", resp->cluster_id()},
+        {"store", resp->store()},
+        {"started_at", absl::FormatTime(absl::RFC3339_sec, started, absl::UTCTimeZone())}};
+    if (PrintStructured(ctx.client, j)) return;
     Table t({"address", "version", "commit", "cluster", "store", "uptime"});
-    t.AddRow({rpc->address(), resp.version(), resp.commit(), resp.cluster_id(), resp.store(),
+    t.AddRow({rpc->address(), resp->version(), resp->commit(), resp->cluster_id(), resp->store(),
               FormatDurationShort(absl::Trunc(absl::Now() - started, absl::Seconds(1)))});
     std::cout << t.Render();
   });

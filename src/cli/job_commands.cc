@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "cli/context.h"
 #include "cli/format.h"
+#include "cli/output.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/task_state.h"
@@ -76,17 +77,13 @@ std::string CountsLine(const v1::JobSummary& j) {
 absl::StatusOr<v1::GetJobResponse> GetJob(const Rpc& rpc, uint64_t id) {
   v1::GetJobRequest req;
   req.set_job_id(id);
-  v1::GetJobResponse resp;
-  grpc::Status s = v1::JobService::NewStub(rpc.channel())->GetJob(rpc.Context().get(), req, &resp);
-  if (!s.ok()) return rpc.Explain(s);
-  return resp;
+  return rpc.Call(&v1::JobService::Stub::GetJob, req);
 }
 
 }  // namespace
 
 void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* job = app.add_subcommand("job", "submit and manage jobs");
-  job->require_subcommand(1);
+  CLI::App* job = AddGroup(app, "job", "submit and manage jobs");
   static JobFlags f;
 
   CLI::App* create = job->add_subcommand("create", "submit a job from a spec file");
@@ -98,18 +95,13 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     std::ifstream in(f.file);
     std::stringstream text;
     text << in.rdbuf();
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::CreateJobRequest req;
     req.set_pool(f.pool);
     req.set_spec_yaml(text.str());
     req.set_spec_name(f.file);
-    v1::CreateJobResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->CreateJob(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
-    std::cout << resp.job_id() << std::endl;
+    std::optional<v1::CreateJobResponse> resp = Run(ctx, &v1::JobService::Stub::CreateJob, req);
+    if (!resp) return;
+    std::cout << resp->job_id() << std::endl;
   });
 
   CLI::App* get = job->add_subcommand("get", "a job: state, task counts, why it waits");
@@ -119,7 +111,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     if (!rpc.ok()) return ctx.Fail(rpc.status());
     absl::StatusOr<v1::GetJobResponse> resp = GetJob(*rpc, f.job_id);
     if (!resp.ok()) return ctx.Fail(resp.status());
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(*resp);
+    if (PrintStructured(ctx.client, *resp)) return;
     const v1::JobSummary& j = resp->job();
     Table t({"id", "name", "type", "pool", "state", "version", "instances", "tasks", "created"});
     t.AddRow({absl::StrCat(j.id()), j.name(), j.type(), j.pool(), j.state(),
@@ -146,8 +138,6 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   list->add_option("--since", f.since, "only jobs created within this long, e.g. 2h");
   list->add_option("--page-token", f.page_token, "continue after a previous page");
   list->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::QueryJobsRequest req;
     req.set_pool(f.pool);
     for (const std::string& s : f.states) req.add_states(s);
@@ -168,34 +158,27 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
       if (!since.ok()) return ctx.Fail(WithFlag(since.status(), "--since"));
       req.set_created_after_unix_ms(absl::ToUnixMillis(absl::Now() - *since));
     }
-    v1::QueryJobsResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->QueryJobs(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    std::optional<v1::QueryJobsResponse> resp = Run(ctx, &v1::JobService::Stub::QueryJobs, req);
+    if (!resp) return;
     Table t({"id", "name", "type", "pool", "state", "instances", "tasks", "created"});
-    for (const v1::JobSummary& j : resp.jobs()) {
+    for (const v1::JobSummary& j : resp->jobs()) {
       t.AddRow({absl::StrCat(j.id()), j.name(), j.type(), j.pool(), j.state(),
                 absl::StrCat(j.instances()), CountsLine(j),
                 FormatUnixMillis(j.created_at_unix_ms())});
     }
     std::cout << t.Render();
-    if (!resp.next_page_token().empty()) {
-      std::cerr << "more jobs: --page-token " << resp.next_page_token() << std::endl;
+    if (!resp->next_page_token().empty()) {
+      std::cerr << "more jobs: --page-token " << resp->next_page_token() << std::endl;
     }
   });
 
   CLI::App* kill = job->add_subcommand("kill", "kill every task of a job");
   kill->add_option("job", f.job_id, "job id")->required();
   kill->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::KillJobRequest req;
     req.set_job_id(f.job_id);
-    v1::KillJobResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->KillJob(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::optional<v1::KillJobResponse> resp = Run(ctx, &v1::JobService::Stub::KillJob, req);
+    if (!resp) return;
     std::cout << "job " << f.job_id << " is being killed" << std::endl;
   });
 
@@ -205,15 +188,11 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   del->add_flag("--purge-volumes", purge_volumes,
                 "stateful jobs: also remove the volumes on the connected hosts");
   del->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::DeleteJobRequest req;
     req.set_job_id(f.job_id);
     req.set_purge_volumes(purge_volumes);
-    v1::DeleteJobResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->DeleteJob(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::optional<v1::DeleteJobResponse> resp = Run(ctx, &v1::JobService::Stub::DeleteJob, req);
+    if (!resp) return;
     std::cout << "job " << f.job_id << " deleted" << std::endl;
   });
 
@@ -225,8 +204,6 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     absl::StatusOr<std::vector<std::pair<uint32_t, uint32_t>>> ranges =
         ParseInstanceRanges(f.instances);
     if (!ranges.ok()) return ctx.Fail(ranges.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::RestartJobRequest req;
     req.set_job_id(f.job_id);
     for (const auto& [first, last] : *ranges) {
@@ -234,11 +211,9 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
       r->set_first(first);
       r->set_last(last);
     }
-    v1::RestartJobResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->RestartJob(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    std::cout << "job " << f.job_id << ": " << resp.restarted() << " instances restarting"
+    std::optional<v1::RestartJobResponse> resp = Run(ctx, &v1::JobService::Stub::RestartJob, req);
+    if (!resp) return;
+    std::cout << "job " << f.job_id << ": " << resp->restarted() << " instances restarting"
               << std::endl;
   });
 
@@ -268,7 +243,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
       std::optional<JobState> state = JobStateFromName(j.state());
       if (state && IsTerminal(*state)) {
         if (tty) std::cerr << std::endl;
-        if (ctx.client.format() == OutputFormat::kJson) PrintProtoJson(*resp);
+        PrintStructured(ctx.client, *resp);
         if (*state != JobState::kSucceeded) {
           return ctx.Fail(
               absl::FailedPreconditionError(absl::StrCat("job ", j.id(), " ended ", j.state())));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/context.h"
 #include "cli/format.h"
+#include "cli/output.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/units.h"
@@ -32,6 +33,22 @@ absl::StatusOr<std::string> ReadPoolSpec(const std::string& file) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// A create or update request with the pool's path and its spec file, checked locally first; a
+// bad file fails the command.
+template <typename Req>
+std::optional<Req> SpecRequest(CommandContext& ctx, const PoolFlags& f) {
+  absl::StatusOr<std::string> yaml = ReadPoolSpec(f.file);
+  if (!yaml.ok()) {
+    ctx.Fail(yaml.status());
+    return std::nullopt;
+  }
+  Req req;
+  req.set_path(f.path);
+  req.set_spec_yaml(*yaml);
+  req.set_spec_name(f.file);
+  return req;
 }
 
 std::string Quantity(Dim d, int64_t v) {
@@ -61,26 +78,15 @@ Table PoolTable() {
 }  // namespace
 
 void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* pool = app.add_subcommand("pool", "manage resource pools");
-  pool->require_subcommand(1);
+  CLI::App* pool = AddGroup(app, "pool", "manage resource pools");
   static PoolFlags f;
 
   CLI::App* create = pool->add_subcommand("create", "create a pool from a spec file");
   create->add_option("path", f.path, "pool path, e.g. /ads/training")->required();
   create->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
   create->callback([&ctx] {
-    absl::StatusOr<std::string> yaml = ReadPoolSpec(f.file);
-    if (!yaml.ok()) return ctx.Fail(yaml.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::CreatePoolRequest req;
-    req.set_path(f.path);
-    req.set_spec_yaml(*yaml);
-    req.set_spec_name(f.file);
-    v1::CreatePoolResponse resp;
-    grpc::Status s =
-        v1::PoolService::NewStub(rpc->channel())->CreatePool(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::optional<v1::CreatePoolRequest> req = SpecRequest<v1::CreatePoolRequest>(ctx, f);
+    if (!req || !Run(ctx, &v1::PoolService::Stub::CreatePool, *req)) return;
     std::cout << "pool " << f.path << " created" << std::endl;
   });
 
@@ -89,81 +95,60 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   update->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
   update->add_flag("--force", f.force, "apply even if it invalidates the tree (says what broke)");
   update->callback([&ctx] {
-    absl::StatusOr<std::string> yaml = ReadPoolSpec(f.file);
-    if (!yaml.ok()) return ctx.Fail(yaml.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::UpdatePoolRequest req;
-    req.set_path(f.path);
-    req.set_spec_yaml(*yaml);
-    req.set_spec_name(f.file);
-    req.set_force(f.force);
-    v1::UpdatePoolResponse resp;
-    grpc::Status s =
-        v1::PoolService::NewStub(rpc->channel())->UpdatePool(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::optional<v1::UpdatePoolRequest> req = SpecRequest<v1::UpdatePoolRequest>(ctx, f);
+    if (!req) return;
+    req->set_force(f.force);
+    std::optional<v1::UpdatePoolResponse> resp = Run(ctx, &v1::PoolService::Stub::UpdatePool, *req);
+    if (!resp) return;
     std::cout << "pool " << f.path << " updated" << std::endl;
-    for (const std::string& b : resp.broke()) std::cout << "  forced past: " << b << std::endl;
+    for (const std::string& b : resp->broke()) std::cout << "  forced past: " << b << std::endl;
   });
 
   CLI::App* del = pool->add_subcommand("delete", "delete an empty leaf pool");
   del->add_option("path", f.path, "pool path")->required();
   del->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::DeletePoolRequest req;
     req.set_path(f.path);
-    v1::DeletePoolResponse resp;
-    grpc::Status s =
-        v1::PoolService::NewStub(rpc->channel())->DeletePool(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::optional<v1::DeletePoolResponse> resp = Run(ctx, &v1::PoolService::Stub::DeletePool, req);
+    if (!resp) return;
     std::cout << "pool " << f.path << " deleted" << std::endl;
   });
 
   CLI::App* list = pool->add_subcommand("list", "the pool tree with entitlement and allocation");
   list->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::ListPoolsResponse resp;
-    grpc::Status s = v1::PoolService::NewStub(rpc->channel())
-                         ->ListPools(rpc->Context().get(), v1::ListPoolsRequest(), &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    std::optional<v1::ListPoolsResponse> resp =
+        Run(ctx, &v1::PoolService::Stub::ListPools, v1::ListPoolsRequest());
+    if (!resp) return;
     Table t = PoolTable();
-    for (const v1::PoolInfo& p : resp.pools()) AddPoolRows(p, t);
+    for (const v1::PoolInfo& p : resp->pools()) AddPoolRows(p, t);
     std::cout << t.Render();
   });
 
   CLI::App* get = pool->add_subcommand("get", "one pool, with its queue and why each gang waits");
   get->add_option("path", f.path, "pool path")->required();
   get->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::GetPoolRequest req;
     req.set_path(f.path);
-    v1::GetPoolResponse resp;
-    grpc::Status s =
-        v1::PoolService::NewStub(rpc->channel())->GetPool(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    std::optional<v1::GetPoolResponse> resp = Run(ctx, &v1::PoolService::Stub::GetPool, req);
+    if (!resp) return;
     Table t = PoolTable();
-    AddPoolRows(resp.pool(), t);
+    AddPoolRows(resp->pool(), t);
     std::cout << t.Render();
-    if (resp.queue_size() == 0) {
+    if (resp->queue_size() == 0) {
       std::cout << "\nqueue: empty" << std::endl;
       return;
     }
     std::cout << "\nqueue:\n";
     Table q({"pos", "job", "priority", "sla", "tasks", "resources", "why waiting"});
     constexpr int kShown = 20;
-    for (const v1::QueuedGang& g : resp.queue()) {
+    for (const v1::QueuedGang& g : resp->queue()) {
       if (q.size() == kShown) break;
       q.AddRow({absl::StrCat(g.position()), absl::StrCat(g.job_id()), absl::StrCat(g.priority()),
                 g.sla(), absl::StrCat(g.tasks()), FormatResources(g.resources()), g.reason()});
     }
     std::cout << q.Render();
-    if (resp.queue_size() > kShown) {
-      std::cout << "... and " << resp.queue_size() - kShown << " more (-o json lists all)\n";
+    if (resp->queue_size() > kShown) {
+      std::cout << "... and " << resp->queue_size() - kShown << " more (-o json lists all)\n";
     }
   });
 

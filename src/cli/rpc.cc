@@ -1,7 +1,6 @@
 #include "cli/rpc.h"
 
 #include "absl/strings/str_cat.h"
-#include "api/grpc_status.h"
 
 namespace paceline::cli {
 
@@ -23,20 +22,18 @@ std::unique_ptr<grpc::ClientContext> Rpc::Context(std::chrono::milliseconds time
   return ctx;
 }
 
-absl::Status Rpc::Explain(const grpc::Status& s) const {
-  return ExplainRpcError(api::FromGrpcStatus(s), client_);
-}
-
-absl::Status ExplainRpcError(const absl::Status& s, const ResolvedClient& client) {
+absl::Status Rpc::Explain(const grpc::Status& g) const {
+  // gRPC's codes are the canonical codes absl::StatusCode names, one for one.
+  absl::Status s(static_cast<absl::StatusCode>(g.error_code()), g.error_message());
   if (s.code() == absl::StatusCode::kUnavailable &&
       s.message().find("store") == absl::string_view::npos) {
     return absl::UnavailableError(absl::StrCat(
-        "cannot reach the master at ", client.addr, " (from ", client.addr_source,
+        "cannot reach the master at ", client_.addr, " (from ", client_.addr_source,
         "): ", s.message(), "; is it running? Start one with `make up` or `paceline up`"));
   }
   if (s.code() == absl::StatusCode::kUnauthenticated) {
     return absl::UnauthenticatedError(
-        absl::StrCat(s.message(), " (the master at ", client.addr,
+        absl::StrCat(s.message(), " (the master at ", client_.addr,
                      " wants its token: --token, $PACELINE_TOKEN, token: in ~/.paceline/config, or "
                      "./data/token)"));
   }

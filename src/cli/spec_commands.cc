@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/context.h"
+#include "cli/output.h"
 #include "common/units.h"
 #include "nlohmann/json.hpp"
 #include "spec/yaml_spec.h"
@@ -24,11 +25,6 @@ namespace paceline::cli {
 namespace {
 
 using Json = nlohmann::json;
-
-void PrintJson(const Json& j) {
-  // Replace invalid UTF-8 (e.g. in a file name) rather than throw.
-  std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << std::endl;
-}
 
 Json ResourcesJson(const Resources& r) {
   Json j = Json::object();
@@ -39,11 +35,10 @@ Json ResourcesJson(const Resources& r) {
 // Reports a failed load: parse errors line by line, anything else as one error.
 void ReportFailure(CommandContext& ctx, absl::string_view kind, const std::string& path,
                    const absl::Status& status) {
-  if (ctx.client.format() == OutputFormat::kJson) {
-    std::vector<std::string> lines = absl::StrSplit(status.message(), '\n');
-    PrintJson(
-        Json{{"valid", false}, {"kind", std::string(kind)}, {"file", path}, {"errors", lines}});
-  }
+  std::vector<std::string> lines = absl::StrSplit(status.message(), '\n');
+  PrintStructured(
+      ctx.client,
+      Json{{"valid", false}, {"kind", std::string(kind)}, {"file", path}, {"errors", lines}});
   if (status.code() != absl::StatusCode::kInvalidArgument) {
     ctx.Fail(status);
     return;
@@ -55,14 +50,19 @@ void ReportFailure(CommandContext& ctx, absl::string_view kind, const std::strin
                                               problems == 1 ? " problem" : " problems", ")")));
 }
 
-void ValidateJob(CommandContext& ctx, const std::string& path) {
-  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(path);
-  if (!spec.ok()) return ReportFailure(ctx, "job", path, spec.status());
-  std::string summary = SummarizeJobSpec(*spec);
-  if (ctx.client.format() != OutputFormat::kJson) {
+// A valid spec: its summary as text, or `j` (with the summary) as JSON or YAML.
+void ReportValid(CommandContext& ctx, const std::string& summary, Json j) {
+  if (ctx.client.format() == OutputFormat::kTable) {
     std::cout << summary << std::endl;
     return;
   }
+  j["summary"] = summary;
+  PrintStructured(ctx.client, j);
+}
+
+void ValidateJob(CommandContext& ctx, const std::string& path) {
+  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(path);
+  if (!spec.ok()) return ReportFailure(ctx, "job", path, spec.status());
   Json j{{"valid", true},
          {"kind", "job"},
          {"file", path},
@@ -71,19 +71,13 @@ void ValidateJob(CommandContext& ctx, const std::string& path) {
          {"instances", spec->instances},
          {"priority", spec->priority},
          {"resources_per_instance", ResourcesJson(spec->task.resources)},
-         {"instance_overrides", spec->instance_overrides.size()},
-         {"summary", summary}};
-  PrintJson(j);
+         {"instance_overrides", spec->instance_overrides.size()}};
+  ReportValid(ctx, SummarizeJobSpec(*spec), std::move(j));
 }
 
 void ValidatePool(CommandContext& ctx, const std::string& path) {
   absl::StatusOr<PoolSpec> spec = LoadPoolSpecFile(path);
   if (!spec.ok()) return ReportFailure(ctx, "pool", path, spec.status());
-  std::string summary = SummarizePoolSpec(*spec);
-  if (ctx.client.format() != OutputFormat::kJson) {
-    std::cout << summary << std::endl;
-    return;
-  }
   Json shares = Json::object();
   for (Dim d : kAllDims) shares[std::string(DimName(d))] = spec->dim(d).share;
   Json j{{"valid", true},
@@ -94,12 +88,11 @@ void ValidatePool(CommandContext& ctx, const std::string& path) {
          {"limit", ResourcesJson(spec->Limit())},
          {"share", shares},
          {"controller_limit_percent", nullptr},
-         {"slack_limit_percent", nullptr},
-         {"summary", summary}};
+         {"slack_limit_percent", nullptr}};
   if (spec->controller_limit_percent)
     j["controller_limit_percent"] = *spec->controller_limit_percent;
   if (spec->slack_limit_percent) j["slack_limit_percent"] = *spec->slack_limit_percent;
-  PrintJson(j);
+  ReportValid(ctx, SummarizePoolSpec(*spec), std::move(j));
 }
 
 void AddValidate(CLI::App& group, CommandContext& ctx, absl::string_view kind,

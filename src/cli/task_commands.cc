@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/context.h"
 #include "cli/format.h"
+#include "cli/output.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/ids.h"
@@ -37,6 +38,35 @@ absl::StatusOr<TaskId> ParseTaskArg(const std::string& text) {
   return *id;
 }
 
+// The request for the one task named by a JOB/INSTANCE argument; a bad argument fails the command.
+template <typename Req>
+std::optional<Req> TaskRequest(CommandContext& ctx, const std::string& arg) {
+  absl::StatusOr<TaskId> id = ParseTaskArg(arg);
+  if (!id.ok()) {
+    ctx.Fail(id.status());
+    return std::nullopt;
+  }
+  Req req;
+  req.set_job_id(id->job.value());
+  req.set_instance(id->instance);
+  return req;
+}
+
+// `paceline task VERB JOB/INSTANCE`: one call about one instance, answered with one line.
+template <typename Req, typename Resp>
+void AddTaskVerb(CLI::App& task, CommandContext& ctx, const char* verb, const char* help,
+                 grpc::Status (v1::TaskService::Stub::*method)(grpc::ClientContext*, const Req&,
+                                                               Resp*),
+                 const char* done) {
+  static std::string arg;  // one command runs per process
+  CLI::App* cmd = task.add_subcommand(verb, help);
+  cmd->add_option("task", arg, "JOB/INSTANCE")->required();
+  cmd->callback([&ctx, method, done] {
+    std::optional<Req> req = TaskRequest<Req>(ctx, arg);
+    if (req && Run(ctx, method, *req)) std::cout << "task " << arg << ": " << done << std::endl;
+  });
+}
+
 // What a task or host uses, or "-" without a recent measurement.
 std::string UsedText(const v1::Resources& used, int64_t at_unix_ms) {
   return at_unix_ms == 0 ? "-" : FormatResources(used);
@@ -60,27 +90,21 @@ std::string ExitText(const v1::TaskInfo& t) {
 }  // namespace
 
 void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* task = app.add_subcommand("task", "inspect tasks (job instances)");
-  task->require_subcommand(1);
+  CLI::App* task = AddGroup(app, "task", "inspect tasks (job instances)");
   static TaskFlags f;
 
   CLI::App* list = task->add_subcommand("list", "the tasks of a job");
   list->add_option("job", f.job_id, "job id")->required();
   list->add_option("--state", f.states, "only tasks in these states (repeatable)");
   list->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::ListTasksRequest req;
     req.set_job_id(f.job_id);
     for (const std::string& s : f.states) req.add_states(s);
-    v1::ListTasksResponse resp;
-    grpc::Status s =
-        v1::TaskService::NewStub(rpc->channel())->ListTasks(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    std::optional<v1::ListTasksResponse> resp = Run(ctx, &v1::TaskService::Stub::ListTasks, req);
+    if (!resp) return;
     Table t({"task", "run", "state", "health", "host", "started", "finished", "exit", "used",
              "reason"});
-    for (const v1::TaskInfo& ti : resp.tasks()) {
+    for (const v1::TaskInfo& ti : resp->tasks()) {
       t.AddRow({absl::StrCat(ti.job_id(), "/", ti.instance()), absl::StrCat(ti.run()), ti.state(),
                 ti.health().empty() ? "-" : ti.health(), ti.host().empty() ? "-" : ti.host(),
                 FormatUnixMillis(ti.started_at_unix_ms()),
@@ -94,19 +118,11 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* get = task->add_subcommand("get", "one task: its current run and every run before");
   get->add_option("task", f.task, "JOB/INSTANCE")->required();
   get->callback([&ctx] {
-    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
-    if (!id.ok()) return ctx.Fail(id.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::GetTaskRequest req;
-    req.set_job_id(id->job.value());
-    req.set_instance(id->instance);
-    v1::GetTaskResponse resp;
-    grpc::Status s =
-        v1::TaskService::NewStub(rpc->channel())->GetTask(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
-    const v1::TaskInfo& ti = resp.task();
+    std::optional<v1::GetTaskRequest> req = TaskRequest<v1::GetTaskRequest>(ctx, f.task);
+    if (!req) return;
+    std::optional<v1::GetTaskResponse> resp = Run(ctx, &v1::TaskService::Stub::GetTask, *req);
+    if (!resp) return;
+    const v1::TaskInfo& ti = resp->task();
     std::cout << "task " << ti.job_id() << "/" << ti.instance() << ": " << ti.state() << ", run "
               << ti.run() << (ti.host().empty() ? "" : " on " + ti.host()) << ", asks "
               << FormatResources(ti.resources()) << "\n";
@@ -117,7 +133,7 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     }
     if (!ti.pending_reason().empty()) std::cout << "waiting: " << ti.pending_reason() << "\n";
     Table t({"run", "host", "started", "finished", "result", "reason", "message"});
-    for (const v1::TaskRun& r : resp.runs()) {
+    for (const v1::TaskRun& r : resp->runs()) {
       t.AddRow({absl::StrCat(r.run()), r.host().empty() ? "-" : r.host(),
                 FormatUnixMillis(r.started_at_unix_ms()), FormatUnixMillis(r.finished_at_unix_ms()),
                 r.final_state().empty() ? "live" : r.final_state(), r.reason(), r.message()});
@@ -129,79 +145,40 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
   events->add_option("task", f.task, "JOB/INSTANCE")->required();
   events->add_option("--limit", f.limit, "only the newest N events");
   events->callback([&ctx] {
-    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
-    if (!id.ok()) return ctx.Fail(id.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::ListTaskEventsRequest req;
-    req.set_job_id(id->job.value());
-    req.set_instance(id->instance);
-    req.set_limit(f.limit);
-    v1::ListTaskEventsResponse resp;
-    grpc::Status s =
-        v1::TaskService::NewStub(rpc->channel())->ListTaskEvents(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    std::optional<v1::ListTaskEventsRequest> req =
+        TaskRequest<v1::ListTaskEventsRequest>(ctx, f.task);
+    if (!req) return;
+    req->set_limit(f.limit);
+    std::optional<v1::ListTaskEventsResponse> resp =
+        Run(ctx, &v1::TaskService::Stub::ListTaskEvents, *req);
+    if (!resp) return;
     Table t({"time", "run", "state", "host", "reason", "message"});
-    for (const v1::TaskEvent& e : resp.events()) {
+    for (const v1::TaskEvent& e : resp->events()) {
       t.AddRow({FormatUnixMillis(e.at_unix_ms()), absl::StrCat(e.run()), e.state(),
                 e.host().empty() ? "-" : e.host(), e.reason(), e.message()});
     }
     std::cout << t.Render();
   });
 
-  CLI::App* kill = task->add_subcommand("kill", "kill one instance (it stays KILLED)");
-  kill->add_option("task", f.task, "JOB/INSTANCE")->required();
-  kill->callback([&ctx] {
-    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
-    if (!id.ok()) return ctx.Fail(id.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::KillTaskRequest req;
-    req.set_job_id(id->job.value());
-    req.set_instance(id->instance);
-    v1::KillTaskResponse resp;
-    grpc::Status s =
-        v1::TaskService::NewStub(rpc->channel())->KillTask(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    std::cout << "task " << f.task << " is being killed" << std::endl;
-  });
-
-  CLI::App* release = task->add_subcommand(
-      "release-volume", "let a stateful instance whose host is gone start elsewhere, empty");
-  release->add_option("task", f.task, "JOB/INSTANCE")->required();
-  release->callback([&ctx] {
-    absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
-    if (!id.ok()) return ctx.Fail(id.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::ReleaseVolumeRequest req;
-    req.set_job_id(id->job.value());
-    req.set_instance(id->instance);
-    v1::ReleaseVolumeResponse resp;
-    grpc::Status s =
-        v1::TaskService::NewStub(rpc->channel())->ReleaseVolume(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    std::cout << "task " << f.task << ": volume released; it may start on another host"
-              << std::endl;
-  });
+  AddTaskVerb(*task, ctx, "kill", "kill one instance (it stays KILLED)",
+              &v1::TaskService::Stub::KillTask, "is being killed");
+  AddTaskVerb(*task, ctx, "release-volume",
+              "let a stateful instance whose host is gone start elsewhere, empty",
+              &v1::TaskService::Stub::ReleaseVolume,
+              "volume released; it may start on another host");
 
   CLI::App* restart = task->add_subcommand("restart", "start a new run of one instance");
   restart->add_option("task", f.task, "JOB/INSTANCE")->required();
   restart->callback([&ctx] {
     absl::StatusOr<TaskId> id = ParseTaskArg(f.task);
     if (!id.ok()) return ctx.Fail(id.status());
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::RestartJobRequest req;
     req.set_job_id(id->job.value());
     v1::InstanceRange* r = req.add_ranges();
     r->set_first(id->instance);
     r->set_last(id->instance);
-    v1::RestartJobResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->RestartJob(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+    std::optional<v1::RestartJobResponse> resp = Run(ctx, &v1::JobService::Stub::RestartJob, req);
+    if (!resp) return;
     std::cout << "task " << f.task << " is restarting" << std::endl;
   });
 
@@ -216,7 +193,6 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     if (!id.ok()) return ctx.Fail(id.status());
     absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
     if (!rpc.ok()) return ctx.Fail(rpc.status());
-    auto stub = v1::TaskService::NewStub(rpc->channel());
     v1::GetTaskLogsRequest req;
     req.set_job_id(id->job.value());
     req.set_instance(id->instance);
@@ -224,16 +200,16 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     req.set_stderr(f.stderr_stream);
     req.set_tail_lines(f.tail);
     while (true) {
-      v1::GetTaskLogsResponse resp;
-      grpc::Status s = stub->GetTaskLogs(rpc->Context().get(), req, &resp);
-      if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-      std::cout << resp.data() << std::flush;
-      req.set_run(resp.run());  // stay on the run we started with
+      absl::StatusOr<v1::GetTaskLogsResponse> resp =
+          rpc->Call(&v1::TaskService::Stub::GetTaskLogs, req);
+      if (!resp.ok()) return ctx.Fail(resp.status());
+      std::cout << resp->data() << std::flush;
+      req.set_run(resp->run());  // stay on the run we started with
       req.set_tail_lines(0);
-      bool more = resp.next_offset() > req.offset() && !resp.data().empty();
-      req.set_offset(resp.next_offset());
+      bool more = resp->next_offset() > req.offset() && !resp->data().empty();
+      req.set_offset(resp->next_offset());
       if (more) continue;  // the rest of a long log
-      if (!f.follow || resp.finished()) return;
+      if (!f.follow || resp->finished()) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   });
@@ -244,16 +220,12 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
   host->require_subcommand(1);
   CLI::App* list = host->add_subcommand("list", "hosts: state, capacity, allocation, labels");
   list->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
-    v1::ListHostsResponse resp;
-    grpc::Status s = v1::HostService::NewStub(rpc->channel())
-                         ->ListHosts(rpc->Context().get(), v1::ListHostsRequest(), &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+    std::optional<v1::ListHostsResponse> resp =
+        Run(ctx, &v1::HostService::Stub::ListHosts, v1::ListHostsRequest());
+    if (!resp) return;
     Table t(
         {"host", "state", "tasks", "capacity", "allocated", "used", "labels", "isolation", "seen"});
-    for (const v1::HostInfo& h : resp.hosts()) {
+    for (const v1::HostInfo& h : resp->hosts()) {
       std::vector<std::string> labels;
       for (const auto& [k, v] : h.labels()) labels.push_back(absl::StrCat(k, "=", v));
       std::sort(labels.begin(), labels.end());
@@ -285,15 +257,11 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
     CLI::App* cmd = host->add_subcommand(v.verb, v.help);
     cmd->add_option("host", name, "host name (see host list)")->required();
     cmd->callback([&ctx, call = v.call] {
-      absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-      if (!rpc.ok()) return ctx.Fail(rpc.status());
       v1::HostMaintenanceRequest req;
       req.set_host(name);
-      v1::HostMaintenanceResponse resp;
-      auto stub = v1::HostService::NewStub(rpc->channel());
-      grpc::Status s = (stub.get()->*call)(rpc->Context().get(), req, &resp);
-      if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-      std::cout << "host " << name << ": " << resp.maintenance() << std::endl;
+      std::optional<v1::HostMaintenanceResponse> resp = Run(ctx, call, req);
+      if (!resp) return;
+      std::cout << "host " << name << ": " << resp->maintenance() << std::endl;
     });
   }
 }

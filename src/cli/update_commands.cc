@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "cli/context.h"
 #include "cli/format.h"
+#include "cli/output.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/units.h"
@@ -85,7 +86,6 @@ void RunUpdate(CommandContext& ctx) {
   const UpdateFlags& f = Flags();
   absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
   if (!rpc.ok()) return ctx.Fail(rpc.status());
-  auto stub = v1::JobService::NewStub(rpc->channel());
   v1::UpdateJobRequest req;
   req.set_job_id(f.job);
   if (!f.file.empty()) {
@@ -109,26 +109,24 @@ void RunUpdate(CommandContext& ctx) {
   if (f.version == 0) {
     v1::GetJobRequest get;
     get.set_job_id(f.job);
-    v1::GetJobResponse job;
-    grpc::Status s = stub->GetJob(rpc->Context().get(), get, &job);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    req.set_version(job.job().version());
+    absl::StatusOr<v1::GetJobResponse> job = rpc->Call(&v1::JobService::Stub::GetJob, get);
+    if (!job.ok()) return ctx.Fail(job.status());
+    req.set_version(job->job().version());
   }
-  v1::UpdateJobResponse resp;
-  grpc::Status s = stub->UpdateJob(rpc->Context().get(), req, &resp);
-  if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-  if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
+  absl::StatusOr<v1::UpdateJobResponse> resp = rpc->Call(&v1::JobService::Stub::UpdateJob, req);
+  if (!resp.ok()) return ctx.Fail(resp.status());
+  if (PrintStructured(ctx.client, *resp)) return;
   if (f.dry_run) {
-    std::cout << "dry run: job " << f.job << " would go to version " << resp.version() << "\n"
-              << "  added:     " << List(resp.added()) << "\n"
-              << "  removed:   " << List(resp.removed()) << "\n"
-              << "  updated:   " << List(resp.updated()) << "\n"
-              << "  unchanged: " << List(resp.unchanged()) << std::endl;
+    std::cout << "dry run: job " << f.job << " would go to version " << resp->version() << "\n"
+              << "  added:     " << List(resp->added()) << "\n"
+              << "  removed:   " << List(resp->removed()) << "\n"
+              << "  updated:   " << List(resp->updated()) << "\n"
+              << "  unchanged: " << List(resp->unchanged()) << std::endl;
     return;
   }
-  std::cout << "job " << f.job << ": update " << resp.update_id() << " to version "
-            << resp.version() << " (" << resp.updated_size() << " updated, " << resp.added_size()
-            << " added, " << resp.removed_size() << " removed)" << std::endl;
+  std::cout << "job " << f.job << ": update " << resp->update_id() << " to version "
+            << resp->version() << " (" << resp->updated_size() << " updated, " << resp->added_size()
+            << " added, " << resp->removed_size() << " removed)" << std::endl;
 }
 
 // Calls a one-job update RPC and prints `done` on success.
@@ -136,14 +134,9 @@ template <typename Req, typename Resp>
 void Simple(CommandContext& ctx,
             grpc::Status (v1::JobService::Stub::*call)(grpc::ClientContext*, const Req&, Resp*),
             const std::string& done) {
-  absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-  if (!rpc.ok()) return ctx.Fail(rpc.status());
   Req req;
   req.set_job_id(Flags().job);
-  Resp resp;
-  auto stub = v1::JobService::NewStub(rpc->channel());
-  grpc::Status s = (stub.get()->*call)(rpc->Context().get(), req, &resp);
-  if (!s.ok()) return ctx.Fail(rpc->Explain(s));
+  if (!Run(ctx, call, req)) return;
   std::cout << "job " << Flags().job << ": " << done << std::endl;
 }
 
@@ -153,22 +146,20 @@ void Wait(CommandContext& ctx) {
   if (!timeout.ok()) return ctx.Fail(WithFlag(timeout.status(), "--timeout"));
   absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
   if (!rpc.ok()) return ctx.Fail(rpc.status());
-  auto stub = v1::JobService::NewStub(rpc->channel());
   absl::Time deadline =
       *timeout == absl::ZeroDuration() ? absl::InfiniteFuture() : absl::Now() + *timeout;
   std::string last;
   while (true) {
     v1::GetUpdateRequest req;
     req.set_job_id(f.job);
-    v1::GetUpdateResponse resp;
-    grpc::Status s = stub->GetUpdate(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    const v1::UpdateInfo& u = resp.update();
+    absl::StatusOr<v1::GetUpdateResponse> resp = rpc->Call(&v1::JobService::Stub::GetUpdate, req);
+    if (!resp.ok()) return ctx.Fail(resp.status());
+    const v1::UpdateInfo& u = resp->update();
     std::string line = UpdateLine(u);
     if (line != last) std::cerr << line << std::endl;
     last = line;
     if (u.state() != "ROLLING_FORWARD" && u.state() != "ROLLING_BACK") {
-      if (ctx.client.format() == OutputFormat::kJson) PrintProtoJson(resp);
+      PrintStructured(ctx.client, *resp);
       if (u.state() != "SUCCEEDED") {
         return ctx.Fail(absl::FailedPreconditionError(
             absl::StrCat("update ", u.id(), " of job ", f.job, " ended ", u.state())));
@@ -211,61 +202,46 @@ void AddJobUpdateCommands(CLI::App& job, CommandContext& ctx) {
   rollback->add_option("--to", f.to_version, "the version (default: the one before the current)");
   rollback->add_option("--batch-size", f.batch_size, "instances changed at a time");
   rollback->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::RollbackJobRequest req;
     req.set_job_id(Flags().job);
     req.set_to_version(Flags().to_version);
     absl::StatusOr<v1::UpdateOptions> options = OptionsFromFlags(Flags());
     if (!options.ok()) return ctx.Fail(options.status());
     *req.mutable_options() = *options;
-    v1::RollbackJobResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->RollbackJob(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    std::cout << "job " << Flags().job << ": update " << resp.update_id()
-              << " rolls back as version " << resp.version() << std::endl;
+    std::optional<v1::RollbackJobResponse> resp = Run(ctx, &v1::JobService::Stub::RollbackJob, req);
+    if (!resp) return;
+    std::cout << "job " << Flags().job << ": update " << resp->update_id()
+              << " rolls back as version " << resp->version() << std::endl;
   });
 }
 
 void RegisterUpdateCommands(CLI::App& app, CommandContext& ctx) {
   UpdateFlags& f = Flags();
-  CLI::App* update = app.add_subcommand("update", "rolling updates of a job");
-  update->require_subcommand(1);
+  CLI::App* update = AddGroup(app, "update", "rolling updates of a job");
 
   CLI::App* get = update->add_subcommand("get", "a job's latest update (or --id N)");
   get->add_option("job", f.job, "job id")->required();
   get->add_option("--id", f.update_id, "update id (default: the latest)");
   get->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::GetUpdateRequest req;
     req.set_job_id(Flags().job);
     req.set_update_id(Flags().update_id);
-    v1::GetUpdateResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->GetUpdate(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
-    PrintUpdates({resp.update()});
-    if (resp.update().failed() > 0) {
-      std::cout << "failed instances: " << List(resp.update().failed_instances()) << std::endl;
+    std::optional<v1::GetUpdateResponse> resp = Run(ctx, &v1::JobService::Stub::GetUpdate, req);
+    if (!resp) return;
+    PrintUpdates({resp->update()});
+    if (resp->update().failed() > 0) {
+      std::cout << "failed instances: " << List(resp->update().failed_instances()) << std::endl;
     }
   });
 
   CLI::App* list = update->add_subcommand("list", "a job's updates, oldest first");
   list->add_option("job", f.job, "job id")->required();
   list->callback([&ctx] {
-    absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
-    if (!rpc.ok()) return ctx.Fail(rpc.status());
     v1::ListUpdatesRequest req;
     req.set_job_id(Flags().job);
-    v1::ListUpdatesResponse resp;
-    grpc::Status s =
-        v1::JobService::NewStub(rpc->channel())->ListUpdates(rpc->Context().get(), req, &resp);
-    if (!s.ok()) return ctx.Fail(rpc->Explain(s));
-    if (ctx.client.format() == OutputFormat::kJson) return PrintProtoJson(resp);
-    PrintUpdates({resp.updates().begin(), resp.updates().end()});
+    std::optional<v1::ListUpdatesResponse> resp = Run(ctx, &v1::JobService::Stub::ListUpdates, req);
+    if (!resp) return;
+    PrintUpdates({resp->updates().begin(), resp->updates().end()});
   });
 
   CLI::App* pause = update->add_subcommand("pause", "stop starting new instances");

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cli/context.h"
+#include "cli/output.h"
 #include "cli/rpc.h"
 #include "common/task_state.h"
 #include "paceline/v1/job.grpc.pb.h"
@@ -75,6 +76,9 @@ void AddJobWatchCommand(CLI::App& job, CommandContext& ctx) {
         std::string line;
         (void)google::protobuf::util::MessageToJsonString(e, &line, json);
         std::cout << line << std::endl;
+      } else if (ctx.client.format() == OutputFormat::kYaml) {
+        std::cout << "---\n";
+        PrintProtoYaml(e);
       } else {
         std::cout << LineOf(e) << std::endl;
       }

@@ -29,8 +29,8 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   cluster->Attach(conn->link_);
   absl::Status registered =
       cluster->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        absl::Status s = core.RegisterHost(reg, running, now, out);
-        if (s.ok()) core.SetIsolation(host, r.isolation());
+        absl::Status s = core.agents().RegisterHost(reg, running, now, out);
+        if (s.ok()) core.agents().SetIsolation(host, r.isolation());
         return s;
       });
   if (!registered.ok()) return registered;  // the destructor detaches
@@ -56,7 +56,7 @@ absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
     std::weak_ptr<api::AgentLink> weak = link_;
     cluster_->MutateAsync(
         [host](SchedulerCore& core, absl::Time now, scheduler::Actions&) {
-          return core.Heartbeat(host, now)
+          return core.agents().Heartbeat(host, now)
                      ? absl::OkStatus()
                      : absl::FailedPreconditionError("host was declared lost");
         },
@@ -70,7 +70,7 @@ absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
     auto [sample, runs] = wire::UsageOf(msg.usage());
     cluster_->MutateAsync(
         [host, sample, runs](SchedulerCore& core, absl::Time now, scheduler::Actions&) {
-          core.ReportUsage(host, sample, runs, now);
+          core.agents().ReportUsage(host, sample, runs, now);
           return absl::OkStatus();
         },
         [](absl::Status) {});
@@ -83,8 +83,8 @@ absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
     cluster_->MutateAsync(
         [host, report = std::move(report)](SchedulerCore& core, absl::Time now,
                                            scheduler::Actions& out) {
-          core.Heartbeat(host, now);
-          core.OnStatus(report, now, out);
+          core.agents().Heartbeat(host, now);
+          core.agents().OnStatus(report, now, out);
           return absl::OkStatus();
         },
         [weak, seq](absl::Status s) {

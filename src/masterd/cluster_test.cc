@@ -28,7 +28,7 @@ std::unique_ptr<scheduler::SchedulerCore> Core() {
 
 Cluster::MutateFn CreatePool(const std::string& path) {
   return [path](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
-    return core.CreatePool(path, Pool(), out);
+    return core.pools().CreatePool(path, Pool(), out);
   };
 }
 

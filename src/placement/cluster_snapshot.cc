@@ -1,7 +1,6 @@
 #include "placement/cluster_snapshot.h"
 
 #include <algorithm>
-#include <atomic>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -20,15 +19,10 @@ absl::Status NotFound(HostId id) {
 
 }  // namespace
 
-uint64_t ClusterSnapshot::NextUid() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
-ClusterSnapshot::ClusterSnapshot() : uid_(NextUid()) {}
+ClusterSnapshot::ClusterSnapshot() : identity_(std::make_shared<char>()) {}
 
 ClusterSnapshot::ClusterSnapshot(const ClusterSnapshot& o)
-    : uid_(NextUid()),
+    : identity_(std::make_shared<char>()),
       hosts_(o.hosts_),
       num_hosts_(o.num_hosts_),
       index_(o.index_),

@@ -119,8 +119,9 @@ class ClusterSnapshot {
 
   // --- for the engine's caches ---
   uint32_t InternLabelPair(absl::string_view key, absl::string_view value);
-  // Identifies this snapshot object (a copy gets a new uid).
-  uint64_t uid() const { return uid_; }
+  // Identifies this snapshot object for the engine's caches: a copy gets a new identity, and an
+  // identity is never reused while a cache still holds it (no global counter).
+  std::weak_ptr<const void> identity() const { return identity_; }
   // Sequence number of the static-change log (grows with every status or label change).
   uint64_t static_seq() const { return log_base_ + log_.size(); }
   // Slots whose static attributes changed since `seq`; nullopt when the log was truncated.
@@ -145,7 +146,6 @@ class ClusterSnapshot {
     Usage usage;
   };
 
-  static uint64_t NextUid();
   HostState* mutable_host(HostId id);
   void Reindex(uint32_t slot);
   // Builds the revocable index (once): revocable work or slack is about to appear.
@@ -165,7 +165,7 @@ class ClusterSnapshot {
   void Unhold(uint32_t slot, const Usage& u, bool rollback);
   void LogRelaxed(uint32_t slot);
 
-  uint64_t uid_;
+  std::shared_ptr<const void> identity_;
   std::vector<std::optional<HostState>> hosts_;
   size_t num_hosts_ = 0;
   FreeIndex index_;            // by FreeFor(false)

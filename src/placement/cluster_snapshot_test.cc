@@ -115,11 +115,11 @@ TEST(ClusterSnapshot, LabelIndexAndStaticChangeLog) {
   EXPECT_FALSE(snap.StaticChangesSince(seq + 5).has_value());
 }
 
-TEST(ClusterSnapshot, CopiesAreIndependentAndGetANewUid) {
+TEST(ClusterSnapshot, CopiesAreIndependentAndGetANewIdentity) {
   ClusterSnapshot a;
   ASSERT_TRUE(a.AddHost(HostBuilder(0).Build()).ok());
   ClusterSnapshot b = a;
-  EXPECT_NE(a.uid(), b.uid());
+  EXPECT_NE(a.identity().lock(), b.identity().lock());
   ASSERT_TRUE(Put(b, 0, 0, ShapeBuilder().Build()).ok());
   EXPECT_EQ(a.num_tasks(), 0u);
   EXPECT_EQ(b.num_tasks(), 1u);

@@ -136,7 +136,7 @@ class PlacementEngine {
   Profile profile_;
   uint32_t max_candidates_;
 
-  uint64_t snapshot_uid_ = 0;
+  std::weak_ptr<const void> snapshot_;  // the snapshot the caches below describe
   uint64_t plan_seq_ = 0;
   uint64_t epoch_ = 0;     // failure-cache epoch; bumped per plan and per gang rollback
   uint64_t sequence_ = 0;  // placement decisions, for random scores

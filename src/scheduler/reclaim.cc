@@ -44,7 +44,7 @@ std::string Numbers(const placement::HostState& h, Dim d) {
 
 void SchedulerCore::SyncSlack(absl::Time now, Actions& out) {
   for (const UsageTracker::SlackChange& c : usage_.TakeSlackChanges(now)) {
-    const TrackedHost* h = hosts_.Find(c.host);
+    const hostmgr::TrackedHost* h = hosts_.Find(c.host);
     if (h == nullptr || snapshot_.host(h->id) == nullptr) continue;
     (void)snapshot_.SetHostSlack(h->id, usage_.HostSlack(c.host, now));
     const bool known = c.reported || usage_.HostUsage(c.host, now).has_value();

@@ -29,9 +29,9 @@ class ReclaimTest : public CoreTest {
   // all running.
   void FillHost(int64_t cores) {
     Actions a;
-    ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-    ASSERT_TRUE(core_->RegisterHost(Host("h1", cores), {}, now_, a).ok());
-    auto id = core_->CreateJob(Batch(static_cast<uint32_t>(cores)), "/a", now_, a);
+    ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+    ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", cores), {}, now_, a).ok());
+    auto id = core_->job_control().CreateJob(Batch(static_cast<uint32_t>(cores)), "/a", now_, a);
     ASSERT_TRUE(id.ok()) << id.status();
     regular_job_ = *id;
     Commit(std::move(a));
@@ -44,7 +44,7 @@ class ReclaimTest : public CoreTest {
   }
   JobId CreateJob(const JobSpec& spec) {
     Actions a;
-    auto id = core_->CreateJob(spec, "/a", now_, a);
+    auto id = core_->job_control().CreateJob(spec, "/a", now_, a);
     EXPECT_TRUE(id.ok()) << id.status();
     Commit(std::move(a));
     return id.ok() ? *id : JobId();
@@ -173,9 +173,9 @@ TEST_F(ReclaimTest, StaleUsageGivesNoSlack) {
 
 TEST_F(ReclaimTest, ARevokedGangMemberTakesItsGangAlong) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h2", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h2", 2), {}, now_, a).ok());
   Commit(std::move(a));
   JobSpec gang = Revocable(2, 2000);
   gang.sla.min_running_instances = 2;
@@ -210,10 +210,10 @@ TEST_P(ReclaimProperty, RegularNeverOvercommittedRevocableWithinCapacityPlusSlac
     const uint64_t seed = GetParam();
     std::mt19937_64 rng(seed);
     Actions a;
-    ASSERT_TRUE(core_->CreatePool("/a", Pool(1'000'000), a).ok());
+    ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(1'000'000), a).ok());
     const std::vector<std::string> hosts = {"h1", "h2", "h3", "h4"};
     for (const std::string& h : hosts)
-      ASSERT_TRUE(core_->RegisterHost(Host(h, 4), {}, now_, a).ok());
+      ASSERT_TRUE(core_->agents().RegisterHost(Host(h, 4), {}, now_, a).ok());
     Commit(std::move(a));
     std::map<RunId, std::string> running;   // run -> host
     std::map<RunId, std::string> stopping;  // killed, not yet reported
@@ -240,7 +240,7 @@ TEST_P(ReclaimProperty, RegularNeverOvercommittedRevocableWithinCapacityPlusSlac
         }
         HostUsageSample sample;
         sample.interval = absl::Seconds(1);
-        core_->ReportUsage(h, sample, usage, now_);
+        core_->agents().ReportUsage(h, sample, usage, now_);
       } else if (op == 5 && !running.empty()) {
         auto it = std::next(running.begin(), static_cast<long>(rng() % running.size()));
         Report(it->first, it->second, TaskState::kSucceeded, 0);
@@ -274,7 +274,7 @@ TEST_P(ReclaimProperty, RegularNeverOvercommittedRevocableWithinCapacityPlusSlac
       ASSERT_TRUE(valid.ok()) << valid;  // regular work within capacity, on every host
       for (uint32_t slot = 0; slot < snap.slots(); ++slot) {
         const placement::HostState& h = snap.host_at(slot);
-        std::optional<HostUsageView> usage = core_->HostUsage(h.name(), now_);
+        std::optional<HostUsageView> usage = core_->agents().HostUsage(h.name(), now_);
         ASSERT_EQ(h.slack(), usage ? usage->slack : Resources()) << h.name();
         Resources live_revocable;
         for (const TaskId& t : h.tasks()) {

@@ -6,6 +6,7 @@
 #include "common/check.h"
 #include "common/status.h"
 #include "common/units.h"
+#include "hostmgr/maintenance.h"
 #include "placement/plan.h"
 
 namespace paceline::scheduler {
@@ -52,122 +53,14 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));
   for (const jobmgr::Job* job : jobs_.ListJobs()) {
-    if (job->spec().type == JobType::kDaemon) daemon_jobs_.push_back(job->id());
+    if (job->spec().type == JobType::kDaemon) daemons_.Add(job->id());
   }
   Absorb(fx, now, out);
   return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------
-// Pools
-
-absl::Status SchedulerCore::CreatePool(const std::string& path, const PoolSpec& spec,
-                                       Actions& out) {
-  RETURN_IF_ERROR(rm_.CreatePool(path, spec).status());
-  out.batch.put_pools.push_back({path, spec});
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<std::string>> SchedulerCore::UpdatePool(const std::string& path,
-                                                                   const PoolSpec& spec, bool force,
-                                                                   Actions& out) {
-  ASSIGN_OR_RETURN(std::vector<std::string> broke, rm_.UpdatePool(path, spec, force));
-  out.batch.put_pools.push_back({path, spec});
-  return broke;
-}
-
-absl::Status SchedulerCore::DeletePool(const std::string& path, Actions& out) {
-  RETURN_IF_ERROR(rm_.DeletePool(path));
-  out.batch.delete_pools.push_back(path);
-  return absl::OkStatus();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Jobs
-
-absl::StatusOr<JobId> SchedulerCore::CreateJob(JobSpec spec, const std::string& pool,
-                                               absl::Time now, Actions& out) {
-  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(pool));
-  if (!rm_.tree().children(pool_id).empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("pool ", pool, " has child pools; jobs run only in leaf pools"));
-  }
-  RETURN_IF_ERROR(CheckGangFits(spec, pool_id, pool));
-  bool daemon = spec.type == JobType::kDaemon;
-  jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(JobId id, jobs_.CreateJob(std::move(spec), pool, now, fx));
-  Absorb(fx, now, out);
-  if (daemon) {
-    daemon_jobs_.push_back(id);
-    daemons_dirty_ = true;
-    ReconcileDaemons(now, out);
-  }
-  return id;
-}
-
-absl::Status SchedulerCore::CheckGangFits(const JobSpec& spec, PoolId pool_id,
-                                          const std::string& pool) const {
-  uint32_t gang = std::max<uint32_t>(1, std::min(spec.sla.min_running_instances, spec.instances));
-  std::optional<Resources> gang_total = CheckedMultiply(spec.task.resources, gang);
-  Resources limit = rm_.tree().spec(pool_id).Limit();
-  if (!gang_total || !gang_total->FitsIn(limit)) {
-    Dim d = gang_total ? *gang_total->FirstExceeding(limit) : Dim::kCpu;
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a gang of ", gang, " instances needs ", DimName(d), " ",
-        gang_total ? FormatQuantity(d, (*gang_total)[d]) : "beyond range", ", above pool ", pool,
-        "'s ", DimName(d), " limit ", FormatQuantity(d, limit[d]), "; it could never run"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<uint64_t> SchedulerCore::UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
-                                                  absl::Time now, Actions& out) {
-  const jobmgr::Job* job = jobs_.GetJob(id);
-  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
-  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(job->pool()));
-  RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
-  jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(uint64_t update, jobs_.StartUpdate(id, std::move(req), now, fx));
-  Absorb(fx, now, out);
-  return update;
-}
-
-absl::Status SchedulerCore::PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.PauseUpdate(id, paused, now, fx));
-  Absorb(fx, now, out);
-  return absl::OkStatus();
-}
-
-absl::Status SchedulerCore::AbortUpdate(JobId id, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.AbortUpdate(id, now, fx));
-  Absorb(fx, now, out);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<uint64_t> SchedulerCore::RollbackJob(JobId id, uint64_t version, UpdateSpec options,
-                                                    absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(uint64_t update, jobs_.Rollback(id, version, options, now, fx));
-  Absorb(fx, now, out);
-  return update;
-}
-
-absl::Status SchedulerCore::KillJob(JobId id, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.KillJob(id, now, fx));
-  Absorb(fx, now, out);
-  return absl::OkStatus();
-}
-
-absl::Status SchedulerCore::ReleaseVolume(TaskId task, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.ReleaseVolume(task, now, fx));
-  why_.erase(task);
-  Absorb(fx, now, out);
-  return absl::OkStatus();
-}
+// Where a task should go: its volume's host, its previous host during an in-place update
 
 std::optional<placement::PreviousHost> SchedulerCore::InPlaceHost(const jobmgr::Job& job,
                                                                   uint32_t i) const {
@@ -176,7 +69,7 @@ std::optional<placement::PreviousHost> SchedulerCore::InPlaceHost(const jobmgr::
   if (!updates.back().options.in_place) return std::nullopt;
   uint32_t h = job.task(i).last_host;
   if (h == jobmgr::kNoHost) return std::nullopt;
-  const TrackedHost* host = hosts_.Find(jobs_.HostName(h));
+  const hostmgr::TrackedHost* host = hosts_.Find(jobs_.HostName(h));
   if (host == nullptr) return std::nullopt;
   return placement::PreviousHost{host->id, false};
 }
@@ -184,151 +77,16 @@ std::optional<placement::PreviousHost> SchedulerCore::InPlaceHost(const jobmgr::
 std::optional<HostId> SchedulerCore::VolumeHostOf(const jobmgr::Job& job, uint32_t i) const {
   uint32_t h = job.task(i).volume_host;
   if (h == jobmgr::kNoHost) return std::nullopt;
-  const TrackedHost* host = hosts_.Find(jobs_.HostName(h));
+  const hostmgr::TrackedHost* host = hosts_.Find(jobs_.HostName(h));
   return host != nullptr ? std::optional<HostId>(host->id) : std::nullopt;
 }
 
-absl::Status SchedulerCore::KillInstance(TaskId task, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.KillInstance(task, now, fx));
-  Absorb(fx, now, out);
-  return absl::OkStatus();
-}
-
-absl::Status SchedulerCore::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
-                                             absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.RestartInstances(id, instances, now, fx));
-  Absorb(fx, now, out);
-  return absl::OkStatus();
-}
-
-absl::Status SchedulerCore::DeleteJob(JobId id, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
-  daemon_jobs_.erase(std::remove(daemon_jobs_.begin(), daemon_jobs_.end(), id), daemon_jobs_.end());
-  for (auto it = shapes_.begin(); it != shapes_.end();) {
-    if (it->first.first == id) {
-      shapes_.erase(it++);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = why_.begin(); it != why_.end();) {
-    if (it->first.job == id) {
-      why_.erase(it++);
-    } else {
-      ++it;
-    }
-  }
-  Absorb(fx, absl::InfinitePast(), out);
-  return absl::OkStatus();
-}
-
 // ---------------------------------------------------------------------------------------------
-// Hosts
-
-absl::Status SchedulerCore::RegisterHost(const HostRegistration& reg,
-                                         const std::vector<ReportedRun>& running, absl::Time now,
-                                         Actions& out) {
-  if (reg.name.empty()) return absl::InvalidArgumentError("host name: empty");
-  placement::HostSpec spec;
-  spec.name = reg.name;
-  spec.labels = reg.labels;
-  spec.capacity = reg.capacity;
-  spec.capacity[Dim::kGpu] = static_cast<int64_t>(reg.gpu_models.size()) * kMilliPerUnit;
-  spec.gpu_models = reg.gpu_models;
-  spec.ports = reg.ports;
-  HostId id = hosts_.Register(spec, now).first;
-  spec.id = id;
-  if (snapshot_.host(id) == nullptr) {
-    RETURN_IF_ERROR(snapshot_.AddHost(spec));
-  } else {
-    // A host that reconnects keeps the tasks the snapshot holds for it; it takes work again.
-    RETURN_IF_ERROR(snapshot_.SetHostLabels(id, spec.labels));
-    RETURN_IF_ERROR(snapshot_.SetHostStatus(id, placement::HostStatus::kUp));
-  }
-  // Its maintenance state (drained, down ...) outlives reconnections.
-  ApplyMaintenance(id, hosts_.Get(id).maintenance, out);
-  daemons_dirty_ = true;
-
-  // Reconcile: what the agent has against what the core believes.
-  jobmgr::Effects fx;
-  std::vector<RunId> believed = jobs_.LiveRunsOnHost(reg.name);
-  std::vector<RunId> reported;
-  for (const ReportedRun& r : running) reported.push_back(r.run);
-  std::sort(reported.begin(), reported.end());
-  for (const RunId& run : believed) {
-    if (!std::binary_search(reported.begin(), reported.end(), run)) {
-      jobs_.OnStatus({run, reg.name, TaskState::kLost, -1, 0, jobmgr::TaskReason::kHostLost,
-                      "the agent no longer has this task"},
-                     now, fx);
-    }
-  }
-  for (const ReportedRun& r : running) {
-    jobs_.OnStatus({r.run, reg.name, TaskState::kRunning}, now, fx);
-    Adopt(r, id, now);
-  }
-  Absorb(fx, now, out);
-  return absl::OkStatus();
-}
-
-void SchedulerCore::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
-  const TaskId task = r.run.task;
-  if (gang_of_.contains(task)) return;  // accounted for already
-  const jobmgr::Job* job = jobs_.GetJob(task.job);
-  if (job == nullptr || task.instance >= job->instances()) return;
-  const jobmgr::TaskRuntime& t = job->task(task.instance);
-  if (t.run != r.run.run || !MayHaveProcess(t.state)) return;  // not ours: being killed
-  absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape = ShapeOf(*job, task.instance);
-  if (!shape.ok()) return;
-  placement::Assignment a;
-  a.task = task;
-  a.host = host;
-  a.shape = *shape;
-  for (const std::string& name : (*shape)->port_names) {
-    for (const auto& [n, port] : r.ports) {
-      if (n == name) a.ports.push_back(port);
-    }
-  }
-  int64_t gpu = (*shape)->gpu_milli();
-  for (uint32_t d : r.gpu_devices) {
-    a.gpus.push_back({static_cast<uint16_t>(d),
-                      static_cast<int32_t>(gpu < kMilliPerUnit ? gpu : kMilliPerUnit)});
-  }
-  absl::Status committed = snapshot_.Adopt(a);
-  if (!committed.ok()) {
-    why_[task] = absl::StrCat("adopted after a restart but not accounted on its host: ",
-                              committed.message());
-  }
-  uint64_t gid = next_gang_++;
-  resmgr::GangRequest req = GangRequestOf(*job, {task}, gid);
-  if (!rm_.Adopt(req, now).ok()) return;
-  gang_of_[task] = gid;
-  GangInfo info;
-  info.job = job->id();
-  info.tasks = {task};
-  info.admitted = true;
-  gangs_.emplace(gid, std::move(info));
-}
-
-bool SchedulerCore::Heartbeat(const std::string& host, absl::Time now) {
-  return hosts_.Heartbeat(host, now);
-}
-
-void SchedulerCore::OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  jobs_.OnStatus(report, now, fx);
-  if (report.state == TaskState::kRunning) {
-    auto it = gang_of_.find(report.run.task);
-    if (it != gang_of_.end()) (void)rm_.MarkRunning(report.run.task, now);
-  }
-  Absorb(fx, now, out);
-}
+// Hosts: liveness, maintenance, daemons (the rules are hostmgr's)
 
 void SchedulerCore::ExpireHosts(absl::Time now, Actions& out) {
   for (HostId id : hosts_.Expire(now)) {
-    daemons_dirty_ = true;
+    daemons_.MarkDirty();
     const std::string& name = hosts_.Get(id).spec.name;
     (void)snapshot_.FailHost(id, placement::HostStatus::kLost);
     usage_.ForgetHost(name);
@@ -336,6 +94,32 @@ void SchedulerCore::ExpireHosts(absl::Time now, Actions& out) {
     jobs_.OnHostLost(name, now, fx);
     Absorb(fx, now, out);
   }
+}
+
+void SchedulerCore::ApplyMaintenance(HostId id, records::HostMaintenance m, Actions& out) {
+  draining_hosts_ -= hosts_.Get(id).maintenance == records::HostMaintenance::kDraining;
+  draining_hosts_ += m == records::HostMaintenance::kDraining;
+  hosts_.SetMaintenance(id, m);
+  const hostmgr::TrackedHost& h = hosts_.Get(id);
+  if (h.connected) (void)snapshot_.SetHostStatus(id, hostmgr::StatusOf(m));
+  out.batch.put_hosts.push_back(hostmgr::RecordOf(h));
+}
+
+void SchedulerCore::DrainHosts(absl::Time now, Actions& out) {
+  for (const hostmgr::TrackedHost& h : hosts_.all()) {
+    if (h.maintenance != records::HostMaintenance::kDraining) continue;
+    jobmgr::Effects fx;
+    if (hostmgr::DrainStep(h, jobs_, now, fx)) {
+      ApplyMaintenance(h.id, records::HostMaintenance::kDrained, out);
+    }
+    Absorb(fx, now, out);
+  }
+}
+
+void SchedulerCore::ReconcileDaemons(absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  daemons_.Reconcile(hosts_, jobs_, now, fx);
+  Absorb(fx, now, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -348,8 +132,8 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     Absorb(fx, now, out);
   }
   ExpireHosts(now, out);
-  if (draining_hosts_ > 0) DrainStep(now, out);
-  if (!daemon_jobs_.empty()) ReconcileDaemons(now, out);
+  if (draining_hosts_ > 0) DrainHosts(now, out);
+  if (!daemons_.empty()) ReconcileDaemons(now, out);
 
   resmgr::CycleResult cycle =
       rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now)}, now);
@@ -396,7 +180,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
         break;
       }
       std::optional<HostId> pin;
-      if (job->spec().type == JobType::kDaemon) pin = DaemonHostOf(t);
+      if (job->spec().type == JobType::kDaemon) pin = daemons_.HostOf(t, jobs_, hosts_);
       if (job->spec().type == JobType::kStateful) pin = VolumeHostOf(*job, t.instance);
       req.tasks.push_back(placement::PlacementTask{t, *shape, InPlaceHost(*job, t.instance), pin});
     }
@@ -539,41 +323,6 @@ std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task,
   return it->second;
 }
 
-void SchedulerCore::ReportUsage(const std::string& host, const HostUsageSample& sample,
-                                const std::vector<ReportedUsage>& runs, absl::Time now) {
-  std::vector<RunUsageSample> samples;
-  samples.reserve(runs.size());
-  for (const ReportedUsage& r : runs) {
-    const jobmgr::Job* job = jobs_.GetJob(r.run.task.job);
-    if (job == nullptr || r.run.task.instance >= job->instances()) continue;
-    const jobmgr::TaskRuntime& t = job->task(r.run.task.instance);
-    if (t.run != r.run.run || t.state != TaskState::kRunning || t.host == jobmgr::kNoHost ||
-        jobs_.HostName(t.host) != host) {
-      continue;
-    }
-    const JobSpec& spec = job->spec();
-    RunUsageSample s;
-    s.run = r.run;
-    s.used = r.used;
-    s.allocated = spec.instance_overrides.contains(r.run.task.instance)
-                      ? spec.TaskFor(r.run.task.instance).resources
-                      : spec.task.resources;
-    s.regular = resmgr::SlaClassOf(spec.sla) != resmgr::SlaClass::kRevocable;
-    samples.push_back(s);
-  }
-  usage_.Report(host, sample, samples, now);
-}
-
-std::optional<RunUsageView> SchedulerCore::RunUsage(TaskId task, absl::Time now) const {
-  std::optional<RunUsageView> v = usage_.RunUsage(task, now);
-  const jobmgr::Job* job = jobs_.GetJob(task.job);
-  if (!v || job == nullptr || task.instance >= job->instances() ||
-      job->task(task.instance).run != v->run) {
-    return std::nullopt;
-  }
-  return v;
-}
-
 void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now) {
   size_t i = 0;
   while (i < tasks.size()) {
@@ -666,7 +415,7 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   const jobmgr::TaskRuntime& t = job->task(task.instance);
   if (t.state != TaskState::kPending && t.state != TaskState::kReady) return "";
   if (job->spec().type == JobType::kStateful && t.volume_host != jobmgr::kNoHost) {
-    const TrackedHost* h = hosts_.Find(jobs_.HostName(t.volume_host));
+    const hostmgr::TrackedHost* h = hosts_.Find(jobs_.HostName(t.volume_host));
     if (h != nullptr && (!h->connected || h->maintenance != records::HostMaintenance::kUp)) {
       return absl::StrCat("waiting for its volume on host ", h->spec.name, " (",
                           h->connected ? records::MaintenanceName(h->maintenance) : "LOST",

@@ -39,6 +39,13 @@
 // preemption or a lost host) is a gang of one. Every launch of a gang member carries the whole
 // gang's peer list: the members placed with it, and the others where their live run is.
 //
+// Who calls what: the API's job calls go through job_control() (job_control.h), pool calls
+// through pools() (pool_control.h), and the agents' messages through agents()
+// (agent_control.h); the driver (master or sim) calls Restore once and RunCycle every cycle;
+// readers use the const views (jobs(), resources(), snapshot(), hosts(), WhyPending). The core
+// is the one owner of the mutable state; the controls are its entry points, grouped by caller.
+// Host records, maintenance and daemon fan-out are hostmgr's (src/hostmgr).
+//
 // Thread-safety: single-threaded; not thread-safe.
 
 #include <memory>
@@ -51,12 +58,16 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/defaults.h"
+#include "hostmgr/daemon_set.h"
+#include "hostmgr/host_tracker.h"
 #include "jobmgr/job_manager.h"
 #include "placement/cluster_snapshot.h"
 #include "placement/engine.h"
 #include "resmgr/resource_manager.h"
 #include "scheduler/actions.h"
-#include "scheduler/host_tracker.h"
+#include "scheduler/agent_control.h"
+#include "scheduler/job_control.h"
+#include "scheduler/pool_control.h"
 #include "scheduler/usage_tracker.h"
 
 namespace paceline::scheduler {
@@ -67,112 +78,41 @@ struct CoreConfig {
   absl::Duration host_timeout = defaults::kHostTimeout;
 };
 
-// What an agent declares when it (re)connects.
-struct HostRegistration {
-  std::string name;
-  Resources capacity;                   // offered: cpu, memory, disk (gpu from gpu_models)
-  std::vector<std::string> gpu_models;  // one entry per device
-  std::vector<std::pair<std::string, std::string>> labels;
-  std::vector<placement::PortRange> ports;
-};
-
-// A run an agent reports when it registers, with the ports and GPU devices it holds.
-struct ReportedRun {
-  RunId run;
-  std::vector<std::pair<std::string, uint32_t>> ports;
-  std::vector<uint32_t> gpu_devices;
-};
-
-// What an agent measured for one of its runs.
-struct ReportedUsage {
-  RunId run;
-  Resources used;  // cpu_milli and memory_bytes
-};
-
 class SchedulerCore {
  public:
   static absl::StatusOr<std::unique_ptr<SchedulerCore>> Create(CoreConfig config);
+  SchedulerCore(const SchedulerCore&) = delete;
+  SchedulerCore& operator=(const SchedulerCore&) = delete;
 
   // Rebuilds pools, jobs, tasks and the known hosts from the store after a restart. Hosts stay
   // disconnected until their agents register again; tasks that were running wait for them
   // (and are declared LOST if their host does not come back within the host timeout).
   absl::Status Restore(const records::StoreContents& contents, absl::Time now, Actions& out);
 
-  // --- pools ---
-  absl::Status CreatePool(const std::string& path, const PoolSpec& spec, Actions& out);
-  absl::StatusOr<std::vector<std::string>> UpdatePool(const std::string& path, const PoolSpec& spec,
-                                                      bool force, Actions& out);
-  absl::Status DeletePool(const std::string& path, Actions& out);
-
-  // --- jobs ---
-  // Validates that the pool exists and is a leaf and that one gang of the job could ever fit
-  // the pool's limit; then creates the job (its tasks PENDING).
-  absl::StatusOr<JobId> CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
-                                  Actions& out);
-  absl::Status KillJob(JobId id, absl::Time now, Actions& out);
-  absl::Status KillInstance(TaskId task, absl::Time now, Actions& out);
-  absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,
-                                Actions& out);
-  absl::Status DeleteJob(JobId id, Actions& out);
-  // Stateful: let a waiting instance start elsewhere with an empty volume (see JobManager).
-  absl::Status ReleaseVolume(TaskId task, absl::Time now, Actions& out);
-  // Rolling updates (see jobmgr/job_manager.h); UpdateJob also checks that a gang of the new
-  // spec fits the job's pool.
-  absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
-                                     absl::Time now, Actions& out);
-  absl::Status PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out);
-  absl::Status AbortUpdate(JobId id, absl::Time now, Actions& out);
-  absl::StatusOr<uint64_t> RollbackJob(JobId id, uint64_t version, UpdateSpec options,
-                                       absl::Time now, Actions& out);
-
-  // --- hosts and agents ---
-  // `running`: the runs the agent has (from its checkpoint). Runs the core does not own are
-  // killed; runs the core believes are on this host but the agent does not have are LOST; runs
-  // the core owns but does not account for (after a master restart) are adopted: recorded on
-  // the host and in the resource manager as running, without going through admission.
-  absl::Status RegisterHost(const HostRegistration& reg, const std::vector<ReportedRun>& running,
-                            absl::Time now, Actions& out);
-  // False when the host must register again (unknown, or already declared lost).
-  bool Heartbeat(const std::string& host, absl::Time now);
-  void OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out);
-  // Host maintenance (maintenance.cc): drain (DRAINING, then DRAINED when no live task is
-  // left), down (only once DRAINED), up. NOT_FOUND for an unknown host, FAILED_PRECONDITION for
-  // a transition that is not allowed (the message says what to do first).
-  absl::Status SetMaintenance(const std::string& host, records::HostMaintenance next,
-                              absl::Time now, Actions& out);
-  // What isolation the host's agent has (for `host list`).
-  void SetIsolation(const std::string& host, std::string isolation) {
-    hosts_.SetIsolation(host, std::move(isolation));
-  }
-
-  // --- usage (soft state: measured by the agents, never stored) ---
-  // The latest usage `host`'s agent measured; replaces its previous report. Runs that are not
-  // the current run of a RUNNING task on this host are ignored. Each cycle, the slack of the
-  // regular runs (allocated - used, see usage_tracker.h) is offered to revocable work.
-  void ReportUsage(const std::string& host, const HostUsageSample& sample,
-                   const std::vector<ReportedUsage>& runs, absl::Time now);
-  // The current run's fresh measurement, if any.
-  std::optional<RunUsageView> RunUsage(TaskId task, absl::Time now) const;
-  std::optional<HostUsageView> HostUsage(const std::string& host, absl::Time now) const {
-    return usage_.HostUsage(host, now);
-  }
-  // What RunCycle passes to the resource manager as CycleInput.allocated_unused.
-  Resources AllocatedUnused(absl::Time now) const { return usage_.AllocatedUnused(now); }
-
   // --- the cycle ---
   void RunCycle(absl::Time now, Actions& out);
+
+  // --- entry points, by caller ---
+  PoolControl& pools() { return pools_; }
+  JobControl& job_control() { return job_control_; }
+  AgentControl& agents() { return agents_; }
+  const AgentControl& agents() const { return agents_; }
 
   // --- reads ---
   const jobmgr::JobManager& jobs() const { return jobs_; }
   const resmgr::ResourceManager& resources() const { return rm_; }
   const placement::ClusterSnapshot& snapshot() const { return snapshot_; }
-  const HostTracker& hosts() const { return hosts_; }
+  const hostmgr::HostTracker& hosts() const { return hosts_; }
   // Tasks placed since this core was created.
   uint64_t placements() const { return placements_; }
   // Why a PENDING/READY task is not running yet, in one line; empty when it is not waiting.
   std::string WhyPending(TaskId task) const;
 
  private:
+  friend class PoolControl;
+  friend class JobControl;
+  friend class AgentControl;
+
   explicit SchedulerCore(CoreConfig config, std::unique_ptr<placement::PlacementEngine> engine);
 
   struct GangInfo {
@@ -186,8 +126,6 @@ class SchedulerCore {
   // and the snapshot, and moves its batch, launches and kills into `out`.
   void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
   void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
-  // FAILED_PRECONDITION when one gang of `spec` exceeds the pool's limit (could never run).
-  absl::Status CheckGangFits(const JobSpec& spec, PoolId pool_id, const std::string& pool) const;
   // Every member of `task`'s gang with a host: placed this cycle (placed_now_) or with a live
   // run (its host and ports in the snapshot). Built once per gang, kept in `cache`.
   using PeerCache =
@@ -204,17 +142,13 @@ class SchedulerCore {
   // Builds the resource manager's request for `tasks` of one job, as gang `gid`.
   resmgr::GangRequest GangRequestOf(const jobmgr::Job& job, absl::Span<const TaskId> tasks,
                                     uint64_t gid) const;
-  void Adopt(const ReportedRun& run, HostId host, absl::Time now);
   void ReleaseTask(TaskId task);
   void PlaceAdmitted(absl::Time now, Actions& out);
   void ExpireHosts(absl::Time now, Actions& out);
-  // Maintenance (maintenance.cc).
+  // Host maintenance (hostmgr/maintenance.h): records the state and tells placement.
   void ApplyMaintenance(HostId id, records::HostMaintenance m, Actions& out);
-  records::HostRecord HostRecordOf(const TrackedHost& h) const;
-  void DrainStep(absl::Time now, Actions& out);
-  // Daemon jobs (daemons.cc).
+  void DrainHosts(absl::Time now, Actions& out);
   void ReconcileDaemons(absl::Time now, Actions& out);
-  std::optional<HostId> DaemonHostOf(TaskId task) const;
   std::optional<HostId> VolumeHostOf(const jobmgr::Job& job, uint32_t instance) const;
   // During an update with in_place: the instance's previous host, preferred when it still fits.
   std::optional<placement::PreviousHost> InPlaceHost(const jobmgr::Job& job,
@@ -227,14 +161,10 @@ class SchedulerCore {
   resmgr::ResourceManager rm_;
   placement::ClusterSnapshot snapshot_;
   std::unique_ptr<placement::PlacementEngine> engine_;
-  HostTracker hosts_;
+  hostmgr::HostTracker hosts_;
+  hostmgr::DaemonSet daemons_;
   UsageTracker usage_;
-  bool daemons_dirty_ = true;
   uint32_t draining_hosts_ = 0;
-  std::vector<JobId> daemon_jobs_;
-  absl::flat_hash_map<TaskId, HostId>
-      daemon_pins_;  // daemon instance -> its host  // hosts or daemon jobs changed: reconcile
-                     // daemons next cycle
   uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;
   absl::flat_hash_map<uint64_t, GangInfo> gangs_;                  // by GangId value
@@ -245,6 +175,9 @@ class SchedulerCore {
   // By job and spec version.
   absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const placement::TaskShape>>
       shapes_;
+  PoolControl pools_{*this};
+  JobControl job_control_{*this};
+  AgentControl agents_{*this};
 };
 
 }  // namespace paceline::scheduler

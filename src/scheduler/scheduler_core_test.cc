@@ -19,10 +19,10 @@ using testing::Pool;
 
 TEST_F(CoreTest, BatchJobRunsToCompletionWithinCapacity) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h2", 4), {}, now_, a).ok());
-  auto id = core_->CreateJob(Batch(10), "/a", now_, a);
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h2", 4), {}, now_, a).ok());
+  auto id = core_->job_control().CreateJob(Batch(10), "/a", now_, a);
   ASSERT_TRUE(id.ok()) << id.status();
   Commit(std::move(a));
 
@@ -55,11 +55,11 @@ TEST_F(CoreTest, BatchJobRunsToCompletionWithinCapacity) {
 
 TEST_F(CoreTest, PortsAreAssignedToLaunches) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(10'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(10'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), {}, now_, a).ok());
   JobSpec spec = Batch(2);
   spec.task.ports = {"http", "grpc"};
-  ASSERT_TRUE(core_->CreateJob(spec, "/a", now_, a).ok());
+  ASSERT_TRUE(core_->job_control().CreateJob(spec, "/a", now_, a).ok());
   Commit(std::move(a));
   Actions c = Cycle();
   ASSERT_EQ(c.launches.size(), 2u);
@@ -78,33 +78,33 @@ TEST_F(CoreTest, PortsAreAssignedToLaunches) {
 
 TEST_F(CoreTest, CreateJobRejectsBadPoolsAndImpossibleGangs) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(1000), a).ok());
-  ASSERT_TRUE(core_->CreatePool("/a/b", Pool(1000), a).ok());
-  EXPECT_EQ(core_->CreateJob(Batch(1), "/nope", now_, a).status().code(),
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(1000), a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/a/b", Pool(1000), a).ok());
+  EXPECT_EQ(core_->job_control().CreateJob(Batch(1), "/nope", now_, a).status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_THAT(core_->CreateJob(Batch(1), "/a", now_, a).status().message(),
+  EXPECT_THAT(core_->job_control().CreateJob(Batch(1), "/a", now_, a).status().message(),
               HasSubstr("jobs run only in leaf pools"));
   PoolSpec limited = Pool(1000);
   limited.dim(Dim::kCpu).limit = 2000;
-  ASSERT_TRUE(core_->CreatePool("/small", limited, a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/small", limited, a).ok());
   JobSpec gang = Batch(4);
   gang.sla.min_running_instances = 4;
-  auto r = core_->CreateJob(gang, "/small", now_, a);
+  auto r = core_->job_control().CreateJob(gang, "/small", now_, a);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(r.status().message(), HasSubstr("a gang of 4 instances needs cpu 4"));
 }
 
 TEST_F(CoreTest, KillJobStopsRunningAndPendingTasks) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
-  auto id = core_->CreateJob(Batch(5), "/a", now_, a);
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  auto id = core_->job_control().CreateJob(Batch(5), "/a", now_, a);
   Commit(std::move(a));
   Actions c = Cycle();
   ASSERT_EQ(c.launches.size(), 2u);
   for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
   Actions k;
-  ASSERT_TRUE(core_->KillJob(*id, now_, k).ok());
+  ASSERT_TRUE(core_->job_control().KillJob(*id, now_, k).ok());
   Commit(k);
   EXPECT_EQ(k.kills.size(), 2u);
   EXPECT_EQ(core_->jobs().GetJob(*id)->count(TaskState::kKilled), 3u);
@@ -116,28 +116,28 @@ TEST_F(CoreTest, KillJobStopsRunningAndPendingTasks) {
 
 TEST_F(CoreTest, SilentHostIsLostAndItsTasksRunElsewhere) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
-  auto id = core_->CreateJob(Batch(2), "/a", now_, a);
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  auto id = core_->job_control().CreateJob(Batch(2), "/a", now_, a);
   Commit(std::move(a));
   Actions c = Cycle();
   ASSERT_EQ(c.launches.size(), 2u);
   for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
   Actions join;
-  ASSERT_TRUE(core_->RegisterHost(Host("h2", 2), {}, now_, join).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h2", 2), {}, now_, join).ok());
   Commit(join);
   // h2 heartbeats, h1 falls silent.
   now_ += absl::Seconds(20);
-  EXPECT_TRUE(core_->Heartbeat("h2", now_));
+  EXPECT_TRUE(core_->agents().Heartbeat("h2", now_));
   now_ += absl::Seconds(15);
-  EXPECT_TRUE(core_->Heartbeat("h2", now_));
+  EXPECT_TRUE(core_->agents().Heartbeat("h2", now_));
   Actions after = Cycle();
   ASSERT_EQ(after.launches.size(), 2u);
   for (const Launch& l : after.launches) {
     EXPECT_EQ(l.host, "h2");
     EXPECT_EQ(l.run.run, 2u);
   }
-  EXPECT_FALSE(core_->Heartbeat("h1", now_)) << "a lost host must register again";
+  EXPECT_FALSE(core_->agents().Heartbeat("h1", now_)) << "a lost host must register again";
   auto events = store_.ListEvents(TaskId{*id, 0}, 0);
   bool saw_lost = false;
   for (const auto& e : *events) saw_lost |= e.state == TaskState::kLost && e.host == "h1";
@@ -146,11 +146,11 @@ TEST_F(CoreTest, SilentHostIsLostAndItsTasksRunElsewhere) {
 
 TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), {}, now_, a).ok());
   JobSpec spec = Batch(6);
   spec.task.ports = {"http"};
-  auto id = core_->CreateJob(spec, "/a", now_, a);
+  auto id = core_->job_control().CreateJob(spec, "/a", now_, a);
   Commit(std::move(a));
   Actions c = Cycle();
   ASSERT_EQ(c.launches.size(), 4u);
@@ -168,7 +168,7 @@ TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
   std::vector<ReportedRun> running;
   for (const Launch& l : c.launches) running.push_back({l.run, l.ports, l.gpu_devices});
   Actions reg;
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), running, now_, reg).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), running, now_, reg).ok());
   Commit(reg);
   EXPECT_TRUE(reg.kills.empty());
   EXPECT_EQ(core_->snapshot().num_tasks(), 4u) << "the running tasks hold their host again";
@@ -184,9 +184,9 @@ TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
 
 TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
-  auto id = core_->CreateJob(Batch(2), "/a", now_, a);
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  auto id = core_->job_control().CreateJob(Batch(2), "/a", now_, a);
   Commit(std::move(a));
   Actions c = Cycle();
   ASSERT_EQ(c.launches.size(), 2u);
@@ -195,8 +195,9 @@ TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
   RunId kept = c.launches[0].run;
   RunId stranger{TaskId{JobId(999), 0}, 1};
   Actions r;
-  ASSERT_TRUE(
-      core_->RegisterHost(Host("h1", 4), {{kept, {}, {}}, {stranger, {}, {}}}, now_, r).ok());
+  ASSERT_TRUE(core_->agents()
+                  .RegisterHost(Host("h1", 4), {{kept, {}, {}}, {stranger, {}, {}}}, now_, r)
+                  .ok());
   Commit(r);
   ASSERT_EQ(r.kills.size(), 1u);
   EXPECT_EQ(r.kills[0].run, stranger);
@@ -207,9 +208,9 @@ TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
 
 TEST_F(CoreTest, RevocableWorkIsAdmittedOnAllocatedButUnusedCapacity) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 4), {}, now_, a).ok());
-  auto regular = core_->CreateJob(Batch(4), "/a", now_, a);
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  auto regular = core_->job_control().CreateJob(Batch(4), "/a", now_, a);
   ASSERT_TRUE(regular.ok()) << regular.status();
   Commit(std::move(a));
   Actions first = Cycle();
@@ -219,7 +220,7 @@ TEST_F(CoreTest, RevocableWorkIsAdmittedOnAllocatedButUnusedCapacity) {
   Actions b;
   JobSpec be = Batch(1);
   be.sla.revocable = true;
-  auto revocable = core_->CreateJob(be, "/a", now_, b);
+  auto revocable = core_->job_control().CreateJob(be, "/a", now_, b);
   ASSERT_TRUE(revocable.ok()) << revocable.status();
   Commit(std::move(b));
   now_ += absl::Seconds(1);
@@ -235,34 +236,35 @@ TEST_F(CoreTest, RevocableWorkIsAdmittedOnAllocatedButUnusedCapacity) {
   HostUsageSample host;
   host.used = Resources::Of(500, kGi);
   host.interval = absl::Seconds(1);
-  core_->ReportUsage("h1", host, usage, now_);
-  EXPECT_EQ(core_->AllocatedUnused(now_), Resources::Of(4 * 900, 4 * (kGi - kGi / 4)));
-  ASSERT_TRUE(core_->RunUsage(first.launches[0].run.task, now_).has_value());
-  EXPECT_EQ(core_->RunUsage(first.launches[0].run.task, now_)->used, Resources::Of(100, kGi / 4));
-  ASSERT_TRUE(core_->HostUsage("h1", now_).has_value());
+  core_->agents().ReportUsage("h1", host, usage, now_);
+  EXPECT_EQ(core_->agents().AllocatedUnused(now_), Resources::Of(4 * 900, 4 * (kGi - kGi / 4)));
+  ASSERT_TRUE(core_->agents().RunUsage(first.launches[0].run.task, now_).has_value());
+  EXPECT_EQ(core_->agents().RunUsage(first.launches[0].run.task, now_)->used,
+            Resources::Of(100, kGi / 4));
+  ASSERT_TRUE(core_->agents().HostUsage("h1", now_).has_value());
 
   Cycle();
   EXPECT_NE(core_->jobs().GetJob(*revocable)->task(0).state, TaskState::kPending)
       << "admitted on the slack: " << core_->WhyPending(be_task);
 
   // A stale report (3 intervals) or an ended run gives no slack.
-  EXPECT_TRUE(core_->AllocatedUnused(now_ + absl::Seconds(3)).IsZero());
+  EXPECT_TRUE(core_->agents().AllocatedUnused(now_ + absl::Seconds(3)).IsZero());
   Report(first.launches[0], TaskState::kSucceeded, 0);
-  EXPECT_EQ(core_->AllocatedUnused(now_), Resources::Of(3 * 900, 3 * (kGi - kGi / 4)));
-  EXPECT_FALSE(core_->RunUsage(first.launches[0].run.task, now_).has_value());
+  EXPECT_EQ(core_->agents().AllocatedUnused(now_), Resources::Of(3 * 900, 3 * (kGi - kGi / 4)));
+  EXPECT_FALSE(core_->agents().RunUsage(first.launches[0].run.task, now_).has_value());
 }
 
 TEST_F(CoreTest, GangMembersAreLaunchedWithTheirPeers) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h2", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h2", 2), {}, now_, a).ok());
   JobSpec gang = Batch(3);
   gang.sla.min_running_instances = 3;
   gang.task.ports = {"rpc"};
-  ASSERT_TRUE(core_->CreateJob(gang, "/a", now_, a).ok());
+  ASSERT_TRUE(core_->job_control().CreateJob(gang, "/a", now_, a).ok());
   JobSpec single = Batch(1);
-  ASSERT_TRUE(core_->CreateJob(single, "/a", now_, a).ok());
+  ASSERT_TRUE(core_->job_control().CreateJob(single, "/a", now_, a).ok());
   Commit(std::move(a));
   Actions c = Cycle();
   ASSERT_EQ(c.launches.size(), 4u);
@@ -291,13 +293,13 @@ TEST_F(CoreTest, GangMembersAreLaunchedWithTheirPeers) {
 
 TEST_F(CoreTest, AGangMemberRestartedAloneStillGetsEveryPeer) {
   Actions a;
-  ASSERT_TRUE(core_->CreatePool("/a", Pool(100'000), a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h1", 2), {}, now_, a).ok());
-  ASSERT_TRUE(core_->RegisterHost(Host("h2", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 2), {}, now_, a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h2", 2), {}, now_, a).ok());
   JobSpec gang = Batch(3);
   gang.sla.min_running_instances = 3;
   gang.task.ports = {"rpc"};
-  auto id = core_->CreateJob(gang, "/a", now_, a);
+  auto id = core_->job_control().CreateJob(gang, "/a", now_, a);
   ASSERT_TRUE(id.ok()) << id.status();
   Commit(std::move(a));
   Actions first = Cycle();
@@ -310,7 +312,7 @@ TEST_F(CoreTest, AGangMemberRestartedAloneStillGetsEveryPeer) {
 
   // Instance 1 restarts on its own: a gang of one, placed in a cycle of its own.
   Actions r;
-  ASSERT_TRUE(core_->RestartInstances(*id, {1}, now_, r).ok());
+  ASSERT_TRUE(core_->job_control().RestartInstances(*id, {1}, now_, r).ok());
   Actions restarted = Commit(std::move(r));
   ASSERT_EQ(restarted.kills.size(), 1u);
   Report(*launch_of[1], TaskState::kKilled);

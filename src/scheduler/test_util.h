@@ -72,7 +72,7 @@ class CoreTest : public ::testing::Test {
   }
   Actions Report(const RunId& run, const std::string& host, TaskState state, int exit_code = -1) {
     Actions a;
-    core_->OnStatus({run, host, state, exit_code}, now_, a);
+    core_->agents().OnStatus({run, host, state, exit_code}, now_, a);
     return Commit(std::move(a));
   }
   // `host`'s agent measures `used` for each of `runs` (1 s reporting interval).
@@ -81,7 +81,7 @@ class CoreTest : public ::testing::Test {
     for (const RunId& r : runs) usage.push_back({r, used});
     HostUsageSample sample;
     sample.interval = absl::Seconds(1);
-    core_->ReportUsage(host, sample, usage, now_);
+    core_->agents().ReportUsage(host, sample, usage, now_);
   }
 
   std::unique_ptr<SchedulerCore> core_;

@@ -62,7 +62,7 @@ class Simulator {
       DrainReports(t);
       while (next_job < sc_.jobs.size() && sc_.jobs[next_job].at <= t) Submit(next_job++, t);
       if (t == next_hb) {
-        for (const std::string& h : host_names_) core_->Heartbeat(h, Now(t));
+        for (const std::string& h : host_names_) core_->agents().Heartbeat(h, Now(t));
         next_hb += sc_.heartbeat_every;
       }
       if (t == next_cycle) {
@@ -120,8 +120,9 @@ class Simulator {
     core_ = std::move(*core);
     Actions out;
     for (const auto& [path, spec] : sc_.pools) {
-      absl::Status s = path == "/" ? core_->UpdatePool("/", spec, /*force=*/false, out).status()
-                                   : core_->CreatePool(path, spec, out);
+      absl::Status s = path == "/"
+                           ? core_->pools().UpdatePool("/", spec, /*force=*/false, out).status()
+                           : core_->pools().CreatePool(path, spec, out);
       if (!s.ok()) return WithContext(s, absl::StrCat("pools.", path));
     }
     for (const HostGroup& g : sc_.hosts) {
@@ -132,7 +133,7 @@ class Simulator {
         reg.gpu_models.assign(static_cast<size_t>(g.resources[Dim::kGpu] / kMilliPerUnit),
                               g.gpu_model);
         reg.labels = g.labels;
-        RETURN_IF_ERROR(core_->RegisterHost(reg, {}, Now(absl::ZeroDuration()), out));
+        RETURN_IF_ERROR(core_->agents().RegisterHost(reg, {}, Now(absl::ZeroDuration()), out));
         host_index_[reg.name] = static_cast<uint32_t>(host_names_.size());
         host_names_.push_back(reg.name);
         result_.capacity += g.resources;
@@ -156,7 +157,7 @@ class Simulator {
     o.instances = j.spec.instances;
     o.submitted = t;
     Actions out;
-    absl::StatusOr<JobId> id = core_->CreateJob(j.spec, j.pool, Now(t), out);
+    absl::StatusOr<JobId> id = core_->job_control().CreateJob(j.spec, j.pool, Now(t), out);
     if (!id.ok()) {
       o.refused = std::string(id.status().message());
       result_.jobs.push_back(std::move(o));
@@ -249,8 +250,8 @@ class Simulator {
 
   void Report(const jobmgr::StatusReport& r, absl::Duration t) {
     Actions out;
-    core_->Heartbeat(r.host, Now(t));
-    core_->OnStatus(r, Now(t), out);
+    core_->agents().Heartbeat(r.host, Now(t));
+    core_->agents().OnStatus(r, Now(t), out);
     Apply(out, t);
     if (IsTerminal(r.state)) {
       const jobmgr::Job* job = core_->jobs().GetJob(r.run.task.job);

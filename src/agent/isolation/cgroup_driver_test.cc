@@ -1,0 +1,149 @@
+// The cgroup drivers against a fake cgroupfs (plain directories and files), plus the helpers.
+// The real hierarchies are exercised by task_runtime_isolation_test.cc.
+
+#include <sys/stat.h>
+
+#include "agent/file_util.h"
+#include "agent/isolation/cgroup_driver.h"
+#include "agent/testing/agent_test_util.h"
+#include "gtest/gtest.h"
+
+namespace paceline::agent {
+namespace {
+
+using testing::ReadAll;
+using testing::TempDir;
+
+void Touch(const std::string& path, const std::string& content = "") {
+  ASSERT_TRUE(MakeDirs(Dirname(path), 0755).ok());
+  ASSERT_TRUE(WriteFile(path, content).ok());
+}
+
+// Creates the interface files a real kernel would show in a new v2 cgroup.
+void FakeV2Cgroup(const std::string& dir) {
+  for (const char* f :
+       {"cgroup.procs", "cgroup.kill", "memory.max", "memory.swap.max", "cpu.weight", "cpu.max",
+        "pids.max", "memory.current", "memory.events", "cpu.stat", "cgroup.subtree_control"}) {
+    Touch(dir + "/" + f);
+  }
+}
+
+TEST(CgroupHelpersTest, ParsesAndConverts) {
+  using namespace cgroup_internal;
+  EXPECT_EQ(ParsePids("12\n34\n\n"), (std::vector<pid_t>{12, 34}));
+  EXPECT_EQ(KeyedValue("low 0\nhigh 2\noom_kill 3\n", "oom_kill", -1), 3);
+  EXPECT_EQ(KeyedValue("low 0\n", "oom_kill", -1), -1);
+  EXPECT_EQ(CpuWeightV2(1000), 100);
+  EXPECT_EQ(CpuWeightV2(0), 100);
+  EXPECT_EQ(CpuWeightV2(1), 1);
+  EXPECT_EQ(CpuSharesV1(500), 512);
+  EXPECT_EQ(CpuQuotaUsec(250), 25000);
+  EXPECT_EQ(CpuQuotaUsec(1), 1000);
+}
+
+TEST(CgroupV2Test, SetsUpTheAgentTreeAndTaskLimits) {
+  TempDir root;
+  Touch(root.path() + "/cgroup.controllers", "cpuset cpu io memory pids\n");
+  Touch(root.path() + "/cgroup.subtree_control", "");
+  AgentConfig c;
+  c.name = "a1";
+  c.cgroup_root = root.path();
+  // The fake kernel: the agent dir gets its subtree_control file when created.
+  Touch(root.path() + "/paceline.a1/cgroup.subtree_control", "");
+  absl::StatusOr<std::unique_ptr<CgroupDriver>> d = CreateCgroupV2Driver(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ((*d)->mode(), CgroupMode::kV2);
+  EXPECT_EQ(ReadAll(root.path() + "/cgroup.subtree_control"), "+cpu +memory +pids");
+  EXPECT_EQ(ReadAll(root.path() + "/paceline.a1/cgroup.subtree_control"), "+cpu +memory +pids");
+  EXPECT_TRUE(PathExists(root.path() + "/paceline.a1/supervisors"));
+  EXPECT_EQ((*d)->SupervisorProcsFiles(),
+            (std::vector<std::string>{root.path() + "/paceline.a1/supervisors/cgroup.procs"}));
+
+  std::string task = root.path() + "/paceline.a1/5_0_1";
+  FakeV2Cgroup(task);
+  CgroupLimits limits{64 << 20, 1500, true, 100};
+  ASSERT_TRUE((*d)->Create("5_0_1", limits).ok());
+  EXPECT_EQ(ReadAll(task + "/memory.max"), std::to_string(64 << 20));
+  EXPECT_EQ(ReadAll(task + "/memory.swap.max"), "0");
+  EXPECT_EQ(ReadAll(task + "/cpu.weight"), "150");
+  EXPECT_EQ(ReadAll(task + "/cpu.max"), "150000 100000");
+  EXPECT_EQ(ReadAll(task + "/pids.max"), "100");
+  EXPECT_EQ((*d)->ProcsFiles("5_0_1"), (std::vector<std::string>{task + "/cgroup.procs"}));
+
+  ASSERT_TRUE(WriteFile(task + "/memory.current", "12345\n").ok());
+  ASSERT_TRUE(WriteFile(task + "/cpu.stat", "usage_usec 777\nuser_usec 1\n").ok());
+  ASSERT_TRUE(WriteFile(task + "/memory.events", "low 0\noom 1\noom_kill 2\n").ok());
+  absl::StatusOr<CgroupStats> st = (*d)->Stats("5_0_1");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->memory_bytes, 12345);
+  EXPECT_EQ(st->cpu_usec, 777);
+  EXPECT_EQ(st->oom_kills, 2u);
+
+  (*d)->KillAll("5_0_1");
+  EXPECT_EQ(ReadAll(task + "/cgroup.kill"), "1");
+  EXPECT_EQ((*d)->List(), (std::vector<std::string>{"5_0_1"}));
+}
+
+TEST(CgroupV2Test, UnlimitedAndRefusedWithoutMemoryController) {
+  TempDir root;
+  Touch(root.path() + "/cgroup.controllers", "cpu pids\n");
+  Touch(root.path() + "/cgroup.subtree_control", "");
+  AgentConfig c;
+  c.cgroup_root = root.path();
+  absl::StatusOr<std::unique_ptr<CgroupDriver>> d = CreateCgroupV2Driver(c);
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(d.status().message().find("memory controller"), std::string::npos);
+}
+
+TEST(CgroupV1Test, CreatesTheTaskCgroupInEveryHierarchy) {
+  TempDir root;
+  for (const char* h : {"memory", "cpu", "cpuacct", "pids"})
+    Touch(root.path() + "/" + h + "/cgroup.procs");
+  AgentConfig c;
+  c.name = "a1";
+  c.cgroup_root = root.path();
+  absl::StatusOr<std::unique_ptr<CgroupDriver>> d = CreateCgroupV1Driver(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ((*d)->mode(), CgroupMode::kV1);
+  std::string m = root.path() + "/memory/paceline.a1/9_1_2";
+  std::string cpu = root.path() + "/cpu/paceline.a1/9_1_2";
+  std::string acct = root.path() + "/cpuacct/paceline.a1/9_1_2";
+  std::string pids = root.path() + "/pids/paceline.a1/9_1_2";
+  Touch(m + "/memory.limit_in_bytes");
+  Touch(m + "/cgroup.procs", "");
+  for (const char* f : {"cpu.shares", "cpu.cfs_period_us", "cpu.cfs_quota_us"})
+    Touch(cpu + "/" + f);
+  Touch(pids + "/pids.max");
+  Touch(acct + "/cpuacct.usage", "5000000\n");
+  ASSERT_TRUE((*d)->Create("9_1_2", CgroupLimits{32 << 20, 250, true, 50}).ok());
+  EXPECT_EQ(ReadAll(m + "/memory.limit_in_bytes"), std::to_string(32 << 20));
+  EXPECT_EQ(ReadAll(cpu + "/cpu.shares"), "256");
+  EXPECT_EQ(ReadAll(cpu + "/cpu.cfs_quota_us"), "25000");
+  EXPECT_EQ(ReadAll(pids + "/pids.max"), "50");
+  EXPECT_EQ((*d)->ProcsFiles("9_1_2").size(), 4u);
+
+  Touch(m + "/memory.usage_in_bytes", "4096\n");
+  Touch(m + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+  absl::StatusOr<CgroupStats> st = (*d)->Stats("9_1_2");
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->memory_bytes, 4096);
+  EXPECT_EQ(st->cpu_usec, 5000);
+  EXPECT_EQ(st->oom_kills, 1u);
+  ASSERT_TRUE(WriteFile(m + "/cgroup.procs", "").ok());
+  EXPECT_TRUE((*d)->Pids("9_1_2").value().empty());
+}
+
+TEST(CgroupDetectTest, FallsBackToNoneWithAReason) {
+  TempDir root;  // neither v2 nor v1 layout
+  AgentConfig c;
+  c.cgroup_root = root.path();
+  absl::StatusOr<std::unique_ptr<CgroupDriver>> d = CreateCgroupDriver(c);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ((*d)->mode(), CgroupMode::kNone);
+  EXPECT_NE((*d)->Describe().find("memory"), std::string::npos) << (*d)->Describe();
+  c.cgroup = CgroupPreference::kNone;
+  EXPECT_EQ(CreateCgroupDriver(c).value()->Describe(), "none: disabled by configuration");
+}
+
+}  // namespace
+}  // namespace paceline::agent

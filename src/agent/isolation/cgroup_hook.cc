@@ -1,0 +1,29 @@
+#include "agent/isolation/cgroup_hook.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace paceline::agent {
+
+absl::Status CgroupHook::Prepare(RunContext& ctx) {
+  if (driver_.mode() == CgroupMode::kNone) return absl::OkStatus();
+  CgroupLimits limits;
+  limits.memory_bytes = ctx.request.spec.resources.memory_bytes();
+  limits.cpu_milli = ctx.request.spec.resources.cpu_milli();
+  limits.cpu_hard_limit = cpu_hard_limit_;
+  limits.pids_max = pids_max_;
+  absl::Status s = driver_.Create(ctx.key, limits);
+  if (!s.ok()) {
+    driver_.Remove(ctx.key).IgnoreError();
+    return absl::Status(s.code(), absl::StrCat("cgroup for ", ctx.key, ": ", s.message()));
+  }
+  ctx.cgroup = ctx.key;
+  ctx.cgroup_procs = driver_.ProcsFiles(ctx.key);
+  return absl::OkStatus();
+}
+
+void CgroupHook::Cleanup(RunContext& ctx, CleanupKind) {
+  if (ctx.cgroup.empty()) return;
+  driver_.Remove(ctx.cgroup).IgnoreError();
+}
+
+}  // namespace paceline::agent

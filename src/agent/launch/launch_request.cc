@@ -1,0 +1,105 @@
+#include "agent/launch/launch_request.h"
+
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace paceline::agent {
+
+std::string PortEnvSuffix(absl::string_view port_name) {
+  std::string out;
+  out.reserve(port_name.size());
+  for (char c : port_name) {
+    out.push_back(absl::ascii_isalnum(static_cast<unsigned char>(c))
+                      ? absl::ascii_toupper(static_cast<unsigned char>(c))
+                      : '_');
+  }
+  return out;
+}
+
+namespace {
+
+bool ValidPortName(absl::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+bool ValidEnvName(absl::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (c == '=' || c == '\0') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status ValidateLaunchRequest(const LaunchRequest& r) {
+  const TaskSpec& s = r.spec;
+  std::string what = absl::StrCat("launch of ", r.run.ToString());
+  if (s.command.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": empty command"));
+  if (s.command.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": command contains a NUL byte"));
+  }
+  if (!s.resources.IsNonNegative()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": negative resources"));
+  }
+  if (s.kill_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": negative kill_grace"));
+  }
+  std::set<std::string> suffixes;
+  for (const std::string& p : s.ports) {
+    if (!ValidPortName(p)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": port name '", p, "' must be 1-63 letters, digits, '_' or '-'"));
+    }
+    if (!suffixes.insert(PortEnvSuffix(p)).second) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": port names collide in PACELINE_PORT_",
+                                                     PortEnvSuffix(p), "; rename one"));
+    }
+  }
+  for (const auto& [name, port] : r.ports) {
+    bool declared = false;
+    for (const std::string& p : s.ports) declared |= (p == name);
+    if (!declared || port == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": assigned port '", name, "' is not declared or is 0"));
+    }
+  }
+  for (const auto& [k, v] : s.env) {
+    if (!ValidEnvName(k) || v.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": env name '", k, "' must be non-empty without '=' or NUL"));
+    }
+  }
+  if (s.health) {
+    const std::string* port = nullptr;
+    if (auto* h = std::get_if<HttpCheck>(&s.health->check)) port = &h->port;
+    if (auto* t = std::get_if<TcpCheck>(&s.health->check)) port = &t->port;
+    if (port != nullptr) {
+      bool declared = false;
+      for (const std::string& p : s.ports) declared |= (p == *port);
+      if (!declared) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": health check uses port '", *port,
+                                                       "' which the task does not declare"));
+      }
+    }
+    if (auto* c = std::get_if<CommandCheck>(&s.health->check); c && c->command.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": empty health check command"));
+    }
+    if (s.health->interval <= absl::ZeroDuration() || s.health->timeout <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": health interval and timeout must be positive"));
+    }
+  }
+  for (int d : r.gpu_devices) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative GPU index"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace paceline::agent

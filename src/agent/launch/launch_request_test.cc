@@ -1,0 +1,46 @@
+#include "agent/launch/launch_request.h"
+
+#include "agent/testing/agent_test_util.h"
+#include "gtest/gtest.h"
+
+namespace paceline::agent {
+namespace {
+
+TEST(LaunchRequestTest, AcceptsAReasonableRequest) {
+  LaunchRequest r = testing::Req(1, 0, 1, "echo hi");
+  r.spec.ports = {"http", "admin_api"};
+  HealthSpec h;
+  h.check = HttpCheck{"http", "/"};
+  r.spec.health = h;
+  EXPECT_TRUE(ValidateLaunchRequest(r).ok());
+  EXPECT_EQ(PortEnvSuffix("admin-api"), "ADMIN_API");
+}
+
+TEST(LaunchRequestTest, RejectsWhatCanNeverRun) {
+  auto code = [](LaunchRequest r) { return ValidateLaunchRequest(r).code(); };
+  const auto kBad = absl::StatusCode::kInvalidArgument;
+  LaunchRequest r = testing::Req(1, 0, 1, "");
+  EXPECT_EQ(code(r), kBad);
+  r.spec.command = "true";
+  r.spec.ports = {"a b"};
+  EXPECT_EQ(code(r), kBad);
+  r.spec.ports = {"a-b", "a_b"};  // both become PACELINE_PORT_A_B
+  EXPECT_EQ(code(r), kBad);
+  r.spec.ports = {"http"};
+  HealthSpec h;
+  h.check = TcpCheck{"grpc"};
+  r.spec.health = h;
+  EXPECT_EQ(code(r), kBad);
+  r.spec.health.reset();
+  r.spec.env = {{"A=B", "x"}};
+  EXPECT_EQ(code(r), kBad);
+  r.spec.env.clear();
+  r.ports = {{"other", 31000}};
+  EXPECT_EQ(code(r), kBad);
+  r.ports.clear();
+  r.spec.kill_grace = absl::Seconds(-1);
+  EXPECT_EQ(code(r), kBad);
+}
+
+}  // namespace
+}  // namespace paceline::agent

@@ -1,0 +1,274 @@
+// paceline-task-wrapper: supervise mode — start the task, copy its output into capped logs,
+// reap it and every descendant, and report to the agent (or, once it is gone, to the status
+// file). See wrapper_protocol.h.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "agent/launch/task_wrapper.h"
+#include "agent/launch/wrapper_protocol.h"
+#include "agent/logs/log_rotation.h"
+
+namespace paceline::agent::wrapper {
+namespace {
+
+class Reporter {
+ public:
+  explicit Reporter(const Options& o) : path_(o.state + kStatusSuffix) {}
+  bool connected() const { return connected_; }
+
+  void Record(const ExitStatus& s) {
+    std::string line = FormatStatusLine(s);
+    history_ += line;
+    if (!connected_) {
+      Append(line);
+    } else if (!WriteAllFd(kControlFd, line.data(), line.size())) {
+      Disconnect();
+    }
+  }
+  // The agent is gone: everything recorded so far goes to the file (one write per call, so a
+  // reader sees whole lines), and from now on every record.
+  void Disconnect() {
+    if (!connected_) return;
+    connected_ = false;
+    Append(history_);
+  }
+  // After the final record: waits until the agent acknowledges it (it is then durable on the
+  // agent's side) or goes away.
+  void AwaitAck() {
+    while (connected_) {
+      char c = 0;
+      ssize_t n = ::read(kControlFd, &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 1 && c == kAckByte) return;
+      if (n != 1) Disconnect();
+    }
+  }
+
+ private:
+  void Append(const std::string& text) {
+    if (text.empty()) return;
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    WriteAllFd(fd, text.data(), text.size());
+    ::close(fd);
+  }
+
+  std::string path_;
+  bool connected_ = true;
+  std::string history_;
+};
+
+uint64_t StartTicks(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return 0;
+  // After ")": field 3 is the first; the start time is field 22.
+  int field = 2;
+  for (; *p != '\0'; ++p) {
+    if (*p == ' ' && ++field == 22) return std::strtoull(p + 1, nullptr, 10);
+  }
+  return 0;
+}
+
+// Kills every remaining child of the wrapper (orphans re-parented to this subreaper).
+
+void KillChildren() {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/children", ::getpid());
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  char* p = buf;
+  while (*p != '\0') {
+    char* end = nullptr;
+    long pid = std::strtol(p, &end, 10);
+    if (end == p) break;
+    if (pid > 0) {
+      ::kill(static_cast<pid_t>(-pid), SIGKILL);
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+    p = end;
+  }
+}
+
+int64_t MonotonicMs() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+}  // namespace
+
+int Supervise(const Options& o) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  ::fcntl(kControlFd, F_SETFD, FD_CLOEXEC);
+  for (const std::string& f : o.self_cgroups) JoinCgroup(f, ::getpid());
+
+  // Wait for the agent to have checkpointed this wrapper; EOF = the agent died first.
+  char go = 0;
+  ssize_t got;
+  do {
+    got = ::read(kControlFd, &go, 1);
+  } while (got < 0 && errno == EINTR);
+  if (got != 1 || go != kGoByte) return 0;
+
+  Reporter reporter(o);
+  ExitStatus status;
+  auto fail_launch = [&](const std::string& message) {
+    status.kind = ExitStatus::Kind::kLaunchError;
+    status.error = message;
+    reporter.Record(status);
+    reporter.AwaitAck();
+    return 0;
+  };
+
+  RotatingLog out(o.stdout_path, o.state + kStdoutBaseSuffix, o.log_max, o.uid, o.gid);
+  RotatingLog err(o.stderr_path, o.state + kStderrBaseSuffix, o.log_max, o.uid, o.gid);
+  if (!out.Open()) return fail_launch("open " + o.stdout_path + ": " + std::strerror(errno));
+  if (!err.Open()) return fail_launch("open " + o.stderr_path + ": " + std::strerror(errno));
+
+  int out_pipe[2], err_pipe[2], exec_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    return fail_launch(std::string("pipe: ") + std::strerror(errno));
+  }
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
+  int sig_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+
+  pid_t child = ::fork();
+  if (child < 0) return fail_launch(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    char error[512];
+    SetupAndExec(o, out_pipe[1], err_pipe[1], error, sizeof(error));
+    WriteAllFd(exec_pipe[1], error, std::strlen(error));
+    ::_exit(kLaunchFailureExitCode);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ::close(exec_pipe[1]);
+  std::string exec_error;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(exec_pipe[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) {
+      exec_error.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    break;
+  }
+  ::close(exec_pipe[0]);
+  if (!exec_error.empty()) {
+    int ws = 0;
+    while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
+    }
+    return fail_launch(exec_error);
+  }
+  status.task_pid = child;
+  status.task_start = StartTicks(child);
+  status.kind = ExitStatus::Kind::kRunning;
+  reporter.Record(status);
+
+  // Copy output until the main process ended, its leftovers are killed, every pipe is closed
+  // and every child is reaped. A pipe held open by something we cannot kill is abandoned after
+  // a bound, so the status is always recorded. fd 3 is watched for the agent going away.
+  bool main_done = false;
+  bool children_left = true;
+  int64_t drain_deadline = 0;
+  struct pollfd fds[4] = {{out_pipe[0], POLLIN, 0},
+                          {err_pipe[0], POLLIN, 0},
+                          {sig_fd, POLLIN, 0},
+                          {kControlFd, POLLIN, 0}};
+  RotatingLog* logs[2] = {&out, &err};
+  for (;;) {
+    if (main_done && !children_left && fds[0].fd < 0 && fds[1].fd < 0) break;
+    int timeout = -1;
+    if (main_done) {
+      int64_t left = drain_deadline - MonotonicMs();
+      if (left <= 0) break;
+      timeout = static_cast<int>(left < 100 ? left : 100);
+    }
+    fds[3].fd = reporter.connected() ? kControlFd : -1;
+    int ready = ::poll(fds, 4, timeout);
+    if (ready < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+        if (n > 0) {
+          logs[i]->Write(buf, static_cast<size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+          ::close(fds[i].fd);
+          fds[i].fd = -1;
+        }
+      }
+    }
+    if (fds[3].fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t n = ::read(kControlFd, buf, sizeof(buf));
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) reporter.Disconnect();
+    }
+    if (sig_fd >= 0) {
+      struct signalfd_siginfo si;
+      while (::read(sig_fd, &si, sizeof(si)) > 0) {
+      }
+    }
+    for (;;) {
+      int ws = 0;
+      pid_t pid = ::waitpid(-1, &ws, WNOHANG);
+      if (pid == 0) {
+        children_left = true;
+        break;
+      }
+      if (pid < 0) {
+        if (errno == EINTR) continue;
+        children_left = false;  // ECHILD
+        break;
+      }
+      if (pid == child) {
+        main_done = true;
+        drain_deadline = MonotonicMs() + 10000;
+        if (WIFEXITED(ws)) {
+          status.kind = ExitStatus::Kind::kExited;
+          status.value = WEXITSTATUS(ws);
+        } else {
+          status.kind = ExitStatus::Kind::kSignaled;
+          status.value = WTERMSIG(ws);
+        }
+        ::kill(-child, SIGKILL);  // leftovers of the task's process group
+      }
+    }
+    if (main_done && children_left) KillChildren();
+  }
+  reporter.Record(status);
+  reporter.AwaitAck();
+  return 0;
+}
+
+}  // namespace paceline::agent::wrapper

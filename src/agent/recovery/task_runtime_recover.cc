@@ -1,0 +1,111 @@
+// TaskRuntime: recovery after an agent restart, and housekeeping (sandbox retention).
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <unistd.h>
+
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/launch/sandbox_hook.h"
+#include "agent/launch/wrapper_protocol.h"
+#include "agent/task_runtime.h"
+#include "spdlog/spdlog.h"
+
+namespace paceline::agent {
+namespace {
+
+std::optional<RunId> ParseRunKey(absl::string_view key) {
+  std::vector<absl::string_view> f = absl::StrSplit(key, '_');
+  uint64_t job = 0;
+  uint32_t instance = 0, run = 0;
+  if (f.size() != 3 || !absl::SimpleAtoi(f[0], &job) || !absl::SimpleAtoi(f[1], &instance) ||
+      !absl::SimpleAtoi(f[2], &run)) {
+    return std::nullopt;
+  }
+  return RunId{TaskId{JobId(job), instance}, run};
+}
+
+std::vector<std::string> ListNumericDirs(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return out;
+  while (struct dirent* e = ::readdir(dir)) {
+    uint64_t n = 0;
+    if (e->d_type == DT_DIR && absl::SimpleAtoi(e->d_name, &n)) out.push_back(e->d_name);
+  }
+  ::closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+absl::Status TaskRuntime::Recover() {
+  if (recovered_) return absl::OkStatus();
+  services_.now = clock_.Now();
+  std::vector<RunContext> loaded = checkpoint_->TakeLoaded();
+  std::set<std::string> keys;
+  size_t adopted = 0;
+  for (RunContext& ctx : loaded) {
+    keys.insert(ctx.key);
+    RunId run = ctx.run();
+    absl::Status s = lifecycle_.Recover(ctx);
+    if (!s.ok()) spdlog::warn("{}", s.ToString());
+    std::unique_ptr<TaskRunner> r = TaskRunner::Recover(services_, std::move(ctx));
+    if (!r->done()) ++adopted;
+    runners_[run] = std::move(r);
+    Reschedule(run);
+  }
+  // Cgroups nobody owns (the agent died in the middle of a launch or a cleanup).
+  for (const std::string& name : cgroups_->List()) {
+    if (keys.contains(name)) continue;
+    cgroups_->KillAll(name);
+    cgroups_->Remove(name).IgnoreError();
+  }
+  ReapFinished();
+  recovered_ = true;
+  spdlog::info("agent {}: recovered {} runs ({} still running)", config_.name, loaded.size(),
+               adopted);
+  return Sync();
+}
+
+void TaskRuntime::CollectGarbage(absl::Time now) {
+  if (config_.sandbox_retention <= absl::ZeroDuration()) return;
+  // sandboxes/<job>/<instance>/<run>: a finished run's sandbox expires `sandbox_retention`
+  // after its last change (the task's last output).
+  std::string root = absl::StrCat(config_.work_dir, "/sandboxes");
+  size_t removed = 0;
+  for (const std::string& job : ListNumericDirs(root)) {
+    std::string job_dir = absl::StrCat(root, "/", job);
+    for (const std::string& instance : ListNumericDirs(job_dir)) {
+      std::string instance_dir = absl::StrCat(job_dir, "/", instance);
+      for (const std::string& run_name : ListNumericDirs(instance_dir)) {
+        std::optional<RunId> run = ParseRunKey(absl::StrCat(job, "_", instance, "_", run_name));
+        if (!run || runners_.contains(*run)) continue;
+        std::string sandbox = absl::StrCat(instance_dir, "/", run_name);
+        absl::Time last = absl::InfinitePast();
+        for (const std::string& p : {sandbox, sandbox + "/stdout", sandbox + "/stderr"}) {
+          struct stat st;
+          if (::stat(p.c_str(), &st) == 0) last = std::max(last, absl::FromTimeT(st.st_mtime));
+        }
+        if (last + config_.sandbox_retention >= now) continue;
+        RemoveTree(sandbox).IgnoreError();
+        std::string state = SandboxHook::RunStatePath(config_.work_dir, *run);
+        for (const char* suffix :
+             {wrapper::kStdoutBaseSuffix, wrapper::kStderrBaseSuffix, wrapper::kStatusSuffix}) {
+          ::unlink(absl::StrCat(state, suffix).c_str());
+        }
+        ++removed;
+      }
+      ::rmdir(instance_dir.c_str());  // only when empty
+    }
+    ::rmdir(job_dir.c_str());
+  }
+  if (removed > 0) spdlog::info("removed {} expired sandboxes", removed);
+}
+
+}  // namespace paceline::agent

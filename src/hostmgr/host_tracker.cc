@@ -1,0 +1,62 @@
+#include "hostmgr/host_tracker.h"
+
+namespace paceline::hostmgr {
+
+std::pair<HostId, bool> HostTracker::Register(placement::HostSpec spec, absl::Time now) {
+  auto [it, inserted] = by_name_.try_emplace(spec.name, static_cast<uint32_t>(hosts_.size()));
+  const uint32_t i = it->second;
+  if (inserted) hosts_.push_back(TrackedHost{HostId(i), {}, false, now});
+  TrackedHost& h = hosts_[i];
+  if (h.connected) connected_capacity_ -= h.spec.capacity;
+  spec.id = h.id;
+  h.spec = std::move(spec);
+  h.connected = true;
+  h.last_seen = now;
+  connected_capacity_ += h.spec.capacity;
+  beats_.push_back({now, i});
+  return {h.id, inserted};
+}
+
+bool HostTracker::Heartbeat(const std::string& name, absl::Time now) {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end() || !hosts_[it->second].connected) return false;
+  hosts_[it->second].last_seen = now;
+  beats_.push_back({now, it->second});
+  return true;
+}
+
+void HostTracker::Disconnect(const std::string& name) {
+  auto it = by_name_.find(name);
+  if (it != by_name_.end() && hosts_[it->second].connected) SetDisconnected(it->second);
+}
+
+void HostTracker::SetIsolation(const std::string& name, std::string isolation) {
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) hosts_[it->second].isolation = std::move(isolation);
+}
+
+std::vector<HostId> HostTracker::Expire(absl::Time now) {
+  std::vector<HostId> out;
+  while (!beats_.empty() && now - beats_.front().at > timeout_) {
+    const Beat b = beats_.front();
+    beats_.pop_front();
+    TrackedHost& h = hosts_[b.host];
+    // An older entry of a host that heartbeat since, or one already disconnected: skip.
+    if (!h.connected || h.last_seen != b.at) continue;
+    out.push_back(h.id);
+    SetDisconnected(b.host);
+  }
+  return out;
+}
+
+const TrackedHost* HostTracker::Find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &hosts_[it->second];
+}
+
+void HostTracker::SetDisconnected(uint32_t i) {
+  hosts_[i].connected = false;
+  connected_capacity_ -= hosts_[i].spec.capacity;
+}
+
+}  // namespace paceline::hostmgr

@@ -1,0 +1,77 @@
+#pragma once
+// HostTracker: the hosts the scheduler knows, by name, with their dense HostId, their
+// registration and their liveness. Pure: heartbeats come in with a time, and Expired(now)
+// says which hosts missed theirs for longer than the timeout.
+//
+// A host that registered once keeps its HostId for the life of the process (placement indexes
+// hosts by id). States: CONNECTED (heartbeating) or DISCONNECTED (missed the timeout: LOST).
+//
+// Cost: every heartbeat is appended to a queue in time order; Expire(now) pops the entries
+// older than the timeout and expires a host only if the entry is its latest heartbeat, so a
+// cycle costs O(heartbeats since the last cycle), not O(hosts). The sum of the connected
+// hosts' capacities is kept as they connect and disconnect. Times must not go backwards.
+//
+// Thread-safety: single-threaded.
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "placement/host_state.h"
+#include "records/records.h"
+
+namespace paceline::hostmgr {
+
+struct TrackedHost {
+  HostId id;
+  placement::HostSpec spec;  // as last registered
+  bool connected = false;
+  absl::Time last_seen = absl::InfinitePast();
+  std::string isolation;  // what its agent reported: "cgroup v2", "cgroup v1", "none"
+  // The operator's maintenance state (durable): UP -> DRAINING -> DRAINED -> DOWN -> UP.
+  records::HostMaintenance maintenance = records::HostMaintenance::kUp;
+};
+
+class HostTracker {
+ public:
+  explicit HostTracker(absl::Duration timeout) : timeout_(timeout) {}
+
+  // Registers (or re-registers) a host; returns its id and whether it is new.
+  std::pair<HostId, bool> Register(placement::HostSpec spec, absl::Time now);
+  // False when the host is unknown or disconnected (it must register again).
+  bool Heartbeat(const std::string& name, absl::Time now);
+  void Disconnect(const std::string& name);
+  void SetIsolation(const std::string& name, std::string isolation);
+  void SetMaintenance(HostId id, records::HostMaintenance m) { hosts_[id.value()].maintenance = m; }
+  const std::string& isolation(HostId id) const { return hosts_[id.value()].isolation; }
+  // Connected hosts whose last heartbeat is older than the timeout; marks them disconnected.
+  std::vector<HostId> Expire(absl::Time now);
+
+  // The sum of the connected hosts' capacities.
+  const Resources& connected_capacity() const { return connected_capacity_; }
+
+  const TrackedHost* Find(const std::string& name) const;
+  const TrackedHost& Get(HostId id) const { return hosts_[id.value()]; }
+  const std::vector<TrackedHost>& all() const { return hosts_; }
+  absl::Duration timeout() const { return timeout_; }
+
+ private:
+  struct Beat {
+    absl::Time at;
+    uint32_t host;
+  };
+  void SetDisconnected(uint32_t i);
+
+  absl::Duration timeout_;
+  std::vector<TrackedHost> hosts_;  // indexed by HostId
+  std::deque<Beat> beats_;          // heartbeats and registrations, in time order
+  Resources connected_capacity_;
+  absl::flat_hash_map<std::string, uint32_t> by_name_;
+};
+
+}  // namespace paceline::hostmgr

@@ -1,0 +1,171 @@
+#include "scheduler/agent_control.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "hostmgr/maintenance.h"
+#include "scheduler/scheduler_core.h"
+
+namespace paceline::scheduler {
+
+absl::Status AgentControl::RegisterHost(const HostRegistration& reg,
+                                        const std::vector<ReportedRun>& running, absl::Time now,
+                                        Actions& out) {
+  if (reg.name.empty()) return absl::InvalidArgumentError("host name: empty");
+  placement::HostSpec spec;
+  spec.name = reg.name;
+  spec.labels = reg.labels;
+  spec.capacity = reg.capacity;
+  spec.capacity[Dim::kGpu] = static_cast<int64_t>(reg.gpu_models.size()) * kMilliPerUnit;
+  spec.gpu_models = reg.gpu_models;
+  spec.ports = reg.ports;
+  HostId id = core_.hosts_.Register(spec, now).first;
+  spec.id = id;
+  if (core_.snapshot_.host(id) == nullptr) {
+    RETURN_IF_ERROR(core_.snapshot_.AddHost(spec));
+  } else {
+    // A host that reconnects keeps the tasks the snapshot holds for it; it takes work again.
+    RETURN_IF_ERROR(core_.snapshot_.SetHostLabels(id, spec.labels));
+    RETURN_IF_ERROR(core_.snapshot_.SetHostStatus(id, placement::HostStatus::kUp));
+  }
+  // Its maintenance state (drained, down ...) outlives reconnections.
+  core_.ApplyMaintenance(id, core_.hosts_.Get(id).maintenance, out);
+  core_.daemons_.MarkDirty();
+
+  // Reconcile: what the agent has against what the core believes.
+  jobmgr::Effects fx;
+  std::vector<RunId> believed = core_.jobs_.LiveRunsOnHost(reg.name);
+  std::vector<RunId> reported;
+  for (const ReportedRun& r : running) reported.push_back(r.run);
+  std::sort(reported.begin(), reported.end());
+  for (const RunId& run : believed) {
+    if (!std::binary_search(reported.begin(), reported.end(), run)) {
+      core_.jobs_.OnStatus({run, reg.name, TaskState::kLost, -1, 0, jobmgr::TaskReason::kHostLost,
+                            "the agent no longer has this task"},
+                           now, fx);
+    }
+  }
+  for (const ReportedRun& r : running) {
+    core_.jobs_.OnStatus({r.run, reg.name, TaskState::kRunning}, now, fx);
+    Adopt(r, id, now);
+  }
+  core_.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
+  const TaskId task = r.run.task;
+  if (core_.gang_of_.contains(task)) return;  // accounted for already
+  const jobmgr::Job* job = core_.jobs_.GetJob(task.job);
+  if (job == nullptr || task.instance >= job->instances()) return;
+  const jobmgr::TaskRuntime& t = job->task(task.instance);
+  if (t.run != r.run.run || !MayHaveProcess(t.state)) return;  // not ours: being killed
+  absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape =
+      core_.ShapeOf(*job, task.instance);
+  if (!shape.ok()) return;
+  placement::Assignment a;
+  a.task = task;
+  a.host = host;
+  a.shape = *shape;
+  for (const std::string& name : (*shape)->port_names) {
+    for (const auto& [n, port] : r.ports) {
+      if (n == name) a.ports.push_back(port);
+    }
+  }
+  int64_t gpu = (*shape)->gpu_milli();
+  for (uint32_t d : r.gpu_devices) {
+    a.gpus.push_back({static_cast<uint16_t>(d),
+                      static_cast<int32_t>(gpu < kMilliPerUnit ? gpu : kMilliPerUnit)});
+  }
+  absl::Status committed = core_.snapshot_.Adopt(a);
+  if (!committed.ok()) {
+    core_.why_[task] = absl::StrCat("adopted after a restart but not accounted on its host: ",
+                                    committed.message());
+  }
+  uint64_t gid = core_.next_gang_++;
+  resmgr::GangRequest req = core_.GangRequestOf(*job, {task}, gid);
+  if (!core_.rm_.Adopt(req, now).ok()) return;
+  core_.gang_of_[task] = gid;
+  SchedulerCore::GangInfo info;
+  info.job = job->id();
+  info.tasks = {task};
+  info.admitted = true;
+  core_.gangs_.emplace(gid, std::move(info));
+}
+
+bool AgentControl::Heartbeat(const std::string& host, absl::Time now) {
+  return core_.hosts_.Heartbeat(host, now);
+}
+
+void AgentControl::OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  core_.jobs_.OnStatus(report, now, fx);
+  if (report.state == TaskState::kRunning) {
+    auto it = core_.gang_of_.find(report.run.task);
+    if (it != core_.gang_of_.end()) (void)core_.rm_.MarkRunning(report.run.task, now);
+  }
+  core_.Absorb(fx, now, out);
+}
+
+void AgentControl::ReportUsage(const std::string& host, const HostUsageSample& sample,
+                               const std::vector<ReportedUsage>& runs, absl::Time now) {
+  std::vector<RunUsageSample> samples;
+  samples.reserve(runs.size());
+  for (const ReportedUsage& r : runs) {
+    const jobmgr::Job* job = core_.jobs_.GetJob(r.run.task.job);
+    if (job == nullptr || r.run.task.instance >= job->instances()) continue;
+    const jobmgr::TaskRuntime& t = job->task(r.run.task.instance);
+    if (t.run != r.run.run || t.state != TaskState::kRunning || t.host == jobmgr::kNoHost ||
+        core_.jobs_.HostName(t.host) != host) {
+      continue;
+    }
+    const JobSpec& spec = job->spec();
+    RunUsageSample s;
+    s.run = r.run;
+    s.used = r.used;
+    s.allocated = spec.instance_overrides.contains(r.run.task.instance)
+                      ? spec.TaskFor(r.run.task.instance).resources
+                      : spec.task.resources;
+    s.regular = resmgr::SlaClassOf(spec.sla) != resmgr::SlaClass::kRevocable;
+    samples.push_back(s);
+  }
+  core_.usage_.Report(host, sample, samples, now);
+}
+
+std::optional<RunUsageView> AgentControl::RunUsage(TaskId task, absl::Time now) const {
+  std::optional<RunUsageView> v = core_.usage_.RunUsage(task, now);
+  const jobmgr::Job* job = core_.jobs_.GetJob(task.job);
+  if (!v || job == nullptr || task.instance >= job->instances() ||
+      job->task(task.instance).run != v->run) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+void AgentControl::SetIsolation(const std::string& host, std::string isolation) {
+  core_.hosts_.SetIsolation(host, std::move(isolation));
+}
+
+absl::Status AgentControl::SetMaintenance(const std::string& name, records::HostMaintenance next,
+                                          absl::Time now, Actions& out) {
+  const hostmgr::TrackedHost* h = core_.hosts_.Find(name);
+  if (h == nullptr) return absl::NotFoundError(absl::StrCat("host ", name, " not found"));
+  ASSIGN_OR_RETURN(bool changes, hostmgr::CheckTransition(*h, next, core_.jobs_));
+  if (!changes) return absl::OkStatus();
+  core_.ApplyMaintenance(h->id, next, out);
+  core_.daemons_.MarkDirty();
+  if (next == records::HostMaintenance::kDraining) core_.DrainHosts(now, out);
+  return absl::OkStatus();
+}
+
+std::optional<HostUsageView> AgentControl::HostUsage(const std::string& host,
+                                                     absl::Time now) const {
+  return core_.usage_.HostUsage(host, now);
+}
+
+Resources AgentControl::AllocatedUnused(absl::Time now) const {
+  return core_.usage_.AllocatedUnused(now);
+}
+
+}  // namespace paceline::scheduler

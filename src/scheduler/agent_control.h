@@ -1,0 +1,89 @@
+#pragma once
+// AgentControl: the agents' entry points into the scheduler core (for the agent protocol,
+// masterd/agent_connection.h, and `paceline sim`'s simulated hosts): registration and
+// reconciliation, heartbeats, status reports, usage reports, and the operator's host
+// maintenance. Each call applies its effects through the core; the changes are in `out`
+// (commit its batch before acknowledging).
+//
+// Thread-safety: single-threaded, like the core it belongs to (SchedulerCore::agents()).
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "jobmgr/job_manager.h"
+#include "placement/host_state.h"
+#include "records/records.h"
+#include "scheduler/actions.h"
+#include "scheduler/usage_tracker.h"
+
+namespace paceline::scheduler {
+
+class SchedulerCore;
+
+// What an agent declares when it (re)connects.
+struct HostRegistration {
+  std::string name;
+  Resources capacity;                   // offered: cpu, memory, disk (gpu from gpu_models)
+  std::vector<std::string> gpu_models;  // one entry per device
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<placement::PortRange> ports;
+};
+
+// A run an agent reports when it registers, with the ports and GPU devices it holds.
+struct ReportedRun {
+  RunId run;
+  std::vector<std::pair<std::string, uint32_t>> ports;
+  std::vector<uint32_t> gpu_devices;
+};
+
+// What an agent measured for one of its runs.
+struct ReportedUsage {
+  RunId run;
+  Resources used;  // cpu_milli and memory_bytes
+};
+
+class AgentControl {
+ public:
+  explicit AgentControl(SchedulerCore& core) : core_(core) {}
+
+  // `running`: the runs the agent has (from its checkpoint). Runs the core does not own are
+  // killed; runs the core believes are on this host but the agent does not have are LOST; runs
+  // the core owns but does not account for (after a master restart) are adopted: recorded on
+  // the host and in the resource manager as running, without going through admission.
+  absl::Status RegisterHost(const HostRegistration& reg, const std::vector<ReportedRun>& running,
+                            absl::Time now, Actions& out);
+  // False when the host must register again (unknown, or already declared lost).
+  bool Heartbeat(const std::string& host, absl::Time now);
+  void OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out);
+  // What isolation the host's agent has (for `host list`).
+  void SetIsolation(const std::string& host, std::string isolation);
+  // Host maintenance (hostmgr/maintenance.h): drain, down (only once DRAINED), up. NOT_FOUND for
+  // an unknown host, FAILED_PRECONDITION for a transition that is not allowed (the message says
+  // what to do first).
+  absl::Status SetMaintenance(const std::string& host, records::HostMaintenance next,
+                              absl::Time now, Actions& out);
+
+  // --- usage (soft state: measured by the agents, never stored) ---
+  // The latest usage `host`'s agent measured; replaces its previous report. Runs that are not
+  // the current run of a RUNNING task on this host are ignored. Each cycle, the slack of the
+  // regular runs (allocated - used, see usage_tracker.h) is offered to revocable work.
+  void ReportUsage(const std::string& host, const HostUsageSample& sample,
+                   const std::vector<ReportedUsage>& runs, absl::Time now);
+  // The current run's fresh measurement, if any.
+  std::optional<RunUsageView> RunUsage(TaskId task, absl::Time now) const;
+  std::optional<HostUsageView> HostUsage(const std::string& host, absl::Time now) const;
+  // Allocated to regular tasks but measured unused (the slack the resource manager is told of).
+  Resources AllocatedUnused(absl::Time now) const;
+
+ private:
+  void Adopt(const ReportedRun& run, HostId host, absl::Time now);
+
+  SchedulerCore& core_;
+};
+
+}  // namespace paceline::scheduler

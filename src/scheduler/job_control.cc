@@ -1,0 +1,133 @@
+#include "scheduler/job_control.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "common/units.h"
+#include "scheduler/scheduler_core.h"
+
+namespace paceline::scheduler {
+
+absl::StatusOr<JobId> JobControl::CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
+                                            Actions& out) {
+  ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(pool));
+  if (!core_.rm_.tree().children(pool_id).empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool ", pool, " has child pools; jobs run only in leaf pools"));
+  }
+  RETURN_IF_ERROR(CheckGangFits(spec, pool_id, pool));
+  bool daemon = spec.type == JobType::kDaemon;
+  jobmgr::Effects fx;
+  ASSIGN_OR_RETURN(JobId id, core_.jobs_.CreateJob(std::move(spec), pool, now, fx));
+  core_.Absorb(fx, now, out);
+  if (daemon) {
+    core_.daemons_.Add(id);
+    core_.daemons_.MarkDirty();
+    core_.ReconcileDaemons(now, out);
+  }
+  return id;
+}
+
+absl::Status JobControl::CheckGangFits(const JobSpec& spec, PoolId pool_id,
+                                       const std::string& pool) const {
+  uint32_t gang = std::max<uint32_t>(1, std::min(spec.sla.min_running_instances, spec.instances));
+  std::optional<Resources> gang_total = CheckedMultiply(spec.task.resources, gang);
+  Resources limit = core_.rm_.tree().spec(pool_id).Limit();
+  if (!gang_total || !gang_total->FitsIn(limit)) {
+    Dim d = gang_total ? *gang_total->FirstExceeding(limit) : Dim::kCpu;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a gang of ", gang, " instances needs ", DimName(d), " ",
+        gang_total ? FormatQuantity(d, (*gang_total)[d]) : "beyond range", ", above pool ", pool,
+        "'s ", DimName(d), " limit ", FormatQuantity(d, limit[d]), "; it could never run"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
+                                               absl::Time now, Actions& out) {
+  const jobmgr::Job* job = core_.jobs_.GetJob(id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
+  ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(job->pool()));
+  RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
+  jobmgr::Effects fx;
+  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.StartUpdate(id, std::move(req), now, fx));
+  core_.Absorb(fx, now, out);
+  return update;
+}
+
+absl::Status JobControl::PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(core_.jobs_.PauseUpdate(id, paused, now, fx));
+  core_.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status JobControl::AbortUpdate(JobId id, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(core_.jobs_.AbortUpdate(id, now, fx));
+  core_.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> JobControl::RollbackJob(JobId id, uint64_t version, UpdateSpec options,
+                                                 absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.Rollback(id, version, options, now, fx));
+  core_.Absorb(fx, now, out);
+  return update;
+}
+
+absl::Status JobControl::KillJob(JobId id, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(core_.jobs_.KillJob(id, now, fx));
+  core_.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status JobControl::ReleaseVolume(TaskId task, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(core_.jobs_.ReleaseVolume(task, now, fx));
+  core_.why_.erase(task);
+  core_.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status JobControl::KillInstance(TaskId task, absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(core_.jobs_.KillInstance(task, now, fx));
+  core_.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status JobControl::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
+                                          absl::Time now, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(core_.jobs_.RestartInstances(id, instances, now, fx));
+  core_.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
+absl::Status JobControl::DeleteJob(JobId id, Actions& out) {
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(core_.jobs_.DeleteJob(id, fx));
+  core_.daemons_.Remove(id);
+  for (auto it = core_.shapes_.begin(); it != core_.shapes_.end();) {
+    if (it->first.first == id) {
+      core_.shapes_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = core_.why_.begin(); it != core_.why_.end();) {
+    if (it->first.job == id) {
+      core_.why_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  core_.Absorb(fx, absl::InfinitePast(), out);
+  return absl::OkStatus();
+}
+
+}  // namespace paceline::scheduler

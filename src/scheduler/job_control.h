@@ -1,0 +1,54 @@
+#pragma once
+// JobControl: the jobs' entry points into the scheduler core (for JobService, TaskService and
+// UpdateService): create, kill, restart, delete, release a volume, and rolling updates. Each call
+// drives the job manager (jobmgr/job_manager.h has the semantics and the errors) and applies its
+// effects to the resource manager and placement; the changes are in `out` (commit its batch
+// before answering). CreateJob and UpdateJob first check that the pool is a leaf and that one
+// gang of the spec could ever fit the pool's limit (FAILED_PRECONDITION otherwise).
+//
+// Thread-safety: single-threaded, like the core it belongs to (SchedulerCore::job_control()).
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "jobmgr/job_manager.h"
+#include "scheduler/actions.h"
+#include "spec/job_spec.h"
+
+namespace paceline::scheduler {
+
+class SchedulerCore;
+
+class JobControl {
+ public:
+  explicit JobControl(SchedulerCore& core) : core_(core) {}
+
+  absl::StatusOr<JobId> CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
+                                  Actions& out);
+  absl::Status KillJob(JobId id, absl::Time now, Actions& out);
+  absl::Status KillInstance(TaskId task, absl::Time now, Actions& out);
+  absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,
+                                Actions& out);
+  absl::Status DeleteJob(JobId id, Actions& out);
+  // Stateful: let a waiting instance start elsewhere with an empty volume.
+  absl::Status ReleaseVolume(TaskId task, absl::Time now, Actions& out);
+
+  // Rolling updates.
+  absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
+                                     absl::Time now, Actions& out);
+  absl::Status PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out);
+  absl::Status AbortUpdate(JobId id, absl::Time now, Actions& out);
+  absl::StatusOr<uint64_t> RollbackJob(JobId id, uint64_t version, UpdateSpec options,
+                                       absl::Time now, Actions& out);
+
+ private:
+  // FAILED_PRECONDITION when one gang of `spec` exceeds the pool's limit (could never run).
+  absl::Status CheckGangFits(const JobSpec& spec, PoolId pool_id, const std::string& pool) const;
+
+  SchedulerCore& core_;
+};
+
+}  // namespace paceline::scheduler

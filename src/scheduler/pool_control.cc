@@ -1,0 +1,28 @@
+#include "scheduler/pool_control.h"
+
+#include "common/status.h"
+#include "scheduler/scheduler_core.h"
+
+namespace paceline::scheduler {
+
+absl::Status PoolControl::CreatePool(const std::string& path, const PoolSpec& spec, Actions& out) {
+  RETURN_IF_ERROR(core_.rm_.CreatePool(path, spec).status());
+  out.batch.put_pools.push_back({path, spec});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> PoolControl::UpdatePool(const std::string& path,
+                                                                 const PoolSpec& spec, bool force,
+                                                                 Actions& out) {
+  ASSIGN_OR_RETURN(std::vector<std::string> broke, core_.rm_.UpdatePool(path, spec, force));
+  out.batch.put_pools.push_back({path, spec});
+  return broke;
+}
+
+absl::Status PoolControl::DeletePool(const std::string& path, Actions& out) {
+  RETURN_IF_ERROR(core_.rm_.DeletePool(path));
+  out.batch.delete_pools.push_back(path);
+  return absl::OkStatus();
+}
+
+}  // namespace paceline::scheduler

@@ -1,0 +1,34 @@
+#pragma once
+// PoolControl: the pool tree's entry points into the scheduler core (for PoolService): create,
+// update and delete pools. Each change is validated by the resource manager and, when it holds,
+// recorded in the Actions' batch (commit it before answering).
+//
+// Thread-safety: single-threaded, like the core it belongs to (SchedulerCore::pools()).
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "scheduler/actions.h"
+#include "spec/pool_spec.h"
+
+namespace paceline::scheduler {
+
+class SchedulerCore;
+
+class PoolControl {
+ public:
+  explicit PoolControl(SchedulerCore& core) : core_(core) {}
+
+  absl::Status CreatePool(const std::string& path, const PoolSpec& spec, Actions& out);
+  // Returns what the change breaks when `force` lets it through (see ResourceManager).
+  absl::StatusOr<std::vector<std::string>> UpdatePool(const std::string& path, const PoolSpec& spec,
+                                                      bool force, Actions& out);
+  absl::Status DeletePool(const std::string& path, Actions& out);
+
+ private:
+  SchedulerCore& core_;
+};
+
+}  // namespace paceline::scheduler
