@@ -158,6 +158,9 @@ struct AgentDaemon::Impl {
         absl::StatusOr<agent::LaunchRequest> req = wire::FromLaunch(m.launch());
         absl::Status s = req.ok() ? runtime->Launch(*req) : req.status();
         if (!s.ok()) SendLaunchRejected(m.launch().run(), s);
+        // A batch of launches can take seconds on a loaded host: keep the master from taking
+        // the host for dead meanwhile.
+        SendHeartbeatIfDue(absl::Now());
       } else if (m.has_kill()) {
         (void)runtime->Kill(wire::FromProto(m.kill().run()),
                             absl::Milliseconds(m.kill().grace_ms()));
@@ -233,12 +236,15 @@ struct AgentDaemon::Impl {
         if (!stream->Write(wire::ToUsageMessage(*r, config.usage_interval))) return Disconnect(now);
       }
     }
-    if (now >= next_heartbeat) {
-      v1::AgentMessage msg;
-      msg.mutable_heartbeat()->set_at_unix_ms(absl::ToUnixMillis(now));
-      if (!stream->Write(msg)) return Disconnect(now);
-      next_heartbeat = now + heartbeat_interval;
-    }
+    SendHeartbeatIfDue(now);
+  }
+
+  void SendHeartbeatIfDue(absl::Time now) {
+    if (!connected || now < next_heartbeat) return;
+    v1::AgentMessage msg;
+    msg.mutable_heartbeat()->set_at_unix_ms(absl::ToUnixMillis(now));
+    if (!stream->Write(msg)) return Disconnect(now);
+    next_heartbeat = now + heartbeat_interval;
   }
 };
 

@@ -4,11 +4,13 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 namespace paceline::e2e {
 
@@ -64,9 +66,15 @@ void TestCluster::StartMaster() {
   std::filesystem::remove(data + "/master.json");
   // A restarted master listens where the first one did: the agents reconnect there.
   std::string listen = addr_.empty() ? "127.0.0.1:0" : addr_;
+  // Agents heartbeat six times per host timeout, as in production (2 s of 30 s is fifteen): a
+  // heartbeat late by a second on a loaded machine must not make a live host LOST.
+  absl::Duration timeout;
+  ASSERT_TRUE(absl::ParseDuration(options_.host_timeout, &timeout)) << options_.host_timeout;
+  std::string heartbeat = absl::FormatDuration(std::max(absl::Milliseconds(100), timeout / 6));
   master_ = std::make_unique<Process>(
       Process::Start({"master", "--data-dir", data, "--listen", listen, "--http-listen",
-                      "127.0.0.1:0", "--host-timeout", options_.host_timeout, "--cycle", "20ms"},
+                      "127.0.0.1:0", "--host-timeout", options_.host_timeout,
+                      "--heartbeat-interval", heartbeat, "--cycle", "20ms"},
                      {.cwd = dir_}));
   bool up =
       WaitFor([&] { return std::filesystem::exists(data + "/master.json"); }, absl::Seconds(30));
@@ -120,7 +128,15 @@ std::string TestCluster::HttpGet(const std::string& path) {
 RunResult TestCluster::Cli(const std::vector<std::string>& args) {
   std::vector<std::string> full = {"--addr", addr_, "--token", token_};
   full.insert(full.end(), args.begin(), args.end());
-  return RunPaceline(full, dir_);
+  // A command that waits (`job wait --timeout 240s`) is given its own timeout and some more.
+  absl::Duration limit = absl::Seconds(60);
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    absl::Duration d;
+    if (args[i] == "--timeout" && absl::ParseDuration(args[i + 1], &d)) {
+      limit = std::max(limit, d + absl::Seconds(30));
+    }
+  }
+  return RunPaceline(full, dir_, limit);
 }
 
 Process TestCluster::StartCli(const std::vector<std::string>& args) {
