@@ -2,14 +2,11 @@
 """Keeps files and classes small enough to read.
 
   check-sizes.py --src SRC_DIR [--max-lines 600] [--max-public 15] [--classes-in a,b,...]
-                 [--known Class=N,...]
 
 Fails (exit 1), naming each offender, when a .h/.cc file under SRC_DIR has more than
 --max-lines lines, or when a class or struct declared in a header of one of the --classes-in
 folders has more than --max-public public member functions (constructors, destructors,
-operators and deleted functions not counted; overloads count once each). --known lists the
-classes still over the limit with the count they have today: a ratchet — such a class fails
-when it grows, and the check asks for its entry to be lowered or removed when it shrinks.
+operators and deleted functions not counted; overloads count once each).
 """
 import argparse
 import os
@@ -80,9 +77,7 @@ def main():
     ap.add_argument('--max-lines', type=int, default=600)
     ap.add_argument('--max-public', type=int, default=15)
     ap.add_argument('--classes-in', default='')
-    ap.add_argument('--known', default='')
     args = ap.parse_args()
-    known = {k: int(v) for k, v in (e.split('=') for e in args.known.split(',') if e)}
     class_dirs = [d for d in args.classes_in.split(',') if d]
     errors = []
     for dirpath, _, files in os.walk(args.src):
@@ -99,14 +94,9 @@ def main():
             if f.endswith('.h') and rel.split(os.sep)[0] in class_dirs:
                 for cls, methods in public_methods(text):
                     n = len(methods)
-                    limit = max(args.max_public, known.get(cls, 0))
-                    if n > limit:
+                    if n > args.max_public:
                         errors.append(f'src/{rel}: class {cls} has {n} public member functions '
-                                      f'(at most {limit}): {" ".join(methods)}')
-                    elif cls in known and n < known[cls]:
-                        errors.append(f'src/{rel}: class {cls} shrank to {n} public member '
-                                      f'functions: lower its --known entry to {n} (or remove it '
-                                      f'at {args.max_public} or below)')
+                                      f'(at most {args.max_public}): {" ".join(methods)}')
     for e in errors:
         print(e)
     if errors:

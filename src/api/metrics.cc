@@ -21,10 +21,11 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   std::string out;
   std::array<uint64_t, kNumTaskStates> tasks{};
   std::array<uint64_t, kNumJobStates> jobs{};
-  for (const jobmgr::Job* job : core.jobs().ListJobs()) {
-    ++jobs[static_cast<int>(job->state())];
-    for (int s = 0; s < kNumTaskStates; ++s) tasks[s] += job->count(static_cast<TaskState>(s));
-  }
+  core.jobs().ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
+    ++jobs[static_cast<int>(job.state())];
+    for (int s = 0; s < kNumTaskStates; ++s) tasks[s] += job.count(static_cast<TaskState>(s));
+    return true;
+  });
   Header(out, "paceline_tasks", "gauge", "Tasks by state.");
   for (int s = 0; s < kNumTaskStates; ++s) {
     absl::StrAppend(&out, "paceline_tasks{state=\"", TaskStateName(static_cast<TaskState>(s)),

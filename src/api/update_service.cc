@@ -115,8 +115,8 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
         resp->mutable_unchanged()->Add(plan.unchanged.begin(), plan.unchanged.end());
         resp->set_version(job->version() + 1);
         if (req->dry_run()) return absl::OkStatus();
-        jobmgr::JobManager::UpdateRequest update{std::move(spec), req->version(), options,
-                                                 req->paused(), req->override()};
+        jobmgr::UpdateRequest update{std::move(spec), req->version(), options, req->paused(),
+                                     req->override()};
         ASSIGN_OR_RETURN(uint64_t id, core.job_control().UpdateJob(JobId(req->job_id()),
                                                                    std::move(update), now, out));
         resp->set_update_id(id);

@@ -125,11 +125,10 @@ SubmitResult Submit(const std::string& addr, const std::string& token,
 int64_t CountRunning(masterd::Cluster& cluster) {
   return cluster.Read<int64_t>([](const scheduler::SchedulerCore& core) {
     int64_t n = 0;
-    for (const jobmgr::Job* job : core.jobs().ListJobs()) {
-      for (uint32_t i = 0; i < job->instances(); ++i) {
-        n += job->task(i).state == TaskState::kRunning;
-      }
-    }
+    core.jobs().ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
+      n += job.count(TaskState::kRunning);
+      return true;
+    });
     return n;
   });
 }

@@ -71,7 +71,7 @@ void DaemonSet::Reconcile(const HostTracker& hosts, jobmgr::JobManager& jobs, ab
         unpinned.push_back(i);
       } else if (!wanted.contains(*host) || !covered.insert(*host).second) {
         pins_.erase(t);
-        jobs.StopInstance(t, jobmgr::TaskReason::kHostLeft, now, fx);
+        jobs.instances().Stop(t, jobmgr::TaskReason::kHostLeft, now, fx);
       }
     }
     uint32_t added = 0;
@@ -84,15 +84,15 @@ void DaemonSet::Reconcile(const HostTracker& hosts, jobmgr::JobManager& jobs, ab
       } else if (!ended.empty()) {
         i = ended.front();
         ended.erase(ended.begin());
-        jobs.RerunInstance(TaskId{id, i}, now, fx);
+        jobs.instances().Rerun(TaskId{id, i}, now, fx);
       } else {
         i = job->instances() + added++;
       }
       pins_[TaskId{id, i}] = h;
     }
     for (uint32_t i : unpinned)
-      jobs.StopInstance(TaskId{id, i}, jobmgr::TaskReason::kScaledDown, now, fx);
-    if (added > 0) jobs.AddInstances(id, added, now, fx);
+      jobs.instances().Stop(TaskId{id, i}, jobmgr::TaskReason::kScaledDown, now, fx);
+    if (added > 0) jobs.instances().Add(id, added, now, fx);
   }
 }
 

@@ -76,10 +76,10 @@ bool DrainStep(const TrackedHost& h, jobmgr::JobManager& jobs, absl::Time now,
     if (state == TaskState::kKilling || state == TaskState::kPreempting) continue;
     switch (job->spec().type) {
       case JobType::kBatch:
-        jobs.Preempt(run.task, why, now, fx, jobmgr::TaskReason::kHostDraining);
+        jobs.instances().Preempt(run.task, why, now, fx, jobmgr::TaskReason::kHostDraining);
         break;
       case JobType::kDaemon:
-        jobs.StopInstance(run.task, jobmgr::TaskReason::kHostLeft, now, fx);
+        jobs.instances().Stop(run.task, jobmgr::TaskReason::kHostLeft, now, fx);
         break;
       default: {
         auto [it, first] = unavailable.try_emplace(job->id(), 0);
@@ -89,7 +89,7 @@ bool DrainStep(const TrackedHost& h, jobmgr::JobManager& jobs, absl::Time now,
         uint32_t budget = std::max<uint32_t>(1, job->spec().sla.max_unavailable_instances);
         if (it->second >= budget) continue;
         if (Available(*job, run.task.instance)) ++it->second;
-        jobs.Preempt(run.task, why, now, fx, jobmgr::TaskReason::kHostDraining);
+        jobs.instances().Preempt(run.task, why, now, fx, jobmgr::TaskReason::kHostDraining);
         break;
       }
     }

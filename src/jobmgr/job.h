@@ -48,6 +48,9 @@ struct TaskRuntime {
   uint32_t last_host = kNoHost;    // the previous run's host (in-place updates prefer it)
 };
 
+// Everyone reads a Job; only the JobManager and its two views (InstanceControl,
+// RollingUpdates) change it, so that the per-state counts and the spec versions stay consistent
+// with the tasks.
 class Job {
  public:
   Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
@@ -55,15 +58,36 @@ class Job {
 
   JobId id() const { return id_; }
   const std::string& pool() const { return pool_; }
+  records::JobGoal goal() const { return goal_; }
+  absl::Time created_at() const { return created_at_; }
+  // Derived from the tasks' states and the goal (see common/task_state.h).
+  JobState state() const;
+
   // The current spec: what new instances and updated ones run.
   const JobSpec& spec() const { return *spec_; }
-  const std::shared_ptr<const JobSpec>& shared_spec() const { return spec_; }
   uint64_t version() const { return version_; }
   // The spec of `version`: the current one or an earlier one still kept (nullptr if not kept).
   const JobSpec* SpecOf(uint64_t version) const;
-  std::shared_ptr<const JobSpec> SharedSpecOf(uint64_t version) const;
   // The effective task of an instance's current run (its run's spec version, overrides applied).
   TaskSpec TaskFor(uint32_t instance) const;
+  // Rolling updates, oldest first; the last one may be active.
+  const std::vector<records::UpdateRecord>& updates() const { return updates_; }
+
+  uint32_t instances() const { return static_cast<uint32_t>(tasks_.size()); }
+  const TaskRuntime& task(uint32_t instance) const { return tasks_[instance]; }
+  uint32_t count(TaskState s) const { return counts_[static_cast<int>(s)]; }
+  // Instances whose current run has health `h` (kNone included).
+  uint32_t health_count(TaskHealth h) const { return health_counts_[static_cast<int>(h)]; }
+  // Live = not terminal (PENDING ... RUNNING, PREEMPTING, KILLING).
+  uint32_t live() const;
+
+ private:
+  friend class JobManager;
+  friend class InstanceControl;
+  friend class RollingUpdates;
+
+  const std::shared_ptr<const JobSpec>& shared_spec() const { return spec_; }
+  std::shared_ptr<const JobSpec> SharedSpecOf(uint64_t version) const;
   // A new current spec and version; the old one is kept while any run uses it (see Prune).
   void SetSpec(std::shared_ptr<const JobSpec> spec, uint64_t version);
   // Keeps the earlier specs that a run or a pending update uses, plus the latest `keep` others
@@ -73,39 +97,21 @@ class Job {
   // Grows (new instances PENDING on the current version) or shrinks (the caller has ended the
   // instances it removes) the job to `n` instances.
   void Resize(uint32_t n);
-
-  // Rolling updates, oldest first; the last one may be active.
-  const std::vector<records::UpdateRecord>& updates() const { return updates_; }
   std::vector<records::UpdateRecord>& mutable_updates() { return updates_; }
   records::UpdateRecord* active_update() {
     return !updates_.empty() && records::IsActive(updates_.back().state) ? &updates_.back()
                                                                          : nullptr;
   }
-  records::JobGoal goal() const { return goal_; }
   void set_goal(records::JobGoal g) { goal_ = g; }
-  absl::Time created_at() const { return created_at_; }
-  uint32_t instances() const { return static_cast<uint32_t>(tasks_.size()); }
-
-  const TaskRuntime& task(uint32_t instance) const { return tasks_[instance]; }
   // Mutable access for everything except the state (use SetState, which keeps counts).
   TaskRuntime& mutable_task(uint32_t instance) { return tasks_[instance]; }
   void SetState(uint32_t instance, TaskState s);
-
-  uint32_t count(TaskState s) const { return counts_[static_cast<int>(s)]; }
   // Sets an instance's health, keeping the per-health counts.
   void SetHealth(uint32_t instance, TaskHealth h);
-  // Instances whose current run has health `h` (kNone included).
-  uint32_t health_count(TaskHealth h) const { return health_counts_[static_cast<int>(h)]; }
-  // Live = not terminal (PENDING ... RUNNING, PREEMPTING, KILLING).
-  uint32_t live() const;
-  // Derived from the tasks' states and the goal (see common/task_state.h).
-  JobState state() const;
-
   records::JobRecord ToRecord() const;
   // After construction from a record: its earlier versions, updates and instance count.
   void RestoreHistory(const records::JobRecord& r);
 
- private:
   JobId id_;
   std::string pool_;
   std::shared_ptr<const JobSpec> spec_;

@@ -36,43 +36,6 @@ absl::Status JobManager::KillJob(JobId id, absl::Time now, Effects& fx) {
   return absl::OkStatus();
 }
 
-absl::Status JobManager::KillInstance(TaskId task, absl::Time now, Effects& fx) {
-  Job* job = FindJob(task.job);
-  if (job == nullptr || task.instance >= job->instances()) {
-    return absl::NotFoundError(absl::StrCat("task ", task.ToString(), " not found"));
-  }
-  job->mutable_task(task.instance).restart_requested = false;
-  KillTask(*job, task.instance, TaskReason::kKilledByUser, now, fx);
-  return absl::OkStatus();
-}
-
-absl::Status JobManager::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
-                                          absl::Time now, Effects& fx) {
-  Job* job = FindJob(id);
-  if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
-  for (uint32_t i : instances) {
-    if (i >= job->instances()) {
-      return absl::InvalidArgumentError(absl::StrCat("instance ", i, " is out of range: job ",
-                                                     id.value(), " has ", job->instances()));
-    }
-  }
-  if (job->goal() != records::JobGoal::kRun) {
-    job->set_goal(records::JobGoal::kRun);
-    fx.batch.put_jobs.push_back(job->ToRecord());
-  }
-  for (uint32_t i : instances) {
-    TaskRuntime& t = job->mutable_task(i);
-    if (IsTerminal(t.state)) {
-      t.failures = 0;
-      StartNewRun(*job, i, now, now, fx);
-    } else if (MayHaveProcess(t.state)) {
-      t.restart_requested = true;
-      KillTask(*job, i, TaskReason::kKilledByUser, now, fx);
-    }  // PENDING / READY / PLACED: about to start anyway
-  }
-  return absl::OkStatus();
-}
-
 absl::Status JobManager::DeleteJob(JobId id, Effects& fx) {
   Job* job = FindJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
@@ -170,81 +133,6 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
   EndRun(*job, i, ended, reason, r.message, now, fx);
 }
 
-void JobManager::StopInstance(TaskId task, TaskReason reason, absl::Time now, Effects& fx) {
-  Job* job = FindJob(task.job);
-  if (job == nullptr || task.instance >= job->instances()) return;
-  TaskRuntime& t = job->mutable_task(task.instance);
-  if (IsTerminal(t.state) || t.state == TaskState::kKilling) return;
-  t.restart_requested = false;
-  KillTask(*job, task.instance, reason, now, fx);
-}
-
-absl::Status JobManager::ReleaseVolume(TaskId task, absl::Time now, Effects& fx) {
-  Job* job = FindJob(task.job);
-  if (job == nullptr || task.instance >= job->instances()) {
-    return absl::NotFoundError(absl::StrCat("task ", task.ToString(), " not found"));
-  }
-  TaskRuntime& t = job->mutable_task(task.instance);
-  if (job->spec().type != JobType::kStateful) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", task.job.value(), " is not stateful: its instances own no volume"));
-  }
-  if (t.volume_host == kNoHost) return absl::OkStatus();
-  if (MayHaveProcess(t.state)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "task ", task.ToString(), " is ", TaskStateName(t.state), " on ", hosts_[t.volume_host],
-        " with its volume; only a waiting instance's volume can be released"));
-  }
-  std::string old = hosts_[t.volume_host];
-  t.volume_host = kNoHost;
-  fx.batch.put_tasks.push_back(
-      Record(*job, task.instance, absl::StrCat("volume on ", old, " released by the user")));
-  (void)now;
-  return absl::OkStatus();
-}
-
-void JobManager::RerunInstance(TaskId task, absl::Time now, Effects& fx) {
-  Job* job = FindJob(task.job);
-  if (job == nullptr || task.instance >= job->instances()) return;
-  if (!IsTerminal(job->task(task.instance).state)) return;
-  job->mutable_task(task.instance).failures = 0;
-  StartNewRun(*job, task.instance, now, now, fx);
-}
-
-void JobManager::AddInstances(JobId id, uint32_t n, absl::Time now, Effects& fx) {
-  Job* job = FindJob(id);
-  if (job == nullptr || n == 0) return;
-  uint32_t first = job->instances();
-  job->Resize(first + n);
-  fx.batch.put_jobs.push_back(job->ToRecord());
-  for (uint32_t i = first; i < first + n; ++i) fx.enqueue.push_back(TaskId{id, i});
-  (void)now;
-}
-
-void JobManager::Preempt(TaskId task, const std::string& why, absl::Time now, Effects& fx,
-                         TaskReason reason) {
-  Job* job = FindJob(task.job);
-  if (job == nullptr || task.instance >= job->instances()) return;
-  TaskRuntime& t = job->mutable_task(task.instance);
-  switch (t.state) {
-    case TaskState::kReady:
-    case TaskState::kPlaced:
-      Transition(*job, task.instance, TaskState::kPending, reason, why, now, fx, false);
-      fx.release.push_back(task);
-      fx.enqueue.push_back(task);
-      return;
-    case TaskState::kLaunching:
-    case TaskState::kRunning:
-      Transition(*job, task.instance, TaskState::kPreempting, reason, why, now, fx, true);
-      if (!why.empty()) preempt_why_[task] = why;
-      fx.kills.push_back(KillCommand{RunId{task, t.run}, hosts_[t.host],
-                                     job->TaskFor(task.instance).kill_grace, reason});
-      return;
-    default:
-      return;
-  }
-}
-
 void JobManager::OnHostLost(const std::string& host, absl::Time now, Effects& fx) {
   auto it = host_index_.find(host);
   if (it == host_index_.end()) return;
@@ -279,10 +167,7 @@ void JobManager::Tick(absl::Time now, Effects& fx) {
       KillTask(*job, timer.run.task.instance, TaskReason::kDeadlineExceeded, now, fx);
     }
   }
-  std::vector<JobId> updating = updating_;  // an update that ends leaves updating_
-  for (JobId id : updating) {
-    if (Job* job = FindJob(id); job != nullptr) ProgressUpdate(*job, now, fx);
-  }
+  updates_.ProgressAll(now, fx);
 }
 
 absl::Status JobManager::Restore(const records::StoreContents& contents, absl::Time now,
@@ -292,7 +177,7 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
     auto spec = std::make_shared<const JobSpec>(r.spec);
     auto job = std::make_unique<Job>(r.id, r.pool, spec, r.version, r.goal, r.created_at);
     job->RestoreHistory(r);
-    if (job->active_update() != nullptr) updating_.push_back(r.id);
+    if (job->active_update() != nullptr) updates_.updating_.push_back(r.id);
     jobs_[r.id] = std::move(job);
     ids_.insert(r.id);
     next_job_id_ = std::max(next_job_id_, r.id.value() + 1);
@@ -399,13 +284,6 @@ void JobManager::CompactHost(uint32_t h) const {
 const Job* JobManager::GetJob(JobId id) const {
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : it->second.get();
-}
-
-std::vector<const Job*> JobManager::ListJobs() const {
-  std::vector<const Job*> out;
-  out.reserve(ids_.size());
-  for (JobId id : ids_) out.push_back(GetJob(id));
-  return out;
 }
 
 Job* JobManager::FindJob(JobId id) {

@@ -82,7 +82,10 @@ TEST_F(JobManagerTest, JobsAreListedAndPagedInIdOrderWithoutDeletedOnes) {
   Do([&](Effects& fx) { ASSERT_TRUE(jm_.KillJob(ids[2], now_, fx).ok()); });
   Do([&](Effects& fx) { ASSERT_TRUE(jm_.DeleteJob(ids[2], fx).ok()); });
   std::vector<JobId> listed;
-  for (const Job* j : jm_.ListJobs()) listed.push_back(j->id());
+  jm_.ForEachJobAfter(JobId(0), [&](const Job& j) {
+    listed.push_back(j.id());
+    return true;
+  });
   EXPECT_EQ(listed, (std::vector<JobId>{ids[0], ids[1], ids[3], ids[4]}));
   // A page of two after the first job, stopped by the callback.
   std::vector<JobId> page;
@@ -219,7 +222,8 @@ TEST_F(JobManagerTest, PreemptedTaskComesBackAsANewRun) {
   JobId id = Create(Batch(1));
   TaskId t{id, 0};
   Start(t);
-  Effects fx = Do([&](Effects& fx) { jm_.Preempt(t, "pool /b reclaimed cpu", now_, fx); });
+  Effects fx =
+      Do([&](Effects& fx) { jm_.instances().Preempt(t, "pool /b reclaimed cpu", now_, fx); });
   ASSERT_EQ(fx.kills.size(), 1u);
   EXPECT_EQ(State(t), TaskState::kPreempting);
   Effects end = Do([&](Effects& fx) {
@@ -267,7 +271,7 @@ TEST_F(JobManagerTest, RestartKillsLiveRunsThenStartsNewOnesAndDeleteNeedsAnEnde
   Start(TaskId{id, 1});
   Exit(TaskId{id, 1}, 0);
   Effects fx = Do([&](Effects& fx) {
-    ASSERT_TRUE(jm_.RestartInstances(id, {0, 1}, now_, fx).ok());
+    ASSERT_TRUE(jm_.instances().Restart(id, {0, 1}, now_, fx).ok());
   });
   ASSERT_EQ(fx.kills.size(), 1u) << "the live run is killed first";
   EXPECT_EQ(fx.enqueue, (std::vector<TaskId>{TaskId{id, 1}})) << "the ended run starts again";
@@ -278,7 +282,7 @@ TEST_F(JobManagerTest, RestartKillsLiveRunsThenStartsNewOnesAndDeleteNeedsAnEnde
   EXPECT_EQ(Run(TaskId{id, 0}), 2u);
   EXPECT_EQ(Run(TaskId{id, 1}), 2u);
   Effects bad;
-  EXPECT_EQ(jm_.RestartInstances(id, {7}, now_, bad).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(jm_.instances().Restart(id, {7}, now_, bad).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(bad.batch.empty()) << "a refused restart changes nothing";
 
   EXPECT_EQ(jm_.DeleteJob(id, bad).code(), absl::StatusCode::kFailedPrecondition);
@@ -293,7 +297,7 @@ TEST_F(JobManagerTest, ARestartInFlightSurvivesAMasterRestart) {
   JobId id = Create(Batch(1));
   TaskId t{id, 0};
   Start(t);
-  Do([&](Effects& fx) { ASSERT_TRUE(jm_.RestartInstances(id, {0}, now_, fx).ok()); });
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.instances().Restart(id, {0}, now_, fx).ok()); });
   ASSERT_EQ(State(t), TaskState::kKilling);
   // The master dies now; a new one restores from the store, and the old run's end arrives.
   auto contents = store_.Load();

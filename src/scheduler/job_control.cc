@@ -44,28 +44,28 @@ absl::Status JobControl::CheckGangFits(const JobSpec& spec, PoolId pool_id,
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
-                                               absl::Time now, Actions& out) {
+absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::UpdateRequest req, absl::Time now,
+                                               Actions& out) {
   const jobmgr::Job* job = core_.jobs_.GetJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(job->pool()));
   RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
   jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.StartUpdate(id, std::move(req), now, fx));
+  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.updates().Start(id, std::move(req), now, fx));
   core_.Absorb(fx, now, out);
   return update;
 }
 
 absl::Status JobControl::PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.PauseUpdate(id, paused, now, fx));
+  RETURN_IF_ERROR(core_.jobs_.updates().Pause(id, paused, now, fx));
   core_.Absorb(fx, now, out);
   return absl::OkStatus();
 }
 
 absl::Status JobControl::AbortUpdate(JobId id, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.AbortUpdate(id, now, fx));
+  RETURN_IF_ERROR(core_.jobs_.updates().Abort(id, now, fx));
   core_.Absorb(fx, now, out);
   return absl::OkStatus();
 }
@@ -73,7 +73,7 @@ absl::Status JobControl::AbortUpdate(JobId id, absl::Time now, Actions& out) {
 absl::StatusOr<uint64_t> JobControl::RollbackJob(JobId id, uint64_t version, UpdateSpec options,
                                                  absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.Rollback(id, version, options, now, fx));
+  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.updates().Rollback(id, version, options, now, fx));
   core_.Absorb(fx, now, out);
   return update;
 }
@@ -87,7 +87,7 @@ absl::Status JobControl::KillJob(JobId id, absl::Time now, Actions& out) {
 
 absl::Status JobControl::ReleaseVolume(TaskId task, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.ReleaseVolume(task, now, fx));
+  RETURN_IF_ERROR(core_.jobs_.instances().ReleaseVolume(task, now, fx));
   core_.why_.erase(task);
   core_.Absorb(fx, now, out);
   return absl::OkStatus();
@@ -95,7 +95,7 @@ absl::Status JobControl::ReleaseVolume(TaskId task, absl::Time now, Actions& out
 
 absl::Status JobControl::KillInstance(TaskId task, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.KillInstance(task, now, fx));
+  RETURN_IF_ERROR(core_.jobs_.instances().Kill(task, now, fx));
   core_.Absorb(fx, now, out);
   return absl::OkStatus();
 }
@@ -103,7 +103,7 @@ absl::Status JobControl::KillInstance(TaskId task, absl::Time now, Actions& out)
 absl::Status JobControl::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
                                           absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.RestartInstances(id, instances, now, fx));
+  RETURN_IF_ERROR(core_.jobs_.instances().Restart(id, instances, now, fx));
   core_.Absorb(fx, now, out);
   return absl::OkStatus();
 }

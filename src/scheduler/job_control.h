@@ -37,8 +37,8 @@ class JobControl {
   absl::Status ReleaseVolume(TaskId task, absl::Time now, Actions& out);
 
   // Rolling updates.
-  absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::JobManager::UpdateRequest req,
-                                     absl::Time now, Actions& out);
+  absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::UpdateRequest req, absl::Time now,
+                                     Actions& out);
   absl::Status PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out);
   absl::Status AbortUpdate(JobId id, absl::Time now, Actions& out);
   absl::StatusOr<uint64_t> RollbackJob(JobId id, uint64_t version, UpdateSpec options,

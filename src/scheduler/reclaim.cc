@@ -110,7 +110,7 @@ void SchedulerCore::ReclaimRevocable(HostId id, ReclaimCause cause, absl::Time n
   }
   jobmgr::Effects fx;
   for (const TaskId& v : victims) {
-    jobs_.Preempt(v, why, now, fx, jobmgr::TaskReason::kRevoked);
+    jobs_.instances().Preempt(v, why, now, fx, jobmgr::TaskReason::kRevoked);
     // The rest of its gang goes with it; the resource manager counts the gang as being freed,
     // so that it takes no other victim for an excess of slack this covers.
     auto g = gang_of_.find(v);
@@ -121,8 +121,9 @@ void SchedulerCore::ReclaimRevocable(HostId id, ReclaimCause cause, absl::Time n
     const auto members = gang->second.tasks;  // a copy: preempting changes the gang
     for (const TaskId& m : members) {
       if (m == v) continue;
-      jobs_.Preempt(m, absl::StrCat("gang member ", v.ToString(), " was revoked: ", why), now, fx,
-                    jobmgr::TaskReason::kRevoked);
+      jobs_.instances().Preempt(m,
+                                absl::StrCat("gang member ", v.ToString(), " was revoked: ", why),
+                                now, fx, jobmgr::TaskReason::kRevoked);
     }
   }
   Absorb(fx, now, out);

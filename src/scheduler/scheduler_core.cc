@@ -52,9 +52,10 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
   }
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));
-  for (const jobmgr::Job* job : jobs_.ListJobs()) {
-    if (job->spec().type == JobType::kDaemon) daemons_.Add(job->id());
-  }
+  jobs_.ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
+    if (job.spec().type == JobType::kDaemon) daemons_.Add(job.id());
+    return true;
+  });
   Absorb(fx, now, out);
   return absl::OkStatus();
 }
@@ -140,7 +141,7 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   for (const resmgr::PreemptionDecision& p : cycle.preempted) {
     const std::string& why = p.reason;
     jobmgr::Effects fx;
-    for (const TaskId& t : p.tasks) jobs_.Preempt(t, why, now, fx);
+    for (const TaskId& t : p.tasks) jobs_.instances().Preempt(t, why, now, fx);
     Absorb(fx, now, out);
   }
   for (const resmgr::AdmittedGang& a : cycle.admitted) {

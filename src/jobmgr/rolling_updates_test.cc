@@ -88,7 +88,7 @@ class UpdateTest : public ::testing::Test {
     absl::StatusOr<uint64_t> r;
     uint64_t v = version != 0 ? version : jm_.GetJob(id)->version();
     Do([&](Effects& fx) {
-      r = jm_.StartUpdate(id, {std::move(spec), v, options, false, override_active}, now_, fx);
+      r = jm_.updates().Start(id, {std::move(spec), v, options, false, override_active}, now_, fx);
     });
     return r;
   }
@@ -158,13 +158,13 @@ TEST_F(UpdateTest, StaleVersionsAndConcurrentUpdatesAreRefused) {
 TEST_F(UpdateTest, PauseStopsProgressAndResumeFinishes) {
   JobId id = CreateRunning(Service(3, "v1"));
   ASSERT_TRUE(Update(id, Service(3, "v2"), Options(1)).ok());
-  Do([&](Effects& fx) { ASSERT_TRUE(jm_.PauseUpdate(id, true, now_, fx).ok()); });
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.updates().Pause(id, true, now_, fx).ok()); });
   for (int step = 0; step < 5; ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
   EXPECT_EQ(Last(id).progress, "D..") << "the one in flight finished; nothing new started";
-  Do([&](Effects& fx) { ASSERT_TRUE(jm_.PauseUpdate(id, false, now_, fx).ok()); });
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.updates().Pause(id, false, now_, fx).ok()); });
   for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
     Tick(absl::Seconds(11));
@@ -227,7 +227,7 @@ TEST_F(UpdateTest, RollbackToAnEarlierVersion) {
     Tick(absl::Seconds(11));
   }
   absl::StatusOr<uint64_t> r;
-  Do([&](Effects& fx) { r = jm_.Rollback(id, 0, Options(2), now_, fx); });
+  Do([&](Effects& fx) { r = jm_.updates().Rollback(id, 0, Options(2), now_, fx); });
   ASSERT_TRUE(r.ok()) << r.status();
   for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
@@ -236,7 +236,7 @@ TEST_F(UpdateTest, RollbackToAnEarlierVersion) {
   EXPECT_EQ(jm_.GetJob(id)->version(), 3u);
   EXPECT_EQ(jm_.GetJob(id)->TaskFor(0).command, "v1");
   Effects bad;
-  EXPECT_EQ(jm_.Rollback(id, 42, Options(1), now_, bad).status().code(),
+  EXPECT_EQ(jm_.updates().Rollback(id, 42, Options(1), now_, bad).status().code(),
             absl::StatusCode::kNotFound);
 }
 

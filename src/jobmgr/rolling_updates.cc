@@ -1,4 +1,6 @@
-// JobManager: rolling updates (see the contract in job_manager.h).
+// RollingUpdates (see the contract in rolling_updates.h).
+
+#include "jobmgr/rolling_updates.h"
 
 #include <algorithm>
 
@@ -24,8 +26,8 @@ uint32_t Count(const UpdateRecord& u, char c) {
 
 }  // namespace
 
-std::vector<uint32_t> JobManager::AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec,
-                                               absl::Time now, Effects& fx) {
+std::vector<uint32_t> RollingUpdates::AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec,
+                                                   absl::Time now, Effects& fx) {
   uint64_t version = job.version() + 1;
   job.SetSpec(spec, version);
   UpdatePlan plan = PlanUpdate(job, *spec);
@@ -34,7 +36,7 @@ std::vector<uint32_t> JobManager::AdoptVersion(Job& job, std::shared_ptr<const J
     t.spec_version = static_cast<uint32_t>(version);
     t.next_spec_version = 0;
     if (t.state != TaskState::kPending || t.run > 1) {
-      fx.batch.put_tasks.push_back(Record(job, i, ""));
+      fx.batch.put_tasks.push_back(jm_.Record(job, i, ""));
     }
   }
   (void)now;
@@ -42,9 +44,9 @@ std::vector<uint32_t> JobManager::AdoptVersion(Job& job, std::shared_ptr<const J
   return plan.Order();
 }
 
-absl::StatusOr<uint64_t> JobManager::StartUpdate(JobId id, UpdateRequest req, absl::Time now,
-                                                 Effects& fx) {
-  Job* job = FindJob(id);
+absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl::Time now,
+                                               Effects& fx) {
+  Job* job = jm_.FindJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   if (req.spec.type != job->spec().type) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -94,12 +96,12 @@ absl::StatusOr<uint64_t> JobManager::StartUpdate(JobId id, UpdateRequest req, ab
     updating_.push_back(id);
   }
   fx.batch.put_jobs.push_back(job->ToRecord());
-  ProgressUpdate(*job, now, fx);
+  Progress(*job, now, fx);
   return uid;
 }
 
-absl::StatusOr<Job*> JobManager::JobWithActiveUpdate(JobId id) {
-  Job* job = FindJob(id);
+absl::StatusOr<Job*> RollingUpdates::JobWithActiveUpdate(JobId id) {
+  Job* job = jm_.FindJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   if (job->active_update() == nullptr) {
     return absl::FailedPreconditionError(
@@ -108,17 +110,17 @@ absl::StatusOr<Job*> JobManager::JobWithActiveUpdate(JobId id) {
   return job;
 }
 
-absl::Status JobManager::PauseUpdate(JobId id, bool paused, absl::Time now, Effects& fx) {
+absl::Status RollingUpdates::Pause(JobId id, bool paused, absl::Time now, Effects& fx) {
   ASSIGN_OR_RETURN(Job * job, JobWithActiveUpdate(id));
   UpdateRecord* u = job->active_update();
   if (u->paused == paused) return absl::OkStatus();
   u->paused = paused;
   fx.batch.put_jobs.push_back(job->ToRecord());
-  if (!paused) ProgressUpdate(*job, now, fx);
+  if (!paused) Progress(*job, now, fx);
   return absl::OkStatus();
 }
 
-absl::Status JobManager::AbortUpdate(JobId id, absl::Time now, Effects& fx) {
+absl::Status RollingUpdates::Abort(JobId id, absl::Time now, Effects& fx) {
   ASSIGN_OR_RETURN(Job * job, JobWithActiveUpdate(id));
   UpdateRecord* u = job->active_update();
   u->message = "aborted by the user";
@@ -126,9 +128,9 @@ absl::Status JobManager::AbortUpdate(JobId id, absl::Time now, Effects& fx) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> JobManager::Rollback(JobId id, uint64_t version, UpdateSpec options,
-                                              absl::Time now, Effects& fx) {
-  Job* job = FindJob(id);
+absl::StatusOr<uint64_t> RollingUpdates::Rollback(JobId id, uint64_t version, UpdateSpec options,
+                                                  absl::Time now, Effects& fx) {
+  Job* job = jm_.FindJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   if (version == 0) {
     if (job->old_specs().empty()) {
@@ -146,10 +148,17 @@ absl::StatusOr<uint64_t> JobManager::Rollback(JobId id, uint64_t version, Update
                      "; kept: ", kept.empty() ? "none" : absl::StrJoin(kept, ", ")));
   }
   UpdateRequest req{*spec, job->version(), options, false, /*override_active=*/true};
-  return StartUpdate(id, std::move(req), now, fx);
+  return Start(id, std::move(req), now, fx);
 }
 
-void JobManager::ProgressUpdate(Job& job, absl::Time now, Effects& fx) {
+void RollingUpdates::ProgressAll(absl::Time now, Effects& fx) {
+  std::vector<JobId> updating = updating_;  // an update that ends leaves updating_
+  for (JobId id : updating) {
+    if (Job* job = jm_.FindJob(id); job != nullptr) Progress(*job, now, fx);
+  }
+}
+
+void RollingUpdates::Progress(Job& job, absl::Time now, Effects& fx) {
   UpdateRecord* u = job.active_update();
   if (u == nullptr) return;
   bool changed = false;
@@ -192,14 +201,15 @@ void JobManager::ProgressUpdate(Job& job, absl::Time now, Effects& fx) {
   if (changed) fx.batch.put_jobs.push_back(job.ToRecord());
 }
 
-void JobManager::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::Time now, Effects& fx) {
+void RollingUpdates::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::Time now,
+                                Effects& fx) {
   uint32_t i = u.instances[entry];
   if (i >= job.instances()) return;
   TaskRuntime& t = job.mutable_task(i);
   TaskId id{job.id(), i};
   if (i >= u.to_instances) {  // removed
     t.restart_requested = false;
-    KillTask(job, i, TaskReason::kScaledDown, now, fx);
+    jm_.KillTask(job, i, TaskReason::kScaledDown, now, fx);
     return;
   }
   if (i >= u.from_instances) {  // added: first run, on the new version
@@ -210,22 +220,22 @@ void JobManager::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::Time 
   t.next_spec_version = static_cast<uint32_t>(u.to_version);
   if (MayHaveProcess(t.state)) {
     t.restart_requested = true;
-    KillTask(job, i, TaskReason::kUpdated, now, fx);
+    jm_.KillTask(job, i, TaskReason::kUpdated, now, fx);
   } else if (IsLiveBeforeLaunch(t.state)) {
-    KillTask(job, i, TaskReason::kUpdated, now, fx);
-    StartNewRun(job, i, now, now, fx);
+    jm_.KillTask(job, i, TaskReason::kUpdated, now, fx);
+    jm_.StartNewRun(job, i, now, now, fx);
   } else if (job.spec().type != JobType::kBatch) {
-    StartNewRun(job, i, now, now, fx);
+    jm_.StartNewRun(job, i, now, now, fx);
   } else {
     // A batch instance that has ended keeps its result; it runs the new version if it reruns.
     t.spec_version = t.next_spec_version;
     t.next_spec_version = 0;
-    fx.batch.put_tasks.push_back(Record(job, i, ""));
+    fx.batch.put_tasks.push_back(jm_.Record(job, i, ""));
   }
 }
 
-char JobManager::CheckEntry(const Job& job, const UpdateRecord& u, size_t entry,
-                            absl::Time now) const {
+char RollingUpdates::CheckEntry(const Job& job, const UpdateRecord& u, size_t entry,
+                                absl::Time now) const {
   uint32_t i = u.instances[entry];
   if (i >= job.instances()) return records::kUpdateDone;
   const TaskRuntime& t = job.task(i);
@@ -248,7 +258,7 @@ char JobManager::CheckEntry(const Job& job, const UpdateRecord& u, size_t entry,
   return records::kUpdateDone;
 }
 
-void JobManager::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Effects& fx) {
+void RollingUpdates::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Effects& fx) {
   std::shared_ptr<const JobSpec> from = job.SharedSpecOf(u.from_version);
   u.state = UpdateState::kRollingBack;
   u.from_instances = job.instances();  // from here on: what the rollback starts from
@@ -257,11 +267,11 @@ void JobManager::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Eff
   u.to_version = job.version();
   u.progress.assign(u.instances.size(), records::kUpdateWaiting);
   fx.batch.put_jobs.push_back(job.ToRecord());
-  ProgressUpdate(job, now, fx);
+  Progress(job, now, fx);
 }
 
-void JobManager::FinishUpdate(Job& job, UpdateRecord& u, UpdateState end, absl::Time now,
-                              Effects& fx) {
+void RollingUpdates::FinishUpdate(Job& job, UpdateRecord& u, UpdateState end, absl::Time now,
+                                  Effects& fx) {
   u.state = end;
   u.finished_at = now;
   for (size_t k = 0; k < u.instances.size(); ++k) {

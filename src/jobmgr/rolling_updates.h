@@ -1,0 +1,86 @@
+#pragma once
+// RollingUpdates: moves a job from one spec version to the next in batches. Owned by the
+// JobManager (`JobManager::updates()`), whose task primitives it drives; it keeps the jobs with
+// an update in flight and advances them on every JobManager::Tick.
+//
+// An update replaces the job's spec with a new version and moves the instances over in
+// batches: at most `batch_size` instances are in flight (being removed, restarted on the new
+// version, or started) at once. An instance is done when its new run is RUNNING and healthy
+// (or RUNNING, without a health check) for `min_healthy_time`; batch instances when they have
+// started. It has failed when its new runs failed more than its restart policy's
+// max_failures. More than `max_failures` failed instances fail the update, which then rolls
+// back (as a new version with the old spec) when `rollback_on_failure` is set.
+//
+//   ROLLING_FORWARD ──all done──> SUCCEEDED
+//        │ too many failures ──> FAILED, or ROLLING_BACK ──all done──> ROLLED_BACK
+//        └─ abort / a newer update that overrides ──> ABORTED
+//
+// Every call fills `fx` under the JobManager's contract (job_manager.h).
+// Thread-safety: single-threaded, as the JobManager.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/ids.h"
+#include "records/records.h"
+#include "spec/job_spec.h"
+
+namespace paceline::jobmgr {
+
+class Job;
+class JobManager;
+struct Effects;
+
+struct UpdateRequest {
+  JobSpec spec;
+  uint64_t expected_version = 0;  // the version the update replaces (stale: ABORTED)
+  UpdateSpec options;
+  bool paused = false;           // start paused
+  bool override_active = false;  // abort an update in flight instead of refusing
+};
+
+class RollingUpdates {
+ public:
+  explicit RollingUpdates(JobManager& jm) : jm_(jm) {}
+  RollingUpdates(const RollingUpdates&) = delete;
+  RollingUpdates& operator=(const RollingUpdates&) = delete;
+
+  // Starts an update; returns its id. INVALID_ARGUMENT when the spec changes the job's type,
+  // ABORTED for a stale version, FAILED_PRECONDITION for a killed job or while another update
+  // is in flight (unless override_active), NOT_FOUND for an unknown job.
+  absl::StatusOr<uint64_t> Start(JobId id, UpdateRequest req, absl::Time now, Effects& fx);
+  // Pause stops starting new instances (those in flight finish); resume goes on; abort stops
+  // the update where it is. FAILED_PRECONDITION when the job has no update in flight.
+  absl::Status Pause(JobId id, bool paused, absl::Time now, Effects& fx);
+  absl::Status Abort(JobId id, absl::Time now, Effects& fx);
+  // Rolls back to `version` (0: the one before the current) with an update to a copy of it.
+  absl::StatusOr<uint64_t> Rollback(JobId id, uint64_t version, UpdateSpec options, absl::Time now,
+                                    Effects& fx);
+
+ private:
+  friend class JobManager;  // Tick advances the updates; Restore lists those in flight
+
+  // Advances every update in flight.
+  void ProgressAll(absl::Time now, Effects& fx);
+  // The job, or NOT_FOUND / FAILED_PRECONDITION when it has no update in flight.
+  absl::StatusOr<Job*> JobWithActiveUpdate(JobId id);
+  void Progress(Job& job, absl::Time now, Effects& fx);
+  void BeginEntry(Job& job, records::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
+  char CheckEntry(const Job& job, const records::UpdateRecord& u, size_t entry,
+                  absl::Time now) const;
+  void StartRollingBack(Job& job, records::UpdateRecord& u, absl::Time now, Effects& fx);
+  void FinishUpdate(Job& job, records::UpdateRecord& u, records::UpdateState end, absl::Time now,
+                    Effects& fx);
+  // A new current version `version` of `job` with `spec`; instances whose task does not change
+  // move to it at once. Returns the plan.
+  std::vector<uint32_t> AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec, absl::Time now,
+                                     Effects& fx);
+
+  JobManager& jm_;
+  std::vector<JobId> updating_;  // jobs with an update in flight
+};
+
+}  // namespace paceline::jobmgr
