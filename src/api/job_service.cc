@@ -7,6 +7,7 @@
 #include "spec/yaml_spec.h"
 #include "wire/agent_protocol.h"
 #include "wire/core.h"
+#include "wire/job_info.h"
 #include "wire/watch_events.h"
 
 namespace paceline::api {
@@ -47,7 +48,7 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_job_id(job.id().value());
   info.set_instance(i);
   info.set_run(t.run);
-  info.set_state(std::string(TaskStateName(t.state)));
+  info.set_state(wire::ToProto(t.state));
   if (t.host != jobmgr::kNoHost) info.set_host(core.jobs().HostName(t.host));
   info.set_started_at_unix_ms(wire::ToUnixMillis(t.started_at));
   info.set_finished_at_unix_ms(wire::ToUnixMillis(t.finished_at));
@@ -101,7 +102,7 @@ grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRe
     *resp->mutable_job() = SummaryOf(*job);
     resp->set_spec_yaml(PrintJobSpec(job->spec()));
     if (!job->updates().empty()) {
-      *resp->mutable_update() = UpdateInfoOf(job->id(), job->updates().back());
+      *resp->mutable_update() = wire::UpdateInfoOf(job->id(), job->updates().back());
     }
     for (uint32_t i = 0; i < job->instances(); ++i) {
       TaskState s = job->task(i).state;
@@ -291,22 +292,17 @@ grpc::Status JobServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRequ
 grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
                                         v1::ListTasksResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
-  for (const std::string& s : req->states()) {
-    if (!TaskStateFromName(s)) {
-      return ToGrpcStatus(absl::InvalidArgumentError(
-          absl::StrCat("states: unknown task state '", s, "'; expected e.g. PENDING, RUNNING")));
-    }
+  std::array<bool, kNumTaskStates> wanted{};
+  for (int s : req->states()) {
+    absl::StatusOr<TaskState> state = wire::FromProto(static_cast<v1::Task::State>(s), "states");
+    if (!state.ok()) return ToGrpcStatus(state.status());
+    wanted[static_cast<int>(*state)] = true;
   }
   return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
     for (uint32_t i = 0; i < job->instances(); ++i) {
-      if (!req->states().empty()) {
-        std::string state(TaskStateName(job->task(i).state));
-        if (std::find(req->states().begin(), req->states().end(), state) == req->states().end()) {
-          continue;
-        }
-      }
+      if (!req->states().empty() && !wanted[static_cast<int>(job->task(i).state)]) continue;
       *resp->add_tasks() = TaskInfoOf(core, *job, i);
     }
     return absl::OkStatus();
@@ -341,11 +337,11 @@ grpc::Status TaskServiceImpl::GetTask(grpc::ServerContext* ctx, const v1::GetTas
     v1::TaskRun* run = resp->mutable_runs(resp->runs_size() - 1);
     if (!e.host().empty()) run->set_host(e.host());
     // Health changes are RUNNING events too: the run started at the first one.
-    if (e.state() == "RUNNING" && run->started_at_unix_ms() == 0) {
+    if (e.state() == v1::Task::RUNNING && run->started_at_unix_ms() == 0) {
       run->set_started_at_unix_ms(e.at_unix_ms());
     }
-    std::optional<TaskState> st = TaskStateFromName(e.state());
-    if (st && IsTerminal(*st)) {
+    absl::StatusOr<TaskState> st = wire::FromProto(e.state(), "state");
+    if (st.ok() && IsTerminal(*st)) {
       run->set_finished_at_unix_ms(e.at_unix_ms());
       run->set_final_state(e.state());
       run->set_reason(e.reason());

@@ -54,9 +54,6 @@ class JobServiceImpl final : public v1::JobService::Service {
   const TokenAuth* const auth_;
 };
 
-// The API view of an update (update_service.cc).
-v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u);
-
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:
   TaskServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}

@@ -10,6 +10,7 @@
 #include "spec/yaml_spec.h"
 #include "wire/agent_protocol.h"
 #include "wire/core.h"
+#include "wire/job_info.h"
 
 namespace paceline::api {
 namespace {
@@ -43,44 +44,6 @@ absl::StatusOr<UpdateSpec> MergeOptions(UpdateSpec base, const v1::UpdateOptions
 }
 
 }  // namespace
-
-v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u) {
-  v1::UpdateInfo info;
-  info.set_job_id(job.value());
-  info.set_id(u.id);
-  info.set_state(std::string(records::UpdateStateName(u.state)));
-  info.set_paused(u.paused);
-  info.set_from_version(u.from_version);
-  info.set_to_version(u.to_version);
-  info.set_batch_size(u.options.batch_size);
-  info.set_max_failures(u.options.max_failures);
-  info.set_rollback_on_failure(u.options.rollback_on_failure);
-  info.set_in_place(u.options.in_place);
-  info.set_min_healthy_time_ms(absl::ToInt64Milliseconds(u.options.min_healthy_time));
-  info.set_total(static_cast<uint32_t>(u.instances.size()));
-  for (size_t k = 0; k < u.instances.size(); ++k) {
-    switch (u.progress[k]) {
-      case records::kUpdateDone:
-        info.set_done(info.done() + 1);
-        break;
-      case records::kUpdateInFlight:
-        info.set_in_flight(info.in_flight() + 1);
-        break;
-      case records::kUpdateFailed:
-        info.set_failed(info.failed() + 1);
-        info.add_failed_instances(u.instances[k]);
-        break;
-      default:
-        break;
-    }
-  }
-  info.set_from_instances(u.from_instances);
-  info.set_to_instances(u.to_instances);
-  info.set_started_at_unix_ms(wire::ToUnixMillis(u.started_at));
-  info.set_finished_at_unix_ms(wire::ToUnixMillis(u.finished_at));
-  info.set_message(u.message);
-  return info;
-}
 
 grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
                                        v1::UpdateJobResponse* resp) {
@@ -132,7 +95,7 @@ grpc::Status JobServiceImpl::GetUpdate(grpc::ServerContext* ctx, const v1::GetUp
     if (job == nullptr) return JobNotFound(req->job_id());
     for (auto it = job->updates().rbegin(); it != job->updates().rend(); ++it) {
       if (req->update_id() == 0 || it->id == req->update_id()) {
-        *resp->mutable_update() = UpdateInfoOf(job->id(), *it);
+        *resp->mutable_update() = wire::UpdateInfoOf(job->id(), *it);
         return absl::OkStatus();
       }
     }
@@ -151,7 +114,7 @@ grpc::Status JobServiceImpl::ListUpdates(grpc::ServerContext* ctx,
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
     for (const records::UpdateRecord& u : job->updates()) {
-      *resp->add_updates() = UpdateInfoOf(job->id(), u);
+      *resp->add_updates() = wire::UpdateInfoOf(job->id(), u);
     }
     return absl::OkStatus();
   }));

@@ -27,10 +27,11 @@ std::string FormatResources(const v1::Resources& r) {
 }
 
 std::string UpdateLine(const v1::UpdateInfo& u) {
-  std::string line = absl::StrCat(
-      u.id(), " ", u.state(), u.paused() ? " (paused)" : "", " v", u.from_version(), " -> v",
-      u.to_version(), ": ", u.done(), "/", u.total(), " done, ", u.in_flight(), " in flight, ",
-      u.failed(), " failed (batch ", u.batch_size(), ", max failures ", u.max_failures(), ")");
+  std::string line =
+      absl::StrCat(u.id(), " ", v1::Update::State_Name(u.state()), u.paused() ? " (paused)" : "",
+                   " v", u.from_version(), " -> v", u.to_version(), ": ", u.done(), "/", u.total(),
+                   " done, ", u.in_flight(), " in flight, ", u.failed(), " failed (batch ",
+                   u.batch_size(), ", max failures ", u.max_failures(), ")");
   if (!u.message().empty()) absl::StrAppend(&line, "; ", u.message());
   return line;
 }

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/context.h"
@@ -99,15 +100,23 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
   list->callback([&ctx] {
     v1::ListTasksRequest req;
     req.set_job_id(f.job_id);
-    for (const std::string& s : f.states) req.add_states(s);
+    for (const std::string& s : f.states) {
+      v1::Task::State state;
+      if (!v1::Task::State_Parse(absl::AsciiStrToUpper(s), &state) ||
+          state == v1::Task::STATE_UNSPECIFIED) {
+        return ctx.Fail(absl::InvalidArgumentError(absl::StrCat(
+            "--state: unknown task state '", s, "'; expected e.g. PENDING, RUNNING, SUCCEEDED")));
+      }
+      req.add_states(state);
+    }
     std::optional<v1::ListTasksResponse> resp = Run(ctx, &v1::TaskService::Stub::ListTasks, req);
     if (!resp) return;
     Table t({"task", "run", "state", "health", "host", "started", "finished", "exit", "used",
              "reason"});
     for (const v1::TaskInfo& ti : resp->tasks()) {
-      t.AddRow({absl::StrCat(ti.job_id(), "/", ti.instance()), absl::StrCat(ti.run()), ti.state(),
-                ti.health().empty() ? "-" : ti.health(), ti.host().empty() ? "-" : ti.host(),
-                FormatUnixMillis(ti.started_at_unix_ms()),
+      t.AddRow({absl::StrCat(ti.job_id(), "/", ti.instance()), absl::StrCat(ti.run()),
+                v1::Task::State_Name(ti.state()), ti.health().empty() ? "-" : ti.health(),
+                ti.host().empty() ? "-" : ti.host(), FormatUnixMillis(ti.started_at_unix_ms()),
                 FormatUnixMillis(ti.finished_at_unix_ms()), ExitText(ti),
                 UsedText(ti.used(), ti.usage_at_unix_ms()),
                 ti.pending_reason().empty() ? ti.reason() : ti.pending_reason()});
@@ -123,8 +132,9 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     std::optional<v1::GetTaskResponse> resp = Run(ctx, &v1::TaskService::Stub::GetTask, *req);
     if (!resp) return;
     const v1::TaskInfo& ti = resp->task();
-    std::cout << "task " << ti.job_id() << "/" << ti.instance() << ": " << ti.state() << ", run "
-              << ti.run() << (ti.host().empty() ? "" : " on " + ti.host()) << ", asks "
+    std::cout << "task " << ti.job_id() << "/" << ti.instance() << ": "
+              << v1::Task::State_Name(ti.state()) << ", run " << ti.run()
+              << (ti.host().empty() ? "" : " on " + ti.host()) << ", asks "
               << FormatResources(ti.resources()) << "\n";
     if (!ti.health().empty()) std::cout << "health: " << ti.health() << "\n";
     if (ti.usage_at_unix_ms() != 0) {
@@ -136,7 +146,10 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     for (const v1::TaskRun& r : resp->runs()) {
       t.AddRow({absl::StrCat(r.run()), r.host().empty() ? "-" : r.host(),
                 FormatUnixMillis(r.started_at_unix_ms()), FormatUnixMillis(r.finished_at_unix_ms()),
-                r.final_state().empty() ? "live" : r.final_state(), r.reason(), r.message()});
+                r.final_state() == v1::Task::STATE_UNSPECIFIED
+                    ? "live"
+                    : v1::Task::State_Name(r.final_state()),
+                r.reason(), r.message()});
     }
     std::cout << t.Render();
   });
@@ -154,8 +167,9 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     if (!resp) return;
     Table t({"time", "run", "state", "host", "reason", "message"});
     for (const v1::TaskEvent& e : resp->events()) {
-      t.AddRow({FormatUnixMillis(e.at_unix_ms()), absl::StrCat(e.run()), e.state(),
-                e.host().empty() ? "-" : e.host(), e.reason(), e.message()});
+      t.AddRow({FormatUnixMillis(e.at_unix_ms()), absl::StrCat(e.run()),
+                v1::Task::State_Name(e.state()), e.host().empty() ? "-" : e.host(), e.reason(),
+                e.message()});
     }
     std::cout << t.Render();
   });

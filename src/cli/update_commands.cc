@@ -72,7 +72,8 @@ void PrintUpdates(const std::vector<v1::UpdateInfo>& updates) {
   Table t({"id", "state", "versions", "done", "in flight", "failed", "batch", "started", "finished",
            "message"});
   for (const v1::UpdateInfo& u : updates) {
-    t.AddRow({absl::StrCat(u.id()), absl::StrCat(u.state(), u.paused() ? " (paused)" : ""),
+    t.AddRow({absl::StrCat(u.id()),
+              absl::StrCat(v1::Update::State_Name(u.state()), u.paused() ? " (paused)" : ""),
               absl::StrCat(u.from_version(), " -> ", u.to_version()),
               absl::StrCat(u.done(), "/", u.total()), absl::StrCat(u.in_flight()),
               absl::StrCat(u.failed()), absl::StrCat(u.batch_size()),
@@ -158,17 +159,18 @@ void Wait(CommandContext& ctx) {
     std::string line = UpdateLine(u);
     if (line != last) std::cerr << line << std::endl;
     last = line;
-    if (u.state() != "ROLLING_FORWARD" && u.state() != "ROLLING_BACK") {
+    if (u.state() != v1::Update::ROLLING_FORWARD && u.state() != v1::Update::ROLLING_BACK) {
       PrintStructured(ctx.client, *resp);
-      if (u.state() != "SUCCEEDED") {
-        return ctx.Fail(absl::FailedPreconditionError(
-            absl::StrCat("update ", u.id(), " of job ", f.job, " ended ", u.state())));
+      if (u.state() != v1::Update::SUCCEEDED) {
+        return ctx.Fail(absl::FailedPreconditionError(absl::StrCat(
+            "update ", u.id(), " of job ", f.job, " ended ", v1::Update::State_Name(u.state()))));
       }
       return;
     }
     if (absl::Now() >= deadline) {
-      return ctx.Fail(absl::DeadlineExceededError(
-          absl::StrCat("update ", u.id(), " is still ", u.state(), " after ", f.timeout)));
+      return ctx.Fail(absl::DeadlineExceededError(absl::StrCat("update ", u.id(), " is still ",
+                                                               v1::Update::State_Name(u.state()),
+                                                               " after ", f.timeout)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }

@@ -27,8 +27,9 @@ std::string TimeOf(int64_t unix_ms) {
 std::string LineOf(const v1::WatchEvent& e) {
   if (e.has_task()) {
     const v1::TaskEvent& t = e.task().event();
-    std::string line = absl::StrCat(TimeOf(e.at_unix_ms()), "  ", e.job_id(), "/",
-                                    e.task().instance(), " run ", t.run(), "  ", t.state());
+    std::string line =
+        absl::StrCat(TimeOf(e.at_unix_ms()), "  ", e.job_id(), "/", e.task().instance(), " run ",
+                     t.run(), "  ", v1::Task::State_Name(t.state()));
     if (!t.host().empty()) absl::StrAppend(&line, "  host=", t.host());
     if (!t.reason().empty()) absl::StrAppend(&line, "  ", t.reason());
     if (!t.message().empty()) absl::StrAppend(&line, ": ", t.message());

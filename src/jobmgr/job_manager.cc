@@ -219,7 +219,7 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
     absl::flat_hash_set<uint32_t> waiting;
     if (const records::UpdateRecord* u = job->active_update(); u != nullptr) {
       for (size_t k = 0; k < u->instances.size(); ++k) {
-        if (u->progress[k] == records::kUpdateWaiting) waiting.insert(u->instances[k]);
+        if (u->progress[k] == records::EntryProgress::kWaiting) waiting.insert(u->instances[k]);
       }
     }
     for (uint32_t i = 0; i < job->instances(); ++i) {

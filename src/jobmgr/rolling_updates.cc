@@ -20,7 +20,7 @@ using records::UpdateState;
 constexpr size_t kKeptUpdates = 10;  // update records kept per job
 constexpr size_t kKeptVersions = 5;  // unused earlier versions kept for `job rollback --to`
 
-uint32_t Count(const UpdateRecord& u, char c) {
+uint32_t Count(const UpdateRecord& u, records::EntryProgress c) {
   return static_cast<uint32_t>(std::count(u.progress.begin(), u.progress.end(), c));
 }
 
@@ -88,7 +88,7 @@ absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl
   u.started_at = now;
   u.instances = AdoptVersion(*job, std::make_shared<const JobSpec>(std::move(req.spec)), now, fx);
   u.to_version = job->version();
-  u.progress.assign(u.instances.size(), records::kUpdateWaiting);
+  u.progress.assign(u.instances.size(), records::EntryProgress::kWaiting);
   auto& updates = job->mutable_updates();
   updates.push_back(std::move(u));
   if (updates.size() > kKeptUpdates) updates.erase(updates.begin());
@@ -163,14 +163,14 @@ void RollingUpdates::Progress(Job& job, absl::Time now, Effects& fx) {
   if (u == nullptr) return;
   bool changed = false;
   for (size_t k = 0; k < u->instances.size(); ++k) {
-    if (u->progress[k] != records::kUpdateInFlight) continue;
-    char c = CheckEntry(job, *u, k, now);
+    if (u->progress[k] != records::EntryProgress::kInFlight) continue;
+    records::EntryProgress c = CheckEntry(job, *u, k, now);
     if (c != u->progress[k]) {
       u->progress[k] = c;
       changed = true;
     }
   }
-  uint32_t failed = Count(*u, records::kUpdateFailed);
+  uint32_t failed = Count(*u, records::EntryProgress::kFailed);
   if (failed > u->options.max_failures && u->state == UpdateState::kRollingForward) {
     std::string why = absl::StrCat(failed, " instances failed on version ", u->to_version,
                                    " (max_failures ", u->options.max_failures, ")");
@@ -184,16 +184,17 @@ void RollingUpdates::Progress(Job& job, absl::Time now, Effects& fx) {
     return;
   }
   if (!u->paused) {
-    uint32_t in_flight = Count(*u, records::kUpdateInFlight);
+    uint32_t in_flight = Count(*u, records::EntryProgress::kInFlight);
     for (size_t k = 0; k < u->instances.size() && in_flight < u->options.batch_size; ++k) {
-      if (u->progress[k] != records::kUpdateWaiting) continue;
+      if (u->progress[k] != records::EntryProgress::kWaiting) continue;
       BeginEntry(job, *u, k, now, fx);
       u->progress[k] = CheckEntry(job, *u, k, now);
-      if (u->progress[k] == records::kUpdateInFlight) ++in_flight;
+      if (u->progress[k] == records::EntryProgress::kInFlight) ++in_flight;
       changed = true;
     }
   }
-  if (Count(*u, records::kUpdateWaiting) + Count(*u, records::kUpdateInFlight) == 0) {
+  if (Count(*u, records::EntryProgress::kWaiting) + Count(*u, records::EntryProgress::kInFlight) ==
+      0) {
     bool back = u->state == UpdateState::kRollingBack;
     FinishUpdate(job, *u, back ? UpdateState::kRolledBack : UpdateState::kSucceeded, now, fx);
     return;
@@ -234,28 +235,29 @@ void RollingUpdates::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::T
   }
 }
 
-char RollingUpdates::CheckEntry(const Job& job, const UpdateRecord& u, size_t entry,
-                                absl::Time now) const {
+records::EntryProgress RollingUpdates::CheckEntry(const Job& job, const UpdateRecord& u,
+                                                  size_t entry, absl::Time now) const {
   uint32_t i = u.instances[entry];
-  if (i >= job.instances()) return records::kUpdateDone;
+  if (i >= job.instances()) return records::EntryProgress::kDone;
   const TaskRuntime& t = job.task(i);
   if (i >= u.to_instances)
-    return IsTerminal(t.state) ? records::kUpdateDone : records::kUpdateInFlight;
-  if (t.spec_version != u.to_version) return records::kUpdateInFlight;  // the old run is ending
+    return IsTerminal(t.state) ? records::EntryProgress::kDone : records::EntryProgress::kInFlight;
+  if (t.spec_version != u.to_version)
+    return records::EntryProgress::kInFlight;  // the old run is ending
   const JobSpec& spec = *job.SpecOf(u.to_version);
   RestartSpec restart = EffectiveRestart(spec);
   uint32_t allowed = restart.policy == RestartPolicy::kNever ? 0 : restart.max_failures;
-  if (t.failures > allowed || t.state == TaskState::kFailed) return records::kUpdateFailed;
+  if (t.failures > allowed || t.state == TaskState::kFailed) return records::EntryProgress::kFailed;
   if (spec.type == JobType::kBatch) {
     bool started = t.state == TaskState::kRunning || IsTerminal(t.state);
-    return started ? records::kUpdateDone : records::kUpdateInFlight;
+    return started ? records::EntryProgress::kDone : records::EntryProgress::kInFlight;
   }
   if (t.state != TaskState::kRunning || now - t.started_at < u.options.min_healthy_time) {
-    return records::kUpdateInFlight;
+    return records::EntryProgress::kInFlight;
   }
   bool checked = spec.TaskFor(i).health.has_value();
-  if (checked && t.health != TaskHealth::kHealthy) return records::kUpdateInFlight;
-  return records::kUpdateDone;
+  if (checked && t.health != TaskHealth::kHealthy) return records::EntryProgress::kInFlight;
+  return records::EntryProgress::kDone;
 }
 
 void RollingUpdates::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Effects& fx) {
@@ -265,7 +267,7 @@ void RollingUpdates::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now,
   u.to_instances = from->instances;
   u.instances = AdoptVersion(job, from, now, fx);
   u.to_version = job.version();
-  u.progress.assign(u.instances.size(), records::kUpdateWaiting);
+  u.progress.assign(u.instances.size(), records::EntryProgress::kWaiting);
   fx.batch.put_jobs.push_back(job.ToRecord());
   Progress(job, now, fx);
 }
@@ -277,8 +279,8 @@ void RollingUpdates::FinishUpdate(Job& job, UpdateRecord& u, UpdateState end, ab
   for (size_t k = 0; k < u.instances.size(); ++k) {
     uint32_t i = u.instances[k];
     // Instances an unfinished update added but never started: they start now.
-    if (u.progress[k] == records::kUpdateWaiting && i >= u.from_instances && i < u.to_instances &&
-        i < job.instances()) {
+    if (u.progress[k] == records::EntryProgress::kWaiting && i >= u.from_instances &&
+        i < u.to_instances && i < job.instances()) {
       job.mutable_task(i).spec_version = static_cast<uint32_t>(u.to_version);
       fx.enqueue.push_back(TaskId{job.id(), i});
     }

@@ -69,8 +69,8 @@ class RollingUpdates {
   absl::StatusOr<Job*> JobWithActiveUpdate(JobId id);
   void Progress(Job& job, absl::Time now, Effects& fx);
   void BeginEntry(Job& job, records::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
-  char CheckEntry(const Job& job, const records::UpdateRecord& u, size_t entry,
-                  absl::Time now) const;
+  records::EntryProgress CheckEntry(const Job& job, const records::UpdateRecord& u, size_t entry,
+                                    absl::Time now) const;
   void StartRollingBack(Job& job, records::UpdateRecord& u, absl::Time now, Effects& fx);
   void FinishUpdate(Job& job, records::UpdateRecord& u, records::UpdateState end, absl::Time now,
                     Effects& fx);

@@ -103,11 +103,12 @@ TEST_F(UpdateTest, RollsInBatchesAndNeverTakesDownMoreThanTheBatch) {
   ASSERT_TRUE(Update(id, Service(5, "v2"), Options(2)).ok());
   EXPECT_EQ(jm_.GetJob(id)->version(), 2u);
   for (int step = 0; step < 20 && records::IsActive(Last(id).state); ++step) {
-    EXPECT_LE(Unavailable(id), 2u) << "step " << step << ": " << Last(id).progress;
+    EXPECT_LE(Unavailable(id), 2u)
+        << "step " << step << ": " << records::ProgressCodes(Last(id).progress);
     Cycle(id);
     Tick(absl::Seconds(11));
   }
-  EXPECT_EQ(Last(id).state, UpdateState::kSucceeded) << Last(id).progress;
+  EXPECT_EQ(Last(id).state, UpdateState::kSucceeded) << records::ProgressCodes(Last(id).progress);
   for (uint32_t i = 0; i < 5; ++i) {
     EXPECT_EQ(T(id, i).spec_version, 2u);
     EXPECT_EQ(jm_.GetJob(id)->TaskFor(i).command, "v2");
@@ -129,7 +130,7 @@ TEST_F(UpdateTest, TooManyFailuresRollBackToTheOldSpec) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
-  EXPECT_EQ(Last(id).state, UpdateState::kRolledBack) << Last(id).progress;
+  EXPECT_EQ(Last(id).state, UpdateState::kRolledBack) << records::ProgressCodes(Last(id).progress);
   for (uint32_t i = 0; i < 4; ++i) {
     EXPECT_EQ(jm_.GetJob(id)->TaskFor(i).command, "good") << i;
     EXPECT_EQ(T(id, i).state, TaskState::kRunning) << i;
@@ -163,7 +164,8 @@ TEST_F(UpdateTest, PauseStopsProgressAndResumeFinishes) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
-  EXPECT_EQ(Last(id).progress, "D..") << "the one in flight finished; nothing new started";
+  EXPECT_EQ(records::ProgressCodes(Last(id).progress), "D..")
+      << "the one in flight finished; nothing new started";
   Do([&](Effects& fx) { ASSERT_TRUE(jm_.updates().Pause(id, false, now_, fx).ok()); });
   for (int step = 0; step < 10 && records::IsActive(Last(id).state); ++step) {
     Cycle(id);
@@ -195,7 +197,7 @@ TEST_F(UpdateTest, ScalingUpAndDownAndTheDryRunPlan) {
     Cycle(id);
     Tick(absl::Seconds(11));
   }
-  ASSERT_EQ(Last(id).state, UpdateState::kSucceeded) << Last(id).progress;
+  ASSERT_EQ(Last(id).state, UpdateState::kSucceeded) << records::ProgressCodes(Last(id).progress);
   EXPECT_EQ(jm_.GetJob(id)->instances(), 2u) << "the highest ids were removed";
   auto stored = store_.Load();
   ASSERT_TRUE(stored.ok());
@@ -213,7 +215,7 @@ TEST_F(UpdateTest, AnUpdateInFlightSurvivesAMasterRestart) {
   const Job* job = restored.GetJob(id);
   ASSERT_NE(job, nullptr);
   EXPECT_EQ(job->version(), 2u);
-  EXPECT_EQ(job->updates().back().progress, ">..");
+  EXPECT_EQ(records::ProgressCodes(job->updates().back().progress), ">..");
   EXPECT_EQ(job->task(0).next_spec_version, 2u);
   EXPECT_EQ(job->task(0).state, TaskState::kKilling);
   EXPECT_EQ(job->TaskFor(1).command, "v1") << "not updated yet: still the old version";

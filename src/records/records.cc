@@ -41,6 +41,42 @@ absl::string_view MaintenanceName(HostMaintenance m) {
   return "UNKNOWN";
 }
 
+char EntryProgressCode(EntryProgress p) {
+  switch (p) {
+    case EntryProgress::kWaiting:
+      return '.';
+    case EntryProgress::kInFlight:
+      return '>';
+    case EntryProgress::kDone:
+      return 'D';
+    case EntryProgress::kFailed:
+      return 'F';
+  }
+  return '?';
+}
+
+std::optional<EntryProgress> EntryProgressFromCode(char c) {
+  switch (c) {
+    case '.':
+      return EntryProgress::kWaiting;
+    case '>':
+      return EntryProgress::kInFlight;
+    case 'D':
+      return EntryProgress::kDone;
+    case 'F':
+      return EntryProgress::kFailed;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string ProgressCodes(const std::vector<EntryProgress>& progress) {
+  std::string out;
+  out.reserve(progress.size());
+  for (EntryProgress p : progress) out.push_back(EntryProgressCode(p));
+  return out;
+}
+
 bool IsActive(UpdateState s) {
   return s == UpdateState::kRollingForward || s == UpdateState::kRollingBack;
 }

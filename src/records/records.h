@@ -52,11 +52,13 @@ enum class UpdateState : uint8_t {
 absl::string_view UpdateStateName(UpdateState s);
 bool IsActive(UpdateState s);  // rolling forward or back
 
-// Per-instance progress of an update, one character per entry of `instances`.
-inline constexpr char kUpdateWaiting = '.';
-inline constexpr char kUpdateInFlight = '>';
-inline constexpr char kUpdateDone = 'D';
-inline constexpr char kUpdateFailed = 'F';
+// How far one entry of an update's `instances` is.
+enum class EntryProgress : uint8_t { kWaiting, kInFlight, kDone, kFailed };
+// The store's one-letter code of each ('.', '>', 'D', 'F'), and back (nullopt for any other).
+char EntryProgressCode(EntryProgress p);
+std::optional<EntryProgress> EntryProgressFromCode(char c);
+// The codes of a whole update's progress ("D>.."), for the store and for messages.
+std::string ProgressCodes(const std::vector<EntryProgress>& progress);
 
 struct UpdateRecord {
   uint64_t id = 0;  // per job: 1, 2, ...
@@ -66,8 +68,8 @@ struct UpdateRecord {
   bool paused = false;
   UpdateSpec options;               // batch size, failures, rollback, in place, min healthy time
   std::vector<uint32_t> instances;  // the instances to change (add, update or remove), in order
-  std::string progress;             // one of kUpdate* per entry of `instances`
-  uint32_t from_instances = 0;      // the job's size before and after
+  std::vector<EntryProgress> progress;  // one per entry of `instances`
+  uint32_t from_instances = 0;          // the job's size before and after
   uint32_t to_instances = 0;
   absl::Time started_at = absl::UnixEpoch();
   absl::Time finished_at = absl::InfinitePast();

@@ -103,7 +103,8 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
     u.options.batch_size = 2;
     u.options.min_healthy_time = absl::Seconds(3);
     u.instances = {0, 1, 2};
-    u.progress = "D>.";
+    u.progress = {records::EntryProgress::kDone, records::EntryProgress::kInFlight,
+                  records::EntryProgress::kWaiting};
     u.from_instances = 2;
     u.to_instances = 3;
     u.started_at = absl::FromUnixSeconds(600);

@@ -11,7 +11,7 @@ v1::TaskEvent ToProto(const records::TaskEvent& e) {
   v1::TaskEvent p;
   p.set_run(e.run.run);
   p.set_at_unix_ms(wire::ToUnixMillis(e.at));
-  p.set_state(std::string(TaskStateName(e.state)));
+  p.set_state(ToProto(e.state));
   p.set_host(e.host);
   p.set_reason(e.reason);
   p.set_message(e.message);

@@ -103,6 +103,16 @@ TEST(JsonApiE2E, TheReadApiAnswersJsonWithTheSameAuthAndErrors) {
   auto tasks = c.Http("GET", "/api/v1/TaskService/ListTasks?job_id=" + id + "&states=SUCCEEDED");
   ASSERT_EQ(tasks.status, 200) << tasks.body;
   EXPECT_EQ(Json::parse(tasks.body)["tasks"].size(), 5u);
+  EXPECT_EQ(Json::parse(tasks.body)["tasks"][0]["state"], "SUCCEEDED");  // the enum's name
+  auto none = c.Http("GET", "/api/v1/TaskService/ListTasks?job_id=" + id + "&states=FAILED");
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_TRUE(Json::parse(none.body)["tasks"].empty()) << none.body;
+  auto bad = c.Http("GET", "/api/v1/TaskService/ListTasks?job_id=" + id + "&states=DONE");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  RunResult bad_cli = c.Cli({"task", "list", id, "--state", "done"});
+  EXPECT_NE(bad_cli.exit_code, 0);
+  EXPECT_THAT(bad_cli.err, HasSubstr("--state: unknown task state 'done'"));
+  EXPECT_EQ(c.CliJson({"task", "list", id, "--state", "succeeded"})["tasks"].size(), 5u);
 
   auto pools = c.Http("POST", "/api/v1/PoolService/ListPools", "{}");
   ASSERT_EQ(pools.status, 200) << pools.body;

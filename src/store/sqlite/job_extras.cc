@@ -63,7 +63,7 @@ std::string EncodeUpdates(const std::vector<records::UpdateRecord>& updates) {
                    {"in_place", u.options.in_place},
                    {"min_healthy_us", absl::ToInt64Microseconds(u.options.min_healthy_time)},
                    {"instances", u.instances},
-                   {"progress", u.progress},
+                   {"progress", records::ProgressCodes(u.progress)},
                    {"from_instances", u.from_instances},
                    {"to_instances", u.to_instances},
                    {"started_us", Micros(u.started_at)},
@@ -95,7 +95,14 @@ absl::StatusOr<std::vector<records::UpdateRecord>> DecodeUpdates(const std::stri
       u.options.in_place = e.at("in_place").get<bool>();
       u.options.min_healthy_time = absl::Microseconds(e.at("min_healthy_us").get<int64_t>());
       u.instances = e.at("instances").get<std::vector<uint32_t>>();
-      u.progress = e.at("progress").get<std::string>();
+      for (char c : e.at("progress").get<std::string>()) {
+        std::optional<records::EntryProgress> p = records::EntryProgressFromCode(c);
+        if (!p) {
+          return Bad(absl::StrCat("update ", u.id, ": progress code '", std::string(1, c),
+                                  "' is not one of .>DF"));
+        }
+        u.progress.push_back(*p);
+      }
       u.from_instances = e.at("from_instances").get<uint32_t>();
       u.to_instances = e.at("to_instances").get<uint32_t>();
       u.started_at = FromMicros(e.at("started_us").get<int64_t>());
