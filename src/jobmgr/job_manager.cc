@@ -57,12 +57,12 @@ void JobManager::OnAdmitted(TaskId task, absl::Time now, Effects& fx) {
   Transition(*job, task.instance, TaskState::kReady, TaskReason::kAdmitted, "", now, fx, false);
 }
 
-void JobManager::OnPlaced(TaskId task, const std::string& host, absl::Time now, Effects& fx) {
+void JobManager::OnPlaced(TaskId task, Placement placed, absl::Time now, Effects& fx) {
   Job* job = FindJob(task.job);
   if (job == nullptr || task.instance >= job->instances()) return;
   TaskRuntime& t = job->mutable_task(task.instance);
   if (t.state != TaskState::kReady) return;
-  t.host = InternHost(host);
+  t.host = InternHost(placed.host);
   NoteOnHost(t.host, task);
   if (job->spec().type == JobType::kStateful && t.volume_host == kNoHost) {
     t.volume_host = t.host;  // the volume is created there at launch; the instance stays
@@ -70,7 +70,7 @@ void JobManager::OnPlaced(TaskId task, const std::string& host, absl::Time now, 
   Transition(*job, task.instance, TaskState::kPlaced, TaskReason::kPlaced, "", now, fx, false);
   Transition(*job, task.instance, TaskState::kLaunching, TaskReason::kLaunchSent, "", now, fx,
              true);
-  fx.launches.push_back(LaunchCommand{RunId{task, t.run}, host});
+  fx.launches.push_back(LaunchCommand{RunId{task, t.run}, std::move(placed)});
 }
 
 void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {

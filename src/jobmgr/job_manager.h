@@ -38,9 +38,17 @@
 
 namespace paceline::jobmgr {
 
+// The placement engine's decision for one run, as one value from the engine to the launch
+// message: the host, the named ports it holds there and the GPU devices it was given.
+struct Placement {
+  std::string host;
+  std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
+  std::vector<uint32_t> gpu_devices;                    // device indexes on the host
+};
+
 struct LaunchCommand {
   RunId run;
-  std::string host;
+  Placement placed;
 };
 
 struct KillCommand {
@@ -92,8 +100,9 @@ class JobManager {
   absl::Status DeleteJob(JobId id, Effects& fx);
 
   void OnAdmitted(TaskId task, absl::Time now, Effects& fx);
-  // The placement engine chose `host`: PLACED, then LAUNCHING with a store write and a launch.
-  void OnPlaced(TaskId task, const std::string& host, absl::Time now, Effects& fx);
+  // The placement engine chose a host: PLACED, then LAUNCHING with a store write and a launch
+  // that carries the placement.
+  void OnPlaced(TaskId task, Placement placed, absl::Time now, Effects& fx);
   void OnStatus(const StatusReport& report, absl::Time now, Effects& fx);
   // Every live task on `host` is LOST (and restarted per policy).
   void OnHostLost(const std::string& host, absl::Time now, Effects& fx);

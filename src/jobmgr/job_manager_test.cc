@@ -45,10 +45,10 @@ class JobManagerTest : public ::testing::Test {
   // PENDING -> READY -> LAUNCHING -> RUNNING on `host`.
   void Start(TaskId t, const std::string& host = "h1") {
     Do([&](Effects& fx) { jm_.OnAdmitted(t, now_, fx); });
-    Effects placed = Do([&](Effects& fx) { jm_.OnPlaced(t, host, now_, fx); });
+    Effects placed = Do([&](Effects& fx) { jm_.OnPlaced(t, {.host = host}, now_, fx); });
     ASSERT_EQ(placed.launches.size(), 1u);
     EXPECT_EQ(placed.launches[0].run, (RunId{t, Run(t)}));
-    EXPECT_EQ(placed.launches[0].host, host);
+    EXPECT_EQ(placed.launches[0].placed.host, host);
     Do([&](Effects& fx) { jm_.OnStatus({RunId{t, Run(t)}, host, TaskState::kRunning}, now_, fx); });
   }
   void Exit(TaskId t, int code, const std::string& host = "h1") {

@@ -50,7 +50,7 @@ class UpdateTest : public ::testing::Test {
   const TaskRuntime& T(JobId id, uint32_t i) { return jm_.GetJob(id)->task(i); }
   void Start(TaskId t) {
     Do([&](Effects& fx) { jm_.OnAdmitted(t, now_, fx); });
-    Do([&](Effects& fx) { jm_.OnPlaced(t, "h1", now_, fx); });
+    Do([&](Effects& fx) { jm_.OnPlaced(t, {.host = "h1"}, now_, fx); });
     Do([&](Effects& fx) {
       jm_.OnStatus({RunId{t, T(t.job, t.instance).run}, "h1", TaskState::kRunning}, now_, fx);
     });

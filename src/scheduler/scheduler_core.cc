@@ -195,15 +195,18 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   for (const auto& r : applied.rejected) rejected[r.request_index] = true;
 
   jobmgr::Effects fx;
-  placed_now_.clear();
   std::vector<HostId> regular_hosts;  // hosts that got regular work: revocable work may go
   for (const placement::Assignment& a : plan.assignments) {
     if (rejected.contains(a.request_index)) continue;
     if (!a.shape->revocable) regular_hosts.push_back(a.host);
-    placed_now_[a.task] = a;
     why_.erase(a.task);
     ++placements_;
-    jobs_.OnPlaced(a.task, hosts_.Get(a.host).spec.name, now, fx);
+    jobmgr::Placement placed{.host = hosts_.Get(a.host).spec.name};
+    for (size_t i = 0; i < a.ports.size() && i < a.shape->port_names.size(); ++i) {
+      placed.ports.emplace_back(a.shape->port_names[i], a.ports[i]);
+    }
+    for (const auto& share : a.gpus) placed.gpu_devices.push_back(share.device);
+    jobs_.OnPlaced(a.task, std::move(placed), now, fx);
   }
   absl::flat_hash_map<uint64_t, bool> still_waiting;
   for (const placement::PendingRequest& p : plan.pending) {
@@ -221,7 +224,6 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   }
   to_place_ = std::move(next);
   Absorb(fx, now, out);
-  placed_now_.clear();
   std::sort(regular_hosts.begin(), regular_hosts.end());
   regular_hosts.erase(std::unique(regular_hosts.begin(), regular_hosts.end()), regular_hosts.end());
   for (HostId h : regular_hosts) ReclaimRevocable(h, ReclaimCause::kRegularWork, now, out);
@@ -248,24 +250,20 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   if (!fx.enqueue.empty()) EnqueueGangs(fx.enqueue, now);
 
   PeerCache peers;
+  PlacedNow placed;
+  for (const jobmgr::LaunchCommand& l : fx.launches) placed[l.run.task] = &l.placed;
   for (const jobmgr::LaunchCommand& l : fx.launches) {
     const jobmgr::Job* job = jobs_.GetJob(l.run.task.job);
     if (job == nullptr) continue;
     Launch launch;
     launch.run = l.run;
-    launch.host = l.host;
+    launch.host = l.placed.host;
+    launch.ports = l.placed.ports;
+    launch.gpu_devices = l.placed.gpu_devices;
     launch.task = job->TaskFor(l.run.task.instance);
     launch.spec_version = job->task(l.run.task.instance).spec_version;
     launch.gang_size = std::max<uint32_t>(1, job->spec().sla.min_running_instances);
-    auto a = placed_now_.find(l.run.task);
-    if (a != placed_now_.end()) {
-      const placement::Assignment& as = a->second;
-      for (size_t i = 0; i < as.ports.size() && i < as.shape->port_names.size(); ++i) {
-        launch.ports.emplace_back(as.shape->port_names[i], as.ports[i]);
-      }
-      for (const auto& share : as.gpus) launch.gpu_devices.push_back(share.device);
-    }
-    if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, launch.gang_size, peers);
+    if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, launch.gang_size, placed, peers);
     out.launches.push_back(std::move(launch));
   }
   auto move_all = [](auto& to, auto& from) {
@@ -282,6 +280,7 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
 }
 
 std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task, uint32_t gang_size,
+                                                                    const PlacedNow& placed,
                                                                     PeerCache& cache) const {
   const jobmgr::Job* job = jobs_.GetJob(task.job);
   if (job == nullptr || gang_size < 2) return nullptr;
@@ -295,13 +294,9 @@ std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task,
     const TaskId member{task.job, i};
     GangPeer p;
     p.instance = i;
-    auto a = placed_now_.find(member);
-    if (a != placed_now_.end()) {
-      const placement::Assignment& as = a->second;
-      p.host = hosts_.Get(as.host).spec.name;
-      for (size_t k = 0; k < as.ports.size() && k < as.shape->port_names.size(); ++k) {
-        p.ports.emplace_back(as.shape->port_names[k], as.ports[k]);
-      }
+    if (auto a = placed.find(member); a != placed.end()) {
+      p.host = a->second->host;
+      p.ports = a->second->ports;
     } else {
       // Not placed now: a member whose run is live where the job manager records it, with the
       // ports it holds there. Members without a live run (waiting, being stopped) are left out.

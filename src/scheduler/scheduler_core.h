@@ -126,11 +126,13 @@ class SchedulerCore {
   // and the snapshot, and moves its batch, launches and kills into `out`.
   void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
   void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
-  // Every member of `task`'s gang with a host: placed this cycle (placed_now_) or with a live
+  // Every member of `task`'s gang with a host: launched in this batch (`placed`) or with a live
   // run (its host and ports in the snapshot). Built once per gang, kept in `cache`.
   using PeerCache =
       absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const std::vector<GangPeer>>>;
+  using PlacedNow = absl::flat_hash_map<TaskId, const jobmgr::Placement*>;
   std::shared_ptr<const std::vector<GangPeer>> PeersOf(TaskId task, uint32_t gang_size,
+                                                       const PlacedNow& placed,
                                                        PeerCache& cache) const;
   // Revocable work (reclaim.cc). Brings the hosts' slack into the snapshot and reclaims on
   // the hosts whose revocable work no longer fits it.
@@ -167,11 +169,10 @@ class SchedulerCore {
   uint32_t draining_hosts_ = 0;
   uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;
-  absl::flat_hash_map<uint64_t, GangInfo> gangs_;                  // by GangId value
-  absl::flat_hash_map<TaskId, uint64_t> gang_of_;                  // task -> gang, until released
-  std::vector<uint64_t> to_place_;                                 // admitted gangs without hosts
-  absl::flat_hash_map<TaskId, placement::Assignment> placed_now_;  // this cycle's placements
-  absl::flat_hash_map<TaskId, std::string> why_;                   // placement explanations
+  absl::flat_hash_map<uint64_t, GangInfo> gangs_;  // by GangId value
+  absl::flat_hash_map<TaskId, uint64_t> gang_of_;  // task -> gang, until released
+  std::vector<uint64_t> to_place_;                 // admitted gangs without hosts
+  absl::flat_hash_map<TaskId, std::string> why_;   // placement explanations
   // By job and spec version.
   absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const placement::TaskShape>>
       shapes_;
