@@ -75,15 +75,18 @@ int Daemon(const char* pid_file) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setsid();
-    FILE* f = std::fopen(pid_file, "w");
+    // Written whole, then renamed: the file appears only with the pid in it.
+    std::string tmp = std::string(pid_file) + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "w");
     if (f != nullptr) {
       std::fprintf(f, "%d\n", ::getpid());
       std::fclose(f);
+      std::rename(tmp.c_str(), pid_file);
     }
     for (;;) ::pause();
   }
-  // Exit only once the daemon has written its pid.
-  for (int i = 0; i < 5000 && ::access(pid_file, F_OK) != 0; ++i) ::usleep(1000);
+  // Exit only once the daemon has written its pid (a loaded machine may take seconds).
+  for (int i = 0; i < 30000 && ::access(pid_file, F_OK) != 0; ++i) ::usleep(1000);
   return 0;
 }
 
