@@ -9,6 +9,15 @@
 
 namespace paceline::scheduler {
 
+template <typename Command>
+auto JobControl::Run(absl::Time now, Actions& out, Command command) {
+  jobmgr::Effects fx;
+  auto result = command(fx);
+  // The job manager validates before it changes anything: a refused command has no effects.
+  if (result.ok()) core_.Absorb(fx, now, out);
+  return result;
+}
+
 absl::StatusOr<JobId> JobControl::CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
                                             Actions& out) {
   ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(pool));
@@ -50,39 +59,30 @@ absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::UpdateRequest r
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(job->pool()));
   RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
-  jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.updates().Start(id, std::move(req), now, fx));
-  core_.Absorb(fx, now, out);
-  return update;
+  return Run(now, out, [&](jobmgr::Effects& fx) {
+    return core_.jobs_.updates().Start(id, std::move(req), now, fx);
+  });
 }
 
 absl::Status JobControl::PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.updates().Pause(id, paused, now, fx));
-  core_.Absorb(fx, now, out);
-  return absl::OkStatus();
+  return Run(now, out,
+             [&](jobmgr::Effects& fx) { return core_.jobs_.updates().Pause(id, paused, now, fx); });
 }
 
 absl::Status JobControl::AbortUpdate(JobId id, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.updates().Abort(id, now, fx));
-  core_.Absorb(fx, now, out);
-  return absl::OkStatus();
+  return Run(now, out,
+             [&](jobmgr::Effects& fx) { return core_.jobs_.updates().Abort(id, now, fx); });
 }
 
 absl::StatusOr<uint64_t> JobControl::RollbackJob(JobId id, uint64_t version, UpdateSpec options,
                                                  absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(uint64_t update, core_.jobs_.updates().Rollback(id, version, options, now, fx));
-  core_.Absorb(fx, now, out);
-  return update;
+  return Run(now, out, [&](jobmgr::Effects& fx) {
+    return core_.jobs_.updates().Rollback(id, version, options, now, fx);
+  });
 }
 
 absl::Status JobControl::KillJob(JobId id, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.KillJob(id, now, fx));
-  core_.Absorb(fx, now, out);
-  return absl::OkStatus();
+  return Run(now, out, [&](jobmgr::Effects& fx) { return core_.jobs_.KillJob(id, now, fx); });
 }
 
 absl::Status JobControl::ReleaseVolume(TaskId task, absl::Time now, Actions& out) {
@@ -94,18 +94,15 @@ absl::Status JobControl::ReleaseVolume(TaskId task, absl::Time now, Actions& out
 }
 
 absl::Status JobControl::KillInstance(TaskId task, absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.instances().Kill(task, now, fx));
-  core_.Absorb(fx, now, out);
-  return absl::OkStatus();
+  return Run(now, out,
+             [&](jobmgr::Effects& fx) { return core_.jobs_.instances().Kill(task, now, fx); });
 }
 
 absl::Status JobControl::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
                                           absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.instances().Restart(id, instances, now, fx));
-  core_.Absorb(fx, now, out);
-  return absl::OkStatus();
+  return Run(now, out, [&](jobmgr::Effects& fx) {
+    return core_.jobs_.instances().Restart(id, instances, now, fx);
+  });
 }
 
 absl::Status JobControl::DeleteJob(JobId id, Actions& out) {

@@ -45,6 +45,9 @@ class JobControl {
                                        absl::Time now, Actions& out);
 
  private:
+  // Runs one job manager command and, when it succeeds, absorbs its effects into `out`.
+  template <typename Command>
+  auto Run(absl::Time now, Actions& out, Command command);
   // FAILED_PRECONDITION when one gang of `spec` exceeds the pool's limit (could never run).
   absl::Status CheckGangFits(const JobSpec& spec, PoolId pool_id, const std::string& pool) const;
 
