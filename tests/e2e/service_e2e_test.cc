@@ -100,7 +100,8 @@ TEST_F(ServiceE2E, RollingUpdateInBatchesOfTwoKeepsEightOfTenAvailable) {
     if (state != "ROLLING_FORWARD") break;
   }
   EXPECT_EQ(state, "SUCCEEDED");
-  EXPECT_GT(samples, 5);
+  EXPECT_GE(samples, 3) << "the update was seen in progress (a sample is a CLI call: slow under "
+                           "sanitizers)";
   EXPECT_LE(worst, 2u) << "never more than the batch size unavailable";
   Json tasks = Tasks(job);
   ASSERT_EQ(tasks["tasks"].size(), 10u);
@@ -219,9 +220,11 @@ TEST_F(ServiceE2E, ARunningBatchJobGrowsAndShrinksThroughAnUpdate) {
 name: spark
 instances: 2
 task:
-  command: "sleep 4"
+  command: "sleep 20"
   resources: {cpu: 0.1, memory: 16Mi}
 )");
+  // The first two run long enough for the three added ones to start beside them, even with
+  // sanitizers on a loaded machine.
   std::string id = std::to_string(job);
   ASSERT_TRUE(WaitFor([&] { return Running(job) == 2; }, absl::Seconds(30)));
   // The driver asks for three more executors, as a framework would through the API.
