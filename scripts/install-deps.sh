@@ -10,6 +10,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   curl procps gnuplot-nox
+  postgresql-15 libpq-dev
 )
 
 missing=()

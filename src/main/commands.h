@@ -1,8 +1,9 @@
 #pragma once
 // The commands that run Paceline's processes and tools, as opposed to the client commands of
-// src/cli: `master`, `agent`, `up` (daemon_commands.cc), `sim` (sim_command.cc) and `bench`
-// (bench_command.cc). main.cc hands them to the command line with the client commands, so
-// that the CLI's own library links only the generated client, common and spec.
+// src/cli: `master`, `agent`, `up` (daemon_commands.cc), `sim` (sim_command.cc), `bench`
+// (bench_command.cc) and `store` (store_command.cc). main.cc hands them to the command line
+// with the client commands, so that the CLI's own library links only the generated client,
+// common and spec.
 //
 // Thread-safety: registration and the callbacks run on the main thread.
 
@@ -13,5 +14,6 @@ namespace paceline::cli {
 void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx);  // master, agent, up
 void RegisterSimCommand(CLI::App& app, CommandContext& ctx);      // sim
 void RegisterBenchCommand(CLI::App& app, CommandContext& ctx);    // bench api|scale
+void RegisterStoreCommands(CLI::App& app, CommandContext& ctx);   // store migrate
 
 }  // namespace paceline::cli

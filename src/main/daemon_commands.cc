@@ -31,6 +31,7 @@ namespace {
 
 struct MasterFlags {
   std::string data_dir = defaults::kDataDir;
+  std::string store;
   std::string listen = absl::StrCat(defaults::kListenHost, ":", defaults::kGrpcPort);
   std::string http_listen = absl::StrCat(defaults::kListenHost, ":", defaults::kHttpPort);
   std::string token_file;
@@ -54,8 +55,13 @@ struct AgentFlags {
 };
 
 void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
-  cmd->add_option("--data-dir", f.data_dir, "directory of the embedded store")
+  cmd->add_option("--data-dir", f.data_dir,
+                  "the master's directory: embedded store, token, master.json")
       ->capture_default_str();
+  cmd->add_option("--store", f.store,
+                  "cluster state: sqlite:DIR or postgres://USER@HOST:PORT/DATABASE "
+                  "(default: SQLite in DATA_DIR)")
+      ->envname("PACELINE_STORE");
   cmd->add_option("--listen", f.listen, "gRPC API address (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--http-listen", f.http_listen, "HTTP address for /healthz, /metrics, web UI")
@@ -116,6 +122,7 @@ void WaitForStopSignal(sigset_t& set) {
 absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   masterd::MasterConfig config;
   config.data_dir = f.data_dir;
+  config.store = f.store;
   config.token_file = f.token_file;
   auto grpc_listen = ParseHostPort(f.listen);
   if (!grpc_listen.ok()) return WithFlag(grpc_listen.status(), "--listen");
@@ -225,7 +232,7 @@ absl::Status RunMaster(const MasterFlags& f) {
   auto m = masterd::Master::Start(*config);
   if (!m.ok()) return m.status();
   std::cout << "paceline master " << Version() << " (commit " << Commit() << ")\n"
-            << "  store:  " << config->data_dir << "\n"
+            << "  store:  " << (*m)->store_description() << "\n"
             << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
             << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
             << "  token:  " << (*m)->endpoints().token_file << "\n"

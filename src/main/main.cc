@@ -6,5 +6,7 @@
 
 int main(int argc, char** argv) {
   using namespace paceline::cli;
-  return RunCli(argc, argv, {RegisterDaemonCommands, RegisterSimCommand, RegisterBenchCommand});
+  return RunCli(
+      argc, argv,
+      {RegisterDaemonCommands, RegisterSimCommand, RegisterBenchCommand, RegisterStoreCommands});
 }

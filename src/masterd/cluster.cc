@@ -1,5 +1,7 @@
 #include "masterd/cluster.h"
 
+#include <iostream>
+
 #include "absl/time/clock.h"
 #include "common/status.h"
 #include "masterd/agent_connection.h"
@@ -8,10 +10,13 @@
 
 namespace paceline::masterd {
 
-Cluster::Cluster(std::unique_ptr<scheduler::SchedulerCore> core, store::Store* store,
-                 ClusterOptions options)
+namespace {
+constexpr absl::Duration kReloadEvery = absl::Seconds(1);
+}  // namespace
+
+Cluster::Cluster(scheduler::CoreConfig core_config, store::Store* store, ClusterOptions options)
     : options_(options),
-      core_(std::move(core)),
+      core_config_(std::move(core_config)),
       store_(store),
       committer_(std::make_unique<store::GroupCommitter>(store)),
       loop_(options.cycle, [this] { OnTick(); }) {}
@@ -19,12 +24,60 @@ Cluster::Cluster(std::unique_ptr<scheduler::SchedulerCore> core, store::Store* s
 Cluster::~Cluster() { Stop(); }
 
 absl::Status Cluster::Start() {
-  ASSIGN_OR_RETURN(records::StoreContents contents, store_->Load());
-  scheduler::Actions actions;
-  RETURN_IF_ERROR(core_->Restore(contents, absl::Now(), actions));
-  RETURN_IF_ERROR(store_->Commit(actions.batch));
+  absl::StatusOr<records::StoreContents> contents;
+  committer_->RunOnWriter([&](store::Store& s) { contents = s.Load(); });
+  RETURN_IF_ERROR(contents.status());
+  RETURN_IF_ERROR(Rebuild(*contents));
   loop_.Start();
   return absl::OkStatus();
+}
+
+absl::Status Cluster::Rebuild(const records::StoreContents& contents) {
+  ASSIGN_OR_RETURN(std::unique_ptr<scheduler::SchedulerCore> core,
+                   scheduler::SchedulerCore::Create(core_config_));
+  scheduler::Actions actions;
+  RETURN_IF_ERROR(core->Restore(contents, absl::Now(), actions));
+  committer_->Resume();
+  RETURN_IF_ERROR(committer_->CommitSync(std::move(actions.batch)));
+  core_ = std::move(core);
+  published_states_.clear();
+  ++epoch_;
+  store_failure_ = absl::OkStatus();
+  return absl::OkStatus();
+}
+
+void Cluster::TryReload() {
+  if (reloading_ || absl::Now() < next_reload_) return;
+  reloading_ = true;
+  // The store is read on the writer thread, so that the loop keeps answering reads meanwhile.
+  committer_->SubmitRead([this](store::Store& s) {
+    auto contents = std::make_shared<absl::StatusOr<records::StoreContents>>(s.Load());
+    loop_.Post([this, contents] {
+      reloading_ = false;
+      absl::Status rebuilt = contents->ok() ? Rebuild(**contents) : contents->status();
+      if (!rebuilt.ok()) {
+        // A commit that failed again keeps the committer stopped: the next try starts over.
+        next_reload_ = absl::Now() + kReloadEvery;
+        std::cerr << "master: reloading from the store failed: " << rebuilt.message()
+                  << "; retrying in " << absl::FormatDuration(kReloadEvery) << std::endl;
+        return;
+      }
+      std::cerr << "master: reloaded the cluster state from the store" << std::endl;
+    });
+  });
+}
+
+void Cluster::OnStoreFailure(const absl::Status& s) {
+  if (!store_failure_.ok()) return;
+  store_failure_ = absl::UnavailableError(
+      absl::StrCat("the store is unavailable (", s.message(),
+                   "); the master reloads from it by itself once it answers again"));
+  next_reload_ = absl::Now() + kReloadEvery;
+  std::cerr << "master: " << store_failure_.message() << std::endl;
+  // Watchers and agents start over against the reloaded state.
+  hub_.CloseAll(store_failure_);
+  absl::MutexLock lock(&sessions_mu_);
+  for (auto& [host, session] : sessions_) session->Abort();  // ends the stream: they reconnect
 }
 
 void Cluster::Stop() {
@@ -48,9 +101,8 @@ absl::Status Cluster::Mutate(const MutateFn& fn) {
 
 void Cluster::MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) {
   loop_.Post([this, fn = std::move(fn), done = std::move(done)]() mutable {
-    if (store_failed_) {
-      done(absl::UnavailableError(
-          "the store failed to commit an earlier change; restart the master to recover"));
+    if (!store_failure_.ok()) {
+      done(store_failure_);
       return;
     }
     scheduler::Actions actions;
@@ -83,21 +135,24 @@ void Cluster::Apply(scheduler::Actions actions, absl::Time now,
     published_states_.clear();
   }
   records::WriteBatch batch = std::move(shared->batch);
-  committer_->Submit(std::move(batch), [this, shared, watch = std::move(watch),
-                                        done = std::move(done)](absl::Status s) mutable {
-    loop_.Post([this, shared, watch = std::move(watch), done, s] {
-      if (!s.ok()) {
-        store_failed_ = true;
-        if (done) {
-          done(absl::UnavailableError(absl::StrCat("the store is unavailable: ", s.message())));
-        }
-        return;
-      }
-      if (!watch.empty()) hub_.Publish(watch);
-      Dispatch(*shared);
-      if (done) done(absl::OkStatus());
-    });
-  });
+  committer_->Submit(
+      std::move(batch), [this, shared, watch = std::move(watch), done = std::move(done),
+                         epoch = epoch_](absl::Status s) mutable {
+        loop_.Post([this, shared, watch = std::move(watch), done, s, epoch] {
+          if (epoch != epoch_) {  // reloaded since: this change is not in the new core
+            if (done) done(absl::UnavailableError("the master reloaded its state; retry"));
+            return;
+          }
+          if (!s.ok()) {
+            OnStoreFailure(s);
+            if (done) done(store_failure_);
+            return;
+          }
+          if (!watch.empty()) hub_.Publish(watch);
+          Dispatch(*shared);
+          if (done) done(absl::OkStatus());
+        });
+      });
 }
 
 void Cluster::Dispatch(const scheduler::Actions& actions) {
@@ -120,7 +175,10 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
 }
 
 void Cluster::OnTick() {
-  if (store_failed_) return;
+  if (!store_failure_.ok()) {
+    TryReload();
+    return;
+  }
   scheduler::Actions actions;
   absl::Time now = absl::Now();
   core_->RunCycle(now, actions);

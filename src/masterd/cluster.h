@@ -5,9 +5,12 @@
 //   1. the core mutates its memory and returns Actions (on the loop thread);
 //   2. actions.batch goes to the group committer (the writer thread);
 //   3. when it is durable, back on the loop: launches and kills go to the agents' sessions and
-//      the waiting API call is answered. A failed commit answers UNAVAILABLE, and the master
-//      stops accepting changes until its state is reloaded from the store (a restart): memory
-//      never runs ahead of what was acknowledged.
+//      the waiting API call is answered.
+// A failed commit answers UNAVAILABLE, and memory is then ahead of the store: the cluster
+// stops accepting changes, closes the agents' streams (they keep their tasks running and
+// resend every unacknowledged update when they connect again) and, once a second, tries to
+// reload: it reads the store, rebuilds the core from it exactly as after a restart and accepts
+// agents and changes again. Nothing acknowledged is lost; nothing unacknowledged is kept.
 //
 // Thread-safety: Mutate/Read/Post are thread-safe; the core is touched only on the loop.
 
@@ -37,11 +40,10 @@ struct ClusterOptions {
 
 class Cluster final : public api::Backend {
  public:
-  Cluster(std::unique_ptr<scheduler::SchedulerCore> core, store::Store* store,
-          ClusterOptions options);
+  Cluster(scheduler::CoreConfig core_config, store::Store* store, ClusterOptions options);
   ~Cluster();
 
-  // Restores the core from the store, then starts the loop.
+  // Builds the core from the store, then starts the loop.
   absl::Status Start();
   void Stop();
 
@@ -78,13 +80,26 @@ class Cluster final : public api::Backend {
   void Apply(scheduler::Actions actions, absl::Time now, std::function<void(absl::Status)> done);
   void Dispatch(const scheduler::Actions& actions);
   void OnTick();
+  // A commit failed: stop changes and drop the agents until Reload() succeeds (loop thread).
+  void OnStoreFailure(const absl::Status& s);
+  // Reads the store and rebuilds from it, once a second at most, without blocking the loop.
+  void TryReload();
+  // A new core from the store's contents, as after a restart (loop thread, or before it runs).
+  absl::Status Rebuild(const records::StoreContents& contents);
 
   const ClusterOptions options_;
+  const scheduler::CoreConfig core_config_;
   std::unique_ptr<scheduler::SchedulerCore> core_;
   store::Store* store_;
   std::unique_ptr<store::GroupCommitter> committer_;
   EventLoop loop_;
-  bool store_failed_ = false;  // loop thread only
+  // Loop thread only: why changes are refused (OK: they are not); the reload epoch, so that
+  // answers to commits of an earlier epoch do not touch the state of this one; when to try
+  // reloading next.
+  absl::Status store_failure_;
+  uint64_t epoch_ = 0;
+  absl::Time next_reload_ = absl::InfinitePast();
+  bool reloading_ = false;
   api::EventHub hub_;
   wire::PublishedJobStates published_states_;  // loop thread only
   absl::Mutex sessions_mu_;

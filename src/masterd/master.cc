@@ -27,7 +27,7 @@
 #include "api/pool_service.h"
 #include "common/status.h"
 #include "masterd/cluster.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/open_store.h"
 
 namespace paceline::masterd {
 namespace {}  // namespace
@@ -55,7 +55,7 @@ absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
 
 struct Master::Impl {
   MasterConfig config;
-  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<store::Store> store;
   std::unique_ptr<api::TokenAuth> auth;
   std::unique_ptr<Cluster> cluster;
   std::unique_ptr<api::ClusterServiceImpl> cluster_service;
@@ -74,7 +74,13 @@ struct Master::Impl {
 absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   auto impl = std::make_unique<Impl>();
   impl->config = config;
-  ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(config.data_dir));
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("--data-dir: cannot create ", config.data_dir, ": ", ec.message()));
+  }
+  ASSIGN_OR_RETURN(impl->store, store::OpenStore(config.store, config.data_dir));
   std::string token_file = config.token_file.empty()
                                ? (std::filesystem::path(config.data_dir) / "token").string()
                                : config.token_file;
@@ -84,10 +90,8 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   scheduler::CoreConfig core_config;
   core_config.host_timeout = config.host_timeout;
   core_config.placement.profile = config.placement_profile;
-  ASSIGN_OR_RETURN(std::unique_ptr<scheduler::SchedulerCore> core,
-                   scheduler::SchedulerCore::Create(core_config));
   impl->cluster = std::make_unique<Cluster>(
-      std::move(core), impl->store.get(), ClusterOptions{config.cycle, config.heartbeat_interval});
+      core_config, impl->store.get(), ClusterOptions{config.cycle, config.heartbeat_interval});
   RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
 
   api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id()};
@@ -149,6 +153,7 @@ Master::Master(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Master::~Master() { Shutdown(); }
 
 const std::string& Master::cluster_id() const { return impl_->store->cluster_id(); }
+std::string Master::store_description() const { return impl_->store->Describe(); }
 
 Cluster* Master::cluster() { return impl_->cluster.get(); }
 

@@ -1,11 +1,11 @@
 #pragma once
 // Master: the Paceline control-plane process — the store, the gRPC API and the HTTP side.
 //
-// Start() opens the store under config.data_dir, starts the gRPC server and the HTTP server on
-// their listen addresses (port 0 = any free port), and writes <data_dir>/master.json with the
-// bound addresses and the pid, so that the CLI and tests can find a master started with port 0.
-// Shutdown() stops both servers (in-flight requests finish) and removes master.json; it is
-// idempotent and is also called by the destructor.
+// Start() opens the store (config.store; by default SQLite under config.data_dir), starts the gRPC
+// server and the HTTP server on their listen addresses (port 0 = any free port), and writes
+// <data_dir>/master.json with the bound addresses and the pid, so that the CLI and tests can find a
+// master started with port 0. Shutdown() stops both servers (in-flight requests finish) and removes
+// master.json; it is idempotent and is also called by the destructor.
 //
 // Thread-safety: Start/Shutdown from one thread (the daemon's main thread).
 
@@ -23,7 +23,9 @@ namespace paceline::masterd {
 class Cluster;
 
 struct MasterConfig {
-  std::string data_dir = defaults::kDataDir;
+  std::string data_dir = defaults::kDataDir;  // master.json, the token; the SQLite store
+  // Where the cluster state lives (store/open_store.h): empty for SQLite under data_dir.
+  std::string store;
   HostPort grpc_listen{defaults::kListenHost, defaults::kGrpcPort};
   HostPort http_listen{defaults::kListenHost, defaults::kHttpPort};
   // The API token clients and agents must present. Empty: read <data_dir>/token, creating it
@@ -46,6 +48,8 @@ class Master {
   const MasterEndpoints& endpoints() const { return endpoints_; }
   // The stable id of the cluster's store.
   const std::string& cluster_id() const;
+  // Where the store is ("sqlite:data/paceline.db", "postgres://paceline@db:5432/paceline").
+  std::string store_description() const;
   // The running state, for in-process tools that attach simulated agents through the agent
   // protocol code (`paceline bench scale`). Valid until Shutdown().
   Cluster* cluster();

@@ -37,6 +37,8 @@ class FaultInjectingStore final : public Store {
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override {
     return base_->ListEvents(task, limit);
   }
+  absl::Status ForEachEvent(const EventFn& fn) override { return base_->ForEachEvent(fn); }
+  const std::string& cluster_id() const override { return base_->cluster_id(); }
   std::string Describe() const override { return "faulty(" + base_->Describe() + ")"; }
 
  private:

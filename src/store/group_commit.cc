@@ -37,14 +37,21 @@ absl::Status GroupCommitter::CommitSync(records::WriteBatch batch) {
 
 void GroupCommitter::RunOnWriter(const std::function<void(Store&)>& read) {
   absl::Notification finished;
-  {
-    absl::MutexLock lock(&mu_);
-    queue_.push_back(Pending{records::WriteBatch(), nullptr, [&](Store& s) {
-                               read(s);
-                               finished.Notify();
-                             }});
-  }
+  SubmitRead([&](Store& s) {
+    read(s);
+    finished.Notify();
+  });
   finished.WaitForNotification();
+}
+
+void GroupCommitter::SubmitRead(std::function<void(Store&)> read) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(Pending{records::WriteBatch(), nullptr, std::move(read)});
+}
+
+void GroupCommitter::Resume() {
+  absl::MutexLock lock(&mu_);
+  failure_ = absl::OkStatus();
 }
 
 GroupCommitStats GroupCommitter::stats() const {
@@ -92,6 +99,17 @@ void GroupCommitter::WriterLoop() {
       read(*store_);
       continue;
     }
+    absl::Status failed;
+    {
+      absl::MutexLock lock(&mu_);
+      failed = failure_;
+    }
+    if (!failed.ok()) {  // after a failure nothing reaches the store until Resume()
+      for (Pending& p : group) {
+        if (p.done) p.done(failed);
+      }
+      continue;
+    }
     std::vector<const records::WriteBatch*> batches;
     batches.reserve(group.size());
     for (const Pending& p : group) batches.push_back(&p.batch);
@@ -100,6 +118,7 @@ void GroupCommitter::WriterLoop() {
     absl::Duration took = absl::Now() - start;
     {
       absl::MutexLock lock(&mu_);
+      if (!s.ok()) failure_ = s;
       ++stats_.commits;
       stats_.batches += group.size();
       if (!s.ok()) ++stats_.failed_commits;

@@ -5,6 +5,10 @@
 // `done` with the common result. A failed group fails every batch in it and leaves no partial
 // state (the Store contract), so each caller sees exactly the outcome of its own changes.
 //
+// After a failed commit every later batch fails with the same error without reaching the
+// store, until Resume(): a batch computed on top of a lost one must never be written alone.
+// The owner reloads its state from the store (reads still run), then resumes.
+//
 // Ordering: batches are committed in Submit order; `done` callbacks run on the writer thread
 // in Submit order. Callers must not block in `done` (post to their own loop instead).
 //
@@ -61,6 +65,10 @@ class GroupCommitter {
   // Runs `read` on the writer thread, after every batch submitted before it, and waits: the
   // way for other threads to read the store without racing the writer.
   void RunOnWriter(const std::function<void(Store&)>& read);
+  // The same without waiting: `read` runs on the writer thread after every earlier batch.
+  void SubmitRead(std::function<void(Store&)> read);
+  // Lets batches reach the store again after a failure (see above).
+  void Resume();
   GroupCommitStats stats() const;
 
  private:
@@ -76,6 +84,7 @@ class GroupCommitter {
   mutable absl::Mutex mu_;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);  // the failed commit that stops writes
   GroupCommitStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread writer_;
 };

@@ -1,5 +1,7 @@
 #include "store/memory_store.h"
 
+#include "common/status.h"
+
 namespace paceline::store {
 
 void MemoryStore::Apply(const records::WriteBatch& b, State& s) {
@@ -43,6 +45,13 @@ absl::StatusOr<std::vector<records::TaskEvent>> MemoryStore::ListEvents(TaskId t
   const std::vector<records::TaskEvent>& all = it->second;
   size_t start = (limit > 0 && all.size() > limit) ? all.size() - limit : 0;
   return std::vector<records::TaskEvent>(all.begin() + start, all.end());
+}
+
+absl::Status MemoryStore::ForEachEvent(const EventFn& fn) {
+  for (const auto& [_, events] : state_.events) {
+    for (const records::TaskEvent& e : events) RETURN_IF_ERROR(fn(e));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace paceline::store

@@ -18,7 +18,9 @@ class MemoryStore final : public Store {
   absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
+  absl::Status ForEachEvent(const EventFn& fn) override;
   std::string Describe() const override { return "memory"; }
+  const std::string& cluster_id() const override { return cluster_id_; }
 
  private:
   struct State {
@@ -31,6 +33,7 @@ class MemoryStore final : public Store {
   };
   static void Apply(const records::WriteBatch& b, State& s);
   State state_;
+  std::string cluster_id_ = "memory";
 };
 
 }  // namespace paceline::store

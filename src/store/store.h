@@ -10,10 +10,16 @@
 //   - Load() returns the committed state (not events).
 //   - ListEvents(task) returns that task's events in commit order, at most `limit` of the
 //     newest when limit > 0.
+//   - ForEachEvent(fn) calls fn on every event, by task (job, then instance) and in commit
+//     order within a task, including the events of instances a scale-down removed; it stops
+//     at the first error of fn and returns it.
+//   - cluster_id() is a random id given to the cluster when its store was created; stable
+//     across restarts and kept by `paceline store migrate`.
 //
 // Thread-safety: implementations are not thread-safe; the master uses a store from its one
 // writer thread (see group_commit.h) and reads it only at start-up.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +36,9 @@ class Store {
   absl::Status Commit(const records::WriteBatch& batch) { return CommitAll({&batch}); }
   virtual absl::StatusOr<records::StoreContents> Load() = 0;
   virtual absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
+  using EventFn = std::function<absl::Status(const records::TaskEvent&)>;
+  virtual absl::Status ForEachEvent(const EventFn& fn) = 0;
+  virtual const std::string& cluster_id() const = 0;
   // "memory", "sqlite:data/paceline.db", ...
   virtual std::string Describe() const = 0;
 };

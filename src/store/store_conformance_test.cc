@@ -1,18 +1,23 @@
-// One conformance suite for every Store backend: memory, SQLite, and both behind the
-// fault-injecting wrapper. Plus the group committer on top of them.
+// One conformance suite for every Store backend: memory, SQLite and PostgreSQL (a real server,
+// started for the suite), each also behind the fault-injecting wrapper; plus the group
+// committer on top of them.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 
+#include "store/copy_store.h"
 #include "store/fault_injecting_store.h"
 #include "store/group_commit.h"
 #include "store/memory_store.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "store/testing/postgres_server.h"
 
 namespace paceline::store {
 namespace {
@@ -311,6 +316,12 @@ TEST_P(StoreConformance, GroupCommitterReportsFailureToEveryBatchOfTheGroup) {
   GroupCommitter committer(&faulty);
   absl::Status first = committer.CommitSync(FullBatch());
   EXPECT_EQ(first.code(), absl::StatusCode::kUnavailable);
+  // A batch after a failed one never reaches the store on its own: it fails too, until the
+  // owner has reloaded and resumes.
+  EXPECT_EQ(committer.CommitSync(FullBatch()).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(faulty.failed_commits(), 1);
+  EXPECT_TRUE(MustLoad().jobs.empty());
+  committer.Resume();
   EXPECT_TRUE(committer.CommitSync(FullBatch()).ok());
   GroupCommitStats stats = committer.stats();
   EXPECT_EQ(stats.failed_commits, 1u);
@@ -329,8 +340,96 @@ TEST_P(StoreConformance, GroupCommitterReadsSeeEveryEarlierWrite) {
   EXPECT_EQ(seen, 50u);
 }
 
+TEST_P(StoreConformance, EveryEventIsScannedByTaskIncludingRemovedInstances) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  records::WriteBatch b;
+  b.events.push_back(Event(7, 2, 1, TaskState::kFailed, 20));
+  b.events.push_back(Event(7, 0, 1, TaskState::kSucceeded, 21));
+  b.delete_tasks.push_back(TaskId{JobId(7), 2});  // a scale-down keeps the history
+  ASSERT_TRUE(store_->Commit(b).ok());
+  std::vector<records::TaskEvent> seen;
+  ASSERT_TRUE(store_
+                  ->ForEachEvent([&](const records::TaskEvent& e) {
+                    seen.push_back(e);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0], Event(7, 0, 1, TaskState::kLaunching, 10));
+  EXPECT_EQ(seen[2], Event(7, 0, 1, TaskState::kSucceeded, 21));
+  EXPECT_EQ(seen[3], Event(7, 2, 1, TaskState::kFailed, 20));
+  // The callback's error stops the scan and comes back.
+  int calls = 0;
+  absl::Status stop = store_->ForEachEvent([&](const records::TaskEvent&) {
+    ++calls;
+    return absl::CancelledError("enough");
+  });
+  EXPECT_EQ(stop.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_P(StoreConformance, CopiesIntoAnEmptyStoreAndComparesEqual) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  MemoryStore copy;
+  absl::StatusOr<CopyReport> r = CopyStore(*store_, copy);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs, 1u);
+  EXPECT_EQ(r->tasks, 2u);
+  EXPECT_EQ(r->events, 2u);
+  EXPECT_TRUE(CompareStores(*store_, copy).ok());
+  // A second copy into the now non-empty store is refused and changes nothing.
+  absl::StatusOr<CopyReport> again = CopyStore(*store_, copy);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(again.status().message(), ::testing::HasSubstr("not empty"));
+  // Any difference is named.
+  records::WriteBatch b;
+  b.events.push_back(Event(7, 0, 1, TaskState::kSucceeded, 30));
+  ASSERT_TRUE(copy.Commit(b).ok());
+  absl::Status diff = CompareStores(*store_, copy);
+  EXPECT_EQ(diff.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(diff.message(), ::testing::HasSubstr("events"));
+}
+
+// One PostgreSQL server for the whole suite, started when a test first needs it and stopped
+// when the suite ends; each test gets a database of its own, named after its directory so
+// that reopening finds the same one.
+class PostgresEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    delete server;
+    server = nullptr;
+  }
+  static inline testing::PostgresServer* server = nullptr;
+};
+[[maybe_unused]] const ::testing::Environment* const kPostgresEnvironment =
+    ::testing::AddGlobalTestEnvironment(new PostgresEnvironment);
+
+testing::PostgresServer* Postgres() {
+  if (PostgresEnvironment::server == nullptr) {
+    auto s = testing::PostgresServer::Start();
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (s.ok()) PostgresEnvironment::server = std::move(*s).release();
+  }
+  return PostgresEnvironment::server;
+}
+
+std::unique_ptr<Store> OpenPostgres(const std::string& dir) {
+  static std::map<std::string, std::string> databases;
+  testing::PostgresServer* server = Postgres();
+  if (server == nullptr) return nullptr;
+  auto [it, fresh] = databases.try_emplace(dir, "conf" + std::to_string(databases.size()));
+  if (fresh) {
+    absl::Status created = server->CreateDatabase(it->second);
+    EXPECT_TRUE(created.ok()) << created;
+  }
+  auto s = PostgresStore::Open(server->url_for(it->second));
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::unique_ptr<Store>(std::move(*s)) : nullptr;
+}
+
 std::vector<Backend> Backends() {
   return {
+      {"postgres", true, OpenPostgres},
       {"memory", false, [](const std::string&) { return std::make_unique<MemoryStore>(); }},
       {"sqlite", true,
        [](const std::string& dir) -> std::unique_ptr<Store> {

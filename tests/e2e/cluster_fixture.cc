@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -71,11 +72,24 @@ void TestCluster::StartMaster() {
   absl::Duration timeout;
   ASSERT_TRUE(absl::ParseDuration(options_.host_timeout, &timeout)) << options_.host_timeout;
   std::string heartbeat = absl::FormatDuration(std::max(absl::Milliseconds(100), timeout / 6));
-  master_ = std::make_unique<Process>(
-      Process::Start({"master", "--data-dir", data, "--listen", listen, "--http-listen",
-                      "127.0.0.1:0", "--host-timeout", options_.host_timeout,
-                      "--heartbeat-interval", heartbeat, "--cycle", "20ms"},
-                     {.cwd = dir_}));
+  std::vector<std::string> args = {"master",
+                                   "--data-dir",
+                                   data,
+                                   "--listen",
+                                   listen,
+                                   "--http-listen",
+                                   "127.0.0.1:0",
+                                   "--host-timeout",
+                                   options_.host_timeout,
+                                   "--heartbeat-interval",
+                                   heartbeat,
+                                   "--cycle",
+                                   "20ms"};
+  if (!options_.store.empty()) {
+    args.push_back("--store");
+    args.push_back(options_.store);
+  }
+  master_ = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
   bool up =
       WaitFor([&] { return std::filesystem::exists(data + "/master.json"); }, absl::Seconds(30));
   ASSERT_TRUE(up) << master_->Output();
@@ -193,6 +207,45 @@ uint64_t TestCluster::CreateJob(const std::string& pool, const std::string& spec
   std::string path = WriteFile(absl::StrCat("job-", n++, ".yaml"), spec_yaml);
   nlohmann::json j = CliJson({"job", "create", "-f", path, "--pool", pool});
   return std::stoull(j.value("job_id", "0"));
+}
+
+std::string MakeMarkersDir(const std::string& dir) {
+  std::string markers = dir + "/markers";
+  std::filesystem::create_directories(markers);
+  std::filesystem::permissions(markers, std::filesystem::perms::all);  // tasks run as nobody
+  return markers;
+}
+
+std::string MarkedCommand(const std::string& command) {
+  return absl::StrCat(
+      R"sh(f=$MARKERS/$PACELINE_INSTANCE_ID; echo "start $PACELINE_RUN_ID $(date +%s%N)" >> $f; )sh",
+      command, R"sh(; echo "stop $PACELINE_RUN_ID $(date +%s%N)" >> $f)sh");
+}
+
+void ExpectRunsNeverOverlap(const std::string& markers, int instances) {
+  int checked = 0;
+  for (int i = 0; i < instances; ++i) {
+    std::ifstream in(absl::StrCat(markers, "/", i));
+    std::map<std::string, std::pair<int64_t, int64_t>> runs;  // run -> [start, stop]
+    std::string what, run;
+    int64_t at = 0;
+    while (in >> what >> run >> at) {
+      auto& r = runs[run];
+      (what == "start" ? r.first : r.second) = at;
+    }
+    EXPECT_FALSE(runs.empty()) << "instance " << i << " never ran";
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (auto& [id, span] : runs) {
+      if (span.second == 0) span.second = INT64_MAX;  // a run killed before it wrote "stop"
+      spans.push_back(span);
+    }
+    std::sort(spans.begin(), spans.end());
+    for (size_t k = 1; k < spans.size(); ++k) {
+      EXPECT_LE(spans[k - 1].second, spans[k].first) << "instance " << i << " ran twice at once";
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, instances);
 }
 
 }  // namespace paceline::e2e

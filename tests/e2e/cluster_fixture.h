@@ -20,7 +20,18 @@ struct ClusterOptions {
   std::string agent_memory = "4Gi";
   std::string host_timeout = "3s";
   std::string usage_interval = "1s";  // how often agents report what tasks use
+  std::string store;                  // the master's --store; empty: SQLite in its data dir
 };
+
+// Run markers: every run of an instance appends "start RUN NANOS" and "stop RUN NANOS" to
+// MARKERS/<instance>, so that a test can check afterwards that no instance ever had two runs
+// alive at once. MakeMarkersDir creates MARKERS under `dir` (writable by the task user);
+// MarkedCommand wraps a command between the two lines (the job needs env MARKERS: <dir>).
+std::string MakeMarkersDir(const std::string& dir);
+std::string MarkedCommand(const std::string& command);
+// Expects every instance in [0, instances) to have run, and no two runs of one instance to
+// overlap in time.
+void ExpectRunsNeverOverlap(const std::string& markers, int instances);
 
 class TestCluster {
  public:

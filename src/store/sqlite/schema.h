@@ -62,7 +62,7 @@ inline constexpr const char* kSchemaV2 = R"sql(
 ALTER TABLE tasks ADD COLUMN restart_requested INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// Version 3: spec versions per run, earlier job versions and rolling updates (job_extras.h),
+// Version 3: spec versions per run, earlier job versions and rolling updates (row_codec.h),
 // the host of a stateful instance's volume.
 inline constexpr const char* kSchemaV3 = R"sql(
 ALTER TABLE tasks ADD COLUMN spec_version INTEGER NOT NULL DEFAULT 0;

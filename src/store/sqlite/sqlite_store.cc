@@ -1,7 +1,6 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <random>
 
 #include "absl/strings/numbers.h"
@@ -9,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
-#include "store/sqlite/job_extras.h"
+#include "store/row_codec.h"
 #include "store/sqlite/schema.h"
 
 namespace paceline::store {
@@ -30,11 +29,6 @@ void BindTime(Statement& s, int index, absl::Time t) {
 
 absl::Time ColumnTime(const Statement& s, int col) {
   return s.ColumnIsNull(col) ? absl::InfinitePast() : absl::FromUnixMicros(s.ColumnInt(col));
-}
-
-// Rows whose stored values this build cannot read are data loss, not a crash.
-absl::Status BadRow(absl::string_view table, absl::string_view key, absl::string_view why) {
-  return absl::DataLossError(absl::StrCat("store table ", table, ", row ", key, ": ", why));
 }
 
 }  // namespace
@@ -240,14 +234,13 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
                             "memory_bytes, disk_bytes, gpu_milli, labels) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?)"));
     st->Reset();
-    nlohmann::json labels(h.labels);
     st->Bind(1, h.name)
         .Bind(2, static_cast<int64_t>(h.maintenance))
         .Bind(3, h.capacity.cpu_milli())
         .Bind(4, h.capacity.memory_bytes())
         .Bind(5, h.capacity.disk_bytes())
         .Bind(6, h.capacity.gpu_milli())
-        .Bind(7, labels.dump());
+        .Bind(7, EncodeLabels(h.labels));
     RETURN_IF_ERROR(st->Run());
   }
   for (JobId id : b.delete_jobs) {
@@ -362,12 +355,9 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
       h.maintenance = static_cast<records::HostMaintenance>(st.ColumnInt(1));
       h.capacity =
           Resources::Of(st.ColumnInt(2), st.ColumnInt(3), st.ColumnInt(4), st.ColumnInt(5));
-      nlohmann::json labels = nlohmann::json::parse(st.ColumnText(6), nullptr, false);
-      if (!labels.is_object()) return BadRow("hosts", h.name, "labels are not a JSON object");
-      for (auto& [k, v] : labels.items()) {
-        if (!v.is_string()) return BadRow("hosts", h.name, "a label value is not a string");
-        h.labels[k] = v.get<std::string>();
-      }
+      absl::StatusOr<std::map<std::string, std::string>> labels = DecodeLabels(st.ColumnText(6));
+      if (!labels.ok()) return BadRow("hosts", h.name, labels.status().message());
+      h.labels = *std::move(labels);
       c.hosts.push_back(std::move(h));
     }
   }
@@ -378,6 +368,25 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
   return c;
 }
 
+namespace {
+
+absl::StatusOr<records::TaskEvent> EventAt(const Statement& st, TaskId task, int col) {
+  records::TaskEvent e;
+  e.run = RunId{task, static_cast<uint32_t>(st.ColumnInt(col))};
+  e.at = absl::FromUnixMicros(st.ColumnInt(col + 1));
+  int64_t state = st.ColumnInt(col + 2);
+  if (state < 0 || state >= kNumTaskStates) {
+    return BadRow("events", task.ToString(), absl::StrCat("unknown state ", state));
+  }
+  e.state = static_cast<TaskState>(state);
+  e.host = st.ColumnText(col + 3);
+  e.reason = st.ColumnText(col + 4);
+  e.message = st.ColumnText(col + 5);
+  return e;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<records::TaskEvent>> SqliteStore::ListEvents(TaskId task, size_t limit) {
   ASSIGN_OR_RETURN(Statement * st,
                    Cached("SELECT run, at_us, state, host, reason, message FROM events "
@@ -387,25 +396,37 @@ absl::StatusOr<std::vector<records::TaskEvent>> SqliteStore::ListEvents(TaskId t
       .Bind(2, static_cast<int64_t>(task.instance))
       .Bind(3, limit > 0 ? static_cast<int64_t>(limit) : int64_t{-1});
   std::vector<records::TaskEvent> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    records::TaskEvent e;
-    e.run = RunId{task, static_cast<uint32_t>(st->ColumnInt(0))};
-    e.at = absl::FromUnixMicros(st->ColumnInt(1));
-    int64_t state = st->ColumnInt(2);
-    if (state < 0 || state >= kNumTaskStates) {
-      return BadRow("events", task.ToString(), absl::StrCat("unknown state ", state));
+  absl::Status s;
+  while (s.ok()) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok() || !*row) {
+      s = row.status();
+      break;
     }
-    e.state = static_cast<TaskState>(state);
-    e.host = st->ColumnText(3);
-    e.reason = st->ColumnText(4);
-    e.message = st->ColumnText(5);
-    out.push_back(std::move(e));
+    absl::StatusOr<records::TaskEvent> e = EventAt(*st, task, 0);
+    if (!e.ok())
+      s = e.status();
+    else
+      out.push_back(*std::move(e));
   }
   st->Reset();
+  RETURN_IF_ERROR(s);
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+absl::Status SqliteStore::ForEachEvent(const EventFn& fn) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db_->Prepare("SELECT job, instance, run, at_us, state, host, reason, message "
+                                "FROM events ORDER BY job, instance, seq"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return absl::OkStatus();
+    TaskId task{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
+                static_cast<uint32_t>(st.ColumnInt(1))};
+    ASSIGN_OR_RETURN(records::TaskEvent e, EventAt(st, task, 2));
+    RETURN_IF_ERROR(fn(e));
+  }
 }
 
 }  // namespace paceline::store

@@ -34,10 +34,9 @@ class SqliteStore final : public Store {
   absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
+  absl::Status ForEachEvent(const EventFn& fn) override;
   std::string Describe() const override;
-
-  // A random id given to the cluster when its store was created; stable across restarts.
-  const std::string& cluster_id() const { return cluster_id_; }
+  const std::string& cluster_id() const override { return cluster_id_; }
   // How many times a master has opened this store (1 on a fresh store).
   int64_t open_count() const { return open_count_; }
 

@@ -1,4 +1,4 @@
-#include "store/sqlite/job_extras.h"
+#include "store/row_codec.h"
 
 #include <nlohmann/json.hpp>
 
@@ -117,6 +117,25 @@ absl::StatusOr<std::vector<records::UpdateRecord>> DecodeUpdates(const std::stri
     }
   }
   return out;
+}
+
+std::string EncodeLabels(const std::map<std::string, std::string>& labels) {
+  return Json(labels).dump();
+}
+
+absl::StatusOr<std::map<std::string, std::string>> DecodeLabels(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  if (!j.is_object()) return absl::DataLossError("labels are not a JSON object");
+  std::map<std::string, std::string> labels;
+  for (auto& [k, v] : j.items()) {
+    if (!v.is_string()) return absl::DataLossError(absl::StrCat("label ", k, " is not a string"));
+    labels[k] = v.get<std::string>();
+  }
+  return labels;
+}
+
+absl::Status BadRow(absl::string_view table, absl::string_view key, absl::string_view why) {
+  return absl::DataLossError(absl::StrCat("store table ", table, ", row ", key, ": ", why));
 }
 
 }  // namespace paceline::store

@@ -1,0 +1,94 @@
+#include "store/copy_store.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace paceline::store {
+namespace {
+
+// Events per write batch: bounds the size of one batch, not of the transaction.
+constexpr size_t kEventsPerBatch = 10'000;
+
+absl::StatusOr<std::vector<records::TaskEvent>> AllEvents(Store& s) {
+  std::vector<records::TaskEvent> out;
+  RETURN_IF_ERROR(s.ForEachEvent([&](const records::TaskEvent& e) {
+    out.push_back(e);
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+template <typename T>
+absl::Status SameList(const std::vector<T>& a, const std::vector<T>& b, const char* what,
+                      const Store& sa, const Store& sb) {
+  if (a.size() != b.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(sa.Describe(), " has ", a.size(), " ", what,
+                                                      ", ", sb.Describe(), " has ", b.size()));
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i])) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, " differ at the ", i + 1, "th of ", a.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
+  ASSIGN_OR_RETURN(records::StoreContents existing, to.Load());
+  bool has_events = false;
+  absl::Status scan = to.ForEachEvent([&](const records::TaskEvent&) {
+    has_events = true;
+    return absl::CancelledError("one is enough");  // stops the scan
+  });
+  if (!scan.ok() && !has_events) return scan;
+  if (!existing.pools.empty() || !existing.jobs.empty() || !existing.tasks.empty() ||
+      !existing.hosts.empty() || existing.next_job_id != 1 || has_events) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the target ", to.Describe(), " is not empty; migrate only into a new database"));
+  }
+  ASSIGN_OR_RETURN(records::StoreContents c, from.Load());
+  ASSIGN_OR_RETURN(std::vector<records::TaskEvent> events, AllEvents(from));
+
+  CopyReport report{c.pools.size(), c.jobs.size(), c.tasks.size(), c.hosts.size(), events.size()};
+  std::vector<records::WriteBatch> batches(1);
+  records::WriteBatch& records = batches[0];
+  records.put_pools = std::move(c.pools);
+  records.put_jobs = std::move(c.jobs);
+  records.put_tasks = std::move(c.tasks);
+  records.put_hosts = std::move(c.hosts);
+  records.next_job_id = c.next_job_id;
+  for (size_t i = 0; i < events.size(); i += kEventsPerBatch) {
+    records::WriteBatch b;
+    size_t end = std::min(events.size(), i + kEventsPerBatch);
+    b.events.assign(std::make_move_iterator(events.begin() + static_cast<ptrdiff_t>(i)),
+                    std::make_move_iterator(events.begin() + static_cast<ptrdiff_t>(end)));
+    batches.push_back(std::move(b));
+  }
+  std::vector<const records::WriteBatch*> all;
+  for (const records::WriteBatch& b : batches) all.push_back(&b);
+  RETURN_IF_ERROR(WithContext(to.CommitAll(all), absl::StrCat("writing ", to.Describe())));
+  return report;
+}
+
+absl::Status CompareStores(Store& a, Store& b) {
+  ASSIGN_OR_RETURN(records::StoreContents ca, a.Load());
+  ASSIGN_OR_RETURN(records::StoreContents cb, b.Load());
+  RETURN_IF_ERROR(SameList(ca.pools, cb.pools, "pools", a, b));
+  RETURN_IF_ERROR(SameList(ca.jobs, cb.jobs, "jobs", a, b));
+  RETURN_IF_ERROR(SameList(ca.tasks, cb.tasks, "tasks", a, b));
+  RETURN_IF_ERROR(SameList(ca.hosts, cb.hosts, "hosts", a, b));
+  if (ca.next_job_id != cb.next_job_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the next job id differs: ", ca.next_job_id, " and ", cb.next_job_id));
+  }
+  ASSIGN_OR_RETURN(std::vector<records::TaskEvent> ea, AllEvents(a));
+  ASSIGN_OR_RETURN(std::vector<records::TaskEvent> eb, AllEvents(b));
+  return SameList(ea, eb, "events", a, b);
+}
+
+}  // namespace paceline::store

@@ -1,0 +1,108 @@
+#pragma once
+// PgConn: a small RAII wrapper over one libpq connection, and PgRows over one query result.
+//
+// Errors come back as absl::Status:
+//   UNAVAILABLE          the connection is down or the server is shutting down or starting
+//                        (SQLSTATE classes 08, 57P, 53); the connection is then marked broken
+//                        and the caller reconnects (see healthy()).
+//   FAILED_PRECONDITION  a Paceline fence refused the write (SQLSTATE PL001, see schema.h) or a
+//                        constraint was violated (class 23).
+//   ABORTED              a serialization failure or deadlock (40001, 40P01): retry.
+//   INTERNAL             any other SQL error (a bug).
+// Each message names what was being done and carries the server's message.
+//
+// Values travel as text (PostgreSQL's text format); a nullopt parameter is SQL NULL.
+//
+// Transaction() sends BEGIN, the commands and COMMIT pipelined (libpq pipeline mode), reading
+// the results once per ~1,000 commands: a round trip per thousand writes, not per write. When
+// any command fails the transaction is rolled back and the first error returned; nothing of it
+// is visible. When the
+// connection breaks after COMMIT was sent the outcome is unknown: UNAVAILABLE, and the caller
+// must reload what it believes from the database.
+//
+// Thread-safety: a connection is used by one thread at a time.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace paceline::store {
+
+using PgParams = std::vector<std::optional<std::string>>;
+
+// The rows of one result, read by (row, column).
+class PgRows {
+ public:
+  explicit PgRows(pg_result* r);
+  PgRows(PgRows&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  PgRows(const PgRows&) = delete;
+  PgRows& operator=(const PgRows&) = delete;
+  ~PgRows();
+
+  int size() const;
+  bool IsNull(int row, int col) const;
+  absl::string_view Text(int row, int col) const;
+  // The column as an integer; DATA_LOSS naming `what` when it is not one.
+  absl::StatusOr<int64_t> Int(int row, int col, absl::string_view what) const;
+
+ private:
+  friend class PgConn;
+  pg_result* r_;
+};
+
+// One statement of a pipelined transaction: a statement prepared by Prepare(), with its values.
+struct PgCommand {
+  const char* statement;
+  PgParams params;
+};
+
+class PgConn {
+ public:
+  // Connects to `url` (postgres://user[:password]@host[:port]/database?options), giving up after
+  // `timeout`.
+  static absl::StatusOr<std::unique_ptr<PgConn>> Connect(const std::string& url,
+                                                         absl::Duration timeout);
+  ~PgConn();
+  PgConn(const PgConn&) = delete;
+  PgConn& operator=(const PgConn&) = delete;
+
+  // Runs SQL that may hold several statements and returns no rows.
+  absl::Status Exec(absl::string_view sql, absl::string_view what);
+  // Runs one statement with parameters ($1, $2, ...) and returns its rows.
+  absl::StatusOr<PgRows> Query(absl::string_view sql, const PgParams& params,
+                               absl::string_view what);
+  // Prepares `sql` under `name` once per connection (`name` must be a string literal).
+  absl::Status Prepare(const char* name, absl::string_view sql);
+  // Runs the commands in one transaction, pipelined (see the contract above).
+  absl::Status Transaction(const std::vector<PgCommand>& commands, absl::string_view what);
+
+  // False once the connection broke: open a new one.
+  bool healthy() const;
+  // The URL with any password replaced by "***".
+  const std::string& redacted_url() const { return redacted_url_; }
+
+ private:
+  PgConn(pg_conn* c, std::string redacted) : c_(c), redacted_url_(std::move(redacted)) {}
+  absl::Status ResultStatus(pg_result* r, absl::string_view what);
+  absl::Status ConnectionLost(absl::string_view what);
+
+  pg_conn* c_;
+  std::string redacted_url_;
+  absl::flat_hash_set<const char*> prepared_;
+  bool broken_ = false;
+};
+
+// "postgres://user:***@host/db" for "postgres://user:secret@host/db".
+std::string RedactPassword(const std::string& url);
+
+}  // namespace paceline::store

@@ -1,0 +1,241 @@
+// PostgresStore's reads: Load, ListEvents, ForEachEvent (postgres_store.h).
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "spec/yaml_spec.h"
+#include "store/postgres/postgres_store.h"
+#include "store/row_codec.h"
+
+namespace paceline::store {
+namespace {
+
+// Reads the columns of one row in order, as the types they should hold.
+class RowReader {
+ public:
+  RowReader(const PgRows& rows, int row, absl::string_view table)
+      : rows_(rows), row_(row), table_(table) {}
+  absl::StatusOr<int64_t> Int() {
+    int c = col_++;
+    return rows_.Int(row_, c, absl::StrCat("store table ", table_, ", column ", c));
+  }
+  absl::StatusOr<absl::Time> Time() {
+    if (rows_.IsNull(row_, col_)) {
+      ++col_;
+      return absl::InfinitePast();
+    }
+    ASSIGN_OR_RETURN(int64_t us, Int());
+    return absl::FromUnixMicros(us);
+  }
+  std::string Text() { return std::string(rows_.Text(row_, col_++)); }
+
+ private:
+  const PgRows& rows_;
+  int row_;
+  absl::string_view table_;
+  int col_ = 0;
+};
+
+absl::StatusOr<TaskState> StateOf(int64_t v, absl::string_view table, const TaskId& task) {
+  if (v < 0 || v >= kNumTaskStates) {
+    return BadRow(table, task.ToString(), absl::StrCat("unknown state ", v));
+  }
+  return static_cast<TaskState>(v);
+}
+
+// The columns after (job, instance): run, at_us, state, host, reason, message.
+absl::StatusOr<records::TaskEvent> ReadEvent(RowReader& r, TaskId task) {
+  records::TaskEvent e;
+  ASSIGN_OR_RETURN(int64_t run, r.Int());
+  e.run = RunId{task, static_cast<uint32_t>(run)};
+  ASSIGN_OR_RETURN(e.at, r.Time());
+  ASSIGN_OR_RETURN(int64_t state, r.Int());
+  ASSIGN_OR_RETURN(e.state, StateOf(state, "events", task));
+  e.host = r.Text();
+  e.reason = r.Text();
+  e.message = r.Text();
+  return e;
+}
+
+absl::Status LoadPools(PgConn& c, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c.Query("SELECT path, spec FROM pools ORDER BY path", {}, "loading pools"));
+  for (int i = 0; i < rows.size(); ++i) {
+    records::PoolRecord p;
+    p.path = std::string(rows.Text(i, 0));
+    absl::StatusOr<PoolSpec> spec = ParsePoolSpec(std::string(rows.Text(i, 1)), "stored pool");
+    if (!spec.ok()) return BadRow("pools", p.path, spec.status().message());
+    p.spec = *std::move(spec);
+    out.pools.push_back(std::move(p));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadJobs(PgConn& c, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT id, pool, spec, version, goal, created_us, "
+                                        "old_specs, updates, instances FROM jobs ORDER BY id",
+                                        {}, "loading jobs"));
+  for (int i = 0; i < rows.size(); ++i) {
+    RowReader r(rows, i, "jobs");
+    records::JobRecord j;
+    ASSIGN_OR_RETURN(int64_t id, r.Int());
+    j.id = JobId(static_cast<uint64_t>(id));
+    j.pool = r.Text();
+    absl::StatusOr<JobSpec> spec = ParseJobSpec(r.Text(), "stored job spec");
+    if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
+    j.spec = *std::move(spec);
+    ASSIGN_OR_RETURN(int64_t version, r.Int());
+    j.version = static_cast<uint64_t>(version);
+    ASSIGN_OR_RETURN(int64_t goal, r.Int());
+    j.goal = static_cast<records::JobGoal>(goal);
+    ASSIGN_OR_RETURN(j.created_at, r.Time());
+    absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(r.Text());
+    if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
+    j.old_specs = *std::move(old);
+    absl::StatusOr<std::vector<records::UpdateRecord>> updates = DecodeUpdates(r.Text());
+    if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
+    j.updates = *std::move(updates);
+    ASSIGN_OR_RETURN(int64_t instances, r.Int());
+    j.instances = static_cast<uint32_t>(instances);
+    out.jobs.push_back(std::move(j));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadTasks(PgConn& c, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c.Query("SELECT job, instance, run, state, host, started_us, finished_us, "
+                           "exit_code, signal, reason, message, failures, not_before_us, "
+                           "restart_requested, spec_version, next_spec_version, volume_host "
+                           "FROM tasks ORDER BY job, instance",
+                           {}, "loading tasks"));
+  out.tasks.reserve(static_cast<size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    RowReader r(rows, i, "tasks");
+    records::TaskRecord t;
+    ASSIGN_OR_RETURN(int64_t job, r.Int());
+    ASSIGN_OR_RETURN(int64_t instance, r.Int());
+    t.id = TaskId{JobId(static_cast<uint64_t>(job)), static_cast<uint32_t>(instance)};
+    ASSIGN_OR_RETURN(int64_t run, r.Int());
+    t.run = static_cast<uint32_t>(run);
+    ASSIGN_OR_RETURN(int64_t state, r.Int());
+    ASSIGN_OR_RETURN(t.state, StateOf(state, "tasks", t.id));
+    t.host = r.Text();
+    ASSIGN_OR_RETURN(t.started_at, r.Time());
+    ASSIGN_OR_RETURN(t.finished_at, r.Time());
+    ASSIGN_OR_RETURN(int64_t exit_code, r.Int());
+    t.exit_code = static_cast<int32_t>(exit_code);
+    ASSIGN_OR_RETURN(int64_t signal, r.Int());
+    t.signal = static_cast<int32_t>(signal);
+    t.reason = r.Text();
+    t.message = r.Text();
+    ASSIGN_OR_RETURN(int64_t failures, r.Int());
+    t.failures = static_cast<uint32_t>(failures);
+    ASSIGN_OR_RETURN(t.not_before, r.Time());
+    ASSIGN_OR_RETURN(int64_t restart, r.Int());
+    t.restart_requested = restart != 0;
+    ASSIGN_OR_RETURN(int64_t spec_version, r.Int());
+    t.spec_version = static_cast<uint64_t>(spec_version);
+    ASSIGN_OR_RETURN(int64_t next_spec_version, r.Int());
+    t.next_spec_version = static_cast<uint64_t>(next_spec_version);
+    t.volume_host = r.Text();
+    out.tasks.push_back(std::move(t));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadHosts(PgConn& c, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT name, maintenance, cpu_milli, memory_bytes, "
+                                        "disk_bytes, gpu_milli, labels FROM hosts ORDER BY name",
+                                        {}, "loading hosts"));
+  for (int i = 0; i < rows.size(); ++i) {
+    RowReader r(rows, i, "hosts");
+    records::HostRecord h;
+    h.name = r.Text();
+    ASSIGN_OR_RETURN(int64_t maintenance, r.Int());
+    h.maintenance = static_cast<records::HostMaintenance>(maintenance);
+    ASSIGN_OR_RETURN(int64_t cpu, r.Int());
+    ASSIGN_OR_RETURN(int64_t memory, r.Int());
+    ASSIGN_OR_RETURN(int64_t disk, r.Int());
+    ASSIGN_OR_RETURN(int64_t gpu, r.Int());
+    h.capacity = Resources::Of(cpu, memory, disk, gpu);
+    absl::StatusOr<std::map<std::string, std::string>> labels = DecodeLabels(r.Text());
+    if (!labels.ok()) return BadRow("hosts", h.name, labels.status().message());
+    h.labels = *std::move(labels);
+    out.hosts.push_back(std::move(h));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<records::StoreContents> PostgresStore::Load() {
+  ASSIGN_OR_RETURN(PgConn * c, Conn());
+  records::StoreContents out;
+  // One snapshot for all tables: what a concurrent leader commits is either all in or all out.
+  RETURN_IF_ERROR(c->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "loading"));
+  absl::Status s = [&]() -> absl::Status {
+    RETURN_IF_ERROR(LoadPools(*c, out));
+    RETURN_IF_ERROR(LoadJobs(*c, out));
+    RETURN_IF_ERROR(LoadTasks(*c, out));
+    RETURN_IF_ERROR(LoadHosts(*c, out));
+    ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
+    if (!absl::SimpleAtoi(next, &out.next_job_id)) {
+      return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));
+    }
+    return c->Exec("COMMIT", "loading");
+  }();
+  if (!s.ok() && c->healthy()) (void)c->Exec("ROLLBACK", "loading");
+  RETURN_IF_ERROR(s);
+  return out;
+}
+
+absl::StatusOr<std::vector<records::TaskEvent>> PostgresStore::ListEvents(TaskId task,
+                                                                          size_t limit) {
+  ASSIGN_OR_RETURN(PgConn * c, Conn());
+  std::optional<std::string> lim;
+  if (limit > 0) lim = absl::StrCat(limit);
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c->Query("SELECT run, at_us, state, host, reason, message FROM events "
+                            "WHERE job = $1 AND instance = $2 ORDER BY seq DESC LIMIT $3",
+                            {absl::StrCat(task.job.value()), absl::StrCat(task.instance), lim},
+                            "reading events"));
+  std::vector<records::TaskEvent> out;
+  for (int i = rows.size() - 1; i >= 0; --i) {
+    RowReader r(rows, i, "events");
+    ASSIGN_OR_RETURN(records::TaskEvent e, ReadEvent(r, task));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+absl::Status PostgresStore::ForEachEvent(const EventFn& fn) {
+  ASSIGN_OR_RETURN(PgConn * c, Conn());
+  // Pages by (job, instance, seq), so that a big history is never in memory at once.
+  constexpr int kPage = 10'000;
+  std::string job = "-1", instance = "0", seq = "0";
+  while (true) {
+    ASSIGN_OR_RETURN(
+        PgRows rows,
+        c->Query(absl::StrCat("SELECT job, instance, seq, run, at_us, state, host, reason, "
+                              "message FROM events WHERE (job, instance, seq) > ($1, $2, $3) "
+                              "ORDER BY job, instance, seq LIMIT ",
+                              kPage),
+                 {job, instance, seq}, "reading events"));
+    for (int i = 0; i < rows.size(); ++i) {
+      RowReader r(rows, i, "events");
+      ASSIGN_OR_RETURN(int64_t j, r.Int());
+      ASSIGN_OR_RETURN(int64_t n, r.Int());
+      (void)r.Int();  // seq
+      ASSIGN_OR_RETURN(records::TaskEvent e, ReadEvent(r, TaskId{JobId(static_cast<uint64_t>(j)),
+                                                                 static_cast<uint32_t>(n)}));
+      RETURN_IF_ERROR(fn(e));
+    }
+    if (rows.size() < kPage) return absl::OkStatus();
+    int last = rows.size() - 1;
+    job = std::string(rows.Text(last, 0));
+    instance = std::string(rows.Text(last, 1));
+    seq = std::string(rows.Text(last, 2));
+  }
+}
+
+}  // namespace paceline::store

@@ -1,0 +1,69 @@
+#pragma once
+// PostgresStore: the Store on a PostgreSQL database, for several masters sharing one cluster
+// state (high availability). Same contract as every backend; the conformance suite runs
+// against it on a real server.
+//
+// Open(url) connects (postgres://user[:password]@host[:port]/database), applies the schema
+// migrations of schema.h in one transaction and refuses a database written by a newer
+// Paceline. CommitAll() writes all its batches in one transaction, pipelined (pg_conn.h), so
+// group commit (group_commit.h) costs one round trip per ~1,000 writes; it returns once
+// PostgreSQL has committed (synchronous_commit as the server is configured: durable with the
+// default). A lost connection is UNAVAILABLE; the next call connects again, so the store comes
+// back by itself when the database does.
+//
+// Fencing: after FenceWith(term), every commit first calls paceline_fence(term) in the same
+// transaction (schema.h): once another master has taken the lease, commits fail with
+// FAILED_PRECONDITION and change nothing.
+//
+// Thread-safety: not thread-safe (like every Store); the master's writer thread uses it.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "store/postgres/pg_conn.h"
+#include "store/store.h"
+
+namespace paceline::store {
+
+struct PostgresOptions {
+  absl::Duration connect_timeout = absl::Seconds(5);
+};
+
+class PostgresStore final : public Store {
+ public:
+  static absl::StatusOr<std::unique_ptr<PostgresStore>> Open(const std::string& url,
+                                                             const PostgresOptions& options = {});
+
+  absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
+  absl::StatusOr<records::StoreContents> Load() override;
+  absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
+  absl::Status ForEachEvent(const EventFn& fn) override;
+  std::string Describe() const override;
+  const std::string& cluster_id() const override { return cluster_id_; }
+
+  // Fences every later commit by `term` (see above); nullopt: unfenced (one master, tools).
+  void FenceWith(std::optional<uint64_t> term) { fence_term_ = term; }
+  // How many times a master has opened this store (1 on a fresh store).
+  int64_t open_count() const { return open_count_; }
+
+ private:
+  PostgresStore(std::string url, PostgresOptions options)
+      : url_(std::move(url)), options_(options) {}
+  // The connection, opened again (statements prepared) when it broke.
+  absl::StatusOr<PgConn*> Conn();
+  absl::Status Migrate();
+  absl::StatusOr<std::string> GetMeta(const std::string& key);
+
+  std::string url_;
+  PostgresOptions options_;
+  std::unique_ptr<PgConn> conn_;
+  std::string cluster_id_;
+  int64_t open_count_ = 0;
+  std::optional<uint64_t> fence_term_;
+};
+
+}  // namespace paceline::store

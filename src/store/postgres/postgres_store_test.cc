@@ -1,0 +1,164 @@
+// PostgresStore beyond the conformance suite, on a real PostgreSQL server: schema versions,
+// connection strings, a failure deep inside a pipelined transaction, a server that goes away
+// and comes back, fencing by term, and masters that start together.
+
+#include "store/postgres/postgres_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "store/testing/postgres_server.h"
+
+namespace paceline::store {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto server = testing::PostgresServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    std::string db = "t" + std::to_string(next_db_++);
+    ASSERT_TRUE(server_->CreateDatabase(db).ok());
+    url_ = server_->url_for(db);
+  }
+  std::unique_ptr<PostgresStore> MustOpen() {
+    auto s = PostgresStore::Open(url_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  // Runs SQL on the test's database, outside any store.
+  void Sql(const std::string& sql) {
+    auto c = PgConn::Connect(url_, absl::Seconds(5));
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->Exec(sql, "test SQL").ok()) << sql;
+  }
+
+  static records::TaskRecord Task(uint32_t instance, std::string host = "host-1") {
+    records::TaskRecord t;
+    t.id = TaskId{JobId(1), instance};
+    t.run = 1;
+    t.state = TaskState::kRunning;
+    t.host = std::move(host);
+    return t;
+  }
+
+  static inline testing::PostgresServer* server_ = nullptr;
+  static inline int next_db_ = 0;
+  std::string url_;
+};
+
+TEST_F(PostgresStoreTest, ADatabaseOfANewerSchemaIsRefusedWithWhatToDo) {
+  ASSERT_NE(MustOpen(), nullptr);
+  Sql("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+  auto s = PostgresStore::Open(url_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("schema version 99"));
+  EXPECT_THAT(s.status().message(), HasSubstr("run a newer paceline"));
+}
+
+TEST_F(PostgresStoreTest, AnUnreachableServerIsNamedWithoutItsPassword) {
+  auto s = PostgresStore::Open("postgres://someone:secret@127.0.0.1:1/nothing");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.status().message(), HasSubstr("postgres://someone:***@127.0.0.1:1/nothing"));
+  EXPECT_THAT(s.status().message(), Not(HasSubstr("secret")));
+  auto missing = PostgresStore::Open(server_->url_for("no_such_database"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("no_such_database"));
+}
+
+TEST_F(PostgresStoreTest, AFailureDeepInAPipelinedTransactionLeavesNothing) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch b;
+  b.put_pools.push_back({"/a", PoolSpec()});
+  for (uint32_t i = 0; i < 3000; ++i) b.put_tasks.push_back(Task(i));
+  b.put_tasks[2500].host = "bad \xff byte";  // not UTF-8: the server refuses this row
+  b.next_job_id = 42;
+  absl::Status s = store->Commit(b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("committing to the store"));
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->pools.empty());
+  EXPECT_TRUE(c->tasks.empty());
+  EXPECT_EQ(c->next_job_id, 1u);
+  // The same connection goes on: the same batch, fixed, commits whole.
+  b.put_tasks[2500].host = "host-1";
+  ASSERT_TRUE(store->Commit(b).ok());
+  EXPECT_EQ(store->Load()->tasks.size(), 3000u);
+}
+
+TEST_F(PostgresStoreTest, AServerThatGoesAwayIsUnavailableAndTheStoreReconnects) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch one;
+  one.put_tasks.push_back(Task(0));
+  ASSERT_TRUE(store->Commit(one).ok());
+  ASSERT_TRUE(server_->Stop().ok());
+  records::WriteBatch two;
+  two.put_tasks.push_back(Task(1));
+  EXPECT_EQ(store->Commit(two).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(store->Load().status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(server_->StartAgain().ok());
+  ASSERT_TRUE(store->Commit(two).ok());
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->tasks.size(), 2u);
+}
+
+TEST_F(PostgresStoreTest, CommitsOfATermThatLostTheLeaseFailAndChangeNothing) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  Sql("UPDATE lease SET term = 5");
+  store->FenceWith(5);
+  records::WriteBatch one;
+  one.put_tasks.push_back(Task(0));
+  ASSERT_TRUE(store->Commit(one).ok());
+  Sql("UPDATE lease SET term = 6");  // another master took over
+  records::WriteBatch two;
+  two.put_tasks.push_back(Task(1));
+  two.next_job_id = 9;
+  absl::Status s = store->Commit(two);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("term 5 no longer holds the lease"));
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->tasks.size(), 1u);
+  EXPECT_EQ(c->next_job_id, 1u);
+}
+
+TEST_F(PostgresStoreTest, MastersStartingTogetherCreateTheSchemaOnce) {
+  constexpr int kMasters = 4;
+  std::vector<std::string> ids(kMasters);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kMasters; ++i) {
+    threads.emplace_back([&, i] {
+      auto s = PostgresStore::Open(url_);
+      if (s.ok()) ids[i] = (*s)->cluster_id();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const std::string& id : ids) {
+    EXPECT_FALSE(id.empty());
+    EXPECT_EQ(id, ids[0]);
+  }
+  EXPECT_EQ(MustOpen()->open_count(), kMasters + 1);
+}
+
+}  // namespace
+}  // namespace paceline::store

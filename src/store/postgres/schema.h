@@ -1,0 +1,106 @@
+#pragma once
+// The PostgreSQL schema of the store: version 1, then the migrations to each later version
+// (applied in order at start, in one transaction, under an advisory lock so that masters
+// starting together migrate once). Same tables and units as the SQLite schema: times are
+// microseconds since the Unix epoch (NULL for "never"), resources integers in base units,
+// specs their canonical YAML.
+//
+// The lease and the fence (see docs/operations.md, "High availability"):
+//   lease            one row: the leader's term, its name and address, when it last renewed
+//                    and when the lease expires — by the database's clock, so masters'
+//                    clocks do not matter.
+//   paceline_fence   called first in every transaction a leader writes: it locks the lease
+//                    row for share and fails with SQLSTATE PL001 unless the term is still the
+//                    lease's. A takeover (which updates the row) therefore waits for writes in
+//                    flight and every later write of the old term fails: no write of a deposed
+//                    leader can commit after a new leader's term began.
+
+#include <array>
+
+namespace paceline::store::pg {
+
+inline constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE pools (path TEXT PRIMARY KEY, spec TEXT NOT NULL);
+CREATE TABLE jobs (
+  id BIGINT PRIMARY KEY,
+  pool TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  version BIGINT NOT NULL,
+  goal SMALLINT NOT NULL,
+  created_us BIGINT,
+  old_specs TEXT NOT NULL,
+  updates TEXT NOT NULL,
+  instances BIGINT NOT NULL
+);
+CREATE TABLE tasks (
+  job BIGINT NOT NULL,
+  instance BIGINT NOT NULL,
+  run BIGINT NOT NULL,
+  state SMALLINT NOT NULL,
+  host TEXT NOT NULL,
+  started_us BIGINT,
+  finished_us BIGINT,
+  exit_code INTEGER NOT NULL,
+  signal INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  message TEXT NOT NULL,
+  failures BIGINT NOT NULL,
+  not_before_us BIGINT,
+  restart_requested SMALLINT NOT NULL,
+  spec_version BIGINT NOT NULL,
+  next_spec_version BIGINT NOT NULL,
+  volume_host TEXT NOT NULL,
+  PRIMARY KEY (job, instance)
+);
+CREATE TABLE events (
+  seq BIGSERIAL PRIMARY KEY,
+  job BIGINT NOT NULL,
+  instance BIGINT NOT NULL,
+  run BIGINT NOT NULL,
+  at_us BIGINT NOT NULL,
+  state SMALLINT NOT NULL,
+  host TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+CREATE INDEX events_by_task ON events (job, instance, seq);
+CREATE TABLE hosts (
+  name TEXT PRIMARY KEY,
+  maintenance SMALLINT NOT NULL,
+  cpu_milli BIGINT NOT NULL,
+  memory_bytes BIGINT NOT NULL,
+  disk_bytes BIGINT NOT NULL,
+  gpu_milli BIGINT NOT NULL,
+  labels TEXT NOT NULL
+);
+CREATE TABLE lease (
+  id SMALLINT PRIMARY KEY CHECK (id = 1),
+  term BIGINT NOT NULL,
+  holder TEXT NOT NULL,
+  address TEXT NOT NULL,
+  renewed_at TIMESTAMPTZ,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+INSERT INTO lease VALUES (1, 0, '', '', NULL, '-infinity');
+CREATE FUNCTION paceline_fence(t BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM lease WHERE id = 1 AND term = t FOR SHARE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'term % no longer holds the lease: another master is the leader', t
+      USING ERRCODE = 'PL001';
+  END IF;
+END $$;
+)sql";
+
+// The migrations after version 1, in order: each takes the schema to `version`.
+struct Migration {
+  int version;
+  const char* sql;
+};
+inline constexpr std::array<Migration, 0> kMigrations{};
+
+// The newest schema version this build knows.
+inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());
+
+}  // namespace paceline::store::pg
