@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "agent/host/usage_sampler.h"
@@ -30,7 +32,13 @@ using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::MasterMessage>;
 struct AgentDaemon::Impl {
   AgentDaemonConfig config;
   std::unique_ptr<agent::TaskRuntime> runtime;
-  std::shared_ptr<grpc::Channel> channel;
+  // The masters to try, in turn (several masters: only the leader accepts the stream).
+  std::vector<std::string> masters;
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  size_t current = 0;
+  const std::string& master() const { return masters[current]; }
+  // The next master, after this one refused the stream or could not be reached.
+  void NextMaster() { current = (current + 1) % masters.size(); }
 
   // The current connection (loop thread), and what its reader thread hands over.
   std::unique_ptr<grpc::ClientContext> ctx;
@@ -54,15 +62,16 @@ struct AgentDaemon::Impl {
     if (connected || now < next_attempt) return;
     // A master that accepts connections but does not answer (stopped) would block the stream's
     // creation: wait for a ready channel only briefly, and retry with the backoff.
-    if (!channel->WaitForConnected(std::chrono::system_clock::now() +
-                                   std::chrono::milliseconds(200))) {
+    if (!channels[current]->WaitForConnected(std::chrono::system_clock::now() +
+                                             std::chrono::milliseconds(200))) {
+      NextMaster();
       next_attempt = now + backoff;
       backoff = std::min(backoff * 2, config.max_backoff);
       return;
     }
     ctx = std::make_unique<grpc::ClientContext>();
     if (!config.token.empty()) ctx->AddMetadata("authorization", "Bearer " + config.token);
-    stream = v1::AgentService::NewStub(channel)->Connect(ctx.get());
+    stream = v1::AgentService::NewStub(channels[current])->Connect(ctx.get());
     v1::AgentMessage hello;
     v1::AgentRegister* reg = hello.mutable_register_();
     const agent::HostInfo& host = runtime->host();
@@ -127,9 +136,10 @@ struct AgentDaemon::Impl {
     stream.reset();
     ctx.reset();
     if (connected) {
-      std::cerr << "agent " << config.agent.name << ": lost the master at " << config.master_addr
+      std::cerr << "agent " << config.agent.name << ": lost the master at " << master()
                 << "; reconnecting" << std::endl;
     }
+    NextMaster();
     connected = false;
     announced = false;
     next_attempt = now + backoff;
@@ -151,7 +161,7 @@ struct AgentDaemon::Impl {
         backoff = absl::Milliseconds(100);
         if (!announced) {
           std::cerr << "agent " << config.agent.name << ": registered with the master at "
-                    << config.master_addr << std::endl;
+                    << master() << std::endl;
           announced = true;
         }
       } else if (m.has_launch()) {
@@ -263,8 +273,12 @@ absl::Status AgentDaemon::Run() {
   // Reconnect quickly once the master is back (the loop has its own backoff on top).
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(absl::ToInt64Milliseconds(config_.max_backoff)));
-  impl->channel =
-      grpc::CreateCustomChannel(config_.master_addr, grpc::InsecureChannelCredentials(), args);
+  for (absl::string_view addr : absl::StrSplit(config_.master_addr, ',', absl::SkipEmpty())) {
+    impl->masters.emplace_back(absl::StripAsciiWhitespace(addr));
+    impl->channels.push_back(
+        grpc::CreateCustomChannel(impl->masters.back(), grpc::InsecureChannelCredentials(), args));
+  }
+  if (impl->masters.empty()) return absl::InvalidArgumentError("--master: no address given");
   const agent::HostInfo& host = impl->runtime->host();
   std::cerr << "agent " << config_.agent.name << ": offers " << host.allocatable.ToString()
             << ", ports " << host.port_min << "-" << host.port_max << ", isolation "

@@ -32,6 +32,8 @@ namespace paceline::agentd {
 
 struct AgentDaemonConfig {
   agent::AgentConfig agent;
+  // HOST:PORT, or several separated by commas (several masters): tried in turn until the
+  // leader accepts the stream; after a lost stream the next one is tried first.
   std::string master_addr = defaults::kMasterAddr;
   std::string token;
   absl::Duration max_backoff = absl::Seconds(5);

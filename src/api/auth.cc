@@ -2,9 +2,17 @@
 
 #include <openssl/crypto.h>
 
+#include "api/grpc_status.h"
+
 namespace paceline::api {
 
 grpc::Status TokenAuth::Check(const grpc::ServerContext* context) const {
+  grpc::Status s = CheckToken(context);
+  if (!s.ok() || !gate_) return s;
+  return ToGrpcStatus(gate_());
+}
+
+grpc::Status TokenAuth::CheckToken(const grpc::ServerContext* context) const {
   if (token_.empty()) return grpc::Status::OK;
   const auto& md = context->client_metadata();
   auto it = md.find("authorization");

@@ -11,6 +11,12 @@ grpc::Status ClusterServiceImpl::GetInfo(grpc::ServerContext*, const v1::GetInfo
   response->set_started_at_unix_ms(absl::ToUnixMillis(facts_.started_at));
   response->set_store(facts_.store);
   response->set_cluster_id(facts_.cluster_id);
+  MasterRole role = facts_.role ? facts_.role() : MasterRole{};
+  response->set_role(role.role);
+  response->set_term(role.term);
+  response->set_leader(role.leader);
+  response->set_lease_age_ms(
+      role.lease_age == absl::InfiniteDuration() ? -1 : absl::ToInt64Milliseconds(role.lease_age));
   return grpc::Status::OK;
 }
 

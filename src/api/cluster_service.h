@@ -3,6 +3,7 @@
 //
 // Thread-safety: immutable after construction; handlers run on gRPC threads.
 
+#include <functional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -10,10 +11,19 @@
 
 namespace paceline::api {
 
+// Which part this master plays now (several masters: masterd/leadership.h).
+struct MasterRole {
+  std::string role = "single";  // "single", "leader", "standby"
+  uint64_t term = 0;
+  std::string leader;  // the leader's gRPC address, when one leads
+  absl::Duration lease_age = absl::InfiniteDuration();
+};
+
 struct MasterFacts {
   absl::Time started_at;
-  std::string store;       // e.g. "sqlite:data/paceline.db"
-  std::string cluster_id;  // stable id of the cluster's store
+  std::string store;                 // e.g. "sqlite:data/paceline.db"
+  std::string cluster_id;            // stable id of the cluster's store
+  std::function<MasterRole()> role;  // thread-safe; unset: "single"
 };
 
 class ClusterServiceImpl final : public v1::ClusterService::Service {

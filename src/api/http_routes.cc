@@ -19,6 +19,13 @@ void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
         {"store", facts.store},
         {"uptime_seconds", absl::ToInt64Seconds(absl::Now() - facts.started_at)},
     };
+    MasterRole role = facts.role ? facts.role() : MasterRole{};
+    body["role"] = role.role;
+    body["term"] = role.term;
+    body["leader"] = role.leader;
+    body["lease_age_seconds"] = role.lease_age == absl::InfiniteDuration()
+                                    ? nlohmann::json(nullptr)
+                                    : nlohmann::json(absl::ToDoubleSeconds(role.lease_age));
     res.set_content(body.dump(), "application/json");
   });
 }

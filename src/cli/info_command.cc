@@ -33,11 +33,18 @@ void RegisterInfoCommand(CLI::App& app, CommandContext& ctx) {
         {"commit", resp->commit()},
         {"cluster_id", resp->cluster_id()},
         {"store", resp->store()},
-        {"started_at", absl::FormatTime(absl::RFC3339_sec, started, absl::UTCTimeZone())}};
+        {"started_at", absl::FormatTime(absl::RFC3339_sec, started, absl::UTCTimeZone())},
+        {"role", resp->role()},
+        {"term", resp->term()},
+        {"leader", resp->leader()},
+        {"lease_age_ms", resp->lease_age_ms()}};
     if (PrintStructured(ctx.client, j)) return;
-    Table t({"address", "version", "commit", "cluster", "store", "uptime"});
+    Table t({"address", "version", "commit", "cluster", "store", "uptime", "role", "leader"});
+    std::string role = resp->role();
+    if (resp->term() > 0) role = absl::StrCat(role, " (term ", resp->term(), ")");
     t.AddRow({rpc->address(), resp->version(), resp->commit(), resp->cluster_id(), resp->store(),
-              FormatDurationShort(absl::Trunc(absl::Now() - started, absl::Seconds(1)))});
+              FormatDurationShort(absl::Trunc(absl::Now() - started, absl::Seconds(1))), role,
+              resp->leader().empty() ? "-" : resp->leader()});
     std::cout << t.Render();
   });
 }

@@ -21,5 +21,8 @@ inline constexpr absl::Duration kCycle = absl::Milliseconds(50);  // one schedul
 // What the master asks of its agents, and how long a silent host may stay before it is LOST.
 inline constexpr absl::Duration kHeartbeatInterval = absl::Seconds(2);
 inline constexpr absl::Duration kHostTimeout = absl::Seconds(30);
+// How long a leader's lease runs without renewal (several masters on PostgreSQL): a standby
+// takes over this long after the leader died.
+inline constexpr absl::Duration kLease = absl::Seconds(5);
 
 }  // namespace paceline::defaults

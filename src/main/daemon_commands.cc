@@ -38,6 +38,8 @@ struct MasterFlags {
   std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
   std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
   std::string cycle = absl::FormatDuration(defaults::kCycle);
+  std::string lease = absl::FormatDuration(defaults::kLease);
+  std::string advertise;
 };
 
 struct AgentFlags {
@@ -74,11 +76,21 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                   "how often agents are asked to heartbeat (below --host-timeout)")
       ->capture_default_str();
   cmd->add_option("--cycle", f.cycle, "scheduling cycle period")->capture_default_str();
+  cmd->add_option("--lease", f.lease,
+                  "several masters on PostgreSQL: the leader's lease; a standby takes over this "
+                  "long after the leader died")
+      ->capture_default_str();
+  cmd->add_option("--advertise", f.advertise,
+                  "the gRPC address other masters send clients and agents to (default: the "
+                  "--listen address)");
 }
 
 void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
   if (with_master) {
-    cmd->add_option("--master", f.master, "master gRPC address HOST:PORT")->required();
+    cmd->add_option("--master", f.master,
+                    "master gRPC address HOST:PORT, or several (comma-separated) for several "
+                    "masters")
+        ->required();
     cmd->add_option("--token-file", f.token_file, "file holding the API token");
   }
   cmd->add_option("--name", f.name, "host name the master knows this agent by (default: hostname)");
@@ -123,6 +135,13 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   masterd::MasterConfig config;
   config.data_dir = f.data_dir;
   config.store = f.store;
+  config.advertise = f.advertise;
+  auto lease = ParseDurationStrict(f.lease);
+  if (!lease.ok()) return WithFlag(lease.status(), "--lease");
+  if (*lease < absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--lease: must be at least 1s");
+  }
+  config.lease = *lease;
   config.token_file = f.token_file;
   auto grpc_listen = ParseHostPort(f.listen);
   if (!grpc_listen.ok()) return WithFlag(grpc_listen.status(), "--listen");

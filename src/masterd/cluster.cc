@@ -24,12 +24,47 @@ Cluster::Cluster(scheduler::CoreConfig core_config, store::Store* store, Cluster
 Cluster::~Cluster() { Stop(); }
 
 absl::Status Cluster::Start() {
+  if (options_.standby) {
+    // A standby serves nothing until the leadership makes it the leader (BecomeLeader).
+    ASSIGN_OR_RETURN(core_, scheduler::SchedulerCore::Create(core_config_));
+    SetRefusal(absl::UnavailableError("this master is a standby and has not led yet"));
+  } else {
+    RETURN_IF_ERROR(LoadAndRebuild());
+  }
+  loop_.Start();
+  return absl::OkStatus();
+}
+
+absl::Status Cluster::LoadAndRebuild() {
   absl::StatusOr<records::StoreContents> contents;
   committer_->RunOnWriter([&](store::Store& s) { contents = s.Load(); });
   RETURN_IF_ERROR(contents.status());
-  RETURN_IF_ERROR(Rebuild(*contents));
-  loop_.Start();
-  return absl::OkStatus();
+  return Rebuild(*contents);
+}
+
+absl::Status Cluster::BecomeLeader(const std::function<void(store::Store&)>& fence) {
+  return loop_.Call<absl::Status>([&] {
+    committer_->RunOnWriter(fence);
+    return LoadAndRebuild();
+  });
+}
+
+void Cluster::StepDown(const absl::Status& why) {
+  loop_.Call<bool>([&] {
+    Refuse(why);
+    return true;
+  });
+}
+
+absl::Status Cluster::Serving() const {
+  absl::MutexLock lock(&refusal_mu_);
+  return shared_refusal_;
+}
+
+void Cluster::SetRefusal(absl::Status s) {
+  refusal_ = s;
+  absl::MutexLock lock(&refusal_mu_);
+  shared_refusal_ = std::move(s);
 }
 
 absl::Status Cluster::Rebuild(const records::StoreContents& contents) {
@@ -42,7 +77,7 @@ absl::Status Cluster::Rebuild(const records::StoreContents& contents) {
   core_ = std::move(core);
   published_states_.clear();
   ++epoch_;
-  store_failure_ = absl::OkStatus();
+  SetRefusal(absl::OkStatus());
   return absl::OkStatus();
 }
 
@@ -68,14 +103,26 @@ void Cluster::TryReload() {
 }
 
 void Cluster::OnStoreFailure(const absl::Status& s) {
-  if (!store_failure_.ok()) return;
-  store_failure_ = absl::UnavailableError(
+  if (!refusal_.ok()) return;
+  if (options_.standby) {  // led by the leadership: it decides what comes next
+    Refuse(absl::UnavailableError(
+        s.code() == absl::StatusCode::kFailedPrecondition
+            ? absl::StrCat("this master lost the leader lease (", s.message(), ")")
+            : absl::StrCat("the store is unavailable (", s.message(),
+                           "); this master leads again once it answers, or another takes over")));
+    return;
+  }
+  Refuse(absl::UnavailableError(
       absl::StrCat("the store is unavailable (", s.message(),
-                   "); the master reloads from it by itself once it answers again"));
+                   "); the master reloads from it by itself once it answers again")));
   next_reload_ = absl::Now() + kReloadEvery;
-  std::cerr << "master: " << store_failure_.message() << std::endl;
-  // Watchers and agents start over against the reloaded state.
-  hub_.CloseAll(store_failure_);
+}
+
+void Cluster::Refuse(const absl::Status& why) {
+  SetRefusal(why);
+  std::cerr << "master: " << why.message() << std::endl;
+  // Watchers and agents start over against the reloaded state, or another leader.
+  hub_.CloseAll(why);
   absl::MutexLock lock(&sessions_mu_);
   for (auto& [host, session] : sessions_) session->Abort();  // ends the stream: they reconnect
 }
@@ -101,8 +148,8 @@ absl::Status Cluster::Mutate(const MutateFn& fn) {
 
 void Cluster::MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) {
   loop_.Post([this, fn = std::move(fn), done = std::move(done)]() mutable {
-    if (!store_failure_.ok()) {
-      done(store_failure_);
+    if (!refusal_.ok()) {
+      done(refusal_);
       return;
     }
     scheduler::Actions actions;
@@ -145,7 +192,7 @@ void Cluster::Apply(scheduler::Actions actions, absl::Time now,
           }
           if (!s.ok()) {
             OnStoreFailure(s);
-            if (done) done(store_failure_);
+            if (done) done(refusal_);
             return;
           }
           if (!watch.empty()) hub_.Publish(watch);
@@ -175,8 +222,8 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
 }
 
 void Cluster::OnTick() {
-  if (!store_failure_.ok()) {
-    TryReload();
+  if (!refusal_.ok()) {
+    if (!options_.standby) TryReload();
     return;
   }
   scheduler::Actions actions;

@@ -36,6 +36,10 @@ struct ClusterOptions {
   absl::Duration cycle = defaults::kCycle;
   // What agents are told to heartbeat at when they register (OpenAgent).
   absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;
+  // One of several masters (masterd/leadership.h): start as a standby that serves nothing,
+  // lead only when BecomeLeader() is called, and after a failed commit stop leading rather
+  // than reload by itself.
+  bool standby = false;
 };
 
 class Cluster final : public api::Backend {
@@ -43,9 +47,19 @@ class Cluster final : public api::Backend {
   Cluster(scheduler::CoreConfig core_config, store::Store* store, ClusterOptions options);
   ~Cluster();
 
-  // Builds the core from the store, then starts the loop.
+  // Builds the core from the store (a standby: an empty core that serves nothing), then starts
+  // the loop.
   absl::Status Start();
   void Stop();
+
+  // Several masters (thread-safe, blocking): runs `fence` on the store's writer thread (it
+  // fences every later commit by the new term), then rebuilds from the store and serves.
+  absl::Status BecomeLeader(const std::function<void(store::Store&)>& fence);
+  // Stops serving with `why` (it carries the leader's address): changes, reads and agent
+  // streams are refused with it; the agents' streams are ended.
+  void StepDown(const absl::Status& why);
+  // OK while this master serves calls; otherwise why not (the API's gate, api/auth.h).
+  absl::Status Serving() const;
 
   // api::Backend (see api/backend.h). ReadEvents reads on the store's writer thread.
   absl::Status Mutate(const MutateFn& fn) override;
@@ -82,6 +96,10 @@ class Cluster final : public api::Backend {
   void OnTick();
   // A commit failed: stop changes and drop the agents until Reload() succeeds (loop thread).
   void OnStoreFailure(const absl::Status& s);
+  // Stops serving with `why` and ends the watches and agent streams (loop thread).
+  void Refuse(const absl::Status& why);
+  void SetRefusal(absl::Status s);
+  absl::Status LoadAndRebuild();
   // Reads the store and rebuilds from it, once a second at most, without blocking the loop.
   void TryReload();
   // A new core from the store's contents, as after a restart (loop thread, or before it runs).
@@ -95,8 +113,10 @@ class Cluster final : public api::Backend {
   EventLoop loop_;
   // Loop thread only: why changes are refused (OK: they are not); the reload epoch, so that
   // answers to commits of an earlier epoch do not touch the state of this one; when to try
-  // reloading next.
-  absl::Status store_failure_;
+  // reloading next. shared_refusal_ is the copy other threads read (Serving()).
+  absl::Status refusal_;
+  mutable absl::Mutex refusal_mu_;
+  absl::Status shared_refusal_ ABSL_GUARDED_BY(refusal_mu_);
   uint64_t epoch_ = 0;
   absl::Time next_reload_ = absl::InfinitePast();
   bool reloading_ = false;

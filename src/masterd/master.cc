@@ -27,10 +27,11 @@
 #include "api/pool_service.h"
 #include "common/status.h"
 #include "masterd/cluster.h"
+#include "masterd/leadership.h"
 #include "store/open_store.h"
+#include "store/postgres/postgres_store.h"
 
 namespace paceline::masterd {
-namespace {}  // namespace
 
 absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
   std::ifstream in(path);
@@ -53,11 +54,22 @@ absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
   return token;
 }
 
+namespace {
+
+// Where the other masters send clients and agents: --advertise, or the bound gRPC address.
+std::string AdvertisedAddress(const MasterConfig& config, int grpc_port) {
+  if (!config.advertise.empty()) return config.advertise;
+  return HostPort{config.grpc_listen.host, static_cast<uint16_t>(grpc_port)}.ToString();
+}
+
+}  // namespace
+
 struct Master::Impl {
   MasterConfig config;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<api::TokenAuth> auth;
   std::unique_ptr<Cluster> cluster;
+  std::unique_ptr<Leadership> leadership;  // with a PostgreSQL store
   std::unique_ptr<api::ClusterServiceImpl> cluster_service;
   std::unique_ptr<api::PoolServiceImpl> pool_service;
   std::unique_ptr<api::JobServiceImpl> job_service;
@@ -85,16 +97,25 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
                                ? (std::filesystem::path(config.data_dir) / "token").string()
                                : config.token_file;
   ASSIGN_OR_RETURN(std::string token, LoadOrCreateToken(token_file));
-  impl->auth = std::make_unique<api::TokenAuth>(token);
+  auto* postgres = dynamic_cast<store::PostgresStore*>(impl->store.get());
 
   scheduler::CoreConfig core_config;
   core_config.host_timeout = config.host_timeout;
   core_config.placement.profile = config.placement_profile;
   impl->cluster = std::make_unique<Cluster>(
-      core_config, impl->store.get(), ClusterOptions{config.cycle, config.heartbeat_interval});
+      core_config, impl->store.get(),
+      ClusterOptions{config.cycle, config.heartbeat_interval, postgres != nullptr});
   RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
+  impl->auth = std::make_unique<api::TokenAuth>(
+      token, [cluster = impl->cluster.get()] { return cluster->Serving(); });
 
-  api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id()};
+  api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id(),
+                         [impl = impl.get()] {
+                           if (impl->leadership == nullptr) return api::MasterRole{};
+                           LeadershipStatus s = impl->leadership->status();
+                           return api::MasterRole{s.leader ? "leader" : "standby", s.term,
+                                                  s.leader_address, s.lease_age};
+                         }};
   const api::TokenAuth* auth = impl->auth.get();
   Cluster* cluster = impl->cluster.get();
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts);
@@ -139,6 +160,15 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   endpoints.pid = static_cast<int>(::getpid());
   endpoints.token_file = token_file;
   RETURN_IF_ERROR(WriteEndpointsFile(config.data_dir, endpoints));
+  if (postgres != nullptr) {
+    // Unique per process: a master that restarts is a new holder and waits for its old lease.
+    std::string holder =
+        absl::StrCat(endpoints.grpc, "/", endpoints.pid, "/", absl::ToUnixNanos(absl::Now()));
+    impl->leadership = std::make_unique<Leadership>(
+        std::make_unique<store::PgLease>(config.store, config.lease, absl::Seconds(2)), postgres,
+        impl->cluster.get(), holder, AdvertisedAddress(config, grpc_port));
+    impl->leadership->Start();
+  }
 
   impl->trimmer = std::thread([stop = &impl->stop_trimmer] {
     while (!stop->WaitForNotificationWithTimeout(absl::Seconds(30))) TrimMemory();
@@ -166,6 +196,7 @@ void Master::Shutdown() {
   impl_->stopped = true;
   impl_->stop_trimmer.Notify();
   if (impl_->trimmer.joinable()) impl_->trimmer.join();
+  if (impl_->leadership) impl_->leadership->Stop();  // hands the lease over at once
   // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
   impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));
   impl_->http_server.Stop();

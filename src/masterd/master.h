@@ -35,6 +35,11 @@ struct MasterConfig {
   absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;  // asked of agents
   absl::Duration host_timeout = defaults::kHostTimeout;              // silent this long: LOST
   std::string placement_profile = "default";
+  // Several masters on one PostgreSQL store (masterd/leadership.h): how long the leader's lease
+  // runs without renewal, and the gRPC address the others send clients and agents to (empty:
+  // the bound listen address; set it when listening on 0.0.0.0).
+  absl::Duration lease = defaults::kLease;
+  std::string advertise;
 };
 
 class Master {

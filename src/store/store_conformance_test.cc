@@ -30,6 +30,9 @@ struct Backend {
   std::function<std::unique_ptr<Store>(const std::string& dir)> open;
 };
 
+// Names the backend in test listings (not its bytes).
+void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
+
 JobSpec ValidJobSpec(const std::string& name, uint32_t instances) {
   JobSpec s;
   s.name = name;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 
 namespace paceline::e2e {
@@ -18,16 +19,22 @@ namespace paceline::e2e {
 TestCluster::TestCluster(ClusterOptions options) : options_(options) {
   dir_ = MakeTempDir("pl-cluster");
   suffix_ = dir_.substr(dir_.rfind('-') + 1);
-  StartMaster();
+  masters_.resize(options_.masters);
+  master_addrs_.resize(options_.masters);
+  for (int i = 0; i < options_.masters; ++i) StartMaster(i);
+  if (options_.masters > 1) {
+    EXPECT_GE(FindLeader(absl::Seconds(30)), 0);
+  }
   agents_.resize(options_.agents);
   for (int i = 0; i < options_.agents; ++i) StartAgent(i);
-  EXPECT_TRUE(WaitForHosts(options_.agents)) << master_->Output();
+  EXPECT_TRUE(WaitForHosts(options_.agents)) << master().Output();
 }
 
 TestCluster::~TestCluster() {
   // Agents leave their tasks running when they stop: kill every live job first, so that no
   // test leaves processes behind.
-  if (master_ && master_->Running()) {
+  if (options_.masters > 1) FindLeader(absl::Seconds(15));
+  if (masters_[current_] && masters_[current_]->Running()) {
     RunResult jobs = Cli({"job", "list", "--limit", "1000", "-o", "json"});
     auto j = nlohmann::json::parse(jobs.out, nullptr, false);
     if (!j.is_discarded() && j.contains("jobs")) {
@@ -55,18 +62,20 @@ TestCluster::~TestCluster() {
       a->WaitExit(absl::Seconds(10));
     }
   }
-  if (master_ && master_->Running()) {
-    master_->Signal(SIGTERM);
-    master_->WaitExit(absl::Seconds(10));
+  for (auto& m : masters_) {
+    if (m && m->Running()) {
+      m->Signal(SIGTERM);
+      m->WaitExit(absl::Seconds(10));
+    }
   }
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir_);
 }
 
-void TestCluster::StartMaster() {
-  std::string data = dir_ + "/master";
+void TestCluster::StartMaster(int i) {
+  std::string data = dir_ + (i == 0 ? "/master" : absl::StrCat("/master", i));
   std::filesystem::remove(data + "/master.json");
-  // A restarted master listens where the first one did: the agents reconnect there.
-  std::string listen = addr_.empty() ? "127.0.0.1:0" : addr_;
+  // A restarted master listens where it did before: the agents reconnect there.
+  std::string listen = master_addrs_[i].empty() ? "127.0.0.1:0" : master_addrs_[i];
   // Agents heartbeat six times per host timeout, as in production (2 s of 30 s is fifteen): a
   // heartbeat late by a second on a loaded machine must not make a live host LOST.
   absl::Duration timeout;
@@ -84,28 +93,57 @@ void TestCluster::StartMaster() {
                                    "--heartbeat-interval",
                                    heartbeat,
                                    "--cycle",
-                                   "20ms"};
+                                   "20ms",
+                                   "--token-file",
+                                   dir_ + "/master/token"};
   if (!options_.store.empty()) {
-    args.push_back("--store");
-    args.push_back(options_.store);
+    for (const char* a : {"--store", options_.store.c_str(), "--lease", options_.lease.c_str()}) {
+      args.push_back(a);
+    }
   }
-  master_ = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
+  std::filesystem::create_directories(dir_ + "/master");
+  masters_[i] = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
   bool up =
       WaitFor([&] { return std::filesystem::exists(data + "/master.json"); }, absl::Seconds(30));
-  ASSERT_TRUE(up) << master_->Output();
+  ASSERT_TRUE(up) << masters_[i]->Output();
   auto j = nlohmann::json::parse(ReadFile(data + "/master.json"));
-  addr_ = j["grpc"];
+  master_addrs_[i] = j["grpc"];
+  if (i == current_) addr_ = master_addrs_[i];
   token_ = std::string(absl::StripAsciiWhitespace(ReadFile(j["token_file"])));
+}
+
+int TestCluster::FindLeader(absl::Duration timeout) {
+  int found = -1;
+  WaitFor(
+      [&] {
+        for (int i = 0; i < static_cast<int>(masters_.size()); ++i) {
+          if (!masters_[i] || !masters_[i]->Running()) continue;
+          RunResult r =
+              RunPaceline({"--addr", master_addrs_[i], "--token", token_, "pool", "list"});
+          if (r.exit_code == 0) {
+            found = i;
+            return true;
+          }
+        }
+        return false;
+      },
+      timeout);
+  if (found >= 0) {
+    current_ = found;
+    addr_ = master_addrs_[found];
+  }
+  return found;
 }
 
 void TestCluster::StartAgent(int i) {
   std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
-  agents_[i] = std::make_unique<Process>(Process::Start(
-      {"agent", "--master", addr_, "--token-file", dir_ + "/master/token", "--name", agent_name(i),
-       "--work-dir", absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu,
-       "--memory", options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i),
-       "--usage-interval", options_.usage_interval},
-      {.cwd = dir_}));
+  agents_[i] = std::make_unique<Process>(
+      Process::Start({"agent", "--master", absl::StrJoin(master_addrs_, ","), "--token-file",
+                      dir_ + "/master/token", "--name", agent_name(i), "--work-dir",
+                      absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu,
+                      "--memory", options_.agent_memory, "--ports", ports, "--label",
+                      absl::StrCat("index=", i), "--usage-interval", options_.usage_interval},
+                     {.cwd = dir_}));
 }
 
 int TestCluster::AddAgent() {
@@ -116,7 +154,8 @@ int TestCluster::AddAgent() {
 }
 
 std::string TestCluster::HttpAddress() {
-  auto j = nlohmann::json::parse(ReadFile(dir_ + "/master/master.json"), nullptr, false);
+  std::string data = dir_ + (current_ == 0 ? "/master" : absl::StrCat("/master", current_));
+  auto j = nlohmann::json::parse(ReadFile(data + "/master.json"), nullptr, false);
   return j.is_discarded() ? "" : j.value("http", "");
 }
 

@@ -21,6 +21,10 @@ struct ClusterOptions {
   std::string host_timeout = "3s";
   std::string usage_interval = "1s";  // how often agents report what tasks use
   std::string store;                  // the master's --store; empty: SQLite in its data dir
+  // Several masters on one PostgreSQL `store`, each with its own data dir, one token; agents
+  // get every address. The CLI talks to the one that answered last (see FindLeader).
+  int masters = 1;
+  std::string lease = "3s";
 };
 
 // Run markers: every run of an instance appends "start RUN NANOS" and "stop RUN NANOS" to
@@ -38,12 +42,20 @@ class TestCluster {
   explicit TestCluster(ClusterOptions options = {});
   ~TestCluster();
 
-  // Starts the master (again, after a crash) on the same store; waits until it serves.
-  void StartMaster();
+  // Starts the current master (again, after a crash) on the same store and address; waits
+  // until it wrote its endpoints. With several masters, StartMaster(i) starts master i.
+  void StartMaster() { StartMaster(current_); }
+  void StartMaster(int i);
+  // Several masters: polls each running master until one serves (a gated call succeeds), makes
+  // it the current one and returns its index; -1 after `timeout`.
+  int FindLeader(absl::Duration timeout);
   void StartAgent(int i);
   // Starts one more agent (a host joining); returns its index.
   int AddAgent();
-  Process& master() { return *master_; }
+  Process& master() { return *masters_[current_]; }
+  Process& master(int i) { return *masters_[i]; }
+  int current_master() const { return current_; }
+  const std::string& master_address(int i) const { return master_addrs_[i]; }
   Process& agent(int i) { return *agents_[i]; }
   const std::string& dir() const { return dir_; }
   // Unique per cluster: agents of clusters that run at the same time (ctest -j) must not share
@@ -82,9 +94,11 @@ class TestCluster {
   ClusterOptions options_;
   std::string dir_;
   std::string suffix_;
-  std::string addr_;
+  std::string addr_;  // the current master's gRPC address
   std::string token_;
-  std::unique_ptr<Process> master_;
+  std::vector<std::unique_ptr<Process>> masters_;
+  std::vector<std::string> master_addrs_;  // "" until started once
+  int current_ = 0;
   std::vector<std::unique_ptr<Process>> agents_;
 };
 

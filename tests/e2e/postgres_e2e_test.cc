@@ -58,6 +58,8 @@ TEST(PostgresE2E, AJobRunsOnPostgresAndSurvivesAKilledMaster) {
   c.master().Signal(SIGKILL);
   ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
   c.StartMaster();
+  // The new process waits for its predecessor's lease to run out, then leads.
+  ASSERT_TRUE(c.WaitForHosts(2, absl::Seconds(60)));
   RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "180s"});
   ASSERT_EQ(wait.exit_code, 0) << wait.err;
   Json got = c.CliJson({"job", "get", std::to_string(job)});

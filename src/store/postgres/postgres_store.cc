@@ -137,7 +137,12 @@ absl::StatusOr<PgConn*> PostgresStore::Conn() {
   if (conn_ != nullptr && conn_->healthy()) return conn_.get();
   conn_.reset();
   ASSIGN_OR_RETURN(std::unique_ptr<PgConn> c, PgConn::Connect(url_, options_.connect_timeout));
-  RETURN_IF_ERROR(c->Exec("SET client_min_messages = warning", "configuring the session"));
+  // A transaction left open by a paused or partitioned master must not hold the lease row (or
+  // any other) for long: PostgreSQL ends such a session after this.
+  RETURN_IF_ERROR(
+      c->Exec("SET client_min_messages = warning; "
+              "SET idle_in_transaction_session_timeout = '5s'",
+              "configuring the session"));
   conn_ = std::move(c);
   return conn_.get();
 }

@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "store/postgres/pg_lease.h"
 #include "store/testing/postgres_server.h"
 
 namespace paceline::store {
@@ -158,6 +159,54 @@ TEST_F(PostgresStoreTest, MastersStartingTogetherCreateTheSchemaOnce) {
     EXPECT_EQ(id, ids[0]);
   }
   EXPECT_EQ(MustOpen()->open_count(), kMasters + 1);
+}
+
+TEST_F(PostgresStoreTest, TheLeaseGoesToOneMasterAtATimeAndMovesOnWhenItExpires) {
+  auto store = MustOpen();  // creates the schema
+  ASSERT_NE(store, nullptr);
+  PgLease a(url_, absl::Milliseconds(800), absl::Seconds(5));
+  PgLease b(url_, absl::Milliseconds(800), absl::Seconds(5));
+  auto ta = a.TryAcquire("a", "127.0.0.1:1");
+  ASSERT_TRUE(ta.ok()) << ta.status();
+  ASSERT_TRUE(ta->has_value());
+  EXPECT_EQ(**ta, 1u);
+  // b cannot take it while a renews.
+  for (int i = 0; i < 3; ++i) {
+    absl::SleepFor(absl::Milliseconds(300));
+    ASSERT_TRUE(a.Renew(1).ok());
+    auto tb = b.TryAcquire("b", "127.0.0.1:2");
+    ASSERT_TRUE(tb.ok());
+    EXPECT_FALSE(tb->has_value());
+  }
+  auto info = b.Read();
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->term, 1u);
+  EXPECT_EQ(info->holder, "a");
+  EXPECT_EQ(info->address, "127.0.0.1:1");
+  EXPECT_TRUE(info->live);
+  EXPECT_LT(info->since_renewal, absl::Seconds(1));
+  // a stops renewing (paused): once the lease expired, b takes it with the next term, and a's
+  // renewal and a's fenced commits fail.
+  absl::SleepFor(absl::Seconds(1));
+  auto tb = b.TryAcquire("b", "127.0.0.1:2");
+  ASSERT_TRUE(tb.ok());
+  ASSERT_TRUE(tb->has_value());
+  EXPECT_EQ(**tb, 2u);
+  absl::Status renew = a.Renew(1);
+  EXPECT_EQ(renew.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(renew.message(), HasSubstr("lost the leader lease"));
+  store->FenceWith(1);
+  records::WriteBatch w;
+  w.put_tasks.push_back(Task(0));
+  EXPECT_EQ(store->Commit(w).code(), absl::StatusCode::kFailedPrecondition);
+  store->FenceWith(2);
+  EXPECT_TRUE(store->Commit(w).ok());
+  // A clean shutdown releases the lease: a takes it at once.
+  ASSERT_TRUE(b.Release(2).ok());
+  auto again = a.TryAcquire("a", "127.0.0.1:1");
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(again->has_value());
+  EXPECT_EQ(**again, 3u);
 }
 
 }  // namespace

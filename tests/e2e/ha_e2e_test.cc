@@ -1,0 +1,155 @@
+// Several masters on one PostgreSQL database: a standby takes over when the leader is killed,
+// and a leader paused past its lease is fenced and steps down when it wakes up.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "store/testing/postgres_server.h"
+#include "tests/e2e/cluster_fixture.h"
+
+namespace paceline::e2e {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr const char* kPool = R"(
+resources:
+  cpu: {reservation: 4, limit: 16}
+  memory: {reservation: 4Gi, limit: 16Gi}
+)";
+
+uint32_t Count(const Json& job, const std::string& state) {
+  const Json& counts = job["task_counts"];
+  return counts.contains(state) ? counts[state].get<uint32_t>() : 0;
+}
+
+std::unique_ptr<store::testing::PostgresServer> StartPostgres() {
+  auto pg = store::testing::PostgresServer::Start();
+  EXPECT_TRUE(pg.ok()) << pg.status();
+  return pg.ok() ? std::move(*pg) : nullptr;
+}
+
+// Three masters, two agents, 2,000 short tasks: the leader is killed with SIGKILL half-way. A
+// standby leads within 10 s, the job completes, and no instance ever ran twice at once.
+TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
+  auto pg = StartPostgres();
+  ASSERT_NE(pg, nullptr);
+  TestCluster c({.agents = 2, .store = pg->url(), .masters = 3, .lease = "3s"});
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  std::string markers = MakeMarkersDir(c.dir());
+  constexpr int kInstances = 2000;
+  uint64_t job = c.CreateJob(
+      "/e2e", absl::StrCat("name: failover\ninstances: ", kInstances, "\ntask:\n  command: '",
+                           MarkedCommand("sleep 0.05"),
+                           "'\n  resources: {cpu: 0.05, memory: 8Mi}\n  env: {MARKERS: ", markers,
+                           "}\n  restart: {policy: on-failure, max_failures: 3}\n"));
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return Count(j, "SUCCEEDED") >= kInstances / 2; },
+      absl::Seconds(180)));
+  int old_leader = c.current_master();
+  c.master().Signal(SIGKILL);
+  absl::Time killed = absl::Now();
+  ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
+  int leader = c.FindLeader(absl::Seconds(30));
+  absl::Duration took = absl::Now() - killed;
+  std::cout << "failover: master " << leader << " leads " << absl::FormatDuration(took)
+            << " after the leader was killed" << std::endl;
+  ASSERT_GE(leader, 0);
+  EXPECT_NE(leader, old_leader);
+  EXPECT_LT(took, absl::Seconds(10));
+  // Each master says what it is: the new leader, and the remaining standby pointing to it.
+  Json info = c.CliJson({"info"});
+  EXPECT_EQ(info["role"], "leader") << info.dump();
+  EXPECT_GE(info["term"].get<uint64_t>(), 2u);
+  int standby = 3 - leader - old_leader;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        RunResult r = RunPaceline(
+            {"--addr", c.master_address(standby), "--token", c.token(), "info", "-o", "json"});
+        Json j = Json::parse(r.out, nullptr, false);
+        return !j.is_discarded() && j["role"] == "standby" &&
+               j["leader"] == c.master_address(leader);
+      },
+      absl::Seconds(10)));
+  RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "240s"});
+  ASSERT_EQ(wait.exit_code, 0) << wait.err;
+  Json got = c.CliJson({"job", "get", std::to_string(job)});
+  EXPECT_EQ(Count(got["job"], "SUCCEEDED"), static_cast<uint32_t>(kInstances));
+  ExpectRunsNeverOverlap(markers, kInstances);
+}
+
+// The leader is stopped (SIGSTOP) until a standby leads, then continued: it finds its lease
+// gone, writes nothing (its commits are fenced), steps down and sends callers to the leader.
+TEST(HaE2E, APausedLeaderIsFencedAndStepsDown) {
+  auto pg = StartPostgres();
+  ASSERT_NE(pg, nullptr);
+  // The agent needs a keepalive timeout to leave the stopped leader: the new leader waits for
+  // it longer than that before it would declare the host lost.
+  TestCluster c(
+      {.agents = 1, .host_timeout = "30s", .store = pg->url(), .masters = 2, .lease = "3s"});
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  uint64_t service = c.CreateJob("/e2e", R"(
+name: sleepers
+instances: 4
+task:
+  command: "sleep 600"
+  resources: {cpu: 0.05, memory: 8Mi}
+)");
+  ASSERT_TRUE(c.WaitForJob(
+      service, [](const Json& j) { return Count(j, "RUNNING") == 4; }, absl::Seconds(60)));
+  int paused = c.current_master();
+  c.master(paused).Signal(SIGSTOP);
+  // The paused master does not answer at all; the other one leads once the lease ran out.
+  int leader = -1;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        leader = c.FindLeader(absl::Seconds(1));
+        return leader >= 0 && leader != paused;
+      },
+      absl::Seconds(30)));
+  // The new leader takes changes.
+  uint64_t after = c.CreateJob("/e2e", R"(
+name: after
+instances: 1
+task: {command: "true", resources: {cpu: 0.05, memory: 8Mi}}
+)");
+  ASSERT_GT(after, 0u);
+  c.master(paused).Signal(SIGCONT);
+  // The old leader notices within a renewal period or two, and says who leads now.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return c.master(paused).Output().find("stepping down from term") != std::string::npos;
+      },
+      absl::Seconds(15)))
+      << c.master(paused).Output();
+  // Calls to it are refused with the leader's address.
+  RunResult refused;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        refused =
+            RunPaceline({"--addr", c.master_address(paused), "--token", c.token(), "pool", "list"});
+        return refused.err.find("leader: " + c.master_address(leader)) != std::string::npos;
+      },
+      absl::Seconds(15)))
+      << refused.err;
+  EXPECT_NE(refused.exit_code, 0);
+  RunResult wait = c.Cli({"job", "wait", std::to_string(after), "--timeout", "60s"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.err;
+  // The service's tasks were adopted by the new leader and still run their first run: the old
+  // leader neither killed nor restarted anything.
+  Json tasks = c.CliJson({"task", "list", std::to_string(service)});
+  ASSERT_EQ(tasks["tasks"].size(), 4u);
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["state"], "RUNNING") << t.dump();
+    EXPECT_EQ(t["run"], 1) << t.dump();
+  }
+}
+
+}  // namespace
+}  // namespace paceline::e2e
