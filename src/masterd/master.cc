@@ -62,6 +62,29 @@ std::string AdvertisedAddress(const MasterConfig& config, int grpc_port) {
   return HostPort{config.grpc_listen.host, static_cast<uint16_t>(grpc_port)}.ToString();
 }
 
+// A master's data directory remembers the cluster its store holds: a master pointed at another
+// cluster's database (a second cluster sharing it by mistake, a copied config) is refused rather
+// than mixing two clusters' hosts and tasks.
+absl::Status CheckClusterId(const std::string& data_dir, const store::Store& store) {
+  std::string path = (std::filesystem::path(data_dir) / "cluster_id").string();
+  std::ifstream in(path);
+  std::string known;
+  if (in >> known) {
+    if (known == store.cluster_id()) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the store ", store.Describe(), " holds cluster ", store.cluster_id(),
+        " but this master's data directory belongs to cluster ", known,
+        ": give each cluster a database of its own, or, to move this master to that cluster, "
+        "remove ",
+        path));
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << store.cluster_id() << "\n";
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 struct Master::Impl {
@@ -93,6 +116,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
         absl::StrCat("--data-dir: cannot create ", config.data_dir, ": ", ec.message()));
   }
   ASSIGN_OR_RETURN(impl->store, store::OpenStore(config.store, config.data_dir));
+  RETURN_IF_ERROR(CheckClusterId(config.data_dir, *impl->store));
   std::string token_file = config.token_file.empty()
                                ? (std::filesystem::path(config.data_dir) / "token").string()
                                : config.token_file;

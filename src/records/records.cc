@@ -2,7 +2,9 @@
 
 namespace paceline::records {
 
-bool WriteBatch::empty() const { return size() == 0 && !next_job_id.has_value(); }
+bool WriteBatch::empty() const {
+  return size() == 0 && !next_job_id.has_value() && !cluster_id.has_value();
+}
 
 size_t WriteBatch::size() const {
   return put_pools.size() + delete_pools.size() + put_jobs.size() + delete_jobs.size() +

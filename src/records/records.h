@@ -141,7 +141,8 @@ struct WriteBatch {
   std::vector<TaskId> delete_tasks;  // instances removed by a scale-down (events are kept)
   std::vector<TaskEvent> events;
   std::vector<HostRecord> put_hosts;
-  std::optional<uint64_t> next_job_id;  // the id counter, when it moved
+  std::optional<uint64_t> next_job_id;    // the id counter, when it moved
+  std::optional<std::string> cluster_id;  // the cluster's id, adopted from another store
 
   bool empty() const;
   size_t size() const;  // number of changes
@@ -154,6 +155,7 @@ struct StoreContents {
   std::vector<TaskRecord> tasks;
   std::vector<HostRecord> hosts;
   uint64_t next_job_id = 1;
+  std::string cluster_id;
 };
 
 }  // namespace paceline::records

@@ -62,6 +62,7 @@ absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
   records.put_tasks = std::move(c.tasks);
   records.put_hosts = std::move(c.hosts);
   records.next_job_id = c.next_job_id;
+  records.cluster_id = c.cluster_id;  // the same cluster, in another store
   for (size_t i = 0; i < events.size(); i += kEventsPerBatch) {
     records::WriteBatch b;
     size_t end = std::min(events.size(), i + kEventsPerBatch);
@@ -82,6 +83,10 @@ absl::Status CompareStores(Store& a, Store& b) {
   RETURN_IF_ERROR(SameList(ca.jobs, cb.jobs, "jobs", a, b));
   RETURN_IF_ERROR(SameList(ca.tasks, cb.tasks, "tasks", a, b));
   RETURN_IF_ERROR(SameList(ca.hosts, cb.hosts, "hosts", a, b));
+  if (ca.cluster_id != cb.cluster_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the cluster id differs: ", ca.cluster_id, " and ", cb.cluster_id));
+  }
   if (ca.next_job_id != cb.next_job_id) {
     return absl::FailedPreconditionError(
         absl::StrCat("the next job id differs: ", ca.next_job_id, " and ", cb.next_job_id));

@@ -1,9 +1,9 @@
 #pragma once
 // CopyStore: moves a cluster's state from one store to another (`paceline store migrate`):
-// pools, jobs, tasks with their run history (every event, also of removed instances), hosts and
-// the job id counter. The target must be empty; everything is written in one transaction, so a
-// failed copy leaves the target as empty as it was. CompareStores then reads both back and
-// names the first difference.
+// pools, jobs, tasks with their run history (every event, also of removed instances), hosts,
+// the job id counter and the cluster id (agents and masters know the cluster by it). The target
+// must be empty; everything is written in one transaction, so a failed copy leaves the target as
+// empty as it was. CompareStores then reads both back and names the first difference.
 //
 // Thread-safety: free functions over stores used by the calling thread only.
 

@@ -21,6 +21,7 @@ void MemoryStore::Apply(const records::WriteBatch& b, State& s) {
   }
   for (const std::string& path : b.delete_pools) s.pools.erase(path);
   if (b.next_job_id) s.next_job_id = *b.next_job_id;
+  if (b.cluster_id) s.cluster_id = *b.cluster_id;
 }
 
 absl::Status MemoryStore::CommitAll(const std::vector<const records::WriteBatch*>& batches) {
@@ -36,6 +37,7 @@ absl::StatusOr<records::StoreContents> MemoryStore::Load() {
   for (const auto& [_, t] : state_.tasks) c.tasks.push_back(t);
   for (const auto& [_, h] : state_.hosts) c.hosts.push_back(h);
   c.next_job_id = state_.next_job_id;
+  c.cluster_id = state_.cluster_id;
   return c;
 }
 

@@ -20,7 +20,7 @@ class MemoryStore final : public Store {
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
   std::string Describe() const override { return "memory"; }
-  const std::string& cluster_id() const override { return cluster_id_; }
+  const std::string& cluster_id() const override { return state_.cluster_id; }
 
  private:
   struct State {
@@ -30,10 +30,10 @@ class MemoryStore final : public Store {
     std::map<TaskId, std::vector<records::TaskEvent>> events;
     std::map<std::string, records::HostRecord> hosts;
     uint64_t next_job_id = 1;
+    std::string cluster_id = "memory";
   };
   static void Apply(const records::WriteBatch& b, State& s);
   State state_;
-  std::string cluster_id_ = "memory";
 };
 
 }  // namespace paceline::store

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "store/testing/postgres_server.h"
@@ -132,6 +134,7 @@ TEST(PostgresE2E, StoreMigrateMovesASqliteClusterIntoPostgres) {
   std::string sqlite_dir;
   uint64_t job = 0;
   Json before;
+  std::string cluster_id;
   {
     TestCluster c({.agents = 1});
     ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code,
@@ -148,6 +151,7 @@ task:
     before = c.CliJson({"task", "get", absl::StrCat(job, "/3")});
     ASSERT_EQ(before["runs"].size(), 2u) << before.dump();
     sqlite_dir = c.dir() + "/master";
+    cluster_id = c.CliJson({"info"})["cluster_id"];
     c.master().Signal(SIGTERM);
     ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
 
@@ -167,6 +171,34 @@ task:
   Json after = p.CliJson({"task", "get", absl::StrCat(job, "/3")});
   EXPECT_EQ(after["runs"], before["runs"]);
   EXPECT_EQ(p.CliJson({"job", "get", std::to_string(job)})["job"]["state"], "FAILED");
+  EXPECT_EQ(p.CliJson({"info"})["cluster_id"], cluster_id);  // the same cluster, moved
+}
+
+// A master whose data directory belongs to another cluster (here: one that ran on SQLite) is
+// refused at start against a database that holds a different cluster, saying what to do.
+TEST(PostgresE2E, AMasterOfAnotherClusterIsRefusedAtStart) {
+  auto pg = StartPostgres();
+  ASSERT_NE(pg, nullptr);
+  TestCluster shared({.agents = 0, .store = pg->url()});
+  std::string dir = MakeTempDir("pl-other");
+  {
+    TestCluster other({.agents = 0});
+    other.master().Signal(SIGTERM);
+    ASSERT_TRUE(other.master().WaitExit(absl::Seconds(10)).has_value());
+    std::filesystem::copy(other.dir() + "/master", dir + "/master");
+  }
+  RunResult refused = RunPaceline({"master", "--data-dir", dir + "/master", "--store", pg->url(),
+                                   "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("belongs to cluster"));
+  EXPECT_THAT(refused.err, HasSubstr("give each cluster a database of its own"));
+  // A wrong connection string names the server it could not reach.
+  RunResult unreachable = RunPaceline({"master", "--data-dir", dir + "/x", "--store",
+                                       "postgres://paceline@127.0.0.1:1/paceline", "--listen",
+                                       "127.0.0.1:0", "--http-listen", "127.0.0.1:0"});
+  EXPECT_NE(unreachable.exit_code, 0);
+  EXPECT_THAT(unreachable.err, HasSubstr("cannot connect to postgres://paceline@127.0.0.1:1"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

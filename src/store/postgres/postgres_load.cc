@@ -182,6 +182,7 @@ absl::StatusOr<records::StoreContents> PostgresStore::Load() {
     if (!absl::SimpleAtoi(next, &out.next_job_id)) {
       return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));
     }
+    ASSIGN_OR_RETURN(out.cluster_id, GetMeta("cluster_id"));
     return c->Exec("COMMIT", "loading");
   }();
   if (!s.ok() && c->healthy()) (void)c->Exec("ROLLBACK", "loading");

@@ -110,6 +110,7 @@ void AddBatch(const records::WriteBatch& b, std::vector<PgCommand>& out) {
     out.push_back({kDeleteJob.name, {Num(static_cast<int64_t>(id.value()))}});
   }
   for (const std::string& path : b.delete_pools) out.push_back({kDeletePool.name, {path}});
+  if (b.cluster_id) out.push_back({kPutMeta.name, {std::string("cluster_id"), *b.cluster_id}});
   if (b.next_job_id) {
     out.push_back(
         {kPutMeta.name, {std::string("next_job_id"), Num(static_cast<int64_t>(*b.next_job_id))}});
@@ -208,7 +209,11 @@ absl::Status PostgresStore::CommitAll(const std::vector<const records::WriteBatc
   std::vector<PgCommand> commands;
   if (fence_term_) commands.push_back({kFence.name, {Num(static_cast<int64_t>(*fence_term_))}});
   for (const records::WriteBatch* b : batches) AddBatch(*b, commands);
-  return c->Transaction(commands, "committing to the store");
+  RETURN_IF_ERROR(c->Transaction(commands, "committing to the store"));
+  for (const records::WriteBatch* b : batches) {
+    if (b->cluster_id) cluster_id_ = *b->cluster_id;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace paceline::store

@@ -146,6 +146,9 @@ absl::Status SqliteStore::CommitAll(const std::vector<const records::WriteBatch*
     (void)db_->Exec("ROLLBACK");
     return s;
   }
+  for (const records::WriteBatch* b : batches) {
+    if (b->cluster_id) cluster_id_ = *b->cluster_id;
+  }
   return absl::OkStatus();
 }
 
@@ -264,6 +267,7 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
     RETURN_IF_ERROR(CountWrite());
     RETURN_IF_ERROR(PutMeta("next_job_id", absl::StrCat(*b.next_job_id)));
   }
+  if (b.cluster_id) RETURN_IF_ERROR(PutMeta("cluster_id", *b.cluster_id));
   return absl::OkStatus();
 }
 
@@ -365,6 +369,7 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
   if (!absl::SimpleAtoi(next, &c.next_job_id)) {
     return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));
   }
+  c.cluster_id = cluster_id_;
   return c;
 }
 
