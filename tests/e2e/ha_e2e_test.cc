@@ -8,8 +8,8 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "store/testing/postgres_server.h"
 #include "tests/e2e/cluster_fixture.h"
+#include "tests/e2e/postgres_util.h"
 
 namespace paceline::e2e {
 namespace {
@@ -17,30 +17,14 @@ namespace {
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
 
-constexpr const char* kPool = R"(
-resources:
-  cpu: {reservation: 4, limit: 16}
-  memory: {reservation: 4Gi, limit: 16Gi}
-)";
-
-uint32_t Count(const Json& job, const std::string& state) {
-  const Json& counts = job["task_counts"];
-  return counts.contains(state) ? counts[state].get<uint32_t>() : 0;
-}
-
-std::unique_ptr<store::testing::PostgresServer> StartPostgres() {
-  auto pg = store::testing::PostgresServer::Start();
-  EXPECT_TRUE(pg.ok()) << pg.status();
-  return pg.ok() ? std::move(*pg) : nullptr;
-}
-
 // Three masters, two agents, 2,000 short tasks: the leader is killed with SIGKILL half-way. A
 // standby leads within 10 s, the job completes, and no instance ever ran twice at once.
 TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
   auto pg = StartPostgres();
   ASSERT_NE(pg, nullptr);
   TestCluster c({.agents = 2, .store = pg->url(), .masters = 3, .lease = "3s"});
-  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPgPool)}).exit_code,
+            0);
   std::string markers = MakeMarkersDir(c.dir());
   constexpr int kInstances = 2000;
   uint64_t job = c.CreateJob(
@@ -50,7 +34,7 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
                            "}\n  restart: {policy: on-failure, max_failures: 3}\n"));
   ASSERT_GT(job, 0u);
   ASSERT_TRUE(c.WaitForJob(
-      job, [](const Json& j) { return Count(j, "SUCCEEDED") >= kInstances / 2; },
+      job, [](const Json& j) { return TasksIn(j, "SUCCEEDED") >= kInstances / 2; },
       absl::Seconds(180)));
   int old_leader = c.current_master();
   c.master().Signal(SIGKILL);
@@ -80,7 +64,7 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
   RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "240s"});
   ASSERT_EQ(wait.exit_code, 0) << wait.err;
   Json got = c.CliJson({"job", "get", std::to_string(job)});
-  EXPECT_EQ(Count(got["job"], "SUCCEEDED"), static_cast<uint32_t>(kInstances));
+  EXPECT_EQ(TasksIn(got["job"], "SUCCEEDED"), static_cast<uint32_t>(kInstances));
   ExpectRunsNeverOverlap(markers, kInstances);
 }
 
@@ -93,7 +77,8 @@ TEST(HaE2E, APausedLeaderIsFencedAndStepsDown) {
   // it longer than that before it would declare the host lost.
   TestCluster c(
       {.agents = 1, .host_timeout = "30s", .store = pg->url(), .masters = 2, .lease = "3s"});
-  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPgPool)}).exit_code,
+            0);
   uint64_t service = c.CreateJob("/e2e", R"(
 name: sleepers
 instances: 4
@@ -102,7 +87,7 @@ task:
   resources: {cpu: 0.05, memory: 8Mi}
 )");
   ASSERT_TRUE(c.WaitForJob(
-      service, [](const Json& j) { return Count(j, "RUNNING") == 4; }, absl::Seconds(60)));
+      service, [](const Json& j) { return TasksIn(j, "RUNNING") == 4; }, absl::Seconds(60)));
   int paused = c.current_master();
   c.master(paused).Signal(SIGSTOP);
   // The paused master does not answer at all; the other one leads once the lease ran out.

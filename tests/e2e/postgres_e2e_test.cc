@@ -10,31 +10,14 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "store/testing/postgres_server.h"
 #include "tests/e2e/cluster_fixture.h"
+#include "tests/e2e/postgres_util.h"
 
 namespace paceline::e2e {
 namespace {
 
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
-
-constexpr const char* kPool = R"(
-resources:
-  cpu: {reservation: 4, limit: 16}
-  memory: {reservation: 4Gi, limit: 16Gi}
-)";
-
-uint32_t Count(const Json& job, const std::string& state) {
-  const Json& counts = job["task_counts"];
-  return counts.contains(state) ? counts[state].get<uint32_t>() : 0;
-}
-
-std::unique_ptr<store::testing::PostgresServer> StartPostgres() {
-  auto pg = store::testing::PostgresServer::Start();
-  EXPECT_TRUE(pg.ok()) << pg.status();
-  return pg.ok() ? std::move(*pg) : nullptr;
-}
 
 std::string MarkedJob(const std::string& name, int instances, const std::string& markers,
                       const std::string& work) {
@@ -50,13 +33,14 @@ TEST(PostgresE2E, AJobRunsOnPostgresAndSurvivesAKilledMaster) {
   TestCluster c({.agents = 2, .store = pg->url()});
   Json info = c.CliJson({"info"});
   EXPECT_THAT(info.dump(), HasSubstr("postgres://"));
-  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPgPool)}).exit_code,
+            0);
   std::string markers = MakeMarkersDir(c.dir());
   constexpr int kInstances = 400;
   uint64_t job = c.CreateJob("/e2e", MarkedJob("pg", kInstances, markers, "sleep 0.05"));
   ASSERT_GT(job, 0u);
   ASSERT_TRUE(c.WaitForJob(
-      job, [](const Json& j) { return Count(j, "SUCCEEDED") >= 100; }, absl::Seconds(120)));
+      job, [](const Json& j) { return TasksIn(j, "SUCCEEDED") >= 100; }, absl::Seconds(120)));
   c.master().Signal(SIGKILL);
   ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
   c.StartMaster();
@@ -65,7 +49,7 @@ TEST(PostgresE2E, AJobRunsOnPostgresAndSurvivesAKilledMaster) {
   RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "180s"});
   ASSERT_EQ(wait.exit_code, 0) << wait.err;
   Json got = c.CliJson({"job", "get", std::to_string(job)});
-  EXPECT_EQ(Count(got["job"], "SUCCEEDED"), static_cast<uint32_t>(kInstances));
+  EXPECT_EQ(TasksIn(got["job"], "SUCCEEDED"), static_cast<uint32_t>(kInstances));
   ExpectRunsNeverOverlap(markers, kInstances);
 }
 
@@ -77,7 +61,8 @@ TEST(PostgresE2E, ADatabaseOutageIsUnavailableAndHealsByItself) {
   auto pg = StartPostgres();
   ASSERT_NE(pg, nullptr);
   TestCluster c({.agents = 2, .host_timeout = "10s", .store = pg->url()});
-  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPgPool)}).exit_code,
+            0);
   uint64_t service = c.CreateJob("/e2e", R"(
 name: sleepers
 instances: 10
@@ -89,7 +74,7 @@ task:
   constexpr int kInstances = 150;
   uint64_t batch = c.CreateJob("/e2e", MarkedJob("steady", kInstances, markers, "sleep 2"));
   ASSERT_TRUE(c.WaitForJob(
-      service, [](const Json& j) { return Count(j, "RUNNING") == 10; }, absl::Seconds(60)));
+      service, [](const Json& j) { return TasksIn(j, "RUNNING") == 10; }, absl::Seconds(60)));
 
   ASSERT_TRUE(pg->Stop().ok());
   absl::Time stopped = absl::Now();
@@ -137,7 +122,7 @@ TEST(PostgresE2E, StoreMigrateMovesASqliteClusterIntoPostgres) {
   std::string cluster_id;
   {
     TestCluster c({.agents = 1});
-    ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code,
+    ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPgPool)}).exit_code,
               0);
     job = c.CreateJob("/e2e", R"(
 name: history
