@@ -24,7 +24,7 @@ Cluster::Cluster(scheduler::CoreConfig core_config, store::Store* store, Cluster
 Cluster::~Cluster() { Stop(); }
 
 absl::Status Cluster::Start() {
-  if (options_.standby) {
+  if (options_.led_by_lease) {
     // A standby serves nothing until the leadership makes it the leader (BecomeLeader).
     ASSIGN_OR_RETURN(core_, scheduler::SchedulerCore::Create(core_config_));
     SetRefusal(absl::UnavailableError("this master is a standby and has not led yet"));
@@ -104,7 +104,7 @@ void Cluster::TryReload() {
 
 void Cluster::OnStoreFailure(const absl::Status& s) {
   if (!refusal_.ok()) return;
-  if (options_.standby) {  // led by the leadership: it decides what comes next
+  if (options_.led_by_lease) {  // led by the leadership: it decides what comes next
     Refuse(absl::UnavailableError(
         s.code() == absl::StatusCode::kFailedPrecondition
             ? absl::StrCat("this master lost the leader lease (", s.message(), ")")
@@ -223,7 +223,7 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
 
 void Cluster::OnTick() {
   if (!refusal_.ok()) {
-    if (!options_.standby) TryReload();
+    if (!options_.led_by_lease) TryReload();
     return;
   }
   scheduler::Actions actions;

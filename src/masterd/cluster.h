@@ -39,7 +39,7 @@ struct ClusterOptions {
   // One of several masters (masterd/leadership.h): start as a standby that serves nothing,
   // lead only when BecomeLeader() is called, and after a failed commit stop leading rather
   // than reload by itself.
-  bool standby = false;
+  bool led_by_lease = false;
 };
 
 class Cluster final : public api::Backend {

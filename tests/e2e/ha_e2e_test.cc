@@ -27,11 +27,7 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
             0);
   std::string markers = MakeMarkersDir(c.dir());
   constexpr int kInstances = 2000;
-  uint64_t job = c.CreateJob(
-      "/e2e", absl::StrCat("name: failover\ninstances: ", kInstances, "\ntask:\n  command: '",
-                           MarkedCommand("sleep 0.05"),
-                           "'\n  resources: {cpu: 0.05, memory: 8Mi}\n  env: {MARKERS: ", markers,
-                           "}\n  restart: {policy: on-failure, max_failures: 3}\n"));
+  uint64_t job = c.CreateJob("/e2e", MarkedJob("failover", kInstances, markers, "sleep 0.05"));
   ASSERT_GT(job, 0u);
   ASSERT_TRUE(c.WaitForJob(
       job, [](const Json& j) { return TasksIn(j, "SUCCEEDED") >= kInstances / 2; },

@@ -19,14 +19,6 @@ namespace {
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
 
-std::string MarkedJob(const std::string& name, int instances, const std::string& markers,
-                      const std::string& work) {
-  return absl::StrCat("name: ", name, "\ninstances: ", instances, "\ntask:\n  command: '",
-                      MarkedCommand(work),
-                      "'\n  resources: {cpu: 0.05, memory: 8Mi}\n  env: {MARKERS: ", markers,
-                      "}\n  restart: {policy: on-failure, max_failures: 3}\n");
-}
-
 TEST(PostgresE2E, AJobRunsOnPostgresAndSurvivesAKilledMaster) {
   auto pg = StartPostgres();
   ASSERT_NE(pg, nullptr);

@@ -1,6 +1,7 @@
 #pragma once
 // What the end-to-end tests on PostgreSQL share: a pool spec that fits their jobs, a task count
-// by state from `job get`, and a throw-away server (store/testing/postgres_server.h).
+// by state from `job get`, a throw-away server (store/testing/postgres_server.h) and a batch
+// job between run markers.
 
 #include <gtest/gtest.h>
 
@@ -9,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "store/testing/postgres_server.h"
+#include "tests/e2e/cluster_fixture.h"
 
 namespace paceline::e2e {
 
@@ -30,6 +33,15 @@ inline std::unique_ptr<store::testing::PostgresServer> StartPostgres() {
   auto pg = store::testing::PostgresServer::Start();
   EXPECT_TRUE(pg.ok()) << pg.status();
   return pg.ok() ? std::move(*pg) : nullptr;
+}
+
+// A batch job of `instances` runs of `work` between run markers (cluster_fixture.h).
+inline std::string MarkedJob(const std::string& name, int instances, const std::string& markers,
+                             const std::string& work) {
+  return absl::StrCat("name: ", name, "\ninstances: ", instances, "\ntask:\n  command: '",
+                      MarkedCommand(work),
+                      "'\n  resources: {cpu: 0.05, memory: 8Mi}\n  env: {MARKERS: ", markers,
+                      "}\n  restart: {policy: on-failure, max_failures: 3}\n");
 }
 
 }  // namespace paceline::e2e
