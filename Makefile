@@ -43,7 +43,7 @@ test-release: build
 
 test-asan: build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -LE no-asan
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -LE "no-asan|e2e-heavy"
 
 test: test-release test-asan
 

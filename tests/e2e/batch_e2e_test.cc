@@ -174,7 +174,7 @@ task:
 }
 
 TEST_F(BatchE2E, TasksOfAKilledAgentAreLostAndRunElsewhere) {
-  TestCluster c({.agents = 2, .agent_cpu = "1"});
+  TestCluster c({.agents = 2, .agent_cpu = "1", .host_timeout = "3s"});
   CreatePool(c);
   uint64_t job = c.CreateJob("/e2e", R"(
 name: movers
@@ -295,10 +295,11 @@ TEST(MasterCrashE2E, KilledMasterRecoversAndNoInstanceRunsTwiceAtOnce) {
   TestCluster c({.agents = 2});
   ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
   std::string markers = MakeMarkersDir(c.dir());
-  constexpr int kInstances = 2000;
+  constexpr int kInstances = kSanitized ? 500 : 2000;
   uint64_t job = c.CreateJob("/e2e", absl::StrCat(R"yaml(
 name: crash-test
-instances: 2000
+instances: )yaml",
+                                                  kInstances, R"yaml(
 task:
   command: ')yaml",
                                                   MarkedCommand("sleep 0.05"), R"yaml('
@@ -309,7 +310,8 @@ task:
 )yaml"));
   ASSERT_GT(job, 0u);
   ASSERT_TRUE(c.WaitForJob(
-      job, [](const Json& j) { return Count(j, "SUCCEEDED") >= 600; }, absl::Seconds(120)));
+      job, [](const Json& j) { return Count(j, "SUCCEEDED") >= kInstances * 3 / 10; },
+      absl::Seconds(120)));
   c.master().Signal(SIGKILL);
   ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
   c.StartMaster();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 
 #include "absl/strings/ascii.h"
@@ -68,7 +69,25 @@ TestCluster::~TestCluster() {
       m->WaitExit(absl::Seconds(10));
     }
   }
-  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir_);
+  if (::testing::Test::HasFailure()) {
+    PrintTails();
+  } else {
+    std::filesystem::remove_all(dir_);
+  }
+}
+
+void TestCluster::PrintTails() const {
+  auto tail = [](const std::string& text) {
+    constexpr size_t kMax = 6000;
+    return text.size() <= kMax ? text : "..." + text.substr(text.size() - kMax);
+  };
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    if (masters_[i]) std::cerr << "--- master " << i << " (last lines)\n" << tail(masters_[i]->Output());
+  }
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    if (agents_[i]) std::cerr << "--- agent " << i << " (last lines)\n" << tail(agents_[i]->Output());
+  }
+  std::cerr << "--- kept for inspection: " << dir_ << std::endl;
 }
 
 void TestCluster::StartMaster(int i) {

@@ -14,11 +14,20 @@
 
 namespace paceline::e2e {
 
+// Built with AddressSanitizer (several times slower): the long scenarios run at a smaller size.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 struct ClusterOptions {
   int agents = 3;
   std::string agent_cpu = "2";
   std::string agent_memory = "4Gi";
-  std::string host_timeout = "3s";
+  // Long enough that a live agent on a loaded (sanitizer, 2-core) machine is never taken for
+  // dead; tests that lose a host on purpose set a short one.
+  std::string host_timeout = "10s";
   std::string usage_interval = "1s";  // how often agents report what tasks use
   std::string store;                  // the master's --store; empty: SQLite in its data dir
   // Several masters on one PostgreSQL `store`, each with its own data dir, one token; agents
@@ -91,6 +100,8 @@ class TestCluster {
   uint64_t CreateJob(const std::string& pool, const std::string& spec_yaml);
 
  private:
+  // On a failed test: the last lines each master and agent printed, to stderr.
+  void PrintTails() const;
   ClusterOptions options_;
   std::string dir_;
   std::string suffix_;

@@ -26,7 +26,7 @@ constexpr char kPool[] = "resources:\n  cpu: {reservation: 2, limit: 8}\n";
 class MaintenanceE2E : public ::testing::Test {
  protected:
   void Start(int agents) {
-    c_ = std::make_unique<TestCluster>(ClusterOptions{.agents = agents});
+    c_ = std::make_unique<TestCluster>(ClusterOptions{.agents = agents, .host_timeout = "3s"});
     RunResult r = c_->Cli({"pool", "create", "/ops", "-f", c_->WriteFile("pool.yaml", kPool)});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
