@@ -82,10 +82,12 @@ void TestCluster::PrintTails() const {
     return text.size() <= kMax ? text : "..." + text.substr(text.size() - kMax);
   };
   for (size_t i = 0; i < masters_.size(); ++i) {
-    if (masters_[i]) std::cerr << "--- master " << i << " (last lines)\n" << tail(masters_[i]->Output());
+    if (masters_[i])
+      std::cerr << "--- master " << i << " (last lines)\n" << tail(masters_[i]->Output());
   }
   for (size_t i = 0; i < agents_.size(); ++i) {
-    if (agents_[i]) std::cerr << "--- agent " << i << " (last lines)\n" << tail(agents_[i]->Output());
+    if (agents_[i])
+      std::cerr << "--- agent " << i << " (last lines)\n" << tail(agents_[i]->Output());
   }
   std::cerr << "--- kept for inspection: " << dir_ << std::endl;
 }
