@@ -12,6 +12,7 @@ namespace paceline::api {
 
 void AddHealthRoutes(HttpServer& server, const MasterFacts& facts);
 // GET /metrics: Prometheus text (metrics.h), read on the cluster's event loop.
-void AddMetricsRoutes(HttpServer& server, Backend* cluster);
+// A standby has no state of its own to show: it serves the role metrics only.
+void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& facts);
 
 }  // namespace paceline::api

@@ -126,4 +126,20 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   return out;
 }
 
+std::string RenderRoleMetrics(const MasterRole& role) {
+  std::string out;
+  Header(out, "paceline_master_leader", "gauge",
+         "1 when this master leads (or runs alone), 0 on a standby.");
+  absl::StrAppend(&out, "paceline_master_leader ", role.role == "standby" ? 0 : 1, "\n");
+  Header(out, "paceline_master_term", "gauge", "The leader's term this master knows (0: none).");
+  absl::StrAppend(&out, "paceline_master_term ", role.term, "\n");
+  if (role.lease_age != absl::InfiniteDuration()) {
+    Header(out, "paceline_master_lease_age_seconds", "gauge",
+           "Time since the leader last renewed its lease.");
+    absl::StrAppend(&out, "paceline_master_lease_age_seconds ",
+                    absl::ToDoubleSeconds(role.lease_age), "\n");
+  }
+  return out;
+}
+
 }  // namespace paceline::api

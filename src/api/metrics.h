@@ -13,11 +13,16 @@
 //   paceline_scheduling_cycles_total           scheduling cycles since start
 //   paceline_store_commits_total, paceline_store_batches_total, paceline_store_failed_commits_total
 //   paceline_store_commit_seconds_sum, paceline_store_commit_seconds_max
+// and, on every master (RenderRoleMetrics), what part it plays:
+//   paceline_master_leader                     1 when it leads or runs alone, 0 on a standby
+//   paceline_master_term                       the leader's term it knows (0: no lease)
+//   paceline_master_lease_age_seconds          since the leader last renewed (absent: none)
 //
 // Thread-safety: RenderMetrics reads the core; call it on the event loop (Cluster::Read).
 
 #include <string>
 
+#include "api/cluster_service.h"
 #include "scheduler/scheduler_core.h"
 #include "store/group_commit.h"
 
@@ -25,5 +30,6 @@ namespace paceline::api {
 
 std::string RenderMetrics(const scheduler::SchedulerCore& core,
                           const store::GroupCommitStats& store_stats);
+std::string RenderRoleMetrics(const MasterRole& role);
 
 }  // namespace paceline::api

@@ -170,7 +170,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
 
   api::AddHealthRoutes(impl->http_server, facts);
-  api::AddMetricsRoutes(impl->http_server, cluster);
+  api::AddMetricsRoutes(impl->http_server, cluster, facts);
   api::AddJsonApiRoutes(impl->http_server, impl->grpc_server->InProcessChannel({}));
   absl::StatusOr<HostPort> http = impl->http_server.Start(config.http_listen);
   if (!http.ok()) {

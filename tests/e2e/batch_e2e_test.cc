@@ -108,6 +108,7 @@ task:
   EXPECT_THAT(metrics, HasSubstr("paceline_pool_queued_gangs{pool=\"/e2e\"} 0\n"));
   EXPECT_THAT(metrics, HasSubstr("paceline_hosts{connected=\"true\"} 3\n"));
   EXPECT_THAT(metrics, HasSubstr("paceline_store_commits_total "));
+  EXPECT_THAT(metrics, HasSubstr("paceline_master_leader 1\n"));
 }
 
 TEST_F(BatchE2E, KillingARunningJobKillsEveryTaskWithinTheGrace) {

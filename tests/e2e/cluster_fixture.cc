@@ -174,15 +174,16 @@ int TestCluster::AddAgent() {
   return i;
 }
 
-std::string TestCluster::HttpAddress() {
-  std::string data = dir_ + (current_ == 0 ? "/master" : absl::StrCat("/master", current_));
+std::string TestCluster::HttpAddress(int master) {
+  if (master < 0) master = current_;
+  std::string data = dir_ + (master == 0 ? "/master" : absl::StrCat("/master", master));
   auto j = nlohmann::json::parse(ReadFile(data + "/master.json"), nullptr, false);
   return j.is_discarded() ? "" : j.value("http", "");
 }
 
 TestCluster::HttpResult TestCluster::Http(const std::string& method, const std::string& path,
-                                          const std::string& body, bool with_token) {
-  std::string http = HttpAddress();
+                                          const std::string& body, bool with_token, int master) {
+  std::string http = HttpAddress(master);
   auto colon = http.rfind(':');
   if (colon == std::string::npos) return {};
   httplib::Client client(http.substr(0, colon), std::stoi(http.substr(colon + 1)));
@@ -194,8 +195,8 @@ TestCluster::HttpResult TestCluster::Http(const std::string& method, const std::
   return {res->status, res->body};
 }
 
-std::string TestCluster::HttpGet(const std::string& path) {
-  HttpResult r = Http("GET", path);
+std::string TestCluster::HttpGet(const std::string& path, int master) {
+  HttpResult r = Http("GET", path, "", true, master);
   return r.status == 200 ? r.body : "";
 }
 

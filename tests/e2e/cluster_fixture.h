@@ -71,18 +71,18 @@ class TestCluster {
   // names, since an agent owns the cgroups named after it.
   std::string agent_name(int i) const { return "agent" + std::to_string(i) + "-" + suffix_; }
 
-  // GET `path` from the master's HTTP side; the body, or "" when it failed.
-  std::string HttpGet(const std::string& path);
+  // The master's HTTP side; `master` is an index (several masters), -1 the current one.
+  // GET `path`: the body, or "" when it failed.
+  std::string HttpGet(const std::string& path, int master = -1);
   struct HttpResult {
     int status = 0;  // 0 when the request failed
     std::string body;
   };
-  // GET or POST `path` on the master's HTTP side, with the bearer token unless `with_token` is
-  // false.
+  // GET or POST `path`, with the bearer token unless `with_token` is false.
   HttpResult Http(const std::string& method, const std::string& path, const std::string& body = "",
-                  bool with_token = true);
-  // "host:port" of the master's HTTP side.
-  std::string HttpAddress();
+                  bool with_token = true, int master = -1);
+  // "host:port" of the HTTP side.
+  std::string HttpAddress(int master = -1);
   const std::string& token() const { return token_; }
   // Runs `paceline --addr A --token T args...`.
   RunResult Cli(const std::vector<std::string>& args);

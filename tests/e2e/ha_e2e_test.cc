@@ -57,6 +57,15 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
                j["leader"] == c.master_address(leader);
       },
       absl::Seconds(10)));
+  // And so do their metrics.
+  std::string term = absl::StrCat("paceline_master_term ", info["term"].get<uint64_t>(), "\n");
+  std::string led = c.HttpGet("/metrics");
+  EXPECT_THAT(led, HasSubstr("paceline_master_leader 1\n"));
+  EXPECT_THAT(led, HasSubstr(term));
+  std::string follows = c.HttpGet("/metrics", standby);
+  EXPECT_THAT(follows, HasSubstr("paceline_master_leader 0\n"));
+  EXPECT_THAT(follows, HasSubstr(term));
+  EXPECT_THAT(follows, HasSubstr("paceline_master_lease_age_seconds "));
   RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "240s"});
   ASSERT_EQ(wait.exit_code, 0) << wait.err;
   Json got = c.CliJson({"job", "get", std::to_string(job)});
