@@ -31,17 +31,17 @@ void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
 }
 
 void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& facts) {
-  server.Routes().Get("/metrics", [cluster, facts](const httplib::Request&,
-                                                   httplib::Response& res) {
-    MasterRole role = facts.role ? facts.role() : MasterRole{};
-    std::string text = RenderRoleMetrics(role);
-    if (role.role != "standby") {
-      store::GroupCommitStats stats = cluster->CommitStats();
-      text += cluster->Read<std::string>(
-          [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
-    }
-    res.set_content(text, "text/plain; version=0.0.4");
-  });
+  server.Routes().Get(
+      "/metrics", [cluster, facts](const httplib::Request&, httplib::Response& res) {
+        MasterRole role = facts.role ? facts.role() : MasterRole{};
+        std::string text = RenderRoleMetrics(role);
+        if (role.role != "standby") {
+          store::GroupCommitStats stats = cluster->CommitStats();
+          text += cluster->Read<std::string>(
+              [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
+        }
+        res.set_content(text, "text/plain; version=0.0.4");
+      });
 }
 
 }  // namespace paceline::api

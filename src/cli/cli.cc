@@ -34,7 +34,12 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
 
   CommandContext ctx;
   app.add_option("--addr", ctx.client.addr,
-                 "master address host:port (default: $PACELINE_ADDR, ~/.paceline/config)");
+                 "master address host:port, or several separated by commas, tried in turn "
+                 "(default: $PACELINE_ADDR, ~/.paceline/config)");
+  app.add_option("--timeout", ctx.client.timeout,
+                 "give up on the master after this long, retries included (waits and watches: "
+                 "the longest outage they ride through)")
+      ->capture_default_str();
   app.add_option("--token", ctx.client.token,
                  "API token (default: $PACELINE_TOKEN, ~/.paceline/config)");
   app.add_option("-o,--output", ctx.client.output,

@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/defaults.h"
 #include "common/endpoints.h"
 
@@ -63,6 +64,21 @@ std::string ReadTokenFile(const std::string& path) {
   return std::string(absl::StripAsciiWhitespace(s.str()));
 }
 
+// "a:1, b:2" -> {"a:1", "b:2"}; an empty entry names where it came from.
+absl::StatusOr<std::vector<std::string>> SplitAddrs(const std::string& text,
+                                                    const std::string& source) {
+  std::vector<std::string> out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (part.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": '", text, "' has an empty address; expected HOST:PORT[,HOST:PORT...]"));
+    }
+    out.emplace_back(part);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ResolvedClient> ResolveClient(const ClientFlags& flags) {
@@ -85,6 +101,10 @@ absl::StatusOr<ResolvedClient> ResolveClient(const ClientFlags& flags) {
     r.addr = defaults::kMasterAddr;
     r.addr_source = "the default address";
   }
+  absl::StatusOr<std::vector<std::string>> addrs = SplitAddrs(r.addr, r.addr_source);
+  if (!addrs.ok()) return addrs.status();
+  r.addrs = *std::move(addrs);
+  r.addr = r.addrs.front();
   if (!flags.token.empty()) {
     r.token = flags.token;
   } else if (std::string env = Env("PACELINE_TOKEN"); !env.empty()) {

@@ -3,6 +3,9 @@
 //   address:  --addr, $PACELINE_ADDR, `addr:` in ~/.paceline/config,
 //             the "grpc" entry of ./data/master.json (written by a local `paceline up`),
 //             127.0.0.1:5390.
+//             Each of the first three may list several masters separated by commas
+//             ("m1:5390,m2:5390"): the CLI tries them in turn (cli/rpc.h). An empty entry is an
+//             error.
 //   token:    --token, $PACELINE_TOKEN, `token:` in ~/.paceline/config, ./data/token.
 // ~/.paceline/config is YAML with the optional keys `addr` and `token`; other keys are an
 // error (they are typos).
@@ -10,6 +13,7 @@
 // Thread-safety: pure functions over the environment and files.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/context.h"
@@ -17,7 +21,8 @@
 namespace paceline::cli {
 
 struct ResolvedClient {
-  std::string addr;
+  std::vector<std::string> addrs;  // the masters, in the order given; never empty
+  std::string addr;                // addrs[0]
   std::string token;
   std::string addr_source;  // where the address came from, for error messages
 };

@@ -18,8 +18,14 @@ namespace paceline::cli {
 enum class OutputFormat { kTable, kJson, kYaml };
 
 struct ClientFlags {
-  std::string addr;   // master gRPC address; empty = from $PACELINE_ADDR or ~/.paceline/config
+  // Master gRPC address, or several separated by commas; empty = from $PACELINE_ADDR or
+  // ~/.paceline/config (cli/client_config.h).
+  std::string addr;
   std::string token;  // bearer token; empty = from $PACELINE_TOKEN or ~/.paceline/config
+  // How long a client command may take, its retries included; for commands that run until
+  // something happens (`job watch`, `task logs -f`, a wait without its own --timeout), how long
+  // the master may stay out of reach (cli/rpc.h).
+  std::string timeout = "30s";
   std::string output = "table";
   OutputFormat format() const {
     return output == "json"   ? OutputFormat::kJson

@@ -23,8 +23,8 @@ void RegisterInfoCommand(CLI::App& app, CommandContext& ctx) {
   info->callback([&ctx] {
     absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
     if (!rpc.ok()) return ctx.Fail(rpc.status());
-    absl::StatusOr<v1::GetInfoResponse> resp = rpc->Call(
-        &v1::ClusterService::Stub::GetInfo, v1::GetInfoRequest(), std::chrono::seconds(10));
+    absl::StatusOr<v1::GetInfoResponse> resp =
+        rpc->Call(CallKind::kRead, &v1::ClusterService::Stub::GetInfo, v1::GetInfoRequest());
     if (!resp.ok()) return ctx.Fail(resp.status());
     absl::Time started = absl::FromUnixMillis(resp->started_at_unix_ms());
     nlohmann::json j = {

@@ -74,10 +74,10 @@ std::string CountsLine(const v1::JobSummary& j) {
   return absl::StrJoin(parts, ", ");
 }
 
-absl::StatusOr<v1::GetJobResponse> GetJob(const Rpc& rpc, uint64_t id) {
+absl::StatusOr<v1::GetJobResponse> GetJob(Rpc& rpc, uint64_t id) {
   v1::GetJobRequest req;
   req.set_job_id(id);
-  return rpc.Call(&v1::JobService::Stub::GetJob, req);
+  return rpc.Call(CallKind::kRead, &v1::JobService::Stub::GetJob, req);
 }
 
 }  // namespace
@@ -99,7 +99,8 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     req.set_pool(f.pool);
     req.set_spec_yaml(text.str());
     req.set_spec_name(f.file);
-    std::optional<v1::CreateJobResponse> resp = Run(ctx, &v1::JobService::Stub::CreateJob, req);
+    std::optional<v1::CreateJobResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::JobService::Stub::CreateJob, req);
     if (!resp) return;
     std::cout << resp->job_id() << std::endl;
   });
@@ -158,7 +159,8 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
       if (!since.ok()) return ctx.Fail(WithFlag(since.status(), "--since"));
       req.set_created_after_unix_ms(absl::ToUnixMillis(absl::Now() - *since));
     }
-    std::optional<v1::QueryJobsResponse> resp = Run(ctx, &v1::JobService::Stub::QueryJobs, req);
+    std::optional<v1::QueryJobsResponse> resp =
+        Run(ctx, CallKind::kRead, &v1::JobService::Stub::QueryJobs, req);
     if (!resp) return;
     Table t({"id", "name", "type", "pool", "state", "instances", "tasks", "created"});
     for (const v1::JobSummary& j : resp->jobs()) {
@@ -177,7 +179,8 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   kill->callback([&ctx] {
     v1::KillJobRequest req;
     req.set_job_id(f.job_id);
-    std::optional<v1::KillJobResponse> resp = Run(ctx, &v1::JobService::Stub::KillJob, req);
+    std::optional<v1::KillJobResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::JobService::Stub::KillJob, req);
     if (!resp) return;
     std::cout << "job " << f.job_id << " is being killed" << std::endl;
   });
@@ -191,7 +194,8 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     v1::DeleteJobRequest req;
     req.set_job_id(f.job_id);
     req.set_purge_volumes(purge_volumes);
-    std::optional<v1::DeleteJobResponse> resp = Run(ctx, &v1::JobService::Stub::DeleteJob, req);
+    std::optional<v1::DeleteJobResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::JobService::Stub::DeleteJob, req);
     if (!resp) return;
     std::cout << "job " << f.job_id << " deleted" << std::endl;
   });
@@ -211,7 +215,8 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
       r->set_first(first);
       r->set_last(last);
     }
-    std::optional<v1::RestartJobResponse> resp = Run(ctx, &v1::JobService::Stub::RestartJob, req);
+    std::optional<v1::RestartJobResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::JobService::Stub::RestartJob, req);
     if (!resp) return;
     std::cout << "job " << f.job_id << ": " << resp->restarted() << " instances restarting"
               << std::endl;
@@ -229,8 +234,15 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     if (!rpc.ok()) return ctx.Fail(rpc.status());
     absl::Time deadline =
         *timeout == absl::ZeroDuration() ? absl::InfiniteFuture() : absl::Now() + *timeout;
+    // Each poll is a read: an outage is ridden through until the deadline (none: for the
+    // global --timeout), and the next poll picks up where the job is.
+    rpc->set_deadline(deadline);
     bool tty = isatty(STDERR_FILENO);
     std::string last_line;
+    rpc->set_retry_sink([&](const std::string& note) {
+      std::cerr << (tty && !last_line.empty() ? "\r\033[K" : "") << note << std::endl;
+      last_line.clear();  // the progress line again after the outage
+    });
     while (true) {
       absl::StatusOr<v1::GetJobResponse> resp = GetJob(*rpc, f.job_id);
       if (!resp.ok()) return ctx.Fail(resp.status());

@@ -86,7 +86,7 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   create->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
   create->callback([&ctx] {
     std::optional<v1::CreatePoolRequest> req = SpecRequest<v1::CreatePoolRequest>(ctx, f);
-    if (!req || !Run(ctx, &v1::PoolService::Stub::CreatePool, *req)) return;
+    if (!req || !Run(ctx, CallKind::kWrite, &v1::PoolService::Stub::CreatePool, *req)) return;
     std::cout << "pool " << f.path << " created" << std::endl;
   });
 
@@ -98,7 +98,8 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
     std::optional<v1::UpdatePoolRequest> req = SpecRequest<v1::UpdatePoolRequest>(ctx, f);
     if (!req) return;
     req->set_force(f.force);
-    std::optional<v1::UpdatePoolResponse> resp = Run(ctx, &v1::PoolService::Stub::UpdatePool, *req);
+    std::optional<v1::UpdatePoolResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::PoolService::Stub::UpdatePool, *req);
     if (!resp) return;
     std::cout << "pool " << f.path << " updated" << std::endl;
     for (const std::string& b : resp->broke()) std::cout << "  forced past: " << b << std::endl;
@@ -109,7 +110,8 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   del->callback([&ctx] {
     v1::DeletePoolRequest req;
     req.set_path(f.path);
-    std::optional<v1::DeletePoolResponse> resp = Run(ctx, &v1::PoolService::Stub::DeletePool, req);
+    std::optional<v1::DeletePoolResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::PoolService::Stub::DeletePool, req);
     if (!resp) return;
     std::cout << "pool " << f.path << " deleted" << std::endl;
   });
@@ -117,7 +119,7 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* list = pool->add_subcommand("list", "the pool tree with entitlement and allocation");
   list->callback([&ctx] {
     std::optional<v1::ListPoolsResponse> resp =
-        Run(ctx, &v1::PoolService::Stub::ListPools, v1::ListPoolsRequest());
+        Run(ctx, CallKind::kRead, &v1::PoolService::Stub::ListPools, v1::ListPoolsRequest());
     if (!resp) return;
     Table t = PoolTable();
     for (const v1::PoolInfo& p : resp->pools()) AddPoolRows(p, t);
@@ -129,7 +131,8 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   get->callback([&ctx] {
     v1::GetPoolRequest req;
     req.set_path(f.path);
-    std::optional<v1::GetPoolResponse> resp = Run(ctx, &v1::PoolService::Stub::GetPool, req);
+    std::optional<v1::GetPoolResponse> resp =
+        Run(ctx, CallKind::kRead, &v1::PoolService::Stub::GetPool, req);
     if (!resp) return;
     Table t = PoolTable();
     AddPoolRows(resp->pool(), t);

@@ -1,43 +1,207 @@
 #include "cli/rpc.h"
 
+#include <iostream>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/leader_hint.h"
+#include "common/units.h"
+#include "paceline/v1/cluster.grpc.pb.h"
 
 namespace paceline::cli {
+namespace {
 
-absl::StatusOr<Rpc> Rpc::Connect(const ClientFlags& flags) {
-  absl::StatusOr<ResolvedClient> client = ResolveClient(flags);
-  if (!client.ok()) return client.status();
-  Rpc rpc;
-  rpc.client_ = *client;
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& addr) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
-  rpc.channel_ = grpc::CreateCustomChannel(client->addr, grpc::InsecureChannelCredentials(), args);
-  return rpc;
+  // A channel of its own for each attempt after a failure: a fresh connection, not one that
+  // gRPC's shared pool keeps in its own (much longer) reconnect back-off.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
 }
 
-std::unique_ptr<grpc::ClientContext> Rpc::Context(std::chrono::milliseconds timeout) const {
+// Why a channel that could not connect failed: a call that fails at once rather than wait
+// (cluster info, a read every master answers) carries gRPC's last connection error. It is sent
+// only if the connection came up meanwhile; then it answers with anything but UNAVAILABLE.
+grpc::Status Probe(const std::shared_ptr<grpc::Channel>& channel) {
+  grpc::ClientContext ctx;
+  ctx.set_wait_for_ready(false);
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+  v1::GetInfoResponse resp;
+  return v1::ClusterService::Stub(channel).GetInfo(&ctx, v1::GetInfoRequest(), &resp);
+}
+
+// Time left for a last attempt: a connection on loopback or a LAN comes up well within it.
+constexpr absl::Duration kLastAttempt = absl::Milliseconds(200);
+
+std::string Seconds(absl::Duration d) {
+  return FormatDurationShort(absl::Trunc(d, absl::Milliseconds(100)));
+}
+
+}  // namespace
+
+Rpc::Rpc(ResolvedClient client, absl::Duration timeout)
+    : client_(std::move(client)),
+      masters_(client_.addrs),
+      timeout_(timeout),
+      deadline_(absl::Now() + timeout),
+      sink_([](const std::string& line) { std::cerr << line << std::endl; }) {}
+
+absl::StatusOr<Rpc> Rpc::Connect(const ClientFlags& flags) {
+  absl::StatusOr<absl::Duration> timeout = ParseDurationStrict(flags.timeout);
+  if (!timeout.ok()) return WithFlag(timeout.status(), "--timeout");
+  if (*timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--timeout: must be more than 0, e.g. 30s");
+  }
+  absl::StatusOr<ResolvedClient> client = ResolveClient(flags);
+  if (!client.ok()) return client.status();
+  return Rpc(*std::move(client), *timeout);
+}
+
+std::unique_ptr<grpc::ClientContext> Rpc::Context(absl::Time deadline) const {
   auto ctx = std::make_unique<grpc::ClientContext>();
-  if (timeout.count() > 0) ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+  if (deadline != absl::InfiniteFuture()) ctx->set_deadline(absl::ToChronoTime(deadline));
   if (!client_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + client_.token);
   return ctx;
 }
 
-absl::Status Rpc::Explain(const grpc::Status& g) const {
-  // gRPC's codes are the canonical codes absl::StatusCode names, one for one.
-  absl::Status s(static_cast<absl::StatusCode>(g.error_code()), g.error_message());
-  if (s.code() == absl::StatusCode::kUnavailable &&
-      s.message().find("store") == absl::string_view::npos) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot reach the master at ", client_.addr, " (from ", client_.addr_source,
-        "): ", s.message(), "; is it running? Start one with `make up` or `paceline up`"));
+absl::Time Rpc::Limit(absl::Time began) const {
+  return deadline_ == absl::InfiniteFuture() ? began + timeout_ : deadline_;
+}
+
+grpc::Status Rpc::Ready(absl::Time until) {
+  const std::string& addr = masters_.current();
+  if (!channel_ || channel_addr_ != addr) {
+    channel_ = NewChannel(addr);
+    channel_addr_ = addr;
   }
-  if (s.code() == absl::StatusCode::kUnauthenticated) {
+  grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
+      grpc::Status why = Probe(channel_);
+      if (why.error_code() != grpc::StatusCode::UNAVAILABLE) return grpc::Status::OK;
+      channel_.reset();
+      return why;
+    }
+    if (!channel_->WaitForStateChange(state, absl::ToChronoTime(until))) {
+      channel_.reset();
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "no answer");
+    }
+    state = channel_->GetState(/*try_to_connect=*/true);
+  }
+  return grpc::Status::OK;
+}
+
+absl::Status Rpc::Invoke(CallKind kind, absl::FunctionRef<grpc::Status(Attempt&)> attempt,
+                         bool stream) {
+  masters_.NewRound();
+  backoff_.Reset();
+  std::optional<absl::Time> began;  // when the first failed attempt of this outage started
+  int attempts = 0;
+  while (true) {
+    ++attempts;
+    absl::Time start = absl::Now();
+    absl::Time limit = Limit(began.value_or(start));
+    Failure f;
+    f.status = Ready(std::min(limit, start + kConnectTimeout));
+    if (f.status.ok()) {
+      std::unique_ptr<grpc::ClientContext> ctx =
+          Context(stream ? absl::InfiniteFuture() : std::min(limit, start + timeout_));
+      Attempt a{channel_, ctx.get()};
+      f.status = attempt(a);
+      if (f.status.ok()) return absl::OkStatus();
+      f.reached = true;
+      f.leader = LeaderOf(*ctx, f.status);
+      if (f.status.error_code() == grpc::StatusCode::UNAVAILABLE) channel_.reset();
+      if (a.answered) {  // a stream that worked for a while: this is a new outage
+        began.reset();
+        attempts = 1;
+        masters_.NewRound();
+        backoff_.Reset();
+        start = absl::Now();
+      }
+    }
+    if (!began) began = start;
+    const std::string failed = masters_.current();
+    switch (Classify(kind, f)) {
+      case Verdict::kFinal:
+        return Explain(f, failed, "");
+      case Verdict::kMaybeDone:
+        return MaybeDone(f, failed);
+      case Verdict::kRedirect:
+        if (!masters_.Listed(*f.leader) && masters_.all().size() == 1) return NotLeader(f, failed);
+        break;
+      case Verdict::kRetry:
+        break;
+    }
+    bool at_once = masters_.Next(f.leader);
+    absl::Duration delay = at_once ? absl::ZeroDuration() : backoff_.Next();
+    absl::Time now = absl::Now();
+    limit = Limit(*began);
+    // The last attempt comes just before the limit rather than not at all.
+    delay = std::min(delay, limit - now - kLastAttempt);
+    if (delay < absl::ZeroDuration()) {
+      std::string bound =
+          deadline_ == absl::InfiniteFuture()
+              ? absl::StrCat("--timeout ", FormatDurationShort(timeout_), " per outage")
+          : own_deadline_ ? "the command's --timeout"
+                          : absl::StrCat("--timeout ", FormatDurationShort(timeout_));
+      return Explain(
+          f, failed,
+          absl::StrCat("; gave up after ", attempts, attempts == 1 ? " attempt" : " attempts",
+                       " in ", Seconds(now - *began), " (", bound, ")"));
+    }
+    sink_(RetryLine(failed, ReasonOf(f), masters_.current(), delay, attempts + 1, limit - now));
+    absl::SleepFor(delay);
+  }
+}
+
+absl::Status Rpc::Explain(const Failure& f, const std::string& addr,
+                          const std::string& after) const {
+  // gRPC's codes are the canonical codes absl::StatusCode names, one for one.
+  absl::StatusCode code = static_cast<absl::StatusCode>(f.status.error_code());
+  const std::string& msg = f.status.error_message();
+  if (!f.leader && !f.reached) {
+    std::string where =
+        masters_.all().size() == 1
+            ? absl::StrCat("the master at ", addr)
+            : absl::StrCat("any of the masters at ", absl::StrJoin(masters_.all(), ","));
+    std::string last = masters_.all().size() == 1 ? "" : absl::StrCat("; the last tried: ", addr);
+    return absl::UnavailableError(absl::StrCat(
+        "cannot reach ", where, " (from ", client_.addr_source, last, "): ", ReasonOf(f), after,
+        "; is it running? Start one with `make up` or `paceline up`"));
+  }
+  if (!f.leader && code == absl::StatusCode::kUnavailable) {
+    return absl::UnavailableError(
+        absl::StrCat("the master at ", addr, " is unavailable: ", ReasonOf(f), after));
+  }
+  if (code == absl::StatusCode::kDeadlineExceeded) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the master at ", addr, " did not answer in time", after));
+  }
+  if (code == absl::StatusCode::kUnauthenticated) {
     return absl::UnauthenticatedError(
-        absl::StrCat(s.message(), " (the master at ", client_.addr,
+        absl::StrCat(msg, " (the master at ", addr,
                      " wants its token: --token, $PACELINE_TOKEN, token: in ~/.paceline/config, or "
                      "./data/token)"));
   }
-  return s;
+  return absl::Status(code, absl::StrCat(msg, after));
+}
+
+absl::Status Rpc::MaybeDone(const Failure& f, const std::string& addr) const {
+  return absl::UnavailableError(
+      absl::StrCat("the master at ", addr, " failed during the call (", ReasonOf(f),
+                   "), so the change may or may not have been made; a change is never sent "
+                   "twice by itself: look (a get or list command) before trying again"));
+}
+
+absl::Status Rpc::NotLeader(const Failure& f, const std::string& addr) const {
+  return absl::Status(
+      static_cast<absl::StatusCode>(f.status.error_code()),
+      absl::StrCat("the master at ", addr, " does not lead (", f.status.error_message(),
+                   "); the CLI sends calls only to the masters it was given (from ",
+                   client_.addr_source, "): to follow the leader, give it too, e.g. --addr ", addr,
+                   ",", *f.leader));
 }
 
 }  // namespace paceline::cli

@@ -53,7 +53,7 @@ std::optional<Req> TaskRequest(CommandContext& ctx, const std::string& arg) {
   return req;
 }
 
-// `paceline task VERB JOB/INSTANCE`: one call about one instance, answered with one line.
+// `paceline task VERB JOB/INSTANCE`: one write about one instance, answered with one line.
 template <typename Req, typename Resp>
 void AddTaskVerb(CLI::App& task, CommandContext& ctx, const char* verb, const char* help,
                  grpc::Status (v1::TaskService::Stub::*method)(grpc::ClientContext*, const Req&,
@@ -64,7 +64,8 @@ void AddTaskVerb(CLI::App& task, CommandContext& ctx, const char* verb, const ch
   cmd->add_option("task", arg, "JOB/INSTANCE")->required();
   cmd->callback([&ctx, method, done] {
     std::optional<Req> req = TaskRequest<Req>(ctx, arg);
-    if (req && Run(ctx, method, *req)) std::cout << "task " << arg << ": " << done << std::endl;
+    if (req && Run(ctx, CallKind::kWrite, method, *req))
+      std::cout << "task " << arg << ": " << done << std::endl;
   });
 }
 
@@ -109,7 +110,8 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
       }
       req.add_states(state);
     }
-    std::optional<v1::ListTasksResponse> resp = Run(ctx, &v1::TaskService::Stub::ListTasks, req);
+    std::optional<v1::ListTasksResponse> resp =
+        Run(ctx, CallKind::kRead, &v1::TaskService::Stub::ListTasks, req);
     if (!resp) return;
     Table t({"task", "run", "state", "health", "host", "started", "finished", "exit", "used",
              "reason"});
@@ -129,7 +131,8 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
   get->callback([&ctx] {
     std::optional<v1::GetTaskRequest> req = TaskRequest<v1::GetTaskRequest>(ctx, f.task);
     if (!req) return;
-    std::optional<v1::GetTaskResponse> resp = Run(ctx, &v1::TaskService::Stub::GetTask, *req);
+    std::optional<v1::GetTaskResponse> resp =
+        Run(ctx, CallKind::kRead, &v1::TaskService::Stub::GetTask, *req);
     if (!resp) return;
     const v1::TaskInfo& ti = resp->task();
     std::cout << "task " << ti.job_id() << "/" << ti.instance() << ": "
@@ -163,7 +166,7 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     if (!req) return;
     req->set_limit(f.limit);
     std::optional<v1::ListTaskEventsResponse> resp =
-        Run(ctx, &v1::TaskService::Stub::ListTaskEvents, *req);
+        Run(ctx, CallKind::kRead, &v1::TaskService::Stub::ListTaskEvents, *req);
     if (!resp) return;
     Table t({"time", "run", "state", "host", "reason", "message"});
     for (const v1::TaskEvent& e : resp->events()) {
@@ -191,7 +194,8 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     v1::InstanceRange* r = req.add_ranges();
     r->set_first(id->instance);
     r->set_last(id->instance);
-    std::optional<v1::RestartJobResponse> resp = Run(ctx, &v1::JobService::Stub::RestartJob, req);
+    std::optional<v1::RestartJobResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::JobService::Stub::RestartJob, req);
     if (!resp) return;
     std::cout << "task " << f.task << " is restarting" << std::endl;
   });
@@ -207,6 +211,9 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     if (!id.ok()) return ctx.Fail(id.status());
     absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
     if (!rpc.ok()) return ctx.Fail(rpc.status());
+    // Each read is retried on its own: an outage may last --timeout, and the next read goes on
+    // from the offset already printed.
+    rpc->set_deadline(absl::InfiniteFuture());
     v1::GetTaskLogsRequest req;
     req.set_job_id(id->job.value());
     req.set_instance(id->instance);
@@ -215,7 +222,7 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     req.set_tail_lines(f.tail);
     while (true) {
       absl::StatusOr<v1::GetTaskLogsResponse> resp =
-          rpc->Call(&v1::TaskService::Stub::GetTaskLogs, req);
+          rpc->Call(CallKind::kRead, &v1::TaskService::Stub::GetTaskLogs, req);
       if (!resp.ok()) return ctx.Fail(resp.status());
       std::cout << resp->data() << std::flush;
       req.set_run(resp->run());  // stay on the run we started with
@@ -235,7 +242,7 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* list = host->add_subcommand("list", "hosts: state, capacity, allocation, labels");
   list->callback([&ctx] {
     std::optional<v1::ListHostsResponse> resp =
-        Run(ctx, &v1::HostService::Stub::ListHosts, v1::ListHostsRequest());
+        Run(ctx, CallKind::kRead, &v1::HostService::Stub::ListHosts, v1::ListHostsRequest());
     if (!resp) return;
     Table t(
         {"host", "state", "tasks", "capacity", "allocated", "used", "labels", "isolation", "seen"});
@@ -273,7 +280,7 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
     cmd->callback([&ctx, call = v.call] {
       v1::HostMaintenanceRequest req;
       req.set_host(name);
-      std::optional<v1::HostMaintenanceResponse> resp = Run(ctx, call, req);
+      std::optional<v1::HostMaintenanceResponse> resp = Run(ctx, CallKind::kWrite, call, req);
       if (!resp) return;
       std::cout << "host " << name << ": " << resp->maintenance() << std::endl;
     });

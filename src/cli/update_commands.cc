@@ -110,11 +110,13 @@ void RunUpdate(CommandContext& ctx) {
   if (f.version == 0) {
     v1::GetJobRequest get;
     get.set_job_id(f.job);
-    absl::StatusOr<v1::GetJobResponse> job = rpc->Call(&v1::JobService::Stub::GetJob, get);
+    absl::StatusOr<v1::GetJobResponse> job =
+        rpc->Call(CallKind::kRead, &v1::JobService::Stub::GetJob, get);
     if (!job.ok()) return ctx.Fail(job.status());
     req.set_version(job->job().version());
   }
-  absl::StatusOr<v1::UpdateJobResponse> resp = rpc->Call(&v1::JobService::Stub::UpdateJob, req);
+  absl::StatusOr<v1::UpdateJobResponse> resp =
+      rpc->Call(CallKind::kWrite, &v1::JobService::Stub::UpdateJob, req);
   if (!resp.ok()) return ctx.Fail(resp.status());
   if (PrintStructured(ctx.client, *resp)) return;
   if (f.dry_run) {
@@ -130,14 +132,14 @@ void RunUpdate(CommandContext& ctx) {
             << " added, " << resp->removed_size() << " removed)" << std::endl;
 }
 
-// Calls a one-job update RPC and prints `done` on success.
+// Calls a one-job update RPC (a write) and prints `done` on success.
 template <typename Req, typename Resp>
 void Simple(CommandContext& ctx,
             grpc::Status (v1::JobService::Stub::*call)(grpc::ClientContext*, const Req&, Resp*),
             const std::string& done) {
   Req req;
   req.set_job_id(Flags().job);
-  if (!Run(ctx, call, req)) return;
+  if (!Run(ctx, CallKind::kWrite, call, req)) return;
   std::cout << "job " << Flags().job << ": " << done << std::endl;
 }
 
@@ -149,11 +151,13 @@ void Wait(CommandContext& ctx) {
   if (!rpc.ok()) return ctx.Fail(rpc.status());
   absl::Time deadline =
       *timeout == absl::ZeroDuration() ? absl::InfiniteFuture() : absl::Now() + *timeout;
+  rpc->set_deadline(deadline);  // each poll is a read, retried until then (see cli/rpc.h)
   std::string last;
   while (true) {
     v1::GetUpdateRequest req;
     req.set_job_id(f.job);
-    absl::StatusOr<v1::GetUpdateResponse> resp = rpc->Call(&v1::JobService::Stub::GetUpdate, req);
+    absl::StatusOr<v1::GetUpdateResponse> resp =
+        rpc->Call(CallKind::kRead, &v1::JobService::Stub::GetUpdate, req);
     if (!resp.ok()) return ctx.Fail(resp.status());
     const v1::UpdateInfo& u = resp->update();
     std::string line = UpdateLine(u);
@@ -210,7 +214,8 @@ void AddJobUpdateCommands(CLI::App& job, CommandContext& ctx) {
     absl::StatusOr<v1::UpdateOptions> options = OptionsFromFlags(Flags());
     if (!options.ok()) return ctx.Fail(options.status());
     *req.mutable_options() = *options;
-    std::optional<v1::RollbackJobResponse> resp = Run(ctx, &v1::JobService::Stub::RollbackJob, req);
+    std::optional<v1::RollbackJobResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::JobService::Stub::RollbackJob, req);
     if (!resp) return;
     std::cout << "job " << Flags().job << ": update " << resp->update_id()
               << " rolls back as version " << resp->version() << std::endl;
@@ -228,7 +233,8 @@ void RegisterUpdateCommands(CLI::App& app, CommandContext& ctx) {
     v1::GetUpdateRequest req;
     req.set_job_id(Flags().job);
     req.set_update_id(Flags().update_id);
-    std::optional<v1::GetUpdateResponse> resp = Run(ctx, &v1::JobService::Stub::GetUpdate, req);
+    std::optional<v1::GetUpdateResponse> resp =
+        Run(ctx, CallKind::kRead, &v1::JobService::Stub::GetUpdate, req);
     if (!resp) return;
     PrintUpdates({resp->update()});
     if (resp->update().failed() > 0) {
@@ -241,7 +247,8 @@ void RegisterUpdateCommands(CLI::App& app, CommandContext& ctx) {
   list->callback([&ctx] {
     v1::ListUpdatesRequest req;
     req.set_job_id(Flags().job);
-    std::optional<v1::ListUpdatesResponse> resp = Run(ctx, &v1::JobService::Stub::ListUpdates, req);
+    std::optional<v1::ListUpdatesResponse> resp =
+        Run(ctx, CallKind::kRead, &v1::JobService::Stub::ListUpdates, req);
     if (!resp) return;
     PrintUpdates({resp->updates().begin(), resp->updates().end()});
   });

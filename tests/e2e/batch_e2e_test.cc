@@ -233,7 +233,8 @@ task:
 TEST_F(BatchE2E, WrongTokenAndMalformedRequestsChangeNothing) {
   TestCluster c({.agents = 1});
   CreatePool(c);
-  RunResult wrong = RunPaceline({"--addr", "127.0.0.1:1", "--token", "x", "job", "list"}, c.dir());
+  RunResult wrong = RunPaceline(
+      {"--addr", "127.0.0.1:1", "--timeout", "1s", "--token", "x", "job", "list"}, c.dir());
   EXPECT_NE(wrong.exit_code, 0);
 
   // Straight at the API, past the CLI's own checks.

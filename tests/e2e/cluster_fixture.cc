@@ -139,8 +139,8 @@ int TestCluster::FindLeader(absl::Duration timeout) {
       [&] {
         for (int i = 0; i < static_cast<int>(masters_.size()); ++i) {
           if (!masters_[i] || !masters_[i]->Running()) continue;
-          RunResult r =
-              RunPaceline({"--addr", master_addrs_[i], "--token", token_, "pool", "list"});
+          RunResult r = RunPaceline(
+              {"--addr", master_addrs_[i], "--token", token_, "--timeout", "2s", "pool", "list"});
           if (r.exit_code == 0) {
             found = i;
             return true;

@@ -128,7 +128,7 @@ TEST(Binary, BadListenAddressNamesTheFlag) {
 
 TEST(Binary, ClientCommandWithoutMasterFailsOnStderr) {
   std::string dir = MakeTempDir("pl-e2e");
-  RunResult r = RunPaceline({"--addr", "127.0.0.1:1", "info"}, dir);
+  RunResult r = RunPaceline({"--addr", "127.0.0.1:1", "--timeout", "1s", "info"}, dir);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.out, "");
   EXPECT_THAT(r.err, HasSubstr("cannot reach the master at 127.0.0.1:1 (from --addr)"));
