@@ -4,6 +4,8 @@
 #   make bench   run the benchmarks (short versions, minutes); reports into bench/results/
 #   make bench-full   the published sizes (50,000 hosts, 1,000,000 tasks; ~2 minutes)
 #   make fuzz    run each fuzzer briefly
+#   make bench-ha   PostgreSQL: the scale benchmark at 5,000 hosts / 200,000 tasks, and failover
+#                   time over 10 kills of the leader (a few minutes)
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
 #   make format  reformat the sources with clang-format
 
@@ -14,7 +16,7 @@ ASAN_DIR := build/asan
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan bench bench-full bench-slurm fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan bench bench-full bench-ha bench-slurm fuzz format \
   clean
 
 all: build
@@ -54,6 +56,9 @@ bench-full: build
 	bash scripts/bench.sh $(RELEASE_DIR) full
 
 # Needs root and the Slurm peer harness: SLURM_HARNESS=DIR (the Slurm peer harness directory).
+bench-ha: build
+	bash scripts/bench-ha.sh $(RELEASE_DIR)
+
 bench-slurm: build
 	bash bench/vs-slurm.sh
 

@@ -17,18 +17,9 @@ DATA=${DATA:-data/ha}
 MASTERS=${MASTERS:-3}
 LEASE=${LEASE:-5s}
 [[ -x $PACELINE ]] || { echo "no $PACELINE: run 'make build' first" >&2; exit 1; }
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+source scripts/pg-lib.sh
 [[ -n $PGBIN ]] || { echo "PostgreSQL is not installed: run scripts/install-deps.sh" >&2; exit 1; }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# Runs a command as the `postgres` user when we are root.
-as_pg() {
-  if [[ $(id -u) -eq 0 ]]; then
-    setpriv --reuid=postgres --regid=postgres --init-groups "$@"
-  else
-    "$@"
-  fi
-}
+free_port() { pg_free_port; }
 
 mkdir -p "$DATA"
 DATA=$(cd "$DATA" && pwd)
@@ -38,33 +29,15 @@ stop() {
   # The agent and the masters first, then PostgreSQL (SIGINT: its fast shutdown).
   for ((i = ${#pids[@]} - 1; i >= 1; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
   for ((i = ${#pids[@]} - 1; i >= 1; i--)); do wait "${pids[i]}" 2>/dev/null || true; done
-  if ((${#pids[@]})); then
-    kill -INT "${pids[0]}" 2>/dev/null || true
-    while kill -0 "${pids[0]}" 2>/dev/null; do sleep 0.1; done
-  fi
+  pg_stop
   wait 2>/dev/null || true
   echo "stopped"
 }
 trap stop INT TERM EXIT
 
-if [[ ! -d $DATA/pg/data ]]; then
-  mkdir -p "$DATA/pg"
-  [[ $(id -u) -eq 0 ]] && chown postgres "$DATA/pg"
-  as_pg "$PGBIN/initdb" -D "$DATA/pg/data" -U paceline --auth=trust -E UTF8 --locale=C >"$DATA/pg/initdb.log"
-fi
-PGPORT=$(free_port)
-as_pg "$PGBIN/postgres" -D "$DATA/pg/data" -h 127.0.0.1 -p "$PGPORT" -k "$DATA/pg" >>"$DATA/pg/server.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-  "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PGPORT" && break
-  sleep 0.1
-done
-# The postmaster itself (the background job may be a subshell around it): stopped by this PID.
-pids[0]=$(head -1 "$DATA/pg/data/postmaster.pid")
-"$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U paceline -d postgres -tc \
-  "SELECT 1 FROM pg_database WHERE datname = 'paceline'" | grep -q 1 ||
-  "$PGBIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U paceline paceline
-STORE="postgres://paceline@127.0.0.1:$PGPORT/paceline"
+pg_start "$DATA/pg"
+pids+=("$PG_PID")
+STORE="${PG_URL}paceline"
 
 addrs=()
 for ((i = 0; i < MASTERS; i++)); do

@@ -17,6 +17,9 @@ grpc::Status ClusterServiceImpl::GetInfo(grpc::ServerContext*, const v1::GetInfo
   response->set_leader(role.leader);
   response->set_lease_age_ms(
       role.lease_age == absl::InfiniteDuration() ? -1 : absl::ToInt64Milliseconds(role.lease_age));
+  response->set_replication_lag_ms(role.replication_lag == absl::InfiniteDuration()
+                                       ? -1
+                                       : absl::ToInt64Milliseconds(role.replication_lag));
   return grpc::Status::OK;
 }
 

@@ -17,6 +17,8 @@ struct MasterRole {
   uint64_t term = 0;
   std::string leader;  // the leader's gRPC address, when one leads
   absl::Duration lease_age = absl::InfiniteDuration();
+  // A standby: how old its followed copy of the store is (InfiniteDuration: not following).
+  absl::Duration replication_lag = absl::InfiniteDuration();
 };
 
 struct MasterFacts {

@@ -26,6 +26,10 @@ void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
     body["lease_age_seconds"] = role.lease_age == absl::InfiniteDuration()
                                     ? nlohmann::json(nullptr)
                                     : nlohmann::json(absl::ToDoubleSeconds(role.lease_age));
+    body["replication_lag_seconds"] =
+        role.replication_lag == absl::InfiniteDuration()
+            ? nlohmann::json(nullptr)
+            : nlohmann::json(absl::ToDoubleSeconds(role.replication_lag));
     res.set_content(body.dump(), "application/json");
   });
 }

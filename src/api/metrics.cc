@@ -139,6 +139,12 @@ std::string RenderRoleMetrics(const MasterRole& role) {
     absl::StrAppend(&out, "paceline_master_lease_age_seconds ",
                     absl::ToDoubleSeconds(role.lease_age), "\n");
   }
+  if (role.replication_lag != absl::InfiniteDuration()) {
+    Header(out, "paceline_master_replication_lag_seconds", "gauge",
+           "A standby: age of its followed copy of the store.");
+    absl::StrAppend(&out, "paceline_master_replication_lag_seconds ",
+                    absl::ToDoubleSeconds(role.replication_lag), "\n");
+  }
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "agent/host/proc_stat.h"
 #include "common/status.h"
 #include "common/version.h"
+#include "masterd/cluster.h"
 #include "paceline/v1/pool.grpc.pb.h"
 
 namespace paceline::bench {
@@ -35,6 +36,7 @@ absl::StatusOr<std::unique_ptr<LocalMaster>> LocalMaster::Start(masterd::MasterC
   }
   m->config_ = config;
   ASSIGN_OR_RETURN(m->master_, masterd::Master::Start(config));
+  RETURN_IF_ERROR(m->WaitServing());
   std::ifstream in(m->master_->endpoints().token_file);
   std::stringstream text;
   text << in.rdbuf();
@@ -51,7 +53,18 @@ absl::StatusOr<absl::Duration> LocalMaster::Restart() {
   master_.reset();
   absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(master_, masterd::Master::Start(config_));
+  RETURN_IF_ERROR(WaitServing());
   return absl::Now() - start;
+}
+
+absl::Status LocalMaster::WaitServing() {
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (true) {
+    absl::Status serving = master_->cluster()->Serving();
+    if (serving.ok()) return serving;
+    if (absl::Now() > deadline) return serving;  // e.g. it never took the lease
+    absl::SleepFor(absl::Milliseconds(5));
+  }
 }
 
 void LocalMaster::Stop() {

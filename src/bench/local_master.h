@@ -17,8 +17,8 @@
 
 namespace paceline::bench {
 
-// A master of this process with its data directory, removed by Stop() (or the destructor)
-// unless the caller named the directory.
+// A master of this process (SQLite in its data directory, or the configured store) with its data
+// directory, removed by Stop() (or the destructor) unless the caller named the directory.
 class LocalMaster {
  public:
   // `config.data_dir` empty: a new temporary directory. Ports 0 bind free loopback ports.
@@ -26,7 +26,8 @@ class LocalMaster {
   ~LocalMaster();
 
   // Stops the master and starts it again on the same store and the same gRPC port (a
-  // restart, as after a crash); returns how long the new master took to be serving.
+  // restart, as after a crash); returns how long the new master took to be serving (on
+  // PostgreSQL: it has taken the lease and rebuilt).
   absl::StatusOr<absl::Duration> Restart();
   void Stop();
 
@@ -36,6 +37,9 @@ class LocalMaster {
   const std::string& data_dir() const { return config_.data_dir; }
 
  private:
+  // Waits for the master to serve: at once on SQLite, once it leads on PostgreSQL.
+  absl::Status WaitServing();
+
   masterd::MasterConfig config_;
   bool own_dir_ = false;
   std::unique_ptr<masterd::Master> master_;

@@ -228,6 +228,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
 
   masterd::MasterConfig mc;
   mc.data_dir = config.data_dir;
+  mc.store = config.store;
   mc.grpc_listen = HostPort{"127.0.0.1", 0};
   mc.http_listen = HostPort{"127.0.0.1", 0};
   mc.cycle = config.cycle;
@@ -383,6 +384,7 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"commit_p50_ms_at_most", r.commit_p50_ms},
         {"commit_p99_ms_at_most", r.commit_p99_ms},
         {"commit_max_ms", r.commit_max_ms},
+        {"backend", r.config.store.empty() ? "sqlite" : "postgres"},
         {"bytes", r.store_bytes}}},
       {"restart",
        {{"serving_s", absl::ToDoubleSeconds(r.restart_serving)},

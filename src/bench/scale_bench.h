@@ -48,6 +48,9 @@ struct ScaleBenchConfig {
   absl::Duration timeout = absl::Minutes(20);  // for all tasks to run, and for the restart
   bool restart = true;
   std::string data_dir;  // empty: a temporary directory, removed at the end
+  // The master's store (store/open_store.h): empty for SQLite in data_dir, or postgres://...
+  // (the database should be empty: the benchmark creates its jobs and hosts there).
+  std::string store;
   uint64_t seed = 1;
 };
 

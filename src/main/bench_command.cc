@@ -115,6 +115,9 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
   scale->add_option("--timeout", timeout, "for every task to run")->capture_default_str();
   scale->add_option("--seed", c.seed, "job order")->capture_default_str();
   scale->add_option("--data-dir", c.data_dir, "the master's store (default: a temporary dir)");
+  scale->add_option("--store", c.store,
+                    "the master's store: postgres://... (an empty database) instead of SQLite in "
+                    "the data dir");
   scale->add_flag("--no-restart", no_restart, "skip the master restart at the end");
   scale->add_option("--report", report_file, "also write the JSON report to this file");
   scale->callback([&ctx] {

@@ -1,6 +1,7 @@
 #include "masterd/cluster.h"
 
 #include <iostream>
+#include <utility>
 
 #include "absl/time/clock.h"
 #include "common/status.h"
@@ -12,6 +13,7 @@ namespace paceline::masterd {
 
 namespace {
 constexpr absl::Duration kReloadEvery = absl::Seconds(1);
+constexpr absl::Duration kFollowEvery = absl::Milliseconds(500);
 }  // namespace
 
 Cluster::Cluster(scheduler::CoreConfig core_config, store::Store* store, ClusterOptions options)
@@ -45,8 +47,64 @@ absl::Status Cluster::LoadAndRebuild() {
 absl::Status Cluster::BecomeLeader(const std::function<void(store::Store&)>& fence) {
   return loop_.Call<absl::Status>([&] {
     committer_->RunOnWriter(fence);
-    return LoadAndRebuild();
+    return TakeOver();
   });
+}
+
+absl::Status Cluster::TakeOver() {
+  ++mirror_generation_;  // a read of changes still in flight is not applied
+  store::StoreMirror mirror = std::exchange(mirror_, store::StoreMirror{});
+  {
+    absl::MutexLock lock(&refusal_mu_);
+    followed_at_ = absl::InfinitePast();
+  }
+  if (mirror.rev() == store::kNoRevision) return LoadAndRebuild();  // nothing followed
+  // The lease is ours and fences the old leader: these are the last changes it made.
+  absl::StatusOr<store::StoreChanges> delta;
+  committer_->RunOnWriter([&](store::Store& s) { delta = s.ReadChanges(mirror.rev()); });
+  RETURN_IF_ERROR(delta.status());
+  const int64_t from = mirror.rev();
+  const size_t rows = delta->rows();
+  mirror.Apply(*std::move(delta));
+  std::cerr << "master: taking over from the followed state: " << rows
+            << " changed rows read (revisions " << from << " to " << mirror.rev() << "), "
+            << mirror.tasks() << " tasks" << std::endl;
+  return Rebuild(std::move(mirror).TakeContents());
+}
+
+void Cluster::Follow() {
+  if (!followable_ || following_ || absl::Now() < next_follow_) return;
+  following_ = true;
+  next_follow_ = absl::Now() + kFollowEvery;
+  // Read on the writer thread (a standby commits nothing), applied on the loop.
+  committer_->SubmitRead(
+      [this, since = mirror_.rev(), generation = mirror_generation_](store::Store& s) {
+        const absl::Time snapshot = absl::Now();
+        auto changes = std::make_shared<absl::StatusOr<store::StoreChanges>>(s.ReadChanges(since));
+        loop_.Post([this, changes, generation, snapshot] {
+          following_ = false;
+          if (generation != mirror_generation_) return;  // taken over meanwhile
+          if (!changes->ok()) {
+            if (changes->status().code() == absl::StatusCode::kUnimplemented) followable_ = false;
+            if (changes->status() != follow_error_) {
+              std::cerr << "master: following the store failed: " << changes->status().message()
+                        << std::endl;
+            }
+            follow_error_ = changes->status();
+            return;
+          }
+          follow_error_ = absl::OkStatus();
+          mirror_.Apply(*std::move(*changes));
+          absl::MutexLock lock(&refusal_mu_);
+          followed_at_ = snapshot;
+        });
+      });
+}
+
+absl::Duration Cluster::ReplicationLag() const {
+  absl::MutexLock lock(&refusal_mu_);
+  if (followed_at_ == absl::InfinitePast()) return absl::InfiniteDuration();
+  return absl::Now() - followed_at_;
 }
 
 void Cluster::StepDown(const absl::Status& why) {
@@ -223,7 +281,11 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
 
 void Cluster::OnTick() {
   if (!refusal_.ok()) {
-    if (!options_.led_by_lease) TryReload();
+    if (options_.led_by_lease) {
+      Follow();
+    } else {
+      TryReload();
+    }
     return;
   }
   scheduler::Actions actions;

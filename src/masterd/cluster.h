@@ -12,6 +12,11 @@
 // reload: it reads the store, rebuilds the core from it exactly as after a restart and accepts
 // agents and changes again. Nothing acknowledged is lost; nothing unacknowledged is kept.
 //
+// A standby (led_by_lease) keeps warm: every 500 ms it reads what the leader committed since
+// the revision it last saw (Store::ReadChanges) into a mirror of the store. BecomeLeader then
+// reads only the changes since that revision and builds the core from the mirror, instead of
+// reading the whole store.
+//
 // Thread-safety: Mutate/Read/Post are thread-safe; the core is touched only on the loop.
 
 #include <functional>
@@ -28,6 +33,7 @@
 #include "scheduler/scheduler_core.h"
 #include "store/group_commit.h"
 #include "store/store.h"
+#include "store/store_mirror.h"
 #include "wire/watch_events.h"
 
 namespace paceline::masterd {
@@ -53,13 +59,17 @@ class Cluster final : public api::Backend {
   void Stop();
 
   // Several masters (thread-safe, blocking): runs `fence` on the store's writer thread (it
-  // fences every later commit by the new term), then rebuilds from the store and serves.
+  // fences every later commit by the new term), then rebuilds from the followed state plus the
+  // changes since (or from the whole store, when it has not followed it) and serves.
   absl::Status BecomeLeader(const std::function<void(store::Store&)>& fence);
   // Stops serving with `why` (it carries the leader's address): changes, reads and agent
   // streams are refused with it; the agents' streams are ended.
   void StepDown(const absl::Status& why);
   // OK while this master serves calls; otherwise why not (the API's gate, api/auth.h).
   absl::Status Serving() const;
+  // A standby: how old the followed state is (since the snapshot of its last successful read).
+  // InfiniteDuration while it leads, or has not followed yet.
+  absl::Duration ReplicationLag() const;
 
   // api::Backend (see api/backend.h). ReadEvents reads on the store's writer thread.
   absl::Status Mutate(const MutateFn& fn) override;
@@ -104,6 +114,11 @@ class Cluster final : public api::Backend {
   void TryReload();
   // A new core from the store's contents, as after a restart (loop thread, or before it runs).
   absl::Status Rebuild(const records::StoreContents& contents);
+  // A standby: reads the changes since the mirror's revision, every kFollowEvery at most,
+  // without blocking the loop (loop thread).
+  void Follow();
+  // BecomeLeader's rebuild: from the mirror and the changes since, or the whole store.
+  absl::Status TakeOver();
 
   const ClusterOptions options_;
   const scheduler::CoreConfig core_config_;
@@ -120,6 +135,17 @@ class Cluster final : public api::Backend {
   uint64_t epoch_ = 0;
   absl::Time next_reload_ = absl::InfinitePast();
   bool reloading_ = false;
+  // Loop thread only: the followed state; a read of changes in flight; when to read next; the
+  // generation, bumped when the mirror is taken or dropped, so that a read begun before is
+  // discarded; whether the store can be followed at all.
+  store::StoreMirror mirror_;
+  bool following_ = false;
+  absl::Time next_follow_ = absl::InfinitePast();
+  uint64_t mirror_generation_ = 0;
+  bool followable_ = true;
+  absl::Status follow_error_;  // the last failed read, logged once
+  // When the snapshot of the mirror's last successful read was taken (refusal_mu_).
+  absl::Time followed_at_ ABSL_GUARDED_BY(refusal_mu_) = absl::InfinitePast();
   api::EventHub hub_;
   wire::PublishedJobStates published_states_;  // loop thread only
   absl::Mutex sessions_mu_;

@@ -133,13 +133,13 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->auth = std::make_unique<api::TokenAuth>(
       token, [cluster = impl->cluster.get()] { return cluster->Serving(); });
 
-  api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id(),
-                         [impl = impl.get()] {
-                           if (impl->leadership == nullptr) return api::MasterRole{};
-                           LeadershipStatus s = impl->leadership->status();
-                           return api::MasterRole{s.leader ? "leader" : "standby", s.term,
-                                                  s.leader_address, s.lease_age};
-                         }};
+  api::MasterFacts facts{
+      absl::Now(), impl->store->Describe(), impl->store->cluster_id(), [impl = impl.get()] {
+        if (impl->leadership == nullptr) return api::MasterRole{};
+        LeadershipStatus s = impl->leadership->status();
+        return api::MasterRole{s.leader ? "leader" : "standby", s.term, s.leader_address,
+                               s.lease_age, impl->cluster->ReplicationLag()};
+      }};
   const api::TokenAuth* auth = impl->auth.get();
   Cluster* cluster = impl->cluster.get();
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts);

@@ -13,6 +13,9 @@
 //   - ForEachEvent(fn) calls fn on every event, by task (job, then instance) and in commit
 //     order within a task, including the events of instances a scale-down removed; it stops
 //     at the first error of fn and returns it.
+//   - ReadChanges(since) returns what changed after revision `since` (store_mirror.h), in one
+//     consistent snapshot: for a backend that several masters share, so that a standby can
+//     follow it. Others answer UNIMPLEMENTED.
 //   - cluster_id() is a random id given to the cluster when its store was created; stable
 //     across restarts and kept by `paceline store migrate`.
 //
@@ -26,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "records/records.h"
+#include "store/store_mirror.h"
 
 namespace paceline::store {
 
@@ -38,6 +42,10 @@ class Store {
   virtual absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
   using EventFn = std::function<absl::Status(const records::TaskEvent&)>;
   virtual absl::Status ForEachEvent(const EventFn& fn) = 0;
+  virtual absl::StatusOr<StoreChanges> ReadChanges(int64_t since) {
+    (void)since;
+    return absl::UnimplementedError(Describe() + " cannot be followed by a standby");
+  }
   virtual const std::string& cluster_id() const = 0;
   // "memory", "sqlite:data/paceline.db", ...
   virtual std::string Describe() const = 0;

@@ -33,6 +33,23 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
       job, [](const Json& j) { return TasksIn(j, "SUCCEEDED") >= kInstances / 2; },
       absl::Seconds(180)));
   int old_leader = c.current_master();
+  // The standbys follow the store: their copy is at most a few reads old.
+  std::vector<std::string> all_masters = {"--addr", "",      "--token", c.token(),
+                                          "info",   "--all", "-o",      "json"};
+  for (int i = 0; i < 3; ++i) {
+    all_masters[1] += (i > 0 ? "," : "") + c.master_address(i);
+  }
+  Json before = Json::parse(RunPaceline(all_masters).out, nullptr, false);
+  ASSERT_TRUE(before.is_array() && before.size() == 3u) << before.dump();
+  for (int i = 0; i < 3; ++i) {
+    if (i == old_leader) {
+      EXPECT_EQ(before[i]["replication_lag_ms"], -1) << before.dump();
+    } else {
+      EXPECT_EQ(before[i]["role"], "standby") << before.dump();
+      EXPECT_GE(before[i]["replication_lag_ms"].get<int64_t>(), 0) << before.dump();
+      EXPECT_LT(before[i]["replication_lag_ms"].get<int64_t>(), 5000) << before.dump();
+    }
+  }
   c.master().Signal(SIGKILL);
   absl::Time killed = absl::Now();
   ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
@@ -43,6 +60,11 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
   ASSERT_GE(leader, 0);
   EXPECT_NE(leader, old_leader);
   EXPECT_LT(took, absl::Seconds(10));
+  // It took over from the state it followed, reading only the last changes.
+  std::string out = c.master(leader).Output();
+  size_t at = out.find("taking over from the followed state");
+  ASSERT_NE(at, std::string::npos) << out;
+  std::cout << out.substr(at, out.find('\n', at) - at) << std::endl;
   // Each master says what it is: the new leader, and the remaining standby pointing to it.
   Json info = c.CliJson({"info"});
   EXPECT_EQ(info["role"], "leader") << info.dump();
@@ -66,6 +88,13 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
   EXPECT_THAT(follows, HasSubstr("paceline_master_leader 0\n"));
   EXPECT_THAT(follows, HasSubstr(term));
   EXPECT_THAT(follows, HasSubstr("paceline_master_lease_age_seconds "));
+  EXPECT_THAT(follows, HasSubstr("paceline_master_replication_lag_seconds "));
+  // `info --all` shows the killed master as unreachable and the others as they are.
+  Json after = Json::parse(RunPaceline(all_masters).out, nullptr, false);
+  ASSERT_TRUE(after.is_array() && after.size() == 3u) << after.dump();
+  EXPECT_TRUE(after[old_leader].contains("error")) << after.dump();
+  EXPECT_EQ(after[leader]["role"], "leader") << after.dump();
+  EXPECT_EQ(after[standby]["leader"], c.master_address(leader)) << after.dump();
   RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "240s"});
   ASSERT_EQ(wait.exit_code, 0) << wait.err;
   Json got = c.CliJson({"job", "get", std::to_string(job)});
@@ -129,6 +158,15 @@ task: {command: "true", resources: {cpu: 0.05, memory: 8Mi}}
       absl::Seconds(15)))
       << refused.err;
   EXPECT_NE(refused.exit_code, 0);
+  // Having stepped down, it follows the store again as a standby.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        RunResult r = RunPaceline(
+            {"--addr", c.master_address(paused), "--token", c.token(), "info", "-o", "json"});
+        Json j = Json::parse(r.out, nullptr, false);
+        return !j.is_discarded() && j["role"] == "standby" && j["replication_lag_ms"] >= 0;
+      },
+      absl::Seconds(15)));
   RunResult wait = c.Cli({"job", "wait", std::to_string(after), "--timeout", "60s"});
   EXPECT_EQ(wait.exit_code, 0) << wait.err;
   // The service's tasks were adopted by the new leader and still run their first run: the old

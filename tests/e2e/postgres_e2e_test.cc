@@ -178,5 +178,24 @@ TEST(PostgresE2E, AMasterOfAnotherClusterIsRefusedAtStart) {
   std::filesystem::remove_all(dir);
 }
 
+// The scale benchmark with its master on PostgreSQL, small: every task runs once, the store
+// committed, and after the restart (which takes the lease again) every task is RUNNING.
+TEST(PostgresE2E, ScaleBenchmarkRunsOnPostgres) {
+  auto pg = StartPostgres();
+  ASSERT_NE(pg, nullptr);
+  RunResult r = RunPaceline({"bench", "scale", "--store", pg->url(), "--hosts", "50", "--tasks",
+                             "1000", "--job-mix", "10:0.5,100:0.5", "--clients", "4",
+                             "--heartbeat-interval", "1s", "--timeout", "120s", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = Json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["running"], 1000);
+  EXPECT_EQ(j["submit_errors"], 0);
+  EXPECT_EQ(j["store"]["backend"], "postgres");
+  EXPECT_GT(j["store"]["commits"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["restart"]["running_after"], 1000);
+  EXPECT_EQ(j["fleet"]["launches"], 1000);  // nothing launched twice, across the restart
+}
+
 }  // namespace
 }  // namespace paceline::e2e

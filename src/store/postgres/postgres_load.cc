@@ -1,4 +1,6 @@
-// PostgresStore's reads: Load, ListEvents, ForEachEvent (postgres_store.h).
+// PostgresStore's reads: Load, ReadChanges, ListEvents, ForEachEvent (postgres_store.h).
+
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -56,9 +58,10 @@ absl::StatusOr<records::TaskEvent> ReadEvent(RowReader& r, TaskId task) {
   return e;
 }
 
-absl::Status LoadPools(PgConn& c, records::StoreContents& out) {
-  ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query("SELECT path, spec FROM pools ORDER BY path", {}, "loading pools"));
+// Each Load* reads the rows of one table written after revision `since` (all: kNoRevision).
+absl::Status LoadPools(PgConn& c, const std::string& since, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT path, spec FROM pools WHERE rev > $1 ORDER BY path",
+                                        {since}, "loading pools"));
   for (int i = 0; i < rows.size(); ++i) {
     records::PoolRecord p;
     p.path = std::string(rows.Text(i, 0));
@@ -70,10 +73,11 @@ absl::Status LoadPools(PgConn& c, records::StoreContents& out) {
   return absl::OkStatus();
 }
 
-absl::Status LoadJobs(PgConn& c, records::StoreContents& out) {
-  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT id, pool, spec, version, goal, created_us, "
-                                        "old_specs, updates, instances FROM jobs ORDER BY id",
-                                        {}, "loading jobs"));
+absl::Status LoadJobs(PgConn& c, const std::string& since, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c.Query("SELECT id, pool, spec, version, goal, created_us, old_specs, "
+                           "updates, instances FROM jobs WHERE rev > $1 ORDER BY id",
+                           {since}, "loading jobs"));
   for (int i = 0; i < rows.size(); ++i) {
     RowReader r(rows, i, "jobs");
     records::JobRecord j;
@@ -101,13 +105,13 @@ absl::Status LoadJobs(PgConn& c, records::StoreContents& out) {
   return absl::OkStatus();
 }
 
-absl::Status LoadTasks(PgConn& c, records::StoreContents& out) {
+absl::Status LoadTasks(PgConn& c, const std::string& since, records::StoreContents& out) {
   ASSIGN_OR_RETURN(PgRows rows,
                    c.Query("SELECT job, instance, run, state, host, started_us, finished_us, "
                            "exit_code, signal, reason, message, failures, not_before_us, "
                            "restart_requested, spec_version, next_spec_version, volume_host "
-                           "FROM tasks ORDER BY job, instance",
-                           {}, "loading tasks"));
+                           "FROM tasks WHERE rev > $1 ORDER BY job, instance",
+                           {since}, "loading tasks"));
   out.tasks.reserve(static_cast<size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) {
     RowReader r(rows, i, "tasks");
@@ -143,10 +147,11 @@ absl::Status LoadTasks(PgConn& c, records::StoreContents& out) {
   return absl::OkStatus();
 }
 
-absl::Status LoadHosts(PgConn& c, records::StoreContents& out) {
-  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT name, maintenance, cpu_milli, memory_bytes, "
-                                        "disk_bytes, gpu_milli, labels FROM hosts ORDER BY name",
-                                        {}, "loading hosts"));
+absl::Status LoadHosts(PgConn& c, const std::string& since, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c.Query("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "
+                           "gpu_milli, labels FROM hosts WHERE rev > $1 ORDER BY name",
+                           {since}, "loading hosts"));
   for (int i = 0; i < rows.size(); ++i) {
     RowReader r(rows, i, "hosts");
     records::HostRecord h;
@@ -166,23 +171,64 @@ absl::Status LoadHosts(PgConn& c, records::StoreContents& out) {
   return absl::OkStatus();
 }
 
+absl::Status LoadDeletions(PgConn& c, const std::string& since, StoreChanges& out) {
+  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT kind, job, instance, path FROM deletions "
+                                        "WHERE rev > $1 ORDER BY rev",
+                                        {since}, "loading deletions"));
+  for (int i = 0; i < rows.size(); ++i) {
+    RowReader r(rows, i, "deletions");
+    std::string kind = r.Text();
+    ASSIGN_OR_RETURN(int64_t job, r.Int());
+    ASSIGN_OR_RETURN(int64_t instance, r.Int());
+    JobId id(static_cast<uint64_t>(job));
+    if (kind == "pool") {
+      out.deleted_pools.push_back(r.Text());
+    } else if (kind == "job") {
+      out.deleted_jobs.push_back(id);
+    } else {
+      out.deleted_tasks.push_back(TaskId{id, static_cast<uint32_t>(instance)});
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The newest revision among the rows written or deleted (kNoRevision: none).
+absl::StatusOr<int64_t> NewestRevision(PgConn& c) {
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c.Query("SELECT COALESCE(GREATEST((SELECT max(rev) FROM pools), "
+                           "(SELECT max(rev) FROM jobs), (SELECT max(rev) FROM tasks), "
+                           "(SELECT max(rev) FROM hosts), (SELECT max(rev) FROM deletions)), $1)",
+                           {absl::StrCat(kNoRevision)}, "reading the newest revision"));
+  return rows.Int(0, 0, "the newest revision");
+}
+
 }  // namespace
 
 absl::StatusOr<records::StoreContents> PostgresStore::Load() {
+  ASSIGN_OR_RETURN(StoreChanges all, ReadChanges(kNoRevision));
+  return std::move(all.changed);
+}
+
+absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
   ASSIGN_OR_RETURN(PgConn * c, Conn());
-  records::StoreContents out;
+  StoreChanges out;
+  records::StoreContents& changed = out.changed;
+  const std::string after = absl::StrCat(since);
   // One snapshot for all tables: what a concurrent leader commits is either all in or all out.
   RETURN_IF_ERROR(c->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "loading"));
   absl::Status s = [&]() -> absl::Status {
-    RETURN_IF_ERROR(LoadPools(*c, out));
-    RETURN_IF_ERROR(LoadJobs(*c, out));
-    RETURN_IF_ERROR(LoadTasks(*c, out));
-    RETURN_IF_ERROR(LoadHosts(*c, out));
+    ASSIGN_OR_RETURN(int64_t newest, NewestRevision(*c));
+    out.rev = std::max(since, newest);
+    RETURN_IF_ERROR(LoadPools(*c, after, changed));
+    RETURN_IF_ERROR(LoadJobs(*c, after, changed));
+    RETURN_IF_ERROR(LoadTasks(*c, after, changed));
+    RETURN_IF_ERROR(LoadHosts(*c, after, changed));
+    if (since != kNoRevision) RETURN_IF_ERROR(LoadDeletions(*c, after, out));
     ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
-    if (!absl::SimpleAtoi(next, &out.next_job_id)) {
+    if (!absl::SimpleAtoi(next, &changed.next_job_id)) {
       return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));
     }
-    ASSIGN_OR_RETURN(out.cluster_id, GetMeta("cluster_id"));
+    ASSIGN_OR_RETURN(changed.cluster_id, GetMeta("cluster_id"));
     return c->Exec("COMMIT", "loading");
   }();
   if (!s.ok() && c->healthy()) (void)c->Exec("ROLLBACK", "loading");

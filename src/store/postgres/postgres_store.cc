@@ -21,48 +21,64 @@ struct Sql {
   const char* text;
 };
 constexpr Sql kFence{"fence", "SELECT paceline_fence($1)"};
-constexpr Sql kPutPool{"put_pool",
-                       "INSERT INTO pools (path, spec) VALUES ($1, $2) "
-                       "ON CONFLICT (path) DO UPDATE SET spec = EXCLUDED.spec"};
-constexpr Sql kPutJob{"put_job",
-                      "INSERT INTO jobs (id, pool, spec, version, goal, created_us, old_specs, "
-                      "updates, instances) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
-                      "ON CONFLICT (id) DO UPDATE SET pool = EXCLUDED.pool, spec = EXCLUDED.spec, "
-                      "version = EXCLUDED.version, goal = EXCLUDED.goal, "
-                      "created_us = EXCLUDED.created_us, old_specs = EXCLUDED.old_specs, "
-                      "updates = EXCLUDED.updates, instances = EXCLUDED.instances"};
+// Every commit's revision (schema.h, version 2): the rows it writes carry currval.
+constexpr Sql kNextRev{"next_rev", "SELECT nextval('changes_rev')"};
+constexpr Sql kPutPool{
+    "put_pool",
+    "INSERT INTO pools (path, spec, rev) VALUES ($1, $2, currval('changes_rev')) "
+    "ON CONFLICT (path) DO UPDATE SET spec = EXCLUDED.spec, rev = EXCLUDED.rev"};
+constexpr Sql kPutJob{
+    "put_job",
+    "INSERT INTO jobs (id, pool, spec, version, goal, created_us, old_specs, "
+    "updates, instances, rev) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+    "currval('changes_rev')) "
+    "ON CONFLICT (id) DO UPDATE SET pool = EXCLUDED.pool, spec = EXCLUDED.spec, "
+    "version = EXCLUDED.version, goal = EXCLUDED.goal, "
+    "created_us = EXCLUDED.created_us, old_specs = EXCLUDED.old_specs, "
+    "updates = EXCLUDED.updates, instances = EXCLUDED.instances, rev = EXCLUDED.rev"};
 constexpr Sql kPutTask{
     "put_task",
     "INSERT INTO tasks (job, instance, run, state, host, started_us, finished_us, exit_code, "
     "signal, reason, message, failures, not_before_us, restart_requested, spec_version, "
-    "next_spec_version, volume_host) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-    "$13, $14, $15, $16, $17) ON CONFLICT (job, instance) DO UPDATE SET run = EXCLUDED.run, "
+    "next_spec_version, volume_host, rev) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+    "$12, $13, $14, $15, $16, $17, currval('changes_rev')) ON CONFLICT (job, instance) DO UPDATE "
+    "SET run = EXCLUDED.run, "
     "state = EXCLUDED.state, host = EXCLUDED.host, started_us = EXCLUDED.started_us, "
     "finished_us = EXCLUDED.finished_us, exit_code = EXCLUDED.exit_code, "
     "signal = EXCLUDED.signal, reason = EXCLUDED.reason, message = EXCLUDED.message, "
     "failures = EXCLUDED.failures, not_before_us = EXCLUDED.not_before_us, "
     "restart_requested = EXCLUDED.restart_requested, spec_version = EXCLUDED.spec_version, "
-    "next_spec_version = EXCLUDED.next_spec_version, volume_host = EXCLUDED.volume_host"};
-constexpr Sql kDeleteTask{"delete_task", "DELETE FROM tasks WHERE job = $1 AND instance = $2"};
+    "next_spec_version = EXCLUDED.next_spec_version, volume_host = EXCLUDED.volume_host, "
+    "rev = EXCLUDED.rev"};
+constexpr Sql kDeleteTask{"delete_task",
+                          "WITH t AS (DELETE FROM tasks WHERE job = $1 AND instance = $2) "
+                          "INSERT INTO deletions (rev, kind, job, instance) "
+                          "VALUES (currval('changes_rev'), 'task', $1, $2)"};
 constexpr Sql kPutEvent{"put_event",
                         "INSERT INTO events (job, instance, run, at_us, state, host, reason, "
                         "message) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"};
 constexpr Sql kPutHost{"put_host",
                        "INSERT INTO hosts (name, maintenance, cpu_milli, memory_bytes, "
-                       "disk_bytes, gpu_milli, labels) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                       "disk_bytes, gpu_milli, labels, rev) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+                       "currval('changes_rev')) "
                        "ON CONFLICT (name) DO UPDATE SET maintenance = EXCLUDED.maintenance, "
                        "cpu_milli = EXCLUDED.cpu_milli, memory_bytes = EXCLUDED.memory_bytes, "
                        "disk_bytes = EXCLUDED.disk_bytes, gpu_milli = EXCLUDED.gpu_milli, "
-                       "labels = EXCLUDED.labels"};
+                       "labels = EXCLUDED.labels, rev = EXCLUDED.rev"};
 constexpr Sql kDeleteJob{"delete_job",
                          "WITH t AS (DELETE FROM tasks WHERE job = $1), "
-                         "e AS (DELETE FROM events WHERE job = $1) "
-                         "DELETE FROM jobs WHERE id = $1"};
-constexpr Sql kDeletePool{"delete_pool", "DELETE FROM pools WHERE path = $1"};
+                         "e AS (DELETE FROM events WHERE job = $1), "
+                         "j AS (DELETE FROM jobs WHERE id = $1) "
+                         "INSERT INTO deletions (rev, kind, job) "
+                         "VALUES (currval('changes_rev'), 'job', $1)"};
+constexpr Sql kDeletePool{"delete_pool",
+                          "WITH p AS (DELETE FROM pools WHERE path = $1) "
+                          "INSERT INTO deletions (rev, kind, path) "
+                          "VALUES (currval('changes_rev'), 'pool', $1)"};
 constexpr Sql kPutMeta{"put_meta",
                        "INSERT INTO meta (key, value) VALUES ($1, $2) "
                        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"};
-constexpr Sql kAll[] = {kFence,    kPutPool, kPutJob,    kPutTask,    kDeleteTask,
+constexpr Sql kAll[] = {kFence,    kNextRev, kPutPool,   kPutJob,     kPutTask, kDeleteTask,
                         kPutEvent, kPutHost, kDeleteJob, kDeletePool, kPutMeta};
 
 std::optional<std::string> Num(int64_t v) { return absl::StrCat(v); }
@@ -208,6 +224,7 @@ absl::Status PostgresStore::CommitAll(const std::vector<const records::WriteBatc
   for (const Sql& sql : kAll) RETURN_IF_ERROR(c->Prepare(sql.name, sql.text));
   std::vector<PgCommand> commands;
   if (fence_term_) commands.push_back({kFence.name, {Num(static_cast<int64_t>(*fence_term_))}});
+  commands.push_back({kNextRev.name, {}});
   for (const records::WriteBatch* b : batches) AddBatch(*b, commands);
   RETURN_IF_ERROR(c->Transaction(commands, "committing to the store"));
   for (const records::WriteBatch* b : batches) {

@@ -11,6 +11,9 @@
 // default). A lost connection is UNAVAILABLE; the next call connects again, so the store comes
 // back by itself when the database does.
 //
+// Revisions: every commit takes the next revision and marks what it writes or deletes with it
+// (schema.h, version 2), so ReadChanges(since) reads only what changed after `since`.
+//
 // Fencing: after FenceWith(term), every commit first calls paceline_fence(term) in the same
 // transaction (schema.h): once another master has taken the lease, commits fail with
 // FAILED_PRECONDITION and change nothing.
@@ -40,6 +43,7 @@ class PostgresStore final : public Store {
 
   absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
   absl::StatusOr<records::StoreContents> Load() override;
+  absl::StatusOr<StoreChanges> ReadChanges(int64_t since) override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
   std::string Describe() const override;

@@ -98,7 +98,29 @@ struct Migration {
   int version;
   const char* sql;
 };
-inline constexpr std::array<Migration, 0> kMigrations{};
+// Version 2, revisions for standbys that follow the store (store_mirror.h): every commit takes
+// the next value of changes_rev first, and every row it writes carries it in `rev`; a deletion
+// leaves a row in `deletions` with it. A standby reads the rows whose rev is newer than the last
+// it saw. Commits are serial (one leader, fenced), so revisions grow in commit order.
+inline constexpr const char* kSchemaV2 = R"sql(
+CREATE SEQUENCE changes_rev;
+ALTER TABLE pools ADD COLUMN rev BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN rev BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN rev BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE hosts ADD COLUMN rev BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX jobs_by_rev ON jobs (rev);
+CREATE INDEX tasks_by_rev ON tasks (rev);
+CREATE TABLE deletions (
+  rev BIGINT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('pool', 'job', 'task')),
+  job BIGINT NOT NULL DEFAULT 0,
+  instance BIGINT NOT NULL DEFAULT 0,
+  path TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX deletions_by_rev ON deletions (rev);
+)sql";
+
+inline constexpr std::array<Migration, 1> kMigrations{{{2, kSchemaV2}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Failover time of several masters on one PostgreSQL, on real processes (docs/benchmarks.md).
+# scripts/ha-up.sh starts PostgreSQL, MASTERS masters and one agent in a temporary directory; a
+# service of TASKS sleeping tasks is started; then REPS times:
+#   - the leader is killed with SIGKILL;
+#   - `leader_s`: time until another master serves as leader (`info` says leader, with a newer
+#     term, and it answers a read);
+#   - `agent_s`: time until the agent is connected to it again;
+#   - the killed master is started again (a standby) and must follow the store before the next
+#     repetition.
+# At the end every task of the service must still be RUNNING its first run: a failover stops
+# or restarts nothing. Writes a JSON report (median and max of both times, each repetition, the
+# machine and the commit) to OUT (default bench/results/failover-DATE.json).
+#
+# Knobs: MASTERS (3), REPS (10), TASKS (100), LEASE (5s, the default lease), PACELINE
+# (build/release/paceline), OUT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACELINE=$(realpath "${PACELINE:-build/release/paceline}")
+MASTERS=${MASTERS:-3}
+REPS=${REPS:-10}
+TASKS=${TASKS:-100}
+LEASE=${LEASE:-5s}
+OUT=${OUT:-bench/results/failover-$(date -u +%Y-%m-%d).json}
+[[ -x $PACELINE ]] || { echo "no $PACELINE: run 'make build' first" >&2; exit 1; }
+
+tmp=$(mktemp -d /tmp/pl-failover-XXXXXX)
+chmod 755 "$tmp"  # PostgreSQL and the agent's tasks run as unprivileged users
+ha_pid=""
+restarted=()
+cleanup() {
+  for p in "${restarted[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${restarted[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+  # ha-up.sh stops its masters, agent and PostgreSQL on SIGTERM.
+  if [[ -n $ha_pid ]] && kill -0 "$ha_pid" 2>/dev/null; then
+    kill -TERM "$ha_pid"
+    wait "$ha_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+log=$tmp/ha-up.log
+DATA="$tmp/ha" MASTERS=$MASTERS LEASE=$LEASE PACELINE=$PACELINE scripts/ha-up.sh >"$log" 2>&1 &
+ha_pid=$!
+for _ in $(seq 1 300); do
+  grep -q "^Ctrl-C stops everything" "$log" && break
+  kill -0 "$ha_pid" 2>/dev/null || { echo "ha-up exited early:"; cat "$log"; exit 1; }
+  sleep 0.2
+done
+token=$(cat "$tmp/ha/token")
+store=$(sed -nE 's/^store: (.*)$/\1/p' "$log")
+mapfile -t addrs < <(sed -nE 's/^master [0-9]+: pid [0-9]+, gRPC ([^,]+),.*/\1/p' "$log")
+mapfile -t pids < <(sed -nE 's/^master [0-9]+: pid ([0-9]+),.*/\1/p' "$log")
+all=$(IFS=,; echo "${addrs[*]}")
+pl() { "$PACELINE" --token "$token" "$@"; }
+
+# The index and term of the master that leads with a term above $1 and answers, or nothing;
+# master $2 (the one just killed) is not asked.
+leader_above() {
+  local i info
+  for ((i = 0; i < MASTERS; i++)); do
+    [[ $i == "${2:-}" ]] && continue
+    info=$(pl --addr "${addrs[i]}" --timeout 1s info -o json 2>/dev/null) || continue
+    python3 -c '
+import json, sys
+m = json.loads(sys.argv[2])
+if m.get("role") == "leader" and m.get("term", 0) > int(sys.argv[1]):
+    print(sys.argv[3], m["term"])' "$1" "$info" "$i"
+  done | head -1
+}
+now() { date +%s.%N; }
+
+cat >"$tmp/pool.yaml" <<'EOF'
+resources: {cpu: {reservation: 64, limit: 64}, memory: {reservation: 64Gi, limit: 64Gi}}
+EOF
+cat >"$tmp/job.yaml" <<EOF
+name: failover-sleepers
+type: service
+instances: $TASKS
+task:
+  command: "sleep 100000"
+  resources: {cpu: 0.01, memory: 4Mi}
+EOF
+pl --addr "$all" pool create /bench -f "$tmp/pool.yaml" >/dev/null
+job=$(pl --addr "$all" job create --pool /bench -f "$tmp/job.yaml")
+running() {
+  pl --addr "$all" job get "$job" -o json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["task_counts"].get("RUNNING", 0))'
+}
+for _ in $(seq 1 600); do
+  [[ $(running) -eq $TASKS ]] && break
+  sleep 0.5
+done
+[[ $(running) -eq $TASKS ]] || { echo "the service did not start its $TASKS tasks" >&2; exit 1; }
+
+read -r leader term < <(leader_above 0)
+results=()
+for ((rep = 1; rep <= REPS; rep++)); do
+  kill -KILL "${pids[leader]}"
+  killed=$(now)
+  new=""
+  for _ in $(seq 1 600); do
+    read -r new new_term < <(leader_above "$term" "$leader") || true
+    [[ -n $new ]] && pl --addr "${addrs[new]}" --timeout 2s host list >/dev/null 2>&1 && break
+    new=""
+    sleep 0.05
+  done
+  [[ -n $new ]] || { echo "repetition $rep: no master led within 30 s" >&2; exit 1; }
+  led=$(now)
+  for _ in $(seq 1 600); do
+    out=$(pl --addr "${addrs[new]}" --timeout 2s host list -o json 2>/dev/null) || true
+    [[ $out == *'"connected": true'* || $out == *'"connected":true'* ]] && break
+    sleep 0.05
+  done
+  back=$(now)
+  results+=("$(python3 -c "print($led - $killed, $back - $killed)")")
+  echo "repetition $rep: master $new leads (term $new_term) ${results[-1]% *} s after the kill; agent back at ${results[-1]#* } s"
+  # The killed master comes back as a standby that follows the store.
+  port=${addrs[leader]##*:}
+  "$PACELINE" master --store "$store" --data-dir "$tmp/ha/master$leader" \
+    --token-file "$tmp/ha/token" --listen "127.0.0.1:$port" --http-listen 127.0.0.1:0 \
+    --lease "$LEASE" >>"$tmp/ha/master$leader.log" 2>&1 &
+  pids[leader]=$!
+  restarted+=($!)
+  disown "$!"  # killed on purpose later: no job-control message
+  for _ in $(seq 1 300); do
+    lag=$(pl --addr "${addrs[leader]}" --timeout 2s info -o json 2>/dev/null |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["replication_lag_ms"])' 2>/dev/null) || true
+    [[ -n $lag && $lag -ge 0 ]] && break
+    sleep 0.1
+  done
+  leader=$new
+  term=$new_term
+done
+
+# Nothing was restarted by the failovers.
+pl --addr "$all" task list "$job" -o json | python3 -c '
+import json, sys
+tasks = json.load(sys.stdin)["tasks"]
+bad = [t for t in tasks if t["state"] != "RUNNING" or t.get("run", 1) != 1]
+if bad:
+    sys.exit(f"{len(bad)} of {len(tasks)} tasks were not running their first run: {bad[:3]}")
+'
+
+mkdir -p "$(dirname "$OUT")"
+python3 - "$OUT" "$MASTERS" "$TASKS" "$LEASE" "$("$PACELINE" --version 2>/dev/null | head -1)" \
+  "${results[@]}" <<'EOF'
+import json, os, platform, statistics, subprocess, sys, datetime
+out, masters, tasks, lease, version, *reps = sys.argv[1:]
+reps = [tuple(map(float, r.split())) for r in reps]
+led = [r[0] for r in reps]
+back = [r[1] for r in reps]
+model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
+mem = next((int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)
+commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+report = {
+    "benchmark": "failover",
+    "masters": int(masters), "service_tasks": int(tasks), "lease": lease,
+    "leader_s": {"median": statistics.median(led), "max": max(led), "min": min(led)},
+    "agent_s": {"median": statistics.median(back), "max": max(back), "min": min(back)},
+    "repetitions": [{"leader_s": round(a, 3), "agent_s": round(b, 3)} for a, b in reps],
+    "machine": {"cpus": os.cpu_count(), "model": model, "memory_bytes": mem,
+                "kernel": platform.release(), "version": version, "commit": commit,
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")},
+}
+json.dump(report, open(out, "w"), indent=2)
+print(f"failover over {len(reps)} repetitions: leader in {report['leader_s']['median']:.2f} s median, "
+      f"{report['leader_s']['max']:.2f} s max; agent back in {report['agent_s']['median']:.2f} s median, "
+      f"{report['agent_s']['max']:.2f} s max -> {out}")
+EOF

@@ -1,0 +1,214 @@
+// Following a PostgreSQL store as a standby does (store_mirror.h), on a real server: a mirror
+// fed only the changes after its revision equals a full load after every commit of a long,
+// random mix of writes and deletions; a delta holds only what changed; a database of schema
+// version 1 is migrated and followed from its first rows.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "spec/yaml_spec.h"
+#include "store/postgres/postgres_store.h"
+#include "store/postgres/schema.h"
+#include "store/store_mirror.h"
+#include "store/testing/postgres_server.h"
+
+namespace paceline::store {
+namespace {
+
+class StoreFollowTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto server = testing::PostgresServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    std::string db = "f" + std::to_string(next_db_++);
+    ASSERT_TRUE(server_->CreateDatabase(db).ok());
+    url_ = server_->url_for(db);
+  }
+  std::unique_ptr<PostgresStore> MustOpen() {
+    auto s = PostgresStore::Open(url_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  // Reads the changes after the mirror's revision into it; how many rows they held.
+  size_t Follow(PostgresStore& store, StoreMirror& mirror) {
+    absl::StatusOr<StoreChanges> changes = store.ReadChanges(mirror.rev());
+    EXPECT_TRUE(changes.ok()) << changes.status();
+    if (!changes.ok()) return 0;
+    EXPECT_GE(changes->rev, mirror.rev());
+    size_t rows = changes->rows();
+    mirror.Apply(*std::move(changes));
+    return rows;
+  }
+  static void ExpectSame(const records::StoreContents& a, const records::StoreContents& b) {
+    EXPECT_EQ(a.pools, b.pools);
+    EXPECT_EQ(a.jobs, b.jobs);
+    EXPECT_EQ(a.tasks, b.tasks);
+    EXPECT_EQ(a.hosts, b.hosts);
+    EXPECT_EQ(a.next_job_id, b.next_job_id);
+    EXPECT_EQ(a.cluster_id, b.cluster_id);
+  }
+
+  static inline testing::PostgresServer* server_ = nullptr;
+  static inline int next_db_ = 0;
+  std::string url_;
+};
+
+JobSpec Spec(uint32_t instances) {
+  JobSpec s;
+  s.name = "job";
+  s.instances = instances;
+  s.task.command = "true";
+  s.task.resources = Resources::Of(100, int64_t{16} << 20);
+  return s;
+}
+
+records::JobRecord Job(uint64_t id, uint64_t version) {
+  return records::JobRecord{
+      JobId(id), "/p", Spec(4), version, records::JobGoal::kRun, absl::FromUnixSeconds(100),
+      {},        {},   4};
+}
+
+records::TaskRecord Task(uint64_t job, uint32_t instance, uint32_t run) {
+  records::TaskRecord t;
+  t.id = TaskId{JobId(job), instance};
+  t.run = run;
+  t.state = run % 2 == 0 ? TaskState::kRunning : TaskState::kSucceeded;
+  t.host = "h" + std::to_string(run % 3);
+  t.started_at = absl::FromUnixSeconds(run);
+  return t;
+}
+
+TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  StoreMirror mirror;
+  std::mt19937 rng(20261125);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  uint64_t next_job = 1;
+  for (int step = 0; step < 300; ++step) {
+    records::WriteBatch b;
+    switch (pick(8)) {
+      case 0: {  // a pool, created, changed or deleted (and created again later)
+        std::string path = "/p" + std::to_string(pick(3));
+        if (pick(3) == 0) {
+          b.delete_pools.push_back(path);
+        } else {
+          PoolSpec p;
+          p.dim(Dim::kCpu).reservation = 1000 * (1 + pick(5));
+          b.put_pools.push_back({path, p});
+        }
+        break;
+      }
+      case 1:  // a new job with its tasks
+        b.put_jobs.push_back(Job(next_job, 1));
+        for (uint32_t i = 0; i < 4; ++i) b.put_tasks.push_back(Task(next_job, i, 1));
+        b.next_job_id = ++next_job;
+        break;
+      case 2:  // a job deleted with its tasks
+        if (next_job > 1) b.delete_jobs.push_back(JobId(1 + pick(static_cast<int>(next_job - 1))));
+        break;
+      case 3:  // an instance removed by a scale-down
+        if (next_job > 1) {
+          b.delete_tasks.push_back(TaskId{JobId(1 + pick(static_cast<int>(next_job - 1))),
+                                          static_cast<uint32_t>(pick(4))});
+        }
+        break;
+      case 4:  // a host joins or changes
+        b.put_hosts.push_back(
+            records::HostRecord{"h" + std::to_string(pick(4)),
+                                records::HostMaintenance::kUp,
+                                Resources::Of(1000 * (1 + pick(8)), int64_t{1} << 30),
+                                {{"zone", "z"}}});
+        break;
+      case 5:  // a job updated
+        if (next_job > 1) {
+          b.put_jobs.push_back(Job(1 + pick(static_cast<int>(next_job - 1)), 2 + pick(5)));
+        }
+        break;
+      default:  // task transitions, possibly of an instance removed before (it is back)
+        for (int k = 0; k < 3 && next_job > 1; ++k) {
+          b.put_tasks.push_back(Task(1 + pick(static_cast<int>(next_job - 1)),
+                                     static_cast<uint32_t>(pick(4)), 1 + pick(9)));
+        }
+        break;
+    }
+    ASSERT_TRUE(store->Commit(b).ok()) << "step " << step;
+    Follow(*store, mirror);
+    absl::StatusOr<records::StoreContents> loaded = store->Load();
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ExpectSame(mirror.Contents(), *loaded);
+    if (::testing::Test::HasFailure()) FAIL() << "differs after step " << step;
+  }
+}
+
+TEST_F(StoreFollowTest, ADeltaHoldsOnlyWhatChangedSinceTheRevision) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch big;
+  big.put_jobs.push_back(Job(1, 1));
+  for (uint32_t i = 0; i < 2000; ++i) big.put_tasks.push_back(Task(1, i, 1));
+  big.next_job_id = 2;
+  ASSERT_TRUE(store->Commit(big).ok());
+  StoreMirror mirror;
+  EXPECT_EQ(Follow(*store, mirror), 2001u);
+  EXPECT_EQ(Follow(*store, mirror), 0u) << "nothing changed";
+
+  records::WriteBatch one;
+  one.put_tasks.push_back(Task(1, 7, 2));
+  one.delete_tasks.push_back(TaskId{JobId(1), 9});
+  ASSERT_TRUE(store->Commit(one).ok());
+  absl::StatusOr<StoreChanges> delta = store->ReadChanges(mirror.rev());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  ASSERT_EQ(delta->changed.tasks.size(), 1u);
+  EXPECT_EQ(delta->changed.tasks[0], Task(1, 7, 2));
+  EXPECT_THAT(delta->deleted_tasks, ::testing::ElementsAre(TaskId{JobId(1), 9}));
+  EXPECT_TRUE(delta->changed.jobs.empty());
+  EXPECT_GT(delta->rev, mirror.rev());
+  mirror.Apply(*std::move(delta));
+  EXPECT_EQ(mirror.tasks(), 1999u);
+}
+
+TEST_F(StoreFollowTest, ASchemaVersionOneDatabaseIsMigratedAndFollowedFromItsFirstRows) {
+  {
+    auto c = PgConn::Connect(url_, absl::Seconds(5));
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->Exec(pg::kSchemaV1, "schema 1").ok());
+    ASSERT_TRUE((*c)->Exec("INSERT INTO meta VALUES ('schema_version', '1'), "
+                           "('cluster_id', 'c1'), ('next_job_id', '2'); "
+                           "INSERT INTO hosts VALUES ('h1', 0, 1000, 1073741824, 0, 0, '{}')",
+                           "rows of version 1")
+                    .ok());
+    PoolSpec pool;
+    pool.dim(Dim::kCpu).reservation = 1000;
+    ASSERT_TRUE(
+        (*c)->Query("INSERT INTO pools VALUES ($1, $2)", {"/p", PrintPoolSpec(pool)}, "a pool")
+            .ok());
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  StoreMirror mirror;
+  Follow(*store, mirror);
+  records::StoreContents c = mirror.Contents();
+  ASSERT_EQ(c.pools.size(), 1u);
+  ASSERT_EQ(c.hosts.size(), 1u);
+  EXPECT_EQ(c.cluster_id, "c1");
+  EXPECT_EQ(c.next_job_id, 2u);
+  records::WriteBatch b;
+  b.delete_pools.push_back("/p");
+  ASSERT_TRUE(store->Commit(b).ok());
+  EXPECT_EQ(Follow(*store, mirror), 1u);
+  EXPECT_TRUE(mirror.Contents().pools.empty());
+}
+
+}  // namespace
+}  // namespace paceline::store
