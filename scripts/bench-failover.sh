@@ -29,7 +29,18 @@ tmp=$(mktemp -d /tmp/pl-failover-XXXXXX)
 chmod 755 "$tmp"  # PostgreSQL and the agent's tasks run as unprivileged users
 ha_pid=""
 restarted=()
+job=""
 cleanup() {
+  # The service's tasks outlive the agent by design: kill them through the cluster first.
+  if [[ -n $job ]]; then
+    pl --addr "$all" --timeout 30s job kill "$job" >/dev/null || true
+    for _ in $(seq 1 300); do
+      state=$(pl --addr "$all" --timeout 5s job get "$job" -o json 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["state"])' 2>/dev/null) || true
+      [[ $state == KILLED ]] && break
+      sleep 0.2
+    done
+  fi
   for p in "${restarted[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${restarted[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
   # ha-up.sh stops its masters, agent and PostgreSQL on SIGTERM.

@@ -22,7 +22,8 @@ trap 'pg_stop; rm -rf "$tmp"' EXIT
 echo "== scale on PostgreSQL: ${HOSTS:-5000} hosts, ${TASKS:-200000} tasks"
 pg_start "$tmp/pg"
 pg_createdb bench
-"$bin" bench scale --store "${PG_URL}bench" --hosts "${HOSTS:-5000}" --tasks "${TASKS:-200000}" \
+"$bin" bench scale --store "${PG_URL}bench" --hosts "${HOSTS:-5000}" --host-cpus 64 \
+  --tasks "${TASKS:-200000}" \
   --report "$out/scale-postgres-$day.json"
 # The database's size, into the report: store.bytes and per task.
 db_bytes=$("$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U paceline -d bench -tAc \

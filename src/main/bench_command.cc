@@ -97,13 +97,16 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
   static std::string transport = "inproc", mix = "10:0.1,100:0.2,1000:0.4,5000:0.3";
   static std::string timeout = "20m", heartbeat = "10s", report_file;
   static bool no_restart = false;
+  static int host_cpus = 32;
   CLI::App* scale = bench->add_subcommand(
       "scale", "one master, many emulated hosts, a million tasks: tasks/s, latency, memory");
   scale
       ->add_option("--transport", transport,
                    "inproc: hosts attached in this process; grpc: a gRPC stream per host")
       ->capture_default_str();
-  scale->add_option("--hosts", c.hosts, "emulated hosts (32 cpus, 128Gi each)")
+  scale->add_option("--hosts", c.hosts, "emulated hosts (--host-cpus each, and 128Gi)")
+      ->capture_default_str();
+  scale->add_option("--host-cpus", host_cpus, "cpus of each emulated host (1 to 1024)")
       ->capture_default_str();
   scale->add_option("--tasks", c.tasks, "tasks of 1 cpu, 1Gi")->capture_default_str();
   scale->add_option("--job-mix", mix, "job sizes and their share of the tasks")
@@ -129,6 +132,11 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
       return ctx.Fail(absl::InvalidArgumentError(
           absl::StrCat("--transport: '", transport, "'; expected inproc or grpc")));
     }
+    if (host_cpus < 1 || host_cpus > 1024) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          absl::StrCat("--host-cpus: ", host_cpus, "; expected 1 to 1024")));
+    }
+    c.host_cpu_milli = int64_t{host_cpus} * 1000;
     absl::StatusOr<std::vector<std::pair<uint32_t, double>>> m = ParseJobMix(mix);
     if (!m.ok()) return ctx.Fail(m.status());
     c.job_mix = *m;

@@ -110,6 +110,9 @@ TEST(Binary, ScaleBenchmarkRunsEveryTaskOnBothTransportsAndSurvivesARestart) {
   EXPECT_THAT(mix.err, HasSubstr("--job-mix: '10:x'"));
   RunResult big = RunPaceline({"bench", "scale", "--hosts", "1", "--tasks", "100"});
   EXPECT_THAT(big.err, HasSubstr("do not fit"));
+  RunResult cpus = RunPaceline({"bench", "scale", "--host-cpus", "0"});
+  EXPECT_EQ(cpus.exit_code, 1);
+  EXPECT_THAT(cpus.err, HasSubstr("--host-cpus: 0; expected 1 to 1024"));
 }
 
 TEST(Binary, UnknownFlagIsUsageError) {
