@@ -4,7 +4,7 @@
 #   PG_PID    the postmaster's PID (stop it with pg_stop, by PID)
 #   PG_PORT   its port
 #   PG_URL    postgres://paceline@127.0.0.1:PORT/   (append a database name)
-# pg_createdb NAME creates another database. pg_stop stops the server (fast shutdown) and waits.
+# PG_OPTS adds server settings ("-c name=value ..."). pg_createdb NAME creates another database. pg_stop stops the server (fast shutdown) and waits.
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 PG_PID=""
 
@@ -31,7 +31,8 @@ pg_start() {
       >"$dir/initdb.log"
   fi
   PG_PORT=$(pg_free_port)
-  pg_as_owner "$PGBIN/postgres" -D "$dir/data" -h 127.0.0.1 -p "$PG_PORT" -k "$dir" \
+  # shellcheck disable=SC2086  # PG_OPTS: extra server settings, e.g. "-c shared_buffers=1GB"
+  pg_as_owner "$PGBIN/postgres" -D "$dir/data" -h 127.0.0.1 -p "$PG_PORT" -k "$dir" ${PG_OPTS:-} \
     >>"$dir/server.log" 2>&1 &
   PG_PID=$!
   for _ in $(seq 100); do

@@ -52,6 +52,7 @@ absl::Status Cluster::BecomeLeader(const std::function<void(store::Store&)>& fen
 }
 
 absl::Status Cluster::TakeOver() {
+  const absl::Time start = absl::Now();
   ++mirror_generation_;  // a read of changes still in flight is not applied
   store::StoreMirror mirror = std::exchange(mirror_, store::StoreMirror{});
   {
@@ -65,11 +66,17 @@ absl::Status Cluster::TakeOver() {
   RETURN_IF_ERROR(delta.status());
   const int64_t from = mirror.rev();
   const size_t rows = delta->rows();
+  const size_t tasks = mirror.tasks();
   mirror.Apply(*std::move(delta));
-  std::cerr << "master: taking over from the followed state: " << rows
-            << " changed rows read (revisions " << from << " to " << mirror.rev() << "), "
-            << mirror.tasks() << " tasks" << std::endl;
-  return Rebuild(std::move(mirror).TakeContents());
+  const int64_t to = mirror.rev();
+  absl::Status s = Rebuild(std::move(mirror).TakeContents());
+  if (s.ok()) {
+    std::cerr << "master: took over from the followed state in "
+              << absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(1)))
+              << ": " << rows << " changed rows read (revisions " << from << " to " << to << "), "
+              << tasks << " tasks followed" << std::endl;
+  }
+  return s;
 }
 
 void Cluster::Follow() {

@@ -62,7 +62,7 @@ TEST(HaE2E, AStandbyTakesOverWhenTheLeaderIsKilled) {
   EXPECT_LT(took, absl::Seconds(10));
   // It took over from the state it followed, reading only the last changes.
   std::string out = c.master(leader).Output();
-  size_t at = out.find("taking over from the followed state");
+  size_t at = out.find("took over from the followed state");
   ASSERT_NE(at, std::string::npos) << out;
   std::cout << out.substr(at, out.find('\n', at) - at) << std::endl;
   // Each master says what it is: the new leader, and the remaining standby pointing to it.

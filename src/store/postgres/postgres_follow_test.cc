@@ -12,33 +12,13 @@
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/schema.h"
 #include "store/store_mirror.h"
-#include "store/testing/postgres_server.h"
+#include "store/testing/postgres_test_base.h"
 
 namespace paceline::store {
 namespace {
 
-class StoreFollowTest : public ::testing::Test {
+class StoreFollowTest : public testing::PostgresDatabaseTest {
  protected:
-  static void SetUpTestSuite() {
-    auto server = testing::PostgresServer::Start();
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server).release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(server_, nullptr);
-    std::string db = "f" + std::to_string(next_db_++);
-    ASSERT_TRUE(server_->CreateDatabase(db).ok());
-    url_ = server_->url_for(db);
-  }
-  std::unique_ptr<PostgresStore> MustOpen() {
-    auto s = PostgresStore::Open(url_);
-    EXPECT_TRUE(s.ok()) << s.status();
-    return s.ok() ? std::move(*s) : nullptr;
-  }
   // Reads the changes after the mirror's revision into it; how many rows they held.
   size_t Follow(PostgresStore& store, StoreMirror& mirror) {
     absl::StatusOr<StoreChanges> changes = store.ReadChanges(mirror.rev());
@@ -57,10 +37,6 @@ class StoreFollowTest : public ::testing::Test {
     EXPECT_EQ(a.next_job_id, b.next_job_id);
     EXPECT_EQ(a.cluster_id, b.cluster_id);
   }
-
-  static inline testing::PostgresServer* server_ = nullptr;
-  static inline int next_db_ = 0;
-  std::string url_;
 };
 
 JobSpec Spec(uint32_t instances) {

@@ -9,8 +9,9 @@
 
 #include <thread>
 
+#include "store/memory_store.h"
 #include "store/postgres/pg_lease.h"
-#include "store/testing/postgres_server.h"
+#include "store/testing/postgres_test_base.h"
 
 namespace paceline::store {
 namespace {
@@ -18,28 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class PostgresStoreTest : public ::testing::Test {
+class PostgresStoreTest : public testing::PostgresDatabaseTest {
  protected:
-  static void SetUpTestSuite() {
-    auto server = testing::PostgresServer::Start();
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server).release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(server_, nullptr);
-    std::string db = "t" + std::to_string(next_db_++);
-    ASSERT_TRUE(server_->CreateDatabase(db).ok());
-    url_ = server_->url_for(db);
-  }
-  std::unique_ptr<PostgresStore> MustOpen() {
-    auto s = PostgresStore::Open(url_);
-    EXPECT_TRUE(s.ok()) << s.status();
-    return s.ok() ? std::move(*s) : nullptr;
-  }
   // Runs SQL on the test's database, outside any store.
   void Sql(const std::string& sql) {
     auto c = PgConn::Connect(url_, absl::Seconds(5));
@@ -55,11 +36,60 @@ class PostgresStoreTest : public ::testing::Test {
     t.host = std::move(host);
     return t;
   }
-
-  static inline testing::PostgresServer* server_ = nullptr;
-  static inline int next_db_ = 0;
-  std::string url_;
 };
+
+// One commit of several batches, as the group committer makes them, with more rows than one
+// multi-row statement holds (task rows and events go 64 per statement), the same tasks written
+// twice, an instance removed and added again, and a job deleted after its rows were written:
+// PostgreSQL stores exactly what the in-memory store does.
+TEST_F(PostgresStoreTest, ALargeMixedCommitStoresWhatTheMemoryStoreDoes) {
+  auto pg = MustOpen();
+  ASSERT_NE(pg, nullptr);
+  MemoryStore mem;
+  std::vector<records::WriteBatch> batches(4);
+  auto event = [](TaskId id, uint32_t run, int at, TaskState state) {
+    return records::TaskEvent{RunId{id, run}, absl::FromUnixSeconds(at), state, "host-1", "r", ""};
+  };
+  for (uint32_t i = 0; i < 150; ++i) {
+    for (uint64_t job : {1, 2}) {
+      records::TaskRecord t = Task(i);
+      t.id.job = JobId(job);
+      batches[0].put_tasks.push_back(t);
+      batches[0].events.push_back(event(t.id, 1, static_cast<int>(i), TaskState::kRunning));
+    }
+    records::TaskRecord again = Task(i);  // the same row, later in the same commit
+    again.run = 2;
+    again.state = TaskState::kSucceeded;
+    batches[1].put_tasks.push_back(again);
+    batches[1].events.push_back(event(again.id, 2, 1000 + static_cast<int>(i), again.state));
+  }
+  batches[2].delete_tasks.push_back(TaskId{JobId(1), 5});
+  batches[2].delete_jobs.push_back(JobId(2));
+  records::TaskRecord back = Task(5);
+  back.run = 3;
+  batches[3].put_tasks.push_back(back);
+  for (int k = 0; k < 70; ++k) {
+    batches[3].events.push_back(event(TaskId{JobId(1), 7}, 2, 2000 + k, TaskState::kRunning));
+  }
+  std::vector<const records::WriteBatch*> all;
+  for (const records::WriteBatch& b : batches) all.push_back(&b);
+  ASSERT_TRUE(pg->CommitAll(all).ok());
+  ASSERT_TRUE(mem.CommitAll(all).ok());
+  auto got = pg->Load();
+  auto want = mem.Load();
+  ASSERT_TRUE(got.ok() && want.ok());
+  EXPECT_EQ(got->tasks.size(), 150u);
+  EXPECT_EQ(got->tasks, want->tasks);
+  for (TaskId id : {TaskId{JobId(1), 0}, TaskId{JobId(1), 5}, TaskId{JobId(1), 7},
+                    TaskId{JobId(1), 149}, TaskId{JobId(2), 3}}) {
+    SCOPED_TRACE(absl::StrCat("task ", id.job.value(), "/", id.instance));
+    auto pg_events = pg->ListEvents(id, 1000);
+    auto mem_events = mem.ListEvents(id, 1000);
+    ASSERT_TRUE(pg_events.ok() && mem_events.ok());
+    EXPECT_EQ(*pg_events, *mem_events);
+  }
+  EXPECT_EQ(pg->ListEvents(TaskId{JobId(1), 7}, 1000)->size(), 72u);
+}
 
 TEST_F(PostgresStoreTest, ADatabaseOfANewerSchemaIsRefusedWithWhatToDo) {
   ASSERT_NE(MustOpen(), nullptr);

@@ -1,0 +1,35 @@
+#pragma once
+// The statements a PostgresStore commit sends, in one pipelined transaction (pg_conn.h):
+//   1. paceline_fence(term), when the store is fenced (schema.h; postgres_store.h);
+//   2. nextval('changes_rev'): the commit's revision, which every row it writes carries and
+//      every deletion records (schema.h, version 2; store_mirror.h);
+//   3. the batches' writes in order. Task upserts and event inserts, the bulk of a commit, go
+//      64 rows per statement: a task written several times in one commit is sent once, with
+//      its last value, and what is held is sent before any deletion of tasks or jobs, so the
+//      result is that of applying the batches one by one.
+//
+// Thread-safety: pure functions; PrepareWrites uses the connection (see pg_conn.h).
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "records/records.h"
+#include "store/postgres/pg_conn.h"
+
+namespace paceline::store::pg {
+
+// Upserts one row of `meta` ($1 key, $2 value); Migrate uses it outside the commits too.
+inline constexpr const char* kPutMetaSql =
+    "INSERT INTO meta (key, value) VALUES ($1, $2) "
+    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value";
+
+// Prepares every statement WriteCommands uses (once per connection).
+absl::Status PrepareWrites(PgConn& c);
+
+// The commands of one commit of `batches`, fenced by `fence_term` when it is set.
+std::vector<PgCommand> WriteCommands(const std::vector<const records::WriteBatch*>& batches,
+                                     std::optional<uint64_t> fence_term);
+
+}  // namespace paceline::store::pg
