@@ -13,7 +13,7 @@
 # machine and the commit) to OUT (default bench/results/failover-DATE.json).
 #
 # Knobs: MASTERS (3), REPS (10), TASKS (100), LEASE (5s, the default lease), PACELINE
-# (build/release/paceline), OUT.
+# (build/release/paceline), OUT; KEEP=1 keeps the logs and data in the temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,12 +34,14 @@ cleanup() {
   # The service's tasks outlive the agent by design: kill them through the cluster first.
   if [[ -n $job ]]; then
     pl --addr "$all" --timeout 30s job kill "$job" >/dev/null || true
+    state=""
     for _ in $(seq 1 300); do
       state=$(pl --addr "$all" --timeout 5s job get "$job" -o json 2>/dev/null |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["state"])' 2>/dev/null) || true
       [[ $state == KILLED ]] && break
       sleep 0.2
     done
+    [[ $state == KILLED ]] || echo "warning: job $job is $state, not KILLED; its tasks end by themselves" >&2
   fi
   for p in "${restarted[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${restarted[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
@@ -48,7 +50,7 @@ cleanup() {
     kill -TERM "$ha_pid"
     wait "$ha_pid" 2>/dev/null || true
   fi
-  rm -rf "$tmp"
+  if [[ -n ${KEEP:-} ]]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 
@@ -70,16 +72,20 @@ pl() { "$PACELINE" --token "$token" "$@"; }
 # The index and term of the master that leads with a term above $1 and answers, or nothing;
 # master $2 (the one just killed) is not asked.
 leader_above() {
-  local i info
+  local i info found
   for ((i = 0; i < MASTERS; i++)); do
     [[ $i == "${2:-}" ]] && continue
     info=$(pl --addr "${addrs[i]}" --timeout 1s info -o json 2>/dev/null) || continue
-    python3 -c '
+    found=$(python3 -c '
 import json, sys
 m = json.loads(sys.argv[2])
 if m.get("role") == "leader" and m.get("term", 0) > int(sys.argv[1]):
-    print(sys.argv[3], m["term"])' "$1" "$info" "$i"
-  done | head -1
+    print(sys.argv[3], m["term"])' "$1" "$info" "$i")
+    if [[ -n $found ]]; then
+      echo "$found"
+      return
+    fi
+  done
 }
 now() { date +%s.%N; }
 
@@ -91,7 +97,7 @@ name: failover-sleepers
 type: service
 instances: $TASKS
 task:
-  command: "sleep 100000"
+  command: "sleep 900"  # long enough for the benchmark; ends by itself if it is left behind
   resources: {cpu: 0.01, memory: 4Mi}
 EOF
 pl --addr "$all" pool create /bench -f "$tmp/pool.yaml" >/dev/null
