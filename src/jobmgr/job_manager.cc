@@ -96,6 +96,13 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     return;
   }
   if (r.state == TaskState::kRunning) {
+    if (t.state == TaskState::kKilling || t.state == TaskState::kPreempting) {
+      // The agent still runs a run this master is stopping: the kill may have been sent while
+      // the agent was away (e.g. during a failover) and never reached it. Send it again; the
+      // agent ignores a repeat.
+      fx.kills.push_back(KillCommand{r.run, hosts_[t.host], job->TaskFor(i).kill_grace, t.reason});
+      return;
+    }
     if (t.state != TaskState::kLaunching) return;
     t.started_at = now;
     Transition(*job, i, TaskState::kRunning, TaskReason::kStarted, "", now, fx, true);

@@ -172,6 +172,23 @@ TEST_F(JobManagerTest, KillJobKillsPendingAtOnceAndRunningWithGrace) {
   EXPECT_EQ(jm_.KillJob(JobId(999), now_, fx).code(), absl::StatusCode::kNotFound);
 }
 
+// A kill sent while the agent was away is lost; when the agent reports the run as still
+// running (it registers again with its runs), the kill is sent again.
+TEST_F(JobManagerTest, ARunStillRunningAfterItsKillIsKilledAgain) {
+  JobId id = Create(Batch(1));
+  Start(TaskId{id, 0});
+  Do([&](Effects& fx) { ASSERT_TRUE(jm_.KillJob(id, now_, fx).ok()); });
+  Effects again = Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{TaskId{id, 0}, 1}, "h1", TaskState::kRunning}, now_, fx);
+  });
+  ASSERT_EQ(again.kills.size(), 1u);
+  EXPECT_EQ(again.kills[0].run, (RunId{TaskId{id, 0}, 1}));
+  EXPECT_EQ(again.kills[0].host, "h1");
+  EXPECT_EQ(again.kills[0].grace, absl::Seconds(5));
+  EXPECT_EQ(again.kills[0].reason, TaskReason::kKilledByUser);
+  EXPECT_EQ(jm_.GetJob(id)->task(0).state, TaskState::kKilling);
+}
+
 TEST_F(JobManagerTest, MaxRunningTimeKillsWithDeadlineExceeded) {
   JobSpec spec = Batch(1);
   spec.sla.max_running_time = absl::Minutes(1);
