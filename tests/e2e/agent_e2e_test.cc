@@ -303,16 +303,18 @@ TEST(AgentE2E, MasterUnreachableFor30sTakes40s) {
 name: through-the-outage
 instances: 10
 task:
-  command: "sleep 2"
+  command: "sleep 10"
   resources: {cpu: 0.1, memory: 16Mi}
 )");
   ASSERT_GT(job, 0u);
+  // All ten run at once (they last 10 s, so a slow launch under load still overlaps the
+  // others) and end during the 30 s outage.
   ASSERT_TRUE(c.WaitForJob(
       job,
       [](const Json& j) {
         return j.contains("task_counts") && j["task_counts"].value("RUNNING", 0) == 10;
       },
-      absl::Seconds(30)));
+      absl::Seconds(60)));
   c.master().Signal(SIGSTOP);
   // The point of the test is wall-clock time without a master: the tasks end meanwhile.
   std::this_thread::sleep_for(std::chrono::seconds(30));
