@@ -2,10 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
@@ -16,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "agent/host/usage_sampler.h"
 #include "agent/task_runtime.h"
+#include "common/leader_hint.h"
 #include "common/status.h"
 #include "common/version.h"
 #include "paceline/v1/host.grpc.pb.h"
@@ -32,13 +35,32 @@ using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::MasterMessage>;
 struct AgentDaemon::Impl {
   AgentDaemonConfig config;
   std::unique_ptr<agent::TaskRuntime> runtime;
-  // The masters to try, in turn (several masters: only the leader accepts the stream).
+  // The masters to try, in turn (several masters: only the leader accepts the stream), and
+  // any leader a refusal named that was not among them.
   std::vector<std::string> masters;
   std::vector<std::shared_ptr<grpc::Channel>> channels;
+  grpc::ChannelArguments channel_args;
   size_t current = 0;
+  // Whether the last stream ended in a redirect that was followed at once: a second one in a
+  // row waits for the backoff (two masters naming each other during an election).
+  bool redirected = false;
   const std::string& master() const { return masters[current]; }
+  void AddMaster(std::string addr) {
+    channels.push_back(
+        grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), channel_args));
+    masters.push_back(std::move(addr));
+  }
   // The next master, after this one refused the stream or could not be reached.
   void NextMaster() { current = (current + 1) % masters.size(); }
+  // Makes `leader` the master to try next, adding it when it is not known yet.
+  void FollowLeader(const std::string& leader) {
+    auto it = std::find(masters.begin(), masters.end(), leader);
+    if (it == masters.end()) {
+      AddMaster(leader);
+      it = masters.end() - 1;
+    }
+    current = static_cast<size_t>(it - masters.begin());
+  }
 
   // The current connection (loop thread), and what its reader thread hands over.
   std::unique_ptr<grpc::ClientContext> ctx;
@@ -105,13 +127,15 @@ struct AgentDaemon::Impl {
                            ? "none"
                            : absl::StrCat("cgroup ", agent::CgroupModeName(host.isolation)));
     reg->set_version(std::string(Version()));
-    if (!stream->Write(hello)) {
-      Disconnect(now);
-      return;
-    }
+    // A failed write means the stream is over (a refusal comes with its status): no reader.
+    const bool written = stream->Write(hello);
     {
       absl::MutexLock lock(&mu);
-      reader_done = false;
+      reader_done = !written;
+    }
+    if (!written) {
+      Disconnect(now);
+      return;
     }
     reader = std::thread([this] {
       v1::MasterMessage msg;
@@ -130,20 +154,49 @@ struct AgentDaemon::Impl {
   }
 
   void Disconnect(absl::Time now) {
-    if (ctx) ctx->TryCancel();
+    bool ended;  // by the master: its status says why (a refusal names the leader)
+    {
+      absl::MutexLock lock(&mu);
+      ended = reader_done;
+    }
+    if (ctx && !ended) ctx->TryCancel();
     if (reader.joinable()) reader.join();
-    if (stream) (void)stream->Finish();
+    std::optional<std::string> leader;
+    if (stream) {
+      grpc::Status status = stream->Finish();
+      if (ended) leader = LeaderOf(status);
+    }
     stream.reset();
     ctx.reset();
-    if (connected) {
+    connected = false;
+    announced = false;
+    if (leader && *leader != master() && !redirected) {
+      std::cerr << "agent " << config.agent.name << ": the master at " << master()
+                << " does not lead; following the leader at " << *leader << std::endl;
+      FollowLeader(*leader);
+      redirected = true;
+      next_attempt = now;
+      return;
+    }
+    redirected = false;
+    if (leader == std::nullopt) {
       std::cerr << "agent " << config.agent.name << ": lost the master at " << master()
                 << "; reconnecting" << std::endl;
     }
     NextMaster();
-    connected = false;
-    announced = false;
     next_attempt = now + backoff;
     backoff = std::min(backoff * 2, config.max_backoff);
+  }
+
+  // The leader a refusal of the stream names (common/leader_hint.h).
+  std::optional<std::string> LeaderOf(const grpc::Status& status) const {
+    std::optional<absl::string_view> trailer;
+    const auto& trailers = ctx->GetServerTrailingMetadata();
+    if (auto it = trailers.find(kLeaderMetadataKey); it != trailers.end()) {
+      trailer = absl::string_view(it->second.data(), it->second.size());
+    }
+    return RedirectedLeader(static_cast<absl::StatusCode>(status.error_code()), trailer,
+                            status.error_message());
   }
 
   void HandleInbox(absl::Time now) {
@@ -159,6 +212,7 @@ struct AgentDaemon::Impl {
         heartbeat_interval =
             absl::Milliseconds(std::max<int64_t>(100, m.registered().heartbeat_interval_ms()));
         backoff = absl::Milliseconds(100);
+        redirected = false;
         if (!announced) {
           std::cerr << "agent " << config.agent.name << ": registered with the master at "
                     << master() << std::endl;
@@ -263,7 +317,7 @@ absl::Status AgentDaemon::Run() {
   impl->config = config_;
   ASSIGN_OR_RETURN(impl->runtime, agent::TaskRuntime::Create(config_.agent));
   RETURN_IF_ERROR(impl->runtime->Recover());
-  grpc::ChannelArguments args;
+  grpc::ChannelArguments& args = impl->channel_args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
               static_cast<int>(absl::ToInt64Milliseconds(config_.keepalive_time)));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
@@ -274,9 +328,7 @@ absl::Status AgentDaemon::Run() {
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(absl::ToInt64Milliseconds(config_.max_backoff)));
   for (absl::string_view addr : absl::StrSplit(config_.master_addr, ',', absl::SkipEmpty())) {
-    impl->masters.emplace_back(absl::StripAsciiWhitespace(addr));
-    impl->channels.push_back(
-        grpc::CreateCustomChannel(impl->masters.back(), grpc::InsecureChannelCredentials(), args));
+    impl->AddMaster(std::string(absl::StripAsciiWhitespace(addr)));
   }
   if (impl->masters.empty()) return absl::InvalidArgumentError("--master: no address given");
   const agent::HostInfo& host = impl->runtime->host();

@@ -33,7 +33,8 @@ namespace paceline::agentd {
 struct AgentDaemonConfig {
   agent::AgentConfig agent;
   // HOST:PORT, or several separated by commas (several masters): tried in turn until the
-  // leader accepts the stream; after a lost stream the next one is tried first.
+  // leader accepts the stream; after a lost stream the next one is tried first. A master that
+  // refuses the stream naming the leader (common/leader_hint.h) sends the agent there at once.
   std::string master_addr = defaults::kMasterAddr;
   std::string token;
   absl::Duration max_backoff = absl::Seconds(5);

@@ -63,7 +63,8 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
         *info->mutable_slack() = wire::ToProto(state->effective_slack());
         info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
       }
-      info->set_state(!h.connected       ? "LOST"
+      info->set_state(h.reconnecting     ? "RECONNECTING"
+                      : !h.connected     ? "LOST"
                       : state != nullptr ? std::string(placement::HostStatusName(state->status()))
                                          : "UP");
       info->set_isolation(core.hosts().isolation(h.id));

@@ -36,10 +36,15 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
     absl::StrAppend(&out, "paceline_jobs{state=\"", JobStateName(static_cast<JobState>(s)), "\"} ",
                     jobs[s], "\n");
   }
-  uint64_t connected = 0, lost = 0;
-  for (const hostmgr::TrackedHost& h : core.hosts().all()) (h.connected ? connected : lost)++;
-  Header(out, "paceline_hosts", "gauge", "Hosts by connection.");
+  uint64_t connected = 0, reconnecting = 0, lost = 0;
+  for (const hostmgr::TrackedHost& h : core.hosts().all()) {
+    (h.connected ? connected : h.reconnecting ? reconnecting : lost)++;
+  }
+  Header(out, "paceline_hosts", "gauge",
+         "Hosts by connection (reconnecting: known before this master started, not registered "
+         "since).");
   absl::StrAppend(&out, "paceline_hosts{connected=\"true\"} ", connected, "\n",
+                  "paceline_hosts{connected=\"reconnecting\"} ", reconnecting, "\n",
                   "paceline_hosts{connected=\"false\"} ", lost, "\n");
 
   // Measured usage (soft state from the agents; hosts without a fresh report are left out).

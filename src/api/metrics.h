@@ -2,7 +2,7 @@
 // Prometheus text exposition of the master's state, for GET /metrics:
 //   paceline_tasks{state}                      tasks by state
 //   paceline_jobs{state}                       jobs by state
-//   paceline_hosts{connected}                  hosts by connection
+//   paceline_hosts{connected}                  hosts by connection (true, reconnecting, false)
 //   paceline_host_used{host,resource}          the host's measured use (cpu, memory)
 //   paceline_host_tasks_used{host,resource}    its tasks' measured use
 //   paceline_allocated_unused{resource}        slack for revocable work (allocated - used)

@@ -3,18 +3,29 @@
 namespace paceline::hostmgr {
 
 std::pair<HostId, bool> HostTracker::Register(placement::HostSpec spec, absl::Time now) {
+  const size_t before = hosts_.size();
+  const uint32_t i = Add(std::move(spec), now, /*reconnecting=*/false);
+  return {hosts_[i].id, hosts_.size() > before};
+}
+
+HostId HostTracker::Restore(placement::HostSpec spec, absl::Time now) {
+  return hosts_[Add(std::move(spec), now, /*reconnecting=*/true)].id;
+}
+
+uint32_t HostTracker::Add(placement::HostSpec spec, absl::Time now, bool reconnecting) {
   auto [it, inserted] = by_name_.try_emplace(spec.name, static_cast<uint32_t>(hosts_.size()));
   const uint32_t i = it->second;
-  if (inserted) hosts_.push_back(TrackedHost{HostId(i), {}, false, now});
+  if (inserted) hosts_.push_back(TrackedHost{.id = HostId(i)});
   TrackedHost& h = hosts_[i];
-  if (h.connected) connected_capacity_ -= h.spec.capacity;
+  if (h.connected || h.reconnecting) connected_capacity_ -= h.spec.capacity;
   spec.id = h.id;
   h.spec = std::move(spec);
-  h.connected = true;
+  h.connected = !reconnecting;
+  h.reconnecting = reconnecting;
   h.last_seen = now;
   connected_capacity_ += h.spec.capacity;
   beats_.push_back({now, i});
-  return {h.id, inserted};
+  return i;
 }
 
 bool HostTracker::Heartbeat(const std::string& name, absl::Time now) {
@@ -27,7 +38,9 @@ bool HostTracker::Heartbeat(const std::string& name, absl::Time now) {
 
 void HostTracker::Disconnect(const std::string& name) {
   auto it = by_name_.find(name);
-  if (it != by_name_.end() && hosts_[it->second].connected) SetDisconnected(it->second);
+  if (it == by_name_.end()) return;
+  const TrackedHost& h = hosts_[it->second];
+  if (h.connected || h.reconnecting) SetDisconnected(it->second);
 }
 
 void HostTracker::SetIsolation(const std::string& name, std::string isolation) {
@@ -42,7 +55,7 @@ std::vector<HostId> HostTracker::Expire(absl::Time now) {
     beats_.pop_front();
     TrackedHost& h = hosts_[b.host];
     // An older entry of a host that heartbeat since, or one already disconnected: skip.
-    if (!h.connected || h.last_seen != b.at) continue;
+    if (!(h.connected || h.reconnecting) || h.last_seen != b.at) continue;
     out.push_back(h.id);
     SetDisconnected(b.host);
   }
@@ -56,6 +69,7 @@ const TrackedHost* HostTracker::Find(const std::string& name) const {
 
 void HostTracker::SetDisconnected(uint32_t i) {
   hosts_[i].connected = false;
+  hosts_[i].reconnecting = false;
   connected_capacity_ -= hosts_[i].spec.capacity;
 }
 

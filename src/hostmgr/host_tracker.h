@@ -4,7 +4,16 @@
 // says which hosts missed theirs for longer than the timeout.
 //
 // A host that registered once keeps its HostId for the life of the process (placement indexes
-// hosts by id). States: CONNECTED (heartbeating) or DISCONNECTED (missed the timeout: LOST).
+// hosts by id). States:
+//
+//   Restore() --> RECONNECTING --(Register)--> CONNECTED <--(Register)-- DISCONNECTED
+//                      |                          |                          ^
+//                      +------(timeout)-----------+----(timeout, Disconnect)--+
+//
+// RECONNECTING is a host the store knew when this master started (a restart or a takeover):
+// its agent has not registered with this master yet, so nothing can be sent to it, but its
+// tasks wait for it until the timeout and its capacity still counts, so that a restart does not
+// shrink the pools' entitlements before the agents are back.
 //
 // Cost: every heartbeat is appended to a queue in time order; Expire(now) pops the entries
 // older than the timeout and expires a host only if the entry is its latest heartbeat, so a
@@ -31,6 +40,7 @@ struct TrackedHost {
   HostId id;
   placement::HostSpec spec;  // as last registered
   bool connected = false;
+  bool reconnecting = false;  // restored, its agent not registered since (see above)
   absl::Time last_seen = absl::InfinitePast();
   std::string isolation;  // what its agent reported: "cgroup v2", "cgroup v1", "none"
   // The operator's maintenance state (durable): UP -> DRAINING -> DRAINED -> DOWN -> UP.
@@ -43,16 +53,20 @@ class HostTracker {
 
   // Registers (or re-registers) a host; returns its id and whether it is new.
   std::pair<HostId, bool> Register(placement::HostSpec spec, absl::Time now);
+  // Adds a host known from the store as RECONNECTING; it expires at now + timeout unless it
+  // registers first. Returns its id.
+  HostId Restore(placement::HostSpec spec, absl::Time now);
   // False when the host is unknown or disconnected (it must register again).
   bool Heartbeat(const std::string& name, absl::Time now);
   void Disconnect(const std::string& name);
   void SetIsolation(const std::string& name, std::string isolation);
   void SetMaintenance(HostId id, records::HostMaintenance m) { hosts_[id.value()].maintenance = m; }
   const std::string& isolation(HostId id) const { return hosts_[id.value()].isolation; }
-  // Connected hosts whose last heartbeat is older than the timeout; marks them disconnected.
+  // Connected or reconnecting hosts last heard of (or restored) longer than the timeout ago;
+  // marks them disconnected.
   std::vector<HostId> Expire(absl::Time now);
 
-  // The sum of the connected hosts' capacities.
+  // The sum of the capacities of the connected and the reconnecting hosts.
   const Resources& connected_capacity() const { return connected_capacity_; }
 
   const TrackedHost* Find(const std::string& name) const;
@@ -65,6 +79,7 @@ class HostTracker {
     absl::Time at;
     uint32_t host;
   };
+  uint32_t Add(placement::HostSpec spec, absl::Time now, bool reconnecting);
   void SetDisconnected(uint32_t i);
 
   absl::Duration timeout_;

@@ -58,5 +58,27 @@ TEST_F(HostTrackerTest, TheConnectedCapacityFollowsRegistrationsAndExpiries) {
   EXPECT_TRUE(tracker_.Expire(T(1000)).empty());
 }
 
+TEST_F(HostTrackerTest, ARestoredHostIsReconnectingUntilItRegistersOrTimesOut) {
+  HostId a = tracker_.Restore(Spec("a", 1000), T(0));
+  HostId b = tracker_.Restore(Spec("b", 2000), T(0));
+  EXPECT_FALSE(tracker_.Get(a).connected);
+  EXPECT_TRUE(tracker_.Get(a).reconnecting);
+  EXPECT_EQ(tracker_.connected_capacity()[Dim::kCpu], 3000);  // a restart keeps the capacity
+  EXPECT_FALSE(tracker_.Heartbeat("a", T(5)));                // it must register first
+  auto [again, fresh] = tracker_.Register(Spec("a", 1000), T(10));
+  EXPECT_EQ(again, a);
+  EXPECT_FALSE(fresh);
+  EXPECT_TRUE(tracker_.Get(a).connected);
+  EXPECT_FALSE(tracker_.Get(a).reconnecting);
+  EXPECT_EQ(tracker_.connected_capacity()[Dim::kCpu], 3000);
+  std::vector<HostId> gone = tracker_.Expire(T(31));  // b never came back
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0], b);
+  EXPECT_FALSE(tracker_.Get(b).reconnecting);
+  EXPECT_EQ(tracker_.connected_capacity()[Dim::kCpu], 1000);
+  EXPECT_TRUE(tracker_.Expire(T(40)).empty());  // a registered at 10
+  EXPECT_EQ(tracker_.Expire(T(41)).size(), 1u);
+}
+
 }  // namespace
 }  // namespace paceline::hostmgr

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "common/leader_hint.h"
 
 namespace paceline::masterd {
 
@@ -83,7 +84,7 @@ void Leadership::Tick() {
     status_.leader_address = info->address;
     cluster_->StepDown(absl::UnavailableError(
         absl::StrCat("this master is a standby; the leader (term ", info->term, ") is at ",
-                     info->address, "; leader: ", info->address)));
+                     info->address, "; ", kLeaderMarker, info->address)));
   }
 }
 

@@ -44,11 +44,11 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
     spec.name = h.name;
     spec.capacity = h.capacity;
     for (const auto& [k, v] : h.labels) spec.labels.emplace_back(k, v);
-    HostId id = hosts_.Register(spec, now).first;
-    hosts_.SetMaintenance(id, h.maintenance);
-    draining_hosts_ += h.maintenance == records::HostMaintenance::kDraining;
     // Known but not connected: it must register again; its tasks wait for it until the
     // host timeout, counted from now.
+    HostId id = hosts_.Restore(spec, now);
+    hosts_.SetMaintenance(id, h.maintenance);
+    draining_hosts_ += h.maintenance == records::HostMaintenance::kDraining;
   }
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));

@@ -165,12 +165,19 @@ TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
   Actions restored;
   ASSERT_TRUE(core_->Restore(*contents, now_, restored).ok());
   Commit(restored);
+  const hostmgr::TrackedHost* h1 = core_->hosts().Find("h1");
+  ASSERT_NE(h1, nullptr);
+  EXPECT_FALSE(h1->connected) << "no agent has registered with this master yet";
+  EXPECT_TRUE(h1->reconnecting);
+  EXPECT_EQ(core_->hosts().connected_capacity()[Dim::kCpu], 4000) << "its capacity still counts";
   std::vector<ReportedRun> running;
   for (const Launch& l : c.launches) running.push_back({l.run, l.ports, l.gpu_devices});
   Actions reg;
   ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), running, now_, reg).ok());
   Commit(reg);
   EXPECT_TRUE(reg.kills.empty());
+  EXPECT_TRUE(h1->connected);
+  EXPECT_FALSE(h1->reconnecting);
   EXPECT_EQ(core_->snapshot().num_tasks(), 4u) << "the running tasks hold their host again";
   EXPECT_TRUE(core_->snapshot().Validate().ok());
   // The host is full: the two pending instances must wait, not over-commit it.

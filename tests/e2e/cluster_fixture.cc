@@ -156,10 +156,11 @@ int TestCluster::FindLeader(absl::Duration timeout) {
   return found;
 }
 
-void TestCluster::StartAgent(int i) {
+void TestCluster::StartAgent(int i, const std::string& masters) {
   std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
-  agents_[i] = std::make_unique<Process>(
-      Process::Start({"agent", "--master", absl::StrJoin(master_addrs_, ","), "--token-file",
+  agents_[i] = std::make_unique<Process>(Process::Start(
+      {"agent", "--master", masters.empty() ? absl::StrJoin(master_addrs_, ",") : masters,
+       "--token-file",
                       dir_ + "/master/token", "--name", agent_name(i), "--work-dir",
                       absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu,
                       "--memory", options_.agent_memory, "--ports", ports, "--label",
@@ -167,10 +168,10 @@ void TestCluster::StartAgent(int i) {
                      {.cwd = dir_}));
 }
 
-int TestCluster::AddAgent() {
+int TestCluster::AddAgent(const std::string& masters) {
   agents_.emplace_back();
   int i = static_cast<int>(agents_.size()) - 1;
-  StartAgent(i);
+  StartAgent(i, masters);
   return i;
 }
 

@@ -58,9 +58,10 @@ class TestCluster {
   // Several masters: polls each running master until one serves (a gated call succeeds), makes
   // it the current one and returns its index; -1 after `timeout`.
   int FindLeader(absl::Duration timeout);
-  void StartAgent(int i);
+  // Starts agent i, given `masters` (HOST:PORT,...; empty: every master's address).
+  void StartAgent(int i, const std::string& masters = "");
   // Starts one more agent (a host joining); returns its index.
-  int AddAgent();
+  int AddAgent(const std::string& masters = "");
   Process& master() { return *masters_[current_]; }
   Process& master(int i) { return *masters_[i]; }
   int current_master() const { return current_; }

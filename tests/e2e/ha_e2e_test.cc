@@ -132,6 +132,18 @@ task:
         return leader >= 0 && leader != paused;
       },
       absl::Seconds(30)));
+  // It knows the host from the store, and waits for its agent to register: the host is
+  // RECONNECTING (not connected, nothing is sent to it) until then, never LOST meanwhile.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        Json hosts = c.CliJson({"host", "list"});
+        if (hosts["hosts"].size() != 1u) return false;
+        const Json& h = hosts["hosts"][0];
+        EXPECT_TRUE(h["state"] == "RECONNECTING" || h["state"] == "UP") << h.dump();
+        EXPECT_EQ(h["connected"].get<bool>(), h["state"] == "UP") << h.dump();
+        return h["state"] == "UP";
+      },
+      absl::Seconds(30)));
   // The new leader takes changes.
   uint64_t after = c.CreateJob("/e2e", R"(
 name: after
@@ -177,6 +189,16 @@ task: {command: "true", resources: {cpu: 0.05, memory: 8Mi}}
     EXPECT_EQ(t["state"], "RUNNING") << t.dump();
     EXPECT_EQ(t["run"], 1) << t.dump();
   }
+  // An agent that knows only the deposed master follows its refusal to the leader.
+  int joined = c.AddAgent(c.master_address(paused));
+  EXPECT_TRUE(c.WaitForHosts(2, absl::Seconds(30))) << c.agent(joined).Output();
+  EXPECT_THAT(c.agent(joined).Output(),
+              HasSubstr("following the leader at " + c.master_address(leader)));
+  // A kill after the failover reaches every task.
+  RunResult kill = c.Cli({"job", "kill", std::to_string(service)});
+  ASSERT_EQ(kill.exit_code, 0) << kill.err;
+  EXPECT_TRUE(c.WaitForJob(
+      service, [](const Json& j) { return TasksIn(j, "KILLED") == 4; }, absl::Seconds(60)));
 }
 
 }  // namespace
