@@ -138,7 +138,47 @@ absl::Status PgConn::Prepare(const char* name, absl::string_view sql) {
   return absl::OkStatus();
 }
 
-absl::Status PgConn::Transaction(const std::vector<PgCommand>& commands, absl::string_view what) {
+void AppendCopyField(std::string& rows, const std::optional<std::string>& value, bool first) {
+  if (!first) rows.push_back('\t');
+  if (!value) {
+    rows.append("\\N");
+    return;
+  }
+  for (char ch : *value) {
+    switch (ch) {
+      case '\\': rows.append("\\\\"); break;
+      case '\t': rows.append("\\t"); break;
+      case '\n': rows.append("\\n"); break;
+      case '\r': rows.append("\\r"); break;
+      default: rows.push_back(ch);
+    }
+  }
+}
+
+absl::Status PgConn::CopyIn(const PgCopy& copy, absl::string_view what) {
+  pg_result* r = PQexec(c_, copy.sql);
+  if (r == nullptr) return ConnectionLost(what);
+  if (PQresultStatus(r) != PGRES_COPY_IN) {
+    absl::Status s = ResultStatus(r, what);
+    PQclear(r);
+    return s.ok() ? absl::InternalError(absl::StrCat(what, ": COPY did not start")) : s;
+  }
+  PQclear(r);
+  if (PQputCopyData(c_, copy.rows.data(), static_cast<int>(copy.rows.size())) != 1 ||
+      PQputCopyEnd(c_, nullptr) != 1) {
+    return ConnectionLost(what);
+  }
+  absl::Status first;
+  while ((r = PQgetResult(c_)) != nullptr) {
+    absl::Status s = ResultStatus(r, what);
+    PQclear(r);
+    if (first.ok()) first = s;
+  }
+  return first;
+}
+
+absl::Status PgConn::Transaction(const std::vector<PgCommand>& commands,
+                                 const std::vector<PgCopy>& copies, absl::string_view what) {
   if (PQenterPipelineMode(c_) != 1) return ConnectionLost(what);
   absl::Status first;  // the first failure: the one to report
   bool lost = false;
@@ -185,12 +225,22 @@ absl::Status PgConn::Transaction(const std::vector<PgCommand>& commands, absl::s
     }
   }
   static const PgParams kCommit;
-  if (!lost) {
+  if (!lost && copies.empty()) {
     // COMMIT of a transaction that failed rolls it back, without an error of its own.
     lost = !send(nullptr, &kCommit);
     if (!lost) sync_and_read(unread + 1);
+  } else if (!lost) {
+    sync_and_read(unread);
   }
   if (lost || PQexitPipelineMode(c_) != 1) return ConnectionLost(what);
+  if (!copies.empty() && first.ok()) {
+    for (const PgCopy& copy : copies) {
+      first = CopyIn(copy, what);
+      if (!first.ok()) break;
+    }
+    if (first.ok()) first = Exec("COMMIT", what);
+    if (!healthy()) return first.ok() ? ConnectionLost(what) : first;
+  }
   if (first.ok() && PQtransactionStatus(c_) != PQTRANS_IDLE) {
     first = absl::InternalError(absl::StrCat(what, ": the transaction did not end"));
   }

@@ -104,8 +104,8 @@ absl::Status PostgresStore::Migrate() {
 absl::Status PostgresStore::CommitAll(const std::vector<const records::WriteBatch*>& batches) {
   ASSIGN_OR_RETURN(PgConn * c, Conn());
   RETURN_IF_ERROR(pg::PrepareWrites(*c));
-  std::vector<PgCommand> commands = pg::WriteCommands(batches, fence_term_);
-  RETURN_IF_ERROR(c->Transaction(commands, "committing to the store"));
+  pg::PgWrite write = pg::WriteCommands(batches, fence_term_);
+  RETURN_IF_ERROR(c->Transaction(write.commands, write.copies, "committing to the store"));
   for (const records::WriteBatch* b : batches) {
     if (b->cluster_id) cluster_id_ = *b->cluster_id;
   }

@@ -47,8 +47,10 @@ TEST_F(PostgresStoreTest, ALargeMixedCommitStoresWhatTheMemoryStoreDoes) {
   ASSERT_NE(pg, nullptr);
   MemoryStore mem;
   std::vector<records::WriteBatch> batches(4);
+  // Events go by COPY in its text format: messages with its special characters come back whole.
   auto event = [](TaskId id, uint32_t run, int at, TaskState state) {
-    return records::TaskEvent{RunId{id, run}, absl::FromUnixSeconds(at), state, "host-1", "r", ""};
+    return records::TaskEvent{RunId{id, run}, absl::FromUnixSeconds(at), state, "host-1", "r",
+                              at % 3 == 0 ? "exit\t1\r\nline two \\ \\N \\. caf\u00e9" : ""};
   };
   for (uint32_t i = 0; i < 150; ++i) {
     for (uint64_t job : {1, 2}) {
@@ -89,6 +91,31 @@ TEST_F(PostgresStoreTest, ALargeMixedCommitStoresWhatTheMemoryStoreDoes) {
     EXPECT_EQ(*pg_events, *mem_events);
   }
   EXPECT_EQ(pg->ListEvents(TaskId{JobId(1), 7}, 1000)->size(), 72u);
+}
+
+TEST_F(PostgresStoreTest, ABadEventInTheCopyLeavesNothingOfItsCommit) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch b;
+  b.put_pools.push_back({"/a", PoolSpec()});
+  for (uint32_t i = 0; i < 100; ++i) {
+    b.put_tasks.push_back(Task(i));
+    b.events.push_back({RunId{TaskId{JobId(1), i}, 1}, absl::FromUnixSeconds(i),
+                        TaskState::kRunning, "host-1", "r", "ok"});
+  }
+  b.events[90].message = "bad \xff byte";  // not UTF-8: the server refuses the COPY
+  absl::Status s = store->Commit(b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("committing to the store"));
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->pools.empty());
+  EXPECT_TRUE(c->tasks.empty());
+  EXPECT_TRUE(store->ListEvents(TaskId{JobId(1), 0}, 10)->empty());
+  b.events[90].message = "fixed";
+  ASSERT_TRUE(store->Commit(b).ok());
+  EXPECT_EQ(store->Load()->tasks.size(), 100u);
+  EXPECT_EQ(store->ListEvents(TaskId{JobId(1), 90}, 10)->at(0).message, "fixed");
 }
 
 TEST_F(PostgresStoreTest, ADatabaseOfANewerSchemaIsRefusedWithWhatToDo) {

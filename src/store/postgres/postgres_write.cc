@@ -152,14 +152,28 @@ const std::vector<GeneratedSql>& RowStatements() {
   return all;
 }
 
+// The events held at the end of a commit go by COPY, after its commands.
+constexpr const char* kCopyEvents =
+    "COPY events (job, instance, run, at_us, state, host, reason, message) FROM STDIN";
+
 // The commands of one commit. Task upserts and event inserts, the bulk of every commit, are
 // held back and sent kMultiRow rows per statement: a task written several times keeps its
 // place and takes its last value (no deletion in between: a deletion of tasks first sends
-// what is held), and events keep their order.
+// what is held), and events keep their order. The events held at the end go by one COPY,
+// which comes after every command: nothing deletes after them.
 class CommitCommands {
  public:
-  explicit CommitCommands(std::vector<PgCommand>& out) : out_(out) {}
-  ~CommitCommands() { Flush(); }
+  explicit CommitCommands(PgWrite& out) : out_(out.commands), copies_(out.copies) {}
+  ~CommitCommands() {
+    Send(tasks_, kPutTasks, kPutTask);
+    if (events_.empty()) return;
+    PgCopy copy{kCopyEvents, {}};
+    for (const PgParams& row : events_) {
+      for (size_t i = 0; i < row.size(); ++i) AppendCopyField(copy.rows, row[i], i == 0);
+      copy.rows.push_back('\n');
+    }
+    copies_.push_back(std::move(copy));
+  }
 
   void PutTask(const records::TaskRecord& t) {
     auto [it, added] = task_index_.try_emplace(t.id, tasks_.size());
@@ -197,6 +211,7 @@ class CommitCommands {
   }
 
   std::vector<PgCommand>& out_;
+  std::vector<PgCopy>& copies_;
   std::vector<PgParams> tasks_;
   absl::flat_hash_map<TaskId, size_t> task_index_;
   std::vector<PgParams> events_;
@@ -245,16 +260,18 @@ absl::Status PrepareWrites(PgConn& c) {
   return absl::OkStatus();
 }
 
-std::vector<PgCommand> WriteCommands(const std::vector<const records::WriteBatch*>& batches,
-                                     std::optional<uint64_t> fence_term) {
-  std::vector<PgCommand> commands;
-  if (fence_term) commands.push_back({kFence.name, {Num(static_cast<int64_t>(*fence_term))}});
-  commands.push_back({kNextRev.name, {}});
+PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,
+                      std::optional<uint64_t> fence_term) {
+  PgWrite write;
+  if (fence_term) {
+    write.commands.push_back({kFence.name, {Num(static_cast<int64_t>(*fence_term))}});
+  }
+  write.commands.push_back({kNextRev.name, {}});
   {
-    CommitCommands out(commands);
+    CommitCommands out(write);
     for (const records::WriteBatch* b : batches) AddBatch(*b, out);
   }
-  return commands;
+  return write;
 }
 
 }  // namespace paceline::store::pg

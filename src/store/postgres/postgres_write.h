@@ -6,7 +6,8 @@
 //   3. the batches' writes in order. Task upserts and event inserts, the bulk of a commit, go
 //      64 rows per statement: a task written several times in one commit is sent once, with
 //      its last value, and what is held is sent before any deletion of tasks or jobs, so the
-//      result is that of applying the batches one by one.
+//      result is that of applying the batches one by one;
+//   4. the events written after the last such deletion, by one COPY.
 //
 // Thread-safety: pure functions; PrepareWrites uses the connection (see pg_conn.h).
 
@@ -28,8 +29,14 @@ inline constexpr const char* kPutMetaSql =
 // Prepares every statement WriteCommands uses (once per connection).
 absl::Status PrepareWrites(PgConn& c);
 
-// The commands of one commit of `batches`, fenced by `fence_term` when it is set.
-std::vector<PgCommand> WriteCommands(const std::vector<const records::WriteBatch*>& batches,
-                                     std::optional<uint64_t> fence_term);
+// What one commit sends: pipelined commands, then COPYs (PgConn::Transaction).
+struct PgWrite {
+  std::vector<PgCommand> commands;
+  std::vector<PgCopy> copies;
+};
+
+// The writes of one commit of `batches`, fenced by `fence_term` when it is set.
+PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,
+                      std::optional<uint64_t> fence_term);
 
 }  // namespace paceline::store::pg

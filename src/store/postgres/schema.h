@@ -120,7 +120,13 @@ CREATE TABLE deletions (
 CREATE INDEX deletions_by_rev ON deletions (rev);
 )sql";
 
-inline constexpr std::array<Migration, 1> kMigrations{{{2, kSchemaV2}}};
+// Version 3: events keep one index, by task (every read of events is by task); the primary key
+// on seq cost an index insertion per event and served no query.
+inline constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE events DROP CONSTRAINT events_pkey;
+)sql";
+
+inline constexpr std::array<Migration, 2> kMigrations{{{2, kSchemaV2}, {3, kSchemaV3}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());
