@@ -30,6 +30,9 @@ namespace {
 
 using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::MasterMessage>;
 
+// How soon to ask again after a master refused the stream without naming a leader to follow.
+constexpr absl::Duration kRefusedRetry = absl::Milliseconds(250);
+
 }  // namespace
 
 struct AgentDaemon::Impl {
@@ -42,8 +45,11 @@ struct AgentDaemon::Impl {
   grpc::ChannelArguments channel_args;
   size_t current = 0;
   // Whether the last stream ended in a redirect that was followed at once: a second one in a
-  // row waits for the backoff (two masters naming each other during an election).
+  // row is not (two masters naming each other during an election).
   bool redirected = false;
+  // The master last found dead (unreachable, or its stream broke without a word): a standby
+  // names it as the leader until a new leader takes the lease, and is not followed there.
+  std::string dead;
   const std::string& master() const { return masters[current]; }
   void AddMaster(std::string addr) {
     channels.push_back(
@@ -86,6 +92,7 @@ struct AgentDaemon::Impl {
     // creation: wait for a ready channel only briefly, and retry with the backoff.
     if (!channels[current]->WaitForConnected(std::chrono::system_clock::now() +
                                              std::chrono::milliseconds(200))) {
+      dead = master();
       NextMaster();
       next_attempt = now + backoff;
       backoff = std::min(backoff * 2, config.max_backoff);
@@ -170,7 +177,7 @@ struct AgentDaemon::Impl {
     ctx.reset();
     connected = false;
     announced = false;
-    if (leader && *leader != master() && !redirected) {
+    if (leader && *leader != master() && *leader != dead && !redirected) {
       std::cerr << "agent " << config.agent.name << ": the master at " << master()
                 << " does not lead; following the leader at " << *leader << std::endl;
       FollowLeader(*leader);
@@ -179,11 +186,18 @@ struct AgentDaemon::Impl {
       return;
     }
     redirected = false;
-    if (leader == std::nullopt) {
-      std::cerr << "agent " << config.agent.name << ": lost the master at " << master()
-                << "; reconnecting" << std::endl;
-    }
+    const std::string was = master();
     NextMaster();
+    if (leader) {
+      // A master answered: the cluster is up, electing or about to name a new leader. Ask
+      // again soon, without growing the backoff (that is for masters that do not answer).
+      backoff = absl::Milliseconds(100);
+      next_attempt = now + kRefusedRetry;
+      return;
+    }
+    std::cerr << "agent " << config.agent.name << ": lost the master at " << was
+              << "; reconnecting" << std::endl;
+    dead = was;
     next_attempt = now + backoff;
     backoff = std::min(backoff * 2, config.max_backoff);
   }
@@ -213,6 +227,7 @@ struct AgentDaemon::Impl {
             absl::Milliseconds(std::max<int64_t>(100, m.registered().heartbeat_interval_ms()));
         backoff = absl::Milliseconds(100);
         redirected = false;
+        dead.clear();
         if (!announced) {
           std::cerr << "agent " << config.agent.name << ": registered with the master at "
                     << master() << std::endl;

@@ -34,7 +34,9 @@ struct AgentDaemonConfig {
   agent::AgentConfig agent;
   // HOST:PORT, or several separated by commas (several masters): tried in turn until the
   // leader accepts the stream; after a lost stream the next one is tried first. A master that
-  // refuses the stream naming the leader (common/leader_hint.h) sends the agent there at once.
+  // refuses the stream naming the leader (common/leader_hint.h) sends the agent there at once,
+  // unless that is the master just found dead (standbys name it until the lease runs out);
+  // after a refusal the agent asks again within 250 ms, since a master that refuses is up.
   std::string master_addr = defaults::kMasterAddr;
   std::string token;
   absl::Duration max_backoff = absl::Seconds(5);
