@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   curl procps gnuplot-nox
   postgresql-15 libpq-dev
+  nodejs chromium fonts-dejavu-core
 )
 
 missing=()
@@ -19,6 +20,10 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+
+# The web UI's build and browser tests (ui/): npm comes with some Node.js packages and is a
+# package of its own in Debian's.
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 
 if ((${#missing[@]} == 0)); then
   exit 0

@@ -195,8 +195,8 @@ struct AgentDaemon::Impl {
       next_attempt = now + kRefusedRetry;
       return;
     }
-    std::cerr << "agent " << config.agent.name << ": lost the master at " << was
-              << "; reconnecting" << std::endl;
+    std::cerr << "agent " << config.agent.name << ": lost the master at " << was << "; reconnecting"
+              << std::endl;
     dead = was;
     next_attempt = now + backoff;
     backoff = std::min(backoff * 2, config.max_backoff);

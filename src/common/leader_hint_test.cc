@@ -6,8 +6,7 @@ namespace paceline {
 namespace {
 
 TEST(LeaderHintTest, TheLastMarkerOfTheMessageNamesTheLeader) {
-  EXPECT_EQ(LeaderFromMessage("this master is a standby; leader: 10.0.0.2:5390"),
-            "10.0.0.2:5390");
+  EXPECT_EQ(LeaderFromMessage("this master is a standby; leader: 10.0.0.2:5390"), "10.0.0.2:5390");
   EXPECT_EQ(LeaderFromMessage("leader: a:1 then (leader: b:2)"), "b:2");
   EXPECT_EQ(LeaderFromMessage("leader: host:5390; more"), "host:5390");
   EXPECT_EQ(LeaderFromMessage("no hint here"), std::nullopt);

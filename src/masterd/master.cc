@@ -25,6 +25,7 @@
 #include "api/job_service.h"
 #include "api/json_gateway.h"
 #include "api/pool_service.h"
+#include "api/ui_routes.h"
 #include "common/status.h"
 #include "masterd/cluster.h"
 #include "masterd/leadership.h"
@@ -172,6 +173,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   api::AddHealthRoutes(impl->http_server, facts);
   api::AddMetricsRoutes(impl->http_server, cluster, facts);
   api::AddJsonApiRoutes(impl->http_server, impl->grpc_server->InProcessChannel({}));
+  api::AddUiRoutes(impl->http_server);
   absl::StatusOr<HostPort> http = impl->http_server.Start(config.http_listen);
   if (!http.ok()) {
     impl->grpc_server->Shutdown();

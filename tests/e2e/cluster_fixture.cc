@@ -160,12 +160,11 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
   std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
   agents_[i] = std::make_unique<Process>(Process::Start(
       {"agent", "--master", masters.empty() ? absl::StrJoin(master_addrs_, ",") : masters,
-       "--token-file",
-                      dir_ + "/master/token", "--name", agent_name(i), "--work-dir",
-                      absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu,
-                      "--memory", options_.agent_memory, "--ports", ports, "--label",
-                      absl::StrCat("index=", i), "--usage-interval", options_.usage_interval},
-                     {.cwd = dir_}));
+       "--token-file", dir_ + "/master/token", "--name", agent_name(i), "--work-dir",
+       absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu, "--memory",
+       options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i),
+       "--usage-interval", options_.usage_interval},
+      {.cwd = dir_}));
 }
 
 int TestCluster::AddAgent(const std::string& masters) {

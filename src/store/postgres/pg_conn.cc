@@ -146,11 +146,20 @@ void AppendCopyField(std::string& rows, const std::optional<std::string>& value,
   }
   for (char ch : *value) {
     switch (ch) {
-      case '\\': rows.append("\\\\"); break;
-      case '\t': rows.append("\\t"); break;
-      case '\n': rows.append("\\n"); break;
-      case '\r': rows.append("\\r"); break;
-      default: rows.push_back(ch);
+      case '\\':
+        rows.append("\\\\");
+        break;
+      case '\t':
+        rows.append("\\t");
+        break;
+      case '\n':
+        rows.append("\\n");
+        break;
+      case '\r':
+        rows.append("\\r");
+        break;
+      default:
+        rows.push_back(ch);
     }
   }
 }

@@ -49,7 +49,11 @@ TEST_F(PostgresStoreTest, ALargeMixedCommitStoresWhatTheMemoryStoreDoes) {
   std::vector<records::WriteBatch> batches(4);
   // Events go by COPY in its text format: messages with its special characters come back whole.
   auto event = [](TaskId id, uint32_t run, int at, TaskState state) {
-    return records::TaskEvent{RunId{id, run}, absl::FromUnixSeconds(at), state, "host-1", "r",
+    return records::TaskEvent{RunId{id, run},
+                              absl::FromUnixSeconds(at),
+                              state,
+                              "host-1",
+                              "r",
                               at % 3 == 0 ? "exit\t1\r\nline two \\ \\N \\. caf\u00e9" : ""};
   };
   for (uint32_t i = 0; i < 150; ++i) {

@@ -1,0 +1,58 @@
+#include "api/ui_routes.h"
+
+#include <httplib.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "ui/ui_assets.h"
+
+namespace paceline::api {
+namespace {
+
+void Serve(const ui::Asset& asset, const httplib::Request& req, httplib::Response& res) {
+  res.set_header("ETag", std::string(asset.etag));
+  res.set_header("Cache-Control",
+                 asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
+  res.set_header("Vary", "Accept-Encoding");
+  res.set_header("Content-Security-Policy",
+                 "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                 "base-uri 'none'; frame-ancestors 'none'");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Referrer-Policy", "no-referrer");
+  if (req.get_header_value("If-None-Match") == asset.etag) {
+    res.status = 304;
+    return;
+  }
+  const std::string ctype(asset.content_type);
+  if (absl::StrContains(req.get_header_value("Accept-Encoding"), "gzip")) {
+    res.set_header("Content-Encoding", "gzip");
+    res.set_content(asset.gzip.data(), asset.gzip.size(), ctype);
+  } else {
+    res.set_content(asset.body.data(), asset.body.size(), ctype);
+  }
+}
+
+}  // namespace
+
+void AddUiRoutes(HttpServer& server) {
+  httplib::Server& s = server.Routes();
+  s.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/"); });
+  s.Get("/ui",
+        [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/", 301); });
+  s.Get(R"(/ui/(.*))", [](const httplib::Request& req, httplib::Response& res) {
+    const std::string path = req.matches[1];
+    if (const ui::Asset* asset = ui::FindAsset(path); asset != nullptr && !path.empty()) {
+      return Serve(*asset, req, res);
+    }
+    const std::string last = path.substr(path.rfind('/') + 1);
+    if (absl::StrContains(last, '.')) {
+      res.status = 404;
+      res.set_content("no such file in the web UI: " + path + "\n", "text/plain");
+      return;
+    }
+    Serve(ui::IndexPage(), req, res);
+  });
+}
+
+}  // namespace paceline::api

@@ -1,0 +1,192 @@
+// The cluster, through the master's JSON gateway (/api/v1/<Service>/<Method>), with the token
+// the user logged in with. Field names and shapes are those of the .proto files (proto3 JSON:
+// 64-bit integers arrive as strings; use num()). Errors are ApiError with the gRPC code name.
+
+import { clearToken, token } from "./auth";
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+// A proto3 JSON integer (a number, or a string for 64-bit fields) as a number.
+export function num(v: string | number | undefined | null): number {
+  if (v === undefined || v === null || v === "") return 0;
+  return typeof v === "number" ? v : Number(v);
+}
+
+async function failure(res: Response): Promise<ApiError> {
+  let code = "UNKNOWN";
+  let message = `${res.status} ${res.statusText}`;
+  try {
+    const body = (await res.json()) as { code?: string; message?: string };
+    code = body.code ?? code;
+    message = body.message ?? message;
+  } catch {
+    // not JSON: keep the HTTP status
+  }
+  if (code === "UNAUTHENTICATED") clearToken();
+  return new ApiError(code, message, res.status);
+}
+
+// Calls Service/Method with `body` (POST). `as` overrides the token (the login form's check).
+export async function call<T>(
+  service: string,
+  method: string,
+  body: object = {},
+  as?: string,
+): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1/${service}/${method}`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Authorization: `Bearer ${as ?? token() ?? ""}`,
+      },
+      body: JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError("UNAVAILABLE", `cannot reach the master: ${String(e)}`, 0);
+  }
+  if (!res.ok) throw await failure(res);
+  return (await res.json()) as T;
+}
+
+// --- the messages the UI reads (a subset of the .proto files' fields) ---
+
+export type Int = string | number;
+export interface Resources {
+  cpu_milli: Int;
+  memory_bytes: Int;
+  disk_bytes: Int;
+  gpu_milli: Int;
+}
+export interface ClusterInfo {
+  version: string;
+  commit: string;
+  store: string;
+  cluster_id: string;
+  role: string;
+  term: Int;
+  leader: string;
+  started_at_unix_ms: Int;
+}
+export interface PoolDimension {
+  name: string;
+  reservation: Int;
+  limit: Int;
+  share: number;
+  entitlement: Int;
+  allocation: Int;
+  demand: Int;
+}
+export interface PoolInfo {
+  path: string;
+  spec_yaml: string;
+  dimensions: PoolDimension[];
+  queued_gangs: number;
+  admitted_gangs: number;
+  leaf: boolean;
+}
+export interface QueuedGang {
+  position: number;
+  job_id: Int;
+  priority: number;
+  sla: string;
+  tasks: number;
+  reason: string;
+}
+export interface JobSummary {
+  id: Int;
+  name: string;
+  pool: string;
+  owner: string;
+  type: string;
+  state: string;
+  version: Int;
+  created_at_unix_ms: Int;
+  instances: number;
+  task_counts: Record<string, number>;
+  labels: Record<string, string>;
+  priority: number;
+}
+export interface UpdateInfo {
+  id: Int;
+  state: string;
+  from_version: Int;
+  to_version: Int;
+}
+export interface GetJobResponse {
+  job: JobSummary;
+  spec_yaml: string;
+  pending_reason: string;
+  update?: UpdateInfo;
+}
+export interface TaskInfo {
+  job_id: Int;
+  instance: number;
+  run: number;
+  state: string;
+  host: string;
+  started_at_unix_ms: Int;
+  finished_at_unix_ms: Int;
+  exit_code: number;
+  signal: number;
+  reason: string;
+  failures: number;
+  pending_reason: string;
+  health: string;
+}
+export interface TaskEvent {
+  run: number;
+  at_unix_ms: Int;
+  state: string;
+  host: string;
+  reason: string;
+  message: string;
+}
+export interface TaskRun {
+  run: number;
+  host: string;
+  started_at_unix_ms: Int;
+  finished_at_unix_ms: Int;
+  final_state?: string;
+  reason: string;
+  message: string;
+}
+export interface GetTaskResponse {
+  task: TaskInfo;
+  runs: TaskRun[];
+}
+export interface TaskLogs {
+  data: string; // base64
+  next_offset: Int;
+  finished: boolean;
+  run: number;
+  host: string;
+}
+export interface HostInfo {
+  name: string;
+  state: string;
+  connected: boolean;
+  capacity: Resources;
+  allocated: Resources;
+  labels: Record<string, string>;
+  tasks: number;
+  last_seen_unix_ms: Int;
+  isolation: string;
+  maintenance: string;
+}
+export interface WatchEvent {
+  job_id?: Int;
+  at_unix_ms?: Int;
+  started?: boolean;
+  job?: { state: string; version: Int; task_counts: Record<string, number> };
+  task?: { instance: number; event: TaskEvent };
+}

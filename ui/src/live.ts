@@ -1,0 +1,145 @@
+// The Watch stream (JobService/Watch over the JSON gateway: one JSON event per line), kept
+// open: a dropped connection is retried with a backoff (1 s doubling to 15 s), and every
+// (re)connection starts with a `started` event, on which a page reloads what it shows so that
+// nothing that happened while it was away is missed. `onLive(false)` says the page is stale.
+// A page that subscribes once the stream is up loads its data itself (useLive does).
+import { useEffect, useRef, useState } from "preact/hooks";
+import { WatchEvent } from "./api";
+import { token } from "./auth";
+
+interface Subscriber {
+  jobId: number; // 0: every job
+  onEvent: (e: WatchEvent) => void;
+  onLive: (live: boolean) => void;
+}
+
+// One stream per browser tab, of every job, shared by the pages (the master serves a few
+// HTTP watches at once): opened by the first subscriber, closed a while after the last leaves
+// (so that moving between pages keeps it).
+const subscribers = new Set<Subscriber>();
+let controller: AbortController | null = null;
+let closeTimer: number | undefined;
+let retryTimer: number | undefined;
+let live = false;
+
+function setLive(v: boolean) {
+  live = v;
+  subscribers.forEach((s) => s.onLive(v));
+}
+
+async function connect(backoff: number): Promise<void> {
+  const mine = new AbortController();
+  controller = mine;
+  try {
+    const res = await fetch("/api/v1/JobService/Watch?job_id=0", {
+      headers: { Authorization: `Bearer ${token() ?? ""}` },
+      signal: mine.signal,
+    });
+    if (!res.ok || !res.body) throw new Error(`watch: HTTP ${res.status}`);
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (line === "") continue;
+        const e = JSON.parse(line) as WatchEvent & { code?: string };
+        if (e.code !== undefined) throw new Error(`watch: ${e.code}`);
+        if (e.started) {
+          backoff = 1000;
+          setLive(true);
+        }
+        const job = Number(e.job_id ?? 0);
+        subscribers.forEach((s) => {
+          if (e.started || s.jobId === 0 || s.jobId === job) s.onEvent(e);
+        });
+      }
+    }
+  } catch {
+    // retried below, unless closed
+  }
+  if (controller !== mine) return; // closed, or replaced
+  controller = null;
+  setLive(false);
+  retryTimer = window.setTimeout(() => {
+    retryTimer = undefined;
+    if (subscribers.size > 0 && controller === null) void connect(Math.min(backoff * 2, 15000));
+  }, backoff);
+}
+
+// Calls `onEvent` for the events of `jobId` (0: all) and for every `started` (the stream
+// (re)connected: reload), `onLive(false)` while the stream is down. Returns the unsubscribe.
+export function watch(
+  jobId: number,
+  onEvent: (e: WatchEvent) => void,
+  onLive: (live: boolean) => void,
+): () => void {
+  const s = { jobId, onEvent, onLive };
+  subscribers.add(s);
+  window.clearTimeout(closeTimer);
+  if (controller === null && retryTimer === undefined) {
+    void connect(1000);
+  } else if (live) {
+    onLive(true);
+  }
+  return () => {
+    subscribers.delete(s);
+    if (subscribers.size > 0) return;
+    closeTimer = window.setTimeout(() => {
+      if (subscribers.size > 0) return;
+      window.clearTimeout(retryTimer);
+      retryTimer = undefined;
+      const c = controller;
+      controller = null;
+      live = false;
+      c?.abort();
+    }, 10000);
+  };
+}
+
+// A page's data, loaded by `load` now, again on every (re)connection of the watch of `jobId`
+// (0: every job), and patched by `apply` for each event in between. `live` is false while the
+// stream is down: the page shows it is stale.
+export function useLive<T>(
+  jobId: number,
+  load: () => Promise<T>,
+  apply: (data: T, e: WatchEvent) => T,
+  deps: unknown[],
+): { data: T | null; error: string | null; live: boolean; reload: () => void } {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [live, setLive] = useState(true);
+  const applyRef = useRef(apply);
+  applyRef.current = apply;
+  const generation = useRef(0);
+
+  const reload = () => {
+    const g = ++generation.current;
+    load().then(
+      (d) => {
+        if (g !== generation.current) return;
+        setData(d);
+        setError(null);
+      },
+      (e: Error) => g === generation.current && setError(e.message),
+    );
+  };
+
+  useEffect(() => {
+    setData(null);
+    reload();
+    return watch(
+      jobId,
+      (e) => {
+        if (e.started) return reload();
+        setData((d) => (d === null ? d : applyRef.current(d, e)));
+      },
+      setLive,
+    );
+  }, deps);
+  return { data, error, live, reload };
+}

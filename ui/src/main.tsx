@@ -1,0 +1,89 @@
+// Paceline's web UI: a single page served by the master at /ui/ (src/api/ui_routes.h). Routes
+// (under /ui): /, /pools, /jobs, /jobs/new, /jobs/:id, /jobs/:id/tasks/:instance, /hosts.
+import "./styles.css";
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { Link, Route, Router, Switch, useLocation } from "wouter-preact";
+import { clearToken, onTokenChange, token } from "./auth";
+import { Hosts } from "./pages/hosts";
+import { Job } from "./pages/job";
+import { Jobs } from "./pages/jobs";
+import { Login } from "./pages/login";
+import { NewJob } from "./pages/new_job";
+import { Overview } from "./pages/overview";
+import { Pools } from "./pages/pools";
+import { Task } from "./pages/task";
+
+function Nav() {
+  const [location] = useLocation();
+  const item = (href: string, label: string) => {
+    const current = href === "/" ? location === "/" : location.startsWith(href);
+    return (
+      <li>
+        <Link href={href} aria-current={current ? "page" : undefined}>
+          {label}
+        </Link>
+      </li>
+    );
+  };
+  return (
+    <header>
+      <nav aria-label="main">
+        <Link href="/" class="brand">
+          Paceline
+        </Link>
+        <ul>
+          {item("/", "Overview")}
+          {item("/pools", "Pools")}
+          {item("/jobs", "Jobs")}
+          {item("/hosts", "Hosts")}
+        </ul>
+        <button type="button" class="logout" onClick={clearToken}>
+          Log out
+        </button>
+      </nav>
+    </header>
+  );
+}
+
+function App() {
+  const [authed, setAuthed] = useState(token() !== null);
+  useEffect(() => onTokenChange(() => setAuthed(token() !== null)), []);
+  if (!authed) return <Login />;
+  return (
+    <Router base="/ui">
+      <Nav />
+      <main>
+        <Switch>
+          <Route path="/">
+            <Overview />
+          </Route>
+          <Route path="/pools">
+            <Pools />
+          </Route>
+          <Route path="/jobs">
+            <Jobs />
+          </Route>
+          <Route path="/jobs/new">
+            <NewJob />
+          </Route>
+          <Route path="/jobs/:id">{(p) => <Job id={Number(p.id)} />}</Route>
+          <Route path="/jobs/:id/tasks/:instance">
+            {(p) => <Task job={Number(p.id)} instance={Number(p.instance)} />}
+          </Route>
+          <Route path="/hosts">
+            <Hosts />
+          </Route>
+          <Route>
+            <h1>Not found</h1>
+            <p>
+              No page here. <Link href="/">Overview</Link>
+            </p>
+          </Route>
+        </Switch>
+      </main>
+    </Router>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,202 @@
+// A job: its state and counts, why its waiting instances wait, its spec, its update, and the
+// instance table (filtered by state), all live; kill, restart and delete after confirmation.
+import { useEffect, useState } from "preact/hooks";
+import { Link, useLocation } from "wouter-preact";
+import { ApiError, GetJobResponse, TaskInfo, call, num } from "../api";
+import { Badge, Confirm, ErrorBox, Stale } from "../components/ui";
+import { TASK_STATES, time } from "../format";
+import { useLive } from "../live";
+
+interface Data {
+  job: GetJobResponse;
+  tasks: TaskInfo[];
+}
+
+type Action = "KillJob" | "RestartJob" | "DeleteJob" | "PauseUpdate" | "ResumeUpdate" | "AbortUpdate" | "RollbackJob";
+const VERB: Record<Action, string> = {
+  KillJob: "Kill",
+  RestartJob: "Restart",
+  DeleteJob: "Delete",
+  PauseUpdate: "Pause update",
+  ResumeUpdate: "Resume update",
+  AbortUpdate: "Abort update",
+  RollbackJob: "Roll back",
+};
+
+export function Job({ id }: { id: number }) {
+  const [, navigate] = useLocation();
+  const [stateFilter, setStateFilter] = useState("");
+  const [pending, setPending] = useState<Action | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const live = useLive<Data>(
+    id,
+    async () => {
+      const [job, tasks] = await Promise.all([
+        call<GetJobResponse>("JobService", "GetJob", { job_id: id }),
+        call<{ tasks?: TaskInfo[] }>("TaskService", "ListTasks", { job_id: id }),
+      ]);
+      return { job, tasks: tasks.tasks ?? [] };
+    },
+    (d, e) => {
+      if (e.job) {
+        return {
+          ...d,
+          job: {
+            ...d.job,
+            job: { ...d.job.job, state: e.job.state, task_counts: e.job.task_counts },
+          },
+        };
+      }
+      if (e.task) {
+        const { instance, event } = e.task;
+        return {
+          ...d,
+          tasks: d.tasks.map((t) =>
+            t.instance === instance && event.run >= t.run
+              ? { ...t, state: event.state, run: event.run, host: event.host || t.host, reason: event.reason }
+              : t,
+          ),
+        };
+      }
+      return d;
+    },
+    [id],
+  );
+  // Why-pending comes from the scheduler's latest cycle, not from the event stream: ask again
+  // while instances wait.
+  const waiting = live.data?.tasks.some((t) => t.state === "PENDING" || t.state === "READY");
+  useEffect(() => {
+    if (!waiting) return;
+    const t = window.setInterval(live.reload, 2000);
+    return () => window.clearInterval(t);
+  }, [waiting, id]);
+  const act = async () => {
+    const a = pending;
+    setPending(null);
+    if (!a) return;
+    try {
+      await call("JobService", a, { job_id: id });
+      setActionError(null);
+      if (a === "DeleteJob") return navigate("/jobs");
+      live.reload();
+    } catch (e) {
+      setActionError(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+    }
+  };
+  const d = live.data;
+  if (!d) {
+    return (
+      <section>
+        <h1>Job {id}</h1>
+        <ErrorBox error={live.error} />
+      </section>
+    );
+  }
+  const j = d.job.job;
+  const ended = ["SUCCEEDED", "FAILED", "KILLED"].includes(j.state);
+  const updateActive = d.job.update && !["SUCCEEDED", "ABORTED", "FAILED", "ROLLED_BACK"].includes(d.job.update.state);
+  const shown = stateFilter ? d.tasks.filter((t) => t.state === stateFilter) : d.tasks;
+  return (
+    <section>
+      <h1>
+        Job {id}: {j.name} <Badge state={j.state} />
+      </h1>
+      <Stale live={live.live} />
+      <ErrorBox error={live.error ?? actionError} />
+      <p class="facts">
+        {j.type} · pool <Link href={`/jobs?pool=${encodeURIComponent(j.pool)}`}>{j.pool}</Link> ·{" "}
+        {j.instances} instances · version {num(j.version)} · priority {j.priority} · owner{" "}
+        {j.owner || "—"} · created {time(j.created_at_unix_ms)}
+      </p>
+      <div class="actions">
+        {!ended && <button type="button" class="danger" onClick={() => setPending("KillJob")}>Kill</button>}
+        <button type="button" onClick={() => setPending("RestartJob")}>Restart</button>
+        {ended && <button type="button" class="danger" onClick={() => setPending("DeleteJob")}>Delete</button>}
+        {updateActive && (
+          <>
+            <button type="button" onClick={() => setPending("PauseUpdate")}>Pause update</button>
+            <button type="button" onClick={() => setPending("ResumeUpdate")}>Resume update</button>
+            <button type="button" onClick={() => setPending("AbortUpdate")}>Abort update</button>
+          </>
+        )}
+        {j.type !== "batch" && num(j.version) > 1 && (
+          <button type="button" onClick={() => setPending("RollbackJob")}>Roll back</button>
+        )}
+      </div>
+      {d.job.pending_reason && (
+        <div class="pending-reason" role="note">
+          <strong>Why waiting:</strong> {d.job.pending_reason}
+        </div>
+      )}
+      {d.job.update && (
+        <p class="facts">
+          Update {num(d.job.update.id)}: <Badge state={d.job.update.state} /> version{" "}
+          {num(d.job.update.from_version)} → {num(d.job.update.to_version)}
+        </p>
+      )}
+      <ul class="counts" aria-label="instances by state">
+        {TASK_STATES.filter((s) => j.task_counts?.[s]).map((s) => (
+          <li key={s}>
+            <button
+              type="button"
+              class={`linklike ${stateFilter === s ? "active" : ""}`}
+              aria-pressed={stateFilter === s}
+              onClick={() => setStateFilter(stateFilter === s ? "" : s)}
+            >
+              <Badge state={s} /> <span class="num" data-state={s}>{j.task_counts[s]}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      <details>
+        <summary>Spec (version {num(j.version)})</summary>
+        <pre class="yaml">{d.job.spec_yaml}</pre>
+      </details>
+      <h2>Instances {stateFilter && <>({stateFilter})</>}</h2>
+      <table class="tasks">
+        <thead>
+          <tr>
+            <th class="num">instance</th>
+            <th>state</th>
+            <th class="num">run</th>
+            <th>host</th>
+            <th>started</th>
+            <th>finished</th>
+            <th class="num">exit</th>
+            <th>reason</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.slice(0, 1000).map((t) => (
+            <tr key={t.instance} data-instance={t.instance}>
+              <td class="num">
+                <Link href={`/jobs/${id}/tasks/${t.instance}`}>{t.instance}</Link>
+              </td>
+              <td>
+                <Badge state={t.state} />
+              </td>
+              <td class="num">{t.run}</td>
+              <td>{t.host}</td>
+              <td>{time(t.started_at_unix_ms)}</td>
+              <td>{time(t.finished_at_unix_ms)}</td>
+              <td class="num">{t.exit_code >= 0 ? t.exit_code : t.signal ? `sig ${t.signal}` : ""}</td>
+              <td>{t.pending_reason || t.reason}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {shown.length > 1000 && <p class="hint">The first 1,000 of {shown.length} shown; filter by state.</p>}
+      <Confirm
+        open={pending !== null}
+        title={pending ? `${VERB[pending]} job ${id}?` : ""}
+        action={pending ? VERB[pending] : ""}
+        onConfirm={act}
+        onCancel={() => setPending(null)}
+      >
+        {pending === "KillJob" && "Every live instance is killed; the job ends KILLED."}
+        {pending === "RestartJob" && "Every instance starts a new run; live runs are killed first."}
+        {pending === "DeleteJob" && "The job and its history are forgotten."}
+      </Confirm>
+    </section>
+  );
+}

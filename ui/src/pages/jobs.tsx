@@ -1,0 +1,163 @@
+// Jobs: filters in the URL (shareable, the back button works), a page of 50 at a time from
+// QueryJobs, counts per task state patched live from the Watch stream.
+import { Link, useLocation, useSearch } from "wouter-preact";
+import { JobSummary, call, num } from "../api";
+import { Badge, ErrorBox, Stale } from "../components/ui";
+import { JOB_STATES, TASK_STATES, time } from "../format";
+import { useLive } from "../live";
+
+const PAGE = 50;
+interface Page {
+  jobs: JobSummary[];
+  next: string;
+}
+
+export function Jobs() {
+  const search = useSearch();
+  const [, navigate] = useLocation();
+  const q = new URLSearchParams(search);
+  const filter = {
+    pool: q.get("pool") ?? "",
+    state: q.get("state") ?? "",
+    owner: q.get("owner") ?? "",
+    name: q.get("name") ?? "",
+    label: q.get("label") ?? "",
+    page: q.get("page") ?? "",
+  };
+  const set = (k: keyof typeof filter, v: string) => {
+    const next = new URLSearchParams(search);
+    if (v) next.set(k, v);
+    else next.delete(k);
+    if (k !== "page") next.delete("page");
+    const s = next.toString();
+    navigate(s ? `/jobs?${s}` : "/jobs");
+  };
+  const jobs = useLive<Page>(
+    0,
+    async () => {
+      const labels: Record<string, string> = {};
+      if (filter.label.includes("=")) {
+        const [k, ...v] = filter.label.split("=");
+        labels[k] = v.join("=");
+      }
+      const r = await call<{ jobs?: JobSummary[]; next_page_token: string }>(
+        "JobService",
+        "QueryJobs",
+        {
+          pool: filter.pool,
+          states: filter.state ? [filter.state] : [],
+          owner: filter.owner,
+          name: filter.name,
+          labels,
+          page_size: PAGE,
+          page_token: filter.page,
+        },
+      );
+      return { jobs: r.jobs ?? [], next: r.next_page_token };
+    },
+    (p, e) => {
+      if (!e.job) return p;
+      const id = num(e.job_id);
+      if (!p.jobs.some((j) => num(j.id) === id)) return p;
+      return {
+        ...p,
+        jobs: p.jobs.map((j) =>
+          num(j.id) === id ? { ...j, state: e.job!.state, task_counts: e.job!.task_counts } : j,
+        ),
+      };
+    },
+    [search],
+  );
+  return (
+    <section>
+      <h1>
+        Jobs <Link href="/jobs/new" class="button">Create a job</Link>
+      </h1>
+      <Stale live={jobs.live} />
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        {(["pool", "owner", "name", "label"] as const).map((k) => (
+          <label key={k}>
+            {k}
+            <input
+              name={k}
+              value={filter[k]}
+              placeholder={k === "label" ? "key=value" : k === "pool" ? "/path" : ""}
+              onChange={(e) => set(k, (e.target as HTMLInputElement).value.trim())}
+            />
+          </label>
+        ))}
+        <label>
+          state
+          <select
+            name="state"
+            value={filter.state}
+            onChange={(e) => set("state", (e.target as HTMLSelectElement).value)}
+          >
+            <option value="">any</option>
+            {JOB_STATES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <ErrorBox error={jobs.error} />
+      <table class="jobs">
+        <thead>
+          <tr>
+            <th class="num">id</th>
+            <th>name</th>
+            <th>pool</th>
+            <th>type</th>
+            <th>state</th>
+            <th>tasks</th>
+            <th>owner</th>
+            <th>created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.data?.jobs.map((j) => (
+            <tr key={String(j.id)} data-job={String(j.id)}>
+              <td class="num">
+                <Link href={`/jobs/${num(j.id)}`}>{num(j.id)}</Link>
+              </td>
+              <td>
+                <Link href={`/jobs/${num(j.id)}`}>{j.name}</Link>
+              </td>
+              <td>{j.pool}</td>
+              <td>{j.type}</td>
+              <td>
+                <Badge state={j.state} />
+              </td>
+              <td class="task-counts">
+                {TASK_STATES.filter((s) => j.task_counts?.[s]).map((s) => (
+                  <span key={s} class={`count s-${s.toLowerCase()}`} title={s}>
+                    {j.task_counts[s]} {s.toLowerCase()}
+                  </span>
+                ))}
+              </td>
+              <td>{j.owner}</td>
+              <td>{time(j.created_at_unix_ms)}</td>
+            </tr>
+          ))}
+          {jobs.data && jobs.data.jobs.length === 0 && (
+            <tr>
+              <td colSpan={8}>no job matches</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      <nav class="pager" aria-label="pages">
+        {filter.page && (
+          <button type="button" onClick={() => history.back()}>
+            ← Previous
+          </button>
+        )}
+        {jobs.data?.next && (
+          <button type="button" onClick={() => set("page", jobs.data!.next)}>
+            Next →
+          </button>
+        )}
+      </nav>
+    </section>
+  );
+}

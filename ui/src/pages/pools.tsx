@@ -1,0 +1,123 @@
+// The pool tree: per pool and resource, allocation against entitlement, with reservation and
+// limit marked, so that borrowing (allocation above reservation) and preemption pressure
+// (allocation above entitlement) show at a glance. Creating a pool takes its YAML spec.
+import { useEffect, useState } from "preact/hooks";
+import { PoolInfo, call, num } from "../api";
+import { Bar, ErrorBox } from "../components/ui";
+import { YamlForm } from "../components/yaml_form";
+import { amount } from "../format";
+
+const POOL_EXAMPLE = `resources:
+  cpu: {reservation: 2, limit: 8, share: 1}
+  memory: {reservation: 2Gi, limit: 16Gi, share: 1}
+`;
+
+export function Pools() {
+  const [pools, setPools] = useState<PoolInfo[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [path, setPath] = useState("/");
+  const load = () =>
+    call<{ pools?: PoolInfo[] }>("PoolService", "ListPools").then(
+      (r) => {
+        setPools(r.pools ?? []);
+        setError(null);
+      },
+      (e) => setError(e.message),
+    );
+  useEffect(() => {
+    void load();
+    const t = window.setInterval(load, 3000);
+    return () => window.clearInterval(t);
+  }, []);
+  return (
+    <section>
+      <h1>Pools</h1>
+      <ErrorBox error={error} />
+      <table class="pools">
+        <thead>
+          <tr>
+            <th>pool</th>
+            <th>resource</th>
+            <th class="wide">allocation (bar) vs entitlement · reservation ▏ limit ▕</th>
+            <th class="num">allocation</th>
+            <th class="num">entitlement</th>
+            <th class="num">reservation</th>
+            <th class="num">limit</th>
+            <th class="num">demand</th>
+            <th class="num">share</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(pools ?? []).flatMap((p) => {
+            const depth = p.path === "/" ? 0 : p.path.split("/").length - 1;
+            const dims = (p.dimensions ?? []).filter(
+              (d) => num(d.allocation) > 0 || num(d.reservation) > 0 || d.name !== "gpu",
+            );
+            return dims.map((d, i) => {
+              const ent = num(d.entitlement);
+              const alloc = num(d.allocation);
+              const limit = num(d.limit);
+              const finite = limit < Number.MAX_SAFE_INTEGER ? limit : 0;
+              const scale =
+                Math.max(ent, alloc, num(d.reservation), num(d.demand), finite, 1) * 1.05;
+              return (
+                <tr key={`${p.path}/${d.name}`} class={i === 0 ? "first" : ""}>
+                  {i === 0 && (
+                    <th scope="rowgroup" rowSpan={dims.length} style={{ paddingLeft: `${depth}em` }}>
+                      {p.path}
+                      {p.queued_gangs > 0 && <div class="hint">{p.queued_gangs} waiting</div>}
+                    </th>
+                  )}
+                  <td>{d.name}</td>
+                  <td class="wide">
+                    <Bar
+                      value={alloc}
+                      max={scale}
+                      label={`${p.path} ${d.name}: allocation ${amount(d.name, alloc)}, entitlement ${amount(d.name, ent)}`}
+                      marks={[
+                        { at: ent, title: "entitlement", kind: "entitlement" },
+                        { at: num(d.reservation), title: "reservation", kind: "reservation" },
+                        ...(finite > 0 ? [{ at: finite, title: "limit", kind: "limit" }] : []),
+                      ]}
+                    />
+                  </td>
+                  <td class={`num ${alloc > ent ? "warn" : ""}`}>{amount(d.name, alloc)}</td>
+                  <td class="num">{amount(d.name, ent)}</td>
+                  <td class="num">{amount(d.name, d.reservation)}</td>
+                  <td class="num">{amount(d.name, d.limit)}</td>
+                  <td class="num">{amount(d.name, d.demand)}</td>
+                  <td class="num">{d.share}</td>
+                </tr>
+              );
+            });
+          })}
+        </tbody>
+      </table>
+      <details class="create">
+        <summary>Create a pool</summary>
+        <YamlForm
+          label="Pool spec (YAML)"
+          initial={POOL_EXAMPLE}
+          submitLabel="Create pool"
+          submit={async (yaml) => {
+            await call("PoolService", "CreatePool", {
+              path,
+              spec_yaml: yaml,
+              spec_name: "pool.yaml",
+            });
+            await load();
+          }}
+        >
+          <label>
+            Path
+            <input
+              name="path"
+              value={path}
+              onInput={(e) => setPath((e.target as HTMLInputElement).value)}
+            />
+          </label>
+        </YamlForm>
+      </details>
+    </section>
+  );
+}

@@ -1,0 +1,280 @@
+// The web UI in a real Chromium (Debian's, driven by playwright-core) against a real
+// `paceline up` on free loopback ports, started and stopped (by PID) here:
+//   log in with a wrong token (refused, nothing changes), then the right one; create a pool
+//   and a job from YAML; see the job reach SUCCEEDED without reloading; a job with a typo shows
+//   its line and column and creates nothing; a job that cannot fit says why it waits; a task's
+//   logs are followed while it prints; a host is drained (after a confirmation) and changes
+//   state, then brought up. Any console error or page error fails the test, except the
+//   refusals a step expects. With --screenshots DIR, each page is saved as DIR/NAME.png.
+//
+// Usage: node ui/tests/ui_test.mjs --paceline PATH [--chromium PATH] [--screenshots DIR]
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+
+const { values: args } = parseArgs({
+  options: {
+    paceline: { type: "string" },
+    chromium: { type: "string", default: "/usr/bin/chromium" },
+    screenshots: { type: "string" },
+  },
+});
+assert.ok(args.paceline, "--paceline PATH is required");
+
+const dir = mkdtempSync(join(tmpdir(), "pl-ui-"));
+chmodSync(dir, 0o755); // the local agent runs tasks as an unprivileged user
+let master = null;
+let browser = null;
+let failed = false;
+
+function startCluster() {
+  const p = spawn(
+    args.paceline,
+    [
+      "up",
+      "--data-dir", join(dir, "data"),
+      "--listen", "127.0.0.1:0",
+      "--http-listen", "127.0.0.1:0",
+      "--name", "ui-host",
+      "--cpu", "2",
+      "--memory", "2Gi",
+      "--label", "zone=test",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let log = "";
+  p.stdout.on("data", (d) => (log += d));
+  p.stderr.on("data", (d) => (log += d));
+  p.log = () => log;
+  return p;
+}
+
+async function waitFor(what, f, timeoutMs = 30000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function api(http, token, service, method, body = {}) {
+  const res = await fetch(`http://${http}/api/v1/${service}/${method}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return res.json();
+}
+
+async function main() {
+  master = startCluster();
+  const endpoints = join(dir, "data", "master.json");
+  await waitFor("master.json", () => existsSync(endpoints), 60000);
+  const { http } = JSON.parse(readFileSync(endpoints, "utf8"));
+  const token = readFileSync(join(dir, "data", "token"), "utf8").trim();
+  const base = `http://${http}/ui`;
+  await waitFor("the local agent", async () => {
+    const r = await api(http, token, "HostService", "ListHosts");
+    return (r.hosts ?? []).some((h) => h.connected);
+  });
+
+  browser = await chromium.launch({
+    executablePath: args.chromium,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  const problems = [];
+  let expected = null; // a refusal the current step expects, as a RegExp
+  page.on("console", (m) => {
+    if (m.type() !== "error") return;
+    if (expected && expected.test(m.text())) return;
+    problems.push(`console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  const shot = async (name) => {
+    if (!args.screenshots) return;
+    mkdirSync(args.screenshots, { recursive: true });
+    await page.screenshot({ path: join(args.screenshots, `${name}.png`), fullPage: true });
+  };
+  const step = async (name, f) => {
+    process.stdout.write(`- ${name} ... `);
+    const t0 = Date.now();
+    await f();
+    assert.deepEqual(problems, [], `browser errors during "${name}"`);
+    console.log(`ok (${Date.now() - t0} ms)`);
+  };
+
+  await step("without a token only the login form shows; a wrong token is refused", async () => {
+    await page.goto(`${base}/`);
+    await page.getByLabel("API token").waitFor();
+    await shot("login");
+    expected = /status of 401/;
+    await page.getByLabel("API token").fill("not-the-token");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("alert").filter({ hasText: "UNAUTHENTICATED" }).waitFor();
+    expected = null;
+    assert.equal(await page.getByRole("navigation", { name: "main" }).count(), 0);
+  });
+
+  await step("log in", async () => {
+    await page.getByLabel("API token").fill(token);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+  });
+
+  await step("create a pool from YAML", async () => {
+    await page.getByRole("link", { name: "Pools" }).click();
+    await page.getByText("Create a pool").click();
+    await page.getByLabel("Path").fill("/web");
+    await page
+      .getByLabel("Pool spec (YAML)")
+      .fill("resources:\n  cpu: {reservation: 1, limit: 2, share: 1}\n  memory: {reservation: 512Mi, limit: 2Gi, share: 1}\n");
+    await page.getByRole("button", { name: "Create pool" }).click();
+    await page.getByRole("rowheader", { name: "/web" }).waitFor();
+    const pools = await api(http, token, "PoolService", "ListPools");
+    assert.ok(pools.pools.some((p) => p.path === "/web"));
+  });
+
+  await step("a spec with a typo shows its line and column inline and creates nothing", async () => {
+    await page.goto(`${base}/jobs/new`);
+    await page.getByLabel("Pool").fill("/web");
+    await page
+      .getByLabel(/Job spec/)
+      .fill('name: typo\ninstancs: 2\ntask:\n  command: "true"\n  resources: {cpu: 0.1, memory: 16Mi}\n');
+    expected = /status of 400/;
+    await page.getByRole("button", { name: "Create job" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expected = null;
+    const text = await alert.innerText();
+    assert.match(text, /INVALID_ARGUMENT/);
+    assert.match(text, /:2:1/);
+    assert.match(text, /instancs/);
+    await shot("job-create-error");
+    const jobs = await api(http, token, "JobService", "QueryJobs", {});
+    assert.equal((jobs.jobs ?? []).length, 0, "the refused spec created a job");
+  });
+
+  let batchId = 0;
+  await step("create a job and see it reach SUCCEEDED live", async () => {
+    await page
+      .getByLabel(/Job spec/)
+      .fill('name: hello\ninstances: 3\ntask:\n  command: "echo hello $PACELINE_INSTANCE_ID; sleep 3"\n  resources: {cpu: 0.1, memory: 16Mi}\n');
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/ui\/jobs\/\d+$/);
+    batchId = Number(page.url().split("/").pop());
+    await page.evaluate(() => (window.__notReloaded = true));
+    await page.getByRole("heading", { name: /hello/ }).getByText("RUNNING").waitFor({ timeout: 30000 });
+    await shot("job-running");
+    await page.getByRole("heading", { name: /hello/ }).getByText("SUCCEEDED").waitFor({ timeout: 30000 });
+    assert.equal(await page.evaluate(() => window.__notReloaded), true, "the page reloaded");
+    assert.equal(await page.locator('[data-state="SUCCEEDED"]').innerText(), "3");
+    await shot("job");
+  });
+
+  await step("a job that cannot fit says why it waits", async () => {
+    await page.goto(`${base}/jobs/new`);
+    await page.getByLabel("Pool").fill("/web");
+    await page
+      .getByLabel(/Job spec/)
+      .fill(
+        'name: nowhere\ninstances: 1\ntask:\n  command: "true"\n  resources: {cpu: 0.1, memory: 16Mi}\n' +
+          "  constraints:\n    - {host_label: zone, op: in, values: [mars]}\n",
+      );
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/ui\/jobs\/\d+$/);
+    const why = page.getByRole("note");
+    await why.waitFor({ timeout: 20000 });
+    const text = await why.innerText();
+    assert.match(text, /Why waiting:/);
+    assert.ok(text.length > "Why waiting: ".length + 5, `too short: ${text}`);
+    console.log(`\n    why pending: ${text.replace(/\s+/g, " ")}`);
+    await shot("job-pending");
+  });
+
+  await step("follow a task's logs while it prints", async () => {
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/web",
+      spec_yaml:
+        'name: printer\ninstances: 1\ntask:\n  command: "for i in $(seq 1 12); do echo line $i; sleep 0.5; done"\n  resources: {cpu: 0.1, memory: 16Mi}\n',
+    });
+    const id = Number(r.job_id);
+    assert.ok(id > 0, JSON.stringify(r));
+    await page.goto(`${base}/jobs/${id}/tasks/0`);
+    const log = page.getByLabel("stdout");
+    await waitFor("line 2", async () => /line 2\b/.test(await log.innerText()));
+    const early = await log.innerText();
+    assert.doesNotMatch(early, /line 12/, "the task finished before its logs were followed");
+    await shot("task");
+    await waitFor("line 12", async () => /line 12/.test(await log.innerText()));
+    const all = await log.innerText();
+    for (let i = 1; i <= 12; i++) assert.match(all, new RegExp(`line ${i}\\b`));
+  });
+
+  await step("drain a host after a confirmation, see it change state, bring it up", async () => {
+    await page.getByRole("link", { name: "Hosts" }).click();
+    const row = page.locator('tr[data-host="ui-host"]');
+    await row.waitFor();
+    await shot("hosts");
+    await row.getByRole("button", { name: "Drain" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("button", { name: "Drain" }).click();
+    await row.getByText(/DRAIN(ING|ED)/).first().waitFor({ timeout: 20000 });
+    const hosts = await api(http, token, "HostService", "ListHosts");
+    assert.match(hosts.hosts[0].maintenance, /DRAIN/);
+    await row.getByRole("button", { name: "Up" }).click();
+    await dialog.getByRole("button", { name: "Up" }).click();
+    await row.getByText("UP", { exact: true }).first().waitFor({ timeout: 20000 });
+  });
+
+  await step("the overview, pools and jobs pages show the cluster", async () => {
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page.getByRole("list", { name: "tasks by state" }).getByText("SUCCEEDED").waitFor();
+    await shot("overview");
+    await page.getByRole("link", { name: "Pools" }).click();
+    await page.getByRole("rowheader", { name: "/web" }).waitFor();
+    await shot("pools");
+    await page.getByRole("link", { name: "Jobs" }).click();
+    await page.locator(`tr[data-job="${batchId}"]`).getByText("SUCCEEDED", { exact: true }).waitFor();
+    await page.getByLabel("state").selectOption("SUCCEEDED");
+    await page.waitForURL(/state=SUCCEEDED/);
+    await page.locator("tr[data-job]").first().waitFor();
+    assert.equal(await page.locator("tr[data-job]").count(), 2); // hello, printer
+    await page.goBack();
+    await page.waitForURL((u) => !u.search.includes("state="));
+    await shot("jobs");
+  });
+}
+
+try {
+  await main();
+  console.log("web UI: every step passed");
+} catch (e) {
+  failed = true;
+  console.error(`\nFAILED: ${e.stack ?? e}`);
+  if (master) console.error(`--- paceline up (last lines) ---\n${master.log().split("\n").slice(-30).join("\n")}`);
+} finally {
+  if (browser) await browser.close().catch(() => {});
+  if (master && master.exitCode === null) {
+    master.kill("SIGTERM");
+    await new Promise((r) => {
+      const t = setTimeout(() => {
+        master.kill("SIGKILL");
+        r();
+      }, 15000);
+      master.on("exit", () => {
+        clearTimeout(t);
+        r();
+      });
+    });
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
