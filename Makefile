@@ -6,6 +6,7 @@
 #   make fuzz    run each fuzzer briefly
 #   make bench-ha   PostgreSQL: the scale benchmark at 5,000 hosts / 200,000 tasks, and failover
 #                   time over 10 kills of the leader (a few minutes)
+#   make bench-ui   the web UI's pages in Chromium on 1,000 emulated hosts and 10,000 jobs
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
 #   make format  reformat the sources with clang-format
 
@@ -16,7 +17,7 @@ ASAN_DIR := build/asan
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan bench bench-full bench-ha bench-slurm fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan bench bench-full bench-ha bench-ui bench-slurm fuzz format \
   clean
 
 all: build
@@ -58,6 +59,10 @@ bench-full: build
 # Needs root and the Slurm peer harness: SLURM_HARNESS=DIR (the Slurm peer harness directory).
 bench-ha: build
 	bash scripts/bench-ha.sh $(RELEASE_DIR)
+
+bench-ui: build
+	node ui/tests/ui_load_test.mjs --paceline $(RELEASE_DIR)/paceline \
+	  --report bench/results/ui-load-$$(date -u +%Y-%m-%d).json
 
 bench-slurm: build
 	bash bench/vs-slurm.sh

@@ -6,7 +6,11 @@
 
 namespace paceline::api {
 
-HttpServer::HttpServer() : server_(std::make_unique<httplib::Server>()) {}
+HttpServer::HttpServer() : server_(std::make_unique<httplib::Server>()) {
+  // Watches over HTTP hold a thread each (json_gateway.h), and one a browser left holds it
+  // until the stream's next write fails (an idle stream writes every 15 s).
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpThreads); };
+}
 
 HttpServer::~HttpServer() { Stop(); }
 

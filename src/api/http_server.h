@@ -20,6 +20,9 @@ class Server;
 
 namespace paceline::api {
 
+// The HTTP server's worker threads (json_gateway.cc keeps some free of watches).
+inline constexpr int kHttpThreads = 48;
+
 class HttpServer {
  public:
   HttpServer();

@@ -23,8 +23,9 @@ namespace pb = google::protobuf;
 constexpr const char* kPackage = "paceline.v1.";
 constexpr const char* kServices[] = {"ClusterService", "PoolService", "JobService", "TaskService",
                                      "HostService"};
-// HTTP threads a watch may hold at once: the rest stay free for the UI and /metrics.
-constexpr int kMaxHttpWatches = 4;
+// HTTP threads watches may hold at once (a web UI tab holds one): the rest of the server's
+// threads stay free for the API, the UI's files and /metrics.
+constexpr int kMaxHttpWatches = kHttpThreads - 16;
 
 pb::util::JsonPrintOptions PrintOptions() {
   pb::util::JsonPrintOptions o;

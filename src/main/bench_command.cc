@@ -2,7 +2,8 @@
 // (bench/api_bench.h). Against the master named by --addr/--token (or PACELINE_ADDR ...) when
 // --remote is given; otherwise against a master started in this process on a temporary store.
 // `paceline bench scale [--transport inproc|grpc] [--hosts N] [--tasks N] ...`: the scale
-// benchmark (bench/scale_bench.h): one master, many emulated hosts.
+// benchmark (bench/scale_bench.h): one master, many emulated hosts. `paceline bench fleet`:
+// fleet_command.cc.
 
 #include <algorithm>
 #include <fstream>
@@ -214,6 +215,7 @@ void RegisterBenchCommand(CLI::App& app, CommandContext& ctx) {
     }
   });
   RegisterScaleBench(bench, ctx);
+  RegisterFleetBench(bench, ctx);
 }
 
 }  // namespace paceline::cli

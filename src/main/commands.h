@@ -13,7 +13,8 @@ namespace paceline::cli {
 
 void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx);  // master, agent, up
 void RegisterSimCommand(CLI::App& app, CommandContext& ctx);      // sim
-void RegisterBenchCommand(CLI::App& app, CommandContext& ctx);    // bench api|scale
+void RegisterBenchCommand(CLI::App& app, CommandContext& ctx);    // bench api|scale|fleet
+void RegisterFleetBench(CLI::App* bench, CommandContext& ctx);    // bench fleet
 void RegisterStoreCommands(CLI::App& app, CommandContext& ctx);   // store migrate
 
 }  // namespace paceline::cli

@@ -24,6 +24,7 @@
 #include "common/units.h"
 #include "common/version.h"
 #include "main/commands.h"
+#include "main/stop_signals.h"
 #include "masterd/master.h"
 
 namespace paceline::cli {
@@ -112,23 +113,6 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
   cmd->add_option("--usage-interval", f.usage_interval,
                   "how often the agent reports the cpu and memory its tasks and the host use")
       ->capture_default_str();
-}
-
-// Blocks SIGINT/SIGTERM in this thread (and so in every thread started after it) and returns
-// the set, so that the main thread can wait for them with sigwait.
-sigset_t BlockStopSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
-}
-
-void WaitForStopSignal(sigset_t& set) {
-  int sig = 0;
-  sigwait(&set, &sig);
-  std::cout << "received " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
 }
 
 absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {

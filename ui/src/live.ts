@@ -71,6 +71,11 @@ async function connect(backoff: number): Promise<void> {
   }, backoff);
 }
 
+// Whether the stream is up (its `started` arrived and it has not dropped since).
+export function isLive(): boolean {
+  return live && controller !== null;
+}
+
 // Calls `onEvent` for the events of `jobId` (0: all) and for every `started` (the stream
 // (re)connected: reload), `onLive(false)` while the stream is down. Returns the unsubscribe.
 export function watch(
@@ -131,15 +136,29 @@ export function useLive<T>(
 
   useEffect(() => {
     setData(null);
-    reload();
-    return watch(
+    // With the stream up, what is loaded now misses nothing; otherwise the load waits for the
+    // stream's `started` (at most a second: a stream that cannot start must not hide the page).
+    let loaded = false;
+    const first = () => {
+      if (loaded) return;
+      loaded = true;
+      reload();
+    };
+    const fallback = window.setTimeout(first, 1000);
+    const stop = watch(
       jobId,
       (e) => {
-        if (e.started) return reload();
-        setData((d) => (d === null ? d : applyRef.current(d, e)));
+        if (!e.started) return setData((d) => (d === null ? d : applyRef.current(d, e)));
+        if (!loaded) return first();
+        reload();
       },
       setLive,
     );
+    if (isLive()) first();
+    return () => {
+      window.clearTimeout(fallback);
+      stop();
+    };
   }, deps);
   return { data, error, live, reload };
 }

@@ -1,6 +1,8 @@
 // Hosts: capacity, allocation, state (up, draining, down, lost, reconnecting), labels, tasks;
-// drain, down and up, each after a confirmation.
+// drain, down and up, each after a confirmation. 100 per page, filtered by name and state (in
+// the URL); the list is read again every 2 s.
 import { useEffect, useState } from "preact/hooks";
+import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, HostInfo, call, num } from "../api";
 import { Badge, Bar, Confirm, ErrorBox } from "../components/ui";
 import { ago, bytes, cores } from "../format";
@@ -13,7 +15,23 @@ const WHAT: Record<Action, string> = {
   UpHost: "It takes work again.",
 };
 
+const PAGE = 100;
+
 export function Hosts() {
+  const search = useSearch();
+  const [, navigate] = useLocation();
+  const q = new URLSearchParams(search);
+  const name = q.get("name") ?? "";
+  const stateFilter = q.get("state") ?? "";
+  const page = Math.max(0, Number(q.get("page") ?? 0) || 0);
+  const set = (k: string, v: string) => {
+    const next = new URLSearchParams(search);
+    if (v) next.set(k, v);
+    else next.delete(k);
+    if (k !== "page") next.delete("page");
+    const str = next.toString();
+    navigate(str ? `/hosts?${str}` : "/hosts");
+  };
   const [hosts, setHosts] = useState<HostInfo[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState<{ host: string; action: Action } | null>(null);
@@ -41,10 +59,44 @@ export function Hosts() {
       setError(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
     }
   };
+  const matching = (hosts ?? []).filter(
+    (h) => h.name.includes(name) && (!stateFilter || h.state === stateFilter),
+  );
+  const shown = matching.slice(page * PAGE, (page + 1) * PAGE);
+  const states = [...new Set((hosts ?? []).map((h) => h.state))].sort();
   return (
     <section>
       <h1>Hosts</h1>
       <ErrorBox error={error} />
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          name
+          <input
+            name="name"
+            value={name}
+            placeholder="part of the name"
+            onChange={(e) => set("name", (e.target as HTMLInputElement).value.trim())}
+          />
+        </label>
+        <label>
+          state
+          <select
+            name="state"
+            value={stateFilter}
+            onChange={(e) => set("state", (e.target as HTMLSelectElement).value)}
+          >
+            <option value="">any</option>
+            {states.map((st) => (
+              <option key={st}>{st}</option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <p class="hint">
+        {matching.length === 0
+          ? "no host matches"
+          : `hosts ${page * PAGE + 1}–${page * PAGE + shown.length} of ${matching.length}`}
+      </p>
       <table>
         <thead>
           <tr>
@@ -60,7 +112,7 @@ export function Hosts() {
           </tr>
         </thead>
         <tbody>
-          {(hosts ?? []).map((h) => (
+          {shown.map((h) => (
             <tr key={h.name} data-host={h.name}>
               <th scope="row">{h.name}</th>
               <td>
@@ -112,6 +164,18 @@ export function Hosts() {
           ))}
         </tbody>
       </table>
+      <nav class="pager" aria-label="pages">
+        {page > 0 && (
+          <button type="button" onClick={() => set("page", String(page - 1))}>
+            ← Previous
+          </button>
+        )}
+        {(page + 1) * PAGE < matching.length && (
+          <button type="button" onClick={() => set("page", String(page + 1))}>
+            Next →
+          </button>
+        )}
+      </nav>
       <Confirm
         open={pending !== null}
         title={pending ? `${VERB[pending.action]} ${pending.host}?` : ""}

@@ -1,11 +1,14 @@
 // The cluster at a glance: capacity and allocation per resource (from the hosts), tasks by
-// state (from the jobs), hosts by state, the master's role, and recent task events, live.
+// state and jobs by state (from /metrics), hosts by state, the master's role, placements/s
+// and waiting tasks over time, and recent task events, live.
 import { Link } from "wouter-preact";
 import { useEffect, useState } from "preact/hooks";
-import { ClusterInfo, HostInfo, JobSummary, TaskEvent, call, num } from "../api";
+import { ClusterInfo, HostInfo, TaskEvent, call, num } from "../api";
+import { ActivityChart } from "../components/chart";
 import { Badge, Bar, ErrorBox, Stale } from "../components/ui";
-import { TASK_STATES, amount, time } from "../format";
-import { useLive } from "../live";
+import { JOB_STATES, TASK_STATES, amount, time } from "../format";
+import { byLabel, history, latest, onSample } from "../metrics";
+import { watch } from "../live";
 
 interface Recent {
   job: number;
@@ -13,40 +16,33 @@ interface Recent {
   event: TaskEvent;
 }
 
-async function allJobs(): Promise<JobSummary[]> {
-  const jobs: JobSummary[] = [];
-  let page_token = "";
-  do {
-    const r = await call<{ jobs?: JobSummary[]; next_page_token: string }>(
-      "JobService",
-      "QueryJobs",
-      { page_size: 1000, page_token },
-    );
-    jobs.push(...(r.jobs ?? []));
-    page_token = r.next_page_token;
-  } while (page_token);
-  return jobs;
-}
-
 export function Overview() {
   const [info, setInfo] = useState<ClusterInfo | null>(null);
   const [hosts, setHosts] = useState<HostInfo[]>([]);
+  const [metrics, setMetrics] = useState(latest());
   const [recent, setRecent] = useState<Recent[]>([]);
+  const [live, setLive] = useState(true);
+  const [, setSamples] = useState(history().length); // redraws on each new sample
   const [error, setError] = useState<string | null>(null);
-  const jobs = useLive<Map<number, JobSummary>>(
-    0,
-    async () => new Map((await allJobs()).map((j) => [num(j.id), j])),
-    (m, e) => {
-      if (e.task) {
-        const r = { job: num(e.job_id), instance: e.task.instance, event: e.task.event };
-        setRecent((old) => [r, ...old].slice(0, 15));
-      }
-      const j = e.job && m.get(num(e.job_id));
-      if (!e.job || !j) return m;
-      const next = new Map(m);
-      next.set(num(e.job_id), { ...j, state: e.job.state, task_counts: e.job.task_counts });
-      return next;
-    },
+  useEffect(
+    () =>
+      watch(
+        0,
+        (e) => {
+          if (!e.task) return;
+          const r = { job: num(e.job_id), instance: e.task.instance, event: e.task.event };
+          setRecent((old) => [r, ...old].slice(0, 15));
+        },
+        setLive,
+      ),
+    [],
+  );
+  useEffect(
+    () =>
+      onSample(() => {
+        setSamples(history().length);
+        setMetrics(latest());
+      }),
     [],
   );
   useEffect(() => {
@@ -79,15 +75,14 @@ export function Overview() {
       allocated[d] += num((h.allocated as unknown as Record<string, string>)?.[key[d]]);
     }
   }
-  const tasks: Record<string, number> = {};
-  for (const j of jobs.data?.values() ?? []) {
-    for (const [s, n] of Object.entries(j.task_counts ?? {})) tasks[s] = (tasks[s] ?? 0) + n;
-  }
+  const tasks = byLabel(metrics, "paceline_tasks", "state");
+  const jobs = byLabel(metrics, "paceline_jobs", "state");
+  const jobCount = Object.values(jobs).reduce((a, b) => a + b, 0);
   return (
     <section>
       <h1>Overview</h1>
-      <Stale live={jobs.live} />
-      <ErrorBox error={error ?? jobs.error} />
+      <Stale live={live} />
+      <ErrorBox error={error} />
       {info && (
         <p class="facts">
           Master <strong>{info.role}</strong>
@@ -126,10 +121,21 @@ export function Overview() {
                 <Badge state={s} /> <span class="num">{tasks[s]}</span>
               </li>
             ))}
-            {Object.keys(tasks).length === 0 && <li>no tasks</li>}
+            {!TASK_STATES.some((s) => tasks[s]) && <li>no tasks</li>}
+          </ul>
+          <h2>Jobs by state</h2>
+          <ul class="counts" aria-label="jobs by state">
+            {JOB_STATES.filter((s) => jobs[s]).map((s) => (
+              <li key={s}>
+                <Link href={`/jobs?state=${s}`}>
+                  <Badge state={s} />
+                </Link>{" "}
+                <span class="num">{jobs[s]}</span>
+              </li>
+            ))}
           </ul>
           <p>
-            <Link href="/jobs">{jobs.data?.size ?? 0} jobs</Link>
+            <Link href="/jobs">{jobCount} jobs</Link>
           </p>
         </div>
         <div class="card">
@@ -146,6 +152,11 @@ export function Overview() {
           </p>
         </div>
       </div>
+      <h2>Placements and waiting tasks</h2>
+      <p class="hint">
+        Sampled from <code>/metrics</code> every 5 s since this page was opened (up to an hour).
+      </p>
+      <ActivityChart samples={history()} />
       <h2>Recent task events</h2>
       <table>
         <thead>
