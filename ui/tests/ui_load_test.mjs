@@ -7,12 +7,12 @@
 // Usage: node ui/tests/ui_load_test.mjs --paceline PATH [--chromium PATH] [--jobs N]
 //        [--hosts N] [--report FILE]
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
+import { start as startProcess, stopAll, tails, waitFor } from "./processes.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -30,33 +30,12 @@ const BUDGET_MS = 1000;
 
 const dir = mkdtempSync(join(tmpdir(), "pl-ui-load-"));
 chmodSync(dir, 0o755);
-const children = [];
 let browser = null;
-
-function start(name, argv) {
-  const p = spawn(args.paceline, argv, { stdio: ["ignore", "pipe", "pipe"] });
-  let log = "";
-  p.stdout.on("data", (d) => (log += d));
-  p.stderr.on("data", (d) => (log += d));
-  p.log = () => log;
-  p.name = name;
-  children.push(p);
-  return p;
-}
-
-async function waitFor(what, f, timeoutMs) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const start = (name, argv) => startProcess(name, args.paceline, argv);
 
 async function main() {
   const data = join(dir, "data");
-  const master = start("master", [
+  start("master", [
     "master", "--data-dir", data, "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
   ]);
   const endpoints = join(data, "master.json");
@@ -126,8 +105,8 @@ async function main() {
   const pages = [
     ["overview", "/ui/", () => page.getByRole("list", { name: "tasks by state" }).getByText("RUNNING").waitFor()],
     ["pools", "/ui/pools", () => page.getByRole("rowheader", { name: "/load" }).waitFor()],
-    ["jobs", "/ui/jobs", () => page.locator("tr[data-job]").nth(49).waitFor()],
-    ["jobs, filtered", "/ui/jobs?label=team%3Dt7&state=RUNNING", () => page.locator("tr[data-job]").nth(49).waitFor()],
+    ["jobs", "/ui/jobs", () => page.locator("tr[data-job]").nth(Math.min(50, JOBS) - 1).waitFor()],
+    ["jobs, filtered", "/ui/jobs?label=team%3Dt7&state=RUNNING", () => page.locator("tr[data-job]").nth(Math.min(50, Math.floor(JOBS / 20)) - 1).waitFor()],
     ["a job", `/ui/jobs/${somejob}`, () => page.locator("tr[data-instance]").first().waitFor()],
     ["hosts", "/ui/hosts", () => page.locator("tr[data-host]").nth(Math.min(HOSTS, 100) - 1).waitFor()],
     ["hosts, last page", `/ui/hosts?page=${Math.ceil(HOSTS / 100) - 1}`, () => page.locator("tr[data-host]").first().waitFor()],
@@ -182,25 +161,10 @@ try {
 } catch (e) {
   failed = true;
   console.error(`\nFAILED: ${e.stack ?? e}`);
-  for (const c of children) {
-    console.error(`--- ${c.name} (last lines) ---\n${c.log().split("\n").slice(-15).join("\n")}`);
-  }
+  console.error(tails(15));
 } finally {
   if (browser) await browser.close().catch(() => {});
-  for (const c of children.reverse()) {
-    if (c.exitCode !== null) continue;
-    c.kill("SIGTERM");
-    await new Promise((r) => {
-      const t = setTimeout(() => {
-        c.kill("SIGKILL");
-        r();
-      }, 15000);
-      c.on("exit", () => {
-        clearTimeout(t);
-        r();
-      });
-    });
-  }
+  await stopAll();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -9,12 +9,12 @@
 //
 // Usage: node ui/tests/ui_test.mjs --paceline PATH [--chromium PATH] [--screenshots DIR]
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
+import { start, stopAll, tails, waitFor } from "./processes.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -27,40 +27,20 @@ assert.ok(args.paceline, "--paceline PATH is required");
 
 const dir = mkdtempSync(join(tmpdir(), "pl-ui-"));
 chmodSync(dir, 0o755); // the local agent runs tasks as an unprivileged user
-let master = null;
 let browser = null;
 let failed = false;
 
 function startCluster() {
-  const p = spawn(
-    args.paceline,
-    [
-      "up",
-      "--data-dir", join(dir, "data"),
-      "--listen", "127.0.0.1:0",
-      "--http-listen", "127.0.0.1:0",
-      "--name", "ui-host",
-      "--cpu", "2",
-      "--memory", "2Gi",
-      "--label", "zone=test",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let log = "";
-  p.stdout.on("data", (d) => (log += d));
-  p.stderr.on("data", (d) => (log += d));
-  p.log = () => log;
-  return p;
-}
-
-async function waitFor(what, f, timeoutMs = 30000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return start("paceline up", args.paceline, [
+    "up",
+    "--data-dir", join(dir, "data"),
+    "--listen", "127.0.0.1:0",
+    "--http-listen", "127.0.0.1:0",
+    "--name", "ui-host",
+    "--cpu", "2",
+    "--memory", "2Gi",
+    "--label", "zone=test",
+  ]);
 }
 
 async function api(http, token, service, method, body = {}) {
@@ -73,7 +53,7 @@ async function api(http, token, service, method, body = {}) {
 }
 
 async function main() {
-  master = startCluster();
+  startCluster();
   const endpoints = join(dir, "data", "master.json");
   await waitFor("master.json", () => existsSync(endpoints), 60000);
   const { http } = JSON.parse(readFileSync(endpoints, "utf8"));
@@ -259,22 +239,10 @@ try {
 } catch (e) {
   failed = true;
   console.error(`\nFAILED: ${e.stack ?? e}`);
-  if (master) console.error(`--- paceline up (last lines) ---\n${master.log().split("\n").slice(-30).join("\n")}`);
+  console.error(tails(30));
 } finally {
   if (browser) await browser.close().catch(() => {});
-  if (master && master.exitCode === null) {
-    master.kill("SIGTERM");
-    await new Promise((r) => {
-      const t = setTimeout(() => {
-        master.kill("SIGKILL");
-        r();
-      }, 15000);
-      master.on("exit", () => {
-        clearTimeout(t);
-        r();
-      });
-    });
-  }
+  await stopAll();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -2,10 +2,10 @@
 // drain, down and up, each after a confirmation. 100 per page, filtered by name and state (in
 // the URL); the list is read again every 2 s.
 import { useEffect, useState } from "preact/hooks";
-import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, HostInfo, call, num } from "../api";
 import { Badge, Bar, Confirm, ErrorBox } from "../components/ui";
 import { ago, bytes, cores } from "../format";
+import { useQueryState } from "../url_state";
 
 type Action = "DrainHost" | "DownHost" | "UpHost";
 const VERB: Record<Action, string> = { DrainHost: "Drain", DownHost: "Down", UpHost: "Up" };
@@ -18,20 +18,10 @@ const WHAT: Record<Action, string> = {
 const PAGE = 100;
 
 export function Hosts() {
-  const search = useSearch();
-  const [, navigate] = useLocation();
-  const q = new URLSearchParams(search);
+  const [q, set] = useQueryState("/hosts");
   const name = q.get("name") ?? "";
   const stateFilter = q.get("state") ?? "";
   const page = Math.max(0, Number(q.get("page") ?? 0) || 0);
-  const set = (k: string, v: string) => {
-    const next = new URLSearchParams(search);
-    if (v) next.set(k, v);
-    else next.delete(k);
-    if (k !== "page") next.delete("page");
-    const str = next.toString();
-    navigate(str ? `/hosts?${str}` : "/hosts");
-  };
   const [hosts, setHosts] = useState<HostInfo[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState<{ host: string; action: Action } | null>(null);

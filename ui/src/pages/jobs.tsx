@@ -1,10 +1,11 @@
 // Jobs: filters in the URL (shareable, the back button works), a page of 50 at a time from
 // QueryJobs, counts per task state patched live from the Watch stream.
-import { Link, useLocation, useSearch } from "wouter-preact";
+import { Link } from "wouter-preact";
 import { JobSummary, call, num } from "../api";
 import { Badge, ErrorBox, Stale } from "../components/ui";
 import { JOB_STATES, TASK_STATES, time } from "../format";
 import { useLive } from "../live";
+import { useQueryState } from "../url_state";
 
 const PAGE = 50;
 interface Page {
@@ -13,9 +14,7 @@ interface Page {
 }
 
 export function Jobs() {
-  const search = useSearch();
-  const [, navigate] = useLocation();
-  const q = new URLSearchParams(search);
+  const [q, set] = useQueryState("/jobs");
   const filter = {
     pool: q.get("pool") ?? "",
     state: q.get("state") ?? "",
@@ -23,14 +22,6 @@ export function Jobs() {
     name: q.get("name") ?? "",
     label: q.get("label") ?? "",
     page: q.get("page") ?? "",
-  };
-  const set = (k: keyof typeof filter, v: string) => {
-    const next = new URLSearchParams(search);
-    if (v) next.set(k, v);
-    else next.delete(k);
-    if (k !== "page") next.delete("page");
-    const s = next.toString();
-    navigate(s ? `/jobs?${s}` : "/jobs");
   };
   const jobs = useLive<Page>(
     0,
@@ -66,7 +57,7 @@ export function Jobs() {
         ),
       };
     },
-    [search],
+    [q.toString()],
   );
   return (
     <section>

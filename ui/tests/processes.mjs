@@ -1,0 +1,54 @@
+// What the web UI's tests share: starting `paceline` processes (their output kept for a
+// failure's report), waiting for a condition, and stopping every process they started by PID
+// (SIGTERM, then SIGKILL after 15 s).
+import { spawn } from "node:child_process";
+
+const started = [];
+
+// Starts `binary argv...`; the returned child has name and log() (everything it printed).
+export function start(name, binary, argv) {
+  const p = spawn(binary, argv, { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  p.stdout.on("data", (d) => (log += d));
+  p.stderr.on("data", (d) => (log += d));
+  p.log = () => log;
+  p.name = name;
+  started.push(p);
+  return p;
+}
+
+// Polls `f` every 200 ms until it returns something truthy, which it returns.
+export async function waitFor(what, f, timeoutMs = 30000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// The last lines of every started process, for a failure's report.
+export function tails(lines = 20) {
+  return started
+    .map((p) => `--- ${p.name} (last lines) ---\n${p.log().split("\n").slice(-lines).join("\n")}`)
+    .join("\n");
+}
+
+// Stops every started process, the last started first.
+export async function stopAll() {
+  for (const p of started.reverse()) {
+    if (p.exitCode !== null || p.signalCode !== null) continue;
+    p.kill("SIGTERM");
+    await new Promise((resolve) => {
+      const t = setTimeout(() => {
+        p.kill("SIGKILL");
+        resolve();
+      }, 15000);
+      p.on("exit", () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+}
