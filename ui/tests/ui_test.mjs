@@ -156,6 +156,8 @@ async function main() {
     await page.getByRole("heading", { name: /hello/ }).getByText("SUCCEEDED").waitFor({ timeout: 30000 });
     assert.equal(await page.evaluate(() => window.__notReloaded), true, "the page reloaded");
     assert.equal(await page.locator('[data-state="SUCCEEDED"]').innerText(), "3");
+    // Once ended, the instances show their exit codes.
+    await waitFor("the exit codes", async () => (await page.locator("tr[data-instance] td.exit").allInnerTexts()).join(",") === "0,0,0");
     await shot("job");
   });
 

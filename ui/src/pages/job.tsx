@@ -1,6 +1,6 @@
 // A job: its state and counts, why its waiting instances wait, its spec, its update, and the
 // instance table (filtered by state), all live; kill, restart and delete after confirmation.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
 import { ApiError, GetJobResponse, TaskInfo, call, num } from "../api";
 import { Badge, Confirm, ErrorBox, Stale } from "../components/ui";
@@ -22,6 +22,8 @@ const VERB: Record<Action, string> = {
   AbortUpdate: "Abort update",
   RollbackJob: "Roll back",
 };
+
+const TERMINAL = new Set(["SUCCEEDED", "FAILED", "KILLED", "LOST"]);
 
 export function Job({ id }: { id: number }) {
   const [, navigate] = useLocation();
@@ -53,7 +55,15 @@ export function Job({ id }: { id: number }) {
           ...d,
           tasks: d.tasks.map((t) =>
             t.instance === instance && event.run >= t.run
-              ? { ...t, state: event.state, run: event.run, host: event.host || t.host, reason: event.reason }
+              ? {
+                  ...t,
+                  state: event.state,
+                  run: event.run,
+                  host: event.host || t.host,
+                  reason: event.reason,
+                  started_at_unix_ms: event.state === "RUNNING" ? event.at_unix_ms : t.started_at_unix_ms,
+                  finished_at_unix_ms: TERMINAL.has(event.state) ? event.at_unix_ms : 0,
+                }
               : t,
           ),
         };
@@ -83,6 +93,16 @@ export function Job({ id }: { id: number }) {
       setActionError(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
     }
   };
+  // Exit codes are not in the events: once the job has ended, read its instances again.
+  const jobEnded = live.data ? TERMINAL.has(live.data.job.job.state) : false;
+  const sawLive = useRef(false);
+  useEffect(() => {
+    if (live.data && !jobEnded) sawLive.current = true;
+    if (jobEnded && sawLive.current) {
+      sawLive.current = false;
+      live.reload();
+    }
+  }, [jobEnded, live.data !== null]);
   const d = live.data;
   if (!d) {
     return (
@@ -93,7 +113,7 @@ export function Job({ id }: { id: number }) {
     );
   }
   const j = d.job.job;
-  const ended = ["SUCCEEDED", "FAILED", "KILLED"].includes(j.state);
+  const ended = jobEnded;
   const updateActive = d.job.update && !["SUCCEEDED", "ABORTED", "FAILED", "ROLLED_BACK"].includes(d.job.update.state);
   const shown = stateFilter ? d.tasks.filter((t) => t.state === stateFilter) : d.tasks;
   return (
@@ -179,7 +199,7 @@ export function Job({ id }: { id: number }) {
               <td>{t.host}</td>
               <td>{time(t.started_at_unix_ms)}</td>
               <td>{time(t.finished_at_unix_ms)}</td>
-              <td class="num">{t.exit_code >= 0 ? t.exit_code : t.signal ? `sig ${t.signal}` : ""}</td>
+              <td class="num exit">{t.exit_code >= 0 ? t.exit_code : t.signal ? `sig ${t.signal}` : ""}</td>
               <td>{t.pending_reason || t.reason}</td>
             </tr>
           ))}
