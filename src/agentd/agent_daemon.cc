@@ -161,7 +161,8 @@ struct AgentDaemon::Impl {
   }
 
   void Disconnect(absl::Time now) {
-    bool ended;  // by the master: its status says why (a refusal names the leader)
+    if (!stream) return;  // not connected (the loop stopping while it was away)
+    bool ended;           // by the master: its status says why (a refusal names the leader)
     {
       absl::MutexLock lock(&mu);
       ended = reader_done;
@@ -169,10 +170,8 @@ struct AgentDaemon::Impl {
     if (ctx && !ended) ctx->TryCancel();
     if (reader.joinable()) reader.join();
     std::optional<std::string> leader;
-    if (stream) {
-      grpc::Status status = stream->Finish();
-      if (ended) leader = LeaderOf(status);
-    }
+    grpc::Status status = stream->Finish();
+    if (ended) leader = LeaderOf(status);
     stream.reset();
     ctx.reset();
     connected = false;
