@@ -1,5 +1,5 @@
 // Paceline's web UI: a single page served by the master at /ui/ (src/api/ui_routes.h). Routes
-// (under /ui): /, /pools, /jobs, /jobs/new, /jobs/:id, /jobs/:id/tasks/:instance, /hosts.
+// (under /ui): /, /pools, /pools/PATH, /jobs, /jobs/new, /jobs/:id, /jobs/:id/tasks/:instance, /hosts.
 import "./styles.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
@@ -11,6 +11,7 @@ import { Jobs } from "./pages/jobs";
 import { Login } from "./pages/login";
 import { NewJob } from "./pages/new_job";
 import { Overview } from "./pages/overview";
+import { Pool } from "./pages/pool";
 import { Pools } from "./pages/pools";
 import { Task } from "./pages/task";
 
@@ -61,6 +62,7 @@ function App() {
           <Route path="/pools">
             <Pools />
           </Route>
+          <Route path="/pools/*">{(p) => <Pool path={`/${decodeURIComponent(p["*"])}`} />}</Route>
           <Route path="/jobs">
             <Jobs />
           </Route>

@@ -223,6 +223,13 @@ async function main() {
     await page.getByRole("link", { name: "Pools" }).click();
     await page.getByRole("rowheader", { name: "/web" }).waitFor();
     await shot("pools");
+    // A pool's page: its resources, its queue (the job that cannot be placed was admitted),
+    // its jobs.
+    await page.getByRole("link", { name: "/web" }).click();
+    await page.getByRole("heading", { name: "Pool /web" }).waitFor();
+    await page.getByRole("cell", { name: "hello" }).waitFor();
+    await shot("pool");
+    await page.getByRole("link", { name: "Pools" }).click();
     await page.getByRole("link", { name: "Jobs" }).click();
     await page.locator(`tr[data-job="${batchId}"]`).getByText("SUCCEEDED", { exact: true }).waitFor();
     await page.getByLabel("state").selectOption("SUCCEEDED");

@@ -124,7 +124,7 @@ export function Job({ id }: { id: number }) {
       <Stale live={live.live} />
       <ErrorBox error={live.error ?? actionError} />
       <p class="facts">
-        {j.type} · pool <Link href={`/jobs?pool=${encodeURIComponent(j.pool)}`}>{j.pool}</Link> ·{" "}
+        {j.type} · pool <Link href={j.pool === "/" ? "/pools" : `/pools${j.pool}`}>{j.pool}</Link> ·{" "}
         {j.instances} instances · version {num(j.version)} · priority {j.priority} · owner{" "}
         {j.owner || "—"} · created {time(j.created_at_unix_ms)}
       </p>

@@ -2,6 +2,7 @@
 // limit marked, so that borrowing (allocation above reservation) and preemption pressure
 // (allocation above entitlement) show at a glance. Creating a pool takes its YAML spec.
 import { useEffect, useState } from "preact/hooks";
+import { Link } from "wouter-preact";
 import { PoolInfo, call, num } from "../api";
 import { Bar, ErrorBox } from "../components/ui";
 import { YamlForm } from "../components/yaml_form";
@@ -64,7 +65,7 @@ export function Pools() {
                 <tr key={`${p.path}/${d.name}`} class={i === 0 ? "first" : ""}>
                   {i === 0 && (
                     <th scope="rowgroup" rowSpan={dims.length} style={{ paddingLeft: `${depth}em` }}>
-                      {p.path}
+                      {p.path === "/" ? "/" : <Link href={`/pools${p.path}`}>{p.path}</Link>}
                       {p.queued_gangs > 0 && <div class="hint">{p.queued_gangs} waiting</div>}
                     </th>
                   )}
