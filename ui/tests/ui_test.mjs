@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
@@ -30,12 +31,25 @@ chmodSync(dir, 0o755); // the local agent runs tasks as an unprivileged user
 let browser = null;
 let failed = false;
 
+// Free loopback ports, so that the cluster can be started again on the same addresses.
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+const ports = { grpc: 0, http: 0 };
+
 function startCluster() {
   return start("paceline up", args.paceline, [
     "up",
     "--data-dir", join(dir, "data"),
-    "--listen", "127.0.0.1:0",
-    "--http-listen", "127.0.0.1:0",
+    "--listen", `127.0.0.1:${ports.grpc}`,
+    "--http-listen", `127.0.0.1:${ports.http}`,
     "--name", "ui-host",
     "--cpu", "2",
     "--memory", "2Gi",
@@ -53,7 +67,9 @@ async function api(http, token, service, method, body = {}) {
 }
 
 async function main() {
-  startCluster();
+  ports.grpc = await freePort();
+  ports.http = await freePort();
+  let cluster = startCluster();
   const endpoints = join(dir, "data", "master.json");
   await waitFor("master.json", () => existsSync(endpoints), 60000);
   const { http } = JSON.parse(readFileSync(endpoints, "utf8"));
@@ -216,6 +232,30 @@ async function main() {
     await row.getByText("UP", { exact: true }).first().waitFor({ timeout: 20000 });
   });
 
+  await step("a killed master: the page says it is stale, reconnects by itself and catches up", async () => {
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/web",
+      spec_yaml: 'name: outlives\ninstances: 2\ntask:\n  command: "sleep 4"\n  resources: {cpu: 0.1, memory: 16Mi}\n',
+    });
+    const id = Number(r.job_id);
+    await page.goto(`${base}/jobs/${id}`);
+    await page.getByRole("heading", { name: /outlives/ }).getByText("RUNNING").waitFor({ timeout: 30000 });
+    // The connection errors while the master is away are what this step expects.
+    expected = /ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|Failed to fetch|status of 50\d/;
+    cluster.kill("SIGKILL");
+    await new Promise((resolve) => cluster.on("exit", resolve));
+    await page.getByRole("status").filter({ hasText: "Not live" }).waitFor({ timeout: 30000 });
+    await shot("stale");
+    // The tasks end while the master is away; started again, it learns so from the agent.
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    rmSync(endpoints, { force: true });
+    cluster = startCluster();
+    await waitFor("the master again", () => existsSync(endpoints), 60000);
+    await page.getByRole("status").filter({ hasText: "Not live" }).waitFor({ state: "detached", timeout: 60000 });
+    expected = null;
+    await page.getByRole("heading", { name: /outlives/ }).getByText("SUCCEEDED").waitFor({ timeout: 60000 });
+  });
+
   await step("the overview, pools and jobs pages show the cluster", async () => {
     await page.getByRole("link", { name: "Overview" }).click();
     await page.getByRole("list", { name: "tasks by state" }).getByText("SUCCEEDED").waitFor();
@@ -235,7 +275,7 @@ async function main() {
     await page.getByLabel("state").selectOption("SUCCEEDED");
     await page.waitForURL(/state=SUCCEEDED/);
     await page.locator("tr[data-job]").first().waitFor();
-    assert.equal(await page.locator("tr[data-job]").count(), 2); // hello, printer
+    assert.equal(await page.locator("tr[data-job]").count(), 3); // hello, printer, outlives
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes("state="));
     await shot("jobs");
