@@ -42,7 +42,7 @@ void AddUiRoutes(HttpServer& server) {
         [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/", 301); });
   s.Get(R"(/ui/(.*))", [](const httplib::Request& req, httplib::Response& res) {
     const std::string path = req.matches[1];
-    if (const ui::Asset* asset = ui::FindAsset(path); asset != nullptr && !path.empty()) {
+    if (const ui::Asset* asset = ui::FindAsset(path); asset != nullptr) {
       return Serve(*asset, req, res);
     }
     const std::string last = path.substr(path.rfind('/') + 1);

@@ -3,8 +3,9 @@
 import { Link } from "wouter-preact";
 import { useEffect, useState } from "preact/hooks";
 import { JobSummary, PoolInfo, QueuedGang, call, num } from "../api";
-import { Badge, Bar, ErrorBox } from "../components/ui";
-import { amount, time } from "../format";
+import { DimensionCells } from "../components/pool_dimension";
+import { Badge, ErrorBox } from "../components/ui";
+import { time } from "../format";
 
 interface Data {
   pool: PoolInfo;
@@ -56,31 +57,12 @@ export function Pool({ path }: { path: string }) {
               </tr>
             </thead>
             <tbody>
-              {(data.pool.dimensions ?? []).map((d) => {
-                const scale = Math.max(num(d.entitlement), num(d.allocation), num(d.demand), 1) * 1.05;
-                return (
-                  <tr key={d.name}>
-                    <th scope="row">{d.name}</th>
-                    <td class="wide">
-                      <Bar
-                        value={num(d.allocation)}
-                        max={scale}
-                        label={`${d.name}: allocation ${amount(d.name, d.allocation)}, entitlement ${amount(d.name, d.entitlement)}`}
-                        marks={[
-                          { at: num(d.entitlement), title: "entitlement", kind: "entitlement" },
-                          { at: num(d.reservation), title: "reservation", kind: "reservation" },
-                        ]}
-                      />
-                    </td>
-                    <td class="num">{amount(d.name, d.allocation)}</td>
-                    <td class="num">{amount(d.name, d.entitlement)}</td>
-                    <td class="num">{amount(d.name, d.reservation)}</td>
-                    <td class="num">{amount(d.name, d.limit)}</td>
-                    <td class="num">{amount(d.name, d.demand)}</td>
-                    <td class="num">{d.share}</td>
-                  </tr>
-                );
-              })}
+              {(data.pool.dimensions ?? []).map((d) => (
+                <tr key={d.name}>
+                  <th scope="row">{d.name}</th>
+                  <DimensionCells pool={path} d={d} />
+                </tr>
+              ))}
             </tbody>
           </table>
           <h2>Waiting ({data.queue.length})</h2>

@@ -4,9 +4,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
 import { PoolInfo, call, num } from "../api";
-import { Bar, ErrorBox } from "../components/ui";
+import { DimensionCells } from "../components/pool_dimension";
+import { ErrorBox } from "../components/ui";
 import { YamlForm } from "../components/yaml_form";
-import { amount } from "../format";
 
 const POOL_EXAMPLE = `resources:
   cpu: {reservation: 2, limit: 8, share: 1}
@@ -54,43 +54,18 @@ export function Pools() {
             const dims = (p.dimensions ?? []).filter(
               (d) => num(d.allocation) > 0 || num(d.reservation) > 0 || d.name !== "gpu",
             );
-            return dims.map((d, i) => {
-              const ent = num(d.entitlement);
-              const alloc = num(d.allocation);
-              const limit = num(d.limit);
-              const finite = limit < Number.MAX_SAFE_INTEGER ? limit : 0;
-              const scale =
-                Math.max(ent, alloc, num(d.reservation), num(d.demand), finite, 1) * 1.05;
-              return (
-                <tr key={`${p.path}/${d.name}`} class={i === 0 ? "first" : ""}>
-                  {i === 0 && (
-                    <th scope="rowgroup" rowSpan={dims.length} style={{ paddingLeft: `${depth}em` }}>
-                      {p.path === "/" ? "/" : <Link href={`/pools${p.path}`}>{p.path}</Link>}
-                      {p.queued_gangs > 0 && <div class="hint">{p.queued_gangs} waiting</div>}
-                    </th>
-                  )}
-                  <td>{d.name}</td>
-                  <td class="wide">
-                    <Bar
-                      value={alloc}
-                      max={scale}
-                      label={`${p.path} ${d.name}: allocation ${amount(d.name, alloc)}, entitlement ${amount(d.name, ent)}`}
-                      marks={[
-                        { at: ent, title: "entitlement", kind: "entitlement" },
-                        { at: num(d.reservation), title: "reservation", kind: "reservation" },
-                        ...(finite > 0 ? [{ at: finite, title: "limit", kind: "limit" }] : []),
-                      ]}
-                    />
-                  </td>
-                  <td class={`num ${alloc > ent ? "warn" : ""}`}>{amount(d.name, alloc)}</td>
-                  <td class="num">{amount(d.name, ent)}</td>
-                  <td class="num">{amount(d.name, d.reservation)}</td>
-                  <td class="num">{amount(d.name, d.limit)}</td>
-                  <td class="num">{amount(d.name, d.demand)}</td>
-                  <td class="num">{d.share}</td>
-                </tr>
-              );
-            });
+            return dims.map((d, i) => (
+              <tr key={`${p.path}/${d.name}`} class={i === 0 ? "first" : ""}>
+                {i === 0 && (
+                  <th scope="rowgroup" rowSpan={dims.length} style={{ paddingLeft: `${depth}em` }}>
+                    {p.path === "/" ? "/" : <Link href={`/pools${p.path}`}>{p.path}</Link>}
+                    {p.queued_gangs > 0 && <div class="hint">{p.queued_gangs} waiting</div>}
+                  </th>
+                )}
+                <td>{d.name}</td>
+                <DimensionCells pool={p.path} d={d} />
+              </tr>
+            ));
           })}
         </tbody>
       </table>
