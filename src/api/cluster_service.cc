@@ -1,6 +1,7 @@
 #include "api/cluster_service.h"
 
 #include "common/version.h"
+#include "wire/core.h"
 
 namespace paceline::api {
 
@@ -20,6 +21,35 @@ grpc::Status ClusterServiceImpl::GetInfo(grpc::ServerContext*, const v1::GetInfo
   response->set_replication_lag_ms(role.replication_lag == absl::InfiniteDuration()
                                        ? -1
                                        : absl::ToInt64Milliseconds(role.replication_lag));
+  return grpc::Status::OK;
+}
+
+grpc::Status ClusterServiceImpl::GetHistory(grpc::ServerContext* ctx,
+                                            const v1::GetHistoryRequest* req,
+                                            v1::GetHistoryResponse* resp) {
+  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  cluster_->Read<bool>([&](const scheduler::SchedulerCore& core) {
+    const scheduler::History& history = core.history();
+    resp->set_period_ms(absl::ToInt64Milliseconds(history.period()));
+    for (const scheduler::ClusterPoint& c : history.cluster()) {
+      v1::ClusterPoint* p = resp->add_cluster();
+      p->set_at_unix_ms(wire::ToUnixMillis(c.at));
+      p->set_placed(c.placed);
+      p->set_pending_tasks(c.pending);
+      p->set_running_tasks(c.running);
+      *p->mutable_capacity() = wire::ToProto(c.capacity);
+      *p->mutable_allocated() = wire::ToProto(c.allocated);
+    }
+    if (req->pool().empty()) return true;
+    for (const scheduler::PoolPoint& pp : history.pool(req->pool())) {
+      v1::PoolPoint* p = resp->add_pool();
+      p->set_at_unix_ms(wire::ToUnixMillis(pp.at));
+      *p->mutable_entitlement() = wire::ToProto(pp.entitlement);
+      *p->mutable_allocation() = wire::ToProto(pp.allocation);
+      *p->mutable_demand() = wire::ToProto(pp.demand);
+    }
+    return true;
+  });
   return grpc::Status::OK;
 }
 

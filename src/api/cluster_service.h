@@ -1,5 +1,7 @@
 #pragma once
-// ClusterServiceImpl: gRPC adapter for paceline.v1.ClusterService (facts about the master).
+// ClusterServiceImpl: gRPC adapter for paceline.v1.ClusterService: facts about the master
+// (GetInfo, open to anyone: the UI and the CLI read it before they have a token) and the
+// cluster's recent history (GetHistory, from the core's scheduler::History; needs the token).
 //
 // Thread-safety: immutable after construction; handlers run on gRPC threads.
 
@@ -7,6 +9,8 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "api/auth.h"
+#include "api/backend.h"
 #include "paceline/v1/cluster.grpc.pb.h"
 
 namespace paceline::api {
@@ -30,12 +34,17 @@ struct MasterFacts {
 
 class ClusterServiceImpl final : public v1::ClusterService::Service {
  public:
-  explicit ClusterServiceImpl(MasterFacts facts) : facts_(std::move(facts)) {}
+  ClusterServiceImpl(MasterFacts facts, Backend* cluster, const TokenAuth* auth)
+      : facts_(std::move(facts)), cluster_(cluster), auth_(auth) {}
   grpc::Status GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,
                        v1::GetInfoResponse* response) override;
+  grpc::Status GetHistory(grpc::ServerContext* context, const v1::GetHistoryRequest* request,
+                          v1::GetHistoryResponse* response) override;
 
  private:
   const MasterFacts facts_;
+  Backend* const cluster_;
+  const TokenAuth* const auth_;
 };
 
 }  // namespace paceline::api

@@ -1,5 +1,9 @@
 #include "api/host_service.h"
 
+#include <algorithm>
+#include <iterator>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/agent_session.h"
 #include "api/grpc_status.h"
@@ -44,38 +48,113 @@ grpc::Status HostServiceImpl::UpHost(grpc::ServerContext* ctx,
   return Maintain(ctx, req->host(), records::HostMaintenance::kUp, resp);
 }
 
-grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest*,
+namespace {
+
+constexpr uint32_t kMaxHostPage = 1000;
+constexpr absl::string_view kHostStates[] = {"UP",   "DRAINING", "DRAINED",
+                                             "DOWN", "LOST",     "RECONNECTING"};
+
+// The state a host is shown in (see HostInfo.state).
+std::string HostStateOf(const SchedulerCore& core, const hostmgr::TrackedHost& h) {
+  if (h.reconnecting) return "RECONNECTING";
+  if (!h.connected) return "LOST";
+  const placement::HostState* state = core.snapshot().host(h.id);
+  return state != nullptr ? std::string(placement::HostStatusName(state->status())) : "UP";
+}
+
+// Its GPU devices, and the tasks holding part or all of each.
+void FillGpus(const SchedulerCore& core, const placement::HostState& state, v1::HostInfo* info) {
+  for (size_t i = 0; i < state.gpus().size(); ++i) {
+    v1::GpuDevice* d = info->add_gpus();
+    d->set_index(static_cast<uint32_t>(i));
+    d->set_model(state.gpus()[i].model);
+    d->set_milli_allocated(static_cast<uint32_t>(state.gpus()[i].milli_allocated));
+  }
+  if (state.gpus().empty()) return;
+  for (const TaskId& t : state.tasks()) {
+    const placement::Usage* u = core.snapshot().TaskUsage(t);
+    if (u == nullptr) continue;
+    for (const placement::GpuShare& share : u->gpus) {
+      if (share.device >= info->gpus_size()) continue;
+      v1::GpuHolder* holder = info->mutable_gpus(share.device)->add_holders();
+      holder->set_job_id(t.job.value());
+      holder->set_instance(t.instance);
+      holder->set_milli(static_cast<uint32_t>(share.milli));
+    }
+  }
+}
+
+void FillHost(const SchedulerCore& core, const hostmgr::TrackedHost& h, std::string state_name,
+              absl::Time now, v1::HostInfo* info) {
+  info->set_name(h.spec.name);
+  info->set_state(std::move(state_name));
+  info->set_connected(h.connected);
+  info->set_last_seen_unix_ms(wire::ToUnixMillis(h.last_seen));
+  *info->mutable_capacity() = wire::ToProto(h.spec.capacity);
+  for (const auto& [k, v] : h.spec.labels) (*info->mutable_labels())[k] = v;
+  if (const placement::HostState* state = core.snapshot().host(h.id)) {
+    *info->mutable_allocated() = wire::ToProto(state->allocated());
+    *info->mutable_revocable_allocated() = wire::ToProto(state->revocable_allocated());
+    *info->mutable_slack() = wire::ToProto(state->effective_slack());
+    info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
+    FillGpus(core, *state, info);
+  }
+  info->set_isolation(core.hosts().isolation(h.id));
+  info->set_maintenance(std::string(MaintenanceName(h.maintenance)));
+  if (std::optional<scheduler::HostUsageView> u = core.agents().HostUsage(h.spec.name, now)) {
+    *info->mutable_used() = wire::ToProto(u->used);
+    *info->mutable_tasks_used() = wire::ToProto(u->tasks_used);
+    info->set_memory_total_bytes(u->memory_total_bytes);
+    info->set_usage_at_unix_ms(wire::ToUnixMillis(u->at));
+  }
+}
+
+}  // namespace
+
+grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest* req,
                                         v1::ListHostsResponse* resp) {
   if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (req->page_size() > kMaxHostPage) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("page_size: ", req->page_size(), " is above the maximum of ", kMaxHostPage)));
+  }
+  if (!req->state().empty() && std::find(std::begin(kHostStates), std::end(kHostStates),
+                                         req->state()) == std::end(kHostStates)) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("state: unknown host state '", req->state(),
+                     "'; expected UP, DRAINING, DRAINED, DOWN, LOST or RECONNECTING")));
+  }
   const absl::Time now = absl::Now();
   cluster_->Read<bool>([&](const SchedulerCore& core) {
+    struct Match {
+      const hostmgr::TrackedHost* host;
+      std::string state;
+    };
+    std::vector<Match> matching;
     for (const hostmgr::TrackedHost& h : core.hosts().all()) {
-      v1::HostInfo* info = resp->add_hosts();
-      info->set_name(h.spec.name);
-      info->set_connected(h.connected);
-      info->set_last_seen_unix_ms(wire::ToUnixMillis(h.last_seen));
-      *info->mutable_capacity() = wire::ToProto(h.spec.capacity);
-      for (const auto& [k, v] : h.spec.labels) (*info->mutable_labels())[k] = v;
-      const placement::HostState* state = core.snapshot().host(h.id);
-      if (state != nullptr) {
-        *info->mutable_allocated() = wire::ToProto(state->allocated());
-        *info->mutable_revocable_allocated() = wire::ToProto(state->revocable_allocated());
-        *info->mutable_slack() = wire::ToProto(state->effective_slack());
-        info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
-      }
-      info->set_state(h.reconnecting     ? "RECONNECTING"
-                      : !h.connected     ? "LOST"
-                      : state != nullptr ? std::string(placement::HostStatusName(state->status()))
-                                         : "UP");
-      info->set_isolation(core.hosts().isolation(h.id));
-      info->set_maintenance(std::string(MaintenanceName(h.maintenance)));
-      if (std::optional<scheduler::HostUsageView> u = core.agents().HostUsage(h.spec.name, now)) {
-        *info->mutable_used() = wire::ToProto(u->used);
-        *info->mutable_tasks_used() = wire::ToProto(u->tasks_used);
-        info->set_memory_total_bytes(u->memory_total_bytes);
-        info->set_usage_at_unix_ms(wire::ToUnixMillis(u->at));
-      }
+      std::string state = HostStateOf(core, h);
+      ++(*resp->mutable_states())[state];
+      if (!req->state().empty() && state != req->state()) continue;
+      if (!absl::StrContains(h.spec.name, req->name_contains())) continue;
+      matching.push_back({&h, std::move(state)});
     }
+    std::sort(matching.begin(), matching.end(),
+              [](const Match& a, const Match& b) { return a.host->spec.name < b.host->spec.name; });
+    resp->set_matching(static_cast<uint32_t>(matching.size()));
+    // The token is the last name of the previous page: this page starts after it.
+    auto first = req->page_token().empty()
+                     ? matching.begin()
+                     : std::upper_bound(matching.begin(), matching.end(), req->page_token(),
+                                        [](const std::string& token, const Match& m) {
+                                          return token < m.host->spec.name;
+                                        });
+    resp->set_offset(static_cast<uint32_t>(first - matching.begin()));
+    const size_t left = static_cast<size_t>(matching.end() - first);
+    const size_t n = req->page_size() == 0 ? left : std::min<size_t>(left, req->page_size());
+    for (auto it = first; it != first + static_cast<ptrdiff_t>(n); ++it) {
+      FillHost(core, *it->host, std::move(it->state), now, resp->add_hosts());
+    }
+    if (n < left) resp->set_next_page_token(resp->hosts(resp->hosts_size() - 1).name());
     return true;
   });
   return grpc::Status::OK;

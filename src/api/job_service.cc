@@ -135,6 +135,12 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
                        "'; expected PENDING, RUNNING, SUCCEEDED, FAILED, KILLING or KILLED")));
     }
   }
+  for (const std::string& t : req->types()) {
+    if (t != "batch" && t != "service" && t != "stateful" && t != "daemon") {
+      return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+          "types: unknown job type '", t, "'; expected batch, service, stateful or daemon")));
+    }
+  }
   uint32_t page = req->page_size() == 0 ? 100 : req->page_size();
   cluster_->Read<bool>([&](const SchedulerCore& core) {
     core.jobs().ForEachJobAfter(JobId(after_id), [&](const jobmgr::Job& j) {
@@ -142,6 +148,10 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
       if (!req->pool().empty() && job->pool() != req->pool()) return true;
       if (!req->owner().empty() && job->spec().owner != req->owner()) return true;
       if (!req->name().empty() && job->spec().name != req->name()) return true;
+      if (!req->types().empty() && std::find(req->types().begin(), req->types().end(),
+                                             JobTypeName(job->spec().type)) == req->types().end()) {
+        return true;
+      }
       int64_t created = wire::ToUnixMillis(job->created_at());
       if (req->created_after_unix_ms() > 0 && created < req->created_after_unix_ms()) return true;
       if (req->created_before_unix_ms() > 0 && created >= req->created_before_unix_ms())

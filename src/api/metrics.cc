@@ -47,6 +47,21 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
                   "paceline_hosts{connected=\"reconnecting\"} ", reconnecting, "\n",
                   "paceline_hosts{connected=\"false\"} ", lost, "\n");
 
+  const resmgr::Allocation& total = core.resources().total_allocation();
+  const Resources allocated = total.regular() + total.revocable;
+  Header(out, "paceline_cluster_capacity", "gauge",
+         "Capacity of the connected hosts per resource (millicores, bytes, milli-GPUs).");
+  for (Dim d : kAllDims) {
+    absl::StrAppend(&out, "paceline_cluster_capacity{resource=\"", DimName(d), "\"} ",
+                    core.hosts().connected_capacity()[d], "\n");
+  }
+  Header(out, "paceline_cluster_allocated", "gauge",
+         "What every task holds per resource, revocable work included (base units).");
+  for (Dim d : kAllDims) {
+    absl::StrAppend(&out, "paceline_cluster_allocated{resource=\"", DimName(d), "\"} ",
+                    allocated[d], "\n");
+  }
+
   // Measured usage (soft state from the agents; hosts without a fresh report are left out).
   const absl::Time now = absl::Now();
   std::string host_used, tasks_used;

@@ -31,7 +31,7 @@ struct JobFlags {
   std::string file;
   std::string pool;
   uint64_t job_id = 0;
-  std::vector<std::string> states;
+  std::vector<std::string> states, types;
   std::vector<std::string> labels;
   std::string owner;
   std::string name;
@@ -132,6 +132,8 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* list = job->add_subcommand("list", "jobs, filtered");
   list->add_option("--pool", f.pool, "only jobs of this pool");
   list->add_option("--state", f.states, "only jobs in these states (repeatable)");
+  list->add_option("--type", f.types,
+                   "only jobs of these types: batch, service, stateful, daemon (repeatable)");
   list->add_option("--label", f.labels, "only jobs with this label KEY=VALUE (repeatable)");
   list->add_option("--owner", f.owner, "only jobs of this owner");
   list->add_option("--name", f.name, "only jobs with this name");
@@ -142,6 +144,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
     v1::QueryJobsRequest req;
     req.set_pool(f.pool);
     for (const std::string& s : f.states) req.add_states(s);
+    for (const std::string& t : f.types) req.add_types(t);
     for (const std::string& l : f.labels) {
       std::pair<std::string, std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
       if (kv.first.empty() || l.find('=') == std::string::npos) {

@@ -83,6 +83,16 @@ std::string AllocatedText(const v1::HostInfo& h) {
   return text;
 }
 
+// Each GPU device as MODEL:ALLOCATED (in GPUs), e.g. "A100:0.5 A100:1"; "-" without GPUs.
+std::string GpuText(const v1::HostInfo& h) {
+  if (h.gpus().empty()) return "-";
+  std::vector<std::string> devices;
+  for (const v1::GpuDevice& d : h.gpus()) {
+    devices.push_back(absl::StrCat(d.model(), ":", d.milli_allocated() / 1000.0));
+  }
+  return absl::StrJoin(devices, " ");
+}
+
 std::string ExitText(const v1::TaskInfo& t) {
   if (t.signal() != 0) return absl::StrCat("signal ", t.signal());
   if (t.exit_code() >= 0) return absl::StrCat(t.exit_code());
@@ -240,12 +250,19 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* host = app.add_subcommand("host", "inspect hosts; drain, down and up for maintenance");
   host->require_subcommand(1);
   CLI::App* list = host->add_subcommand("list", "hosts: state, capacity, allocation, labels");
+  static v1::ListHostsRequest list_req;
+  list->add_option_function<std::string>(
+      "--name", [](const std::string& s) { list_req.set_name_contains(s); },
+      "only hosts whose name contains this");
+  list->add_option_function<std::string>(
+      "--state", [](const std::string& s) { list_req.set_state(s); },
+      "only hosts in this state: UP, DRAINING, DRAINED, DOWN, LOST, RECONNECTING");
   list->callback([&ctx] {
     std::optional<v1::ListHostsResponse> resp =
-        Run(ctx, CallKind::kRead, &v1::HostService::Stub::ListHosts, v1::ListHostsRequest());
+        Run(ctx, CallKind::kRead, &v1::HostService::Stub::ListHosts, list_req);
     if (!resp) return;
-    Table t(
-        {"host", "state", "tasks", "capacity", "allocated", "used", "labels", "isolation", "seen"});
+    Table t({"host", "state", "tasks", "capacity", "allocated", "used", "gpus", "labels",
+             "isolation", "seen"});
     for (const v1::HostInfo& h : resp->hosts()) {
       std::vector<std::string> labels;
       for (const auto& [k, v] : h.labels()) labels.push_back(absl::StrCat(k, "=", v));
@@ -255,7 +272,7 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
         absl::StrAppend(&state, " (", h.maintenance(), ")");
       }
       t.AddRow({h.name(), state, absl::StrCat(h.tasks()), FormatResources(h.capacity()),
-                AllocatedText(h), UsedText(h.used(), h.usage_at_unix_ms()),
+                AllocatedText(h), UsedText(h.used(), h.usage_at_unix_ms()), GpuText(h),
                 absl::StrJoin(labels, ","), h.isolation().empty() ? "-" : h.isolation(),
                 FormatUnixMillis(h.last_seen_unix_ms())});
     }

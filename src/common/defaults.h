@@ -18,6 +18,8 @@ inline constexpr const char* kMasterAddr = "127.0.0.1:5390";
 inline constexpr const char* kDataDir = "data";  // the master's store, token and master.json
 
 inline constexpr absl::Duration kCycle = absl::Milliseconds(50);  // one scheduling cycle
+// One point of the cluster's and the pools' history (an hour of them is kept).
+inline constexpr absl::Duration kHistoryPeriod = absl::Seconds(10);
 // What the master asks of its agents, and how long a silent host may stay before it is LOST.
 inline constexpr absl::Duration kHeartbeatInterval = absl::Seconds(2);
 inline constexpr absl::Duration kHostTimeout = absl::Seconds(30);

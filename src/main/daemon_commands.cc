@@ -40,6 +40,7 @@ struct MasterFlags {
   std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
   std::string cycle = absl::FormatDuration(defaults::kCycle);
   std::string lease = absl::FormatDuration(defaults::kLease);
+  std::string history_period = absl::FormatDuration(defaults::kHistoryPeriod);
   std::string advertise;
 };
 
@@ -77,6 +78,9 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                   "how often agents are asked to heartbeat (below --host-timeout)")
       ->capture_default_str();
   cmd->add_option("--cycle", f.cycle, "scheduling cycle period")->capture_default_str();
+  cmd->add_option("--history-period", f.history_period,
+                  "one point of the cluster's and pools' history for the UI (an hour is kept)")
+      ->capture_default_str();
   cmd->add_option("--lease", f.lease,
                   "several masters on PostgreSQL: the leader's lease; a standby takes over this "
                   "long after the leader died")
@@ -149,6 +153,12 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
     return absl::InvalidArgumentError("--cycle: must be at least 1ms");
   }
   config.cycle = *cycle;
+  auto history = ParseDurationStrict(f.history_period);
+  if (!history.ok()) return WithFlag(history.status(), "--history-period");
+  if (*history < absl::Seconds(1) || *history > absl::Hours(1)) {
+    return absl::InvalidArgumentError("--history-period: must be between 1s and 1h");
+  }
+  config.history_period = *history;
   return config;
 }
 

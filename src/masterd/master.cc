@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -127,6 +128,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   scheduler::CoreConfig core_config;
   core_config.host_timeout = config.host_timeout;
   core_config.placement.profile = config.placement_profile;
+  core_config.history.period = config.history_period;
+  core_config.history.keep =
+      static_cast<size_t>(std::max<int64_t>(1, absl::Hours(1) / config.history_period));
   impl->cluster = std::make_unique<Cluster>(
       core_config, impl->store.get(),
       ClusterOptions{config.cycle, config.heartbeat_interval, postgres != nullptr});
@@ -143,7 +147,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
       }};
   const api::TokenAuth* auth = impl->auth.get();
   Cluster* cluster = impl->cluster.get();
-  impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts);
+  impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts, cluster, auth);
   impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth);
   impl->job_service = std::make_unique<api::JobServiceImpl>(cluster, auth);
   impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth);

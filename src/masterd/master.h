@@ -34,6 +34,7 @@ struct MasterConfig {
   absl::Duration cycle = defaults::kCycle;                           // scheduling cycle
   absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;  // asked of agents
   absl::Duration host_timeout = defaults::kHostTimeout;              // silent this long: LOST
+  absl::Duration history_period = defaults::kHistoryPeriod;          // one point; an hour is kept
   std::string placement_profile = "default";
   // Several masters on one PostgreSQL store (masterd/leadership.h): how long the leader's lease
   // runs without renewal, and the gRPC address the others send clients and agents to (empty:

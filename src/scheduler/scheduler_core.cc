@@ -21,7 +21,8 @@ SchedulerCore::SchedulerCore(CoreConfig config, std::unique_ptr<placement::Place
     : config_(std::move(config)),
       rm_(config_.resmgr),
       engine_(std::move(engine)),
-      hosts_(config_.host_timeout) {}
+      hosts_(config_.host_timeout),
+      history_(config_.history) {}
 
 // ---------------------------------------------------------------------------------------------
 // Recovery
@@ -157,6 +158,29 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   }
   SyncSlack(now, out);
   PlaceAdmitted(now, out);
+  if (history_.Due(now)) RecordHistory(now);
+}
+
+void SchedulerCore::RecordHistory(absl::Time now) {
+  ClusterPoint c;
+  c.at = now;
+  c.placed = static_cast<uint32_t>(placements_ - placements_at_last_point_);
+  placements_at_last_point_ = placements_;
+  jobs_.ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
+    c.pending += job.count(TaskState::kPending) + job.count(TaskState::kReady);
+    c.running += job.count(TaskState::kLaunching) + job.count(TaskState::kRunning);
+    return true;
+  });
+  c.capacity = hosts_.connected_capacity();
+  const resmgr::Allocation& total = rm_.total_allocation();
+  c.allocated = total.regular() + total.revocable;
+  std::vector<std::pair<std::string, PoolPoint>> pools;
+  const resmgr::PoolTree& tree = rm_.tree();
+  for (const resmgr::PoolStats& s : rm_.AllStats()) {
+    if (!tree.Exists(s.id)) continue;
+    pools.emplace_back(tree.path(s.id), PoolPoint{now, s.entitlement, s.allocation, s.demand});
+  }
+  history_.Add(c, pools);
 }
 
 void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {

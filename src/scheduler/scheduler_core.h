@@ -66,6 +66,7 @@
 #include "resmgr/resource_manager.h"
 #include "scheduler/actions.h"
 #include "scheduler/agent_control.h"
+#include "scheduler/history.h"
 #include "scheduler/job_control.h"
 #include "scheduler/pool_control.h"
 #include "scheduler/usage_tracker.h"
@@ -76,6 +77,7 @@ struct CoreConfig {
   resmgr::ResourceManagerConfig resmgr;
   placement::EngineConfig placement;
   absl::Duration host_timeout = defaults::kHostTimeout;
+  HistoryConfig history;  // off unless given a period (the master keeps an hour)
 };
 
 class SchedulerCore {
@@ -105,6 +107,8 @@ class SchedulerCore {
   const hostmgr::HostTracker& hosts() const { return hosts_; }
   // Tasks placed since this core was created.
   uint64_t placements() const { return placements_; }
+  // The recent points of the cluster and its pools (history.h).
+  const History& history() const { return history_; }
   // Why a PENDING/READY task is not running yet, in one line; empty when it is not waiting.
   std::string WhyPending(TaskId task) const;
 
@@ -146,6 +150,8 @@ class SchedulerCore {
                                     uint64_t gid) const;
   void ReleaseTask(TaskId task);
   void PlaceAdmitted(absl::Time now, Actions& out);
+  // Adds the cluster's and every pool's point of `now` to the history.
+  void RecordHistory(absl::Time now);
   void ExpireHosts(absl::Time now, Actions& out);
   // Host maintenance (hostmgr/maintenance.h): records the state and tells placement.
   void ApplyMaintenance(HostId id, records::HostMaintenance m, Actions& out);
@@ -169,6 +175,8 @@ class SchedulerCore {
   uint32_t draining_hosts_ = 0;
   uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;
+  History history_;
+  uint64_t placements_at_last_point_ = 0;
   absl::flat_hash_map<uint64_t, GangInfo> gangs_;  // by GangId value
   absl::flat_hash_map<TaskId, uint64_t> gang_of_;  // task -> gang, until released
   std::vector<uint64_t> to_place_;                 // admitted gangs without hosts

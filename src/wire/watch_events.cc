@@ -53,9 +53,10 @@ std::vector<v1::WatchEvent> WatchEventsOf(const records::WriteBatch& batch,
   for (JobId id : touched) {
     const jobmgr::Job* job = jobs.GetJob(id);
     if (job == nullptr) continue;  // deleted in the same batch: reported below
-    auto [it, first] = last_published.try_emplace(id, job->state());
-    if (!first && it->second == job->state()) continue;
-    it->second = job->state();
+    const std::pair<JobState, uint64_t> now_published{job->state(), job->version()};
+    auto [it, first] = last_published.try_emplace(id, now_published);
+    if (!first && it->second == now_published) continue;
+    it->second = now_published;
     out.push_back(JobChangeOf(*job, now));
   }
   for (JobId id : batch.delete_jobs) {

@@ -115,6 +115,8 @@ void TestCluster::StartMaster(int i) {
                                    heartbeat,
                                    "--cycle",
                                    "20ms",
+                                   "--history-period",
+                                   "1s",
                                    "--token-file",
                                    dir_ + "/master/token"};
   if (!options_.store.empty()) {

@@ -4,7 +4,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <set>
+#include <utility>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@ namespace paceline::e2e {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Json = nlohmann::json;
 
 constexpr int64_t kGi = int64_t{1} << 30;
@@ -36,13 +39,16 @@ uint32_t Count(const Json& job, const std::string& state) {
 // A master with no real agent, a pool, and `hosts` emulated hosts of 1 cpu and 1Gi.
 class FleetE2E : public ::testing::Test {
  protected:
-  std::unique_ptr<bench::GrpcAgentFleet> StartFleet(int hosts, absl::Duration task_duration) {
+  std::unique_ptr<bench::GrpcAgentFleet> StartFleet(int hosts, absl::Duration task_duration,
+                                                    int gpus = 0) {
     Json endpoints = Json::parse(ReadFile(cluster_.dir() + "/master/master.json"));
     bench::GrpcFleetConfig config;
     config.master_addr = endpoints["grpc"];
     config.token = cluster_.token();
-    config.hosts =
-        bench::UniformHosts(hosts, "fake", bench::Capacity(1000, kGi), {{"kind", "fake"}});
+    v1::Resources capacity = bench::Capacity(1000, kGi);
+    capacity.set_gpu_milli(gpus * 1000);
+    config.hosts = bench::UniformHosts(hosts, "fake", capacity, {{"kind", "fake"}});
+    for (bench::FakeHostSpec& h : config.hosts) h.gpu_model = "A100";
     config.agent.task_duration = task_duration;
     absl::StatusOr<std::unique_ptr<bench::GrpcAgentFleet>> fleet =
         bench::GrpcAgentFleet::Start(std::move(config));
@@ -229,6 +235,143 @@ TEST(FleetConfig, IsValidated) {
   config.hosts.clear();
   EXPECT_EQ(bench::GrpcAgentFleet::Start(config).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// POST /api/v1/SERVICE/METHOD with `body`: the HTTP status and the parsed answer.
+std::pair<int, Json> Call(TestCluster& cluster, const std::string& method, const Json& body) {
+  TestCluster::HttpResult r = cluster.Http("POST", "/api/v1/" + method, body.dump());
+  return {r.status, Json::parse(r.body, nullptr, /*allow_exceptions=*/false)};
+}
+
+TEST_F(FleetE2E, TheMasterPagesAndFiltersHostsAndNamesWhoHoldsEachGpu) {
+  std::unique_ptr<bench::GrpcAgentFleet> fleet = StartFleet(250, absl::InfiniteDuration(), 2);
+  ASSERT_NE(fleet, nullptr);
+
+  // Three pages of 100, 100 and 50, by name, each starting after the previous page's last.
+  std::vector<std::string> names;
+  std::string token;
+  for (int page = 0; page < 3; ++page) {
+    auto [status, r] =
+        Call(cluster_, "HostService/ListHosts", {{"page_size", 100}, {"page_token", token}});
+    ASSERT_EQ(status, 200) << r.dump();
+    EXPECT_EQ(r["matching"], 250);
+    EXPECT_EQ(r["offset"], page * 100);
+    EXPECT_EQ(r["states"]["UP"], 250) << r["states"].dump();
+    EXPECT_EQ(r["hosts"].size(), page < 2 ? 100u : 50u);
+    for (const Json& h : r["hosts"]) names.push_back(h["name"]);
+    token = r["next_page_token"];
+    EXPECT_EQ(token.empty(), page == 2);
+  }
+  ASSERT_EQ(names.size(), 250u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 250u);
+
+  auto [s1, some] = Call(cluster_, "HostService/ListHosts", {{"name_contains", "-0012"}});
+  ASSERT_EQ(s1, 200);
+  EXPECT_EQ(some["matching"], 10) << "fake-00120 .. fake-00129";
+  EXPECT_EQ(some["hosts"].size(), 10u) << "page_size 0: every matching host";
+  auto [s2, lost] = Call(cluster_, "HostService/ListHosts", {{"state", "LOST"}});
+  ASSERT_EQ(s2, 200);
+  EXPECT_EQ(lost["matching"], 0);
+  EXPECT_EQ(lost["states"]["UP"], 250) << "the counts are over every host";
+
+  // Bad filters are refused, naming the field.
+  auto [s3, bad_state] = Call(cluster_, "HostService/ListHosts", {{"state", "SLEEPY"}});
+  EXPECT_EQ(s3, 400);
+  EXPECT_THAT(bad_state.dump(), HasSubstr("state: unknown host state 'SLEEPY'"));
+  auto [s4, big] = Call(cluster_, "HostService/ListHosts", {{"page_size", 1001}});
+  EXPECT_EQ(s4, 400);
+  EXPECT_THAT(big.dump(), HasSubstr("page_size"));
+
+  // Three halves of a GPU: the devices say how much each has allocated and to whom.
+  RunResult pool = cluster_.Cli(
+      {"pool", "create", "/gpu", "-f",
+       cluster_.WriteFile("gpu.yaml",
+                          "resources:\n  cpu: {reservation: 10}\n  memory: {reservation: 10Gi}\n"
+                          "  gpu: {reservation: 10}\n")});
+  ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  uint64_t job = cluster_.CreateJob("/gpu", R"(
+name: trainer
+instances: 3
+task:
+  command: "sleep 3600"
+  resources: {cpu: 0.1, memory: 64Mi, gpu: 0.5}
+)");
+  int64_t milli = 0;
+  std::set<uint32_t> instances;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto [status, r] = Call(cluster_, "HostService/ListHosts", Json::object());
+        milli = 0;
+        instances.clear();
+        for (const Json& h : r["hosts"]) {
+          if (!h.contains("gpus")) continue;
+          EXPECT_EQ(h["gpus"].size(), 2u);
+          for (const Json& d : h["gpus"]) {
+            EXPECT_EQ(d["model"], "A100");
+            milli += d["milli_allocated"].get<int64_t>();
+            int64_t held = 0;
+            for (const Json& holder : d.value("holders", Json::array())) {
+              EXPECT_EQ(holder["job_id"], std::to_string(job));
+              EXPECT_EQ(holder["milli"], 500);
+              held += holder["milli"].get<int64_t>();
+              instances.insert(holder["instance"].get<uint32_t>());
+            }
+            EXPECT_EQ(held, d["milli_allocated"].get<int64_t>()) << d.dump();
+          }
+        }
+        return milli == 1500 && instances.size() == 3;
+      },
+      absl::Seconds(30)))
+      << "allocated " << milli << " milli-GPUs to " << instances.size() << " instances";
+  RunResult list = cluster_.Cli({"host", "list", "--name", "fake-0000", "--state", "UP"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("A100:"));
+  EXPECT_THAT(list.out, Not(HasSubstr("fake-00010")));
+}
+
+TEST_F(FleetE2E, TheHistoryHasTheClusterAndAPoolAndJobsAreFilteredByType) {
+  std::unique_ptr<bench::GrpcAgentFleet> fleet = StartFleet(20, absl::InfiniteDuration());
+  ASSERT_NE(fleet, nullptr);
+  cluster_.CreateJob("/fleet",
+                     "name: b\ninstances: 4\ntask:\n  command: x\n"
+                     "  resources: {cpu: 0.5, memory: 64Mi}\n");
+  cluster_.CreateJob("/fleet",
+                     "name: s\ntype: service\ninstances: 2\ntask:\n  command: x\n"
+                     "  resources: {cpu: 0.5, memory: 64Mi}\n");
+
+  // The test cluster records a point every second: wait for one with the six tasks running.
+  Json last;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto [status, r] = Call(cluster_, "ClusterService/GetHistory", {{"pool", "/fleet"}});
+        if (status != 200 || !r.contains("cluster") || !r.contains("pool")) return false;
+        last = r;
+        return r["cluster"].back()["running_tasks"] == 6;
+      },
+      absl::Seconds(30)))
+      << last.dump();
+  EXPECT_EQ(last["period_ms"], "1000");
+  uint64_t placed = 0;
+  for (const Json& p : last["cluster"]) placed += p["placed"].get<uint64_t>();
+  EXPECT_EQ(placed, 6u) << "each placement is counted in one point";
+  EXPECT_EQ(last["cluster"].back()["capacity"]["cpu_milli"], "20000");
+  EXPECT_EQ(last["cluster"].back()["allocated"]["cpu_milli"], "3000");
+  EXPECT_EQ(last["pool"].back()["allocation"]["cpu_milli"], "3000");
+  EXPECT_EQ(last["pool"].back()["entitlement"]["cpu_milli"].get<std::string>().empty(), false);
+  auto [s1, none] = Call(cluster_, "ClusterService/GetHistory", {{"pool", "/nowhere"}});
+  EXPECT_EQ(s1, 200);
+  EXPECT_FALSE(none.contains("pool") && !none["pool"].empty());
+  TestCluster::HttpResult anonymous =
+      cluster_.Http("POST", "/api/v1/ClusterService/GetHistory", "{}", /*with_token=*/false);
+  EXPECT_EQ(anonymous.status, 401);
+
+  Json services = cluster_.CliJson({"job", "list", "--type", "service"});
+  ASSERT_EQ(services["jobs"].size(), 1u) << services.dump();
+  EXPECT_EQ(services["jobs"][0]["name"], "s");
+  auto [s2, bad] = Call(cluster_, "JobService/QueryJobs", {{"types", {"cron"}}});
+  EXPECT_EQ(s2, 400);
+  EXPECT_THAT(bad.dump(), HasSubstr("types: unknown job type 'cron'"));
 }
 
 }  // namespace

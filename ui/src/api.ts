@@ -119,8 +119,18 @@ export interface JobSummary {
 export interface UpdateInfo {
   id: Int;
   state: string;
+  paused: boolean;
   from_version: Int;
   to_version: Int;
+  batch_size: number;
+  total: number;
+  done: number;
+  in_flight: number;
+  failed: number;
+  failed_instances?: number[];
+  started_at_unix_ms: Int;
+  finished_at_unix_ms: Int;
+  message: string;
 }
 export interface GetJobResponse {
   job: JobSummary;
@@ -182,6 +192,39 @@ export interface HostInfo {
   last_seen_unix_ms: Int;
   isolation: string;
   maintenance: string;
+  gpus?: GpuDevice[];
+}
+export interface GpuDevice {
+  index: number;
+  model: string;
+  milli_allocated: number;
+  holders?: { job_id: Int; instance: number; milli: number }[];
+}
+export interface ListHostsResponse {
+  hosts?: HostInfo[];
+  next_page_token: string;
+  matching: number;
+  offset: number;
+  states: Record<string, number>;
+}
+export interface ClusterPoint {
+  at_unix_ms: Int;
+  placed: number;
+  pending_tasks: number;
+  running_tasks: number;
+  capacity: Resources;
+  allocated: Resources;
+}
+export interface PoolPoint {
+  at_unix_ms: Int;
+  entitlement: Resources;
+  allocation: Resources;
+  demand: Resources;
+}
+export interface GetHistoryResponse {
+  period_ms: Int;
+  cluster?: ClusterPoint[];
+  pool?: PoolPoint[];
 }
 export interface WatchEvent {
   job_id?: Int;

@@ -121,14 +121,20 @@ export function useLive<T>(
   const applyRef = useRef(apply);
   applyRef.current = apply;
   const generation = useRef(0);
+  const eventSinceLoad = useRef(false);
 
-  const reload = () => {
+  // An event that arrives while a load is in flight may be older or newer than what the load
+  // reads, and the load's answer replaces the data it patched: load again then (three times in
+  // a row at most), so that the page ends on the newest state.
+  const reload = (chained = 0) => {
     const g = ++generation.current;
+    eventSinceLoad.current = false;
     load().then(
       (d) => {
         if (g !== generation.current) return;
         setData(d);
         setError(null);
+        if (eventSinceLoad.current && chained < 3) reload(chained + 1);
       },
       (e: Error) => g === generation.current && setError(e.message),
     );
@@ -148,7 +154,10 @@ export function useLive<T>(
     const stop = watch(
       jobId,
       (e) => {
-        if (!e.started) return setData((d) => (d === null ? d : applyRef.current(d, e)));
+        if (!e.started) {
+          eventSinceLoad.current = true;
+          return setData((d) => (d === null ? d : applyRef.current(d, e)));
+        }
         if (!loaded) return first();
         reload();
       },
@@ -160,5 +169,5 @@ export function useLive<T>(
       stop();
     };
   }, deps);
-  return { data, error, live, reload };
+  return { data, error, live, reload: () => reload() };
 }

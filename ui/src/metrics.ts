@@ -1,5 +1,6 @@
-// The master's /metrics (Prometheus text) read as numbers, and a history of a few of them kept
-// while the UI is open: one sample every 5 s for the last hour, for the overview's chart.
+// The master's /metrics (Prometheus text) read as numbers, sampled every 5 s while a page
+// shows them (the overview's counts and capacity). Charts read the master's history instead
+// (history.ts).
 
 export type Metrics = Map<string, number>; // "name{labels}" or "name" -> value
 
@@ -25,38 +26,21 @@ export function byLabel(m: Metrics, name: string, label: string): Record<string,
   return out;
 }
 
-export interface Sample {
-  t: number; // unix seconds
-  placementsPerSecond: number;
-  pending: number; // tasks waiting: PENDING + READY
-}
-
 const PERIOD_MS = 5000;
-const KEEP = 720; // an hour
-const samples: Sample[] = [];
 let latestMetrics: Metrics = new Map();
 const listeners = new Set<() => void>();
-let last: { t: number; placements: number } | null = null;
 let timer: number | undefined;
 
 async function sample() {
   try {
-    const m = await fetchMetrics();
-    latestMetrics = m;
-    const t = Date.now() / 1000;
-    const placements = m.get("paceline_placements_total") ?? 0;
-    const tasks = byLabel(m, "paceline_tasks", "state");
-    const rate = last && t > last.t ? Math.max(0, (placements - last.placements) / (t - last.t)) : 0;
-    last = { t, placements };
-    samples.push({ t, placementsPerSecond: rate, pending: (tasks.PENDING ?? 0) + (tasks.READY ?? 0) });
-    if (samples.length > KEEP) samples.shift();
+    latestMetrics = await fetchMetrics();
     listeners.forEach((f) => f());
   } catch {
-    // a gap in the chart
+    // keep the previous sample
   }
 }
 
-// Starts sampling (once), and calls `f` after each sample; returns the unsubscribe.
+// Starts sampling (once, every 5 s), and calls `f` after each sample; returns the unsubscribe.
 export function onSample(f: () => void): () => void {
   if (timer === undefined) {
     void sample();
@@ -64,10 +48,6 @@ export function onSample(f: () => void): () => void {
   }
   listeners.add(f);
   return () => listeners.delete(f);
-}
-
-export function history(): readonly Sample[] {
-  return samples;
 }
 
 // The metrics as of the last sample.

@@ -109,7 +109,10 @@ async function main() {
     ["jobs, filtered", "/ui/jobs?label=team%3Dt7&state=RUNNING", () => page.locator("tr[data-job]").nth(Math.min(50, Math.floor(JOBS / 20)) - 1).waitFor()],
     ["a job", `/ui/jobs/${somejob}`, () => page.locator("tr[data-instance]").first().waitFor()],
     ["hosts", "/ui/hosts", () => page.locator("tr[data-host]").nth(Math.min(HOSTS, 100) - 1).waitFor()],
-    ["hosts, last page", `/ui/hosts?page=${Math.ceil(HOSTS / 100) - 1}`, () => page.locator("tr[data-host]").first().waitFor()],
+    // The master pages hosts by name: the last page starts after the last host of the one before.
+    ["hosts, last page", `/ui/hosts?page=emulated-${String(Math.ceil(HOSTS / 100) * 100 - 101).padStart(5, "0")}`, () => page.locator("tr[data-host]").first().waitFor()],
+    ["hosts, filtered", "/ui/hosts?name=emulated-000", () => page.locator("tr[data-host]").nth(Math.min(HOSTS, 10) - 1).waitFor()],
+    ["a pool", "/ui/pools/load", () => page.locator(".chart[data-points]").waitFor()],
   ];
   const results = [];
   for (const [name, path, drawn] of pages) {

@@ -4,7 +4,12 @@
 //   and a job from YAML; see the job reach SUCCEEDED without reloading; a job with a typo shows
 //   its line and column and creates nothing; a job that cannot fit says why it waits; a task's
 //   logs are followed while it prints; a host is drained (after a confirmation) and changes
-//   state, then brought up. Any console error or page error fails the test, except the
+//   state, then brought up; emulated GPU hosts (`paceline bench fleet`) show their devices and
+//   the tasks sharing them; an instance is killed from its page; a service's rolling update
+//   shows its progress and is paused, resumed and aborted; the master is killed under an open
+//   page; the overview's and a pool's charts have the master's history; the jobs list filters
+//   by type; the keyboard alone opens a job and a confirmation; on a phone's screen no page
+//   is wider than the screen. Any console error or page error fails the test, except the
 //   refusals a step expects. With --screenshots DIR, each page is saved as DIR/NAME.png.
 //
 // Usage: node ui/tests/ui_test.mjs --paceline PATH [--chromium PATH] [--screenshots DIR]
@@ -54,6 +59,7 @@ function startCluster() {
     "--cpu", "2",
     "--memory", "2Gi",
     "--label", "zone=test",
+    "--history-period", "1s",
   ]);
 }
 
@@ -232,6 +238,87 @@ async function main() {
     await row.getByText("UP", { exact: true }).first().waitFor({ timeout: 20000 });
   });
 
+  let trainerId = 0;
+  await step("GPU devices and the tasks sharing them; the master filters the hosts", async () => {
+    const fleet = start("fleet", args.paceline, [
+      "--addr", `127.0.0.1:${ports.grpc}`, "--token", token, "bench", "fleet", "--hosts", "2",
+      "--cpu", "8", "--memory", "16Gi", "--gpus", "2", "--gpu-model", "A100", "--prefix", "gpu",
+    ]);
+    await waitFor("the GPU hosts", () => fleet.log().includes("emulated hosts registered"), 60000);
+    await api(http, token, "PoolService", "CreatePool", {
+      path: "/gpu",
+      spec_yaml: "resources:\n  cpu: {reservation: 4, share: 1}\n  memory: {reservation: 4Gi, share: 1}\n  gpu: {reservation: 4, share: 1}\n",
+    });
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/gpu",
+      spec_yaml: 'name: trainer\ninstances: 3\ntask:\n  command: "sleep 3600"\n  resources: {cpu: 0.5, memory: 64Mi, gpu: 0.5}\n',
+    });
+    trainerId = Number(r.job_id);
+    assert.ok(trainerId > 0, JSON.stringify(r));
+    await page.goto(`${base}/hosts`);
+    await page.getByLabel("name").fill("gpu");
+    await page.getByLabel("name").press("Enter");
+    await page.waitForURL(/name=gpu/);
+    await page.getByText("hosts 1–2 of 2").waitFor();
+    assert.equal(await page.locator("tr[data-host]").count(), 2);
+    // Three halves of a GPU: every one has a holder link on the page.
+    await waitFor("the GPU holders", async () => (await page.locator(".gpus a").count()) === 3);
+    const labels = await page.locator(".gpus [role=meter]").evaluateAll((m) => m.map((e) => e.getAttribute("aria-label")));
+    assert.equal(labels.length, 4, labels.join("\n"));
+    assert.ok(labels.some((l) => / allocated to .*\(0\.5\)/.test(l)), labels.join("\n"));
+    await shot("hosts-gpu");
+    await page.getByLabel("state").selectOption("LOST");
+    await page.getByText("no host matches").waitFor();
+  });
+
+  await step("kill an instance from its page after a confirmation", async () => {
+    await api(http, token, "JobService", "KillJob", { job_id: trainerId });
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/web",
+      spec_yaml: 'name: sleeper\ninstances: 2\ntask:\n  command: "sleep 3600"\n  resources: {cpu: 0.1, memory: 16Mi}\n',
+    });
+    const id = Number(r.job_id);
+    await page.goto(`${base}/jobs/${id}/tasks/0`);
+    await page.getByRole("heading", { name: /Task/ }).getByText("RUNNING").waitFor({ timeout: 30000 });
+    await page.getByRole("button", { name: "Kill instance" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Kill" }).click();
+    await page.getByRole("heading", { name: /Task/ }).getByText("KILLED").waitFor({ timeout: 30000 });
+    const t = await api(http, token, "TaskService", "GetTask", { job_id: id, instance: 1 });
+    assert.equal(t.task.state, "RUNNING", "another instance was killed too");
+    await api(http, token, "JobService", "KillJob", { job_id: id });
+  });
+
+  await step("a rolling update shows its progress; pause, resume and abort it", async () => {
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/web",
+      spec_yaml: 'name: web\ntype: service\ninstances: 2\ntask:\n  command: "sleep 3600"\n  resources: {cpu: 0.1, memory: 16Mi}\n',
+    });
+    const id = Number(r.job_id);
+    await page.goto(`${base}/jobs/${id}`);
+    await page.getByRole("heading", { name: /web/ }).getByText("RUNNING").waitFor({ timeout: 30000 });
+    const job = await api(http, token, "JobService", "GetJob", { job_id: id });
+    const u = await api(http, token, "JobService", "UpdateJob", {
+      job_id: id,
+      version: job.job.version,
+      spec_yaml: 'name: web\ntype: service\ninstances: 2\ntask:\n  command: "sleep 3601"\n  resources: {cpu: 0.1, memory: 16Mi}\n',
+      options: { batch_size: 1, min_healthy_time_ms: 60000 },
+    });
+    assert.ok(Number(u.update_id) > 0, JSON.stringify(u));
+    const progress = page.locator("[data-update-progress]");
+    await waitFor("the update's progress", async () => / of 2 instances done/.test(await progress.innerText().catch(() => "")));
+    await page.getByRole("button", { name: "Pause update" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Pause update" }).click();
+    await page.getByRole("group", { name: /update/ }).getByText("PAUSED", { exact: true }).waitFor();
+    await shot("job-update");
+    await page.getByRole("button", { name: "Resume update" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Resume update" }).click();
+    await page.getByRole("button", { name: "Pause update" }).waitFor();
+    await page.getByRole("button", { name: "Abort update" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Abort update" }).click();
+    await page.getByRole("group", { name: /update/ }).getByText("ABORTED", { exact: true }).waitFor();
+    await api(http, token, "JobService", "KillJob", { job_id: id });
+  });
+
   await step("a killed master: the page says it is stale, reconnects by itself and catches up", async () => {
     const r = await api(http, token, "JobService", "CreateJob", {
       pool: "/web",
@@ -259,6 +346,8 @@ async function main() {
   await step("the overview, pools and jobs pages show the cluster", async () => {
     await page.getByRole("link", { name: "Overview" }).click();
     await page.getByRole("list", { name: "tasks by state" }).getByText("SUCCEEDED").waitFor();
+    // The chart has the master's points from before the page was opened.
+    await waitFor("the overview's history", async () => Number(await page.locator(".chart").getAttribute("data-points")) >= 1);
     await shot("overview");
     await page.getByRole("link", { name: "Pools" }).click();
     await page.getByRole("rowheader", { name: "/web" }).waitFor();
@@ -268,17 +357,76 @@ async function main() {
     await page.getByRole("link", { name: "/web" }).click();
     await page.getByRole("heading", { name: "Pool /web" }).waitFor();
     await page.getByRole("cell", { name: "hello" }).waitFor();
+    await waitFor("the pool's history", async () => Number(await page.locator(".chart").getAttribute("data-points")) >= 1);
+    await page.getByLabel("resource").selectOption("memory");
+    await page.waitForURL(/resource=memory/);
     await shot("pool");
     await page.getByRole("link", { name: "Pools" }).click();
     await page.getByRole("link", { name: "Jobs" }).click();
     await page.locator(`tr[data-job="${batchId}"]`).getByText("SUCCEEDED", { exact: true }).waitFor();
-    await page.getByLabel("state").selectOption("SUCCEEDED");
+    await page.locator("select[name=state]").selectOption("SUCCEEDED");
     await page.waitForURL(/state=SUCCEEDED/);
-    await page.locator("tr[data-job]").first().waitFor();
-    assert.equal(await page.locator("tr[data-job]").count(), 3); // hello, printer, outlives
+    // hello, printer, outlives (the unfiltered rows may still show for a moment)
+    await waitFor("the succeeded jobs", async () => {
+      const states = await page.locator("tr[data-job] td:nth-child(5)").allInnerTexts();
+      return states.length === 3 && states.every((s) => s === "SUCCEEDED");
+    });
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes("state="));
+    await page.locator("select[name=type]").selectOption("service");
+    await page.waitForURL(/type=service/);
+    await waitFor("the services", async () => {
+      const types = await page.locator("tr[data-job] td:nth-child(4)").allInnerTexts();
+      return types.length === 1 && types[0] === "service";
+    });
+    await page.goBack();
+    await page.waitForURL((u) => !u.search.includes("type="));
+    await page.locator("tr[data-job]").nth(3).waitFor();
     await shot("jobs");
+  });
+
+  await step("the keyboard alone opens a job and a confirmation, and cancels it", async () => {
+    await page.goto(`${base}/jobs`);
+    await page.locator("tr[data-job]").first().waitFor();
+    let onJob = false;
+    for (let i = 0; i < 60 && !onJob; i++) {
+      await page.keyboard.press("Tab");
+      onJob = await page.evaluate(() => !!document.activeElement?.closest("tr[data-job]"));
+    }
+    assert.ok(onJob, "Tab never reached a job's link");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/ui\/jobs\/\d+$/);
+    let onRestart = false;
+    for (let i = 0; i < 60 && !onRestart; i++) {
+      await page.keyboard.press("Tab");
+      onRestart = await page.evaluate(() => document.activeElement?.textContent === "Restart");
+    }
+    assert.ok(onRestart, "Tab never reached the Restart button");
+    await page.keyboard.press("Enter");
+    await page.getByRole("dialog").waitFor();
+    await page.keyboard.press("Escape");
+    await page.getByRole("dialog").waitFor({ state: "hidden" });
+  });
+
+  await step("on a phone's screen no page is wider than the screen", async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    await phone.addInitScript((t) => sessionStorage.setItem("paceline.token", t), token);
+    const p = await phone.newPage();
+    p.on("console", (m) => m.type() === "error" && problems.push(`phone console: ${m.text()}`));
+    p.on("pageerror", (e) => problems.push(`phone page error: ${e.message}`));
+    for (const [name, path, ready] of [
+      [null, "/", "Overview"],
+      ["phone-jobs", "/jobs", "Jobs"],
+      [null, "/hosts", "Hosts"],
+      [null, `/jobs/${batchId}`, /hello/],
+    ]) {
+      await p.goto(`${base}${path}`);
+      await p.getByRole("heading", { name: ready }).first().waitFor();
+      const over = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(over <= 1, `${path} is ${over}px wider than the screen`);
+      if (args.screenshots && name) await p.screenshot({ path: join(args.screenshots, `${name}.png`), fullPage: true });
+    }
+    await phone.close();
   });
 }
 

@@ -1,6 +1,7 @@
-// Small shared pieces: state badges, bars, errors, the stale banner, confirmation.
+// Small shared pieces: state badges, bars, errors, the stale banner, confirmation, a filter's
+// text box.
 import { ComponentChildren } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 export function Badge({ state }: { state: string }) {
   return <span class={`badge s-${state.toLowerCase()}`}>{state}</span>;
@@ -91,5 +92,35 @@ export function Confirm({
         </button>
       </div>
     </dialog>
+  );
+}
+
+// A labelled text filter: what is typed stays while the page redraws (live data), and is
+// committed (`onCommit`, trimmed) on Enter or when the box loses focus; a new `value` (the URL
+// changed) replaces it.
+export function FilterInput({
+  name,
+  value,
+  placeholder,
+  onCommit,
+}: {
+  name: string;
+  value: string;
+  placeholder?: string;
+  onCommit: (v: string) => void;
+}) {
+  const [draft, setDraft] = useState(value);
+  useEffect(() => setDraft(value), [value]);
+  return (
+    <label>
+      {name}
+      <input
+        name={name}
+        value={draft}
+        placeholder={placeholder}
+        onInput={(e) => setDraft((e.target as HTMLInputElement).value)}
+        onChange={(e) => onCommit((e.target as HTMLInputElement).value.trim())}
+      />
+    </label>
   );
 }

@@ -1,9 +1,11 @@
-// Hosts: capacity, allocation, state (up, draining, down, lost, reconnecting), labels, tasks;
-// drain, down and up, each after a confirmation. 100 per page, filtered by name and state (in
-// the URL); the list is read again every 2 s.
+// Hosts: capacity, allocation, GPU devices and who shares them, state (up, draining, down,
+// lost, reconnecting), labels, tasks; drain, down and up, each after a confirmation. The
+// master filters (by name and state) and pages (100 by name): the filters and the page are in
+// the URL. The page is read again every 2 s.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, HostInfo, call, num } from "../api";
-import { Badge, Bar, Confirm, ErrorBox } from "../components/ui";
+import { Link } from "wouter-preact";
+import { ApiError, HostInfo, ListHostsResponse, call, num } from "../api";
+import { Badge, Bar, Confirm, ErrorBox, FilterInput } from "../components/ui";
 import { ago, bytes, cores } from "../format";
 import { useQueryState } from "../url_state";
 
@@ -16,27 +18,68 @@ const WHAT: Record<Action, string> = {
 };
 
 const PAGE = 100;
+const STATES = ["UP", "DRAINING", "DRAINED", "DOWN", "LOST", "RECONNECTING"];
+
+// A host's GPU devices: one small bar each, titled with the tasks that share it.
+function Gpus({ host }: { host: HostInfo }) {
+  const gpus = host.gpus ?? [];
+  if (gpus.length === 0) return <span class="hint">—</span>;
+  return (
+    <ul class="gpus" aria-label={`GPU devices of ${host.name}`}>
+      {gpus.map((g) => {
+        const holders = (g.holders ?? []).map((h) => ({
+          task: `${num(h.job_id)}/${h.instance}`,
+          share: h.milli / 1000,
+        }));
+        const label =
+          `GPU ${g.index} (${g.model}): ${g.milli_allocated / 1000} allocated` +
+          (holders.length ? ` to ${holders.map((h) => `${h.task} (${h.share})`).join(", ")}` : "");
+        return (
+          <li key={g.index} data-gpu={g.index}>
+            <Bar value={g.milli_allocated} max={1000} label={label} />
+            <span class="hint">
+              {g.index}: {g.model}{" "}
+              {holders.map((h, i) => (
+                <span key={h.task}>
+                  {i > 0 && ", "}
+                  <Link href={`/jobs/${h.task.split("/")[0]}/tasks/${h.task.split("/")[1]}`}>{h.task}</Link>
+                  {h.share < 1 && <> ×{h.share}</>}
+                </span>
+              ))}
+            </span>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
 
 export function Hosts() {
   const [q, set] = useQueryState("/hosts");
   const name = q.get("name") ?? "";
   const stateFilter = q.get("state") ?? "";
-  const page = Math.max(0, Number(q.get("page") ?? 0) || 0);
-  const [hosts, setHosts] = useState<HostInfo[] | null>(null);
+  const after = q.get("page") ?? ""; // the last host of the previous page
+  const [resp, setResp] = useState<ListHostsResponse | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState<{ host: string; action: Action } | null>(null);
   const load = () =>
-    call<{ hosts?: HostInfo[] }>("HostService", "ListHosts").then(
+    call<ListHostsResponse>("HostService", "ListHosts", {
+      name_contains: name,
+      state: stateFilter,
+      page_size: PAGE,
+      page_token: after,
+    }).then(
       (r) => {
-        setHosts(r.hosts ?? []);
+        setResp(r);
+        setError(null);
       },
-      (e) => setError(e.message),
+      (e) => setError(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e)),
     );
   useEffect(() => {
     void load();
     const t = window.setInterval(load, 2000);
     return () => window.clearInterval(t);
-  }, []);
+  }, [name, stateFilter, after]);
   const act = async () => {
     if (!pending) return;
     const { host, action } = pending;
@@ -49,25 +92,15 @@ export function Hosts() {
       setError(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
     }
   };
-  const matching = (hosts ?? []).filter(
-    (h) => h.name.includes(name) && (!stateFilter || h.state === stateFilter),
-  );
-  const shown = matching.slice(page * PAGE, (page + 1) * PAGE);
-  const states = [...new Set((hosts ?? []).map((h) => h.state))].sort();
+  const shown = resp?.hosts ?? [];
+  const matching = resp?.matching ?? 0;
+  const offset = resp?.offset ?? 0;
   return (
     <section>
       <h1>Hosts</h1>
       <ErrorBox error={error} />
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          name
-          <input
-            name="name"
-            value={name}
-            placeholder="part of the name"
-            onChange={(e) => set("name", (e.target as HTMLInputElement).value.trim())}
-          />
-        </label>
+        <FilterInput name="name" value={name} placeholder="part of the name" onCommit={(v) => set("name", v)} />
         <label>
           state
           <select
@@ -76,16 +109,20 @@ export function Hosts() {
             onChange={(e) => set("state", (e.target as HTMLSelectElement).value)}
           >
             <option value="">any</option>
-            {states.map((st) => (
-              <option key={st}>{st}</option>
+            {STATES.map((st) => (
+              <option key={st} value={st}>
+                {st} ({resp?.states[st] ?? 0})
+              </option>
             ))}
           </select>
         </label>
       </form>
       <p class="hint">
-        {matching.length === 0
-          ? "no host matches"
-          : `hosts ${page * PAGE + 1}–${page * PAGE + shown.length} of ${matching.length}`}
+        {resp === null
+          ? "loading…"
+          : matching === 0
+            ? "no host matches"
+            : `hosts ${offset + 1}–${offset + shown.length} of ${matching}`}
       </p>
       <table>
         <thead>
@@ -94,7 +131,7 @@ export function Hosts() {
             <th>state</th>
             <th class="wide">cpu</th>
             <th class="wide">memory</th>
-            <th class="num">gpu</th>
+            <th>gpus</th>
             <th class="num">tasks</th>
             <th>labels</th>
             <th>last seen</th>
@@ -131,7 +168,9 @@ export function Hosts() {
                   {bytes(h.allocated?.memory_bytes ?? 0)} / {bytes(h.capacity?.memory_bytes ?? 0)}
                 </span>
               </td>
-              <td class="num">{cores(h.capacity?.gpu_milli ?? 0)}</td>
+              <td class="gpu-cell">
+                <Gpus host={h} />
+              </td>
               <td class="num">{h.tasks}</td>
               <td>
                 {Object.entries(h.labels ?? {}).map(([k, v]) => (
@@ -155,13 +194,13 @@ export function Hosts() {
         </tbody>
       </table>
       <nav class="pager" aria-label="pages">
-        {page > 0 && (
-          <button type="button" onClick={() => set("page", String(page - 1))}>
-            ← Previous
+        {after && (
+          <button type="button" onClick={() => set("page", "")}>
+            ⇤ First
           </button>
         )}
-        {(page + 1) * PAGE < matching.length && (
-          <button type="button" onClick={() => set("page", String(page + 1))}>
+        {resp?.next_page_token && (
+          <button type="button" onClick={() => set("page", resp.next_page_token)}>
             Next →
           </button>
         )}

@@ -1,15 +1,17 @@
-// A job: its state and counts, why its waiting instances wait, its spec, its update, and the
-// instance table (filtered by state), all live; kill, restart and delete after confirmation.
+// A job: its state and counts, why its waiting instances wait, its spec, its update's progress
+// (pause, resume, abort, roll back), and the instance table (filtered by state), all live;
+// every action after a confirmation.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
-import { ApiError, GetJobResponse, TaskInfo, call, num } from "../api";
-import { Badge, Confirm, ErrorBox, Stale } from "../components/ui";
+import { ApiError, GetJobResponse, TaskInfo, UpdateInfo, call, num } from "../api";
+import { Badge, Bar, Confirm, ErrorBox, Stale } from "../components/ui";
 import { TASK_STATES, time } from "../format";
 import { useLive } from "../live";
 
 interface Data {
   job: GetJobResponse;
   tasks: TaskInfo[];
+  version: number; // the job's version in the last event: a new one (an update) reads again
 }
 
 type Action = "KillJob" | "RestartJob" | "DeleteJob" | "PauseUpdate" | "ResumeUpdate" | "AbortUpdate" | "RollbackJob";
@@ -24,6 +26,28 @@ const VERB: Record<Action, string> = {
 };
 
 const TERMINAL = new Set(["SUCCEEDED", "FAILED", "KILLED", "LOST"]);
+const UPDATE_ENDED = new Set(["SUCCEEDED", "ABORTED", "FAILED", "ROLLED_BACK"]);
+
+// A job's latest update: its state, how far it got, what failed.
+function UpdateProgress({ u }: { u: UpdateInfo }) {
+  const total = Math.max(u.total, 1);
+  return (
+    <div class="update" role="group" aria-label={`update ${num(u.id)}`}>
+      <p class="facts">
+        Update {num(u.id)}: <Badge state={u.state} /> {u.paused && <Badge state="PAUSED" />} version{" "}
+        {num(u.from_version)} → {num(u.to_version)} · batches of {u.batch_size} · started{" "}
+        {time(u.started_at_unix_ms)}
+        {num(u.finished_at_unix_ms) > 0 && <> · finished {time(u.finished_at_unix_ms)}</>}
+      </p>
+      <Bar value={u.done} max={total} label={`update: ${u.done} of ${u.total} instances done`} />
+      <p class="hint" data-update-progress>
+        {u.done} of {u.total} instances done · {u.in_flight} in flight · {u.failed} failed
+        {(u.failed_instances ?? []).length > 0 && <> (instances {(u.failed_instances ?? []).join(", ")})</>}
+        {u.message && <> · {u.message}</>}
+      </p>
+    </div>
+  );
+}
 
 export function Job({ id }: { id: number }) {
   const [, navigate] = useLocation();
@@ -37,7 +61,7 @@ export function Job({ id }: { id: number }) {
         call<GetJobResponse>("JobService", "GetJob", { job_id: id }),
         call<{ tasks?: TaskInfo[] }>("TaskService", "ListTasks", { job_id: id }),
       ]);
-      return { job, tasks: tasks.tasks ?? [] };
+      return { job, tasks: tasks.tasks ?? [], version: num(job.job.version) };
     },
     (d, e) => {
       if (e.job) {
@@ -47,6 +71,7 @@ export function Job({ id }: { id: number }) {
             ...d.job,
             job: { ...d.job.job, state: e.job.state, task_counts: e.job.task_counts },
           },
+          version: num(e.job.version),
         };
       }
       if (e.task) {
@@ -74,12 +99,18 @@ export function Job({ id }: { id: number }) {
   );
   // Why-pending comes from the scheduler's latest cycle, not from the event stream: ask again
   // while instances wait.
-  const waiting = live.data?.tasks.some((t) => t.state === "PENDING" || t.state === "READY");
+  // So does an update's progress; a new version (an update started) is read at once.
+  const newVersion = !!live.data && live.data.version !== num(live.data.job.job.version);
   useEffect(() => {
-    if (!waiting) return;
+    if (newVersion) live.reload();
+  }, [newVersion]);
+  const waiting = live.data?.tasks.some((t) => t.state === "PENDING" || t.state === "READY");
+  const updating = !!live.data?.job.update && !UPDATE_ENDED.has(live.data.job.update.state);
+  useEffect(() => {
+    if (!waiting && !updating) return;
     const t = window.setInterval(live.reload, 2000);
     return () => window.clearInterval(t);
-  }, [waiting, id]);
+  }, [waiting, updating, id]);
   const act = async () => {
     const a = pending;
     setPending(null);
@@ -114,7 +145,7 @@ export function Job({ id }: { id: number }) {
   }
   const j = d.job.job;
   const ended = jobEnded;
-  const updateActive = d.job.update && !["SUCCEEDED", "ABORTED", "FAILED", "ROLLED_BACK"].includes(d.job.update.state);
+  const update = updating ? d.job.update : undefined;
   const shown = stateFilter ? d.tasks.filter((t) => t.state === stateFilter) : d.tasks;
   return (
     <section>
@@ -132,12 +163,14 @@ export function Job({ id }: { id: number }) {
         {!ended && <button type="button" class="danger" onClick={() => setPending("KillJob")}>Kill</button>}
         <button type="button" onClick={() => setPending("RestartJob")}>Restart</button>
         {ended && <button type="button" class="danger" onClick={() => setPending("DeleteJob")}>Delete</button>}
-        {updateActive && (
-          <>
-            <button type="button" onClick={() => setPending("PauseUpdate")}>Pause update</button>
-            <button type="button" onClick={() => setPending("ResumeUpdate")}>Resume update</button>
-            <button type="button" onClick={() => setPending("AbortUpdate")}>Abort update</button>
-          </>
+        {update && !update.paused && (
+          <button type="button" onClick={() => setPending("PauseUpdate")}>Pause update</button>
+        )}
+        {update?.paused && (
+          <button type="button" onClick={() => setPending("ResumeUpdate")}>Resume update</button>
+        )}
+        {update && (
+          <button type="button" class="danger" onClick={() => setPending("AbortUpdate")}>Abort update</button>
         )}
         {j.type !== "batch" && num(j.version) > 1 && (
           <button type="button" onClick={() => setPending("RollbackJob")}>Roll back</button>
@@ -148,12 +181,7 @@ export function Job({ id }: { id: number }) {
           <strong>Why waiting:</strong> {d.job.pending_reason}
         </div>
       )}
-      {d.job.update && (
-        <p class="facts">
-          Update {num(d.job.update.id)}: <Badge state={d.job.update.state} /> version{" "}
-          {num(d.job.update.from_version)} → {num(d.job.update.to_version)}
-        </p>
-      )}
+      {d.job.update && <UpdateProgress u={d.job.update} />}
       <ul class="counts" aria-label="instances by state">
         {TASK_STATES.filter((s) => j.task_counts?.[s]).map((s) => (
           <li key={s}>
@@ -216,6 +244,10 @@ export function Job({ id }: { id: number }) {
         {pending === "KillJob" && "Every live instance is killed; the job ends KILLED."}
         {pending === "RestartJob" && "Every instance starts a new run; live runs are killed first."}
         {pending === "DeleteJob" && "The job and its history are forgotten."}
+        {pending === "PauseUpdate" && "No new batch starts until the update is resumed."}
+        {pending === "ResumeUpdate" && "The update goes on with its next batch."}
+        {pending === "AbortUpdate" && "The update stops where it is; changed instances keep the new version."}
+        {pending === "RollbackJob" && "An update to the previous version starts."}
       </Confirm>
     </section>
   );

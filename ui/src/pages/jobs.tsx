@@ -2,12 +2,15 @@
 // QueryJobs, counts per task state patched live from the Watch stream.
 import { Link } from "wouter-preact";
 import { JobSummary, call, num } from "../api";
-import { Badge, ErrorBox, Stale } from "../components/ui";
+import { Badge, ErrorBox, FilterInput, Stale } from "../components/ui";
 import { JOB_STATES, TASK_STATES, time } from "../format";
 import { useLive } from "../live";
 import { useQueryState } from "../url_state";
 
 const PAGE = 50;
+const TYPES = ["batch", "service", "stateful", "daemon"];
+// "created within": the URL's value and its length in ms.
+const SINCE: Record<string, number> = { "1h": 3600e3, "24h": 86400e3, "7d": 7 * 86400e3 };
 interface Page {
   jobs: JobSummary[];
   next: string;
@@ -21,6 +24,8 @@ export function Jobs() {
     owner: q.get("owner") ?? "",
     name: q.get("name") ?? "",
     label: q.get("label") ?? "",
+    type: q.get("type") ?? "",
+    since: q.get("since") ?? "",
     page: q.get("page") ?? "",
   };
   const jobs = useLive<Page>(
@@ -37,6 +42,8 @@ export function Jobs() {
         {
           pool: filter.pool,
           states: filter.state ? [filter.state] : [],
+          types: filter.type ? [filter.type] : [],
+          created_after_unix_ms: SINCE[filter.since] ? Date.now() - SINCE[filter.since] : 0,
           owner: filter.owner,
           name: filter.name,
           labels,
@@ -67,15 +74,13 @@ export function Jobs() {
       <Stale live={jobs.live} />
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         {(["pool", "owner", "name", "label"] as const).map((k) => (
-          <label key={k}>
-            {k}
-            <input
-              name={k}
-              value={filter[k]}
-              placeholder={k === "label" ? "key=value" : k === "pool" ? "/path" : ""}
-              onChange={(e) => set(k, (e.target as HTMLInputElement).value.trim())}
-            />
-          </label>
+          <FilterInput
+            key={k}
+            name={k}
+            value={filter[k]}
+            placeholder={k === "label" ? "key=value" : k === "pool" ? "/path" : ""}
+            onCommit={(v) => set(k, v)}
+          />
         ))}
         <label>
           state
@@ -87,6 +92,26 @@ export function Jobs() {
             <option value="">any</option>
             {JOB_STATES.map((s) => (
               <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          type
+          <select name="type" value={filter.type} onChange={(e) => set("type", (e.target as HTMLSelectElement).value)}>
+            <option value="">any</option>
+            {TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          created
+          <select name="since" value={filter.since} onChange={(e) => set("since", (e.target as HTMLSelectElement).value)}>
+            <option value="">any time</option>
+            {Object.keys(SINCE).map((k) => (
+              <option key={k} value={k}>
+                within {k}
+              </option>
             ))}
           </select>
         </label>

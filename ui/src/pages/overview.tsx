@@ -1,13 +1,15 @@
-// The cluster at a glance: capacity and allocation per resource (from the hosts), tasks by
-// state and jobs by state (from /metrics), hosts by state, the master's role, placements/s
-// and waiting tasks over time, and recent task events, live.
+// The cluster at a glance: capacity and allocation per resource, tasks by state and jobs by
+// state (from /metrics), hosts by state (ListHosts' counts, without the hosts), the master's
+// role, placements/s and waiting tasks over the last hour (the master's history), and recent
+// task events, live.
 import { Link } from "wouter-preact";
 import { useEffect, useState } from "preact/hooks";
-import { ClusterInfo, HostInfo, TaskEvent, call, num } from "../api";
-import { ActivityChart } from "../components/chart";
+import { ClusterInfo, ListHostsResponse, TaskEvent, call, num } from "../api";
+import { TimeChart } from "../components/chart";
 import { Badge, Bar, ErrorBox, Stale } from "../components/ui";
 import { JOB_STATES, TASK_STATES, amount, time } from "../format";
-import { byLabel, history, latest, onSample } from "../metrics";
+import { seconds, useHistory } from "../history";
+import { byLabel, latest, onSample } from "../metrics";
 import { watch } from "../live";
 
 interface Recent {
@@ -18,12 +20,12 @@ interface Recent {
 
 export function Overview() {
   const [info, setInfo] = useState<ClusterInfo | null>(null);
-  const [hosts, setHosts] = useState<HostInfo[]>([]);
+  const [hostStates, setHostStates] = useState<Record<string, number>>({});
   const [metrics, setMetrics] = useState(latest());
   const [recent, setRecent] = useState<Recent[]>([]);
   const [live, setLive] = useState(true);
-  const [, setSamples] = useState(history().length); // redraws on each new sample
   const [error, setError] = useState<string | null>(null);
+  const { history, error: historyError } = useHistory();
   useEffect(
     () =>
       watch(
@@ -39,17 +41,15 @@ export function Overview() {
   );
   useEffect(
     () =>
-      onSample(() => {
-        setSamples(history().length);
-        setMetrics(latest());
-      }),
+      onSample(() => setMetrics(latest())),
     [],
   );
   useEffect(() => {
     const load = () => {
       call<ClusterInfo>("ClusterService", "GetInfo").then(setInfo, (e) => setError(e.message));
-      call<{ hosts?: HostInfo[] }>("HostService", "ListHosts").then(
-        (r) => setHosts(r.hosts ?? []),
+      // One host is enough: the counts by state are over all of them.
+      call<ListHostsResponse>("HostService", "ListHosts", { page_size: 1 }).then(
+        (r) => setHostStates(r.states ?? {}),
         (e) => setError(e.message),
       );
     };
@@ -59,22 +59,11 @@ export function Overview() {
   }, []);
 
   const dims = ["cpu", "memory", "disk", "gpu"] as const;
-  const key = { cpu: "cpu_milli", memory: "memory_bytes", disk: "disk_bytes", gpu: "gpu_milli" };
-  const capacity: Record<string, number> = {};
-  const allocated: Record<string, number> = {};
-  for (const d of dims) {
-    capacity[d] = 0;
-    allocated[d] = 0;
-  }
-  const hostStates: Record<string, number> = {};
-  for (const h of hosts) {
-    hostStates[h.state] = (hostStates[h.state] ?? 0) + 1;
-    if (!h.connected) continue;
-    for (const d of dims) {
-      capacity[d] += num((h.capacity as unknown as Record<string, string>)[key[d]]);
-      allocated[d] += num((h.allocated as unknown as Record<string, string>)?.[key[d]]);
-    }
-  }
+  const capacity = byLabel(metrics, "paceline_cluster_capacity", "resource");
+  const allocated = byLabel(metrics, "paceline_cluster_allocated", "resource");
+  const hostCount = Object.values(hostStates).reduce((a, b) => a + b, 0);
+  const points = history?.cluster ?? [];
+  const period = Math.max(1, num(history?.period_ms) / 1000);
   const tasks = byLabel(metrics, "paceline_tasks", "state");
   const jobs = byLabel(metrics, "paceline_jobs", "state");
   const jobCount = Object.values(jobs).reduce((a, b) => a + b, 0);
@@ -82,7 +71,7 @@ export function Overview() {
     <section>
       <h1>Overview</h1>
       <Stale live={live} />
-      <ErrorBox error={error} />
+      <ErrorBox error={error ?? historyError} />
       {info && (
         <p class="facts">
           Master <strong>{info.role}</strong>
@@ -100,13 +89,13 @@ export function Overview() {
                   <th scope="row">{d}</th>
                   <td class="wide">
                     <Bar
-                      value={allocated[d]}
-                      max={capacity[d]}
-                      label={`${d}: ${amount(d, allocated[d])} of ${amount(d, capacity[d])} allocated`}
+                      value={allocated[d] ?? 0}
+                      max={capacity[d] ?? 0}
+                      label={`${d}: ${amount(d, allocated[d] ?? 0)} of ${amount(d, capacity[d] ?? 0)} allocated`}
                     />
                   </td>
                   <td class="num">
-                    {amount(d, allocated[d])} / {amount(d, capacity[d])}
+                    {amount(d, allocated[d] ?? 0)} / {amount(d, capacity[d] ?? 0)}
                   </td>
                 </tr>
               ))}
@@ -143,20 +132,32 @@ export function Overview() {
           <ul class="counts" aria-label="hosts by state">
             {Object.entries(hostStates).map(([s, n]) => (
               <li key={s}>
-                <Badge state={s} /> <span class="num">{n}</span>
+                <Link href={`/hosts?state=${s}`}>
+                  <Badge state={s} />
+                </Link>{" "}
+                <span class="num">{n}</span>
               </li>
             ))}
           </ul>
           <p>
-            <Link href="/hosts">{hosts.length} hosts</Link>
+            <Link href="/hosts">{hostCount} hosts</Link>
           </p>
         </div>
       </div>
       <h2>Placements and waiting tasks</h2>
       <p class="hint">
-        Sampled from <code>/metrics</code> every 5 s since this page was opened (up to an hour).
+        One point every {period} s over the last hour, as this master saw it since it started
+        leading.
       </p>
-      <ActivityChart samples={history()} />
+      <TimeChart
+        label="placements per second and waiting tasks over the last hour"
+        times={points.map(seconds)}
+        series={[
+          { label: "placements/s", values: points.map((p) => p.placed / period), color: "--bar" },
+          { label: "waiting tasks", values: points.map((p) => p.pending_tasks), color: "--warn", right: true },
+          { label: "running tasks", values: points.map((p) => p.running_tasks), color: "--ok", right: true, dash: true },
+        ]}
+      />
       <h2>Recent task events</h2>
       <table>
         <thead>

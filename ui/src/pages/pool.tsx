@@ -1,11 +1,57 @@
-// A pool: its resources (reservation, limit, share, entitlement, allocation, demand), its
-// queue with why each waiting gang waits, and its jobs (the jobs list filtered by the pool).
+// A pool: its resources (reservation, limit, share, entitlement, allocation, demand), their
+// history over the last hour (one resource at a time, chosen in the URL), its queue with why
+// each waiting gang waits, and its jobs (the jobs list filtered by the pool).
 import { Link } from "wouter-preact";
 import { useEffect, useState } from "preact/hooks";
-import { JobSummary, PoolInfo, QueuedGang, call, num } from "../api";
+import { JobSummary, PoolInfo, QueuedGang, Resources, call, num } from "../api";
+import { TimeChart } from "../components/chart";
 import { DimensionCells } from "../components/pool_dimension";
 import { Badge, ErrorBox } from "../components/ui";
-import { time } from "../format";
+import { amount, time } from "../format";
+import { seconds, useHistory } from "../history";
+import { useQueryState } from "../url_state";
+
+const RESOURCES = { cpu: "cpu_milli", memory: "memory_bytes", disk: "disk_bytes", gpu: "gpu_milli" } as const;
+type Resource = keyof typeof RESOURCES;
+
+// Entitlement, allocation and demand of one resource over the last hour.
+function PoolHistory({ path }: { path: string }) {
+  const [q, set] = useQueryState(`/pools${path}`);
+  const r = (q.get("resource") ?? "cpu") as Resource;
+  const key = RESOURCES[r] ?? "cpu_milli";
+  const { history, error } = useHistory(path);
+  const points = history?.pool ?? [];
+  const of = (v: Resources | undefined) => num(v?.[key]);
+  return (
+    <>
+      <h2>History</h2>
+      <ErrorBox error={error} />
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          resource
+          <select name="resource" value={r} onChange={(e) => set("resource", (e.target as HTMLSelectElement).value)}>
+            {Object.keys(RESOURCES).map((k) => (
+              <option key={k}>{k}</option>
+            ))}
+          </select>
+        </label>
+        <span class="hint">
+          one point every {num(history?.period_ms) / 1000 || 10} s over the last hour, as this master saw it
+        </span>
+      </form>
+      <TimeChart
+        label={`${r} entitlement, allocation and demand of ${path} over the last hour`}
+        times={points.map(seconds)}
+        format={(v) => amount(r, v)}
+        series={[
+          { label: "entitlement", values: points.map((p) => of(p.entitlement)), color: "--accent" },
+          { label: "allocation", values: points.map((p) => of(p.allocation)), color: "--bar" },
+          { label: "demand", values: points.map((p) => of(p.demand)), color: "--warn", dash: true },
+        ]}
+      />
+    </>
+  );
+}
 
 interface Data {
   pool: PoolInfo;
@@ -65,6 +111,7 @@ export function Pool({ path }: { path: string }) {
               ))}
             </tbody>
           </table>
+          <PoolHistory path={path} />
           <h2>Waiting ({data.queue.length})</h2>
           <table aria-label="queue">
             <thead>

@@ -1,11 +1,14 @@
 // A task: its runs, every event with its reason (live), and its logs — stdout or stderr of a
-// run, followed while the run goes on (polled from the agent through the master).
+// run, followed while the run goes on (polled from the agent through the master); kill or
+// restart the instance after a confirmation.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
-import { GetTaskResponse, TaskEvent, TaskLogs, call, num } from "../api";
-import { Badge, ErrorBox, Stale } from "../components/ui";
+import { ApiError, GetTaskResponse, TaskEvent, TaskLogs, call, num } from "../api";
+import { Badge, Confirm, ErrorBox, Stale } from "../components/ui";
 import { time } from "../format";
 import { useLive } from "../live";
+
+const TERMINAL = new Set(["SUCCEEDED", "FAILED", "KILLED", "LOST"]);
 
 interface Data {
   task: GetTaskResponse;
@@ -108,7 +111,24 @@ export function Task({ job, instance }: { job: number; instance: number }) {
     },
     [job, instance],
   );
+  const [pending, setPending] = useState<"kill" | "restart" | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const act = async () => {
+    const a = pending;
+    setPending(null);
+    try {
+      if (a === "kill") await call("TaskService", "KillTask", { job_id: job, instance });
+      if (a === "restart") {
+        await call("JobService", "RestartJob", { job_id: job, ranges: [{ first: instance, last: instance }] });
+      }
+      setActionError(null);
+      live.reload();
+    } catch (e) {
+      setActionError(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+    }
+  };
   const d = live.data;
+  const ended = d ? TERMINAL.has(d.task.task.state) : true;
   return (
     <section>
       <h1>
@@ -116,9 +136,19 @@ export function Task({ job, instance }: { job: number; instance: number }) {
         {d && <Badge state={d.task.task.state} />}
       </h1>
       <Stale live={live.live} />
-      <ErrorBox error={live.error} />
+      <ErrorBox error={live.error ?? actionError} />
       {d && (
         <>
+          <div class="actions">
+            {!ended && (
+              <button type="button" class="danger" onClick={() => setPending("kill")}>
+                Kill instance
+              </button>
+            )}
+            <button type="button" onClick={() => setPending("restart")}>
+              Restart instance
+            </button>
+          </div>
           <p class="facts">
             run {d.task.task.run} · host {d.task.task.host || "—"} · failures {d.task.task.failures}
             {d.task.task.health && <> · health {d.task.task.health}</>}
@@ -196,6 +226,16 @@ export function Task({ job, instance }: { job: number; instance: number }) {
           </table>
         </>
       )}
+      <Confirm
+        open={pending !== null}
+        title={pending === "kill" ? `Kill instance ${job}/${instance}?` : `Restart instance ${job}/${instance}?`}
+        action={pending === "kill" ? "Kill" : "Restart"}
+        onConfirm={act}
+        onCancel={() => setPending(null)}
+      >
+        {pending === "kill" && "Its run is stopped and it stays KILLED until it is restarted."}
+        {pending === "restart" && "It starts a new run; a live run is killed first."}
+      </Confirm>
     </section>
   );
 }
