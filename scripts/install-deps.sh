@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build g++ clang clang-format libclang-rt-14-dev pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libyaml-cpp-dev libcli11-dev
-  libspdlog-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   curl procps gnuplot-nox
   postgresql-15 libpq-dev

@@ -97,7 +97,17 @@ UsageSnapshot TaskRuntime::Usage(absl::Time now) const {
 absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   std::string sandbox = SandboxHook::SandboxPath(config_.work_dir, req.run);
   std::string state = SandboxHook::RunStatePath(config_.work_dir, req.run);
+  auto it = runners_.find(req.run);
+  bool finished = it == runners_.end() || it->second->state() == TaskRunner::State::kDraining ||
+                  it->second->done();
+  // A run being launched has no sandbox yet: no output so far, not an error.
+  const bool no_output_yet = !finished;
   if (!PathExists(sandbox)) {
+    if (no_output_yet) {
+      LogChunk empty;
+      empty.offset = empty.next_offset = req.offset;
+      return empty;
+    }
     return absl::NotFoundError(absl::StrCat("run ", req.run.ToString(),
                                             " has no logs on this agent (never ran here, or "
                                             "its sandbox was removed after the retention)"));
@@ -108,13 +118,10 @@ absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   f.rotated = absl::StrCat(f.current, ".1");
   f.base_file = absl::StrCat(state, req.stream == LogStream::kStdout ? wrapper::kStdoutBaseSuffix
                                                                      : wrapper::kStderrBaseSuffix);
-  auto it = runners_.find(req.run);
-  bool finished = it == runners_.end() || it->second->state() == TaskRunner::State::kDraining ||
-                  it->second->done();
   absl::StatusOr<LogChunk> c = req.tail_lines ? ReadLogTail(f, *req.tail_lines, req.max_bytes)
                                               : ReadLogFrom(f, req.offset, req.max_bytes);
   if (!c.ok()) {
-    if (absl::IsNotFound(c.status()) && !finished) {
+    if (absl::IsNotFound(c.status()) && no_output_yet) {
       LogChunk empty;  // the wrapper has not created the file yet
       empty.offset = empty.next_offset = req.offset;
       return empty;

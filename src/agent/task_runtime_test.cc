@@ -115,7 +115,8 @@ TEST_F(RuntimeTest, TwoLiveTasksNeverShareAPort) {
   for (int i = 0; i < 41; ++i) extra.spec.ports.push_back("p" + std::to_string(i));
   EXPECT_EQ(rt_->Launch(extra).code(), absl::StatusCode::kResourceExhausted);
   extra.spec.ports.pop_back();
-  EXPECT_TRUE(rt_->Launch(extra).ok());
+  absl::Status fits = rt_->Launch(extra);
+  EXPECT_TRUE(fits.ok()) << fits;
 }
 
 TEST_F(RuntimeTest, LaunchIsIdempotentAndKillOfUnknownIsAcknowledged) {

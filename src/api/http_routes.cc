@@ -1,7 +1,5 @@
 #include "api/http_routes.h"
 
-#include <httplib.h>
-
 #include <nlohmann/json.hpp>
 
 #include "api/metrics.h"
@@ -10,7 +8,7 @@
 namespace paceline::api {
 
 void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
-  server.Routes().Get("/healthz", [facts](const httplib::Request&, httplib::Response& res) {
+  server.Routes().Get("/healthz", [facts](const HttpRequest&, HttpResponse& res) {
     nlohmann::json body = {
         {"status", "ok"},
         {"version", std::string(Version())},
@@ -35,17 +33,16 @@ void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
 }
 
 void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& facts) {
-  server.Routes().Get(
-      "/metrics", [cluster, facts](const httplib::Request&, httplib::Response& res) {
-        MasterRole role = facts.role ? facts.role() : MasterRole{};
-        std::string text = RenderRoleMetrics(role);
-        if (role.role != "standby") {
-          store::GroupCommitStats stats = cluster->CommitStats();
-          text += cluster->Read<std::string>(
-              [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
-        }
-        res.set_content(text, "text/plain; version=0.0.4");
-      });
+  server.Routes().Get("/metrics", [cluster, facts](const HttpRequest&, HttpResponse& res) {
+    MasterRole role = facts.role ? facts.role() : MasterRole{};
+    std::string text = RenderRoleMetrics(role);
+    if (role.role != "standby") {
+      store::GroupCommitStats stats = cluster->CommitStats();
+      text += cluster->Read<std::string>(
+          [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
+    }
+    res.set_content(text, "text/plain; version=0.0.4");
+  });
 }
 
 }  // namespace paceline::api

@@ -1,40 +1,458 @@
 #include "api/http_server.h"
 
-#include <httplib.h>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace paceline::api {
+namespace {
 
-HttpServer::HttpServer() : server_(std::make_unique<httplib::Server>()) {
-  // Watches over HTTP hold a thread each (json_gateway.h), and one a browser left holds it
-  // until the stream's next write fails (an idle stream writes every 15 s).
-  server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpThreads); };
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+std::chrono::steady_clock::duration Steady(absl::Duration d) {
+  return absl::ToChronoNanoseconds(d);
 }
+
+// Handler threads with a bounded queue: TrySubmit refuses (false) when max_queued requests
+// already wait.
+class WorkerPool {
+ public:
+  WorkerPool(int threads, int max_queued) : max_queued_(max_queued) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~WorkerPool() { Stop(); }
+
+  bool TrySubmit(std::function<void()> f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || static_cast<int>(queue_.size()) >= max_queued_) return false;
+    queue_.push_back(std::move(f));
+    cv_.notify_one();
+    return true;
+  }
+
+  // Drops what waits, lets what runs finish, joins.
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_ && threads_.empty()) return;
+      stopping_ = true;
+      queue_.clear();
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::function<void()> f;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        f = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      f();
+    }
+  }
+
+  const int max_queued_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+class Session;
+
+}  // namespace
+
+class HttpServer::Impl {
+ public:
+  Impl(const HttpRouter& router, const HttpLimits& limits)
+      : router_(router), limits_(limits), pool_(limits.workers, limits.max_queued) {}
+
+  absl::StatusOr<HostPort> Start(const HostPort& listen);
+  void Stop();
+
+  const HttpRouter& router() const { return router_; }
+  const HttpLimits& limits() const { return limits_; }
+  WorkerPool& pool() { return pool_; }
+  void Forget(Session* s, const std::string& peer);
+
+ private:
+  void Accept();
+  bool Admit(const std::string& peer);
+  // Answers 503 and closes, without a session.
+  void Refuse(tcp::socket socket);
+
+  const HttpRouter& router_;
+  const HttpLimits limits_;
+  // Declared before the I/O context: sessions its queued handlers still hold are destroyed
+  // with it, and forget themselves here.
+  std::mutex mu_;
+  int connections_ = 0;
+  std::unordered_map<std::string, int> per_address_;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
+  bool stopped_ = false;
+  WorkerPool pool_;
+  net::io_context ioc_{1};
+  // Keeps the I/O thread running while handlers may still post to it (until Stop has joined
+  // the workers), even when no socket operation is pending.
+  net::executor_work_guard<net::io_context::executor_type> work_ = net::make_work_guard(ioc_);
+  tcp::acceptor acceptor_{ioc_};
+  net::steady_timer retry_{ioc_};
+  std::thread io_thread_;
+};
+
+namespace {
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, HttpServer::Impl* server, std::string peer)
+      : stream_(std::move(socket)), server_(server), peer_(std::move(peer)) {}
+  ~Session() { server_->Forget(this, peer_); }
+
+  void Start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); });
+  }
+
+  // From any thread: closes the connection (streams see their sink close).
+  void Close() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->CloseNow(); });
+  }
+
+  // Streams, from their worker thread.
+  bool WriteRaw(std::string data);
+  void AddOnClose(std::function<void()> f) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!closed_) {
+        on_close_.push_back(std::move(f));
+        return;
+      }
+    }
+    f();
+  }
+
+ private:
+  const HttpLimits& limits() const { return server_->limits(); }
+
+  void Read() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(limits().max_header_bytes));
+    parser_->body_limit(limits().max_body_bytes);
+    stream_.expires_after(Steady(limits().read_timeout));
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    stream_.expires_never();
+    if (ec == bhttp::error::header_limit) {
+      return Answer(431, "request header fields too large: at most " +
+                             std::to_string(limits().max_header_bytes) + " bytes\n");
+    }
+    if (ec == bhttp::error::body_limit) {
+      return Answer(413, "request body too large: at most " +
+                             std::to_string(limits().max_body_bytes) + " bytes\n");
+    }
+    if (ec) return CloseNow();  // the client left, timed out or sent garbage
+    auto req = std::make_shared<bhttp::request<bhttp::string_body>>(parser_->release());
+    bool queued = server_->pool().TrySubmit(
+        [self = shared_from_this(), req] { self->Handle(std::move(*req)); });
+    if (!queued) Answer(503, "the server is busy; try again\n");
+  }
+
+  // An error answer from the I/O thread; the connection closes after it.
+  void Answer(unsigned status, std::string text) {
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(bhttp::status::ok, 11);
+    res->result(status);
+    res->set(bhttp::field::content_type, "text/plain");
+    if (status == 503) res->set(bhttp::field::retry_after, "1");
+    res->keep_alive(false);
+    res->body() = std::move(text);
+    res->prepare_payload();
+    Reply(res);
+  }
+
+  void Reply(std::shared_ptr<bhttp::response<bhttp::string_body>> res) {
+    stream_.expires_after(Steady(limits().write_timeout));
+    bhttp::async_write(stream_, *res,
+                       [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                         self->stream_.expires_never();
+                         if (ec || !res->keep_alive()) return self->CloseNow();
+                         self->Read();
+                       });
+  }
+
+  // On a worker thread.
+  void Handle(bhttp::request<bhttp::string_body> breq) {
+    HttpRequest req;
+    req.method = std::string(breq.method_string());
+    absl::string_view target(breq.target().data(), breq.target().size());
+    size_t q = target.find('?');
+    req.path = PercentDecode(target.substr(0, q), false);
+    if (q != absl::string_view::npos) req.params = ParseQuery(target.substr(q + 1));
+    for (const auto& f : breq) {
+      req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    }
+    req.body = std::move(breq.body());
+    req.peer = peer_;
+    HttpResponse res;
+    try {
+      server_->router().Dispatch(req, res);
+    } catch (const std::exception& e) {
+      res = HttpResponse();
+      res.status = 500;
+      res.set_content(absl::StrCat("internal error: ", e.what(), "\n"), "text/plain");
+    }
+    const bool head = breq.method() == bhttp::verb::head;
+    if (res.stream) return Stream(res, head);
+    auto out =
+        std::make_shared<bhttp::response<bhttp::string_body>>(bhttp::status::ok, breq.version());
+    out->result(static_cast<unsigned>(res.status));
+    out->set(bhttp::field::server, "paceline");
+    if (res.status != 304) out->set(bhttp::field::content_type, res.content_type);
+    for (const auto& [k, v] : res.headers) out->set(k, v);
+    out->keep_alive(breq.keep_alive());
+    const size_t size = res.body.size();
+    out->body() = std::move(res.body);
+    out->prepare_payload();
+    if (head) {
+      out->body().clear();
+      out->content_length(size);
+    }
+    net::post(stream_.get_executor(), [self = shared_from_this(), out] { self->Reply(out); });
+  }
+
+  // A chunked stream; the connection closes after it.
+  void Stream(HttpResponse& res, bool head) {
+    std::string header = absl::StrCat("HTTP/1.1 ", res.status, " OK\r\nServer: paceline\r\n",
+                                      "Content-Type: ", res.content_type,
+                                      "\r\nTransfer-Encoding: chunked\r\nCache-Control: no-cache"
+                                      "\r\nConnection: close\r\n");
+    for (const auto& [k, v] : res.headers) absl::StrAppend(&header, k, ": ", v, "\r\n");
+    header += "\r\n";
+    if (!WriteRaw(std::move(header)) || head) return Close();
+    // The client sends nothing more: a read that ends means it left.
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->WatchForEof(); });
+    class Sink : public HttpStreamSink {
+     public:
+      explicit Sink(std::shared_ptr<Session> s) : s_(std::move(s)) {}
+      bool Write(absl::string_view chunk) override {
+        if (chunk.empty()) return true;
+        return s_->WriteRaw(absl::StrCat(absl::Hex(chunk.size()), "\r\n", chunk, "\r\n"));
+      }
+      void OnClose(std::function<void()> f) override { s_->AddOnClose(std::move(f)); }
+
+     private:
+      std::shared_ptr<Session> s_;
+    } sink(shared_from_this());
+    res.stream(sink);
+    WriteRaw("0\r\n\r\n");
+    Close();
+  }
+
+  void WatchForEof() {
+    auto buf = std::make_shared<std::array<char, 512>>();
+    stream_.socket().async_read_some(
+        net::buffer(*buf), [self = shared_from_this(), buf](beast::error_code ec, size_t) {
+          if (ec) return self->CloseNow();
+          self->WatchForEof();
+        });
+  }
+
+  void CloseNow() {
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) return;
+      closed_ = true;
+      callbacks.swap(on_close_);
+    }
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+    for (auto& f : callbacks) f();
+  }
+
+  bool closed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return closed_;
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  HttpServer::Impl* const server_;
+  const std::string peer_;
+  std::mutex mu_;
+  bool closed_ = false;
+  std::vector<std::function<void()>> on_close_;
+};
+
+bool Session::WriteRaw(std::string data) {
+  auto done = std::make_shared<std::promise<bool>>();
+  std::future<bool> written = done->get_future();
+  auto buf = std::make_shared<std::string>(std::move(data));
+  net::post(stream_.get_executor(), [self = shared_from_this(), buf, done] {
+    if (self->closed()) return done->set_value(false);
+    self->stream_.expires_after(Steady(self->limits().write_timeout));
+    net::async_write(self->stream_, net::buffer(*buf),
+                     [self, buf, done](beast::error_code ec, size_t) {
+                       self->stream_.expires_never();
+                       if (ec) self->CloseNow();
+                       done->set_value(!ec);
+                     });
+  });
+  return written.get();
+}
+
+}  // namespace
+
+absl::StatusOr<HostPort> HttpServer::Impl::Start(const HostPort& listen) {
+  beast::error_code ec;
+  net::ip::address address = net::ip::make_address(listen.host, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("HTTP: not an address: ", listen.host));
+  tcp::endpoint endpoint(address, listen.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot bind HTTP on ", listen.ToString(), ": ", ec.message()));
+  }
+  HostPort bound = listen;
+  bound.port = acceptor_.local_endpoint().port();
+  Accept();
+  io_thread_ = std::thread([this] { ioc_.run(); });
+  return bound;
+}
+
+void HttpServer::Impl::Accept() {
+  acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket s) {
+    if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {
+      // Out of file descriptors, most likely: try again shortly rather than spin.
+      retry_.expires_after(std::chrono::milliseconds(100));
+      retry_.async_wait([this](beast::error_code e) {
+        if (!e) Accept();
+      });
+      return;
+    }
+    beast::error_code peer_ec;
+    std::string peer = s.remote_endpoint(peer_ec).address().to_string();
+    if (peer_ec) {
+      Accept();
+      return;
+    }
+    if (!Admit(peer)) {
+      Refuse(std::move(s));
+    } else {
+      auto session = std::make_shared<Session>(std::move(s), this, peer);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        sessions_[session.get()] = session;
+      }
+      session->Start();
+    }
+    Accept();
+  });
+}
+
+bool HttpServer::Impl::Admit(const std::string& peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_ || connections_ >= limits_.max_connections ||
+      per_address_[peer] >= limits_.max_connections_per_address) {
+    return false;
+  }
+  ++connections_;
+  ++per_address_[peer];
+  return true;
+}
+
+void HttpServer::Impl::Forget(Session* s, const std::string& peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_.erase(s);
+  --connections_;
+  if (--per_address_[peer] <= 0) per_address_.erase(peer);
+}
+
+void HttpServer::Impl::Refuse(tcp::socket socket) {
+  struct Refusal {
+    explicit Refusal(tcp::socket s) : stream(std::move(s)) {}
+    beast::tcp_stream stream;
+    std::string text =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nRetry-After: 1\r\n"
+        "Connection: close\r\nContent-Length: 40\r\n\r\ntoo many connections; try again "
+        "later\r\n\r\n";
+  };
+  auto r = std::make_shared<Refusal>(std::move(socket));
+  r->stream.expires_after(std::chrono::seconds(1));
+  net::async_write(r->stream, net::buffer(r->text), [r](beast::error_code, size_t) {
+    beast::error_code ec;
+    r->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    r->stream.close();
+  });
+}
+
+void HttpServer::Impl::Stop() {
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    for (auto& [ptr, weak] : sessions_) {
+      if (auto s = weak.lock()) open.push_back(std::move(s));
+    }
+  }
+  net::post(ioc_, [this] {
+    beast::error_code ec;
+    acceptor_.close(ec);
+    retry_.cancel();
+  });
+  for (auto& s : open) s->Close();
+  open.clear();
+  pool_.Stop();  // streams end once their sink is closed; other handlers finish
+  work_.reset();
+  ioc_.stop();
+  if (io_thread_.joinable()) io_thread_.join();
+}
+
+HttpServer::HttpServer(HttpLimits limits) : limits_(limits) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<HostPort> HttpServer::Start(const HostPort& listen) {
-  HostPort bound = listen;
-  if (listen.port == 0) {
-    int port = server_->bind_to_any_port(listen.host);
-    if (port <= 0) {
-      return absl::UnavailableError(absl::StrCat("cannot bind HTTP on ", listen.host));
-    }
-    bound.port = static_cast<uint16_t>(port);
-  } else if (!server_->bind_to_port(listen.host, listen.port)) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot bind HTTP on ", listen.ToString(), " (address in use?)"));
-  }
-  // The socket is bound and listening already: connections queue until the thread accepts.
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  return bound;
+  impl_ = std::make_unique<Impl>(router_, limits_);
+  return impl_->Start(listen);
 }
 
 void HttpServer::Stop() {
-  if (!thread_.joinable()) return;
-  server_->stop();
-  thread_.join();
+  if (impl_ != nullptr) impl_->Stop();
 }
 
 }  // namespace paceline::api

@@ -1,43 +1,70 @@
 #pragma once
-// HttpServer: the master's HTTP side (health, metrics, JSON API, web UI), on its own threads.
+// HttpServer: the master's HTTP side (health, metrics, JSON API, web UI), built to stay up when
+// clients misbehave.
 //
-// Start() binds (port 0 picks a free port), starts serving on a background thread and returns;
-// Stop() stops accepting, finishes in-flight requests and joins. Routes are added by the caller
-// through Routes() before Start() (see http_routes.h).
+// One I/O thread serves every connection with non-blocking sockets (Boost.Beast over Asio), so
+// a connection that sends its request slowly, or never, or reads its answer slowly, costs a
+// socket and a small buffer, never a thread. Handlers run on a fixed pool of worker threads
+// (they may block: a JSON call waits for the scheduler); a stream (HttpResponse::stream) holds
+// one worker while it lasts.
 //
-// Thread-safety: Start/Stop from one thread; handlers run on the server's worker threads.
+// Limits (HttpLimits; each refusal is an HTTP answer, then the connection closes):
+//   - a request's header above max_header_bytes: 431; a body above max_body_bytes: 413;
+//   - a request not received whole within read_timeout (also the keep-alive idle time): the
+//     connection is closed;
+//   - an answer (or a stream's chunk) not taken by the client within write_timeout: closed;
+//   - more than max_connections, or max_connections_per_address from one client address: 503
+//     at once;
+//   - more than max_queued requests waiting for a worker: 503 (with Retry-After).
+//
+// Start() binds (port 0 picks a free port), starts the threads and returns; Stop() stops
+// accepting, closes every connection (streams see their sink close), and joins. Routes are
+// added through Routes() before Start().
+//
+// Thread-safety: Start/Stop from one thread; handlers run on the worker threads.
 
+#include <cstddef>
 #include <memory>
-#include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/http_message.h"
 #include "common/net.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace paceline::api {
 
-// The HTTP server's worker threads (json_gateway.cc keeps some free of watches).
-inline constexpr int kHttpThreads = 48;
+struct HttpLimits {
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 1024 * 1024;
+  absl::Duration read_timeout = absl::Seconds(10);
+  absl::Duration write_timeout = absl::Seconds(20);
+  int max_connections = 8192;
+  int max_connections_per_address = 256;
+  int workers = 48;
+  int max_queued = 512;
+};
+
+// The worker threads (json_gateway.cc keeps some of them free of streams).
+inline constexpr int kHttpThreads = HttpLimits{}.workers;
 
 class HttpServer {
  public:
-  HttpServer();
+  explicit HttpServer(HttpLimits limits = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  httplib::Server& Routes() { return *server_; }
+  HttpRouter& Routes() { return router_; }
   // Binds `listen` and serves in the background; returns the bound address.
   absl::StatusOr<HostPort> Start(const HostPort& listen);
   void Stop();
 
+  class Impl;
+
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  HttpRouter router_;
+  HttpLimits limits_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace paceline::api

@@ -379,6 +379,7 @@ grpc::Status TaskServiceImpl::GetTaskLogs(grpc::ServerContext* ctx,
   TaskId task{JobId(req->job_id()), req->instance()};
   uint32_t run = req->run();
   std::string host;
+  bool launching = false;  // the current run, not started yet: no output so far
   absl::Status s = cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     const jobmgr::Job* job = core.jobs().GetJob(task.job);
     if (job == nullptr) return JobNotFound(req->job_id());
@@ -390,10 +391,18 @@ grpc::Status TaskServiceImpl::GetTaskLogs(grpc::ServerContext* ctx,
     if (run == 0 || run == t.run) {
       run = t.run;
       if (t.host != jobmgr::kNoHost) host = core.jobs().HostName(t.host);
+      launching = t.state == TaskState::kPlaced || t.state == TaskState::kLaunching;
     }
     return absl::OkStatus();
   });
   if (!s.ok()) return ToGrpcStatus(s);
+  if (launching && !host.empty()) {
+    // Its agent may not even have the launch yet.
+    resp->set_next_offset(req->offset());
+    resp->set_run(run);
+    resp->set_host(host);
+    return grpc::Status::OK;
+  }
   if (host.empty()) {
     // An earlier run, or a current run that has not been placed: its host is in the events.
     absl::StatusOr<std::vector<records::TaskEvent>> events = cluster_->ReadEvents(task, 0);

@@ -3,7 +3,6 @@
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/generic/generic_stub.h>
-#include <httplib.h>
 
 #include <atomic>
 #include <nlohmann/json.hpp>
@@ -34,7 +33,7 @@ pb::util::JsonPrintOptions PrintOptions() {
   return o;
 }
 
-void Answer(httplib::Response& res, const grpc::Status& status, const std::string& json) {
+void Answer(HttpResponse& res, const grpc::Status& status, const std::string& json) {
   res.status = HttpStatusOf(status.error_code());
   res.set_content(status.ok() ? json : ErrorJson(status), "application/json");
 }
@@ -89,18 +88,17 @@ grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& meth
 }
 
 // GET /api/v1/JobService/Watch: streams the events as lines of JSON until the client leaves.
-void ServeWatch(const pb::MethodDescriptor& method, const httplib::Request& req,
-                httplib::Response& res, const std::shared_ptr<grpc::Channel>& channel,
-                std::atomic<int>& watches) {
-  std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
-  absl::StatusOr<std::string> json = QueryToJson(*method.input_type(), params);
+void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, HttpResponse& res,
+                const std::shared_ptr<grpc::Channel>& channel,
+                const std::shared_ptr<std::atomic<int>>& watches) {
+  absl::StatusOr<std::string> json = QueryToJson(*method.input_type(), req.params);
   if (!json.ok()) return Answer(res, Invalid(std::string(json.status().message())), "");
   v1::WatchRequest request;
   if (!pb::util::JsonStringToMessage(*json, &request).ok()) {
     return Answer(res, Invalid("job_id: expected a job id"), "");
   }
-  if (watches.fetch_add(1) >= kMaxHttpWatches) {
-    watches.fetch_sub(1);
+  if (watches->fetch_add(1) >= kMaxHttpWatches) {
+    watches->fetch_sub(1);
     return Answer(res,
                   grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                                absl::StrCat("at most ", kMaxHttpWatches,
@@ -113,41 +111,38 @@ void ServeWatch(const pb::MethodDescriptor& method, const httplib::Request& req,
   };
   auto stream = std::make_shared<Stream>();
   if (req.has_header("Authorization")) {
-    stream->ctx.AddMetadata("authorization", req.get_header_value("Authorization"));
+    stream->ctx.AddMetadata("authorization", req.header("Authorization"));
   }
   stream->reader = v1::JobService::NewStub(channel)->Watch(&stream->ctx, request);
   // The first event (`started`, or the refusal) decides the HTTP status.
   v1::WatchEvent first;
   if (!stream->reader->Read(&first)) {
-    watches.fetch_sub(1);
+    watches->fetch_sub(1);
     return Answer(res, stream->reader->Finish(), "");
   }
-  auto pending = std::make_shared<std::optional<v1::WatchEvent>>(std::move(first));
-  res.set_chunked_content_provider(
-      "application/x-ndjson",
-      [stream, pending](size_t, httplib::DataSink& sink) {
-        v1::WatchEvent e;
-        if (pending->has_value()) {
-          e = std::move(**pending);
-          pending->reset();
-        } else if (!stream->reader->Read(&e)) {
-          grpc::Status end = stream->reader->Finish();
-          if (!end.ok()) {
-            std::string line = ErrorJson(end) + "\n";
-            sink.write(line.data(), line.size());
-          }
-          sink.done();
-          return true;
-        }
-        std::string line;
-        (void)pb::util::MessageToJsonString(e, &line, PrintOptions());
-        line += "\n";
-        return sink.write(line.data(), line.size());
-      },
-      [stream, &watches](bool) {
-        stream->ctx.TryCancel();
-        watches.fetch_sub(1);
-      });
+  auto pending = std::make_shared<v1::WatchEvent>(std::move(first));
+  res.content_type = "application/x-ndjson";
+  // Runs on an HTTP worker until the stream ends or the client leaves (which cancels it).
+  res.stream = [stream, pending, watches](HttpStreamSink& sink) {
+    sink.OnClose([stream] { stream->ctx.TryCancel(); });
+    auto line_of = [](const v1::WatchEvent& e) {
+      std::string line;
+      (void)pb::util::MessageToJsonString(e, &line, PrintOptions());
+      return line + "\n";
+    };
+    bool open = sink.Write(line_of(*pending));
+    v1::WatchEvent e;
+    while (open && stream->reader->Read(&e)) open = sink.Write(line_of(e));
+    if (open) {
+      // The master ended the stream: say why when it was not a clean end.
+      grpc::Status end = stream->reader->Finish();
+      if (!end.ok()) sink.Write(ErrorJson(end) + "\n");
+    } else {
+      stream->ctx.TryCancel();
+      (void)stream->reader->Finish();
+    }
+    watches->fetch_sub(1);
+  };
 }
 
 }  // namespace
@@ -264,9 +259,9 @@ std::string ErrorJson(const grpc::Status& status) {
 void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel) {
   auto stub = std::make_shared<grpc::GenericStub>(channel);
   auto watches = std::make_shared<std::atomic<int>>(0);
-  auto handle = [stub, channel, watches](const httplib::Request& req, httplib::Response& res) {
+  auto handle = [stub, channel, watches](const HttpRequest& req, HttpResponse& res) {
     absl::StatusOr<const pb::MethodDescriptor*> method =
-        FindApiMethod(req.matches[1].str(), req.matches[2].str());
+        FindApiMethod(req.matches[1], req.matches[2]);
     if (!method.ok()) {
       return Answer(
           res, grpc::Status(grpc::StatusCode::NOT_FOUND, std::string(method.status().message())),
@@ -283,17 +278,16 @@ void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel
     }
     if ((*method)->server_streaming()) {
       if (!get) return Answer(res, Invalid("Watch is a stream: use GET"), "");
-      return ServeWatch(**method, req, res, channel, *watches);
+      return ServeWatch(**method, req, res, channel, watches);
     }
     std::string body = req.body;
     if (get) {
-      std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
-      absl::StatusOr<std::string> json = QueryToJson(*(*method)->input_type(), params);
+      absl::StatusOr<std::string> json = QueryToJson(*(*method)->input_type(), req.params);
       if (!json.ok()) return Answer(res, Invalid(std::string(json.status().message())), "");
       body = *json;
     }
     std::string out;
-    grpc::Status s = CallUnary(*stub, **method, body, req.get_header_value("Authorization"), &out);
+    grpc::Status s = CallUnary(*stub, **method, body, req.header("Authorization"), &out);
     Answer(res, s, out);
   };
   const char* pattern = R"(/api/v1/([A-Za-z]+)/([A-Za-z]+))";

@@ -1,7 +1,5 @@
 #include "api/ui_routes.h"
 
-#include <httplib.h>
-
 #include <string>
 
 #include "absl/strings/match.h"
@@ -10,7 +8,7 @@
 namespace paceline::api {
 namespace {
 
-void Serve(const ui::Asset& asset, const httplib::Request& req, httplib::Response& res) {
+void Serve(const ui::Asset& asset, const HttpRequest& req, HttpResponse& res) {
   res.set_header("ETag", std::string(asset.etag));
   res.set_header("Cache-Control",
                  asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
@@ -20,27 +18,26 @@ void Serve(const ui::Asset& asset, const httplib::Request& req, httplib::Respons
                  "base-uri 'none'; frame-ancestors 'none'");
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_header("Referrer-Policy", "no-referrer");
-  if (req.get_header_value("If-None-Match") == asset.etag) {
+  if (req.header("If-None-Match") == asset.etag) {
     res.status = 304;
     return;
   }
   const std::string ctype(asset.content_type);
-  if (absl::StrContains(req.get_header_value("Accept-Encoding"), "gzip")) {
+  if (absl::StrContains(req.header("Accept-Encoding"), "gzip")) {
     res.set_header("Content-Encoding", "gzip");
-    res.set_content(asset.gzip.data(), asset.gzip.size(), ctype);
+    res.set_content(std::string(asset.gzip.data(), asset.gzip.size()), ctype);
   } else {
-    res.set_content(asset.body.data(), asset.body.size(), ctype);
+    res.set_content(std::string(asset.body.data(), asset.body.size()), ctype);
   }
 }
 
 }  // namespace
 
 void AddUiRoutes(HttpServer& server) {
-  httplib::Server& s = server.Routes();
-  s.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/"); });
-  s.Get("/ui",
-        [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/", 301); });
-  s.Get(R"(/ui/(.*))", [](const httplib::Request& req, httplib::Response& res) {
+  HttpRouter& s = server.Routes();
+  s.Get("/", [](const HttpRequest&, HttpResponse& res) { res.set_redirect("/ui/"); });
+  s.Get("/ui", [](const HttpRequest&, HttpResponse& res) { res.set_redirect("/ui/", 301); });
+  s.Get(R"(/ui/(.*))", [](const HttpRequest& req, HttpResponse& res) {
     const std::string path = req.matches[1];
     if (const ui::Asset* asset = ui::FindAsset(path); asset != nullptr) {
       return Serve(*asset, req, res);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,16 @@ absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
 
 namespace {
 
+// Sockets: the HTTP server keeps up to api::HttpLimits::max_connections of them open, and the
+// agents' and clients' gRPC streams more. The soft limit on open files goes up to the hard one.
+void RaiseOpenFileLimit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
 // Where the other masters send clients and agents: --advertise, or the bound gRPC address.
 std::string AdvertisedAddress(const MasterConfig& config, int grpc_port) {
   if (!config.advertise.empty()) return config.advertise;
@@ -109,6 +120,7 @@ struct Master::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
+  RaiseOpenFileLimit();
   auto impl = std::make_unique<Impl>();
   impl->config = config;
   std::error_code ec;

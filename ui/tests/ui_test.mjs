@@ -180,6 +180,10 @@ async function main() {
     assert.equal(await page.locator('[data-state="SUCCEEDED"]').innerText(), "3");
     // Once ended, the instances show their exit codes.
     await waitFor("the exit codes", async () => (await page.locator("tr[data-instance] td.exit").allInnerTexts()).join(",") === "0,0,0");
+    // Its spec, highlighted: keys and values in their own elements.
+    await page.getByText(/^Spec \(version 1\)/).click();
+    const keys = await page.getByLabel(`spec of job ${batchId}`).locator(".hljs-attr").allInnerTexts();
+    assert.ok(keys.includes("instances:") && keys.includes("command:"), keys.join(","));
     await shot("job");
   });
 

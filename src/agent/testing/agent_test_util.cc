@@ -34,8 +34,10 @@ AgentConfig TestConfig(const std::string& work_dir) {
   c.work_dir = work_dir;
   c.wrapper_path = WrapperPath();
   c.gpus = std::vector<GpuDevice>{};  // never run nvidia-smi in tests
+  // Below Linux's ephemeral range (32768-60999): the agent skips ports it cannot bind, and the
+  // outgoing connections of tests running beside this one must not take ports from its range.
   int slot = ::getpid() % 200;
-  c.port_min = static_cast<uint16_t>(40000 + slot * 100);
+  c.port_min = static_cast<uint16_t>(10000 + slot * 100);
   c.port_max = static_cast<uint16_t>(c.port_min + 99);
   return c;
 }

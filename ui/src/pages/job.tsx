@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
 import { ApiError, GetJobResponse, TaskInfo, UpdateInfo, call, num } from "../api";
 import { Badge, Bar, Confirm, ErrorBox, Stale } from "../components/ui";
+import { YamlView } from "../components/yaml_view";
 import { TASK_STATES, time } from "../format";
 import { useLive } from "../live";
 
@@ -198,7 +199,7 @@ export function Job({ id }: { id: number }) {
       </ul>
       <details>
         <summary>Spec (version {num(j.version)})</summary>
-        <pre class="yaml">{d.job.spec_yaml}</pre>
+        <YamlView text={d.job.spec_yaml} label={`spec of job ${id}`} />
       </details>
       <h2>Instances {stateFilter && <>({stateFilter})</>}</h2>
       <table class="tasks">

@@ -7,6 +7,7 @@ import { JobSummary, PoolInfo, QueuedGang, Resources, call, num } from "../api";
 import { TimeChart } from "../components/chart";
 import { DimensionCells } from "../components/pool_dimension";
 import { Badge, ErrorBox } from "../components/ui";
+import { YamlView } from "../components/yaml_view";
 import { amount, time } from "../format";
 import { seconds, useHistory } from "../history";
 import { useQueryState } from "../url_state";
@@ -178,7 +179,7 @@ export function Pool({ path }: { path: string }) {
           </p>
           <details>
             <summary>Spec</summary>
-            <pre class="yaml">{data.pool.spec_yaml}</pre>
+            <YamlView text={data.pool.spec_yaml} label={`spec of pool ${path}`} />
           </details>
         </>
       )}

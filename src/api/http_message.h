@@ -1,0 +1,87 @@
+#pragma once
+// What an HTTP route sees and answers (http_server.h serves them): a request already read
+// whole and within the limits, and a response that is either a body or a stream.
+//
+// Routes are regular expressions over the path (without the query), matched whole; a route's
+// capture groups are in HttpRequest::matches. The first route that matches the method and the
+// path answers; none: 404; the path known for another method: 405.
+//
+// A streaming response (HttpResponse::stream) runs on a handler thread for as long as it
+// writes: HttpStreamSink::Write sends one chunk and returns false once the client is gone (or
+// too slow to take it), and OnClose registers what to do when that happens — e.g. cancel the
+// call the stream waits on.
+//
+// Thread-safety: a request and its response belong to one handler thread; a sink's OnClose
+// callback may run on the server's I/O thread.
+
+#include <functional>
+#include <map>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace paceline::api {
+
+struct HttpRequest {
+  std::string method;                              // GET, POST, ...
+  std::string path;                                // decoded, without the query
+  std::multimap<std::string, std::string> params;  // the query, decoded
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string peer;                  // the client's address
+  std::vector<std::string> matches;  // the whole path, then the route's capture groups
+
+  // The first header of that name (case-insensitive), or "".
+  std::string header(absl::string_view name) const;
+  bool has_header(absl::string_view name) const;
+};
+
+class HttpStreamSink {
+ public:
+  virtual ~HttpStreamSink() = default;
+  // Sends `chunk`; false when the client is gone or did not take it in time.
+  virtual bool Write(absl::string_view chunk) = 0;
+  // `f` runs once when the connection closes (at once if it is closed already).
+  virtual void OnClose(std::function<void()> f) = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string content_type = "text/plain";
+  // Set: a chunked stream of `content_type` instead of `body`.
+  std::function<void(HttpStreamSink&)> stream;
+
+  void set_header(std::string name, std::string value);
+  void set_content(std::string content, std::string type);
+  void set_redirect(std::string location, int code = 302);
+};
+
+using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
+
+class HttpRouter {
+ public:
+  void Get(const std::string& pattern, HttpHandler handler);
+  void Post(const std::string& pattern, HttpHandler handler);
+  // Answers `req` (filling req.matches for the handler).
+  void Dispatch(HttpRequest& req, HttpResponse& res) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::regex pattern;
+    HttpHandler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+// "a%20b+c" -> "a b c" (`plus_is_space` for queries); malformed escapes are kept as they are.
+std::string PercentDecode(absl::string_view s, bool plus_is_space);
+// "a=1&b=x%20y&a=2" -> {a: 1, a: 2, b: "x y"}.
+std::multimap<std::string, std::string> ParseQuery(absl::string_view query);
+
+}  // namespace paceline::api
