@@ -3,7 +3,7 @@
 # FUZZ_SECONDS seconds (default 30) on a scratch copy of its seed corpus from
 # tests/fuzz/corpus/<target>/, so the checked-in corpus does not grow.
 # Exits non-zero when any fuzzer finds a crash, a leak, a timeout or a broken invariant; the
-# reproducer is left in fuzz-out/<target>/ (replay it: build/fuzz/src/{spec,sim}/<target> FILE).
+# reproducer is left in fuzz-out/<target>/ (replay it: build/fuzz/src/{spec,sim,api}/<target> FILE).
 #
 #   FUZZ_SECONDS=300 scripts/fuzz.sh               # longer runs
 #   scripts/fuzz.sh job_spec_fuzz                  # one target
@@ -20,7 +20,7 @@ JOBS=${FUZZ_BUILD_JOBS:-2}
 if (($# > 0)); then
   TARGETS=("$@")
 else
-  TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz)
+  TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz)
 fi
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -41,8 +41,7 @@ for t in "${TARGETS[@]}"; do
         -print_final_stats=1 -artifact_prefix="fuzz-out/$t/")
   if [[ -f "tests/fuzz/$t.dict" ]]; then args+=(-dict="tests/fuzz/$t.dict"); fi
   echo "== $t: ${SECONDS_EACH}s"
-  bin="$BUILD/src/spec/$t"
-  [[ -x "$bin" ]] || bin="$BUILD/src/sim/$t"
+  bin=$(find "$BUILD/src" -type f -name "$t" -perm -u+x | head -n 1)
   if ! "$bin" "${args[@]}" "$corpus" 2>"$work/$t.log"; then
     tail -n 60 "$work/$t.log" >&2
     failed+=("$t")

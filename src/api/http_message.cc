@@ -1,5 +1,7 @@
 #include "api/http_message.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 
@@ -38,32 +40,71 @@ void HttpResponse::set_content(std::string content, std::string type) {
   content_type = std::move(type);
 }
 
+void HttpResponse::set_static_content(absl::string_view content, std::string type) {
+  body.clear();
+  static_body = content;
+  content_type = std::move(type);
+}
+
 void HttpResponse::set_redirect(std::string location, int code) {
   status = code;
   set_header("Location", std::move(location));
 }
 
+namespace {
+
+std::vector<std::string> Segments(absl::string_view path) {
+  return absl::StrSplit(path, '/');  // "/a/b" -> "", "a", "b"
+}
+
+}  // namespace
+
 void HttpRouter::Get(const std::string& pattern, HttpHandler handler) {
-  routes_.push_back({"GET", std::regex(pattern), std::move(handler)});
+  routes_.push_back({"GET", Segments(pattern), std::move(handler)});
 }
 
 void HttpRouter::Post(const std::string& pattern, HttpHandler handler) {
-  routes_.push_back({"POST", std::regex(pattern), std::move(handler)});
+  routes_.push_back({"POST", Segments(pattern), std::move(handler)});
+}
+
+bool HttpRouter::Match(const Route& r, const std::string& path, std::vector<std::string>& matches) {
+  matches.assign(1, path);
+  absl::string_view rest(path);
+  for (size_t i = 0; i < r.segments.size(); ++i) {
+    const std::string& seg = r.segments[i];
+    if (i > 0) {
+      if (rest.empty() || rest.front() != '/') return false;
+      rest.remove_prefix(1);
+    }
+    if (seg == "*" && i + 1 == r.segments.size()) {
+      matches.emplace_back(rest);
+      return true;
+    }
+    size_t end = std::min(rest.find('/'), rest.size());
+    absl::string_view part = rest.substr(0, end);
+    if (!seg.empty() && seg.front() == ':') {
+      if (part.empty()) return false;
+      matches.emplace_back(part);
+    } else if (part != seg) {
+      return false;
+    }
+    rest.remove_prefix(end);
+  }
+  return rest.empty();
 }
 
 void HttpRouter::Dispatch(HttpRequest& req, HttpResponse& res) const {
   // HEAD is answered as GET; the server sends the headers only.
   const std::string method = req.method == "HEAD" ? "GET" : req.method;
   bool other_method = false;
+  std::vector<std::string> matches;
   for (const Route& r : routes_) {
-    std::smatch m;
-    if (!std::regex_match(req.path, m, r.pattern)) continue;
+    if (!Match(r, req.path, matches)) continue;
     if (r.method != method) {
       other_method = true;
       continue;
     }
-    req.matches.clear();
-    for (size_t i = 0; i < m.size(); ++i) req.matches.push_back(m[i].str());
+    req.matches = std::move(matches);
     r.handler(req, res);
     return;
   }
@@ -97,6 +138,13 @@ std::multimap<std::string, std::string> ParseQuery(absl::string_view query) {
     out.emplace(PercentDecode(key, true), PercentDecode(value, true));
   }
   return out;
+}
+
+void SetTarget(absl::string_view target, HttpRequest& req) {
+  size_t q = target.find('?');
+  req.path = PercentDecode(target.substr(0, q), false);
+  req.params.clear();
+  if (q != absl::string_view::npos) req.params = ParseQuery(target.substr(q + 1));
 }
 
 }  // namespace paceline::api

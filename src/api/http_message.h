@@ -2,9 +2,12 @@
 // What an HTTP route sees and answers (http_server.h serves them): a request already read
 // whole and within the limits, and a response that is either a body or a stream.
 //
-// Routes are regular expressions over the path (without the query), matched whole; a route's
-// capture groups are in HttpRequest::matches. The first route that matches the method and the
-// path answers; none: 404; the path known for another method: 405.
+// A route's pattern is a path whose segments are literal, `:name` (any one non-empty segment)
+// or, last, `*` (the rest of the path, possibly empty, slashes included): "/healthz",
+// "/api/v1/:service/:method", "/ui/*". HttpRequest::matches holds the whole path, then what
+// each `:name` and `*` matched. The first route that matches the method and the path answers;
+// none: 404; the path known for another method: 405. (No regular expressions: matching is
+// linear in the path, whatever a client sends.)
 //
 // A streaming response (HttpResponse::stream) runs on a handler thread for as long as it
 // writes: HttpStreamSink::Write sends one chunk and returns false once the client is gone (or
@@ -16,7 +19,6 @@
 
 #include <functional>
 #include <map>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,12 +54,16 @@ struct HttpResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Instead of `body`: bytes that live as long as the process (the embedded web UI), sent
+  // without a copy — a slow client of a large file holds no memory of its own.
+  absl::string_view static_body;
   std::string content_type = "text/plain";
   // Set: a chunked stream of `content_type` instead of `body`.
   std::function<void(HttpStreamSink&)> stream;
 
   void set_header(std::string name, std::string value);
   void set_content(std::string content, std::string type);
+  void set_static_content(absl::string_view content, std::string type);
   void set_redirect(std::string location, int code = 302);
 };
 
@@ -73,9 +79,10 @@ class HttpRouter {
  private:
   struct Route {
     std::string method;
-    std::regex pattern;
+    std::vector<std::string> segments;  // of the pattern, split on '/'
     HttpHandler handler;
   };
+  static bool Match(const Route& r, const std::string& path, std::vector<std::string>& matches);
   std::vector<Route> routes_;
 };
 
@@ -83,5 +90,7 @@ class HttpRouter {
 std::string PercentDecode(absl::string_view s, bool plus_is_space);
 // "a=1&b=x%20y&a=2" -> {a: 1, a: 2, b: "x y"}.
 std::multimap<std::string, std::string> ParseQuery(absl::string_view query);
+// Sets req.path and req.params from a request target ("/a%20b?x=1").
+void SetTarget(absl::string_view target, HttpRequest& req);
 
 }  // namespace paceline::api

@@ -197,7 +197,8 @@ class Session : public std::enable_shared_from_this<Session> {
     Reply(res);
   }
 
-  void Reply(std::shared_ptr<bhttp::response<bhttp::string_body>> res) {
+  template <class Body>
+  void Reply(std::shared_ptr<bhttp::response<Body>> res) {
     stream_.expires_after(Steady(limits().write_timeout));
     bhttp::async_write(stream_, *res,
                        [self = shared_from_this(), res](beast::error_code ec, size_t) {
@@ -211,10 +212,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Handle(bhttp::request<bhttp::string_body> breq) {
     HttpRequest req;
     req.method = std::string(breq.method_string());
-    absl::string_view target(breq.target().data(), breq.target().size());
-    size_t q = target.find('?');
-    req.path = PercentDecode(target.substr(0, q), false);
-    if (q != absl::string_view::npos) req.params = ParseQuery(target.substr(q + 1));
+    SetTarget(absl::string_view(breq.target().data(), breq.target().size()), req);
     for (const auto& f : breq) {
       req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     }
@@ -230,21 +228,32 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     const bool head = breq.method() == bhttp::verb::head;
     if (res.stream) return Stream(res, head);
+    if (!res.static_body.empty() || head) {
+      // A view of bytes that outlive the connection; for HEAD, of none (with the length).
+      using View = bhttp::span_body<const char>;
+      auto out = std::make_shared<bhttp::response<View>>(bhttp::status::ok, breq.version());
+      Fill(*out, res, breq.keep_alive());
+      const absl::string_view bytes = res.static_body.empty() ? res.body : res.static_body;
+      if (!head) out->body() = View::value_type(bytes.data(), bytes.size());
+      out->content_length(bytes.size());
+      net::post(stream_.get_executor(), [self = shared_from_this(), out] { self->Reply(out); });
+      return;
+    }
     auto out =
         std::make_shared<bhttp::response<bhttp::string_body>>(bhttp::status::ok, breq.version());
-    out->result(static_cast<unsigned>(res.status));
-    out->set(bhttp::field::server, "paceline");
-    if (res.status != 304) out->set(bhttp::field::content_type, res.content_type);
-    for (const auto& [k, v] : res.headers) out->set(k, v);
-    out->keep_alive(breq.keep_alive());
-    const size_t size = res.body.size();
+    Fill(*out, res, breq.keep_alive());
     out->body() = std::move(res.body);
     out->prepare_payload();
-    if (head) {
-      out->body().clear();
-      out->content_length(size);
-    }
     net::post(stream_.get_executor(), [self = shared_from_this(), out] { self->Reply(out); });
+  }
+
+  template <class Body>
+  static void Fill(bhttp::response<Body>& out, const HttpResponse& res, bool keep_alive) {
+    out.result(static_cast<unsigned>(res.status));
+    out.set(bhttp::field::server, "paceline");
+    if (res.status != 304) out.set(bhttp::field::content_type, res.content_type);
+    for (const auto& [k, v] : res.headers) out.set(k, v);
+    out.keep_alive(keep_alive);
   }
 
   // A chunked stream; the connection closes after it.

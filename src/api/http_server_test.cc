@@ -68,7 +68,7 @@ class HttpServerTest : public ::testing::Test {
       for (const auto& [k, v] : req.params) absl::StrAppend(&text, " ", k, "=", v);
       res.set_content(text, "text/plain");
     });
-    r.Get(R"(/items/([a-z]+)/(\d+))", [](const HttpRequest& req, HttpResponse& res) {
+    r.Get("/items/:kind/:n", [](const HttpRequest& req, HttpResponse& res) {
       res.set_content(absl::StrCat(req.matches[1], "#", req.matches[2]), "text/plain");
     });
     r.Post("/echo", [](const HttpRequest& req, HttpResponse& res) {
@@ -222,6 +222,36 @@ TEST_F(HttpServerTest, StopEndsStreamsAndReturns) {
   server_->Stop();
   EXPECT_EQ(streams_closed_, 1);
   ::close(fd);
+}
+
+TEST(HttpMessageTest, RoutesMatchLiteralSegmentsNamedSegmentsAndTheRest) {
+  HttpRouter r;
+  std::string seen;
+  auto record = [&seen](const HttpRequest& req, HttpResponse&) {
+    seen.clear();
+    for (const std::string& m : req.matches) absl::StrAppend(&seen, "[", m, "]");
+  };
+  r.Get("/api/v1/:service/:method", record);
+  r.Get("/ui/*", record);
+  auto dispatch = [&](const std::string& path) {
+    HttpRequest req;
+    req.method = "GET";
+    req.path = path;
+    HttpResponse res;
+    seen = "-";
+    r.Dispatch(req, res);
+    return res.status == 200 ? seen : std::to_string(res.status);
+  };
+  EXPECT_EQ(dispatch("/api/v1/JobService/GetJob"),
+            "[/api/v1/JobService/GetJob][JobService][GetJob]");
+  EXPECT_EQ(dispatch("/api/v1/JobService/"), "404") << "a named segment is not empty";
+  EXPECT_EQ(dispatch("/api/v1/JobService/GetJob/x"), "404");
+  EXPECT_EQ(dispatch("/api/v1/JobService"), "404");
+  EXPECT_EQ(dispatch("/ui/"), "[/ui/][]");
+  EXPECT_EQ(dispatch("/ui/jobs/12/tasks/0"), "[/ui/jobs/12/tasks/0][jobs/12/tasks/0]");
+  EXPECT_EQ(dispatch("/ui"), "404");
+  EXPECT_EQ(dispatch("/uix/a"), "404");
+  EXPECT_EQ(dispatch(std::string(100000, '/')), "404") << "long paths cost linear time";
 }
 
 TEST(HttpMessageTest, QueriesAndPathsAreDecoded) {

@@ -290,7 +290,7 @@ void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel
     grpc::Status s = CallUnary(*stub, **method, body, req.header("Authorization"), &out);
     Answer(res, s, out);
   };
-  const char* pattern = R"(/api/v1/([A-Za-z]+)/([A-Za-z]+))";
+  const char* pattern = "/api/v1/:service/:method";
   server.Routes().Get(pattern, handle);
   server.Routes().Post(pattern, handle);
 }

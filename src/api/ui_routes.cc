@@ -25,9 +25,9 @@ void Serve(const ui::Asset& asset, const HttpRequest& req, HttpResponse& res) {
   const std::string ctype(asset.content_type);
   if (absl::StrContains(req.header("Accept-Encoding"), "gzip")) {
     res.set_header("Content-Encoding", "gzip");
-    res.set_content(std::string(asset.gzip.data(), asset.gzip.size()), ctype);
+    res.set_static_content(absl::string_view(asset.gzip.data(), asset.gzip.size()), ctype);
   } else {
-    res.set_content(std::string(asset.body.data(), asset.body.size()), ctype);
+    res.set_static_content(absl::string_view(asset.body.data(), asset.body.size()), ctype);
   }
 }
 
@@ -37,7 +37,7 @@ void AddUiRoutes(HttpServer& server) {
   HttpRouter& s = server.Routes();
   s.Get("/", [](const HttpRequest&, HttpResponse& res) { res.set_redirect("/ui/"); });
   s.Get("/ui", [](const HttpRequest&, HttpResponse& res) { res.set_redirect("/ui/", 301); });
-  s.Get(R"(/ui/(.*))", [](const HttpRequest& req, HttpResponse& res) {
+  s.Get("/ui/*", [](const HttpRequest& req, HttpResponse& res) {
     const std::string path = req.matches[1];
     if (const ui::Asset* asset = ui::FindAsset(path); asset != nullptr) {
       return Serve(*asset, req, res);

@@ -1,0 +1,186 @@
+// End to end: the master's HTTP port as an attacker on the same network would try it — a
+// thousand connections that never finish their request and a thousand that never read their
+// answer, held open from other addresses — while /healthz, /metrics and an authenticated JSON
+// call from a well-behaved client keep answering within 100 ms, oversized requests get 431 and
+// 413, and the master's memory stays bounded.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "tests/e2e/cluster_fixture.h"
+
+namespace paceline::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kStalled = 1000;
+constexpr int kSlowReaders = 1000;
+constexpr int kSourceAddresses = 8;  // per kind: 125 connections each, within the per-address cap
+
+void RaiseOpenFileLimit() {
+  rlimit r{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &r), 0);
+  r.rlim_cur = r.rlim_max;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &r), 0);
+  ASSERT_GE(r.rlim_cur, static_cast<rlim_t>(kStalled + kSlowReaders + 256))
+      << "the test needs that many open files";
+}
+
+// A socket from `source` (a loopback address) to 127.0.0.1:port, with a small receive buffer
+// when `small_buffer` (so that a reader that does not read holds the server's answer back).
+int ConnectFrom(const std::string& source, uint16_t port, bool small_buffer) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (small_buffer) {
+    int size = 2048;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+  }
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void Send(int fd, const std::string& data) {
+  (void)::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+}
+
+std::string ReadAll(int fd) {
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+// The resident memory of process `pid`, in bytes.
+int64_t ResidentBytes(int pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int64_t kb = 0;
+    if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &kb)) return kb * 1024;
+  }
+  return -1;
+}
+
+class HttpAbuseE2E : public ::testing::Test {
+ protected:
+  static ClusterOptions Options() {
+    ClusterOptions o;
+    o.agents = 0;
+    return o;
+  }
+  TestCluster cluster_{Options()};
+};
+
+TEST_F(HttpAbuseE2E, StalledAndSlowClientsDoNotStopHealthMetricsOrTheApi) {
+  RaiseOpenFileLimit();
+  const std::string http = cluster_.HttpAddress();
+  uint16_t port = 0;
+  {
+    uint32_t p = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(http.substr(http.rfind(':') + 1), &p)) << http;
+    port = static_cast<uint16_t>(p);
+  }
+  nlohmann::json endpoints =
+      nlohmann::json::parse(ReadFile(cluster_.dir() + "/master/master.json"));
+  const int pid = endpoints["pid"];
+  // The web UI's script: the largest answer the port gives without a token.
+  std::smatch m;
+  std::string index = cluster_.HttpGet("/ui/");
+  ASSERT_TRUE(std::regex_search(index, m, std::regex(R"((app-[A-Z0-9]+\.js))"))) << index;
+  const std::string script = m[1];
+  const int64_t rss_before = ResidentBytes(pid);
+
+  std::vector<int> held;
+  for (int i = 0; i < kStalled; ++i) {
+    int fd = ConnectFrom(absl::StrCat("127.0.0.", 2 + i % kSourceAddresses), port, false);
+    ASSERT_GE(fd, 0) << "stalled connection " << i;
+    Send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Never-Ends: ");
+    held.push_back(fd);
+  }
+  for (int i = 0; i < kSlowReaders; ++i) {
+    int fd = ConnectFrom(absl::StrCat("127.0.0.", 20 + i % kSourceAddresses), port, true);
+    ASSERT_GE(fd, 0) << "slow reader " << i;
+    Send(fd, absl::StrCat("GET /ui/", script, " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    held.push_back(fd);
+  }
+  absl::SleepFor(absl::Seconds(1));  // the server has accepted them all
+
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(2);
+  c.set_read_timeout(2);
+  httplib::Headers auth = {{"Authorization", "Bearer " + cluster_.token()}};
+  absl::Duration slowest = absl::ZeroDuration();
+  for (int i = 0; i < 20; ++i) {
+    for (const char* path : {"/healthz", "/metrics"}) {
+      absl::Time t0 = absl::Now();
+      auto r = c.Get(path);
+      slowest = std::max(slowest, absl::Now() - t0);
+      ASSERT_TRUE(r) << path << ": " << httplib::to_string(r.error());
+      EXPECT_EQ(r->status, 200) << path;
+    }
+    absl::Time t0 = absl::Now();
+    auto r = c.Post("/api/v1/PoolService/ListPools", auth, "{}", "application/json");
+    slowest = std::max(slowest, absl::Now() - t0);
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  std::cout << "with " << kStalled << " stalled and " << kSlowReaders
+            << " slow clients held open: slowest answer " << slowest << std::endl;
+  EXPECT_LT(slowest, absl::Milliseconds(100));
+
+  // Oversized requests are refused with their status, whatever else is going on.
+  int fd = ConnectFrom("127.0.0.1", port, false);
+  ASSERT_GE(fd, 0);
+  Send(fd,
+       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n");
+  EXPECT_THAT(ReadAll(fd), HasSubstr("HTTP/1.1 431"));
+  ::close(fd);
+  fd = ConnectFrom("127.0.0.1", port, false);
+  ASSERT_GE(fd, 0);
+  Send(fd,
+       "POST /api/v1/PoolService/ListPools HTTP/1.1\r\nHost: x\r\nContent-Length: "
+       "100000000\r\n\r\n");
+  EXPECT_THAT(ReadAll(fd), HasSubstr("HTTP/1.1 413"));
+  ::close(fd);
+
+  const int64_t rss_after = ResidentBytes(pid);
+  std::cout << "master resident memory: " << rss_before / (1 << 20) << " MiB before, "
+            << rss_after / (1 << 20) << " MiB with them" << std::endl;
+  EXPECT_LT(rss_after - rss_before, int64_t{64} << 20) << "2,000 connections cost more than 64 MiB";
+  for (int h : held) ::close(h);
+}
+
+}  // namespace
+}  // namespace paceline::e2e
