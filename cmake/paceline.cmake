@@ -1,16 +1,21 @@
 # Helpers shared by every CMakeLists.txt of the project.
 
-# paceline_test(NAME SOURCES a_test.cc ... LIBS lib ... [LABEL unit|e2e])
-# One gtest binary; each TEST becomes a ctest entry (discovered when ctest runs).
+# paceline_test(NAME SOURCES a_test.cc ... LIBS lib ... [LABEL unit|e2e] [SERIAL])
+# One gtest binary; each TEST becomes a ctest entry (discovered when ctest runs). SERIAL: its
+# tests run alone (they measure latency, which other tests on the same cores would skew).
 function(paceline_test name)
-  cmake_parse_arguments(ARG "" "LABEL" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "LABEL" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_LABEL)
     set(ARG_LABEL unit)
+  endif()
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT 600)
+                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT 600 RUN_SERIAL ${serial})
 endfunction()
 
 # paceline_benchmark(NAME SOURCES a_bench.cc ... LIBS lib ...)

@@ -71,7 +71,11 @@ class WorkerPool {
         f = std::move(queue_.front());
         queue_.pop_front();
       }
-      f();
+      try {
+        f();
+      } catch (const std::exception&) {
+        // A handler that throws loses its answer (the connection closes), not the process.
+      }
     }
   }
 
@@ -203,7 +207,8 @@ class Session : public std::enable_shared_from_this<Session> {
     bhttp::async_write(stream_, *res,
                        [self = shared_from_this(), res](beast::error_code ec, size_t) {
                          self->stream_.expires_never();
-                         if (ec || !res->keep_alive()) return self->CloseNow();
+                         if (ec) return self->CloseNow();
+                         if (!res->keep_alive()) return self->Linger();
                          self->Read();
                        });
   }
@@ -235,7 +240,7 @@ class Session : public std::enable_shared_from_this<Session> {
       Fill(*out, res, breq.keep_alive());
       const absl::string_view bytes = res.static_body.empty() ? res.body : res.static_body;
       if (!head) out->body() = View::value_type(bytes.data(), bytes.size());
-      out->content_length(bytes.size());
+      if (res.status != 304 && res.status != 204) out->content_length(bytes.size());
       net::post(stream_.get_executor(), [self = shared_from_this(), out] { self->Reply(out); });
       return;
     }
@@ -258,10 +263,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // A chunked stream; the connection closes after it.
   void Stream(HttpResponse& res, bool head) {
-    std::string header = absl::StrCat("HTTP/1.1 ", res.status, " OK\r\nServer: paceline\r\n",
-                                      "Content-Type: ", res.content_type,
-                                      "\r\nTransfer-Encoding: chunked\r\nCache-Control: no-cache"
-                                      "\r\nConnection: close\r\n");
+    const auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(res.status));
+    std::string header =
+        absl::StrCat("HTTP/1.1 ", res.status, " ", absl::string_view(reason.data(), reason.size()),
+                     "\r\nServer: paceline\r\n", "Content-Type: ", res.content_type,
+                     "\r\nTransfer-Encoding: chunked\r\nCache-Control: no-cache"
+                     "\r\nConnection: close\r\n");
     for (const auto& [k, v] : res.headers) absl::StrAppend(&header, k, ": ", v, "\r\n");
     header += "\r\n";
     if (!WriteRaw(std::move(header)) || head) return Close();
@@ -271,7 +278,7 @@ class Session : public std::enable_shared_from_this<Session> {
      public:
       explicit Sink(std::shared_ptr<Session> s) : s_(std::move(s)) {}
       bool Write(absl::string_view chunk) override {
-        if (chunk.empty()) return true;
+        if (chunk.empty()) return !s_->closed();
         return s_->WriteRaw(absl::StrCat(absl::Hex(chunk.size()), "\r\n", chunk, "\r\n"));
       }
       void OnClose(std::function<void()> f) override { s_->AddOnClose(std::move(f)); }
@@ -279,7 +286,11 @@ class Session : public std::enable_shared_from_this<Session> {
      private:
       std::shared_ptr<Session> s_;
     } sink(shared_from_this());
-    res.stream(sink);
+    try {
+      res.stream(sink);
+    } catch (const std::exception&) {
+      return Close();  // cut short: no final chunk, so the client sees the stream break
+    }
     WriteRaw("0\r\n\r\n");
     Close();
   }
@@ -293,6 +304,22 @@ class Session : public std::enable_shared_from_this<Session> {
         });
   }
 
+  // After a last answer: stop sending, drain what the client still sends for a second (so that
+  // the answer is not lost to a reset), then close.
+  void Linger() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(1));
+    auto buf = std::make_shared<std::array<char, 4096>>();
+    stream_.async_read_some(net::buffer(*buf),
+                            [self = shared_from_this(), buf](beast::error_code e, size_t) {
+                              if (e) return self->CloseNow();
+                              self->Linger();
+                            });
+  }
+
+ public:
+  // On the I/O thread only (there is one): closes now and runs the OnClose callbacks.
   void CloseNow() {
     std::vector<std::function<void()>> callbacks;
     {
@@ -304,7 +331,12 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
-    for (auto& f : callbacks) f();
+    for (auto& f : callbacks) {
+      try {
+        f();
+      } catch (const std::exception&) {
+      }
+    }
   }
 
   bool closed() {
@@ -312,6 +344,7 @@ class Session : public std::enable_shared_from_this<Session> {
     return closed_;
   }
 
+ private:
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
@@ -382,11 +415,13 @@ void HttpServer::Impl::Accept() {
       Refuse(std::move(s));
     } else {
       auto session = std::make_shared<Session>(std::move(s), this, peer);
+      bool registered = false;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        sessions_[session.get()] = session;
+        if (!stopped_) sessions_[session.get()] = session;  // else Stop has its list already
+        registered = !stopped_;
       }
-      session->Start();
+      if (registered) session->Start();
     }
     Accept();
   });
@@ -416,8 +451,8 @@ void HttpServer::Impl::Refuse(tcp::socket socket) {
     beast::tcp_stream stream;
     std::string text =
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nRetry-After: 1\r\n"
-        "Connection: close\r\nContent-Length: 40\r\n\r\ntoo many connections; try again "
-        "later\r\n\r\n";
+        "Connection: close\r\nContent-Length: 38\r\n\r\ntoo many connections; try again "
+        "later\n";
   };
   auto r = std::make_shared<Refusal>(std::move(socket));
   r->stream.expires_after(std::chrono::seconds(1));
@@ -434,16 +469,22 @@ void HttpServer::Impl::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return;
     stopped_ = true;
+    if (!io_thread_.joinable()) return;  // never started
     for (auto& [ptr, weak] : sessions_) {
       if (auto s = weak.lock()) open.push_back(std::move(s));
     }
   }
-  net::post(ioc_, [this] {
+  // Closed on the I/O thread, and waited for: nothing is accepted or kept open afterwards, and
+  // every stream's OnClose has run before the workers are joined.
+  std::promise<void> closed;
+  net::post(ioc_, [this, &open, &closed] {
     beast::error_code ec;
     acceptor_.close(ec);
     retry_.cancel();
+    for (auto& s : open) s->CloseNow();
+    closed.set_value();
   });
-  for (auto& s : open) s->Close();
+  closed.get_future().wait();
   open.clear();
   pool_.Stop();  // streams end once their sink is closed; other handlers finish
   work_.reset();

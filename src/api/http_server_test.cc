@@ -128,6 +128,28 @@ TEST_F(HttpServerTest, RoutesCapturesQueriesBodiesAndKeepAlive) {
   EXPECT_EQ(r->status, 405);
 }
 
+TEST_F(HttpServerTest, OneConnectionServesRequestsInTurnAndHeadHasNoBody) {
+  Start();
+  int fd = Connect(port_);
+  ASSERT_GE(fd, 0);
+  SendAll(fd,
+          "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+          "HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+          "GET /items/pen/7 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::string all = ReadAll(fd);
+  ::close(fd);
+  // Three answers on the one connection, in order; HEAD's says the length and sends nothing.
+  size_t first = all.find("HTTP/1.1 200");
+  size_t second = all.find("HTTP/1.1 200", first + 1);
+  size_t third = all.find("HTTP/1.1 200", second + 1);
+  ASSERT_NE(third, std::string::npos) << all;
+  EXPECT_THAT(all.substr(0, second), HasSubstr("\r\n\r\nhello"));
+  std::string head = all.substr(second, third - second);
+  EXPECT_THAT(head, HasSubstr("Content-Length: 5\r\n"));
+  EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << "HEAD sent a body";
+  EXPECT_THAT(all.substr(third), HasSubstr("pen#7"));
+}
+
 TEST_F(HttpServerTest, OversizedHeadersAre431AndOversizedBodies413) {
   HttpLimits limits;
   limits.max_header_bytes = 4096;
@@ -219,7 +241,9 @@ TEST_F(HttpServerTest, StopEndsStreamsAndReturns) {
   SendAll(fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
   char buf[256];
   ASSERT_GT(::read(fd, buf, sizeof(buf)), 0);
+  absl::Time t0 = absl::Now();
   server_->Stop();
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(2)) << "Stop waited for the stream to end by itself";
   EXPECT_EQ(streams_closed_, 1);
   ::close(fd);
 }

@@ -105,11 +105,21 @@ void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, Http
                                             " watches over HTTP at once; use the gRPC API")),
                   "");
   }
+  // Holds the watch's slot until the last owner lets go: the stream's body, or, when the
+  // client left before the stream began, the response that never ran it.
   struct Stream {
+    explicit Stream(std::shared_ptr<std::atomic<int>> w) : watches(std::move(w)) {}
+    ~Stream() {
+      ctx.TryCancel();
+      if (reader != nullptr && !finished) (void)reader->Finish();
+      watches->fetch_sub(1);
+    }
+    std::shared_ptr<std::atomic<int>> watches;
     grpc::ClientContext ctx;
     std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader;
+    bool finished = false;
   };
-  auto stream = std::make_shared<Stream>();
+  auto stream = std::make_shared<Stream>(watches);
   if (req.has_header("Authorization")) {
     stream->ctx.AddMetadata("authorization", req.header("Authorization"));
   }
@@ -117,13 +127,13 @@ void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, Http
   // The first event (`started`, or the refusal) decides the HTTP status.
   v1::WatchEvent first;
   if (!stream->reader->Read(&first)) {
-    watches->fetch_sub(1);
+    stream->finished = true;
     return Answer(res, stream->reader->Finish(), "");
   }
   auto pending = std::make_shared<v1::WatchEvent>(std::move(first));
   res.content_type = "application/x-ndjson";
   // Runs on an HTTP worker until the stream ends or the client leaves (which cancels it).
-  res.stream = [stream, pending, watches](HttpStreamSink& sink) {
+  res.stream = [stream, pending](HttpStreamSink& sink) {
     sink.OnClose([stream] { stream->ctx.TryCancel(); });
     auto line_of = [](const v1::WatchEvent& e) {
       std::string line;
@@ -133,15 +143,11 @@ void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, Http
     bool open = sink.Write(line_of(*pending));
     v1::WatchEvent e;
     while (open && stream->reader->Read(&e)) open = sink.Write(line_of(e));
-    if (open) {
-      // The master ended the stream: say why when it was not a clean end.
-      grpc::Status end = stream->reader->Finish();
-      if (!end.ok()) sink.Write(ErrorJson(end) + "\n");
-    } else {
-      stream->ctx.TryCancel();
-      (void)stream->reader->Finish();
-    }
-    watches->fetch_sub(1);
+    if (!open) stream->ctx.TryCancel();
+    grpc::Status end = stream->reader->Finish();
+    stream->finished = true;
+    // The master ended the stream: say why when it was not a clean end.
+    if (open && !end.ok()) sink.Write(ErrorJson(end) + "\n");
   };
 }
 
@@ -267,7 +273,8 @@ void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel
           res, grpc::Status(grpc::StatusCode::NOT_FOUND, std::string(method.status().message())),
           "");
     }
-    bool get = req.method == "GET";
+    // HEAD is a GET without the body: never a change, never a stream.
+    bool get = req.method == "GET" || req.method == "HEAD";
     if (get && !IsReadMethod(**method)) {
       res.status = 405;
       res.set_header("Allow", "POST");
@@ -278,6 +285,10 @@ void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel
     }
     if ((*method)->server_streaming()) {
       if (!get) return Answer(res, Invalid("Watch is a stream: use GET"), "");
+      if (req.method == "HEAD") {
+        res.content_type = "application/x-ndjson";
+        return;
+      }
       return ServeWatch(**method, req, res, channel, watches);
     }
     std::string body = req.body;

@@ -2,7 +2,8 @@
 // thousand connections that never finish their request and a thousand that never read their
 // answer, held open from other addresses — while /healthz, /metrics and an authenticated JSON
 // call from a well-behaved client keep answering within 100 ms, oversized requests get 431 and
-// 413, and the master's memory stays bounded.
+// 413, and the master's memory stays bounded; watches whose clients reset at once give their
+// slots back.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -180,6 +181,44 @@ TEST_F(HttpAbuseE2E, StalledAndSlowClientsDoNotStopHealthMetricsOrTheApi) {
             << rss_after / (1 << 20) << " MiB with them" << std::endl;
   EXPECT_LT(rss_after - rss_before, int64_t{64} << 20) << "2,000 connections cost more than 64 MiB";
   for (int h : held) ::close(h);
+}
+
+TEST_F(HttpAbuseE2E, WatchesWhoseClientsResetAtOnceGiveTheirSlotsBack) {
+  const std::string http = cluster_.HttpAddress();
+  uint32_t port = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(http.substr(http.rfind(':') + 1), &port)) << http;
+  const std::string watch = absl::StrCat("GET /api/v1/JobService/Watch HTTP/1.1\r\nHost: x\r\n",
+                                         "Authorization: Bearer ", cluster_.token(), "\r\n\r\n");
+  // More than the 32 watches HTTP allows at once, each reset right after its request.
+  for (int i = 0; i < 40; ++i) {
+    int fd = ConnectFrom("127.0.0.1", static_cast<uint16_t>(port), false);
+    ASSERT_GE(fd, 0);
+    Send(fd, watch);
+    linger reset{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    ::close(fd);
+  }
+  // A watch still starts (not 429): wait for the slots to come back, then read its first event.
+  std::string first;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        int fd = ConnectFrom("127.0.0.1", static_cast<uint16_t>(port), false);
+        if (fd < 0) return false;
+        Send(fd, watch);
+        timeval tv{2, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        char buf[2048];
+        first.clear();
+        for (ssize_t n; first.find("started") == std::string::npos &&
+                        (n = ::read(fd, buf, sizeof(buf))) > 0;) {
+          first.append(buf, static_cast<size_t>(n));
+        }
+        ::close(fd);
+        return first.rfind("HTTP/1.1 200", 0) == 0;
+      },
+      absl::Seconds(20)))
+      << first;
+  EXPECT_THAT(first, HasSubstr("started"));
 }
 
 }  // namespace
