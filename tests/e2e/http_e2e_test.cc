@@ -159,7 +159,9 @@ TEST_F(HttpAbuseE2E, StalledAndSlowClientsDoNotStopHealthMetricsOrTheApi) {
   }
   std::cout << "with " << kStalled << " stalled and " << kSlowReaders
             << " slow clients held open: slowest answer " << slowest << std::endl;
-  EXPECT_LT(slowest, absl::Milliseconds(100));
+  // The 100 ms promise is the release build's; the sanitizers make every call several times
+  // slower, so their run checks the same behaviour with a wider margin.
+  EXPECT_LT(slowest, kSanitized ? absl::Milliseconds(500) : absl::Milliseconds(100));
 
   // Oversized requests are refused with their status, whatever else is going on.
   int fd = ConnectFrom("127.0.0.1", port, false);
