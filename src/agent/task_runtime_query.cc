@@ -100,10 +100,8 @@ absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   auto it = runners_.find(req.run);
   bool finished = it == runners_.end() || it->second->state() == TaskRunner::State::kDraining ||
                   it->second->done();
-  // A run being launched has no sandbox yet: no output so far, not an error.
-  const bool no_output_yet = !finished;
   if (!PathExists(sandbox)) {
-    if (no_output_yet) {
+    if (!finished) {  // a run being launched has no sandbox yet: no output so far, no error
       LogChunk empty;
       empty.offset = empty.next_offset = req.offset;
       return empty;
@@ -121,7 +119,7 @@ absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   absl::StatusOr<LogChunk> c = req.tail_lines ? ReadLogTail(f, *req.tail_lines, req.max_bytes)
                                               : ReadLogFrom(f, req.offset, req.max_bytes);
   if (!c.ok()) {
-    if (absl::IsNotFound(c.status()) && no_output_yet) {
+    if (absl::IsNotFound(c.status()) && !finished) {
       LogChunk empty;  // the wrapper has not created the file yet
       empty.offset = empty.next_offset = req.offset;
       return empty;

@@ -136,7 +136,7 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
     }
   }
   for (const std::string& t : req->types()) {
-    if (t != "batch" && t != "service" && t != "stateful" && t != "daemon") {
+    if (!JobTypeFromName(t)) {
       return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
           "types: unknown job type '", t, "'; expected batch, service, stateful or daemon")));
     }

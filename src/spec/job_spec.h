@@ -21,6 +21,8 @@ namespace paceline {
 
 enum class JobType : uint8_t { kBatch = 0, kService = 1, kStateful = 2, kDaemon = 3 };
 absl::string_view JobTypeName(JobType t);
+// The inverse of JobTypeName; nullopt for an unknown name.
+std::optional<JobType> JobTypeFromName(absl::string_view name);
 
 enum class RestartPolicy : uint8_t { kNever = 0, kOnFailure = 1, kAlways = 2 };
 absl::string_view RestartPolicyName(RestartPolicy p);

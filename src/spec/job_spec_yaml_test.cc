@@ -182,5 +182,13 @@ TEST(ParseJobSpecTest, PriorityBounds) {
                         "-1000000 to 1000000"));
 }
 
+TEST(JobTypeNames, RoundTripAndUnknownNames) {
+  for (JobType t : {JobType::kBatch, JobType::kService, JobType::kStateful, JobType::kDaemon}) {
+    EXPECT_EQ(JobTypeFromName(JobTypeName(t)), t);
+  }
+  EXPECT_EQ(JobTypeFromName("cron"), std::nullopt);
+  EXPECT_EQ(JobTypeFromName("Batch"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace paceline

@@ -31,6 +31,13 @@ absl::string_view JobTypeName(JobType t) {
   return "?";
 }
 
+std::optional<JobType> JobTypeFromName(absl::string_view name) {
+  for (JobType t : {JobType::kBatch, JobType::kService, JobType::kStateful, JobType::kDaemon}) {
+    if (JobTypeName(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 absl::string_view RestartPolicyName(RestartPolicy p) {
   switch (p) {
     case RestartPolicy::kNever:
