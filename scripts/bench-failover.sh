@@ -141,7 +141,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
   # The killed master comes back as a standby that follows the store.
   port=${addrs[leader]##*:}
   "$PACELINE" master --store "$store" --data-dir "$tmp/ha/master$leader" \
-    --token-file "$tmp/ha/token" --listen "127.0.0.1:$port" --http-listen 127.0.0.1:0 \
+    --token-file "$tmp/ha/token" --agent-token-file "$tmp/ha/agent-token" --listen "127.0.0.1:$port" --http-listen 127.0.0.1:0 \
     --lease "$LEASE" >>"$tmp/ha/master$leader.log" 2>&1 &
   pids[leader]=$!
   restarted+=($!)

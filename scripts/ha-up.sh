@@ -44,15 +44,16 @@ for ((i = 0; i < MASTERS; i++)); do
   port=$(free_port)
   addrs+=("127.0.0.1:$port")
   "$PACELINE" master --store "$STORE" --data-dir "$DATA/master$i" --token-file "$DATA/token" \
+    --agent-token-file "$DATA/agent-token" \
     --listen "127.0.0.1:$port" --http-listen 127.0.0.1:0 --lease "$LEASE" \
     >"$DATA/master$i.log" 2>&1 &
   pids+=($!)
   echo "master $i: pid $!, gRPC 127.0.0.1:$port, log $DATA/master$i.log"
-  # The first master creates the token file the others read.
-  for _ in $(seq 100); do [[ -s $DATA/token ]] && break; sleep 0.1; done
+  # The first master creates the token files the others read.
+  for _ in $(seq 100); do [[ -s $DATA/token && -s $DATA/agent-token ]] && break; sleep 0.1; done
 done
 all=$(IFS=,; echo "${addrs[*]}")
-"$PACELINE" agent --master "$all" --token-file "$DATA/token" --name "$(hostname)-ha" \
+"$PACELINE" agent --master "$all" --token-file "$DATA/agent-token" --name "$(hostname)-ha" \
   --work-dir "$DATA/agent" >"$DATA/agent.log" 2>&1 &
 pids+=($!)
 echo "agent: pid $!, log $DATA/agent.log"

@@ -27,7 +27,7 @@ grpc::Status ClusterServiceImpl::GetInfo(grpc::ServerContext*, const v1::GetInfo
 grpc::Status ClusterServiceImpl::GetHistory(grpc::ServerContext* ctx,
                                             const v1::GetHistoryRequest* req,
                                             v1::GetHistoryResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, {.pool = req->pool()}); !a.ok()) return a;
   cluster_->Read<bool>([&](const scheduler::SchedulerCore& core) {
     const scheduler::History& history = core.history();
     resp->set_period_ms(absl::ToInt64Milliseconds(history.period()));

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "api/auth.h"
+#include "api/access_control.h"
 #include "api/backend.h"
 #include "paceline/v1/cluster.grpc.pb.h"
 
@@ -34,8 +34,8 @@ struct MasterFacts {
 
 class ClusterServiceImpl final : public v1::ClusterService::Service {
  public:
-  ClusterServiceImpl(MasterFacts facts, Backend* cluster, const TokenAuth* auth)
-      : facts_(std::move(facts)), cluster_(cluster), auth_(auth) {}
+  ClusterServiceImpl(MasterFacts facts, Backend* cluster, AccessControl* access)
+      : facts_(std::move(facts)), cluster_(cluster), access_(access) {}
   grpc::Status GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,
                        v1::GetInfoResponse* response) override;
   grpc::Status GetHistory(grpc::ServerContext* context, const v1::GetHistoryRequest* request,
@@ -44,7 +44,7 @@ class ClusterServiceImpl final : public v1::ClusterService::Service {
  private:
   const MasterFacts facts_;
   Backend* const cluster_;
-  const TokenAuth* const auth_;
+  AccessControl* const access_;
 };
 
 }  // namespace paceline::api

@@ -18,7 +18,9 @@ using scheduler::SchedulerCore;
 grpc::Status HostServiceImpl::Maintain(grpc::ServerContext* ctx, const std::string& host,
                                        records::HostMaintenance next,
                                        v1::HostMaintenanceResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, {.object = absl::StrCat("host ", host)}); !a.ok()) {
+    return a;
+  }
   if (host.empty()) {
     return ToGrpcStatus(absl::InvalidArgumentError("host: empty; name a host (see host list)"));
   }
@@ -113,7 +115,7 @@ void FillHost(const SchedulerCore& core, const hostmgr::TrackedHost& h, std::str
 
 grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest* req,
                                         v1::ListHostsResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx); !a.ok()) return a;
   if (req->page_size() > kMaxHostPage) {
     return ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("page_size: ", req->page_size(), " is above the maximum of ", kMaxHostPage)));
@@ -161,9 +163,13 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
 }
 
 grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, AgentStream* stream) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx); !a.ok()) return a;
   v1::AgentMessage first;
   if (!stream->Read(&first)) return grpc::Status::OK;
+  // An agent credential may be bound to one host: the one it registers as.
+  access::Target as_host{.host = first.register_().host(),
+                         .object = absl::StrCat("host ", first.register_().host())};
+  if (grpc::Status a = access_->Check(ctx, as_host); !a.ok()) return a;
   auto session = std::make_shared<AgentSession>(first.register_().host(), stream, ctx,
                                                 AddressOfPeer(ctx->peer()));
   // The session's writer must be done before this handler returns (the stream dies with it).

@@ -8,8 +8,8 @@
 
 #include <atomic>
 
+#include "api/access_control.h"
 #include "api/agent_session.h"
-#include "api/auth.h"
 #include "api/backend.h"
 #include "paceline/v1/host.grpc.pb.h"
 
@@ -17,7 +17,7 @@ namespace paceline::api {
 
 class HostServiceImpl final : public v1::HostService::Service {
  public:
-  HostServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
+  HostServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
   grpc::Status ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest* req,
                          v1::ListHostsResponse* resp) override;
   grpc::Status DrainHost(grpc::ServerContext* ctx, const v1::HostMaintenanceRequest* req,
@@ -32,17 +32,17 @@ class HostServiceImpl final : public v1::HostService::Service {
                         records::HostMaintenance next, v1::HostMaintenanceResponse* resp);
 
   Backend* const cluster_;
-  const TokenAuth* const auth_;
+  AccessControl* const access_;
 };
 
 class AgentServiceImpl final : public v1::AgentService::Service {
  public:
-  AgentServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
+  AgentServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
   grpc::Status Connect(grpc::ServerContext* ctx, AgentStream* stream) override;
 
  private:
   Backend* const cluster_;
-  const TokenAuth* const auth_;
+  AccessControl* const access_;
 };
 
 }  // namespace paceline::api

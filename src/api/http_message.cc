@@ -60,11 +60,11 @@ std::vector<std::string> Segments(absl::string_view path) {
 }  // namespace
 
 void HttpRouter::Get(const std::string& pattern, HttpHandler handler) {
-  routes_.push_back({"GET", Segments(pattern), std::move(handler)});
+  routes_.push_back({"GET " + pattern, "GET", Segments(pattern), std::move(handler)});
 }
 
 void HttpRouter::Post(const std::string& pattern, HttpHandler handler) {
-  routes_.push_back({"POST", Segments(pattern), std::move(handler)});
+  routes_.push_back({"POST " + pattern, "POST", Segments(pattern), std::move(handler)});
 }
 
 bool HttpRouter::Match(const Route& r, const std::string& path, std::vector<std::string>& matches) {
@@ -105,11 +105,18 @@ void HttpRouter::Dispatch(HttpRequest& req, HttpResponse& res) const {
       continue;
     }
     req.matches = std::move(matches);
+    if (guard_ && !guard_(req, r.name, res)) return;
     r.handler(req, res);
     return;
   }
   res.status = other_method ? 405 : 404;
   res.set_content(other_method ? "method not allowed\n" : "not found\n", "text/plain");
+}
+
+std::vector<std::string> HttpRouter::RouteNames() const {
+  std::vector<std::string> out;
+  for (const Route& r : routes_) out.push_back(r.name);
+  return out;
 }
 
 std::string PercentDecode(absl::string_view s, bool plus_is_space) {

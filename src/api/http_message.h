@@ -68,22 +68,31 @@ struct HttpResponse {
 };
 
 using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
+// Runs before a route's handler with the route's name, "GET /metrics" (its method and pattern);
+// false: the request is refused and `res` holds the refusal.
+using HttpGuard = std::function<bool(const HttpRequest&, absl::string_view route, HttpResponse&)>;
 
 class HttpRouter {
  public:
   void Get(const std::string& pattern, HttpHandler handler);
   void Post(const std::string& pattern, HttpHandler handler);
+  // Every request that matches a route passes `guard` first (access control).
+  void SetGuard(HttpGuard guard) { guard_ = std::move(guard); }
   // Answers `req` (filling req.matches for the handler).
   void Dispatch(HttpRequest& req, HttpResponse& res) const;
+  // The names of the routes ("GET /metrics"), in the order they were added.
+  std::vector<std::string> RouteNames() const;
 
  private:
   struct Route {
+    std::string name;  // "GET /metrics"
     std::string method;
     std::vector<std::string> segments;  // of the pattern, split on '/'
     HttpHandler handler;
   };
   static bool Match(const Route& r, const std::string& path, std::vector<std::string>& matches);
   std::vector<Route> routes_;
+  HttpGuard guard_;
 };
 
 // "a%20b+c" -> "a b c" (`plus_is_space` for queries); malformed escapes are kept as they are.

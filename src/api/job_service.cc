@@ -3,6 +3,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/access_targets.h"
 #include "api/grpc_status.h"
 #include "spec/yaml_spec.h"
 #include "wire/agent_protocol.h"
@@ -23,11 +24,13 @@ v1::JobSummary SummaryOf(const jobmgr::Job& job) {
   s.set_id(job.id().value());
   s.set_name(job.spec().name);
   s.set_pool(job.pool());
-  s.set_owner(job.spec().owner);
+  const jobmgr::JobOwner& owner = job.origin().owner;
+  s.set_owner(owner.user.empty() ? job.spec().owner : owner.user);
+  s.set_owner_group(owner.group);
   s.set_type(std::string(JobTypeName(job.spec().type)));
   s.set_state(std::string(JobStateName(job.state())));
   s.set_version(job.version());
-  s.set_created_at_unix_ms(wire::ToUnixMillis(job.created_at()));
+  s.set_created_at_unix_ms(wire::ToUnixMillis(job.origin().created_at));
   s.set_instances(job.instances());
   s.set_priority(job.spec().priority);
   for (int i = 0; i < kNumTaskStates; ++i) {
@@ -77,25 +80,31 @@ absl::Status JobNotFound(uint64_t id) {
 
 grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
                                        v1::CreateJobResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, {.pool = req->pool()}); !a.ok()) return a;
   if (req->pool().empty()) {
     return ToGrpcStatus(absl::InvalidArgumentError("pool: empty; name a leaf pool, e.g. /batch"));
   }
   absl::StatusOr<JobSpec> spec =
       ParseJobSpec(req->spec_yaml(), req->spec_name().empty() ? "request" : req->spec_name());
   if (!spec.ok()) return ToGrpcStatus(spec.status());
-  return ToGrpcStatus(
-      cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        absl::StatusOr<JobId> id = core.job_control().CreateJob(*spec, req->pool(), now, out);
-        if (!id.ok()) return id.status();
-        resp->set_job_id(id->value());
-        return absl::OkStatus();
-      }));
+  jobmgr::JobOwner owner;
+  if (std::optional<access::Principal> caller = access_->Caller(ctx); caller.has_value()) {
+    owner = {caller->user, caller->group};
+  }
+  return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
+                                           scheduler::Actions& out) {
+    absl::StatusOr<JobId> id = core.job_control().CreateJob(*spec, req->pool(), now, out, owner);
+    if (!id.ok()) return id.status();
+    resp->set_job_id(id->value());
+    return absl::OkStatus();
+  }));
 }
 
 grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
                                     v1::GetJobResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
@@ -118,7 +127,8 @@ grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRe
 
 grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::QueryJobsRequest* req,
                                        v1::QueryJobsResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, {.pool = req->pool()}); !a.ok()) return a;
+  const std::optional<access::Principal> caller = access_->Caller(ctx);
   uint64_t after_id = 0;
   if (!req->page_token().empty() && !absl::SimpleAtoi(req->page_token(), &after_id)) {
     return ToGrpcStatus(
@@ -146,13 +156,17 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
     core.jobs().ForEachJobAfter(JobId(after_id), [&](const jobmgr::Job& j) {
       const jobmgr::Job* job = &j;  // true: go on to the next job
       if (!req->pool().empty() && job->pool() != req->pool()) return true;
-      if (!req->owner().empty() && job->spec().owner != req->owner()) return true;
+      if (!MayRead(caller, job->pool())) return true;
+      if (!req->owner().empty() && job->spec().owner != req->owner() &&
+          job->origin().owner.user != req->owner()) {
+        return true;
+      }
       if (!req->name().empty() && job->spec().name != req->name()) return true;
       if (!req->types().empty() && std::find(req->types().begin(), req->types().end(),
                                              JobTypeName(job->spec().type)) == req->types().end()) {
         return true;
       }
-      int64_t created = wire::ToUnixMillis(job->created_at());
+      int64_t created = wire::ToUnixMillis(job->origin().created_at);
       if (req->created_after_unix_ms() > 0 && created < req->created_after_unix_ms()) return true;
       if (req->created_before_unix_ms() > 0 && created >= req->created_before_unix_ms())
         return true;
@@ -182,7 +196,9 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
 
 grpc::Status JobServiceImpl::KillJob(grpc::ServerContext* ctx, const v1::KillJobRequest* req,
                                      v1::KillJobResponse*) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
         return core.job_control().KillJob(JobId(req->job_id()), now, out);
@@ -191,7 +207,9 @@ grpc::Status JobServiceImpl::KillJob(grpc::ServerContext* ctx, const v1::KillJob
 
 grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::DeleteJobRequest* req,
                                        v1::DeleteJobResponse*) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   bool stateful = false;
   absl::Status s = cluster_->Mutate([&](SchedulerCore& core, absl::Time, scheduler::Actions& out) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
@@ -208,7 +226,9 @@ grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::Delet
 
 grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,
                                         v1::RestartJobResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   for (int i = 0; i < req->ranges_size(); ++i) {
     const v1::InstanceRange& r = req->ranges(i);
     if (r.first() > r.last()) {
@@ -242,7 +262,9 @@ grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::Rest
 grpc::Status TaskServiceImpl::ReleaseVolume(grpc::ServerContext* ctx,
                                             const v1::ReleaseVolumeRequest* req,
                                             v1::ReleaseVolumeResponse*) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
         return core.job_control().ReleaseVolume(TaskId{JobId(req->job_id()), req->instance()}, now,
@@ -252,7 +274,9 @@ grpc::Status TaskServiceImpl::ReleaseVolume(grpc::ServerContext* ctx,
 
 grpc::Status TaskServiceImpl::KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
                                        v1::KillTaskResponse*) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
                                            scheduler::Actions& out) {
     return core.job_control().KillInstance(TaskId{JobId(req->job_id()), req->instance()}, now, out);
@@ -261,7 +285,18 @@ grpc::Status TaskServiceImpl::KillTask(grpc::ServerContext* ctx, const v1::KillT
 
 grpc::Status JobServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                                    grpc::ServerWriter<v1::WatchEvent>* writer) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  access::Target target =
+      req->job_id() == 0 ? access::Target{} : JobTarget(*cluster_, req->job_id());
+  if (grpc::Status a = access_->Check(ctx, target); !a.ok()) return a;
+  // Watching every job: only the events of jobs the caller may read.
+  const std::optional<access::Principal> caller = access_->Caller(ctx);
+  absl::flat_hash_map<uint64_t, bool> readable;
+  auto may_read = [&](uint64_t job_id) {
+    if (job_id == 0 || req->job_id() != 0 || MayRead(caller, "/")) return true;
+    auto [it, fresh] = readable.try_emplace(job_id, false);
+    if (fresh) it->second = MayRead(caller, JobTarget(*cluster_, job_id).pool);
+    return it->second;
+  };
   EventHub& hub = cluster_->events();
   std::shared_ptr<Watcher> watcher;
   std::optional<v1::WatchEvent> current;
@@ -291,6 +326,7 @@ grpc::Status JobServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRequ
       events.emplace_back().set_at_unix_ms(absl::ToUnixMillis(absl::Now()));
     }
     for (const v1::WatchEvent& e : events) {
+      if (!may_read(e.job_id())) continue;
       if (!writer->Write(e)) return grpc::Status::OK;  // the client went away
       last_write = absl::Now();
     }
@@ -301,7 +337,9 @@ grpc::Status JobServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRequ
 
 grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
                                         v1::ListTasksResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   std::array<bool, kNumTaskStates> wanted{};
   for (int s : req->states()) {
     absl::StatusOr<TaskState> state = wire::FromProto(static_cast<v1::Task::State>(s), "states");
@@ -321,7 +359,9 @@ grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* ctx, const v1::List
 
 grpc::Status TaskServiceImpl::GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
                                       v1::GetTaskResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   absl::Status s = cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
@@ -364,7 +404,9 @@ grpc::Status TaskServiceImpl::GetTask(grpc::ServerContext* ctx, const v1::GetTas
 grpc::Status TaskServiceImpl::ListTaskEvents(grpc::ServerContext* ctx,
                                              const v1::ListTaskEventsRequest* req,
                                              v1::ListTaskEventsResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   absl::StatusOr<std::vector<records::TaskEvent>> events =
       cluster_->ReadEvents(TaskId{JobId(req->job_id()), req->instance()}, req->limit());
   if (!events.ok()) return ToGrpcStatus(events.status());
@@ -375,7 +417,9 @@ grpc::Status TaskServiceImpl::ListTaskEvents(grpc::ServerContext* ctx,
 grpc::Status TaskServiceImpl::GetTaskLogs(grpc::ServerContext* ctx,
                                           const v1::GetTaskLogsRequest* req,
                                           v1::GetTaskLogsResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   TaskId task{JobId(req->job_id()), req->instance()};
   uint32_t run = req->run();
   std::string host;

@@ -5,7 +5,7 @@
 //
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
-#include "api/auth.h"
+#include "api/access_control.h"
 #include "api/backend.h"
 #include "paceline/v1/job.grpc.pb.h"
 
@@ -13,7 +13,7 @@ namespace paceline::api {
 
 class JobServiceImpl final : public v1::JobService::Service {
  public:
-  JobServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
+  JobServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
 
   grpc::Status CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
                          v1::CreateJobResponse* resp) override;
@@ -51,12 +51,12 @@ class JobServiceImpl final : public v1::JobService::Service {
   grpc::Status SetPaused(grpc::ServerContext* ctx, uint64_t job, bool paused);
 
   Backend* const cluster_;
-  const TokenAuth* const auth_;
+  AccessControl* const access_;
 };
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:
-  TaskServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
+  TaskServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
 
   grpc::Status ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
                          v1::ListTasksResponse* resp) override;
@@ -73,7 +73,7 @@ class TaskServiceImpl final : public v1::TaskService::Service {
 
  private:
   Backend* const cluster_;
-  const TokenAuth* const auth_;
+  AccessControl* const access_;
 };
 
 }  // namespace paceline::api

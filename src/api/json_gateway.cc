@@ -20,8 +20,8 @@ namespace {
 namespace pb = google::protobuf;
 
 constexpr const char* kPackage = "paceline.v1.";
-constexpr const char* kServices[] = {"ClusterService", "PoolService", "JobService", "TaskService",
-                                     "HostService"};
+constexpr const char* kServices[] = {"ClusterService", "PoolService", "JobService",
+                                     "TaskService",    "HostService", "AccessService"};
 // HTTP threads watches may hold at once (a web UI tab holds one): the rest of the server's
 // threads stay free for the API, the UI's files and /metrics.
 constexpr int kMaxHttpWatches = kHttpThreads - 16;
@@ -42,9 +42,17 @@ grpc::Status Invalid(const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
 }
 
+// What the gRPC call carries of the HTTP request: the token, the client's address (believed on
+// the in-process channel only, access_interceptor.h) and its request id.
+void PassOn(const HttpRequest& req, grpc::ClientContext& ctx) {
+  if (std::string a = req.header("Authorization"); !a.empty()) ctx.AddMetadata("authorization", a);
+  if (!req.peer.empty()) ctx.AddMetadata("x-forwarded-for", req.peer);
+  if (std::string id = req.header("X-Request-Id"); !id.empty()) ctx.AddMetadata("x-request-id", id);
+}
+
 // Calls `method` with the request in JSON through the in-process channel.
 grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& method,
-                       const std::string& request_json, const std::string& authorization,
+                       const std::string& request_json, const HttpRequest& http,
                        std::string* response_json) {
   pb::DynamicMessageFactory factory;
   std::unique_ptr<pb::Message> request(factory.GetPrototype(method.input_type())->New());
@@ -61,7 +69,7 @@ grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& meth
   grpc::ByteBuffer response_buf;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
+  PassOn(http, ctx);
   absl::Notification done;
   grpc::Status status;
   stub.UnaryCall(&ctx, absl::StrCat("/", method.service()->full_name(), "/", method.name()),
@@ -121,7 +129,7 @@ void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, Http
   };
   auto stream = std::make_shared<Stream>(watches);
   if (req.has_header("Authorization")) {
-    stream->ctx.AddMetadata("authorization", req.header("Authorization"));
+    PassOn(req, stream->ctx);
   }
   stream->reader = v1::JobService::NewStub(channel)->Watch(&stream->ctx, request);
   // The first event (`started`, or the refusal) decides the HTTP status.
@@ -298,7 +306,7 @@ void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel
       body = *json;
     }
     std::string out;
-    grpc::Status s = CallUnary(*stub, **method, body, req.header("Authorization"), &out);
+    grpc::Status s = CallUnary(*stub, **method, body, req, &out);
     Answer(res, s, out);
   };
   const char* pattern = "/api/v1/:service/:method";

@@ -1,7 +1,7 @@
 #pragma once
 // JsonGateway: the JSON/HTTP view of the public gRPC API (for the web UI, curl and scripts).
 // Every unary method of the client services (ClusterService, PoolService, JobService,
-// TaskService, HostService) is reachable as
+// TaskService, HostService, AccessService) is reachable as
 //
 //   POST /api/v1/<Service>/<Method>          body: the request in the proto3 JSON mapping
 //   GET  /api/v1/<Service>/<Method>?f=v&...  only for reads (Get*, List*, Query*): each query

@@ -43,11 +43,15 @@ void AddDepthFirst(const scheduler::SchedulerCore& core, PoolId id, v1::ListPool
   for (PoolId child : core.resources().tree().children(id)) AddDepthFirst(core, child, out);
 }
 
+access::Target PoolTarget(const std::string& path) {
+  return {.pool = path, .object = absl::StrCat("pool ", path)};
+}
+
 }  // namespace
 
 grpc::Status PoolServiceImpl::CreatePool(grpc::ServerContext* ctx, const v1::CreatePoolRequest* req,
                                          v1::CreatePoolResponse*) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, PoolTarget(req->path())); !a.ok()) return a;
   absl::StatusOr<PoolSpec> spec = ParsePoolSpec(req->spec_yaml(), SpecName(req->spec_name()));
   if (!spec.ok()) return ToGrpcStatus(spec.status());
   return ToGrpcStatus(
@@ -58,7 +62,7 @@ grpc::Status PoolServiceImpl::CreatePool(grpc::ServerContext* ctx, const v1::Cre
 
 grpc::Status PoolServiceImpl::GetPool(grpc::ServerContext* ctx, const v1::GetPoolRequest* req,
                                       v1::GetPoolResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, PoolTarget(req->path())); !a.ok()) return a;
   return ToGrpcStatus(cluster_->Read<absl::Status>([&](const scheduler::SchedulerCore& core) {
     absl::StatusOr<PoolId> id = core.resources().tree().Lookup(req->path());
     if (!id.ok()) return id.status();
@@ -83,7 +87,7 @@ grpc::Status PoolServiceImpl::GetPool(grpc::ServerContext* ctx, const v1::GetPoo
 
 grpc::Status PoolServiceImpl::UpdatePool(grpc::ServerContext* ctx, const v1::UpdatePoolRequest* req,
                                          v1::UpdatePoolResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, PoolTarget(req->path())); !a.ok()) return a;
   absl::StatusOr<PoolSpec> spec = ParsePoolSpec(req->spec_yaml(), SpecName(req->spec_name()));
   if (!spec.ok()) return ToGrpcStatus(spec.status());
   return ToGrpcStatus(cluster_->Mutate(
@@ -98,7 +102,7 @@ grpc::Status PoolServiceImpl::UpdatePool(grpc::ServerContext* ctx, const v1::Upd
 
 grpc::Status PoolServiceImpl::DeletePool(grpc::ServerContext* ctx, const v1::DeletePoolRequest* req,
                                          v1::DeletePoolResponse*) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, PoolTarget(req->path())); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
         return core.pools().DeletePool(req->path(), out);
@@ -107,7 +111,7 @@ grpc::Status PoolServiceImpl::DeletePool(grpc::ServerContext* ctx, const v1::Del
 
 grpc::Status PoolServiceImpl::ListPools(grpc::ServerContext* ctx, const v1::ListPoolsRequest*,
                                         v1::ListPoolsResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx); !a.ok()) return a;
   cluster_->Read<bool>([&](const scheduler::SchedulerCore& core) {
     std::optional<PoolId> root = core.resources().tree().Find("/");
     if (root) AddDepthFirst(core, *root, resp);

@@ -4,7 +4,7 @@
 //
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
-#include "api/auth.h"
+#include "api/access_control.h"
 #include "api/backend.h"
 #include "paceline/v1/pool.grpc.pb.h"
 
@@ -12,7 +12,7 @@ namespace paceline::api {
 
 class PoolServiceImpl final : public v1::PoolService::Service {
  public:
-  PoolServiceImpl(Backend* cluster, const TokenAuth* auth) : cluster_(cluster), auth_(auth) {}
+  PoolServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
 
   grpc::Status CreatePool(grpc::ServerContext* ctx, const v1::CreatePoolRequest* req,
                           v1::CreatePoolResponse* resp) override;
@@ -27,7 +27,7 @@ class PoolServiceImpl final : public v1::PoolService::Service {
 
  private:
   Backend* const cluster_;
-  const TokenAuth* const auth_;
+  AccessControl* const access_;
 };
 
 }  // namespace paceline::api

@@ -2,6 +2,7 @@
 // RollbackJob. The work happens in the job manager (jobmgr/job_manager.h).
 
 #include "absl/strings/str_cat.h"
+#include "api/access_targets.h"
 #include "api/grpc_status.h"
 #include "api/job_service.h"
 #include "common/status.h"
@@ -47,7 +48,9 @@ absl::StatusOr<UpdateSpec> MergeOptions(UpdateSpec base, const v1::UpdateOptions
 
 grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
                                        v1::UpdateJobResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   std::optional<JobSpec> parsed;
   if (!req->spec_yaml().empty()) {
     absl::StatusOr<JobSpec> spec =
@@ -89,7 +92,9 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
 
 grpc::Status JobServiceImpl::GetUpdate(grpc::ServerContext* ctx, const v1::GetUpdateRequest* req,
                                        v1::GetUpdateResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
@@ -109,7 +114,9 @@ grpc::Status JobServiceImpl::GetUpdate(grpc::ServerContext* ctx, const v1::GetUp
 grpc::Status JobServiceImpl::ListUpdates(grpc::ServerContext* ctx,
                                          const v1::ListUpdatesRequest* req,
                                          v1::ListUpdatesResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
@@ -121,7 +128,7 @@ grpc::Status JobServiceImpl::ListUpdates(grpc::ServerContext* ctx,
 }
 
 grpc::Status JobServiceImpl::SetPaused(grpc::ServerContext* ctx, uint64_t job, bool paused) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, job)); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
         return core.job_control().PauseUpdate(JobId(job), paused, now, out);
@@ -143,7 +150,9 @@ grpc::Status JobServiceImpl::ResumeUpdate(grpc::ServerContext* ctx,
 grpc::Status JobServiceImpl::AbortUpdate(grpc::ServerContext* ctx,
                                          const v1::AbortUpdateRequest* req,
                                          v1::AbortUpdateResponse*) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
         return core.job_control().AbortUpdate(JobId(req->job_id()), now, out);
@@ -153,7 +162,9 @@ grpc::Status JobServiceImpl::AbortUpdate(grpc::ServerContext* ctx,
 grpc::Status JobServiceImpl::RollbackJob(grpc::ServerContext* ctx,
                                          const v1::RollbackJobRequest* req,
                                          v1::RollbackJobResponse* resp) {
-  if (grpc::Status a = auth_->Check(ctx); !a.ok()) return a;
+  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
                                            scheduler::Actions& out) {
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));

@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "common/version.h"
 #include "masterd/cluster.h"
+#include "paceline/v1/access.grpc.pb.h"
 #include "paceline/v1/pool.grpc.pb.h"
 
 namespace paceline::bench {
@@ -37,10 +38,9 @@ absl::StatusOr<std::unique_ptr<LocalMaster>> LocalMaster::Start(masterd::MasterC
   m->config_ = config;
   ASSIGN_OR_RETURN(m->master_, masterd::Master::Start(config));
   RETURN_IF_ERROR(m->WaitServing());
-  std::ifstream in(m->master_->endpoints().token_file);
-  std::stringstream text;
-  text << in.rdbuf();
-  m->token_ = std::string(absl::StripAsciiWhitespace(text.str()));
+  ASSIGN_OR_RETURN(m->token_, masterd::LoadOrCreateToken(m->master_->endpoints().token_file));
+  ASSIGN_OR_RETURN(m->agent_token_,
+                   masterd::LoadOrCreateToken(m->master_->endpoints().agent_token_file));
   return m;
 }
 
@@ -100,6 +100,23 @@ absl::Status CreateBenchPool(const std::string& addr, const std::string& token,
     return absl::UnavailableError(absl::StrCat("creating pool ", path, ": ", s.error_message()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CreateAgentToken(const std::string& addr, const std::string& token) {
+  auto stub =
+      v1::AccessService::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  v1::CreateTokenRequest req;
+  req.set_user("*");
+  req.set_role("agent");
+  req.set_name("emulated agents");
+  req.set_expires_in_seconds(24 * 3600);
+  v1::CreateTokenResponse resp;
+  grpc::Status s = stub->CreateToken(ClientContext(token).get(), req, &resp);
+  if (!s.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                        absl::StrCat("creating an agent token: ", s.error_message()));
+  }
+  return resp.token();
 }
 
 double Percentile(std::vector<double>& v, double p) {

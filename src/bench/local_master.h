@@ -33,7 +33,8 @@ class LocalMaster {
 
   masterd::Master& master() { return *master_; }
   const std::string& addr() const { return master_->endpoints().grpc; }
-  const std::string& token() const { return token_; }
+  const std::string& token() const { return token_; }              // the admin's
+  const std::string& agent_token() const { return agent_token_; }  // the agents'
   const std::string& data_dir() const { return config_.data_dir; }
 
  private:
@@ -44,6 +45,7 @@ class LocalMaster {
   bool own_dir_ = false;
   std::unique_ptr<masterd::Master> master_;
   std::string token_;
+  std::string agent_token_;
 };
 
 // A client context with the bearer token, waiting for the connection, with a 30 s deadline.
@@ -51,6 +53,9 @@ std::unique_ptr<grpc::ClientContext> ClientContext(const std::string& token);
 // Creates the leaf pool `path` with room for any benchmark (ALREADY_EXISTS is fine).
 absl::Status CreateBenchPool(const std::string& addr, const std::string& token,
                              const std::string& path);
+// A new agent credential for any host (valid a day), made with the admin `token`: for fleets of
+// emulated agents, which may not use a client's token.
+absl::StatusOr<std::string> CreateAgentToken(const std::string& addr, const std::string& token);
 // The p-quantile (0..1) of `v` (reordered); 0 when empty.
 double Percentile(std::vector<double>& v, double p);
 // This process's resident set size in bytes (VmRSS), 0 if unknown.

@@ -160,7 +160,7 @@ class Fleet {
     } else {
       GrpcFleetConfig fc;
       fc.master_addr = m.addr();
-      fc.token = m.token();
+      fc.token = m.agent_token();
       fc.hosts = std::move(hosts);
       fc.agent.observer = observer;
       fc.threads = c.fleet_threads;

@@ -58,6 +58,7 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
   RegisterUpdateCommands(app, ctx);
   RegisterTaskCommands(app, ctx);
   RegisterHostCommands(app, ctx);
+  RegisterAccessCommands(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -26,7 +26,8 @@ absl::Status WriteEndpointsFile(const std::string& data_dir, const MasterEndpoin
     out << nlohmann::json{{"grpc", e.grpc},
                           {"http", e.http},
                           {"pid", e.pid},
-                          {"token_file", e.token_file}}
+                          {"token_file", e.token_file},
+                          {"agent_token_file", e.agent_token_file}}
                .dump()
         << "\n";
     if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
@@ -52,6 +53,7 @@ absl::StatusOr<MasterEndpoints> ReadEndpointsFile(const std::string& data_dir) {
   e.http = j.value("http", "");
   e.pid = j.value("pid", 0);
   e.token_file = j.value("token_file", "");
+  e.agent_token_file = j.value("agent_token_file", "");
   return e;
 }
 

@@ -16,7 +16,8 @@ struct MasterEndpoints {
   std::string grpc;  // host:port
   std::string http;  // host:port
   int pid = 0;
-  std::string token_file;  // where the API token is
+  std::string token_file;        // where the bootstrap admin token is
+  std::string agent_token_file;  // where the agents' bootstrap token is
 };
 
 std::string EndpointsPath(const std::string& data_dir);

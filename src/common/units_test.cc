@@ -153,6 +153,9 @@ TEST(Durations, StrictParsing) {
   EXPECT_EQ(*ParseDurationStrict("30s"), absl::Seconds(30));
   EXPECT_EQ(*ParseDurationStrict("2h"), absl::Hours(2));
   EXPECT_EQ(*ParseDurationStrict("1h30m"), absl::Minutes(90));
+  EXPECT_EQ(*ParseDurationStrict("30d"), absl::Hours(30 * 24));
+  EXPECT_FALSE(ParseDurationStrict("1.5d").ok());
+  EXPECT_FALSE(ParseDurationStrict("-1d").ok());
   EXPECT_EQ(*ParseDurationStrict("500ms"), absl::Milliseconds(500));
   EXPECT_EQ(*ParseDurationStrict("0"), absl::ZeroDuration());
   EXPECT_THAT(ParseDurationStrict("30").status().message(), HasSubstr("no unit"));
@@ -160,7 +163,7 @@ TEST(Durations, StrictParsing) {
   EXPECT_THAT(ParseDurationStrict("inf").status().message(), HasSubstr("not a duration"));
   EXPECT_THAT(ParseDurationStrict("5 minutes").status().message(), HasSubstr("not a duration"));
   EXPECT_THAT(ParseDurationStrict("").status().message(), HasSubstr("empty"));
-  EXPECT_THAT(ParseDurationStrict("5d").status().message(), HasSubstr("not a duration"));
+  EXPECT_THAT(ParseDurationStrict("5w").status().message(), HasSubstr("not a duration"));
 }
 
 TEST(Durations, FormatRoundTrips) {

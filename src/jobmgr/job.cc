@@ -6,13 +6,13 @@
 namespace paceline::jobmgr {
 
 Job::Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
-         records::JobGoal goal, absl::Time created_at)
+         records::JobGoal goal, JobOrigin origin)
     : id_(id),
       pool_(std::move(pool)),
       spec_(std::move(spec)),
       version_(version),
       goal_(goal),
-      created_at_(created_at),
+      origin_(std::move(origin)),
       tasks_(spec_->instances) {
   for (TaskRuntime& t : tasks_) t.spec_version = static_cast<uint32_t>(version_);
   counts_[static_cast<int>(TaskState::kPending)] = spec_->instances;
@@ -134,7 +134,17 @@ void Job::RestoreHistory(const records::JobRecord& r) {
 }
 
 records::JobRecord Job::ToRecord() const {
-  records::JobRecord r{id_, pool_, *spec_, version_, goal_, created_at_, {}, updates_, instances()};
+  records::JobRecord r{id_,
+                       pool_,
+                       *spec_,
+                       version_,
+                       goal_,
+                       origin_.created_at,
+                       {},
+                       updates_,
+                       instances(),
+                       origin_.owner.user,
+                       origin_.owner.group};
   for (const auto& [version, spec] : old_specs_) r.old_specs.emplace(version, *spec);
   return r;
 }

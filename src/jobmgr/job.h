@@ -29,6 +29,18 @@ enum class TaskHealth : uint8_t { kNone, kUnknown, kHealthy, kUnhealthy };
 inline constexpr int kNumTaskHealths = 4;
 absl::string_view TaskHealthName(TaskHealth h);  // "", "UNKNOWN", "HEALTHY", "UNHEALTHY"
 
+// Who submitted a job: the user and its group (empty without authentication).
+struct JobOwner {
+  std::string user;
+  std::string group;
+};
+
+// When a job was created and by whom.
+struct JobOrigin {
+  absl::Time created_at = absl::UnixEpoch();
+  JobOwner owner;
+};
+
 struct TaskRuntime {
   TaskState state = TaskState::kPending;
   TaskReason reason = TaskReason::kCreated;
@@ -54,12 +66,12 @@ struct TaskRuntime {
 class Job {
  public:
   Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
-      records::JobGoal goal, absl::Time created_at);
+      records::JobGoal goal, JobOrigin origin);
 
   JobId id() const { return id_; }
   const std::string& pool() const { return pool_; }
   records::JobGoal goal() const { return goal_; }
-  absl::Time created_at() const { return created_at_; }
+  const JobOrigin& origin() const { return origin_; }
   // Derived from the tasks' states and the goal (see common/task_state.h).
   JobState state() const;
 
@@ -117,7 +129,7 @@ class Job {
   std::shared_ptr<const JobSpec> spec_;
   uint64_t version_;
   records::JobGoal goal_;
-  absl::Time created_at_;
+  JobOrigin origin_;
   std::vector<TaskRuntime> tasks_;
   std::array<uint32_t, kNumTaskStates> counts_{};
   std::array<uint32_t, kNumTaskHealths> health_counts_{};

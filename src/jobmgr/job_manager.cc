@@ -9,10 +9,11 @@
 
 namespace paceline::jobmgr {
 absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl::Time now,
-                                            Effects& fx) {
+                                            Effects& fx, JobOwner owner) {
   JobId id(next_job_id_++);
   auto shared = std::make_shared<const JobSpec>(std::move(spec));
-  auto job = std::make_unique<Job>(id, std::move(pool), shared, 1, records::JobGoal::kRun, now);
+  auto job = std::make_unique<Job>(id, std::move(pool), shared, 1, records::JobGoal::kRun,
+                                   JobOrigin{now, std::move(owner)});
   fx.batch.put_jobs.push_back(job->ToRecord());
   fx.batch.next_job_id = next_job_id_;
   fx.enqueue.reserve(fx.enqueue.size() + job->instances());
@@ -182,7 +183,8 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
   next_job_id_ = std::max<uint64_t>(next_job_id_, contents.next_job_id);
   for (const records::JobRecord& r : contents.jobs) {
     auto spec = std::make_shared<const JobSpec>(r.spec);
-    auto job = std::make_unique<Job>(r.id, r.pool, spec, r.version, r.goal, r.created_at);
+    auto job = std::make_unique<Job>(r.id, r.pool, spec, r.version, r.goal,
+                                     JobOrigin{r.created_at, {r.owner, r.owner_group}});
     job->RestoreHistory(r);
     if (job->active_update() != nullptr) updates_.updating_.push_back(r.id);
     jobs_[r.id] = std::move(job);

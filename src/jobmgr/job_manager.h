@@ -90,7 +90,9 @@ class JobManager {
   RollingUpdates& updates() { return updates_; }
 
   // Creates a job in `pool` (validated by the caller). Its instances become PENDING.
-  absl::StatusOr<JobId> CreateJob(JobSpec spec, std::string pool, absl::Time now, Effects& fx);
+  // `owner`: the submitting user and its group (empty without authentication).
+  absl::StatusOr<JobId> CreateJob(JobSpec spec, std::string pool, absl::Time now, Effects& fx,
+                                  JobOwner owner = {});
   // Kills every live task of the job (PENDING/READY: at once; others: KILLING, then a kill
   // command with the task's kill_grace). NOT_FOUND for an unknown job.
   absl::Status KillJob(JobId id, absl::Time now, Effects& fx);

@@ -36,6 +36,8 @@ struct MasterFlags {
   std::string listen = absl::StrCat(defaults::kListenHost, ":", defaults::kGrpcPort);
   std::string http_listen = absl::StrCat(defaults::kListenHost, ":", defaults::kHttpPort);
   std::string token_file;
+  std::string agent_token_file;
+  std::string audit_retention = "90d";
   std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
   std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
   std::string cycle = absl::FormatDuration(defaults::kCycle);
@@ -71,7 +73,14 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
   cmd->add_option("--http-listen", f.http_listen, "HTTP address for /healthz, /metrics, web UI")
       ->capture_default_str();
   cmd->add_option("--token-file", f.token_file,
-                  "API token file (default: DATA_DIR/token, created when missing)");
+                  "the bootstrap admin token's file (default: DATA_DIR/token, created when "
+                  "missing)");
+  cmd->add_option("--agent-token-file", f.agent_token_file,
+                  "the agents' bootstrap token's file (default: DATA_DIR/agent-token, created "
+                  "when missing)");
+  cmd->add_option("--audit-retention", f.audit_retention,
+                  "delete audit records older than this (0: keep them forever)")
+      ->capture_default_str();
   cmd->add_option("--host-timeout", f.host_timeout, "a host silent this long is LOST")
       ->capture_default_str();
   cmd->add_option("--heartbeat-interval", f.heartbeat_interval,
@@ -96,7 +105,9 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
                     "master gRPC address HOST:PORT, or several (comma-separated) for several "
                     "masters")
         ->required();
-    cmd->add_option("--token-file", f.token_file, "file holding the API token");
+    cmd->add_option("--token-file", f.token_file,
+                    "file holding the agent's token (the master's DATA_DIR/agent-token, or one "
+                    "from `paceline token create --role agent`)");
   }
   cmd->add_option("--name", f.name, "host name the master knows this agent by (default: hostname)");
   cmd->add_option("--work-dir", f.work_dir, "agent state: checkpoint, sandboxes, volumes");
@@ -131,6 +142,13 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   }
   config.lease = *lease;
   config.token_file = f.token_file;
+  config.agent_token_file = f.agent_token_file;
+  auto retention = ParseDurationStrict(f.audit_retention);
+  if (!retention.ok()) return WithFlag(retention.status(), "--audit-retention");
+  if (*retention < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--audit-retention: must not be negative");
+  }
+  config.audit_retention = *retention;
   auto grpc_listen = ParseHostPort(f.listen);
   if (!grpc_listen.ok()) return WithFlag(grpc_listen.status(), "--listen");
   auto http_listen = ParseHostPort(f.http_listen);
@@ -248,7 +266,8 @@ absl::Status RunMaster(const MasterFlags& f) {
             << "  store:  " << (*m)->store_description() << "\n"
             << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
             << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
-            << "  token:  " << (*m)->endpoints().token_file << "\n"
+            << "  token:  " << (*m)->endpoints().token_file << " (admin)\n"
+            << "  agents: " << (*m)->endpoints().agent_token_file << "\n"
             << "Ctrl-C stops it." << std::endl;
   WaitForStopSignal(stop_signals);
   (*m)->Shutdown();
@@ -313,7 +332,8 @@ absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
   }
   absl::StatusOr<agentd::AgentDaemonConfig> agent_config = AgentConfigOf(local, work_dir.string());
   if (!agent_config.ok()) return agent_config.status();
-  absl::StatusOr<std::string> token = masterd::LoadOrCreateToken((*m)->endpoints().token_file);
+  absl::StatusOr<std::string> token =
+      masterd::LoadOrCreateToken((*m)->endpoints().agent_token_file);
   if (!token.ok()) return token.status();
   agent_config->token = *token;
   agentd::AgentDaemon daemon(*agent_config);

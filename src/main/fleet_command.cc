@@ -10,6 +10,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "bench/grpc_agent_fleet.h"
+#include "bench/local_master.h"
 #include "cli/client_config.h"
 #include "common/units.h"
 #include "main/commands.h"
@@ -48,7 +49,9 @@ void RegisterFleetBench(CLI::App* bench, CommandContext& ctx) {
     if (!client.ok()) return ctx.Fail(client.status());
     bench::GrpcFleetConfig config;
     config.master_addr = client->addr;
-    config.token = client->token;
+    absl::StatusOr<std::string> agent_token = bench::CreateAgentToken(client->addr, client->token);
+    if (!agent_token.ok()) return ctx.Fail(agent_token.status());
+    config.token = *agent_token;
     v1::Resources capacity = bench::Capacity(*cpu_milli, *bytes);
     capacity.set_gpu_milli(int64_t{gpus} * 1000);  // milli-GPUs
     config.hosts = bench::UniformHosts(hosts, prefix, capacity, {{"kind", "emulated"}});

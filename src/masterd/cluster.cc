@@ -101,6 +101,9 @@ void Cluster::Follow() {
             return;
           }
           follow_error_ = absl::OkStatus();
+          if (on_tokens_ && !(*changes)->changed.tokens.empty()) {
+            on_tokens_((*changes)->changed.tokens, false);
+          }
           mirror_.Apply(*std::move(*changes));
           absl::MutexLock lock(&refusal_mu_);
           followed_at_ = snapshot;
@@ -140,6 +143,7 @@ absl::Status Cluster::Rebuild(const records::StoreContents& contents) {
   committer_->Resume();
   RETURN_IF_ERROR(committer_->CommitSync(std::move(actions.batch)));
   core_ = std::move(core);
+  if (on_tokens_) on_tokens_(contents.tokens, true);
   published_states_.clear();
   ++epoch_;
   SetRefusal(absl::OkStatus());

@@ -57,6 +57,11 @@ class Cluster final : public api::Backend {
   // the loop.
   absl::Status Start();
   void Stop();
+  // How the tokens reach AccessBook: `f(tokens, true)` with every token of the store each time
+  // the core is rebuilt from it (start, reload, take-over); a standby calls `f(tokens, false)`
+  // with the tokens written since its last read of the store. Set before Start().
+  using TokensFn = std::function<void(const std::vector<records::TokenRecord>&, bool all)>;
+  void OnTokens(TokensFn f) { on_tokens_ = std::move(f); }
 
   // Several masters (thread-safe, blocking): runs `fence` on the store's writer thread (it
   // fences every later commit by the new term), then rebuilds from the followed state plus the
@@ -98,6 +103,8 @@ class Cluster final : public api::Backend {
   void DeliverLogs(const v1::LogResponse& response);
 
   const store::GroupCommitter& committer() const { return *committer_; }
+  // Runs `read` on the store's writer thread, after every earlier commit, and waits for it.
+  void ReadStore(const std::function<void(store::Store&)>& read) { committer_->RunOnWriter(read); }
   store::Store* store() { return store_; }
 
  private:
@@ -121,6 +128,7 @@ class Cluster final : public api::Backend {
   absl::Status TakeOver();
 
   const ClusterOptions options_;
+  TokensFn on_tokens_;
   const scheduler::CoreConfig core_config_;
   std::unique_ptr<scheduler::SchedulerCore> core_;
   store::Store* store_;

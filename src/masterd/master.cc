@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,7 +20,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
-#include "api/auth.h"
+#include "access/role.h"
+#include "api/access_control.h"
+#include "api/access_interceptor.h"
+#include "api/access_service.h"
 #include "api/cluster_service.h"
 #include "api/host_service.h"
 #include "api/http_routes.h"
@@ -29,6 +33,7 @@
 #include "api/pool_service.h"
 #include "api/ui_routes.h"
 #include "common/status.h"
+#include "masterd/access_book.h"
 #include "masterd/cluster.h"
 #include "masterd/leadership.h"
 #include "store/open_store.h"
@@ -48,12 +53,23 @@ absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
   std::random_device rd;
   std::string token;
   for (int i = 0; i < 8; ++i) token += absl::StrFormat("%08x", rd());
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  // Written whole under another name, then linked into place: a master or agent reading the
+  // file at the same time sees all of it or none, and of two creators the first one wins.
+  const std::string tmp = absl::StrCat(path, ".", ::getpid(), ".tmp");
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot create token file ", path));
   std::string line = token + "\n";
-  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+            ::fsync(fd) == 0;
   ::close(fd);
+  const bool linked = ok && ::link(tmp.c_str(), path.c_str()) == 0;
+  const int link_errno = errno;
+  ::unlink(tmp.c_str());
   if (!ok) return absl::UnavailableError(absl::StrCat("cannot write token file ", path));
+  if (!linked) {
+    if (link_errno == EEXIST) return LoadOrCreateToken(path);  // another process was first
+    return absl::UnavailableError(absl::StrCat("cannot create token file ", path));
+  }
   return token;
 }
 
@@ -103,8 +119,9 @@ absl::Status CheckClusterId(const std::string& data_dir, const store::Store& sto
 struct Master::Impl {
   MasterConfig config;
   std::unique_ptr<store::Store> store;
-  std::unique_ptr<api::TokenAuth> auth;
   std::unique_ptr<Cluster> cluster;
+  std::unique_ptr<AccessBook> access_book;
+  std::unique_ptr<api::AccessControl> access;
   std::unique_ptr<Leadership> leadership;  // with a PostgreSQL store
   std::unique_ptr<api::ClusterServiceImpl> cluster_service;
   std::unique_ptr<api::PoolServiceImpl> pool_service;
@@ -112,6 +129,7 @@ struct Master::Impl {
   std::unique_ptr<api::TaskServiceImpl> task_service;
   std::unique_ptr<api::HostServiceImpl> host_service;
   std::unique_ptr<api::AgentServiceImpl> agent_service;
+  std::unique_ptr<api::AccessServiceImpl> access_service;
   std::unique_ptr<grpc::Server> grpc_server;
   api::HttpServer http_server;
   absl::Notification stop_trimmer;
@@ -131,10 +149,18 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
   ASSIGN_OR_RETURN(impl->store, store::OpenStore(config.store, config.data_dir));
   RETURN_IF_ERROR(CheckClusterId(config.data_dir, *impl->store));
-  std::string token_file = config.token_file.empty()
-                               ? (std::filesystem::path(config.data_dir) / "token").string()
-                               : config.token_file;
+  auto in_data_dir = [&](const std::string& flag, const char* name) {
+    return flag.empty() ? (std::filesystem::path(config.data_dir) / name).string() : flag;
+  };
+  const std::string token_file = in_data_dir(config.token_file, "token");
+  const std::string agent_token_file = in_data_dir(config.agent_token_file, "agent-token");
   ASSIGN_OR_RETURN(std::string token, LoadOrCreateToken(token_file));
+  ASSIGN_OR_RETURN(std::string agent_token, LoadOrCreateToken(agent_token_file));
+  if (token == agent_token) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--agent-token-file: ", agent_token_file, " holds the admin token of ", token_file,
+        "; agents need a credential of their own (delete the file to have one made)"));
+  }
   auto* postgres = dynamic_cast<store::PostgresStore*>(impl->store.get());
 
   scheduler::CoreConfig core_config;
@@ -146,9 +172,18 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->cluster = std::make_unique<Cluster>(
       core_config, impl->store.get(),
       ClusterOptions{config.cycle, config.heartbeat_interval, postgres != nullptr});
+  impl->access_book = std::make_unique<AccessBook>(impl->cluster.get(), config.audit_retention);
+  impl->cluster->OnTokens(
+      [book = impl->access_book.get()](const std::vector<records::TokenRecord>& t, bool all) {
+        book->Take(t, all);
+      });
   RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
-  impl->auth = std::make_unique<api::TokenAuth>(
-      token, [cluster = impl->cluster.get()] { return cluster->Serving(); });
+  std::vector<api::BootstrapCredential> bootstrap = {
+      {token, access::Principal{"admin", "", access::Role::kAdmin, "/", "bootstrap"}},
+      {agent_token, access::Principal{"*", "", access::Role::kAgent, "*", "bootstrap-agent"}}};
+  impl->access = std::make_unique<api::AccessControl>(
+      std::move(bootstrap), impl->access_book.get(),
+      [cluster = impl->cluster.get()] { return cluster->Serving(); });
 
   api::MasterFacts facts{
       absl::Now(), impl->store->Describe(), impl->store->cluster_id(), [impl = impl.get()] {
@@ -157,7 +192,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
         return api::MasterRole{s.leader ? "leader" : "standby", s.term, s.leader_address,
                                s.lease_age, impl->cluster->ReplicationLag()};
       }};
-  const api::TokenAuth* auth = impl->auth.get();
+  api::AccessControl* auth = impl->access.get();
   Cluster* cluster = impl->cluster.get();
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts, cluster, auth);
   impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth);
@@ -165,6 +200,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth);
   impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth);
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
+  impl->access_service = std::make_unique<api::AccessServiceImpl>(auth);
 
   grpc::ServerBuilder builder;
   int grpc_port = 0;
@@ -180,12 +216,20 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   builder.RegisterService(impl->task_service.get());
   builder.RegisterService(impl->host_service.get());
   builder.RegisterService(impl->agent_service.get());
+  builder.RegisterService(impl->access_service.get());
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(api::NewAccessInterceptorFactory(auth));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || grpc_port == 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot serve gRPC on ", config.grpc_listen.ToString(), " (address in use?)"));
   }
 
+  impl->http_server.Routes().SetGuard(
+      [auth](const api::HttpRequest& req, absl::string_view route, api::HttpResponse& res) {
+        return auth->AllowHttp(req, route, res);
+      });
   api::AddHealthRoutes(impl->http_server, facts);
   api::AddMetricsRoutes(impl->http_server, cluster, facts);
   api::AddJsonApiRoutes(impl->http_server, impl->grpc_server->InProcessChannel({}));
@@ -201,6 +245,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   endpoints.http = http->ToString();
   endpoints.pid = static_cast<int>(::getpid());
   endpoints.token_file = token_file;
+  endpoints.agent_token_file = agent_token_file;
   RETURN_IF_ERROR(WriteEndpointsFile(config.data_dir, endpoints));
   if (postgres != nullptr) {
     // Unique per process: a master that restarts is a new holder and waits for its old lease.

@@ -28,9 +28,13 @@ struct MasterConfig {
   std::string store;
   HostPort grpc_listen{defaults::kListenHost, defaults::kGrpcPort};
   HostPort http_listen{defaults::kListenHost, defaults::kHttpPort};
-  // The API token clients and agents must present. Empty: read <data_dir>/token, creating it
-  // (random, mode 0600) when missing.
+  // The bootstrap tokens (docs/security.md): the admin's, and the one agents present. Empty:
+  // <data_dir>/token and <data_dir>/agent-token, each created (random, mode 0600) when missing.
+  // Further tokens are made with `paceline token create` and kept, hashed, in the store.
   std::string token_file;
+  std::string agent_token_file;
+  // Audit records older than this are deleted (zero: kept forever).
+  absl::Duration audit_retention = absl::Hours(24 * 90);
   absl::Duration cycle = defaults::kCycle;                           // scheduling cycle
   absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;  // asked of agents
   absl::Duration host_timeout = defaults::kHostTimeout;              // silent this long: LOST

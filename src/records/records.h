@@ -10,10 +10,13 @@
 //   TaskEvent    one state transition of one run, with its reason; append-only history.
 //   HostRecord   a host that registered once, with its maintenance state.
 //   UpdateRecord a rolling update of a job (kept inside its JobRecord, newest last).
+//   TokenRecord  an API credential (access/token.h): who it acts as, its role, a salted hash.
+//   AuditRecord  one audited request (a mutation or a refusal); append-only.
 //
 // WriteBatch groups changes that must be durable together; a Store commits a batch atomically.
 // Inside one batch the changes apply in this order: put_pools, put_jobs, put_tasks, events,
-// delete_tasks, put_hosts, delete_jobs, delete_pools (a batch should not touch one key twice).
+// delete_tasks, put_hosts, delete_jobs, delete_pools, put_tokens, audit, prune_audit_before
+// (a batch should not touch one key twice).
 //
 // Thread-safety: value types.
 
@@ -87,7 +90,9 @@ struct JobRecord {
   // Earlier versions still run by some instance or kept for `job rollback --to`.
   std::map<uint64_t, JobSpec> old_specs;
   std::vector<UpdateRecord> updates;  // the latest few, oldest first
-  uint32_t instances = 0;  // the job's instances now; 0 = spec.instances (an update changes it)
+  uint32_t instances = 0;   // the job's instances now; 0 = spec.instances (an update changes it)
+  std::string owner;        // the user who submitted it (empty: submitted without authentication)
+  std::string owner_group;  // that user's group when it submitted (may be empty)
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 
@@ -132,6 +137,49 @@ struct HostRecord {
   friend bool operator==(const HostRecord&, const HostRecord&) = default;
 };
 
+// An API credential. The secret is never kept: only `hash` = hex SHA-256 of (salt || secret),
+// see access/token.h. Tokens are never deleted: a revoked token keeps its row (for the audit).
+struct TokenRecord {
+  std::string id;     // public part of the token, unique: the key
+  std::string name;   // a label, e.g. "ci-deploy"
+  std::string user;   // who it acts as ("alice", "svc-ci"; agents: the host name or "*")
+  std::string group;  // the user's group; may be empty
+  std::string role;   // "admin", "pool-admin", "submitter", "viewer", "agent"
+  std::string scope;  // the pool subtree it applies to ("/" = all); agents: host name or "*"
+  std::string salt;   // hex
+  std::string hash;   // hex
+  std::string created_by;
+  absl::Time created_at = absl::UnixEpoch();
+  absl::Time expires_at = absl::InfiniteFuture();  // InfiniteFuture: never
+  absl::Time revoked_at = absl::InfiniteFuture();  // InfiniteFuture: not revoked
+  friend bool operator==(const TokenRecord&, const TokenRecord&) = default;
+};
+
+// One audited request: every mutation, and every request refused for want of a credential or
+// a permission. `seq` is given by the store when the record is written (growing, from 1).
+struct AuditRecord {
+  int64_t seq = 0;
+  absl::Time at = absl::UnixEpoch();
+  std::string user;        // "" when no valid credential was given
+  std::string source;      // the client's address, e.g. "127.0.0.1:51234"
+  std::string action;      // "JobService.KillJob", "GET /metrics"
+  std::string pool;        // the pool the request was about ("" when none)
+  std::string target;      // what it was about, e.g. "job 12"
+  std::string outcome;     // "OK" or a status code name, e.g. "PERMISSION_DENIED"
+  std::string message;     // the error message ("" when OK)
+  std::string request_id;  // the request's id, as answered to the client
+  friend bool operator==(const AuditRecord&, const AuditRecord&) = default;
+};
+
+// Which audit records to list: all of these conditions, newest first, at most `limit`.
+struct AuditQuery {
+  std::string user;                         // exactly this user; "" = any
+  std::string pool;                         // this pool or below it; "" = any
+  absl::Time since = absl::InfinitePast();  // at or after
+  int64_t before_seq = 0;                   // only records with seq < before_seq; 0 = no bound
+  size_t limit = 100;                       // > 0
+};
+
 struct WriteBatch {
   std::vector<PoolRecord> put_pools;
   std::vector<std::string> delete_pools;
@@ -141,8 +189,11 @@ struct WriteBatch {
   std::vector<TaskId> delete_tasks;  // instances removed by a scale-down (events are kept)
   std::vector<TaskEvent> events;
   std::vector<HostRecord> put_hosts;
-  std::optional<uint64_t> next_job_id;    // the id counter, when it moved
-  std::optional<std::string> cluster_id;  // the cluster's id, adopted from another store
+  std::vector<TokenRecord> put_tokens;  // insert or replace by id
+  std::vector<AuditRecord> audit;       // appended; their `seq` is ignored (the store numbers)
+  std::optional<absl::Time> prune_audit_before;  // deletes audit records older than this
+  std::optional<uint64_t> next_job_id;           // the id counter, when it moved
+  std::optional<std::string> cluster_id;         // the cluster's id, adopted from another store
 
   bool empty() const;
   size_t size() const;  // number of changes
@@ -154,6 +205,7 @@ struct StoreContents {
   std::vector<JobRecord> jobs;
   std::vector<TaskRecord> tasks;
   std::vector<HostRecord> hosts;
+  std::vector<TokenRecord> tokens;  // by id (audit records are read on demand: ListAudit)
   uint64_t next_job_id = 1;
   std::string cluster_id;
 };

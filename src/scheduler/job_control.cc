@@ -19,7 +19,7 @@ auto JobControl::Run(absl::Time now, Actions& out, Command command) {
 }
 
 absl::StatusOr<JobId> JobControl::CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
-                                            Actions& out) {
+                                            Actions& out, jobmgr::JobOwner owner) {
   ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(pool));
   if (!core_.rm_.tree().children(pool_id).empty()) {
     return absl::FailedPreconditionError(
@@ -28,7 +28,8 @@ absl::StatusOr<JobId> JobControl::CreateJob(JobSpec spec, const std::string& poo
   RETURN_IF_ERROR(CheckGangFits(spec, pool_id, pool));
   bool daemon = spec.type == JobType::kDaemon;
   jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(JobId id, core_.jobs_.CreateJob(std::move(spec), pool, now, fx));
+  ASSIGN_OR_RETURN(JobId id,
+                   core_.jobs_.CreateJob(std::move(spec), pool, now, fx, std::move(owner)));
   core_.Absorb(fx, now, out);
   if (daemon) {
     core_.daemons_.Add(id);

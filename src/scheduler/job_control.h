@@ -27,7 +27,7 @@ class JobControl {
   explicit JobControl(SchedulerCore& core) : core_(core) {}
 
   absl::StatusOr<JobId> CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
-                                  Actions& out);
+                                  Actions& out, jobmgr::JobOwner owner = {});
   absl::Status KillJob(JobId id, absl::Time now, Actions& out);
   absl::Status KillInstance(TaskId task, absl::Time now, Actions& out);
   absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,

@@ -1,5 +1,7 @@
 #include "store/copy_store.h"
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -8,8 +10,11 @@
 namespace paceline::store {
 namespace {
 
-// Events per write batch: bounds the size of one batch, not of the transaction.
+// Events or audit records per write batch: bounds the size of one batch, not of the
+// transaction.
 constexpr size_t kEventsPerBatch = 10'000;
+// Audit records per read (ListAudit pages back by seq).
+constexpr size_t kAuditPage = 10'000;
 
 absl::StatusOr<std::vector<records::TaskEvent>> AllEvents(Store& s) {
   std::vector<records::TaskEvent> out;
@@ -18,6 +23,38 @@ absl::StatusOr<std::vector<records::TaskEvent>> AllEvents(Store& s) {
     return absl::OkStatus();
   }));
   return out;
+}
+
+// The whole audit log, oldest first.
+absl::StatusOr<std::vector<records::AuditRecord>> AllAudit(Store& s) {
+  std::vector<records::AuditRecord> out;
+  records::AuditQuery page;
+  page.limit = kAuditPage;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<records::AuditRecord> newest, s.ListAudit(page));
+    if (!newest.empty() && page.before_seq != 0 && newest.back().seq >= page.before_seq) {
+      return absl::InternalError(absl::StrCat(s.Describe(), " listed audit record ",
+                                              newest.back().seq, " before seq ", page.before_seq));
+    }
+    std::move(newest.begin(), newest.end(), std::back_inserter(out));
+    if (newest.size() < kAuditPage || out.back().seq <= 1) break;
+    page.before_seq = out.back().seq;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// Moves `rows` into write batches of at most kEventsPerBatch each, appended to `batches`.
+template <typename T>
+void AppendInBatches(std::vector<T>& rows, std::vector<T> records::WriteBatch::*field,
+                     std::vector<records::WriteBatch>& batches) {
+  for (size_t i = 0; i < rows.size(); i += kEventsPerBatch) {
+    records::WriteBatch b;
+    size_t end = std::min(rows.size(), i + kEventsPerBatch);
+    (b.*field).assign(std::make_move_iterator(rows.begin() + static_cast<ptrdiff_t>(i)),
+                      std::make_move_iterator(rows.begin() + static_cast<ptrdiff_t>(end)));
+    batches.push_back(std::move(b));
+  }
 }
 
 template <typename T>
@@ -46,30 +83,32 @@ absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
     return absl::CancelledError("one is enough");  // stops the scan
   });
   if (!scan.ok() && !has_events) return scan;
+  records::AuditQuery newest;
+  newest.limit = 1;
+  ASSIGN_OR_RETURN(std::vector<records::AuditRecord> audited, to.ListAudit(newest));
   if (!existing.pools.empty() || !existing.jobs.empty() || !existing.tasks.empty() ||
-      !existing.hosts.empty() || existing.next_job_id != 1 || has_events) {
+      !existing.hosts.empty() || !existing.tokens.empty() || existing.next_job_id != 1 ||
+      has_events || !audited.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the target ", to.Describe(), " is not empty; migrate only into a new database"));
   }
   ASSIGN_OR_RETURN(records::StoreContents c, from.Load());
   ASSIGN_OR_RETURN(std::vector<records::TaskEvent> events, AllEvents(from));
+  ASSIGN_OR_RETURN(std::vector<records::AuditRecord> audit, AllAudit(from));
 
-  CopyReport report{c.pools.size(), c.jobs.size(), c.tasks.size(), c.hosts.size(), events.size()};
+  CopyReport report{c.pools.size(), c.jobs.size(),   c.tasks.size(), c.hosts.size(),
+                    events.size(),  c.tokens.size(), audit.size()};
   std::vector<records::WriteBatch> batches(1);
   records::WriteBatch& records = batches[0];
   records.put_pools = std::move(c.pools);
   records.put_jobs = std::move(c.jobs);
   records.put_tasks = std::move(c.tasks);
   records.put_hosts = std::move(c.hosts);
+  records.put_tokens = std::move(c.tokens);
   records.next_job_id = c.next_job_id;
   records.cluster_id = c.cluster_id;  // the same cluster, in another store
-  for (size_t i = 0; i < events.size(); i += kEventsPerBatch) {
-    records::WriteBatch b;
-    size_t end = std::min(events.size(), i + kEventsPerBatch);
-    b.events.assign(std::make_move_iterator(events.begin() + static_cast<ptrdiff_t>(i)),
-                    std::make_move_iterator(events.begin() + static_cast<ptrdiff_t>(end)));
-    batches.push_back(std::move(b));
-  }
+  AppendInBatches(events, &records::WriteBatch::events, batches);
+  AppendInBatches(audit, &records::WriteBatch::audit, batches);  // oldest first: seq grows alike
   std::vector<const records::WriteBatch*> all;
   for (const records::WriteBatch& b : batches) all.push_back(&b);
   RETURN_IF_ERROR(WithContext(to.CommitAll(all), absl::StrCat("writing ", to.Describe())));
@@ -83,6 +122,7 @@ absl::Status CompareStores(Store& a, Store& b) {
   RETURN_IF_ERROR(SameList(ca.jobs, cb.jobs, "jobs", a, b));
   RETURN_IF_ERROR(SameList(ca.tasks, cb.tasks, "tasks", a, b));
   RETURN_IF_ERROR(SameList(ca.hosts, cb.hosts, "hosts", a, b));
+  RETURN_IF_ERROR(SameList(ca.tokens, cb.tokens, "tokens", a, b));
   if (ca.cluster_id != cb.cluster_id) {
     return absl::FailedPreconditionError(
         absl::StrCat("the cluster id differs: ", ca.cluster_id, " and ", cb.cluster_id));
@@ -93,7 +133,13 @@ absl::Status CompareStores(Store& a, Store& b) {
   }
   ASSIGN_OR_RETURN(std::vector<records::TaskEvent> ea, AllEvents(a));
   ASSIGN_OR_RETURN(std::vector<records::TaskEvent> eb, AllEvents(b));
-  return SameList(ea, eb, "events", a, b);
+  RETURN_IF_ERROR(SameList(ea, eb, "events", a, b));
+  ASSIGN_OR_RETURN(std::vector<records::AuditRecord> aa, AllAudit(a));
+  ASSIGN_OR_RETURN(std::vector<records::AuditRecord> ab, AllAudit(b));
+  // A copy numbers the log again: records are the same whatever their seq.
+  for (records::AuditRecord& r : aa) r.seq = 0;
+  for (records::AuditRecord& r : ab) r.seq = 0;
+  return SameList(aa, ab, "audit records", a, b);
 }
 
 }  // namespace paceline::store

@@ -38,6 +38,10 @@ class FaultInjectingStore final : public Store {
     return base_->ListEvents(task, limit);
   }
   absl::Status ForEachEvent(const EventFn& fn) override { return base_->ForEachEvent(fn); }
+  absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
+      const records::AuditQuery& query) override {
+    return base_->ListAudit(query);
+  }
   const std::string& cluster_id() const override { return base_->cluster_id(); }
   std::string Describe() const override { return "faulty(" + base_->Describe() + ")"; }
 

@@ -1,6 +1,7 @@
 #include "store/memory_store.h"
 
 #include "common/status.h"
+#include "store/audit_query.h"
 
 namespace paceline::store {
 
@@ -20,6 +21,15 @@ void MemoryStore::Apply(const records::WriteBatch& b, State& s) {
                    s.events.lower_bound(TaskId{JobId(id.value() + 1), 0}));
   }
   for (const std::string& path : b.delete_pools) s.pools.erase(path);
+  for (const records::TokenRecord& t : b.put_tokens) s.tokens[t.id] = t;
+  for (records::AuditRecord a : b.audit) {
+    a.seq = ++s.last_audit_seq;
+    s.audit.emplace(a.seq, std::move(a));
+  }
+  if (b.prune_audit_before) {
+    std::erase_if(s.audit,
+                  [&](const auto& entry) { return entry.second.at < *b.prune_audit_before; });
+  }
   if (b.next_job_id) s.next_job_id = *b.next_job_id;
   if (b.cluster_id) s.cluster_id = *b.cluster_id;
 }
@@ -36,6 +46,7 @@ absl::StatusOr<records::StoreContents> MemoryStore::Load() {
   for (const auto& [_, j] : state_.jobs) c.jobs.push_back(j);
   for (const auto& [_, t] : state_.tasks) c.tasks.push_back(t);
   for (const auto& [_, h] : state_.hosts) c.hosts.push_back(h);
+  for (const auto& [_, t] : state_.tokens) c.tokens.push_back(t);
   c.next_job_id = state_.next_job_id;
   c.cluster_id = state_.cluster_id;
   return c;
@@ -54,6 +65,16 @@ absl::Status MemoryStore::ForEachEvent(const EventFn& fn) {
     for (const records::TaskEvent& e : events) RETURN_IF_ERROR(fn(e));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<records::AuditRecord>> MemoryStore::ListAudit(
+    const records::AuditQuery& query) {
+  std::vector<records::AuditRecord> out;
+  for (auto it = state_.audit.rbegin(); it != state_.audit.rend() && out.size() < query.limit;
+       ++it) {
+    if (AuditMatches(it->second, query)) out.push_back(it->second);
+  }
+  return out;
 }
 
 }  // namespace paceline::store

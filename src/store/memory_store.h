@@ -19,6 +19,8 @@ class MemoryStore final : public Store {
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
+  absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
+      const records::AuditQuery& query) override;
   std::string Describe() const override { return "memory"; }
   const std::string& cluster_id() const override { return state_.cluster_id; }
 
@@ -29,6 +31,9 @@ class MemoryStore final : public Store {
     std::map<TaskId, records::TaskRecord> tasks;
     std::map<TaskId, std::vector<records::TaskEvent>> events;
     std::map<std::string, records::HostRecord> hosts;
+    std::map<std::string, records::TokenRecord> tokens;
+    std::map<int64_t, records::AuditRecord> audit;  // by seq
+    int64_t last_audit_seq = 0;
     uint64_t next_job_id = 1;
     std::string cluster_id = "memory";
   };

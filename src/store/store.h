@@ -13,6 +13,7 @@
 //   - ForEachEvent(fn) calls fn on every event, by task (job, then instance) and in commit
 //     order within a task, including the events of instances a scale-down removed; it stops
 //     at the first error of fn and returns it.
+//   - ListAudit(query) returns the audit records matching `query`, newest (highest seq) first.
 //   - ReadChanges(since) returns what changed after revision `since` (store_mirror.h), in one
 //     consistent snapshot: for a backend that several masters share, so that a standby can
 //     follow it. Others answer UNIMPLEMENTED.
@@ -42,6 +43,8 @@ class Store {
   virtual absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
   using EventFn = std::function<absl::Status(const records::TaskEvent&)>;
   virtual absl::Status ForEachEvent(const EventFn& fn) = 0;
+  virtual absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
+      const records::AuditQuery& query) = 0;
   virtual absl::StatusOr<StoreChanges> ReadChanges(int64_t since) {
     (void)since;
     return absl::UnimplementedError(Describe() + " cannot be followed by a standby");

@@ -1,6 +1,7 @@
 // One conformance suite for every Store backend: memory, SQLite and PostgreSQL (a real server,
 // started for the suite), each also behind the fault-injecting wrapper; plus the group
-// committer on top of them.
+// committer on top of them. The fixture is store/testing/store_conformance.h; the tests of
+// tokens, job owners and the audit log are in store_access_conformance_test.cc.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,127 +19,17 @@
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/testing/postgres_server.h"
+#include "store/testing/store_conformance.h"
 
 namespace paceline::store {
 namespace {
 
-// A backend under test: `open` returns a store over the same durable location each time (for
-// SQLite) so that reopening can be tested; memory stores are not durable.
-struct Backend {
-  std::string name;
-  bool durable = false;
-  std::function<std::unique_ptr<Store>(const std::string& dir)> open;
-};
-
-// Names the backend in test listings (not its bytes).
-void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
-
-JobSpec ValidJobSpec(const std::string& name, uint32_t instances) {
-  JobSpec s;
-  s.name = name;
-  s.instances = instances;
-  s.task.command = "echo hi";
-  s.task.resources = Resources::Of(500, int64_t{256} << 20);
-  return s;
-}
-
-PoolSpec ValidPoolSpec(int64_t cpu_reservation) {
-  PoolSpec p;
-  p.dim(Dim::kCpu).reservation = cpu_reservation;
-  p.dim(Dim::kCpu).limit = cpu_reservation * 2;
-  return p;
-}
-
-records::TaskRecord Task(uint64_t job, uint32_t instance, TaskState state) {
-  records::TaskRecord t;
-  t.id = TaskId{JobId(job), instance};
-  t.run = 1;
-  t.state = state;
-  t.host = "host-1";
-  t.started_at = absl::FromUnixSeconds(1000);
-  t.not_before = absl::FromUnixSeconds(1500);
-  t.restart_requested = true;
-  t.exit_code = state == TaskState::kFailed ? 3 : -1;
-  t.reason = state == TaskState::kFailed ? "EXIT_NONZERO" : "";
-  return t;
-}
-
-records::TaskEvent Event(uint64_t job, uint32_t instance, uint32_t run, TaskState state, int at) {
-  return records::TaskEvent{RunId{TaskId{JobId(job), instance}, run},
-                            absl::FromUnixSeconds(at),
-                            state,
-                            "host-1",
-                            "REASON",
-                            "message"};
-}
-
-class StoreConformance : public ::testing::TestWithParam<Backend> {
- protected:
-  void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("pl-conf-" + std::to_string(::getpid()) + "-" + GetParam().name + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    std::filesystem::remove_all(dir_);
-    store_ = GetParam().open(dir_);
-    ASSERT_NE(store_, nullptr);
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  records::StoreContents MustLoad() {
-    absl::StatusOr<records::StoreContents> c = store_->Load();
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *c : records::StoreContents{};
-  }
-  // A full batch touching every kind of record.
-  records::WriteBatch FullBatch() {
-    records::WriteBatch b;
-    b.put_pools.push_back({"/ads", ValidPoolSpec(10'000)});
-    records::JobRecord job{JobId(7),
-                           "/ads",
-                           ValidJobSpec("etl", 3),
-                           2,
-                           records::JobGoal::kRun,
-                           absl::FromUnixSeconds(500)};
-    job.old_specs[1] = ValidJobSpec("etl", 2);
-    records::UpdateRecord u;
-    u.id = 1;
-    u.from_version = 1;
-    u.to_version = 2;
-    u.paused = true;
-    u.options.batch_size = 2;
-    u.options.min_healthy_time = absl::Seconds(3);
-    u.instances = {0, 1, 2};
-    u.progress = {records::EntryProgress::kDone, records::EntryProgress::kInFlight,
-                  records::EntryProgress::kWaiting};
-    u.from_instances = 2;
-    u.to_instances = 3;
-    u.started_at = absl::FromUnixSeconds(600);
-    u.message = "paused by the user";
-    job.updates.push_back(u);
-    job.instances = 3;
-    b.put_jobs.push_back(job);
-    b.put_tasks.push_back(Task(7, 0, TaskState::kRunning));
-    b.put_tasks.back().spec_version = 2;
-    b.put_tasks.back().next_spec_version = 3;
-    b.put_tasks.back().volume_host = "host-2";
-    b.put_tasks.push_back(Task(7, 2, TaskState::kFailed));
-    b.events.push_back(Event(7, 0, 1, TaskState::kLaunching, 10));
-    b.events.push_back(Event(7, 0, 1, TaskState::kRunning, 11));
-    records::HostRecord h{"host-1",
-                          records::HostMaintenance::kDraining,
-                          Resources::Of(8000, int64_t{16} << 30),
-                          {{"zone", "a"}, {"rack", "r1"}}};
-    b.put_hosts.push_back(h);
-    b.next_job_id = 8;
-    return b;
-  }
-
-  std::string dir_;
-  std::unique_ptr<Store> store_;
-};
+using conformance::Backend;
+using conformance::Event;
+using conformance::StoreConformance;
+using conformance::Task;
+using conformance::ValidJobSpec;
+using conformance::ValidPoolSpec;
 
 TEST_P(StoreConformance, EmptyStoreLoadsEmpty) {
   records::StoreContents c = MustLoad();
@@ -146,7 +37,11 @@ TEST_P(StoreConformance, EmptyStoreLoadsEmpty) {
   EXPECT_TRUE(c.jobs.empty());
   EXPECT_TRUE(c.tasks.empty());
   EXPECT_TRUE(c.hosts.empty());
+  EXPECT_TRUE(c.tokens.empty());
   EXPECT_EQ(c.next_job_id, 1u);
+  absl::StatusOr<std::vector<records::AuditRecord>> audit = store_->ListAudit({});
+  ASSERT_TRUE(audit.ok()) << audit.status();
+  EXPECT_TRUE(audit->empty());
 }
 
 TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
@@ -157,6 +52,7 @@ TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
   EXPECT_EQ(c.jobs, b.put_jobs);
   EXPECT_EQ(c.tasks, b.put_tasks);
   EXPECT_EQ(c.hosts, b.put_hosts);
+  EXPECT_EQ(c.tokens, b.put_tokens);
   EXPECT_EQ(c.next_job_id, 8u);
 }
 
@@ -277,7 +173,10 @@ TEST_P(StoreConformance, SurvivesReopenWhenDurable) {
   EXPECT_EQ(c.jobs.size(), 1u);
   EXPECT_EQ(c.tasks.size(), 2u);
   EXPECT_EQ(c.next_job_id, 8u);
+  EXPECT_EQ(c.tokens.size(), 1u);
+  EXPECT_EQ(c.jobs[0].owner, "alice");
   EXPECT_EQ(store_->ListEvents(TaskId{JobId(7), 0}, 0)->size(), 2u);
+  EXPECT_EQ(store_->ListAudit(records::AuditQuery{})->size(), 1u);
 }
 
 TEST_P(StoreConformance, GroupCommitterCommitsEverythingFromManyThreads) {
@@ -379,6 +278,8 @@ TEST_P(StoreConformance, CopiesIntoAnEmptyStoreAndComparesEqual) {
   EXPECT_EQ(r->jobs, 1u);
   EXPECT_EQ(r->tasks, 2u);
   EXPECT_EQ(r->events, 2u);
+  EXPECT_EQ(r->tokens, 1u);
+  EXPECT_EQ(r->audit, 1u);
   EXPECT_TRUE(CompareStores(*store_, copy).ok());
   // A second copy into the now non-empty store is refused and changes nothing.
   absl::StatusOr<CopyReport> again = CopyStore(*store_, copy);

@@ -18,6 +18,7 @@ void StoreMirror::Apply(StoreChanges changes) {
   for (records::JobRecord& j : c.jobs) jobs_.insert_or_assign(j.id, std::move(j));
   for (records::TaskRecord& t : c.tasks) tasks_.insert_or_assign(t.id, std::move(t));
   for (records::HostRecord& h : c.hosts) hosts_.insert_or_assign(h.name, std::move(h));
+  for (records::TokenRecord& t : c.tokens) tokens_.insert_or_assign(t.id, std::move(t));
   next_job_id_ = c.next_job_id;
   cluster_id_ = std::move(c.cluster_id);
   rev_ = changes.rev;
@@ -46,6 +47,7 @@ records::StoreContents StoreMirror::Contents() const {
   Values(jobs_, out.jobs);
   Values(tasks_, out.tasks);
   Values(hosts_, out.hosts);
+  Values(tokens_, out.tokens);
   out.next_job_id = next_job_id_;
   out.cluster_id = cluster_id_;
   return out;
@@ -57,6 +59,7 @@ records::StoreContents StoreMirror::TakeContents() && {
   Values(std::move(jobs_), out.jobs);
   Values(std::move(tasks_), out.tasks);
   Values(std::move(hosts_), out.hosts);
+  Values(std::move(tokens_), out.tokens);
   out.next_job_id = next_job_id_;
   out.cluster_id = std::move(cluster_id_);
   return out;

@@ -118,7 +118,9 @@ void TestCluster::StartMaster(int i) {
                                    "--history-period",
                                    "1s",
                                    "--token-file",
-                                   dir_ + "/master/token"};
+                                   dir_ + "/master/token",
+                                   "--agent-token-file",
+                                   dir_ + "/master/agent-token"};
   if (!options_.store.empty()) {
     for (const char* a : {"--store", options_.store.c_str(), "--lease", options_.lease.c_str()}) {
       args.push_back(a);
@@ -133,6 +135,7 @@ void TestCluster::StartMaster(int i) {
   master_addrs_[i] = j["grpc"];
   if (i == current_) addr_ = master_addrs_[i];
   token_ = std::string(absl::StripAsciiWhitespace(ReadFile(j["token_file"])));
+  agent_token_ = std::string(absl::StripAsciiWhitespace(ReadFile(j["agent_token_file"])));
 }
 
 int TestCluster::FindLeader(absl::Duration timeout) {
@@ -162,7 +165,7 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
   std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
   agents_[i] = std::make_unique<Process>(Process::Start(
       {"agent", "--master", masters.empty() ? absl::StrJoin(master_addrs_, ",") : masters,
-       "--token-file", dir_ + "/master/token", "--name", agent_name(i), "--work-dir",
+       "--token-file", dir_ + "/master/agent-token", "--name", agent_name(i), "--work-dir",
        absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu, "--memory",
        options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i),
        "--usage-interval", options_.usage_interval},

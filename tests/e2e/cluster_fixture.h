@@ -84,7 +84,8 @@ class TestCluster {
                   bool with_token = true, int master = -1);
   // "host:port" of the HTTP side.
   std::string HttpAddress(int master = -1);
-  const std::string& token() const { return token_; }
+  const std::string& token() const { return token_; }              // the bootstrap admin's
+  const std::string& agent_token() const { return agent_token_; }  // the agents'
   // Runs `paceline --addr A --token T args...`.
   RunResult Cli(const std::vector<std::string>& args);
   // Starts `paceline --addr A --token T args...` in the background.
@@ -108,6 +109,7 @@ class TestCluster {
   std::string suffix_;
   std::string addr_;  // the current master's gRPC address
   std::string token_;
+  std::string agent_token_;
   std::vector<std::unique_ptr<Process>> masters_;
   std::vector<std::string> master_addrs_;  // "" until started once
   int current_ = 0;

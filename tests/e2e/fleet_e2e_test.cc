@@ -44,7 +44,7 @@ class FleetE2E : public ::testing::Test {
     Json endpoints = Json::parse(ReadFile(cluster_.dir() + "/master/master.json"));
     bench::GrpcFleetConfig config;
     config.master_addr = endpoints["grpc"];
-    config.token = cluster_.token();
+    config.token = cluster_.agent_token();
     v1::Resources capacity = bench::Capacity(1000, kGi);
     capacity.set_gpu_milli(gpus * 1000);
     config.hosts = bench::UniformHosts(hosts, "fake", capacity, {{"kind", "fake"}});

@@ -2,10 +2,12 @@
 // shows them (the overview's counts and capacity). Charts read the master's history instead
 // (history.ts).
 
+import { token } from "./auth";
+
 export type Metrics = Map<string, number>; // "name{labels}" or "name" -> value
 
 export async function fetchMetrics(): Promise<Metrics> {
-  const res = await fetch("/metrics");
+  const res = await fetch("/metrics", { headers: { Authorization: `Bearer ${token() ?? ""}` } });
   if (!res.ok) throw new Error(`/metrics: HTTP ${res.status}`);
   const m: Metrics = new Map();
   for (const line of (await res.text()).split("\n")) {

@@ -83,7 +83,9 @@ async function main() {
   await waitFor(
     "the tasks to run",
     async () => {
-      const m = await (await fetch(`http://${http}/metrics`)).text();
+      const m = await (
+        await fetch(`http://${http}/metrics`, { headers: { Authorization: `Bearer ${token}` } })
+      ).text();
       const running = Number(/paceline_tasks\{state="RUNNING"\} (\d+)/.exec(m)?.[1] ?? 0);
       return running >= JOBS;
     },

@@ -1,7 +1,8 @@
 // Following a PostgreSQL store as a standby does (store_mirror.h), on a real server: a mirror
 // fed only the changes after its revision equals a full load after every commit of a long,
-// random mix of writes and deletions; a delta holds only what changed; a database of schema
-// version 1 is migrated and followed from its first rows.
+// random mix of writes and deletions; a delta holds only what changed; tokens come through the
+// changes (audit records do not); a database of schema version 1 is migrated and followed from
+// its first rows.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -34,6 +35,7 @@ class StoreFollowTest : public testing::PostgresDatabaseTest {
     EXPECT_EQ(a.jobs, b.jobs);
     EXPECT_EQ(a.tasks, b.tasks);
     EXPECT_EQ(a.hosts, b.hosts);
+    EXPECT_EQ(a.tokens, b.tokens);
     EXPECT_EQ(a.next_job_id, b.next_job_id);
     EXPECT_EQ(a.cluster_id, b.cluster_id);
   }
@@ -61,6 +63,21 @@ records::TaskRecord Task(uint64_t job, uint32_t instance, uint32_t run) {
   t.state = run % 2 == 0 ? TaskState::kRunning : TaskState::kSucceeded;
   t.host = "h" + std::to_string(run % 3);
   t.started_at = absl::FromUnixSeconds(run);
+  return t;
+}
+
+records::TokenRecord Token(const std::string& id, const std::string& user) {
+  records::TokenRecord t;
+  t.id = id;
+  t.name = "ci";
+  t.user = user;
+  t.group = "g";
+  t.role = "submitter";
+  t.scope = "/p";
+  t.salt = "00";
+  t.hash = "ff";
+  t.created_by = "root";
+  t.created_at = absl::FromUnixSeconds(100);
   return t;
 }
 
@@ -99,13 +116,17 @@ TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit)
                                           static_cast<uint32_t>(pick(4))});
         }
         break;
-      case 4:  // a host joins or changes
+      case 4: {  // a host joins or changes; a token is created or revoked
         b.put_hosts.push_back(
             records::HostRecord{"h" + std::to_string(pick(4)),
                                 records::HostMaintenance::kUp,
                                 Resources::Of(1000 * (1 + pick(8)), int64_t{1} << 30),
                                 {{"zone", "z"}}});
+        records::TokenRecord t = Token("tok-" + std::to_string(pick(3)), "u");
+        if (pick(2) == 0) t.revoked_at = absl::FromUnixSeconds(1000 + step);
+        b.put_tokens.push_back(t);
         break;
+      }
       case 5:  // a job updated
         if (next_job > 1) {
           b.put_jobs.push_back(Job(1 + pick(static_cast<int>(next_job - 1)), 2 + pick(5)));
@@ -152,6 +173,46 @@ TEST_F(StoreFollowTest, ADeltaHoldsOnlyWhatChangedSinceTheRevision) {
   EXPECT_GT(delta->rev, mirror.rev());
   mirror.Apply(*std::move(delta));
   EXPECT_EQ(mirror.tasks(), 1999u);
+}
+
+TEST_F(StoreFollowTest, TokensComeThroughTheChangesSoAStandbyKnowsEveryToken) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch first;
+  first.put_jobs.push_back(Job(1, 1));
+  first.put_tokens = {Token("tok-a", "alice"), Token("tok-b", "bob")};
+  records::AuditRecord audit;
+  audit.user = "root";
+  audit.target = "token tok-a";
+  first.audit = {audit, audit};
+  ASSERT_TRUE(store->Commit(first).ok());
+  StoreMirror mirror;
+  EXPECT_EQ(Follow(*store, mirror), 3u) << "a job and two tokens; audit records are not rows";
+  EXPECT_THAT(mirror.Contents().tokens,
+              ::testing::ElementsAre(Token("tok-a", "alice"), Token("tok-b", "bob")));
+
+  // A revocation, alone in its commit with its audit record: the delta is that token.
+  records::TokenRecord revoked = Token("tok-b", "bob");
+  revoked.revoked_at = absl::FromUnixSeconds(200);
+  records::WriteBatch revoke;
+  revoke.put_tokens = {revoked};
+  revoke.audit = {audit};
+  ASSERT_TRUE(store->Commit(revoke).ok());
+  absl::StatusOr<StoreChanges> delta = store->ReadChanges(mirror.rev());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  EXPECT_THAT(delta->changed.tokens, ::testing::ElementsAre(revoked));
+  EXPECT_EQ(delta->rows(), 1u);
+  EXPECT_GT(delta->rev, mirror.rev());
+  mirror.Apply(*std::move(delta));
+  // A commit of audit records only changes nothing a standby follows.
+  records::WriteBatch only_audit;
+  only_audit.audit = {audit};
+  ASSERT_TRUE(store->Commit(only_audit).ok());
+  EXPECT_EQ(Follow(*store, mirror), 0u);
+  absl::StatusOr<records::StoreContents> loaded = store->Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ExpectSame(mirror.Contents(), *loaded);
+  ExpectSame(StoreMirror(mirror).TakeContents(), *loaded);
 }
 
 TEST_F(StoreFollowTest, ASchemaVersionOneDatabaseIsMigratedAndFollowedFromItsFirstRows) {

@@ -1,10 +1,12 @@
-// PostgresStore's reads: Load, ReadChanges, ListEvents, ForEachEvent (postgres_store.h).
+// PostgresStore's reads: Load, ReadChanges, ListEvents, ForEachEvent, ListAudit
+// (postgres_store.h).
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
+#include "store/audit_query.h"
 #include "store/postgres/postgres_store.h"
 #include "store/row_codec.h"
 
@@ -20,10 +22,11 @@ class RowReader {
     int c = col_++;
     return rows_.Int(row_, c, absl::StrCat("store table ", table_, ", column ", c));
   }
-  absl::StatusOr<absl::Time> Time() {
+  // NULL stands for `null_means` (schema.h).
+  absl::StatusOr<absl::Time> Time(absl::Time null_means = absl::InfinitePast()) {
     if (rows_.IsNull(row_, col_)) {
       ++col_;
-      return absl::InfinitePast();
+      return null_means;
     }
     ASSIGN_OR_RETURN(int64_t us, Int());
     return absl::FromUnixMicros(us);
@@ -76,7 +79,8 @@ absl::Status LoadPools(PgConn& c, const std::string& since, records::StoreConten
 absl::Status LoadJobs(PgConn& c, const std::string& since, records::StoreContents& out) {
   ASSIGN_OR_RETURN(PgRows rows,
                    c.Query("SELECT id, pool, spec, version, goal, created_us, old_specs, "
-                           "updates, instances FROM jobs WHERE rev > $1 ORDER BY id",
+                           "updates, instances, owner, owner_group FROM jobs WHERE rev > $1 "
+                           "ORDER BY id",
                            {since}, "loading jobs"));
   for (int i = 0; i < rows.size(); ++i) {
     RowReader r(rows, i, "jobs");
@@ -100,6 +104,8 @@ absl::Status LoadJobs(PgConn& c, const std::string& since, records::StoreContent
     j.updates = *std::move(updates);
     ASSIGN_OR_RETURN(int64_t instances, r.Int());
     j.instances = static_cast<uint32_t>(instances);
+    j.owner = r.Text();
+    j.owner_group = r.Text();
     out.jobs.push_back(std::move(j));
   }
   return absl::OkStatus();
@@ -171,6 +177,32 @@ absl::Status LoadHosts(PgConn& c, const std::string& since, records::StoreConten
   return absl::OkStatus();
 }
 
+absl::Status LoadTokens(PgConn& c, const std::string& since, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c.Query("SELECT id, name, user_name, group_name, role, scope, salt, hash, "
+                           "created_by, created_us, expires_us, revoked_us FROM tokens "
+                           "WHERE rev > $1 ORDER BY id",
+                           {since}, "loading tokens"));
+  for (int i = 0; i < rows.size(); ++i) {
+    RowReader r(rows, i, "tokens");
+    records::TokenRecord t;
+    t.id = r.Text();
+    t.name = r.Text();
+    t.user = r.Text();
+    t.group = r.Text();
+    t.role = r.Text();
+    t.scope = r.Text();
+    t.salt = r.Text();
+    t.hash = r.Text();
+    t.created_by = r.Text();
+    ASSIGN_OR_RETURN(t.created_at, r.Time());
+    ASSIGN_OR_RETURN(t.expires_at, r.Time(absl::InfiniteFuture()));
+    ASSIGN_OR_RETURN(t.revoked_at, r.Time(absl::InfiniteFuture()));
+    out.tokens.push_back(std::move(t));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LoadDeletions(PgConn& c, const std::string& since, StoreChanges& out) {
   ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT kind, job, instance, path FROM deletions "
                                         "WHERE rev > $1 ORDER BY rev",
@@ -197,7 +229,8 @@ absl::StatusOr<int64_t> NewestRevision(PgConn& c) {
   ASSIGN_OR_RETURN(PgRows rows,
                    c.Query("SELECT COALESCE(GREATEST((SELECT max(rev) FROM pools), "
                            "(SELECT max(rev) FROM jobs), (SELECT max(rev) FROM tasks), "
-                           "(SELECT max(rev) FROM hosts), (SELECT max(rev) FROM deletions)), $1)",
+                           "(SELECT max(rev) FROM hosts), (SELECT max(rev) FROM tokens), "
+                           "(SELECT max(rev) FROM deletions)), $1)",
                            {absl::StrCat(kNoRevision)}, "reading the newest revision"));
   return rows.Int(0, 0, "the newest revision");
 }
@@ -223,6 +256,7 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
     RETURN_IF_ERROR(LoadJobs(*c, after, changed));
     RETURN_IF_ERROR(LoadTasks(*c, after, changed));
     RETURN_IF_ERROR(LoadHosts(*c, after, changed));
+    RETURN_IF_ERROR(LoadTokens(*c, after, changed));
     if (since != kNoRevision) RETURN_IF_ERROR(LoadDeletions(*c, after, out));
     ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
     if (!absl::SimpleAtoi(next, &changed.next_job_id)) {
@@ -283,6 +317,35 @@ absl::Status PostgresStore::ForEachEvent(const EventFn& fn) {
     instance = std::string(rows.Text(last, 1));
     seq = std::string(rows.Text(last, 2));
   }
+}
+
+absl::StatusOr<std::vector<records::AuditRecord>> PostgresStore::ListAudit(
+    const records::AuditQuery& query) {
+  ASSIGN_OR_RETURN(PgConn * c, Conn());
+  AuditSelect select = AuditSelectSql(query, '$');
+  PgParams params;
+  for (const std::variant<int64_t, std::string>& p : select.params) {
+    params.push_back(std::visit([](const auto& v) { return absl::StrCat(v); }, p));
+  }
+  ASSIGN_OR_RETURN(PgRows rows, c->Query(select.sql, params, "reading the audit log"));
+  std::vector<records::AuditRecord> out;
+  out.reserve(static_cast<size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    RowReader r(rows, i, "audit");
+    records::AuditRecord a;
+    ASSIGN_OR_RETURN(a.seq, r.Int());
+    ASSIGN_OR_RETURN(a.at, r.Time());
+    a.user = r.Text();
+    a.source = r.Text();
+    a.action = r.Text();
+    a.pool = r.Text();
+    a.target = r.Text();
+    a.outcome = r.Text();
+    a.message = r.Text();
+    a.request_id = r.Text();
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 }  // namespace paceline::store

@@ -12,8 +12,9 @@
 // back by itself when the database does.
 //
 // Revisions: every commit takes the next revision and marks what it writes or deletes with it
-// (schema.h, version 2), so ReadChanges(since) reads only what changed after `since`. What a
-// commit sends is in postgres_write.h.
+// (schema.h, version 2), so ReadChanges(since) reads only what changed after `since`, tokens
+// included; the audit log is not among the changes (ListAudit reads it). What a commit sends
+// is in postgres_write.h.
 //
 // Fencing: after FenceWith(term), every commit first calls paceline_fence(term) in the same
 // transaction (schema.h): once another master has taken the lease, commits fail with
@@ -47,6 +48,8 @@ class PostgresStore final : public Store {
   absl::StatusOr<StoreChanges> ReadChanges(int64_t since) override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
+  absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
+      const records::AuditQuery& query) override;
   std::string Describe() const override;
   const std::string& cluster_id() const override { return cluster_id_; }
 

@@ -1,6 +1,7 @@
-// PostgresStore beyond the conformance suite, on a real PostgreSQL server: schema versions,
-// connection strings, a failure deep inside a pipelined transaction, a server that goes away
-// and comes back, fencing by term, and masters that start together.
+// PostgresStore beyond the conformance suite, on a real PostgreSQL server: schema versions (and
+// the migration of a version-3 database), connection strings, a failure deep inside a pipelined
+// transaction (also among tokens and audit records), a server that goes away and comes back,
+// fencing by term, and masters that start together.
 
 #include "store/postgres/postgres_store.h"
 
@@ -9,8 +10,10 @@
 
 #include <thread>
 
+#include "spec/yaml_spec.h"
 #include "store/memory_store.h"
 #include "store/postgres/pg_lease.h"
+#include "store/postgres/schema.h"
 #include "store/testing/postgres_test_base.h"
 
 namespace paceline::store {
@@ -130,6 +133,106 @@ TEST_F(PostgresStoreTest, ADatabaseOfANewerSchemaIsRefusedWithWhatToDo) {
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.status().message(), HasSubstr("schema version 99"));
   EXPECT_THAT(s.status().message(), HasSubstr("run a newer paceline"));
+}
+
+TEST_F(PostgresStoreTest, ASchemaVersionThreeDatabaseIsMigratedToFourAndKeepsItsJobs) {
+  JobSpec spec;
+  spec.name = "etl";
+  spec.instances = 1;
+  spec.task.command = "true";
+  spec.task.resources = Resources::Of(100, int64_t{16} << 20);
+  {
+    // A database as version 3 left it: one job, no owners, no tokens, no audit log.
+    auto c = PgConn::Connect(url_, absl::Seconds(5));
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->Exec(pg::kSchemaV1, "schema 1").ok());
+    ASSERT_TRUE((*c)->Exec(pg::kSchemaV2, "schema 2").ok());
+    ASSERT_TRUE((*c)->Exec(pg::kSchemaV3, "schema 3").ok());
+    ASSERT_TRUE((*c)->Exec("INSERT INTO meta VALUES ('schema_version', '3'), "
+                           "('cluster_id', 'c3'), ('next_job_id', '2')",
+                           "meta of version 3")
+                    .ok());
+    ASSERT_TRUE((*c)->Query("INSERT INTO jobs (id, pool, spec, version, goal, created_us, "
+                            "old_specs, updates, instances, rev) "
+                            "VALUES (1, '/p', $1, 1, 0, 5, '{}', '[]', 0, 1)",
+                            {PrintJobSpec(spec)}, "a job of version 3")
+                    .ok());
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto contents = store->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->jobs.size(), 1u);
+  EXPECT_EQ(contents->jobs[0].spec, spec);
+  EXPECT_EQ(contents->jobs[0].owner, "");
+  EXPECT_EQ(contents->jobs[0].owner_group, "");
+  EXPECT_TRUE(contents->tokens.empty());
+  EXPECT_EQ(contents->cluster_id, "c3");
+  records::WriteBatch b;
+  records::JobRecord job = contents->jobs[0];
+  job.owner = "alice";
+  job.owner_group = "ads-team";
+  b.put_jobs.push_back(job);
+  records::TokenRecord token;
+  token.id = "tok-1";
+  token.user = "alice";
+  b.put_tokens.push_back(token);
+  records::AuditRecord audit;
+  audit.user = "alice";
+  audit.target = "job 1";
+  b.audit.push_back(audit);
+  ASSERT_TRUE(store->Commit(b).ok());
+  auto again = store->Load();
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->jobs[0], job);
+  EXPECT_THAT(again->tokens, ::testing::ElementsAre(token));
+  auto listed = store->ListAudit({});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  audit.seq = 1;
+  EXPECT_THAT(*listed, ::testing::ElementsAre(audit));
+  auto c = PgConn::Connect(url_, absl::Seconds(5));
+  ASSERT_TRUE(c.ok());
+  auto version =
+      (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->Text(0, 0), "4");
+}
+
+// Tokens and audit records are written by their own statements, pipelined with the rest: one
+// that fails takes back everything of its commit.
+TEST_F(PostgresStoreTest, ABadAuditRecordLeavesNeitherTokensNorAuditOfItsCommit) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch b;
+  for (int i = 0; i < 3; ++i) {
+    records::TokenRecord t;
+    t.id = absl::StrCat("tok-", i);
+    t.user = "alice";
+    b.put_tokens.push_back(t);
+    records::AuditRecord a;
+    a.at = absl::FromUnixSeconds(i);
+    a.user = "alice";
+    a.target = absl::StrCat("token tok-", i);
+    b.audit.push_back(a);
+  }
+  b.audit[2].message = "bad \xff byte";  // not UTF-8: the server refuses this row
+  absl::Status s = store->Commit(b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("committing to the store"));
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->tokens.empty());
+  EXPECT_TRUE(store->ListAudit({})->empty());
+  b.audit[2].message = "fixed";
+  ASSERT_TRUE(store->Commit(b).ok());
+  EXPECT_EQ(store->Load()->tokens.size(), 3u);
+  auto listed = store->ListAudit({});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 3u);
+  // Numbers burnt by the failed commit may be skipped; they still grow in commit order.
+  EXPECT_EQ((*listed)[0].message, "fixed");
+  EXPECT_GT((*listed)[0].seq, (*listed)[1].seq);
+  EXPECT_GT((*listed)[1].seq, (*listed)[2].seq);
 }
 
 TEST_F(PostgresStoreTest, AnUnreachableServerIsNamedWithoutItsPassword) {

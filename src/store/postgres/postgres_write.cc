@@ -27,12 +27,13 @@ constexpr Sql kPutPool{
 constexpr Sql kPutJob{
     "put_job",
     "INSERT INTO jobs (id, pool, spec, version, goal, created_us, old_specs, "
-    "updates, instances, rev) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-    "currval('changes_rev')) "
+    "updates, instances, owner, owner_group, rev) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+    "$10, $11, currval('changes_rev')) "
     "ON CONFLICT (id) DO UPDATE SET pool = EXCLUDED.pool, spec = EXCLUDED.spec, "
     "version = EXCLUDED.version, goal = EXCLUDED.goal, "
     "created_us = EXCLUDED.created_us, old_specs = EXCLUDED.old_specs, "
-    "updates = EXCLUDED.updates, instances = EXCLUDED.instances, rev = EXCLUDED.rev"};
+    "updates = EXCLUDED.updates, instances = EXCLUDED.instances, owner = EXCLUDED.owner, "
+    "owner_group = EXCLUDED.owner_group, rev = EXCLUDED.rev"};
 constexpr Sql kDeleteTask{"delete_task",
                           "WITH t AS (DELETE FROM tasks WHERE job = $1 AND instance = $2) "
                           "INSERT INTO deletions (rev, kind, job, instance) "
@@ -55,13 +56,30 @@ constexpr Sql kDeletePool{"delete_pool",
                           "WITH p AS (DELETE FROM pools WHERE path = $1) "
                           "INSERT INTO deletions (rev, kind, path) "
                           "VALUES (currval('changes_rev'), 'pool', $1)"};
+constexpr Sql kPutToken{
+    "put_token",
+    "INSERT INTO tokens (id, name, user_name, group_name, role, scope, salt, hash, created_by, "
+    "created_us, expires_us, revoked_us, rev) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+    "$11, $12, currval('changes_rev')) "
+    "ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, user_name = EXCLUDED.user_name, "
+    "group_name = EXCLUDED.group_name, role = EXCLUDED.role, scope = EXCLUDED.scope, "
+    "salt = EXCLUDED.salt, hash = EXCLUDED.hash, created_by = EXCLUDED.created_by, "
+    "created_us = EXCLUDED.created_us, expires_us = EXCLUDED.expires_us, "
+    "revoked_us = EXCLUDED.revoked_us, rev = EXCLUDED.rev"};
+constexpr Sql kAppendAudit{"append_audit",
+                           "INSERT INTO audit (at_us, user_name, source, action, pool, target, "
+                           "outcome, message, request_id) "
+                           "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"};
+constexpr Sql kPruneAudit{"prune_audit", "DELETE FROM audit WHERE at_us < $1"};
 constexpr Sql kPutMeta{"put_meta", kPutMetaSql};
-constexpr Sql kAll[] = {kFence,   kNextRev,   kPutPool,    kPutJob, kDeleteTask,
-                        kPutHost, kDeleteJob, kDeletePool, kPutMeta};
+constexpr Sql kAll[] = {kFence,     kNextRev,    kPutPool,  kPutJob,      kDeleteTask, kPutHost,
+                        kDeleteJob, kDeletePool, kPutToken, kAppendAudit, kPruneAudit, kPutMeta};
 
 std::optional<std::string> Num(int64_t v) { return absl::StrCat(v); }
-std::optional<std::string> Time(absl::Time t) {
-  if (t == absl::InfinitePast()) return std::nullopt;
+// NULL stands for `null_means`: InfinitePast ("never" happened), or InfiniteFuture for a
+// token's expiry and revocation ("never" will).
+std::optional<std::string> Time(absl::Time t, absl::Time null_means = absl::InfinitePast()) {
+  if (t == null_means) return std::nullopt;
   return absl::StrCat(absl::ToUnixMicros(t));
 }
 
@@ -226,7 +244,7 @@ void AddBatch(const records::WriteBatch& b, CommitCommands& out) {
              {Num(static_cast<int64_t>(j.id.value())), j.pool, PrintJobSpec(j.spec),
               Num(static_cast<int64_t>(j.version)), Num(static_cast<int64_t>(j.goal)),
               Time(j.created_at), EncodeOldSpecs(j.old_specs), EncodeUpdates(j.updates),
-              Num(j.instances)}},
+              Num(j.instances), j.owner, j.owner_group}},
             false);
   }
   for (const records::TaskRecord& t : b.put_tasks) out.PutTask(t);
@@ -244,6 +262,22 @@ void AddBatch(const records::WriteBatch& b, CommitCommands& out) {
   for (JobId id : b.delete_jobs)
     out.Add({kDeleteJob.name, {Num(static_cast<int64_t>(id.value()))}}, true);
   for (const std::string& path : b.delete_pools) out.Add({kDeletePool.name, {path}}, false);
+  for (const records::TokenRecord& t : b.put_tokens) {
+    out.Add({kPutToken.name,
+             {t.id, t.name, t.user, t.group, t.role, t.scope, t.salt, t.hash, t.created_by,
+              Time(t.created_at), Time(t.expires_at, absl::InfiniteFuture()),
+              Time(t.revoked_at, absl::InfiniteFuture())}},
+            false);
+  }
+  for (const records::AuditRecord& a : b.audit) {
+    out.Add({kAppendAudit.name,
+             {Num(absl::ToUnixMicros(a.at)), a.user, a.source, a.action, a.pool, a.target,
+              a.outcome, a.message, a.request_id}},
+            false);
+  }
+  if (b.prune_audit_before) {
+    out.Add({kPruneAudit.name, {Num(absl::ToUnixMicros(*b.prune_audit_before))}}, false);
+  }
   if (b.cluster_id) out.Add({kPutMeta.name, {std::string("cluster_id"), *b.cluster_id}}, false);
   if (b.next_job_id) {
     out.Add(

@@ -1,8 +1,9 @@
 #pragma once
 // The statements a PostgresStore commit sends, in one pipelined transaction (pg_conn.h):
 //   1. paceline_fence(term), when the store is fenced (schema.h; postgres_store.h);
-//   2. nextval('changes_rev'): the commit's revision, which every row it writes carries and
-//      every deletion records (schema.h, version 2; store_mirror.h);
+//   2. nextval('changes_rev'): the commit's revision, which every row it writes carries (but
+//      audit records, which standbys do not follow) and every deletion records (schema.h,
+//      version 2; store_mirror.h);
 //   3. the batches' writes in order. Task upserts and event inserts, the bulk of a commit, go
 //      64 rows per statement: a task written several times in one commit is sent once, with
 //      its last value, and what is held is sent before any deletion of tasks or jobs, so the

@@ -126,7 +126,47 @@ inline constexpr const char* kSchemaV3 = R"sql(
 ALTER TABLE events DROP CONSTRAINT events_pkey;
 )sql";
 
-inline constexpr std::array<Migration, 2> kMigrations{{{2, kSchemaV2}, {3, kSchemaV3}}};
+// Version 4: who submitted each job; API tokens (never deleted: a revoked one keeps its row, and
+// NULL expires_us or revoked_us is "never"), with revisions like the other rows so that a
+// standby knows every token; the audit log, numbered by seq (a sequence: growing, never given
+// twice; a failed commit may leave a gap) and not followed by standbys. The user and group
+// columns are user_name and group_name: USER and GROUP are SQL keywords.
+inline constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN owner_group TEXT NOT NULL DEFAULT '';
+CREATE TABLE tokens (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  user_name TEXT NOT NULL,
+  group_name TEXT NOT NULL,
+  role TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  salt TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  created_us BIGINT,
+  expires_us BIGINT,
+  revoked_us BIGINT,
+  rev BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE audit (
+  seq BIGSERIAL PRIMARY KEY,
+  at_us BIGINT NOT NULL,
+  user_name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  action TEXT NOT NULL,
+  pool TEXT NOT NULL,
+  target TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  message TEXT NOT NULL,
+  request_id TEXT NOT NULL
+);
+CREATE INDEX audit_by_user ON audit (user_name, seq);
+CREATE INDEX audit_by_time ON audit (at_us);
+)sql";
+
+inline constexpr std::array<Migration, 3> kMigrations{
+    {{2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());

@@ -73,4 +73,41 @@ ALTER TABLE jobs ADD COLUMN updates TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE jobs ADD COLUMN instances INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 4: who submitted each job; API tokens (never deleted: a revoked one keeps its row, and
+// NULL expires_us or revoked_us is "never"); the audit log, numbered by seq (AUTOINCREMENT: a
+// seq is never given twice, even once the newest records were pruned). The user and group
+// columns are user_name and group_name: GROUP is an SQL keyword, and USER is one in PostgreSQL.
+inline constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN owner_group TEXT NOT NULL DEFAULT '';
+CREATE TABLE tokens (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  user_name TEXT NOT NULL,
+  group_name TEXT NOT NULL,
+  role TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  salt TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  created_us INTEGER,
+  expires_us INTEGER,
+  revoked_us INTEGER
+);
+CREATE TABLE audit (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_us INTEGER NOT NULL,
+  user_name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  action TEXT NOT NULL,
+  pool TEXT NOT NULL,
+  target TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  message TEXT NOT NULL,
+  request_id TEXT NOT NULL
+);
+CREATE INDEX audit_by_user ON audit (user_name, seq);
+CREATE INDEX audit_by_time ON audit (at_us);
+)sql";
+
 }  // namespace paceline::store

@@ -78,6 +78,10 @@ absl::Status SqliteStore::Migrate() {
       RETURN_IF_ERROR(db_->Exec(kSchemaV3));
       RETURN_IF_ERROR(PutMeta("schema_version", "3"));
     }
+    if (version < 4) {
+      RETURN_IF_ERROR(db_->Exec(kSchemaV4));
+      RETURN_IF_ERROR(PutMeta("schema_version", "4"));
+    }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
     if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {
@@ -165,8 +169,8 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
                      Cached("INSERT OR REPLACE INTO jobs (id, pool, spec, version, goal, "
-                            "created_us, old_specs, updates, instances) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                            "created_us, old_specs, updates, instances, owner, owner_group) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     st->Reset();
     st->Bind(1, static_cast<int64_t>(j.id.value()))
         .Bind(2, j.pool)
@@ -176,7 +180,9 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
     BindTime(*st, 6, j.created_at);
     st->Bind(7, EncodeOldSpecs(j.old_specs))
         .Bind(8, EncodeUpdates(j.updates))
-        .Bind(9, static_cast<int64_t>(j.instances));
+        .Bind(9, static_cast<int64_t>(j.instances))
+        .Bind(10, j.owner)
+        .Bind(11, j.owner_group);
     RETURN_IF_ERROR(st->Run());
   }
   for (const records::TaskRecord& t : b.put_tasks) {
@@ -263,6 +269,7 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
     st->Bind(1, path);
     RETURN_IF_ERROR(st->Run());
   }
+  RETURN_IF_ERROR(ApplyAccess(b));
   if (b.next_job_id) {
     RETURN_IF_ERROR(CountWrite());
     RETURN_IF_ERROR(PutMeta("next_job_id", absl::StrCat(*b.next_job_id)));
@@ -289,7 +296,8 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
   {
     ASSIGN_OR_RETURN(Statement st,
                      db_->Prepare("SELECT id, pool, spec, version, goal, created_us, "
-                                  "old_specs, updates, instances FROM jobs ORDER BY id"));
+                                  "old_specs, updates, instances, owner, owner_group FROM jobs "
+                                  "ORDER BY id"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -309,6 +317,8 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
       if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
       j.updates = *std::move(updates);
       j.instances = static_cast<uint32_t>(st.ColumnInt(8));
+      j.owner = st.ColumnText(9);
+      j.owner_group = st.ColumnText(10);
       c.jobs.push_back(std::move(j));
     }
   }
@@ -365,6 +375,7 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
       c.hosts.push_back(std::move(h));
     }
   }
+  RETURN_IF_ERROR(LoadTokens(c));
   ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
   if (!absl::SimpleAtoi(next, &c.next_job_id)) {
     return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));

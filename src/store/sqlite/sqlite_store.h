@@ -11,6 +11,8 @@
 // Specs are stored as their canonical YAML (spec/yaml_spec.h), so the stored form is readable
 // with the sqlite3 shell and is exactly what `paceline job validate` accepts.
 //
+// API tokens and the audit log are written, loaded and listed by sqlite_access.cc.
+//
 // Thread-safety: not thread-safe; the master gives it to one writer thread.
 
 #include <memory>
@@ -25,7 +27,7 @@ namespace paceline::store {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
   static constexpr const char* kFileName = "paceline.db";
 
   // Opens (creating when missing) the store under `data_dir`.
@@ -35,6 +37,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
+  absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
+      const records::AuditQuery& query) override;
   std::string Describe() const override;
   const std::string& cluster_id() const override { return cluster_id_; }
   // How many times a master has opened this store (1 on a fresh store).
@@ -51,6 +55,9 @@ class SqliteStore final : public Store {
   // A prepared statement cached by its SQL text.
   absl::StatusOr<Statement*> Cached(absl::string_view sql);
   absl::Status Apply(const records::WriteBatch& batch);
+  // The tokens and audit records of `batch`, and its pruning of the audit log.
+  absl::Status ApplyAccess(const records::WriteBatch& batch);
+  absl::Status LoadTokens(records::StoreContents& out);
   absl::Status CountWrite();
 
   std::unique_ptr<SqliteDb> db_;

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "spec/yaml_spec.h"
+
 namespace paceline::store {
 namespace {
 
@@ -88,6 +90,74 @@ TEST(SqliteStore, MigratesAVersionOneStoreAndKeepsItsTasks) {
   auto again = (*store)->Load();
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->tasks[0].restart_requested);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteStore, MigratesAVersionThreeStoreToFourAndKeepsItsJobs) {
+  std::string dir = TempDir("pl-store");
+  std::filesystem::create_directories(dir);
+  JobSpec spec;
+  spec.name = "etl";
+  spec.instances = 1;
+  spec.task.command = "true";
+  spec.task.resources = Resources::Of(100, int64_t{16} << 20);
+  {
+    // A store as version 3 wrote it: one job, no owners, no tokens, no audit log.
+    auto db = SqliteDb::Open(dir + "/paceline.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)").ok());
+    for (const char* sql : {kSchemaV1, kSchemaV2, kSchemaV3}) ASSERT_TRUE((*db)->Exec(sql).ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO meta VALUES ('schema_version', '3'), ('cluster_id', "
+                           "'00112233aabbccdd'), ('next_job_id', '2')")
+                    .ok());
+    auto insert = (*db)->Prepare(
+        "INSERT INTO jobs (id, pool, spec, version, goal, created_us) VALUES (1, '/p', ?, 1, 0, "
+        "5)");
+    ASSERT_TRUE(insert.ok()) << insert.status();
+    insert->Bind(1, PrintJobSpec(spec));
+    ASSERT_TRUE(insert->Run().ok());
+  }
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->jobs.size(), 1u);
+  EXPECT_EQ(contents->jobs[0].spec, spec);
+  EXPECT_EQ(contents->jobs[0].owner, "");
+  EXPECT_EQ(contents->jobs[0].owner_group, "");
+  EXPECT_TRUE(contents->tokens.empty());
+  // The new columns and tables are written and read back.
+  records::WriteBatch b;
+  records::JobRecord job = contents->jobs[0];
+  job.owner = "alice";
+  job.owner_group = "ads-team";
+  b.put_jobs.push_back(job);
+  records::TokenRecord token;
+  token.id = "tok-1";
+  token.user = "alice";
+  b.put_tokens.push_back(token);
+  records::AuditRecord audit;
+  audit.user = "alice";
+  audit.target = "job 1";
+  b.audit.push_back(audit);
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  auto again = (*store)->Load();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->jobs[0], job);
+  EXPECT_THAT(again->tokens, ::testing::ElementsAre(token));
+  auto listed = (*store)->ListAudit({});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  audit.seq = 1;
+  EXPECT_THAT(*listed, ::testing::ElementsAre(audit));
+  store->reset();
+  auto db = SqliteDb::Open(dir + "/paceline.db");
+  ASSERT_TRUE(db.ok());
+  auto version = (*db)->Prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  ASSERT_TRUE(version.ok());
+  absl::StatusOr<bool> row = version->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(version->ColumnText(0), "4");
   std::filesystem::remove_all(dir);
 }
 

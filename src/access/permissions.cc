@@ -1,0 +1,142 @@
+#include "access/permissions.h"
+
+#include <array>
+
+#include "absl/strings/str_cat.h"
+
+namespace paceline::access {
+namespace {
+
+constexpr std::array kTable = std::to_array<Permission>({
+    // --- the credentials and the audit log
+    {"paceline.v1.AccessService/WhoAmI", Need::kSignedIn, "ask who they are", false},
+    {"paceline.v1.AccessService/CreateToken", Need::kAdmin, "create tokens", true},
+    {"paceline.v1.AccessService/ListTokens", Need::kAdmin, "list tokens", false},
+    {"paceline.v1.AccessService/RevokeToken", Need::kAdmin, "revoke tokens", true},
+    {"paceline.v1.AccessService/ListAudit", Need::kAdmin, "read the audit log", false},
+    // --- the cluster and its hosts
+    {"paceline.v1.ClusterService/GetInfo", Need::kPublic, "read the master's info", false},
+    {"paceline.v1.ClusterService/GetHistory", Need::kReadPool, "read the history", false},
+    {"paceline.v1.HostService/ListHosts", Need::kSignedIn, "list hosts", false},
+    {"paceline.v1.HostService/DrainHost", Need::kAdmin, "drain hosts", true},
+    {"paceline.v1.HostService/DownHost", Need::kAdmin, "take hosts down", true},
+    {"paceline.v1.HostService/UpHost", Need::kAdmin, "bring hosts up", true},
+    {"paceline.v1.AgentService/Connect", Need::kAgent, "connect as an agent", false},
+    // --- pools
+    {"paceline.v1.PoolService/CreatePool", Need::kManagePool, "create pools", true},
+    {"paceline.v1.PoolService/GetPool", Need::kReadPool, "read pools", false},
+    {"paceline.v1.PoolService/UpdatePool", Need::kManagePool, "update pools", true},
+    {"paceline.v1.PoolService/DeletePool", Need::kManagePool, "delete pools", true},
+    {"paceline.v1.PoolService/ListPools", Need::kSignedIn, "list pools", false},
+    // --- jobs
+    {"paceline.v1.JobService/CreateJob", Need::kSubmit, "submit jobs", true},
+    {"paceline.v1.JobService/GetJob", Need::kReadPool, "read jobs", false},
+    {"paceline.v1.JobService/QueryJobs", Need::kReadPool, "list jobs", false},
+    {"paceline.v1.JobService/KillJob", Need::kActOnJob, "kill jobs", true},
+    {"paceline.v1.JobService/DeleteJob", Need::kActOnJob, "delete jobs", true},
+    {"paceline.v1.JobService/RestartJob", Need::kActOnJob, "restart jobs", true},
+    {"paceline.v1.JobService/Watch", Need::kReadPool, "watch jobs", false},
+    {"paceline.v1.JobService/UpdateJob", Need::kActOnJob, "update jobs", true},
+    {"paceline.v1.JobService/GetUpdate", Need::kReadPool, "read updates", false},
+    {"paceline.v1.JobService/ListUpdates", Need::kReadPool, "read updates", false},
+    {"paceline.v1.JobService/PauseUpdate", Need::kActOnJob, "pause updates", true},
+    {"paceline.v1.JobService/ResumeUpdate", Need::kActOnJob, "resume updates", true},
+    {"paceline.v1.JobService/AbortUpdate", Need::kActOnJob, "abort updates", true},
+    {"paceline.v1.JobService/RollbackJob", Need::kActOnJob, "roll back jobs", true},
+    // --- tasks
+    {"paceline.v1.TaskService/ListTasks", Need::kReadPool, "read tasks", false},
+    {"paceline.v1.TaskService/GetTask", Need::kReadPool, "read tasks", false},
+    {"paceline.v1.TaskService/ListTaskEvents", Need::kReadPool, "read tasks", false},
+    {"paceline.v1.TaskService/GetTaskLogs", Need::kReadPool, "read logs", false},
+    {"paceline.v1.TaskService/KillTask", Need::kActOnJob, "kill tasks", true},
+    {"paceline.v1.TaskService/ReleaseVolume", Need::kActOnJob, "release volumes", true},
+    // --- HTTP routes (by pattern)
+    {"GET /", Need::kPublic, "open the web UI", false},
+    {"GET /ui", Need::kPublic, "open the web UI", false},
+    {"GET /ui/*", Need::kPublic, "open the web UI", false},
+    {"GET /healthz", Need::kPublic, "read the health", false},
+    {"GET /metrics", Need::kSignedIn, "read the metrics", false},
+    {"GET /api/v1/:service/:method", Need::kViaRpc, "call the API", false},
+    {"POST /api/v1/:service/:method", Need::kViaRpc, "call the API", false},
+});
+
+bool IsClient(Role r) { return r != Role::kAgent; }
+
+bool HoldsPool(const Principal& who, const Target& target) {
+  if (who.role == Role::kAdmin) return true;
+  // No pool named: the whole tree.
+  return InScope(who.scope, target.pool.empty() ? "/" : target.pool);
+}
+
+absl::Status Deny(const Principal& who, const Permission& what, const Target& target,
+                  absl::string_view why = "") {
+  std::string msg = absl::StrCat(who.Describe(), " may not ", what.action);
+  if (!target.pool.empty()) absl::StrAppend(&msg, " in ", target.pool);
+  if (!why.empty()) absl::StrAppend(&msg, ": ", why);
+  return absl::PermissionDeniedError(msg);
+}
+
+}  // namespace
+
+absl::Span<const Permission> Permissions() { return kTable; }
+
+const Permission* FindPermission(absl::string_view route) {
+  for (const Permission& p : kTable) {
+    if (p.route == route) return &p;
+  }
+  return nullptr;
+}
+
+absl::string_view RpcRoute(absl::string_view grpc_method) {
+  if (!grpc_method.empty() && grpc_method.front() == '/') grpc_method.remove_prefix(1);
+  return grpc_method;
+}
+
+absl::Status Authorize(const Principal& who, const Permission& what, const Target& target) {
+  switch (what.need) {
+    case Need::kPublic:
+    case Need::kViaRpc:
+      return absl::OkStatus();
+    case Need::kAgent:
+      if (who.role != Role::kAgent) {
+        return Deny(who, what, target, "only an agent credential opens the agent protocol");
+      }
+      if (who.scope != "*" && !target.host.empty() && who.scope != target.host) {
+        return absl::PermissionDeniedError(
+            absl::StrCat(who.Describe(), " may not connect as host ", target.host));
+      }
+      return absl::OkStatus();
+    case Need::kSignedIn:
+      return IsClient(who.role) ? absl::OkStatus() : Deny(who, what, target);
+    case Need::kReadPool:
+      // No pool: a listing, filtered by the handler to what `who` may read.
+      if (!IsClient(who.role)) return Deny(who, what, target);
+      return target.pool.empty() || HoldsPool(who, target) ? absl::OkStatus()
+                                                           : Deny(who, what, target);
+    case Need::kAdmin:
+      return who.role == Role::kAdmin ? absl::OkStatus() : Deny(who, what, target);
+    case Need::kManagePool:
+      if (who.role == Role::kAdmin) return absl::OkStatus();
+      return who.role == Role::kPoolAdmin && HoldsPool(who, target) ? absl::OkStatus()
+                                                                    : Deny(who, what, target);
+    case Need::kSubmit:
+    case Need::kActOnJob: {
+      if (who.role == Role::kAdmin) return absl::OkStatus();
+      bool may =
+          (who.role == Role::kPoolAdmin || who.role == Role::kSubmitter) && HoldsPool(who, target);
+      if (!may) return Deny(who, what, target);
+      if (what.need == Need::kSubmit || who.role == Role::kPoolAdmin) return absl::OkStatus();
+      if (target.owner == who.user) return absl::OkStatus();
+      if (!who.group.empty() && target.owner_group == who.group) return absl::OkStatus();
+      std::string whose =
+          target.owner.empty() ? "nobody (submitted without authentication)" : target.owner;
+      if (!target.owner_group.empty()) absl::StrAppend(&whose, " (group ", target.owner_group, ")");
+      return Deny(
+          who, what, target,
+          absl::StrCat(target.object.empty() ? "the job" : target.object, " belongs to ", whose));
+    }
+  }
+  return Deny(who, what, target, "unknown permission");
+}
+
+}  // namespace paceline::access

@@ -1,0 +1,187 @@
+#include "api/access_control.h"
+
+#include <openssl/crypto.h>
+
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "access/token.h"
+#include "api/grpc_status.h"
+
+namespace paceline::api {
+namespace {
+
+bool SameSecret(absl::string_view a, absl::string_view b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// "paceline.v1.JobService/KillJob" -> "JobService.KillJob"; HTTP routes stay as they are.
+std::string ActionName(absl::string_view method) {
+  absl::ConsumePrefix(&method, "paceline.v1.");
+  return absl::StrReplaceAll(method, {{"/", "."}});
+}
+
+bool IsRefusal(absl::StatusCode code) {
+  return code == absl::StatusCode::kPermissionDenied || code == absl::StatusCode::kUnauthenticated;
+}
+
+}  // namespace
+
+AccessControl::AccessControl(std::vector<BootstrapCredential> bootstrap, AccessRecords* records,
+                             Gate gate)
+    : bootstrap_(std::move(bootstrap)),
+      records_(records),
+      gate_(std::move(gate)),
+      enabled_(!bootstrap_.empty() || records_ != nullptr) {}
+
+absl::StatusOr<access::Principal> AccessControl::Authenticate(absl::string_view authorization,
+                                                              absl::Time now) const {
+  if (authorization.empty()) {
+    return absl::UnauthenticatedError(
+        "missing token: pass --token, set PACELINE_TOKEN, or put token: in ~/.paceline/config");
+  }
+  absl::StatusOr<absl::string_view> token = access::BearerToken(authorization);
+  if (!token.ok()) return token.status();
+  for (const BootstrapCredential& b : bootstrap_) {
+    if (SameSecret(*token, b.token)) return b.who;
+  }
+  if (!absl::StartsWith(*token, access::kTokenPrefix) || records_ == nullptr) {
+    return absl::UnauthenticatedError("wrong token");
+  }
+  absl::StatusOr<access::TokenParts> parts = access::ParseToken(*token);
+  if (!parts.ok()) return absl::UnauthenticatedError(parts.status().message());
+  std::optional<records::TokenRecord> record = records_->FindToken(parts->id);
+  if (!record.has_value() || !access::SecretMatches(*record, parts->secret)) {
+    return absl::UnauthenticatedError(absl::StrCat("wrong token (id ", parts->id, ")"));
+  }
+  if (absl::Status s = access::Usable(*record, now); !s.ok()) return s;
+  std::optional<access::Role> role = access::RoleFromName(record->role);
+  if (!role.has_value()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("token ", record->id, " has the unknown role '", record->role, "'"));
+  }
+  return access::Principal{record->user, record->group, *role, record->scope, record->id};
+}
+
+void AccessControl::BeginCall(const void* call, absl::string_view method,
+                              absl::string_view authorization, std::string source,
+                              std::string request_id) {
+  Call c;
+  c.method = std::string(access::RpcRoute(method));
+  c.permission = access::FindPermission(c.method);
+  c.caller = enabled_ ? Authenticate(authorization, absl::Now())
+                      : absl::StatusOr<access::Principal>(absl::NotFoundError("off"));
+  c.source = std::move(source);
+  c.request_id = std::move(request_id);
+  absl::MutexLock lock(&mu_);
+  calls_[call] = std::move(c);
+}
+
+std::optional<grpc::Status> AccessControl::EndCall(const void* call, const grpc::Status& status) {
+  Call c;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = calls_.find(call);
+    if (it == calls_.end()) return std::nullopt;
+    c = std::move(it->second);
+    calls_.erase(it);
+  }
+  std::optional<grpc::Status> instead;
+  if (status.ok() && !c.checked &&
+      (c.permission == nullptr || c.permission->need != access::Need::kPublic)) {
+    std::cerr << "master: " << c.method << " answered without checking its permission" << std::endl;
+    instead = grpc::Status(grpc::StatusCode::INTERNAL,
+                           absl::StrCat(c.method, " did not check the caller's permission"));
+  }
+  const grpc::Status& sent = instead.has_value() ? *instead : status;
+  const auto code = static_cast<absl::StatusCode>(sent.error_code());
+  if (enabled_ && records_ != nullptr &&
+      (IsRefusal(code) || (c.permission != nullptr && c.permission->audited))) {
+    WriteAudit(c, code, sent.error_message());
+  }
+  return instead;
+}
+
+grpc::Status AccessControl::Check(const grpc::ServerContext* ctx, access::Target target) {
+  const void* key = static_cast<const grpc::ServerContextBase*>(ctx);
+  const access::Permission* permission = nullptr;
+  absl::StatusOr<access::Principal> caller = absl::NotFoundError("unknown call");
+  std::string method;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = calls_.find(key);
+    if (it == calls_.end()) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "unknown call: refused");
+    }
+    it->second.checked = true;
+    it->second.target = target;
+    permission = it->second.permission;
+    caller = it->second.caller;
+    method = it->second.method;
+  }
+  if (permission == nullptr) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat(method, " has no entry in the permission table: refused"));
+  }
+  // A master that does not serve (a standby) says so first, with the leader's address: it may
+  // not know the tokens made since it last read the store, and the caller should go there.
+  if (gate_) {
+    if (absl::Status s = gate_(); !s.ok()) return ToGrpcStatus(s);
+  }
+  if (enabled_ && permission->need != access::Need::kPublic) {
+    if (!caller.ok()) return ToGrpcStatus(caller.status());
+    if (absl::Status s = access::Authorize(*caller, *permission, target); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
+  }
+  return grpc::Status::OK;
+}
+
+std::optional<access::Principal> AccessControl::Caller(const grpc::ServerContext* ctx) const {
+  if (!enabled_) return std::nullopt;
+  absl::MutexLock lock(&mu_);
+  auto it = calls_.find(static_cast<const grpc::ServerContextBase*>(ctx));
+  if (it == calls_.end() || !it->second.caller.ok()) return std::nullopt;
+  return *it->second.caller;
+}
+
+bool AccessControl::AllowHttp(const HttpRequest& req, absl::string_view route, HttpResponse& res) {
+  const access::Permission* permission = access::FindPermission(route);
+  absl::Status verdict;
+  Call c;
+  c.method = std::string(route);
+  c.source = req.peer;
+  c.permission = permission;
+  if (permission == nullptr) {
+    verdict = absl::PermissionDeniedError(
+        absl::StrCat(route, " has no entry in the permission table: refused"));
+  } else if (enabled_ && permission->need != access::Need::kPublic &&
+             permission->need != access::Need::kViaRpc) {
+    c.caller = Authenticate(req.header("Authorization"), absl::Now());
+    verdict = c.caller.ok() ? access::Authorize(*c.caller, *permission, {}) : c.caller.status();
+  }
+  if (verdict.ok()) return true;
+  if (enabled_ && records_ != nullptr) WriteAudit(c, verdict.code(), verdict.message());
+  res.status = verdict.code() == absl::StatusCode::kUnauthenticated ? 401 : 403;
+  res.set_content(std::string(verdict.message()) + "\n", "text/plain");
+  return false;
+}
+
+void AccessControl::WriteAudit(const Call& call, absl::StatusCode code,
+                               absl::string_view message) const {
+  records::AuditRecord r;
+  r.at = absl::Now();
+  r.user = call.caller.ok() ? call.caller->user : "";
+  r.source = call.source;
+  r.action = ActionName(call.method);
+  r.pool = call.target.pool;
+  r.target = call.target.object;
+  r.outcome = absl::StatusCodeToString(code);
+  r.message = std::string(message);
+  r.request_id = call.request_id;
+  records_->Audit(std::move(r));
+}
+
+}  // namespace paceline::api

@@ -1,0 +1,110 @@
+#pragma once
+// AccessControl: who is calling, and whether it may (docs/security.md). One object per master,
+// shared by the gRPC services, the gRPC interceptor (access_interceptor.h) and the HTTP router.
+//
+// A call is authenticated by its bearer token: one of the master's bootstrap tokens (its token
+// files: the admin's and the agents'), or a token of the store (access/token.h), which must be
+// neither revoked nor expired. Then the permission table (access/permissions.h) decides:
+//   - the interceptor calls BeginCall when a call's metadata arrives (the method's entry, the
+//     caller, the client's address, a request id) and EndCall with the status it answers;
+//   - every handler calls Check first, with what the call is about (the pool, the job's owner,
+//     the agent's host). Check answers the gate's status first (a standby's refusal, which
+//     names the leader: masterd/leadership.h), then UNAUTHENTICATED or PERMISSION_DENIED, or
+//     OK. A method without an entry is refused;
+//   - a call that ends OK without having passed Check is answered INTERNAL instead: a handler
+//     that forgot its check leaks nothing;
+//   - EndCall writes an audit record for every call of a mutation and every refusal.
+// HTTP routes are guarded by AllowHttp, through the same table ("GET /metrics").
+//
+// Without any credential configured (no bootstrap token, no records) authentication is off and
+// every call is allowed: only for tests of other parts.
+//
+// Thread-safety: every method is thread-safe.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "access/permissions.h"
+#include "access/role.h"
+#include "api/http_message.h"
+#include "records/records.h"
+
+namespace paceline::api {
+
+// The durable side of access control, which the master implements over its store.
+class AccessRecords {
+ public:
+  virtual ~AccessRecords() = default;
+  virtual std::optional<records::TokenRecord> FindToken(const std::string& id) const = 0;
+  virtual std::vector<records::TokenRecord> ListTokens() const = 0;
+  // Durable (and then used) when OK; UNAVAILABLE when this master does not serve.
+  virtual absl::Status PutToken(records::TokenRecord token) = 0;
+  // Appends to the audit log without waiting; a record that cannot be written is logged.
+  virtual void Audit(records::AuditRecord record) = 0;
+  virtual absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
+      const records::AuditQuery& query) = 0;
+};
+
+// A token from one of the master's files and who it acts as.
+struct BootstrapCredential {
+  std::string token;
+  access::Principal who;
+};
+
+class AccessControl {
+ public:
+  using Gate = std::function<absl::Status()>;
+  // `records` may be null (bootstrap tokens only); `gate` may be empty (always serving).
+  AccessControl(std::vector<BootstrapCredential> bootstrap, AccessRecords* records, Gate gate);
+
+  // Who presents `authorization` (an HTTP/gRPC header value) at `now`.
+  absl::StatusOr<access::Principal> Authenticate(absl::string_view authorization,
+                                                 absl::Time now) const;
+  bool enabled() const { return enabled_; }
+  AccessRecords* records() const { return records_; }
+
+  // --- one gRPC call; `call` is its grpc::ServerContextBase.
+  void BeginCall(const void* call, absl::string_view method, absl::string_view authorization,
+                 std::string source, std::string request_id);
+  // The status to answer instead of `status`, if any; forgets the call.
+  std::optional<grpc::Status> EndCall(const void* call, const grpc::Status& status);
+
+  // --- in a handler, first thing.
+  grpc::Status Check(const grpc::ServerContext* ctx, access::Target target = {});
+  // The caller of a call (nullopt when authentication is off or the caller is unknown).
+  std::optional<access::Principal> Caller(const grpc::ServerContext* ctx) const;
+
+  // --- HTTP: true when `req`, routed by `route` ("GET /metrics"), may be served; otherwise
+  // `res` holds the refusal (401 or 403).
+  bool AllowHttp(const HttpRequest& req, absl::string_view route, HttpResponse& res);
+
+ private:
+  struct Call {
+    const access::Permission* permission = nullptr;
+    absl::StatusOr<access::Principal> caller;
+    std::string method;
+    std::string source;
+    std::string request_id;
+    access::Target target;
+    bool checked = false;
+  };
+  void WriteAudit(const Call& call, absl::StatusCode code, absl::string_view message) const;
+
+  const std::vector<BootstrapCredential> bootstrap_;
+  AccessRecords* const records_;
+  const Gate gate_;
+  const bool enabled_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<const void*, Call> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace paceline::api

@@ -1,0 +1,23 @@
+#pragma once
+// What a call is about, read from the core for AccessControl::Check (access_control.h), and
+// the filter of listings by what the caller may read.
+//
+// Thread-safety: the functions read the core on the master's loop (Backend::Read).
+
+#include <optional>
+
+#include "absl/strings/string_view.h"
+#include "access/permissions.h"
+#include "access/role.h"
+#include "api/backend.h"
+
+namespace paceline::api {
+
+// Job `job_id`'s pool, owner and owner's group; only the object ("job 12") when there is no
+// such job (the handler then answers NOT_FOUND, if the caller may know that much).
+access::Target JobTarget(Backend& cluster, uint64_t job_id);
+
+// Whether `caller` may read what is in `pool` (nullopt: authentication is off).
+bool MayRead(const std::optional<access::Principal>& caller, absl::string_view pool);
+
+}  // namespace paceline::api

@@ -1,0 +1,71 @@
+#include "masterd/access_book.h"
+
+#include <iostream>
+
+namespace paceline::masterd {
+
+AccessBook::AccessBook(Cluster* cluster, absl::Duration retention)
+    : cluster_(cluster), retention_(retention) {}
+
+void AccessBook::Take(const std::vector<records::TokenRecord>& tokens, bool all) {
+  absl::MutexLock lock(&mu_);
+  if (all) tokens_.clear();
+  for (const records::TokenRecord& t : tokens) tokens_[t.id] = t;
+}
+
+std::optional<records::TokenRecord> AccessBook::FindToken(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = tokens_.find(id);
+  if (it == tokens_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<records::TokenRecord> AccessBook::ListTokens() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<records::TokenRecord> out;
+  out.reserve(tokens_.size());
+  for (const auto& [id, t] : tokens_) out.push_back(t);
+  return out;
+}
+
+absl::Status AccessBook::PutToken(records::TokenRecord token) {
+  absl::Status s =
+      cluster_->Mutate([&](scheduler::SchedulerCore&, absl::Time, scheduler::Actions& out) {
+        out.batch.put_tokens.push_back(token);
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  tokens_[token.id] = std::move(token);
+  return absl::OkStatus();
+}
+
+void AccessBook::Audit(records::AuditRecord record) {
+  std::optional<absl::Time> prune;
+  if (retention_ > absl::ZeroDuration()) {
+    absl::MutexLock lock(&mu_);
+    if (record.at >= next_prune_) {
+      prune = record.at - retention_;
+      next_prune_ = record.at + absl::Hours(1);
+    }
+  }
+  cluster_->MutateAsync(
+      [record = std::move(record), prune](scheduler::SchedulerCore&, absl::Time,
+                                          scheduler::Actions& out) {
+        out.batch.audit.push_back(record);
+        out.batch.prune_audit_before = prune;
+        return absl::OkStatus();
+      },
+      [](absl::Status s) {
+        if (!s.ok()) std::cerr << "master: an audit record was not written: " << s << std::endl;
+      });
+}
+
+absl::StatusOr<std::vector<records::AuditRecord>> AccessBook::ListAudit(
+    const records::AuditQuery& query) {
+  absl::StatusOr<std::vector<records::AuditRecord>> result;
+  cluster_->ReadStore([&](store::Store& s) { result = s.ListAudit(query); });
+  return result;
+}
+
+}  // namespace paceline::masterd
