@@ -67,7 +67,7 @@ store=$(sed -nE 's/^store: (.*)$/\1/p' "$log")
 mapfile -t addrs < <(sed -nE 's/^master [0-9]+: pid [0-9]+, gRPC ([^,]+),.*/\1/p' "$log")
 mapfile -t pids < <(sed -nE 's/^master [0-9]+: pid ([0-9]+),.*/\1/p' "$log")
 all=$(IFS=,; echo "${addrs[*]}")
-pl() { "$PACELINE" --token "$token" "$@"; }
+pl() { "$PACELINE" --token "$token" --ca "$tmp/ha/tls/ca.pem" "$@"; }
 
 # The index and term of the master that leads with a term above $1 and answers, or nothing;
 # master $2 (the one just killed) is not asked.
@@ -141,7 +141,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
   # The killed master comes back as a standby that follows the store.
   port=${addrs[leader]##*:}
   "$PACELINE" master --store "$store" --data-dir "$tmp/ha/master$leader" \
-    --token-file "$tmp/ha/token" --agent-token-file "$tmp/ha/agent-token" --listen "127.0.0.1:$port" --http-listen 127.0.0.1:0 \
+    --token-file "$tmp/ha/token" --agent-token-file "$tmp/ha/agent-token" \
+    --tls-dir "$tmp/ha/tls" --listen "127.0.0.1:$port" --http-listen 127.0.0.1:0 \
     --lease "$LEASE" >>"$tmp/ha/master$leader.log" 2>&1 &
   pids[leader]=$!
   restarted+=($!)

@@ -5,7 +5,7 @@
 # knows them all. Prints the addresses; Ctrl-C stops everything, by PID. See docs/operations.md.
 #
 #   scripts/ha-up.sh                  # then, in another shell:
-#   paceline --addr ADDR --token-file data/ha/token job create -f examples/...
+#   paceline --addr ADDR --ca data/ha/tls/ca.pem --token $(cat data/ha/token) job create -f ...
 #   kill -9 <the leader's pid>        # a standby leads within a few seconds
 #
 # Knobs: DATA (default data/ha), MASTERS (3), LEASE (5s), PACELINE (build/release/paceline).
@@ -44,21 +44,28 @@ for ((i = 0; i < MASTERS; i++)); do
   port=$(free_port)
   addrs+=("127.0.0.1:$port")
   "$PACELINE" master --store "$STORE" --data-dir "$DATA/master$i" --token-file "$DATA/token" \
-    --agent-token-file "$DATA/agent-token" \
+    --agent-token-file "$DATA/agent-token" --tls-dir "$DATA/tls" \
     --listen "127.0.0.1:$port" --http-listen 127.0.0.1:0 --lease "$LEASE" \
     >"$DATA/master$i.log" 2>&1 &
   pids+=($!)
   echo "master $i: pid $!, gRPC 127.0.0.1:$port, log $DATA/master$i.log"
-  # The first master creates the token files the others read.
-  for _ in $(seq 100); do [[ -s $DATA/token && -s $DATA/agent-token ]] && break; sleep 0.1; done
+  # The first master creates the token files and the certificates the others read.
+  for _ in $(seq 100); do
+    [[ -s $DATA/token && -s $DATA/agent-token && -s $DATA/tls/master.pem ]] && break
+    sleep 0.1
+  done
 done
 all=$(IFS=,; echo "${addrs[*]}")
-"$PACELINE" agent --master "$all" --token-file "$DATA/agent-token" --name "$(hostname)-ha" \
+agent="$(hostname)-ha"
+"$PACELINE" cert agent "$agent" --tls-dir "$DATA/tls" >/dev/null
+"$PACELINE" agent --master "$all" --token-file "$DATA/agent-token" --name "$agent" \
+  --ca "$DATA/tls/ca.pem" --cert "$DATA/tls/agents/$agent.pem" --key "$DATA/tls/agents/$agent.key" \
   --work-dir "$DATA/agent" >"$DATA/agent.log" 2>&1 &
 pids+=($!)
 echo "agent: pid $!, log $DATA/agent.log"
 echo "store: $STORE"
 echo "token: $DATA/token"
-echo "try:   $PACELINE --addr ${addrs[0]} --token \$(cat $DATA/token) host list"
+echo "ca:    $DATA/tls/ca.pem"
+echo "try:   $PACELINE --addr ${addrs[0]} --ca $DATA/tls/ca.pem --token \$(cat $DATA/token) host list"
 echo "Ctrl-C stops everything."
 wait

@@ -32,7 +32,7 @@ mapfile -t mpids < <(sed -nE 's/^master [0-9]+: pid ([0-9]+),.*/\1/p' "$log")
 leader=""
 for _ in $(seq 1 150); do
   for i in 0 1; do
-    if out=$("$bin" --addr "${addrs[i]}" --token "$token" host list -o json 2>/dev/null) &&
+    if out=$("$bin" --addr "${addrs[i]}" --ca "$tmp/ha/tls/ca.pem" --token "$token" host list -o json 2>/dev/null) &&
        [[ $out == *'"connected": true'* || $out == *'"connected":true'* ]]; then
       leader=$i
       break 2
@@ -46,7 +46,7 @@ echo "master $leader leads; killing it"
 kill -KILL "${mpids[leader]}"
 ok=""
 for _ in $(seq 1 150); do
-  if out=$("$bin" --addr "${addrs[other]}" --token "$token" host list -o json 2>/dev/null) &&
+  if out=$("$bin" --addr "${addrs[other]}" --ca "$tmp/ha/tls/ca.pem" --token "$token" host list -o json 2>/dev/null) &&
      [[ $out == *'"connected": true'* || $out == *'"connected":true'* ]]; then
     ok=1
     break

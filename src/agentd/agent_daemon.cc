@@ -51,9 +51,9 @@ struct AgentDaemon::Impl {
   // names it as the leader until a new leader takes the lease, and is not followed there.
   std::string dead;
   const std::string& master() const { return masters[current]; }
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
   void AddMaster(std::string addr) {
-    channels.push_back(
-        grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), channel_args));
+    channels.push_back(grpc::CreateCustomChannel(addr, credentials, channel_args));
     masters.push_back(std::move(addr));
   }
   // The next master, after this one refused the stream or could not be reached.
@@ -172,6 +172,11 @@ struct AgentDaemon::Impl {
     std::optional<std::string> leader;
     grpc::Status status = stream->Finish();
     if (ended) leader = LeaderOf(status);
+    if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+        status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      std::cerr << "agent " << config.agent.name << ": the master at " << master()
+                << " refused it: " << status.error_message() << std::endl;
+    }
     stream.reset();
     ctx.reset();
     connected = false;
@@ -341,6 +346,15 @@ absl::Status AgentDaemon::Run() {
   // Reconnect quickly once the master is back (the loop has its own backoff on top).
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(absl::ToInt64Milliseconds(config_.max_backoff)));
+  if (config_.ca_pem.empty()) {
+    impl->credentials = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = config_.ca_pem;
+    tls.pem_cert_chain = config_.cert_pem;
+    tls.pem_private_key = config_.key_pem;
+    impl->credentials = grpc::SslCredentials(tls);
+  }
   for (absl::string_view addr : absl::StrSplit(config_.master_addr, ',', absl::SkipEmpty())) {
     impl->AddMaster(std::string(absl::StripAsciiWhitespace(addr)));
   }

@@ -39,6 +39,9 @@ struct AgentDaemonConfig {
   // after a refusal the agent asks again within 250 ms, since a master that refuses is up.
   std::string master_addr = defaults::kMasterAddr;
   std::string token;
+  // TLS (PEM texts): the cluster's CA to verify the master against, and this agent's client
+  // certificate and key. An empty CA: plain text (a master started with --insecure-loopback).
+  std::string ca_pem, cert_pem, key_pem;
   absl::Duration max_backoff = absl::Seconds(5);
   absl::Duration usage_interval = absl::Seconds(5);
   absl::Duration keepalive_time = absl::Seconds(5);

@@ -30,10 +30,11 @@ bool IsRefusal(absl::StatusCode code) {
 }  // namespace
 
 AccessControl::AccessControl(std::vector<BootstrapCredential> bootstrap, AccessRecords* records,
-                             Gate gate)
+                             Gate gate, AccessOptions options)
     : bootstrap_(std::move(bootstrap)),
       records_(records),
       gate_(std::move(gate)),
+      options_(options),
       enabled_(!bootstrap_.empty() || records_ != nullptr) {}
 
 absl::StatusOr<access::Principal> AccessControl::Authenticate(absl::string_view authorization,
@@ -135,6 +136,30 @@ grpc::Status AccessControl::Check(const grpc::ServerContext* ctx, access::Target
     if (absl::Status s = access::Authorize(*caller, *permission, target); !s.ok()) {
       return ToGrpcStatus(s);
     }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AccessControl::CheckAgentCertificate(const grpc::ServerContext* ctx,
+                                                  const std::string& host) const {
+  if (!options_.agents_need_certificates) return grpc::Status::OK;
+  std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
+  std::vector<grpc::string_ref> names;
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+  }
+  if (names.empty()) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat("host ", host,
+                                     ": an agent presents a client certificate of this cluster "
+                                     "(make one with `paceline cert agent ",
+                                     host, "`, then start the agent with --cert and --key)"));
+  }
+  const std::string cn(names[0].data(), names[0].size());
+  if (cn != host) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat("the agent's certificate is for host ", cn,
+                                     ", and it registers as host ", host));
   }
   return grpc::Status::OK;
 }

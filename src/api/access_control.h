@@ -54,6 +54,12 @@ class AccessRecords {
       const records::AuditQuery& query) = 0;
 };
 
+struct AccessOptions {
+  // With TLS: an agent must present a client certificate of the cluster whose common name is
+  // the host it registers as (CheckAgentCertificate).
+  bool agents_need_certificates = false;
+};
+
 // A token from one of the master's files and who it acts as.
 struct BootstrapCredential {
   std::string token;
@@ -64,7 +70,8 @@ class AccessControl {
  public:
   using Gate = std::function<absl::Status()>;
   // `records` may be null (bootstrap tokens only); `gate` may be empty (always serving).
-  AccessControl(std::vector<BootstrapCredential> bootstrap, AccessRecords* records, Gate gate);
+  AccessControl(std::vector<BootstrapCredential> bootstrap, AccessRecords* records, Gate gate,
+                AccessOptions options = {});
 
   // Who presents `authorization` (an HTTP/gRPC header value) at `now`.
   absl::StatusOr<access::Principal> Authenticate(absl::string_view authorization,
@@ -80,6 +87,9 @@ class AccessControl {
 
   // --- in a handler, first thing.
   grpc::Status Check(const grpc::ServerContext* ctx, access::Target target = {});
+  // An agent's stream registering as `host`: OK, or PERMISSION_DENIED when certificates are
+  // needed and the connection's verified certificate is missing or names another host.
+  grpc::Status CheckAgentCertificate(const grpc::ServerContext* ctx, const std::string& host) const;
   // The caller of a call (nullopt when authentication is off or the caller is unknown).
   std::optional<access::Principal> Caller(const grpc::ServerContext* ctx) const;
 
@@ -102,6 +112,7 @@ class AccessControl {
   const std::vector<BootstrapCredential> bootstrap_;
   AccessRecords* const records_;
   const Gate gate_;
+  const AccessOptions options_;
   const bool enabled_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<const void*, Call> calls_ ABSL_GUARDED_BY(mu_);

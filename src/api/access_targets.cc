@@ -6,7 +6,7 @@ namespace paceline::api {
 
 access::Target JobTarget(Backend& cluster, uint64_t job_id) {
   access::Target t = cluster.Read<access::Target>([&](const scheduler::SchedulerCore& core) {
-    access::Target found;
+    access::Target found{.pool = "/"};
     if (const jobmgr::Job* job = core.jobs().GetJob(JobId(job_id)); job != nullptr) {
       found.pool = job->pool();
       found.owner = job->origin().owner.user;

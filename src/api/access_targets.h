@@ -13,8 +13,10 @@
 
 namespace paceline::api {
 
-// Job `job_id`'s pool, owner and owner's group; only the object ("job 12") when there is no
-// such job (the handler then answers NOT_FOUND, if the caller may know that much).
+// Job `job_id`'s pool, owner and owner's group, and the object ("job 12"). When there is no
+// such job the pool is "/", the whole tree: only a caller who may act everywhere passes, and
+// then learns NOT_FOUND from the handler. (The job may be created between this check and the
+// handler's read, with the next id: a caller scoped to a subtree must not see it then.)
 access::Target JobTarget(Backend& cluster, uint64_t job_id);
 
 // Whether `caller` may read what is in `pool` (nullopt: authentication is off).

@@ -170,6 +170,7 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, AgentStream* st
   access::Target as_host{.host = first.register_().host(),
                          .object = absl::StrCat("host ", first.register_().host())};
   if (grpc::Status a = access_->Check(ctx, as_host); !a.ok()) return a;
+  if (grpc::Status a = access_->CheckAgentCertificate(ctx, as_host.host); !a.ok()) return a;
   auto session = std::make_shared<AgentSession>(first.register_().host(), stream, ctx,
                                                 AddressOfPeer(ctx->peer()));
   // The session's writer must be done before this handler returns (the stream dies with it).

@@ -26,6 +26,8 @@ namespace paceline::bench {
 
 absl::StatusOr<std::unique_ptr<LocalMaster>> LocalMaster::Start(masterd::MasterConfig config) {
   auto m = std::unique_ptr<LocalMaster>(new LocalMaster());
+  // Loopback only: the benchmarks' clients and emulated agents speak plain text.
+  config.insecure_loopback = true;
   if (config.data_dir.empty()) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "paceline-bench-XXXXXX").string();

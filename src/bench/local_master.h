@@ -22,6 +22,7 @@ namespace paceline::bench {
 class LocalMaster {
  public:
   // `config.data_dir` empty: a new temporary directory. Ports 0 bind free loopback ports.
+  // Plain text (--insecure-loopback): the benchmarks measure the scheduler, not TLS.
   static absl::StatusOr<std::unique_ptr<LocalMaster>> Start(masterd::MasterConfig config);
   ~LocalMaster();
 

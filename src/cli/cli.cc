@@ -42,6 +42,9 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
       ->capture_default_str();
   app.add_option("--token", ctx.client.token,
                  "API token (default: $PACELINE_TOKEN, ~/.paceline/config)");
+  app.add_option("--ca", ctx.client.ca,
+                 "the cluster's CA, to verify the master (default: $PACELINE_CA, "
+                 "~/.paceline/config, ./data/tls/ca.pem; none: plain text)");
   app.add_option("-o,--output", ctx.client.output,
                  "output format of client commands: table (default), json or yaml")
       ->check(CLI::IsMember({"table", "json", "yaml"}));

@@ -24,6 +24,7 @@ std::string Env(const char* name) {
 struct FileConfig {
   std::string addr;
   std::string token;
+  std::string ca;
 };
 
 absl::StatusOr<FileConfig> ReadUserConfig() {
@@ -36,7 +37,8 @@ absl::StatusOr<FileConfig> ReadUserConfig() {
     YAML::Node root = YAML::LoadFile(path);
     if (root.IsNull()) return fc;
     if (!root.IsMap()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": expected a map with addr, token"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": expected a map with addr, token, ca"));
     }
     for (const auto& kv : root) {
       std::string key = kv.first.as<std::string>();
@@ -44,10 +46,12 @@ absl::StatusOr<FileConfig> ReadUserConfig() {
         fc.addr = kv.second.as<std::string>();
       } else if (key == "token") {
         fc.token = kv.second.as<std::string>();
+      } else if (key == "ca") {
+        fc.ca = kv.second.as<std::string>();
       } else {
         return absl::InvalidArgumentError(absl::StrCat(path, ":", kv.first.Mark().line + 1,
                                                        ": unknown key '", key,
-                                                       "'; expected addr or token"));
+                                                       "'; expected addr, token or ca"));
       }
     }
   } catch (const YAML::Exception& e) {
@@ -113,6 +117,30 @@ absl::StatusOr<ResolvedClient> ResolveClient(const ClientFlags& flags) {
     r.token = file->token;
   } else {
     r.token = ReadTokenFile("data/token");
+  }
+  std::string ca_path;
+  if (!flags.ca.empty()) {
+    ca_path = flags.ca;
+    r.ca_source = "--ca";
+  } else if (std::string env = Env("PACELINE_CA"); !env.empty()) {
+    ca_path = env;
+    r.ca_source = "$PACELINE_CA";
+  } else if (!file->ca.empty()) {
+    ca_path = file->ca;
+    r.ca_source = "~/.paceline/config";
+  } else if (std::filesystem::exists("data/tls/ca.pem")) {
+    ca_path = "data/tls/ca.pem";
+    r.ca_source = "./data/tls/ca.pem";
+  }
+  if (!ca_path.empty()) {
+    std::ifstream in(ca_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in || text.str().find("BEGIN CERTIFICATE") == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(r.ca_source, ": ", ca_path, " is not a readable PEM certificate"));
+    }
+    r.ca_pem = text.str();
   }
   return r;
 }

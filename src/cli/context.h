@@ -22,6 +22,7 @@ struct ClientFlags {
   // ~/.paceline/config (cli/client_config.h).
   std::string addr;
   std::string token;  // bearer token; empty = from $PACELINE_TOKEN or ~/.paceline/config
+  std::string ca;  // the cluster's CA file (TLS); empty = from $PACELINE_CA, ... (client_config.h)
   // How long a client command may take, its retries included; for commands that run until
   // something happens (`job watch`, `task logs -f`, a wait without its own --timeout), how long
   // the master may stay out of reach (cli/rpc.h).

@@ -11,13 +11,19 @@
 namespace paceline::cli {
 namespace {
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& addr) {
+// TLS verified against `ca_pem` (the cluster's CA), or plain text without one.
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& addr, const std::string& ca_pem) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   // A channel of its own for each attempt after a failure: a fresh connection, not one that
   // gRPC's shared pool keeps in its own (much longer) reconnect back-off.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+  if (ca_pem.empty()) {
+    return grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+  }
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = ca_pem;
+  return grpc::CreateCustomChannel(addr, grpc::SslCredentials(tls), args);
 }
 
 // Why a channel that could not connect failed: a call that fails at once rather than wait
@@ -72,7 +78,7 @@ absl::Time Rpc::Limit(absl::Time began) const {
 grpc::Status Rpc::Ready(absl::Time until) {
   const std::string& addr = masters_.current();
   if (!channel_ || channel_addr_ != addr) {
-    channel_ = NewChannel(addr);
+    channel_ = NewChannel(addr, client_.ca_pem);
     channel_addr_ = addr;
   }
   grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
@@ -169,7 +175,12 @@ absl::Status Rpc::Explain(const Failure& f, const std::string& addr,
     std::string last = masters_.all().size() == 1 ? "" : absl::StrCat("; the last tried: ", addr);
     return absl::UnavailableError(absl::StrCat(
         "cannot reach ", where, " (from ", client_.addr_source, last, "): ", ReasonOf(f), after,
-        "; is it running? Start one with `make up` or `paceline up`"));
+        "; is it running? Start one with `make up` or `paceline up`",
+        client_.ca_pem.empty()
+            ? ". If it serves TLS (the default), give the cluster's CA: --ca FILE, $PACELINE_CA, "
+              "ca: in ~/.paceline/config, or ./data/tls/ca.pem (the master's DATA_DIR/tls/ca.pem)"
+            : absl::StrCat(". The master's certificate is checked against the CA of ",
+                           client_.ca_source, ": is it this cluster's?")));
   }
   if (!f.leader && code == absl::StatusCode::kUnavailable) {
     return absl::UnavailableError(

@@ -27,7 +27,8 @@ absl::Status WriteEndpointsFile(const std::string& data_dir, const MasterEndpoin
                           {"http", e.http},
                           {"pid", e.pid},
                           {"token_file", e.token_file},
-                          {"agent_token_file", e.agent_token_file}}
+                          {"agent_token_file", e.agent_token_file},
+                          {"ca_file", e.ca_file}}
                .dump()
         << "\n";
     if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
@@ -54,6 +55,7 @@ absl::StatusOr<MasterEndpoints> ReadEndpointsFile(const std::string& data_dir) {
   e.pid = j.value("pid", 0);
   e.token_file = j.value("token_file", "");
   e.agent_token_file = j.value("agent_token_file", "");
+  e.ca_file = j.value("ca_file", "");
   return e;
 }
 

@@ -18,6 +18,7 @@ struct MasterEndpoints {
   int pid = 0;
   std::string token_file;        // where the bootstrap admin token is
   std::string agent_token_file;  // where the agents' bootstrap token is
+  std::string ca_file;           // the CA of the master's TLS certificate; "": plain text
 };
 
 std::string EndpointsPath(const std::string& data_dir);

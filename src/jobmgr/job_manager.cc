@@ -85,6 +85,15 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     return;
   }
   TaskRuntime& t = job->mutable_task(i);
+  if (t.host != kNoHost && !r.host.empty() && hosts_[t.host] != r.host) {
+    // A host vouches only for the runs placed on it: a report about another host's run is not
+    // believed (a compromised agent must not end or fake other hosts' tasks). A process it
+    // runs anyway is stopped.
+    if (r.state == TaskState::kRunning) {
+      fx.kills.push_back(KillCommand{r.run, r.host, absl::Seconds(10), TaskReason::kOrphaned});
+    }
+    return;
+  }
   if (!MayHaveProcess(t.state)) return;  // duplicate report of a run already over
   if (r.state == TaskState::kRunning &&
       (r.reason == TaskReason::kHealthy || r.reason == TaskReason::kUnhealthy)) {

@@ -235,6 +235,27 @@ TEST_F(JobManagerTest, AReportFromAnOldRunIsKilledNotAdopted) {
   EXPECT_EQ(State(TaskId{id, 0}), TaskState::kPending);
 }
 
+TEST_F(JobManagerTest, AHostVouchesOnlyForItsOwnRuns) {
+  JobId id = Create(Batch(1));
+  const TaskId t{id, 0};
+  Start(t, "h1");
+  // h2 says h1's run ended, or that it runs it: neither is believed; h2's process is stopped.
+  Effects ended = Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{t, Run(t)}, "h2", TaskState::kSucceeded, 0}, now_, fx);
+  });
+  EXPECT_TRUE(ended.kills.empty());
+  EXPECT_EQ(State(t), TaskState::kRunning);
+  Effects running = Do([&](Effects& fx) {
+    jm_.OnStatus({RunId{t, Run(t)}, "h2", TaskState::kRunning}, now_, fx);
+  });
+  ASSERT_EQ(running.kills.size(), 1u);
+  EXPECT_EQ(running.kills[0].host, "h2");
+  EXPECT_EQ(running.kills[0].reason, TaskReason::kOrphaned);
+  // h1's own report counts.
+  Exit(t, 0, "h1");
+  EXPECT_EQ(State(t), TaskState::kSucceeded);
+}
+
 TEST_F(JobManagerTest, PreemptedTaskComesBackAsANewRun) {
   JobId id = Create(Batch(1));
   TaskId t{id, 0};

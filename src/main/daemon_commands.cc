@@ -11,12 +11,14 @@
 #include <filesystem>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "access/grant.h"
 #include "agentd/agent_daemon.h"
 #include "common/defaults.h"
 #include "common/net.h"
@@ -26,6 +28,7 @@
 #include "main/commands.h"
 #include "main/stop_signals.h"
 #include "masterd/master.h"
+#include "tls/certificates.h"
 
 namespace paceline::cli {
 namespace {
@@ -38,6 +41,8 @@ struct MasterFlags {
   std::string token_file;
   std::string agent_token_file;
   std::string audit_retention = "90d";
+  std::string tls_dir;
+  bool insecure_loopback = false;
   std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
   std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
   std::string cycle = absl::FormatDuration(defaults::kCycle);
@@ -49,6 +54,7 @@ struct MasterFlags {
 struct AgentFlags {
   std::string master;
   std::string token_file;
+  std::string ca, cert, key;
   std::string name;
   std::string work_dir;
   std::vector<std::string> labels;
@@ -78,6 +84,11 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
   cmd->add_option("--agent-token-file", f.agent_token_file,
                   "the agents' bootstrap token's file (default: DATA_DIR/agent-token, created "
                   "when missing)");
+  cmd->add_option("--tls-dir", f.tls_dir,
+                  "the cluster's CA and the master's certificate (default: DATA_DIR/tls, made "
+                  "when missing)");
+  cmd->add_flag("--insecure-loopback", f.insecure_loopback,
+                "serve plain text instead of TLS; only on loopback addresses");
   cmd->add_option("--audit-retention", f.audit_retention,
                   "delete audit records older than this (0: keep them forever)")
       ->capture_default_str();
@@ -108,6 +119,11 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
     cmd->add_option("--token-file", f.token_file,
                     "file holding the agent's token (the master's DATA_DIR/agent-token, or one "
                     "from `paceline token create --role agent`)");
+    cmd->add_option("--ca", f.ca,
+                    "the cluster's CA (the master's DATA_DIR/tls/ca.pem): speak TLS to the "
+                    "master; without it, plain text");
+    cmd->add_option("--cert", f.cert, "this agent's certificate (`paceline cert agent HOST`)");
+    cmd->add_option("--key", f.key, "its key");
   }
   cmd->add_option("--name", f.name, "host name the master knows this agent by (default: hostname)");
   cmd->add_option("--work-dir", f.work_dir, "agent state: checkpoint, sandboxes, volumes");
@@ -143,6 +159,8 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   config.lease = *lease;
   config.token_file = f.token_file;
   config.agent_token_file = f.agent_token_file;
+  config.tls_dir = f.tls_dir;
+  config.insecure_loopback = f.insecure_loopback;
   auto retention = ParseDurationStrict(f.audit_retention);
   if (!retention.ok()) return WithFlag(retention.status(), "--audit-retention");
   if (*retention < absl::ZeroDuration()) {
@@ -275,6 +293,25 @@ absl::Status RunMaster(const MasterFlags& f) {
   return absl::OkStatus();
 }
 
+// The agent's TLS files: none (plain text), or the CA with the agent's certificate and key.
+absl::Status ReadAgentTls(const std::string& ca, const std::string& cert, const std::string& key,
+                          agentd::AgentDaemonConfig& config) {
+  if (ca.empty() && cert.empty() && key.empty()) return absl::OkStatus();
+  if (ca.empty() || cert.empty() || key.empty()) {
+    return absl::InvalidArgumentError(
+        "--ca, --cert, --key: give all three (TLS, the master checks the certificate's host) "
+        "or none (plain text, a master started with --insecure-loopback)");
+  }
+  for (auto [flag, path, out] :
+       {std::tuple{"--ca", &ca, &config.ca_pem}, std::tuple{"--cert", &cert, &config.cert_pem},
+        std::tuple{"--key", &key, &config.key_pem}}) {
+    absl::StatusOr<std::string> text = tls::ReadFile(*path);
+    if (!text.ok()) return WithFlag(text.status(), flag);
+    *out = *text;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunAgent(const AgentFlags& f) {
   absl::StatusOr<agentd::AgentDaemonConfig> config = AgentConfigOf(f, "agent-work");
   if (!config.ok()) return config.status();
@@ -283,6 +320,7 @@ absl::Status RunAgent(const AgentFlags& f) {
     if (!token.ok()) return WithFlag(token.status(), "--token-file");
     config->token = *token;
   }
+  if (absl::Status s = ReadAgentTls(f.ca, f.cert, f.key, *config); !s.ok()) return s;
   sigset_t stop_signals = BlockStopSignals();
   agentd::AgentDaemon daemon(*config);
   absl::Status result;
@@ -335,6 +373,14 @@ absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
   absl::StatusOr<std::string> token =
       masterd::LoadOrCreateToken((*m)->endpoints().agent_token_file);
   if (!token.ok()) return token.status();
+  if (const std::string& ca = (*m)->endpoints().ca_file; !ca.empty()) {
+    // The local agent's certificate, made with the cluster's CA next to it.
+    const std::filesystem::path tls_dir = std::filesystem::path(ca).parent_path();
+    absl::StatusOr<tls::CertificateFiles> cert = tls::IssueAgentCertificate(
+        tls_dir.string(), agent_config->agent.name, (tls_dir / "agents").string());
+    if (!cert.ok()) return cert.status();
+    RETURN_IF_ERROR(ReadAgentTls(cert->ca, cert->cert, cert->key, *agent_config));
+  }
   agent_config->token = *token;
   agentd::AgentDaemon daemon(*agent_config);
   absl::Status agent_result;
@@ -383,6 +429,34 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
   agent->callback([&ctx] {
     absl::Status s = RunAgent(agent_flags);
     if (!s.ok()) ctx.Fail(s);
+  });
+
+  // `paceline cert agent HOST`: on the master's machine, where the cluster's CA is.
+  static std::string cert_host, cert_tls_dir = std::string(defaults::kDataDir) + "/tls", cert_out;
+  CLI::App* cert = AddGroup(app, "cert", "the cluster's TLS certificates");
+  CLI::App* agent_cert = cert->add_subcommand(
+      "agent",
+      "make an agent's client certificate with the cluster's CA (on the master's machine)");
+  agent_cert->add_option("host", cert_host, "the host name the agent registers as (--name)")
+      ->required();
+  agent_cert->add_option("--tls-dir", cert_tls_dir, "where the CA is (the master's --tls-dir)")
+      ->capture_default_str();
+  agent_cert->add_option("--out", cert_out,
+                         "where to write HOST.pem and HOST.key (default: "
+                         "TLS_DIR/agents)");
+  agent_cert->callback([&ctx] {
+    if (!access::IsValidName(cert_host)) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          absl::StrCat("host: '", cert_host, "' is not 1 to 64 of A-Z a-z 0-9 . _ @ -")));
+    }
+    const std::string out = cert_out.empty() ? cert_tls_dir + "/agents" : cert_out;
+    absl::StatusOr<tls::CertificateFiles> files =
+        tls::IssueAgentCertificate(cert_tls_dir, cert_host, out);
+    if (!files.ok()) return ctx.Fail(files.status());
+    std::cout << "certificate: " << files->cert << "\nkey:         " << files->key
+              << "\nCA:          " << files->ca << "\nstart the agent with --name " << cert_host
+              << " --ca " << files->ca << " --cert " << files->cert << " --key " << files->key
+              << std::endl;
   });
 }
 

@@ -65,7 +65,7 @@ absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
           if (auto link = weak.lock()) link->Abort();  // the agent registers again
         });
   } else if (msg.has_logs()) {
-    cluster_->DeliverLogs(msg.logs());
+    cluster_->DeliverLogs(host, msg.logs());
   } else if (msg.has_usage()) {
     auto [sample, runs] = wire::UsageOf(msg.usage());
     cluster_->MutateAsync(

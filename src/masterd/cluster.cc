@@ -316,6 +316,7 @@ absl::StatusOr<std::vector<records::TaskEvent>> Cluster::ReadEvents(TaskId task,
 absl::StatusOr<v1::LogResponse> Cluster::FetchLogs(const std::string& host, v1::LogRequest request,
                                                    absl::Duration timeout) {
   auto waiter = std::make_shared<LogWaiter>();
+  waiter->host = host;
   uint64_t id = 0;
   {
     absl::MutexLock lock(&logs_mu_);
@@ -352,10 +353,11 @@ absl::StatusOr<v1::LogResponse> Cluster::FetchLogs(const std::string& host, v1::
   return waiter->response;
 }
 
-void Cluster::DeliverLogs(const v1::LogResponse& response) {
+void Cluster::DeliverLogs(const std::string& host, const v1::LogResponse& response) {
   absl::MutexLock lock(&logs_mu_);
   auto it = log_waiters_.find(response.request_id());
   if (it == log_waiters_.end()) return;  // too late: the caller gave up
+  if (it->second->host != host) return;  // not asked of this host
   it->second->response = response;
   it->second->done.Notify();
 }

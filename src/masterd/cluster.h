@@ -99,8 +99,9 @@ class Cluster final : public api::Backend {
   void Attach(std::shared_ptr<api::AgentLink> link);
   void Detach(const api::AgentLink* link);
 
-  // An agent's answer to FetchLogs (from its stream handler).
-  void DeliverLogs(const v1::LogResponse& response);
+  // The answer of `host`'s agent to FetchLogs (from its stream handler); an answer to a request
+  // sent to another host is dropped.
+  void DeliverLogs(const std::string& host, const v1::LogResponse& response);
 
   const store::GroupCommitter& committer() const { return *committer_; }
   // Runs `read` on the store's writer thread, after every earlier commit, and waits for it.
@@ -160,6 +161,7 @@ class Cluster final : public api::Backend {
   absl::flat_hash_map<std::string, std::shared_ptr<api::AgentLink>> sessions_
       ABSL_GUARDED_BY(sessions_mu_);
   struct LogWaiter {
+    std::string host;  // asked: only its agent's answer counts
     absl::Notification done;
     v1::LogResponse response;
   };

@@ -36,6 +36,7 @@
 #include "masterd/access_book.h"
 #include "masterd/cluster.h"
 #include "masterd/leadership.h"
+#include "masterd/master_tls.h"
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
 
@@ -149,6 +150,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
   ASSIGN_OR_RETURN(impl->store, store::OpenStore(config.store, config.data_dir));
   RETURN_IF_ERROR(CheckClusterId(config.data_dir, *impl->store));
+  ASSIGN_OR_RETURN(MasterTls tls, SetUpTls(config));
   auto in_data_dir = [&](const std::string& flag, const char* name) {
     return flag.empty() ? (std::filesystem::path(config.data_dir) / name).string() : flag;
   };
@@ -178,12 +180,14 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
         book->Take(t, all);
       });
   RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
+  api::AccessOptions access_options;
+  access_options.agents_need_certificates = tls.on;
   std::vector<api::BootstrapCredential> bootstrap = {
       {token, access::Principal{"admin", "", access::Role::kAdmin, "/", "bootstrap"}},
       {agent_token, access::Principal{"*", "", access::Role::kAgent, "*", "bootstrap-agent"}}};
   impl->access = std::make_unique<api::AccessControl>(
       std::move(bootstrap), impl->access_book.get(),
-      [cluster = impl->cluster.get()] { return cluster->Serving(); });
+      [cluster = impl->cluster.get()] { return cluster->Serving(); }, access_options);
 
   api::MasterFacts facts{
       absl::Now(), impl->store->Describe(), impl->store->cluster_id(), [impl = impl.get()] {
@@ -204,8 +208,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
 
   grpc::ServerBuilder builder;
   int grpc_port = 0;
-  builder.AddListeningPort(config.grpc_listen.ToString(), grpc::InsecureServerCredentials(),
-                           &grpc_port);
+  builder.AddListeningPort(config.grpc_listen.ToString(), tls.credentials, &grpc_port);
   // Agents ping every few seconds (keepalive) to notice a hung master: allow it.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
@@ -246,6 +249,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   endpoints.pid = static_cast<int>(::getpid());
   endpoints.token_file = token_file;
   endpoints.agent_token_file = agent_token_file;
+  endpoints.ca_file = tls.ca_file;
   RETURN_IF_ERROR(WriteEndpointsFile(config.data_dir, endpoints));
   if (postgres != nullptr) {
     // Unique per process: a master that restarts is a new holder and waits for its old lease.

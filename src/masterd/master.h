@@ -33,6 +33,10 @@ struct MasterConfig {
   // Further tokens are made with `paceline token create` and kept, hashed, in the store.
   std::string token_file;
   std::string agent_token_file;
+  // Transport security (masterd/master_tls.h): TLS with the certificates in `tls_dir` (empty:
+  // <data_dir>/tls, made when missing), or plain text on loopback addresses only.
+  std::string tls_dir;
+  bool insecure_loopback = false;
   // Audit records older than this are deleted (zero: kept forever).
   absl::Duration audit_retention = absl::Hours(24 * 90);
   absl::Duration cycle = defaults::kCycle;                           // scheduling cycle

@@ -48,7 +48,13 @@ absl::Status AgentControl::RegisterHost(const HostRegistration& reg,
   }
   for (const ReportedRun& r : running) {
     core_.jobs_.OnStatus({r.run, reg.name, TaskState::kRunning}, now, fx);
-    Adopt(r, id, now);
+    // Only a run placed on this host is accounted on it (OnStatus stops the others).
+    const jobmgr::Job* job = core_.jobs_.GetJob(r.run.task.job);
+    if (job == nullptr || r.run.task.instance >= job->instances()) continue;
+    const uint32_t placed_on = job->task(r.run.task.instance).host;
+    if (placed_on == jobmgr::kNoHost || core_.jobs_.HostName(placed_on) == reg.name) {
+      Adopt(r, id, now);
+    }
   }
   core_.Absorb(fx, now, out);
   return absl::OkStatus();

@@ -121,6 +121,11 @@ void TestCluster::StartMaster(int i) {
                                    dir_ + "/master/token",
                                    "--agent-token-file",
                                    dir_ + "/master/agent-token"};
+  if (options_.tls) {
+    args.insert(args.end(), {"--tls-dir", dir_ + "/master/tls"});
+  } else {
+    args.push_back("--insecure-loopback");
+  }
   if (!options_.store.empty()) {
     for (const char* a : {"--store", options_.store.c_str(), "--lease", options_.lease.c_str()}) {
       args.push_back(a);
@@ -144,8 +149,10 @@ int TestCluster::FindLeader(absl::Duration timeout) {
       [&] {
         for (int i = 0; i < static_cast<int>(masters_.size()); ++i) {
           if (!masters_[i] || !masters_[i]->Running()) continue;
-          RunResult r = RunPaceline(
-              {"--addr", master_addrs_[i], "--token", token_, "--timeout", "2s", "pool", "list"});
+          std::vector<std::string> args = {
+              "--addr", master_addrs_[i], "--token", token_, "--timeout", "2s", "pool", "list"};
+          if (options_.tls) args.insert(args.begin(), {"--ca", ca_file()});
+          RunResult r = RunPaceline(args);
           if (r.exit_code == 0) {
             found = i;
             return true;
@@ -163,13 +170,34 @@ int TestCluster::FindLeader(absl::Duration timeout) {
 
 void TestCluster::StartAgent(int i, const std::string& masters) {
   std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
-  agents_[i] = std::make_unique<Process>(Process::Start(
-      {"agent", "--master", masters.empty() ? absl::StrJoin(master_addrs_, ",") : masters,
-       "--token-file", dir_ + "/master/agent-token", "--name", agent_name(i), "--work-dir",
-       absl::StrCat(dir_, "/", agent_name(i)), "--cpu", options_.agent_cpu, "--memory",
-       options_.agent_memory, "--ports", ports, "--label", absl::StrCat("index=", i),
-       "--usage-interval", options_.usage_interval},
-      {.cwd = dir_}));
+  std::vector<std::string> args = {"agent",
+                                   "--master",
+                                   masters.empty() ? absl::StrJoin(master_addrs_, ",") : masters,
+                                   "--token-file",
+                                   dir_ + "/master/agent-token",
+                                   "--name",
+                                   agent_name(i),
+                                   "--work-dir",
+                                   absl::StrCat(dir_, "/", agent_name(i)),
+                                   "--cpu",
+                                   options_.agent_cpu,
+                                   "--memory",
+                                   options_.agent_memory,
+                                   "--ports",
+                                   ports,
+                                   "--label",
+                                   absl::StrCat("index=", i),
+                                   "--usage-interval",
+                                   options_.usage_interval};
+  if (options_.tls) {
+    const std::string tls = dir_ + "/master/tls";
+    RunResult cert = RunPaceline({"cert", "agent", agent_name(i), "--tls-dir", tls}, dir_);
+    ASSERT_EQ(cert.exit_code, 0) << cert.err;
+    args.insert(args.end(),
+                {"--ca", tls + "/ca.pem", "--cert", tls + "/agents/" + agent_name(i) + ".pem",
+                 "--key", tls + "/agents/" + agent_name(i) + ".key"});
+  }
+  agents_[i] = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
 }
 
 int TestCluster::AddAgent(const std::string& masters) {
@@ -207,6 +235,7 @@ std::string TestCluster::HttpGet(const std::string& path, int master) {
 
 RunResult TestCluster::Cli(const std::vector<std::string>& args) {
   std::vector<std::string> full = {"--addr", addr_, "--token", token_};
+  if (options_.tls) full.insert(full.end(), {"--ca", ca_file()});
   full.insert(full.end(), args.begin(), args.end());
   // A command that waits (`job wait --timeout 240s`) is given its own timeout and some more.
   absl::Duration limit = absl::Seconds(60);
@@ -221,6 +250,7 @@ RunResult TestCluster::Cli(const std::vector<std::string>& args) {
 
 Process TestCluster::StartCli(const std::vector<std::string>& args) {
   std::vector<std::string> full = {"--addr", addr_, "--token", token_};
+  if (options_.tls) full.insert(full.end(), {"--ca", ca_file()});
   full.insert(full.end(), args.begin(), args.end());
   return Process::Start(full, {.cwd = dir_});
 }

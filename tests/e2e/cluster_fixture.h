@@ -34,6 +34,10 @@ struct ClusterOptions {
   // get every address. The CLI talks to the one that answered last (see FindLeader).
   int masters = 1;
   std::string lease = "3s";
+  // TLS: the masters share DATA/tls (the first makes the CA), agents present certificates
+  // made with `paceline cert agent`, the CLI verifies the master (--ca). Otherwise plain text
+  // (--insecure-loopback).
+  bool tls = false;
 };
 
 // Run markers: every run of an instance appends "start RUN NANOS" and "stop RUN NANOS" to
@@ -84,9 +88,10 @@ class TestCluster {
                   bool with_token = true, int master = -1);
   // "host:port" of the HTTP side.
   std::string HttpAddress(int master = -1);
-  const std::string& token() const { return token_; }              // the bootstrap admin's
-  const std::string& agent_token() const { return agent_token_; }  // the agents'
-  // Runs `paceline --addr A --token T args...`.
+  const std::string& token() const { return token_; }                  // the bootstrap admin's
+  const std::string& agent_token() const { return agent_token_; }      // the agents'
+  std::string ca_file() const { return dir_ + "/master/tls/ca.pem"; }  // with `tls`
+  // Runs `paceline --addr A --token T [--ca CA] args...`.
   RunResult Cli(const std::vector<std::string>& args);
   // Starts `paceline --addr A --token T args...` in the background.
   Process StartCli(const std::vector<std::string>& args);

@@ -37,6 +37,7 @@ async function main() {
   const data = join(dir, "data");
   start("master", [
     "master", "--data-dir", data, "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+    "--insecure-loopback", // the emulated hosts (bench fleet) speak plain text
   ]);
   const endpoints = join(data, "master.json");
   await waitFor("master.json", () => existsSync(endpoints), 60000);

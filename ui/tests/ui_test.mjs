@@ -52,6 +52,7 @@ const ports = { grpc: 0, http: 0 };
 function startCluster() {
   return start("paceline up", args.paceline, [
     "up",
+    "--insecure-loopback", // the emulated GPU hosts (bench fleet) speak plain text
     "--data-dir", join(dir, "data"),
     "--listen", `127.0.0.1:${ports.grpc}`,
     "--http-listen", `127.0.0.1:${ports.http}`,

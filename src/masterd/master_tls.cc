@@ -1,0 +1,75 @@
+#include "masterd/master_tls.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <grpcpp/security/server_credentials.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tls/certificates.h"
+
+namespace paceline::masterd {
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || absl::StartsWith(host, "127.");
+}
+
+absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
+  const std::string grpc_addr = config.grpc_listen.ToString();
+  const std::string http_addr = config.http_listen.ToString();
+  MasterTls out;
+  if (config.insecure_loopback) {
+    if (!IsLoopback(config.grpc_listen.host) || !IsLoopback(config.http_listen.host)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--insecure-loopback: plain text is served on a loopback address only, and --listen "
+          "is ",
+          grpc_addr, ", --http-listen ", http_addr,
+          "; drop --insecure-loopback to serve TLS (the master makes its certificates under ",
+          config.tls_dir.empty() ? "DATA_DIR/tls" : config.tls_dir, ")"));
+    }
+    out.credentials = grpc::InsecureServerCredentials();
+    return out;
+  }
+  if (!IsLoopback(config.http_listen.host)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http-listen: ", http_addr,
+        " is not a loopback address, and the HTTP side (web UI, JSON API, /metrics) does not "
+        "serve TLS yet; bind it to 127.0.0.1 and put a TLS proxy in front of it"));
+  }
+  const std::string dir = config.tls_dir.empty()
+                              ? (std::filesystem::path(config.data_dir) / "tls").string()
+                              : config.tls_dir;
+  std::vector<std::string> names = {"localhost", "127.0.0.1"};
+  char hostname[256] = {0};
+  if (::gethostname(hostname, sizeof hostname - 1) == 0 && hostname[0] != '\0') {
+    names.emplace_back(hostname);
+  }
+  auto add = [&](const std::string& host) {
+    if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") return;
+    if (std::find(names.begin(), names.end(), host) == names.end()) names.push_back(host);
+  };
+  add(config.grpc_listen.host);
+  if (!config.advertise.empty()) add(config.advertise.substr(0, config.advertise.rfind(':')));
+  absl::StatusOr<tls::CertificateFiles> files = tls::EnsureMasterCertificates(dir, names);
+  if (!files.ok()) {
+    return absl::Status(files.status().code(), absl::StrCat("making the master's certificates: ",
+                                                            files.status().message()));
+  }
+  grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  absl::StatusOr<std::string> ca = tls::ReadFile(files->ca);
+  absl::StatusOr<std::string> cert = tls::ReadFile(files->cert);
+  absl::StatusOr<std::string> key = tls::ReadFile(files->key);
+  for (const auto* s : {&ca, &cert, &key}) {
+    if (!s->ok()) return s->status();
+  }
+  options.pem_root_certs = *ca;
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  out.credentials = grpc::SslServerCredentials(options);
+  out.on = true;
+  out.ca_file = files->ca;
+  return out;
+}
+
+}  // namespace paceline::masterd
