@@ -57,6 +57,14 @@ absl::StatusOr<records::TokenRecord> CheckGrant(const GrantRequest& request) {
         absl::StrCat("group: '", request.group, "' is not 1 to 64 of A-Z a-z 0-9 . _ @ -"));
   }
   std::string scope = request.scope;
+  if (*role == Role::kAdmin && !scope.empty() && scope != "/") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scope: an admin acts on the whole tree; '", scope,
+                     "' would not limit it (give pool-admin on ", scope, " instead)"));
+  }
+  if (agent && !request.group.empty()) {
+    return absl::InvalidArgumentError("group: an agent's credential has no group");
+  }
   if (agent) {
     if (!scope.empty() && scope != request.user) {
       return absl::InvalidArgumentError(

@@ -44,6 +44,8 @@ TEST(Grant, EachBadFieldIsNamed) {
            {{"alice", "", "viewer", "/a*b", ""}, "no pool name has"},
            {{"alice", "", "viewer", "/", std::string(65, 'n')}, "name: longer than 64"},
            {{"alice", "", "viewer", "/", "a\nb"}, "name: has a character"},
+           {{"root", "", "admin", "/ads", ""}, "scope: an admin acts on the whole tree"},
+           {{"host-1", "g", "agent", "", ""}, "group: an agent's credential has no group"},
        }) {
     absl::StatusOr<records::TokenRecord> r = CheckGrant(c.req);
     ASSERT_FALSE(r.ok()) << c.says;

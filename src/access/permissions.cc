@@ -16,7 +16,7 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.AccessService/ListAudit", Need::kAdmin, "read the audit log", false},
     // --- the cluster and its hosts
     {"paceline.v1.ClusterService/GetInfo", Need::kPublic, "read the master's info", false},
-    {"paceline.v1.ClusterService/GetHistory", Need::kReadPool, "read the history", false},
+    {"paceline.v1.ClusterService/GetHistory", Need::kSignedIn, "read the history", false},
     {"paceline.v1.HostService/ListHosts", Need::kSignedIn, "list hosts", false},
     {"paceline.v1.HostService/DrainHost", Need::kAdmin, "drain hosts", true},
     {"paceline.v1.HostService/DownHost", Need::kAdmin, "take hosts down", true},
@@ -24,7 +24,7 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.AgentService/Connect", Need::kAgent, "connect as an agent", false},
     // --- pools
     {"paceline.v1.PoolService/CreatePool", Need::kManagePool, "create pools", true},
-    {"paceline.v1.PoolService/GetPool", Need::kReadPool, "read pools", false},
+    {"paceline.v1.PoolService/GetPool", Need::kSignedIn, "read pools", false},
     {"paceline.v1.PoolService/UpdatePool", Need::kManagePool, "update pools", true},
     {"paceline.v1.PoolService/DeletePool", Need::kManagePool, "delete pools", true},
     {"paceline.v1.PoolService/ListPools", Need::kSignedIn, "list pools", false},
@@ -116,9 +116,16 @@ absl::Status Authorize(const Principal& who, const Permission& what, const Targe
     case Need::kAdmin:
       return who.role == Role::kAdmin ? absl::OkStatus() : Deny(who, what, target);
     case Need::kManagePool:
+      // A pool-admin shapes the pools below its scope's root, not the root itself: its share,
+      // reservation and limit are set by whoever holds its parent.
       if (who.role == Role::kAdmin) return absl::OkStatus();
-      return who.role == Role::kPoolAdmin && HoldsPool(who, target) ? absl::OkStatus()
-                                                                    : Deny(who, what, target);
+      if (who.role == Role::kPoolAdmin && HoldsPool(who, target) && target.pool != who.scope) {
+        return absl::OkStatus();
+      }
+      return Deny(who, what, target,
+                  who.role == Role::kPoolAdmin && target.pool == who.scope
+                      ? "the root of a pool-admin's scope is managed by whoever holds its parent"
+                      : "");
     case Need::kSubmit:
     case Need::kActOnJob: {
       if (who.role == Role::kAdmin) return absl::OkStatus();

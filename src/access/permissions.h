@@ -24,7 +24,8 @@ enum class Need : uint8_t {
   kViaRpc,      // the route calls a gRPC method, whose entry decides
   kSignedIn,    // any client credential (not an agent's)
   kReadPool,    // any client credential whose scope holds the pool (no pool: results filtered)
-  kManagePool,  // admin, or pool-admin whose scope holds the pool
+                // ("/": an unknown job, which only a credential for the whole tree passes)
+  kManagePool,  // admin, or pool-admin whose scope holds the pool strictly below its root
   kSubmit,      // admin, or pool-admin or submitter whose scope holds the pool
   kActOnJob,    // kSubmit, and a submitter must own the job or share its owner's group
   kAdmin,       // admin only

@@ -60,13 +60,22 @@ TEST(Permissions, ASubmitterActsOnItsOwnJobsAndItsGroupsBelowItsScope) {
   EXPECT_TRUE(Check(alice, "paceline.v1.JobService/CreateJob", {.pool = "/ads/x"}).ok());
   EXPECT_TRUE(Check(alice, "paceline.v1.JobService/GetJob", {.pool = "/ads/x"}).ok());
   EXPECT_FALSE(Check(alice, "paceline.v1.JobService/GetJob", {.pool = "/search"}).ok());
+  // An unknown job is "/": only a credential for the whole tree passes (then: NOT_FOUND).
+  EXPECT_FALSE(Check(alice, "paceline.v1.JobService/GetJob", {.pool = "/"}).ok());
+  EXPECT_TRUE(
+      Check(Who("v", Role::kViewer, "/"), "paceline.v1.JobService/GetJob", {.pool = "/"}).ok());
   EXPECT_FALSE(Check(alice, "paceline.v1.PoolService/UpdatePool", {.pool = "/ads"}).ok());
 }
 
 TEST(Permissions, APoolAdminManagesItsSubtreeOnly) {
   const Principal p = Who("pat", Role::kPoolAdmin, "/a");
   EXPECT_TRUE(Check(p, "paceline.v1.PoolService/CreatePool", {.pool = "/a/b"}).ok());
-  EXPECT_TRUE(Check(p, "paceline.v1.PoolService/UpdatePool", {.pool = "/a"}).ok());
+  EXPECT_TRUE(Check(p, "paceline.v1.PoolService/UpdatePool", {.pool = "/a/b"}).ok());
+  EXPECT_TRUE(Check(p, "paceline.v1.PoolService/DeletePool", {.pool = "/a/b/c"}).ok());
+  // Not the root of its scope: its share and limits are its parent's holder's to set.
+  EXPECT_THAT(Check(p, "paceline.v1.PoolService/UpdatePool", {.pool = "/a"}).message(),
+              HasSubstr("pat (pool-admin on /a) may not update pools in /a: the root of"));
+  EXPECT_FALSE(Check(p, "paceline.v1.PoolService/DeletePool", {.pool = "/a"}).ok());
   EXPECT_FALSE(Check(p, "paceline.v1.PoolService/CreatePool", {.pool = "/b"}).ok());
   EXPECT_TRUE(Check(p, "paceline.v1.JobService/KillJob", {.pool = "/a/b", .owner = "zed"}).ok());
   EXPECT_FALSE(Check(p, "paceline.v1.HostService/DrainHost", {}).ok());

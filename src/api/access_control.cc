@@ -66,10 +66,11 @@ absl::StatusOr<access::Principal> AccessControl::Authenticate(absl::string_view 
   return access::Principal{record->user, record->group, *role, record->scope, record->id};
 }
 
-void AccessControl::BeginCall(const void* call, absl::string_view method,
+void AccessControl::BeginCall(grpc::ServerContextBase* call, absl::string_view method,
                               absl::string_view authorization, std::string source,
                               std::string request_id) {
   Call c;
+  c.context = call;
   c.method = std::string(access::RpcRoute(method));
   c.permission = access::FindPermission(c.method);
   c.caller = enabled_ ? Authenticate(authorization, absl::Now())
@@ -80,7 +81,23 @@ void AccessControl::BeginCall(const void* call, absl::string_view method,
   calls_[call] = std::move(c);
 }
 
-std::optional<grpc::Status> AccessControl::EndCall(const void* call, const grpc::Status& status) {
+bool AccessControl::MayAnswer(const grpc::ServerContextBase* call) const {
+  absl::MutexLock lock(&mu_);
+  auto it = calls_.find(call);
+  if (it == calls_.end()) return true;
+  const Call& c = it->second;
+  return c.checked || (c.permission != nullptr && c.permission->need == access::Need::kPublic);
+}
+
+void AccessControl::EndCallsOf(const std::string& token_id) {
+  absl::MutexLock lock(&mu_);
+  for (auto& [ctx, c] : calls_) {
+    if (c.caller.ok() && c.caller->token_id == token_id) c.context->TryCancel();
+  }
+}
+
+std::optional<grpc::Status> AccessControl::EndCall(const grpc::ServerContextBase* call,
+                                                   const grpc::Status& status) {
   Call c;
   {
     absl::MutexLock lock(&mu_);
@@ -106,7 +123,7 @@ std::optional<grpc::Status> AccessControl::EndCall(const void* call, const grpc:
 }
 
 grpc::Status AccessControl::Check(const grpc::ServerContext* ctx, access::Target target) {
-  const void* key = static_cast<const grpc::ServerContextBase*>(ctx);
+  const grpc::ServerContextBase* key = ctx;
   const access::Permission* permission = nullptr;
   absl::StatusOr<access::Principal> caller = absl::NotFoundError("unknown call");
   std::string method;
@@ -194,10 +211,35 @@ bool AccessControl::AllowHttp(const HttpRequest& req, absl::string_view route, H
   return false;
 }
 
-void AccessControl::WriteAudit(const Call& call, absl::StatusCode code,
-                               absl::string_view message) const {
+bool AccessControl::AllowRefusalRecord(const std::string& source, absl::Time now) {
+  // The address without its port: one client, however many connections.
+  const std::string client = source.substr(0, source.rfind(':'));
+  absl::MutexLock lock(&refusals_mu_);
+  if (refusals_.size() > 10000) refusals_.clear();  // many addresses: start over
+  Allowance& a = refusals_[client];
+  const absl::Time minute =
+      absl::UnixEpoch() + absl::Floor(now - absl::UnixEpoch(), absl::Minutes(1));
+  if (a.minute != minute) {
+    if (a.dropped > 0) {
+      std::cerr << "master: " << a.dropped << " more refused requests from " << client
+                << " were not written to the audit log (at most " << kRefusalsPerMinute
+                << " a minute per client)" << std::endl;
+    }
+    a = Allowance{minute, 0, 0};
+  }
+  if (a.recorded >= kRefusalsPerMinute) {
+    ++a.dropped;
+    return false;
+  }
+  ++a.recorded;
+  return true;
+}
+
+void AccessControl::WriteAudit(const Call& call, absl::StatusCode code, absl::string_view message) {
+  if (gate_ && !gate_().ok()) return;  // a standby writes nothing to the store
   records::AuditRecord r;
   r.at = absl::Now();
+  if (IsRefusal(code) && !AllowRefusalRecord(call.source, r.at)) return;
   r.user = call.caller.ok() ? call.caller->user : "";
   r.source = call.source;
   r.action = ActionName(call.method);

@@ -11,9 +11,15 @@
 //     the agent's host). Check answers the gate's status first (a standby's refusal, which
 //     names the leader: masterd/leadership.h), then UNAUTHENTICATED or PERMISSION_DENIED, or
 //     OK. A method without an entry is refused;
-//   - a call that ends OK without having passed Check is answered INTERNAL instead: a handler
-//     that forgot its check leaks nothing;
-//   - EndCall writes an audit record for every call of a mutation and every refusal.
+//   - a call that answers without having passed Check has its answer emptied (MayAnswer, at
+//     the interceptor's send) and its status replaced by INTERNAL: a handler that forgot its
+//     check leaks nothing;
+//   - EndCall writes an audit record for every call of a mutation and every refusal. Refusals
+//     are recorded at most kRefusalsPerMinute a minute per client address (the others are
+//     counted and logged), so that requests without a token cannot fill the store. A master
+//     that does not serve (a standby) writes nothing: it may not write to the store;
+//   - EndCallsOf(token) cancels the open calls (watches, agent streams) made with a token, when
+//     it is revoked.
 // HTTP routes are guarded by AllowHttp, through the same table ("GET /metrics").
 //
 // Without any credential configured (no bootstrap token, no records) authentication is off and
@@ -79,11 +85,18 @@ class AccessControl {
   bool enabled() const { return enabled_; }
   AccessRecords* records() const { return records_; }
 
-  // --- one gRPC call; `call` is its grpc::ServerContextBase.
-  void BeginCall(const void* call, absl::string_view method, absl::string_view authorization,
-                 std::string source, std::string request_id);
+  // --- one gRPC call.
+  void BeginCall(grpc::ServerContextBase* call, absl::string_view method,
+                 absl::string_view authorization, std::string source, std::string request_id);
+  // Whether the call may send an answer: it passed Check, or needs no credential.
+  bool MayAnswer(const grpc::ServerContextBase* call) const;
   // The status to answer instead of `status`, if any; forgets the call.
-  std::optional<grpc::Status> EndCall(const void* call, const grpc::Status& status);
+  std::optional<grpc::Status> EndCall(const grpc::ServerContextBase* call,
+                                      const grpc::Status& status);
+  // Cancels every open call made with the token `token_id`.
+  void EndCallsOf(const std::string& token_id);
+
+  static constexpr int kRefusalsPerMinute = 30;
 
   // --- in a handler, first thing.
   grpc::Status Check(const grpc::ServerContext* ctx, access::Target target = {});
@@ -99,6 +112,7 @@ class AccessControl {
 
  private:
   struct Call {
+    grpc::ServerContextBase* context = nullptr;
     const access::Permission* permission = nullptr;
     absl::StatusOr<access::Principal> caller;
     std::string method;
@@ -107,7 +121,9 @@ class AccessControl {
     access::Target target;
     bool checked = false;
   };
-  void WriteAudit(const Call& call, absl::StatusCode code, absl::string_view message) const;
+  void WriteAudit(const Call& call, absl::StatusCode code, absl::string_view message);
+  // Whether a refusal from `source` is still within its minute's allowance.
+  bool AllowRefusalRecord(const std::string& source, absl::Time now);
 
   const std::vector<BootstrapCredential> bootstrap_;
   AccessRecords* const records_;
@@ -115,7 +131,14 @@ class AccessControl {
   const AccessOptions options_;
   const bool enabled_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<const void*, Call> calls_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<const grpc::ServerContextBase*, Call> calls_ ABSL_GUARDED_BY(mu_);
+  struct Allowance {
+    absl::Time minute = absl::InfinitePast();
+    int recorded = 0;
+    int dropped = 0;
+  };
+  absl::Mutex refusals_mu_;
+  absl::flat_hash_map<std::string, Allowance> refusals_ ABSL_GUARDED_BY(refusals_mu_);
 };
 
 }  // namespace paceline::api

@@ -35,6 +35,14 @@ class AccessInterceptor final : public gx::Interceptor {
       Begin(*methods->GetRecvInitialMetadata());
     }
     if (begun_ &&
+        methods->QueryInterceptionHookPoint(gx::InterceptionHookPoints::PRE_SEND_MESSAGE) &&
+        !access_->MayAnswer(info_->server_context())) {
+      // The handler answers without having checked the caller: send nothing of it.
+      if (grpc::ByteBuffer* message = methods->GetSerializedSendMessage(); message != nullptr) {
+        message->Clear();
+      }
+    }
+    if (begun_ &&
         methods->QueryInterceptionHookPoint(gx::InterceptionHookPoints::PRE_SEND_STATUS)) {
       begun_ = false;
       std::optional<grpc::Status> instead =

@@ -121,6 +121,7 @@ grpc::Status AccessServiceImpl::RevokeToken(grpc::ServerContext* ctx,
     record->revoked_at = now;
     if (absl::Status s = access_->records()->PutToken(*record); !s.ok()) return ToGrpcStatus(s);
   }
+  access_->EndCallsOf(record->id);  // its open watches and agent streams end now
   *resp->mutable_info() = InfoOf(*record, now);
   return grpc::Status::OK;
 }

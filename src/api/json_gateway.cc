@@ -128,9 +128,7 @@ void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, Http
     bool finished = false;
   };
   auto stream = std::make_shared<Stream>(watches);
-  if (req.has_header("Authorization")) {
-    PassOn(req, stream->ctx);
-  }
+  PassOn(req, stream->ctx);
   stream->reader = v1::JobService::NewStub(channel)->Watch(&stream->ctx, request);
   // The first event (`started`, or the refusal) decides the HTTP status.
   v1::WatchEvent first;

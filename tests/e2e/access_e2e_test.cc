@@ -10,6 +10,7 @@
 #include <set>
 
 #include <gmock/gmock.h>
+#include <google/protobuf/descriptor.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -17,7 +18,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/grpc_agent_fleet.h"
+#include "paceline/v1/access.pb.h"
+#include "paceline/v1/cluster.pb.h"
+#include "paceline/v1/host.pb.h"
 #include "paceline/v1/job.grpc.pb.h"
+#include "paceline/v1/pool.pb.h"
 #include "tests/e2e/cluster_fixture.h"
 
 namespace paceline::e2e {
@@ -48,6 +53,7 @@ class AccessE2E : public ::testing::Test {
     tokens_["submitter"] =
         NewToken({"--user", "sam", "--role", "submitter", "--pool", "/a", "--group", "ads"});
     tokens_["viewer"] = NewToken({"--user", "vic", "--role", "viewer"});
+    tokens_["viewer-b"] = NewToken({"--user", "bea", "--role", "viewer", "--pool", "/b"});
     tokens_["agent"] = c_.agent_token();
     tokens_["none"] = "";
     tokens_["expired"] = NewToken({"--user", "old", "--role", "admin", "--expires", "1s"});
@@ -101,7 +107,8 @@ class AccessE2E : public ::testing::Test {
 };
 
 // The roles in the order of a row's letters: A allowed, D denied (403), U unauthenticated (401).
-const std::vector<std::string> kRoles = {"admin", "pool-admin", "submitter", "viewer",
+// pool-admin and submitter are on /a, viewer on /, viewer-b on /b; the jobs are in /a.
+const std::vector<std::string> kRoles = {"admin", "pool-admin", "submitter", "viewer", "viewer-b",
                                          "agent", "none",       "expired",   "revoked"};
 
 struct Row {
@@ -115,77 +122,77 @@ TEST_F(AccessE2E, EveryMethodTimesEveryRole) {
   auto task = [](uint64_t j, int) { return Json{{"job_id", j}, {"instance", 0}}; };
   auto none = [](uint64_t, int) { return Json::object(); };
   const std::vector<Row> rows = {
-      {"AccessService/WhoAmI", "AAAADUUU", none},
-      {"AccessService/CreateToken", "ADDDDUUU",
+      {"AccessService/WhoAmI", "AAAAADUUU", none},
+      {"AccessService/CreateToken", "ADDDDDUUU",
        [](uint64_t, int n) {
          return Json{{"user", absl::StrCat("u", n)}, {"role", "viewer"}};
        }},
-      {"AccessService/ListTokens", "ADDDDUUU", none},
-      {"AccessService/RevokeToken", "ADDDDUUU",
+      {"AccessService/ListTokens", "ADDDDDUUU", none},
+      {"AccessService/RevokeToken", "ADDDDDUUU",
        [](uint64_t, int) {
          return Json{{"id", "x"}};
        }},
-      {"AccessService/ListAudit", "ADDDDUUU", none},
-      {"ClusterService/GetInfo", "AAAAAAAA", none},
-      {"ClusterService/GetHistory", "AAAADUUU",
+      {"AccessService/ListAudit", "ADDDDDUUU", none},
+      {"ClusterService/GetInfo", "AAAAAAAAA", none},
+      {"ClusterService/GetHistory", "AAAAADUUU",
        [](uint64_t, int) {
          return Json{{"pool", "/a"}};
        }},
-      {"HostService/ListHosts", "AAAADUUU", none},
-      {"HostService/DrainHost", "ADDDDUUU",
+      {"HostService/ListHosts", "AAAAADUUU", none},
+      {"HostService/DrainHost", "ADDDDDUUU",
        [](uint64_t, int) {
          return Json{{"host", "h"}};
        }},
-      {"HostService/DownHost", "ADDDDUUU",
+      {"HostService/DownHost", "ADDDDDUUU",
        [](uint64_t, int) {
          return Json{{"host", "h"}};
        }},
-      {"HostService/UpHost", "ADDDDUUU",
+      {"HostService/UpHost", "ADDDDDUUU",
        [](uint64_t, int) {
          return Json{{"host", "h"}};
        }},
-      {"PoolService/CreatePool", "AADDDUUU",
+      {"PoolService/CreatePool", "AADDDDUUU",
        [](uint64_t, int n) {
          return Json{{"path", absl::StrCat("/a/new", n)}, {"spec_yaml", kPool}};
        }},
-      {"PoolService/GetPool", "AAAADUUU",
+      {"PoolService/GetPool", "AAAAADUUU",
        [](uint64_t, int) {
          return Json{{"path", "/a"}};
        }},
-      {"PoolService/UpdatePool", "AADDDUUU",
+      {"PoolService/UpdatePool", "ADDDDDUUU",
        [](uint64_t, int) {
          return Json{{"path", "/a"}, {"spec_yaml", kPool}};
        }},
-      {"PoolService/DeletePool", "AADDDUUU",
+      {"PoolService/DeletePool", "AADDDDUUU",
        [](uint64_t, int) {
          return Json{{"path", "/a/none"}};
        }},
-      {"PoolService/ListPools", "AAAADUUU", none},
-      {"JobService/CreateJob", "AAADDUUU",
+      {"PoolService/ListPools", "AAAAADUUU", none},
+      {"JobService/CreateJob", "AAADDDUUU",
        [](uint64_t, int) {
          return Json{{"pool", "/a"}, {"spec_yaml", kJob}};
        }},
-      {"JobService/GetJob", "AAAADUUU", job},
-      {"JobService/QueryJobs", "AAAADUUU", none},
-      {"JobService/KillJob", "AADDDUUU", job},
-      {"JobService/DeleteJob", "AADDDUUU", job},
-      {"JobService/RestartJob", "AADDDUUU", job},
-      {"JobService/UpdateJob", "AADDDUUU",
+      {"JobService/GetJob", "AAAADDUUU", job},
+      {"JobService/QueryJobs", "AAAAADUUU", none},
+      {"JobService/KillJob", "AADDDDUUU", job},
+      {"JobService/DeleteJob", "AADDDDUUU", job},
+      {"JobService/RestartJob", "AADDDDUUU", job},
+      {"JobService/UpdateJob", "AADDDDUUU",
        [](uint64_t j, int) {
          return Json{{"job_id", j}, {"version", 1}, {"spec_yaml", kJob}};
        }},
-      {"JobService/GetUpdate", "AAAADUUU", job},
-      {"JobService/ListUpdates", "AAAADUUU", job},
-      {"JobService/PauseUpdate", "AADDDUUU", job},
-      {"JobService/ResumeUpdate", "AADDDUUU", job},
-      {"JobService/AbortUpdate", "AADDDUUU", job},
-      {"JobService/RollbackJob", "AADDDUUU", job},
-      {"TaskService/ListTasks", "AAAADUUU", job},
-      {"TaskService/GetTask", "AAAADUUU", task},
-      {"TaskService/ListTaskEvents", "AAAADUUU", task},
-      {"TaskService/GetTaskLogs", "AAAADUUU", task},
-      {"TaskService/KillTask", "AADDDUUU", task},
-      {"TaskService/ReleaseVolume", "AADDDUUU", task},
+      {"JobService/GetUpdate", "AAAADDUUU", job},
+      {"JobService/ListUpdates", "AAAADDUUU", job},
+      {"JobService/PauseUpdate", "AADDDDUUU", job},
+      {"JobService/ResumeUpdate", "AADDDDUUU", job},
+      {"JobService/AbortUpdate", "AADDDDUUU", job},
+      {"JobService/RollbackJob", "AADDDDUUU", job},
+      {"TaskService/ListTasks", "AAAADDUUU", job},
+      {"TaskService/GetTask", "AAAADDUUU", task},
+      {"TaskService/ListTaskEvents", "AAAADDUUU", task},
+      {"TaskService/GetTaskLogs", "AAAADDUUU", task},
+      {"TaskService/KillTask", "AADDDDUUU", task},
+      {"TaskService/ReleaseVolume", "AADDDDUUU", task},
   };
   int n = 0;
   for (const Row& row : rows) {
@@ -223,11 +230,30 @@ TEST_F(AccessE2E, EveryMethodTimesEveryRole) {
       }
     }
   }
-  // Every client method of the table is in the matrix; Watch and Connect are streams (below).
+  // Every method of the API is in the matrix, but the two streams (tests below).
   std::set<std::string> covered;
   for (const Row& r : rows) covered.insert(r.method);
   EXPECT_EQ(covered.size(), rows.size());
-  EXPECT_EQ(rows.size(), 35u) << "a method was added to the API: add it to the matrix";
+  // Referencing one message of each file links its descriptors in.
+  (void)v1::WhoAmIRequest::descriptor();
+  (void)v1::GetInfoRequest::descriptor();
+  (void)v1::ListHostsRequest::descriptor();
+  (void)v1::GetJobRequest::descriptor();
+  (void)v1::GetPoolRequest::descriptor();
+  for (const auto& entry : std::filesystem::directory_iterator(PACELINE_PROTO_DIR)) {
+    const google::protobuf::FileDescriptor* file =
+        google::protobuf::DescriptorPool::generated_pool()->FindFileByName(
+            "paceline/v1/" + entry.path().filename().string());
+    ASSERT_NE(file, nullptr) << entry.path();
+    for (int i = 0; i < file->service_count(); ++i) {
+      for (int m = 0; m < file->service(i)->method_count(); ++m) {
+        const std::string name =
+            absl::StrCat(file->service(i)->name(), "/", file->service(i)->method(m)->name());
+        if (name == "JobService/Watch" || name == "AgentService/Connect") continue;
+        EXPECT_TRUE(covered.contains(name)) << name << " is not in the matrix";
+      }
+    }
+  }
 }
 
 TEST_F(AccessE2E, DenialsNameTheUserTheActionAndThePoolAndOwnersAreKept) {
@@ -258,7 +284,6 @@ TEST_F(AccessE2E, DenialsNameTheUserTheActionAndThePoolAndOwnersAreKept) {
       NewToken({"--user", "tess", "--role", "submitter", "--pool", "/a", "--group", "ads"});
   EXPECT_EQ(Call("teammate", "JobService/RestartJob", {{"job_id", mine}}).status, 200);
   // A scoped viewer sees only its subtree in listings.
-  tokens_["viewer-b"] = NewToken({"--user", "bea", "--role", "viewer", "--pool", "/b"});
   NewJob("/b");
   Answer listed = Call("viewer-b", "JobService/QueryJobs", Json::object());
   ASSERT_EQ(listed.status, 200);
@@ -379,6 +404,30 @@ TEST_F(AccessE2E, TheAuditLogHasEveryChangeWithItsUserAndEveryRefusal) {
   EXPECT_GE(lines, 12);
   // Only an admin reads it.
   EXPECT_EQ(Call("pool-admin", "AccessService/ListAudit", Json::object()).status, 403);
+}
+
+TEST_F(AccessE2E, RevokingATokenEndsTheWatchItOpened) {
+  const std::string token = NewToken({"--user", "wat", "--role", "viewer"});
+  std::vector<std::string> parts = absl::StrSplit(token, '_');
+  auto stub = v1::JobService::NewStub(
+      grpc::CreateChannel(c_.master_address(0), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", "Bearer " + token);
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
+      stub->Watch(&ctx, v1::WatchRequest());
+  v1::WatchEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  ASSERT_TRUE(event.started());
+  ASSERT_EQ(c_.Cli({"token", "revoke", parts[1]}).exit_code, 0);
+  const absl::Time revoked = absl::Now();
+  while (reader->Read(&event)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_LT(absl::Now() - revoked, absl::Seconds(5));
+  // And a new call with it is refused.
+  tokens_["wat"] = token;
+  EXPECT_EQ(Call("wat", "PoolService/ListPools", Json::object()).status, 401);
 }
 
 TEST_F(AccessE2E, TokensAreKeptOnlyAsHashesAndSurviveARestart) {
