@@ -1,21 +1,28 @@
 #include "api/access_targets.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
 
 namespace paceline::api {
 
-access::Target JobTarget(Backend& cluster, uint64_t job_id) {
-  access::Target t = cluster.Read<access::Target>([&](const scheduler::SchedulerCore& core) {
-    access::Target found{.pool = "/"};
-    if (const jobmgr::Job* job = core.jobs().GetJob(JobId(job_id)); job != nullptr) {
-      found.pool = job->pool();
-      found.owner = job->origin().owner.user;
-      found.owner_group = job->origin().owner.group;
-    }
-    return found;
-  });
-  t.object = absl::StrCat("job ", job_id);
+access::Target JobTargetIn(const scheduler::SchedulerCore& core, uint64_t job_id) {
+  access::Target t{.pool = "/", .object = absl::StrCat("job ", job_id)};
+  if (const jobmgr::Job* job = core.jobs().GetJob(JobId(job_id)); job != nullptr) {
+    t.pool = job->pool();
+    t.owner = job->origin().owner.user;
+    t.owner_group = job->origin().owner.group;
+  }
   return t;
+}
+
+access::Target JobTarget(Backend& cluster, uint64_t job_id) {
+  return cluster.Read<access::Target>(
+      [&](const scheduler::SchedulerCore& core) { return JobTargetIn(core, job_id); });
+}
+
+absl::Status CheckJob(AccessControl& access, const grpc::ServerContext* ctx,
+                      const scheduler::SchedulerCore& core, uint64_t job_id) {
+  return FromGrpcStatus(access.Check(ctx, JobTargetIn(core, job_id)));
 }
 
 bool MayRead(const std::optional<access::Principal>& caller, absl::string_view pool) {

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "access/permissions.h"
 #include "access/role.h"
+#include "api/access_control.h"
 #include "api/backend.h"
 
 namespace paceline::api {
@@ -18,6 +19,12 @@ namespace paceline::api {
 // then learns NOT_FOUND from the handler. (The job may be created between this check and the
 // handler's read, with the next id: a caller scoped to a subtree must not see it then.)
 access::Target JobTarget(Backend& cluster, uint64_t job_id);
+// The same, read from `core` by a caller already on the loop.
+access::Target JobTargetIn(const scheduler::SchedulerCore& core, uint64_t job_id);
+// AccessControl::Check against job `job_id` as `core` has it, from inside a Backend::Read or
+// Mutate function: the check and the call see the same job, in one turn of the loop.
+absl::Status CheckJob(AccessControl& access, const grpc::ServerContext* ctx,
+                      const scheduler::SchedulerCore& core, uint64_t job_id);
 
 // Whether `caller` may read what is in `pool` (nullopt: authentication is off).
 bool MayRead(const std::optional<access::Principal>& caller, absl::string_view pool);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
+#include "common/status.h"
 #include "spec/yaml_spec.h"
 #include "wire/agent_protocol.h"
 #include "wire/core.h"
@@ -102,10 +103,8 @@ grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::Creat
 
 grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
                                     v1::GetJobResponse* resp) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   return ToGrpcStatus(cluster_->Read<absl::Status>([&](const SchedulerCore& core) {
+    RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
     *resp->mutable_job() = SummaryOf(*job);
@@ -196,22 +195,18 @@ grpc::Status JobServiceImpl::QueryJobs(grpc::ServerContext* ctx, const v1::Query
 
 grpc::Status JobServiceImpl::KillJob(grpc::ServerContext* ctx, const v1::KillJobRequest* req,
                                      v1::KillJobResponse*) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
         return core.job_control().KillJob(JobId(req->job_id()), now, out);
       }));
 }
 
 grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::DeleteJobRequest* req,
                                        v1::DeleteJobResponse*) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   bool stateful = false;
   absl::Status s = cluster_->Mutate([&](SchedulerCore& core, absl::Time, scheduler::Actions& out) {
+    RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     stateful = job != nullptr && job->spec().type == JobType::kStateful;
     return core.job_control().DeleteJob(JobId(req->job_id()), out);
@@ -226,9 +221,6 @@ grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::Delet
 
 grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,
                                         v1::RestartJobResponse* resp) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   for (int i = 0; i < req->ranges_size(); ++i) {
     const v1::InstanceRange& r = req->ranges(i);
     if (r.first() > r.last()) {
@@ -238,6 +230,7 @@ grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::Rest
   }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
         const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
         if (job == nullptr) return JobNotFound(req->job_id());
         std::vector<uint32_t> instances;
@@ -262,11 +255,9 @@ grpc::Status JobServiceImpl::RestartJob(grpc::ServerContext* ctx, const v1::Rest
 grpc::Status TaskServiceImpl::ReleaseVolume(grpc::ServerContext* ctx,
                                             const v1::ReleaseVolumeRequest* req,
                                             v1::ReleaseVolumeResponse*) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
         return core.job_control().ReleaseVolume(TaskId{JobId(req->job_id()), req->instance()}, now,
                                                 out);
       }));
@@ -274,11 +265,9 @@ grpc::Status TaskServiceImpl::ReleaseVolume(grpc::ServerContext* ctx,
 
 grpc::Status TaskServiceImpl::KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
                                        v1::KillTaskResponse*) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
                                            scheduler::Actions& out) {
+    RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
     return core.job_control().KillInstance(TaskId{JobId(req->job_id()), req->instance()}, now, out);
   }));
 }

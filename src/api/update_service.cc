@@ -128,9 +128,9 @@ grpc::Status JobServiceImpl::ListUpdates(grpc::ServerContext* ctx,
 }
 
 grpc::Status JobServiceImpl::SetPaused(grpc::ServerContext* ctx, uint64_t job, bool paused) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, job)); !a.ok()) return a;
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        RETURN_IF_ERROR(CheckJob(*access_, ctx, core, job));
         return core.job_control().PauseUpdate(JobId(job), paused, now, out);
       }));
 }
@@ -150,11 +150,9 @@ grpc::Status JobServiceImpl::ResumeUpdate(grpc::ServerContext* ctx,
 grpc::Status JobServiceImpl::AbortUpdate(grpc::ServerContext* ctx,
                                          const v1::AbortUpdateRequest* req,
                                          v1::AbortUpdateResponse*) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   return ToGrpcStatus(
       cluster_->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
         return core.job_control().AbortUpdate(JobId(req->job_id()), now, out);
       }));
 }
@@ -162,11 +160,9 @@ grpc::Status JobServiceImpl::AbortUpdate(grpc::ServerContext* ctx,
 grpc::Status JobServiceImpl::RollbackJob(grpc::ServerContext* ctx,
                                          const v1::RollbackJobRequest* req,
                                          v1::RollbackJobResponse* resp) {
-  if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
-    return a;
-  }
   return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
                                            scheduler::Actions& out) {
+    RETURN_IF_ERROR(CheckJob(*access_, ctx, core, req->job_id()));
     const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
     if (job == nullptr) return JobNotFound(req->job_id());
     ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(job->spec().update, req->options()));

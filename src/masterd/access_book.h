@@ -2,7 +2,8 @@
 // AccessBook: the master's api::AccessRecords (api/access_control.h) over its Cluster — the
 // tokens in memory, loaded from the store whenever the cluster is (Cluster::OnTokens), and
 // written through the cluster like any change (durable before used; refused by a standby);
-// the audit log appended through the cluster without waiting, read from the store.
+// the audit log appended straight through the group committer without waiting (no turn of the
+// loop), read from the store.
 //
 // Audit records older than `retention` are deleted, at most once an hour, with the next record
 // written (zero retention: kept forever).

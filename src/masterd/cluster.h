@@ -104,6 +104,11 @@ class Cluster final : public api::Backend {
   void DeliverLogs(const std::string& host, const v1::LogResponse& response);
 
   const store::GroupCommitter& committer() const { return *committer_; }
+  // Commits a batch that no state of the core depends on (audit records) straight through the
+  // group committer, without a turn of the loop; `done` runs on the writer thread.
+  void CommitAside(records::WriteBatch batch, std::function<void(absl::Status)> done) {
+    committer_->Submit(std::move(batch), std::move(done));
+  }
   // Runs `read` on the store's writer thread, after every earlier commit, and waits for it.
   void ReadStore(const std::function<void(store::Store&)>& read) { committer_->RunOnWriter(read); }
   store::Store* store() { return store_; }
