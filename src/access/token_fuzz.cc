@@ -1,7 +1,8 @@
 // libFuzzer target: what a client may send in place of a credential — the authorization
 // header, the token in it — and what an admin may ask a token to grant. Checks that nothing
 // crashes, that a parsed token has the documented shape, that a refusal never repeats the
-// secret it was given (its messages are fixed), and that an accepted grant is one of the documented forms.
+// secret it was given (its messages are fixed), and that an accepted grant is one of the documented
+// forms.
 
 #include <cstddef>
 #include <cstdint>
