@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -124,15 +125,19 @@ task:
 TEST(AgentE2E, HealthTransitionsReachTheMaster) {
   TestCluster c({.agents = 1});
   CreatePool(c);
-  // Healthy while the file exists; the task removes it after a few seconds.
-  uint64_t job = c.CreateJob("/e2e", R"(
+  // Healthy while the file exists; the task removes it once the test has written `done`, so a
+  // slow machine cannot see it turn unhealthy before the test has read it healthy.
+  const std::string done = c.dir() + "/done";
+  uint64_t job =
+      c.CreateJob("/e2e", absl::StrCat(R"(
 name: checked
 instances: 1
 task:
-  command: "touch ready; sleep 4; rm ready; sleep 600"
+  command: "touch ready; while ! test -f )",
+                                       done, R"(; do sleep 0.2; done; rm ready; sleep 600"
   resources: {cpu: 0.1, memory: 32Mi}
   health: {command: "test -f ready", interval: 1s, timeout: 1s, failures: 2}
-)");
+)"));
   ASSERT_GT(job, 0u);
   Json task;
   ASSERT_TRUE(WaitFor(
@@ -148,6 +153,7 @@ task:
   EXPECT_EQ(got["job"]["unhealthy"], 0);
   RunResult jobget = c.Cli({"job", "get", std::to_string(job)});
   EXPECT_THAT(jobget.out, HasSubstr("health: 1 healthy, 0 unhealthy, 0 unknown"));
+  std::ofstream(done) << "done\n";
 
   ASSERT_TRUE(WaitFor(
       [&] {

@@ -37,7 +37,7 @@ TEST(TlsE2E, PacelineUpServesTlsAndTheTourWorksFromItsDirectory) {
                                "--http-listen", "127.0.0.1:0", "--cpu", "2", "--memory", "2Gi"},
                               {.cwd = dir});
   ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir + "/data/master.json"); },
-                      absl::Seconds(30)))
+                      absl::Seconds(60)))
       << up.Output();
   Json endpoints = Json::parse(ReadFile(dir + "/data/master.json"));
   EXPECT_EQ(endpoints["ca_file"], dir + "/data/tls/ca.pem");
@@ -47,25 +47,25 @@ TEST(TlsE2E, PacelineUpServesTlsAndTheTourWorksFromItsDirectory) {
         RunResult hosts = RunPaceline({"host", "list", "-o", "json"}, dir);
         return hosts.exit_code == 0 && hosts.out.find("\"connected\": true") != std::string::npos;
       },
-      absl::Seconds(30)))
+      absl::Seconds(60)))
       << up.Output();
-  ASSERT_EQ(RunPaceline({"pool", "create", "/batch", "-f", Write(dir + "/pool.yaml", kPool)}, dir)
-                .exit_code,
-            0);
+  RunResult pool =
+      RunPaceline({"pool", "create", "/batch", "-f", Write(dir + "/pool.yaml", kPool)}, dir);
+  ASSERT_EQ(pool.exit_code, 0) << pool.err;
   RunResult created =
       RunPaceline({"job", "create", "-f", Write(dir + "/job.yaml", kJob), "--pool", "/batch"}, dir);
   ASSERT_EQ(created.exit_code, 0) << created.err;
   RunResult waited = RunPaceline({"job", "wait", "1", "--timeout", "60s"}, dir, absl::Seconds(90));
   EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err << up.Output();
   RunResult who = RunPaceline({"whoami"}, dir);
-  EXPECT_THAT(who.out, HasSubstr("admin: admin"));
+  EXPECT_THAT(who.out, HasSubstr("admin: admin")) << who.err;
   // Plain text to a TLS master fails, and says what to do.
   RunResult plain = RunPaceline(
       {"--addr", endpoints["grpc"], "--token", "x", "--timeout", "3s", "pool", "list"}, "/");
   EXPECT_NE(plain.exit_code, 0);
   EXPECT_THAT(plain.err, HasSubstr("give the cluster's CA"));
   up.Signal(SIGTERM);
-  EXPECT_EQ(up.WaitExit(absl::Seconds(20)), 0);
+  EXPECT_EQ(up.WaitExit(absl::Seconds(60)), 0) << up.Output();
   std::filesystem::remove_all(dir);
 }
 
