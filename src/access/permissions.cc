@@ -50,6 +50,11 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.TaskService/GetTaskLogs", Need::kReadPool, "read logs", false},
     {"paceline.v1.TaskService/KillTask", Need::kActOnJob, "kill tasks", true},
     {"paceline.v1.TaskService/ReleaseVolume", Need::kActOnJob, "release volumes", true},
+    // --- secrets (values go in, never out)
+    {"paceline.v1.SecretService/PutSecret", Need::kManageSecrets, "put secrets", true},
+    {"paceline.v1.SecretService/ListSecrets", Need::kReadPool, "list secrets", false},
+    {"paceline.v1.SecretService/DeleteSecret", Need::kManageSecrets, "delete secrets", true},
+    {"paceline.v1.SecretService/RekeySecrets", Need::kAdmin, "reseal secrets", true},
     // --- HTTP routes (by pattern)
     {"GET /", Need::kPublic, "open the web UI", false},
     {"GET /ui", Need::kPublic, "open the web UI", false},
@@ -126,6 +131,10 @@ absl::Status Authorize(const Principal& who, const Permission& what, const Targe
                   who.role == Role::kPoolAdmin && target.pool == who.scope
                       ? "the root of a pool-admin's scope is managed by whoever holds its parent"
                       : "");
+    case Need::kManageSecrets:
+      if (who.role == Role::kAdmin) return absl::OkStatus();
+      return who.role == Role::kPoolAdmin && HoldsPool(who, target) ? absl::OkStatus()
+                                                                    : Deny(who, what, target);
     case Need::kSubmit:
     case Need::kActOnJob: {
       if (who.role == Role::kAdmin) return absl::OkStatus();

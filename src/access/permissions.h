@@ -20,16 +20,17 @@
 namespace paceline::access {
 
 enum class Need : uint8_t {
-  kPublic,      // anyone, without a credential
-  kViaRpc,      // the route calls a gRPC method, whose entry decides
-  kSignedIn,    // any client credential (not an agent's)
-  kReadPool,    // any client credential whose scope holds the pool (no pool: results filtered)
-                // ("/": an unknown job, which only a credential for the whole tree passes)
-  kManagePool,  // admin, or pool-admin whose scope holds the pool strictly below its root
-  kSubmit,      // admin, or pool-admin or submitter whose scope holds the pool
-  kActOnJob,    // kSubmit, and a submitter must own the job or share its owner's group
-  kAdmin,       // admin only
-  kAgent,       // an agent credential, for its own host
+  kPublic,         // anyone, without a credential
+  kViaRpc,         // the route calls a gRPC method, whose entry decides
+  kSignedIn,       // any client credential (not an agent's)
+  kReadPool,       // any client credential whose scope holds the pool (no pool: results filtered)
+                   // ("/": an unknown job, which only a credential for the whole tree passes)
+  kManagePool,     // admin, or pool-admin whose scope holds the pool strictly below its root
+  kManageSecrets,  // admin, or pool-admin whose scope holds the pool (its root included)
+  kSubmit,         // admin, or pool-admin or submitter whose scope holds the pool
+  kActOnJob,       // kSubmit, and a submitter must own the job or share its owner's group
+  kAdmin,          // admin only
+  kAgent,          // an agent credential, for its own host
 };
 
 struct Permission {

@@ -61,6 +61,11 @@ json SpecToJson(const TaskSpec& s) {
   if (s.health) j["health"] = HealthToJson(*s.health);
   if (s.volume) j["volume_bytes"] = s.volume->size_bytes;
   if (!s.gpu_models.empty()) j["gpu_models"] = s.gpu_models;
+  if (!s.secrets.empty()) {  // names only: values are never written to disk
+    json refs = json::array();
+    for (const SecretRef& r : s.secrets) refs.push_back({r.name, r.env, r.file});
+    j["secrets"] = refs;
+  }
   return j;
 }
 TaskSpec SpecFromJson(const json& j) {
@@ -76,6 +81,12 @@ TaskSpec SpecFromJson(const json& j) {
   if (j.contains("health")) s.health = HealthFromJson(j["health"]);
   if (j.contains("volume_bytes")) s.volume = VolumeSpec{j["volume_bytes"].get<int64_t>()};
   if (j.contains("gpu_models")) s.gpu_models = j["gpu_models"].get<std::vector<std::string>>();
+  if (j.contains("secrets")) {
+    for (const json& r : j["secrets"]) {
+      s.secrets.push_back(
+          {r.at(0).get<std::string>(), r.at(1).get<std::string>(), r.at(2).get<std::string>()});
+    }
+  }
   return s;
 }
 
@@ -142,6 +153,8 @@ std::string RunContextToJson(const RunContext& c) {
             {"cgroup_procs", c.cgroup_procs},
             {"env", c.env},
             {"final_env", c.final_env},
+            {"secrets_dir", c.secrets_dir},
+            {"secrets_tmpfs", c.secrets_tmpfs},
             {"wrapper_pid", c.wrapper_pid},
             {"wrapper_start", c.wrapper_start},
             {"task_pid", c.task_pid},
@@ -172,6 +185,8 @@ absl::StatusOr<RunContext> RunContextFromJson(absl::string_view text) {
     c.cgroup_procs = j.at("cgroup_procs").get<std::vector<std::string>>();
     c.env = j.at("env").get<std::map<std::string, std::string>>();
     c.final_env = j.at("final_env").get<std::vector<std::string>>();
+    c.secrets_dir = j.value("secrets_dir", std::string());
+    c.secrets_tmpfs = j.value("secrets_tmpfs", false);
     c.wrapper_pid = j.at("wrapper_pid").get<int>();
     c.wrapper_start = j.at("wrapper_start").get<uint64_t>();
     c.task_pid = j.at("task_pid").get<int>();

@@ -49,6 +49,26 @@ TEST(AgentJsonTest, RunContextRoundTrips) {
   EXPECT_EQ(RunContextFromJson("{}").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(AgentJsonTest, ACheckpointKeepsASecretsNameAndNeverItsValue) {
+  RunContext c;
+  c.request = testing::Req(12, 3, 4, "echo hi");
+  c.request.spec.secrets = {{"db-password", "DB_PASSWORD", ""}, {"tls-key", "", "tls.key"}};
+  c.request.secret_values = {{"db-password", "hunter2-value"}, {"tls-key", "key-value"}};
+  c.secrets_dir = "/s/secrets";
+  c.secrets_tmpfs = true;
+  c.secret_env = {"DB_PASSWORD=hunter2-value"};
+  const std::string json = RunContextToJson(c);
+  EXPECT_EQ(json.find("hunter2-value"), std::string::npos) << json;
+  EXPECT_EQ(json.find("key-value"), std::string::npos) << json;
+  absl::StatusOr<RunContext> back = RunContextFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->request.spec.secrets, c.request.spec.secrets);
+  EXPECT_EQ(back->secrets_dir, "/s/secrets");
+  EXPECT_TRUE(back->secrets_tmpfs);
+  EXPECT_TRUE(back->request.secret_values.empty());
+  EXPECT_TRUE(back->secret_env.empty());
+}
+
 TEST(AgentJsonTest, TaskEventRoundTrips) {
   TaskEvent e;
   e.seq = 9;

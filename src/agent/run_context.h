@@ -42,7 +42,13 @@ struct RunContext {
   std::vector<std::string> cgroup_procs;
   // PACELINE_* variables contributed by the hooks (the final environment is built at start).
   std::map<std::string, std::string> env;
-  std::vector<std::string> final_env;  // "K=V", exactly what the task got
+  std::vector<std::string> final_env;  // "K=V", what the task got, but for secret_env
+  // Secrets (SecretsHook): the directory of secret files, whether it is a tmpfs of its own,
+  // and the "K=V" of secret variables — the one field that is never persisted, so a recovered
+  // run's health command no longer sees them.
+  std::string secrets_dir;
+  bool secrets_tmpfs = false;
+  std::vector<std::string> secret_env;
 
   // Set at start.
   int wrapper_pid = 0;
@@ -57,6 +63,12 @@ struct RunContext {
   absl::Time kill_deadline = absl::InfiniteFuture();
 
   const RunId& run() const { return request.run; }
+  // The task's whole environment: final_env and secret_env.
+  std::vector<std::string> TaskEnv() const {
+    std::vector<std::string> env = final_env;
+    env.insert(env.end(), secret_env.begin(), secret_env.end());
+    return env;
+  }
   friend bool operator==(const RunContext&, const RunContext&) = default;
 };
 

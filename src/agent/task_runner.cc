@@ -66,7 +66,8 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s
   a.stderr_path = absl::StrCat(c.sandbox, "/stderr");
   a.log_max = s.config->log_max_bytes;
   a.command = c.request.spec.command;
-  a.env = &c.final_env;
+  const std::vector<std::string> env = c.TaskEnv();
+  a.env = &env;
   absl::StatusOr<SpawnedWrapper> w = s.spawner->Spawn(a);
   if (!w.ok()) return fail(w.status());
   c.wrapper_pid = w->pid;
@@ -181,7 +182,8 @@ void TaskRunner::StartHealth() {
     a.user = ctx_.user;
     a.cgroup_procs = ctx_.cgroup_procs;
     a.command = std::get<CommandCheck>(spec->check).command;
-    a.env = &ctx_.final_env;
+    health_env_ = ctx_.TaskEnv();
+    a.env = &health_env_;
     probe = MakeCommandProbe(std::move(a));
   }
   health_ = std::make_unique<HealthMonitor>(

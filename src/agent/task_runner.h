@@ -110,6 +110,7 @@ class TaskRunner {
 
   RuntimeServices& s_;
   RunContext ctx_;
+  std::vector<std::string> health_env_;  // a command check's environment (the task's)
   State state_ = State::kStarting;
   UniqueFd pidfd_;
   UniqueFd control_;

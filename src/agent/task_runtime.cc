@@ -15,6 +15,7 @@
 #include "agent/isolation/task_user_hook.h"
 #include "agent/launch/gang_hook.h"
 #include "agent/launch/sandbox_hook.h"
+#include "agent/launch/secrets_hook.h"
 #include "agent/launch/volume_hook.h"
 #include "agent/launch/wrapper_launcher.h"
 #include "agent/launch/wrapper_protocol.h"
@@ -113,6 +114,7 @@ absl::Status TaskRuntime::Init() {
       std::make_unique<TaskUserHook>(config_.task_user, switch_users, config_.allow_root_tasks));
   lifecycle_.AddHook(std::make_unique<SandboxHook>(wd));
   lifecycle_.AddHook(std::make_unique<VolumeHook>(wd));
+  lifecycle_.AddHook(std::make_unique<SecretsHook>());
   lifecycle_.AddHook(std::make_unique<PortsHook>(*ports_));
   lifecycle_.AddHook(std::make_unique<GpuHook>(*gpus_));
   lifecycle_.AddHook(std::make_unique<GangHook>());

@@ -22,6 +22,7 @@
 #include "paceline/v1/host.pb.h"
 #include "paceline/v1/job.pb.h"
 #include "paceline/v1/pool.pb.h"
+#include "paceline/v1/secret.pb.h"
 
 namespace paceline::api {
 namespace {
@@ -36,6 +37,7 @@ std::vector<const pb::ServiceDescriptor*> ApiServices() {
   (void)v1::ListHostsRequest::descriptor();
   (void)v1::GetJobRequest::descriptor();
   (void)v1::GetPoolRequest::descriptor();
+  (void)v1::ListSecretsRequest::descriptor();
   std::vector<const pb::ServiceDescriptor*> out;
   for (const auto& entry : std::filesystem::directory_iterator(PACELINE_PROTO_DIR)) {
     if (entry.path().extension() != ".proto") continue;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
+#include "api/secret_service.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
 #include "wire/agent_protocol.h"
@@ -88,6 +89,9 @@ grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::Creat
   absl::StatusOr<JobSpec> spec =
       ParseJobSpec(req->spec_yaml(), req->spec_name().empty() ? "request" : req->spec_name());
   if (!spec.ok()) return ToGrpcStatus(spec.status());
+  if (absl::Status s = CheckSecretRefs(secrets_, req->pool(), spec->task); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   jobmgr::JobOwner owner;
   if (std::optional<access::Principal> caller = access_->Caller(ctx); caller.has_value()) {
     owner = {caller->user, caller->group};

@@ -7,13 +7,16 @@
 
 #include "api/access_control.h"
 #include "api/backend.h"
+#include "api/secret_records.h"
 #include "paceline/v1/job.grpc.pb.h"
 
 namespace paceline::api {
 
 class JobServiceImpl final : public v1::JobService::Service {
  public:
-  JobServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
+  // `secrets`: where the secrets a spec names must exist (CheckSecretRefs); null: nowhere.
+  JobServiceImpl(Backend* cluster, AccessControl* access, const SecretRecords* secrets)
+      : cluster_(cluster), access_(access), secrets_(secrets) {}
 
   grpc::Status CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
                          v1::CreateJobResponse* resp) override;
@@ -52,6 +55,7 @@ class JobServiceImpl final : public v1::JobService::Service {
 
   Backend* const cluster_;
   AccessControl* const access_;
+  const SecretRecords* const secrets_;
 };
 
 class TaskServiceImpl final : public v1::TaskService::Service {

@@ -103,6 +103,15 @@ grpc::Status PoolServiceImpl::UpdatePool(grpc::ServerContext* ctx, const v1::Upd
 grpc::Status PoolServiceImpl::DeletePool(grpc::ServerContext* ctx, const v1::DeletePoolRequest* req,
                                          v1::DeletePoolResponse*) {
   if (grpc::Status a = access_->Check(ctx, PoolTarget(req->path())); !a.ok()) return a;
+  if (secrets_ != nullptr) {
+    std::vector<records::SecretRecord> held = secrets_->List(req->path(), false);
+    if (!held.empty()) {
+      return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
+          "pool ", req->path(), " holds ", held.size(), held.size() == 1 ? " secret" : " secrets",
+          " (the first: ", held.front().path, "); delete them first: paceline secret delete ",
+          held.front().path)));
+    }
+  }
   return ToGrpcStatus(
       cluster_->Mutate([&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
         return core.pools().DeletePool(req->path(), out);

@@ -6,13 +6,16 @@
 
 #include "api/access_control.h"
 #include "api/backend.h"
+#include "api/secret_records.h"
 #include "paceline/v1/pool.grpc.pb.h"
 
 namespace paceline::api {
 
 class PoolServiceImpl final : public v1::PoolService::Service {
  public:
-  PoolServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
+  // `secrets`: a pool that holds secrets is not deleted (null: none is known).
+  PoolServiceImpl(Backend* cluster, AccessControl* access, const SecretRecords* secrets)
+      : cluster_(cluster), access_(access), secrets_(secrets) {}
 
   grpc::Status CreatePool(grpc::ServerContext* ctx, const v1::CreatePoolRequest* req,
                           v1::CreatePoolResponse* resp) override;
@@ -28,6 +31,7 @@ class PoolServiceImpl final : public v1::PoolService::Service {
  private:
   Backend* const cluster_;
   AccessControl* const access_;
+  const SecretRecords* const secrets_;
 };
 
 }  // namespace paceline::api

@@ -5,6 +5,7 @@
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
 #include "api/job_service.h"
+#include "api/secret_service.h"
 #include "common/status.h"
 #include "jobmgr/update_plan.h"
 #include "spec/spec_validation.h"
@@ -69,6 +70,7 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
         JobSpec spec = parsed ? *parsed : job->spec();
         if (req->instances() > 0) spec.instances = req->instances();
         RETURN_IF_ERROR(ToStatus(ValidateJobSpec(spec)));
+        RETURN_IF_ERROR(CheckSecretRefs(secrets_, job->pool(), spec.task));
         ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(spec.update, req->options()));
         jobmgr::UpdatePlan plan = jobmgr::PlanUpdate(*job, spec);
         if (spec.type == JobType::kBatch && !req->options().has_batch_size()) {

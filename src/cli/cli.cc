@@ -15,6 +15,9 @@ void CommandContext::Fail(const absl::Status& status) {
 }
 
 CLI::App* AddGroup(CLI::App& app, const char* name, const char* help) {
+  for (CLI::App* existing : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (existing->get_name() == name) return existing;  // a command of src/main joined it
+  }
   CLI::App* group = app.add_subcommand(name, help);
   group->require_subcommand(1);
   return group;
@@ -62,6 +65,7 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
   RegisterTaskCommands(app, ctx);
   RegisterHostCommands(app, ctx);
   RegisterAccessCommands(app, ctx);
+  RegisterSecretCommands(app, ctx);
 
   try {
     app.parse(argc, argv);

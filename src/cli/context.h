@@ -43,6 +43,7 @@ struct CommandContext {
 };
 
 // A command group (`paceline pool ...`): a subcommand that needs one of its own.
+// The group `name` (made on first use: the daemons' registrars may add to a client group).
 CLI::App* AddGroup(CLI::App& app, const char* name, const char* help);
 
 // The same status, its message prefixed with the flag that caused it.
@@ -55,6 +56,9 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx);  // task ...
 void RegisterHostCommands(CLI::App& app, CommandContext& ctx);  // host ...
 // whoami, token ..., audit ...
 void RegisterAccessCommands(CLI::App& app, CommandContext& ctx);
+void RegisterSecretCommands(CLI::App& app, CommandContext& ctx);  // secret ...
+inline constexpr const char* kSecretGroupHelp =
+    "secrets of pools, given to the tasks that name them";
 
 // Offline spec checks (no master needed): `paceline job validate -f SPEC` and
 // `paceline pool validate -f SPEC`. Defined in spec_commands.cc.

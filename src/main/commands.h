@@ -11,10 +11,11 @@
 
 namespace paceline::cli {
 
-void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx);  // master, agent, up
-void RegisterSimCommand(CLI::App& app, CommandContext& ctx);      // sim
-void RegisterBenchCommand(CLI::App& app, CommandContext& ctx);    // bench api|scale|fleet
-void RegisterFleetBench(CLI::App* bench, CommandContext& ctx);    // bench fleet
-void RegisterStoreCommands(CLI::App& app, CommandContext& ctx);   // store migrate
+void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx);    // master, agent, up
+void RegisterSimCommand(CLI::App& app, CommandContext& ctx);        // sim
+void RegisterBenchCommand(CLI::App& app, CommandContext& ctx);      // bench api|scale|fleet
+void RegisterFleetBench(CLI::App* bench, CommandContext& ctx);      // bench fleet
+void RegisterStoreCommands(CLI::App& app, CommandContext& ctx);     // store migrate
+void RegisterSecretKeyCommand(CLI::App& app, CommandContext& ctx);  // secret new-key
 
 }  // namespace paceline::cli

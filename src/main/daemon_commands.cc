@@ -40,6 +40,7 @@ struct MasterFlags {
   std::string http_listen = absl::StrCat(defaults::kListenHost, ":", defaults::kHttpPort);
   std::string token_file;
   std::string agent_token_file;
+  std::string secrets_key_file;
   std::string audit_retention = "90d";
   std::string tls_dir;
   bool insecure_loopback = false;
@@ -84,6 +85,9 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
   cmd->add_option("--agent-token-file", f.agent_token_file,
                   "the agents' bootstrap token's file (default: DATA_DIR/agent-token, created "
                   "when missing)");
+  cmd->add_option("--secrets-key-file", f.secrets_key_file,
+                  "the keys that seal secrets at rest (default: DATA_DIR/secrets.key, created "
+                  "when missing); every master of a cluster needs the same file");
   cmd->add_option("--tls-dir", f.tls_dir,
                   "the cluster's CA and the master's certificate (default: DATA_DIR/tls, made "
                   "when missing)");
@@ -159,6 +163,7 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   config.lease = *lease;
   config.token_file = f.token_file;
   config.agent_token_file = f.agent_token_file;
+  config.secrets_key_file = f.secrets_key_file;
   config.tls_dir = f.tls_dir;
   config.insecure_loopback = f.insecure_loopback;
   auto retention = ParseDurationStrict(f.audit_retention);

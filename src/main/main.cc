@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   // order, consulted on every lock. The sanitizer and unit test builds keep it; the binary does
   // not pay for it on every API call.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  return RunCli(
-      argc, argv,
-      {RegisterDaemonCommands, RegisterSimCommand, RegisterBenchCommand, RegisterStoreCommands});
+  return RunCli(argc, argv,
+                {RegisterDaemonCommands, RegisterSimCommand, RegisterBenchCommand,
+                 RegisterStoreCommands, RegisterSecretKeyCommand});
 }

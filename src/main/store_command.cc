@@ -34,7 +34,7 @@ absl::Status Migrate(const MigrateFlags& f) {
   ASSIGN_OR_RETURN(store::CopyReport r, store::CopyStore(**from, **to));
   std::cout << "copied " << r.pools << " pools, " << r.jobs << " jobs, " << r.tasks << " tasks, "
             << r.hosts << " hosts, " << r.events << " events, " << r.tokens << " tokens, "
-            << r.audit << " audit records" << std::endl;
+            << r.secrets << " secrets, " << r.audit << " audit records" << std::endl;
   RETURN_IF_ERROR(WithContext(store::CompareStores(**from, **to), "verifying the copy"));
   std::cout << "verified: both stores hold the same state" << std::endl;
   return absl::OkStatus();

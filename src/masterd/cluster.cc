@@ -84,31 +84,33 @@ void Cluster::Follow() {
   following_ = true;
   next_follow_ = absl::Now() + kFollowEvery;
   // Read on the writer thread (a standby commits nothing), applied on the loop.
-  committer_->SubmitRead(
-      [this, since = mirror_.rev(), generation = mirror_generation_](store::Store& s) {
-        const absl::Time snapshot = absl::Now();
-        auto changes = std::make_shared<absl::StatusOr<store::StoreChanges>>(s.ReadChanges(since));
-        loop_.Post([this, changes, generation, snapshot] {
-          following_ = false;
-          if (generation != mirror_generation_) return;  // taken over meanwhile
-          if (!changes->ok()) {
-            if (changes->status().code() == absl::StatusCode::kUnimplemented) followable_ = false;
-            if (changes->status() != follow_error_) {
-              std::cerr << "master: following the store failed: " << changes->status().message()
-                        << std::endl;
-            }
-            follow_error_ = changes->status();
-            return;
-          }
-          follow_error_ = absl::OkStatus();
-          if (on_tokens_ && !(*changes)->changed.tokens.empty()) {
-            on_tokens_((*changes)->changed.tokens, false);
-          }
-          mirror_.Apply(*std::move(*changes));
-          absl::MutexLock lock(&refusal_mu_);
-          followed_at_ = snapshot;
-        });
-      });
+  committer_->SubmitRead([this, since = mirror_.rev(),
+                          generation = mirror_generation_](store::Store& s) {
+    const absl::Time snapshot = absl::Now();
+    auto changes = std::make_shared<absl::StatusOr<store::StoreChanges>>(s.ReadChanges(since));
+    loop_.Post([this, changes, generation, snapshot] {
+      following_ = false;
+      if (generation != mirror_generation_) return;  // taken over meanwhile
+      if (!changes->ok()) {
+        if (changes->status().code() == absl::StatusCode::kUnimplemented) followable_ = false;
+        if (changes->status() != follow_error_) {
+          std::cerr << "master: following the store failed: " << changes->status().message()
+                    << std::endl;
+        }
+        follow_error_ = changes->status();
+        return;
+      }
+      follow_error_ = absl::OkStatus();
+      const store::StoreChanges& c = **changes;
+      if (on_records_ &&
+          (!c.changed.tokens.empty() || !c.changed.secrets.empty() || !c.deleted_secrets.empty())) {
+        on_records_(c, false);
+      }
+      mirror_.Apply(*std::move(*changes));
+      absl::MutexLock lock(&refusal_mu_);
+      followed_at_ = snapshot;
+    });
+  });
 }
 
 absl::Duration Cluster::ReplicationLag() const {
@@ -143,7 +145,12 @@ absl::Status Cluster::Rebuild(const records::StoreContents& contents) {
   committer_->Resume();
   RETURN_IF_ERROR(committer_->CommitSync(std::move(actions.batch)));
   core_ = std::move(core);
-  if (on_tokens_) on_tokens_(contents.tokens, true);
+  if (on_records_) {
+    store::StoreChanges all;
+    all.changed.tokens = contents.tokens;
+    all.changed.secrets = contents.secrets;
+    on_records_(all, true);
+  }
   published_states_.clear();
   ++epoch_;
   SetRefusal(absl::OkStatus());
@@ -277,6 +284,7 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
     auto it = sessions_.find(l.host);
     if (it == sessions_.end()) continue;  // the host is gone; it will be declared lost
     v1::MasterMessage msg = wire::ToLaunchMessage(l);
+    if (on_launch_) on_launch_(l, *msg.mutable_launch());
     for (v1::GangPeer& peer : *msg.mutable_launch()->mutable_peers()) {
       auto s = sessions_.find(peer.host());
       if (s != sessions_.end()) peer.set_address(s->second->address());

@@ -57,11 +57,16 @@ class Cluster final : public api::Backend {
   // the loop.
   absl::Status Start();
   void Stop();
-  // How the tokens reach AccessBook: `f(tokens, true)` with every token of the store each time
-  // the core is rebuilt from it (start, reload, take-over); a standby calls `f(tokens, false)`
-  // with the tokens written since its last read of the store. Set before Start().
-  using TokensFn = std::function<void(const std::vector<records::TokenRecord>&, bool all)>;
-  void OnTokens(TokensFn f) { on_tokens_ = std::move(f); }
+  // How the records kept beside the core (tokens, secrets) reach their books: `f(records,
+  // true)` with every token and secret of the store each time the core is rebuilt from it
+  // (start, reload, take-over); a standby calls `f(changes, false)` with those written or
+  // deleted since its last read of the store. Set before Start().
+  using RecordsFn = std::function<void(const store::StoreChanges&, bool all)>;
+  void OnRecords(RecordsFn f) { on_records_ = std::move(f); }
+  // Called on the loop's thread with each launch message just before it is sent (the master
+  // puts the task's secret values in; they are never stored). Set before Start().
+  using LaunchFn = std::function<void(const scheduler::Launch&, v1::LaunchTask&)>;
+  void OnLaunch(LaunchFn f) { on_launch_ = std::move(f); }
 
   // Several masters (thread-safe, blocking): runs `fence` on the store's writer thread (it
   // fences every later commit by the new term), then rebuilds from the followed state plus the
@@ -134,7 +139,8 @@ class Cluster final : public api::Backend {
   absl::Status TakeOver();
 
   const ClusterOptions options_;
-  TokensFn on_tokens_;
+  RecordsFn on_records_;
+  LaunchFn on_launch_;
   const scheduler::CoreConfig core_config_;
   std::unique_ptr<scheduler::SchedulerCore> core_;
   store::Store* store_;

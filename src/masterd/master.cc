@@ -31,12 +31,14 @@
 #include "api/job_service.h"
 #include "api/json_gateway.h"
 #include "api/pool_service.h"
+#include "api/secret_service.h"
 #include "api/ui_routes.h"
 #include "common/status.h"
 #include "masterd/access_book.h"
 #include "masterd/cluster.h"
 #include "masterd/leadership.h"
 #include "masterd/master_tls.h"
+#include "masterd/secret_book.h"
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
 
@@ -122,6 +124,7 @@ struct Master::Impl {
   std::unique_ptr<store::Store> store;
   std::unique_ptr<Cluster> cluster;
   std::unique_ptr<AccessBook> access_book;
+  std::unique_ptr<SecretBook> secret_book;
   std::unique_ptr<api::AccessControl> access;
   std::unique_ptr<Leadership> leadership;  // with a PostgreSQL store
   std::unique_ptr<api::ClusterServiceImpl> cluster_service;
@@ -131,6 +134,7 @@ struct Master::Impl {
   std::unique_ptr<api::HostServiceImpl> host_service;
   std::unique_ptr<api::AgentServiceImpl> agent_service;
   std::unique_ptr<api::AccessServiceImpl> access_service;
+  std::unique_ptr<api::SecretServiceImpl> secret_service;
   std::unique_ptr<grpc::Server> grpc_server;
   api::HttpServer http_server;
   absl::Notification stop_trimmer;
@@ -175,9 +179,17 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
       core_config, impl->store.get(),
       ClusterOptions{config.cycle, config.heartbeat_interval, postgres != nullptr});
   impl->access_book = std::make_unique<AccessBook>(impl->cluster.get(), config.audit_retention);
-  impl->cluster->OnTokens(
-      [book = impl->access_book.get()](const std::vector<records::TokenRecord>& t, bool all) {
-        book->Take(t, all);
+  ASSIGN_OR_RETURN(
+      impl->secret_book,
+      SecretBook::Open(impl->cluster.get(), in_data_dir(config.secrets_key_file, "secrets.key")));
+  impl->cluster->OnRecords([access = impl->access_book.get(), secrets = impl->secret_book.get()](
+                               const store::StoreChanges& c, bool all) {
+    access->Take(c.changed.tokens, all);
+    secrets->Take(c.changed.secrets, c.deleted_secrets, all);
+  });
+  impl->cluster->OnLaunch(
+      [secrets = impl->secret_book.get()](const scheduler::Launch& l, v1::LaunchTask& msg) {
+        if (msg.task().secrets_size() > 0) secrets->FillLaunch(l.pool, msg);
       });
   RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
   api::AccessOptions access_options;
@@ -199,12 +211,14 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   api::AccessControl* auth = impl->access.get();
   Cluster* cluster = impl->cluster.get();
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts, cluster, auth);
-  impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth);
-  impl->job_service = std::make_unique<api::JobServiceImpl>(cluster, auth);
+  const SecretBook* secrets = impl->secret_book.get();
+  impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth, secrets);
+  impl->job_service = std::make_unique<api::JobServiceImpl>(cluster, auth, secrets);
   impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth);
   impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth);
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
   impl->access_service = std::make_unique<api::AccessServiceImpl>(auth);
+  impl->secret_service = std::make_unique<api::SecretServiceImpl>(impl->secret_book.get(), auth);
 
   grpc::ServerBuilder builder;
   int grpc_port = 0;
@@ -220,6 +234,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   builder.RegisterService(impl->host_service.get());
   builder.RegisterService(impl->agent_service.get());
   builder.RegisterService(impl->access_service.get());
+  builder.RegisterService(impl->secret_service.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(api::NewAccessInterceptorFactory(auth));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));

@@ -33,6 +33,9 @@ struct MasterConfig {
   // Further tokens are made with `paceline token create` and kept, hashed, in the store.
   std::string token_file;
   std::string agent_token_file;
+  // The keys that seal secrets at rest (secrets/keyring.h). Empty: <data_dir>/secrets.key,
+  // created (mode 0600) when missing. Every master of a cluster needs the same file.
+  std::string secrets_key_file;
   // Transport security (masterd/master_tls.h): TLS with the certificates in `tls_dir` (empty:
   // <data_dir>/tls, made when missing), or plain text on loopback addresses only.
   std::string tls_dir;

@@ -12,10 +12,12 @@
 //   UpdateRecord a rolling update of a job (kept inside its JobRecord, newest last).
 //   TokenRecord  an API credential (access/token.h): who it acts as, its role, a salted hash.
 //   AuditRecord  one audited request (a mutation or a refusal); append-only.
+//   SecretRecord a secret of a pool, sealed (secrets/keyring.h): the store never holds it clear.
 //
 // WriteBatch groups changes that must be durable together; a Store commits a batch atomically.
 // Inside one batch the changes apply in this order: put_pools, put_jobs, put_tasks, events,
-// delete_tasks, put_hosts, delete_jobs, delete_pools, put_tokens, audit, prune_audit_before
+// delete_tasks, put_hosts, delete_jobs, delete_pools, put_tokens, delete_secrets, put_secrets,
+// audit, prune_audit_before
 // (a batch should not touch one key twice).
 //
 // Thread-safety: value types.
@@ -171,6 +173,18 @@ struct AuditRecord {
   friend bool operator==(const AuditRecord&, const AuditRecord&) = default;
 };
 
+// A secret of a pool, e.g. "/ads/db-password": its value sealed with AES-256-GCM under the key
+// `key_id` of the master's keyring (secrets/keyring.h), bound to `path`. Never clear in a store.
+struct SecretRecord {
+  std::string path;    // "<pool>/<name>" ("/db-password" for the root pool): the key
+  std::string key_id;  // which key of the keyring sealed it
+  std::string sealed;  // hex: nonce || ciphertext || tag
+  std::string created_by;
+  absl::Time created_at = absl::UnixEpoch();
+  absl::Time updated_at = absl::UnixEpoch();
+  friend bool operator==(const SecretRecord&, const SecretRecord&) = default;
+};
+
 // Which audit records to list: all of these conditions, newest first, at most `limit`.
 struct AuditQuery {
   std::string user;                         // exactly this user; "" = any
@@ -189,8 +203,10 @@ struct WriteBatch {
   std::vector<TaskId> delete_tasks;  // instances removed by a scale-down (events are kept)
   std::vector<TaskEvent> events;
   std::vector<HostRecord> put_hosts;
-  std::vector<TokenRecord> put_tokens;  // insert or replace by id
-  std::vector<AuditRecord> audit;       // appended; their `seq` is ignored (the store numbers)
+  std::vector<TokenRecord> put_tokens;      // insert or replace by id
+  std::vector<std::string> delete_secrets;  // by path; absent paths are ignored
+  std::vector<SecretRecord> put_secrets;    // insert or replace by path
+  std::vector<AuditRecord> audit;           // appended; their `seq` is ignored (the store numbers)
   std::optional<absl::Time> prune_audit_before;  // deletes audit records older than this
   std::optional<uint64_t> next_job_id;           // the id counter, when it moved
   std::optional<std::string> cluster_id;         // the cluster's id, adopted from another store
@@ -205,7 +221,8 @@ struct StoreContents {
   std::vector<JobRecord> jobs;
   std::vector<TaskRecord> tasks;
   std::vector<HostRecord> hosts;
-  std::vector<TokenRecord> tokens;  // by id (audit records are read on demand: ListAudit)
+  std::vector<TokenRecord> tokens;    // by id (audit records are read on demand: ListAudit)
+  std::vector<SecretRecord> secrets;  // by path
   uint64_t next_job_id = 1;
   std::string cluster_id;
 };

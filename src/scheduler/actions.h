@@ -29,7 +29,8 @@ struct GangPeer {
 struct Launch {
   RunId run;
   std::string host;
-  TaskSpec task;  // the instance's effective task (overrides applied)
+  std::string pool;  // the job's pool (where the task's secrets are looked up)
+  TaskSpec task;     // the instance's effective task (overrides applied)
   std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
   std::vector<uint32_t> gpu_devices;                    // device indexes on the host
   uint32_t gang_size = 1;

@@ -282,6 +282,7 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
     Launch launch;
     launch.run = l.run;
     launch.host = l.placed.host;
+    launch.pool = job->pool();
     launch.ports = l.placed.ports;
     launch.gpu_devices = l.placed.gpu_devices;
     launch.task = job->TaskFor(l.run.task.instance);

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/resources.h"
 
@@ -86,12 +87,26 @@ struct VolumeSpec {
   friend bool operator==(const VolumeSpec&, const VolumeSpec&) = default;
 };
 
+// A secret the task gets (docs/security.md "Secrets"): the secret `name` of the job's pool or
+// of the nearest pool above it, as the variable `env` or as the file `file` under the task's
+// $PACELINE_SECRETS directory (mode 0400); exactly one of the two.
+struct SecretRef {
+  std::string name;
+  std::string env;
+  std::string file;
+  friend bool operator==(const SecretRef&, const SecretRef&) = default;
+};
+inline constexpr size_t kMaxSecretRefs = 32;
+// [a-z0-9][a-z0-9._-]*, at most 63 characters: the name of a secret.
+bool IsSecretName(absl::string_view name);
+
 struct TaskSpec {
   std::string command;
   Resources resources;
   std::vector<std::string> gpu_models;  // acceptable GPU models; empty = any
   std::vector<std::string> ports;       // dynamic port names, exported as PACELINE_PORT_<NAME>
   std::map<std::string, std::string> env;
+  std::vector<SecretRef> secrets;  // names only: values never travel with the spec
   RestartSpec restart;
   std::optional<HealthSpec> health;
   std::vector<Constraint> constraints;

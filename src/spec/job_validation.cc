@@ -3,7 +3,9 @@
 #include <cmath>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/units.h"
@@ -168,6 +170,63 @@ void CheckConstraint(ErrorSink& sink, const JobSpec& spec, const Constraint& c,
   }
 }
 
+// A file of $PACELINE_SECRETS: one plain name, no directory.
+bool IsSecretFileName(absl::string_view f) {
+  if (f.empty() || f.size() > 255 || f == "." || f == "..") return false;
+  for (char c : f) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+void CheckSecretRefs(ErrorSink& sink, const TaskSpec& t) {
+  if (t.secrets.size() > kMaxSecretRefs) {
+    sink.Add("task.secrets", absl::StrCat("lists ", t.secrets.size(), " secrets; at most ",
+                                          kMaxSecretRefs, " are allowed"));
+  }
+  std::set<std::string> envs, files;
+  for (size_t i = 0; i < t.secrets.size(); ++i) {
+    const SecretRef& s = t.secrets[i];
+    std::string p = IndexPath("task.secrets", i);
+    if (!IsSecretName(s.name)) {
+      sink.Add(ChildPath(p, "name"),
+               absl::StrCat("'", absl::CHexEscape(s.name),
+                            "' is not a secret name; expected 1 to 63 characters from a-z, 0-9, "
+                            "'.', '_' and '-', starting with a letter or a digit"));
+    }
+    if (s.env.empty() == s.file.empty()) {
+      sink.Add(p,
+               "expected exactly one of env (a variable) and file (a file under "
+               "$PACELINE_SECRETS)");
+      continue;
+    }
+    if (!s.env.empty()) {
+      std::string e = ChildPath(p, "env");
+      if (!validation_internal::IsEnvName(s.env)) {
+        sink.Add(e,
+                 absl::StrCat("'", absl::CHexEscape(s.env),
+                              "' is not a valid variable name; expected [A-Za-z_][A-Za-z0-9_]*"));
+      } else if (absl::StartsWith(s.env, "PACELINE_")) {
+        sink.Add(e, "uses the reserved prefix PACELINE_ (set by the agent); choose another name");
+      } else if (t.env.contains(s.env)) {
+        sink.Add(e, absl::StrCat("'", s.env, "' is also set in task.env; a variable has one value"),
+                 {"task.env"});
+      } else if (!envs.insert(s.env).second) {
+        sink.Add(e, absl::StrCat("'", s.env, "' is given twice; each secret needs its own"));
+      }
+    } else {
+      std::string f = ChildPath(p, "file");
+      if (!IsSecretFileName(s.file)) {
+        sink.Add(f, absl::StrCat("'", absl::CHexEscape(s.file),
+                                 "' is not a file name; expected 1 to 255 characters from "
+                                 "A-Z, a-z, 0-9, '.', '_' and '-' (no directory)"));
+      } else if (!files.insert(s.file).second) {
+        sink.Add(f, absl::StrCat("'", s.file, "' is given twice; each secret needs its own"));
+      }
+    }
+  }
+}
+
 void CheckTask(ErrorSink& sink, const JobSpec& spec) {
   const TaskSpec& t = spec.task;
   if (t.command.empty()) {
@@ -198,6 +257,7 @@ void CheckTask(ErrorSink& sink, const JobSpec& spec) {
     }
   }
   validation_internal::CheckEnv(sink, "task.env", t.env);
+  CheckSecretRefs(sink, t);
   if (t.restart.policy == RestartPolicy::kNever && t.restart.max_failures > 0) {
     sink.Add("task.restart.max_failures",
              "has no effect with policy never; expected policy: on-failure",

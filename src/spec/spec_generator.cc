@@ -132,6 +132,16 @@ TaskSpec RandomTask(Rng& rng, const JobSpec& job) {
     if (std::find(t.ports.begin(), t.ports.end(), p) == t.ports.end()) t.ports.push_back(p);
   }
   t.env = RandomEnv(rng, 3);
+  for (int64_t i = Chance(rng, 20) ? Uniform(rng, 1, 3) : 0; i > 0; --i) {
+    SecretRef s;
+    s.name = Word(rng, kLower, "abcdefghij.-_0123456789", 12);
+    if (Chance(rng, 50)) {
+      s.env = absl::StrCat("SECRET_", t.secrets.size());
+    } else {
+      s.file = absl::StrCat(s.name, ".", t.secrets.size());
+    }
+    t.secrets.push_back(std::move(s));
+  }
   if (Chance(rng, 50)) {
     t.restart.policy = static_cast<RestartPolicy>(Uniform(rng, 0, 2));
     if (t.restart.policy != RestartPolicy::kNever) {

@@ -134,6 +134,17 @@ void PutTask(YAML::Emitter& out, const TaskSpec& t) {
   if (!t.gpu_models.empty()) PutStrings(out, "gpu_models", t.gpu_models);
   if (!t.ports.empty()) PutStrings(out, "ports", t.ports);
   if (!t.env.empty()) PutMap(out, "env", t.env);
+  if (!t.secrets.empty()) {
+    out << YAML::Key << "secrets" << YAML::Value << YAML::BeginSeq;
+    for (const SecretRef& s : t.secrets) {
+      out << YAML::Flow << YAML::BeginMap;
+      PutStr(out, "name", s.name);
+      if (!s.env.empty()) PutStr(out, "env", s.env);
+      if (!s.file.empty()) PutStr(out, "file", s.file);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   PutRestart(out, t.restart);
   if (t.health) PutHealth(out, *t.health);
   if (!t.constraints.empty()) {

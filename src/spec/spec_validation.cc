@@ -102,6 +102,15 @@ void CheckEnv(ErrorSink& sink, const std::string& path,
 
 }  // namespace validation_internal
 
+bool IsSecretName(absl::string_view name) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (name.empty() || name.size() > 63 || !alnum(name.front())) return false;
+  for (char c : name) {
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
 using validation_internal::ErrorSink;
 
 bool IsValidUtf8(absl::string_view s) {

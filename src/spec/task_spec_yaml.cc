@@ -9,9 +9,11 @@
 namespace paceline::yaml_internal {
 namespace {
 
-constexpr std::array<absl::string_view, 14> kTaskKeys = {
-    "command",     "resources", "gpu_models", "ports",     "env",        "restart", "health",
-    "constraints", "volume",    "kill_grace", "exclusive", "controller", "user",    "duration"};
+constexpr std::array<absl::string_view, 15> kTaskKeys = {
+    "command",    "resources", "gpu_models", "ports",       "env",
+    "secrets",    "restart",   "health",     "constraints", "volume",
+    "kill_grace", "exclusive", "controller", "user",        "duration"};
+constexpr std::array<absl::string_view, 3> kSecretKeys = {"name", "env", "file"};
 constexpr std::array<absl::string_view, 4> kResourceKeys = {"cpu", "memory", "disk", "gpu"};
 constexpr std::array<absl::string_view, 4> kRestartKeys = {"policy", "max_failures",
                                                            "initial_backoff", "max_backoff"};
@@ -86,6 +88,21 @@ std::optional<HealthSpec> ReadHealth(const Field& f, Diagnostics& diag) {
   ReadCount(m.Get("failures"), h.failures, diag);
   ReadInto(m.Get("initial_delay"), h.initial_delay, ReadDuration, diag);
   return h;
+}
+
+// Always returns a ref (an empty one after errors) so that list indices stay aligned.
+SecretRef ReadSecretRef(const Field& f, Diagnostics& diag) {
+  SecretRef r;
+  MapReader m(f, kSecretKeys,
+              "expected a map such as {name: db-password, env: DB_PASSWORD} or "
+              "{name: tls-key, file: tls.key}",
+              diag);
+  if (!m.ok()) return r;
+  ReadInto(m.Require("name", "expected the name of a secret of the job's pool, e.g. db-password"),
+           r.name, ReadString, diag);
+  ReadInto(m.Get("env"), r.env, ReadString, diag);
+  ReadInto(m.Get("file"), r.file, ReadString, diag);
+  return r;
 }
 
 // Always returns a constraint (a default one after errors) so that list indices stay aligned
@@ -194,6 +211,13 @@ TaskSpec ReadTask(const Field& f, Diagnostics& diag) {
   ReadInto(m.Get("gpu_models"), t.gpu_models, ReadStringList, diag);
   ReadInto(m.Get("ports"), t.ports, ReadStringList, diag);
   ReadInto(m.Get("env"), t.env, ReadEnv, diag);
+  if (auto s = m.Get("secrets")) {
+    auto items =
+        ReadSequence(*s, "expected a list such as [{name: db-password, env: DB_PASSWORD}]", diag);
+    for (const Field& item : items.value_or(std::vector<Field>{})) {
+      t.secrets.push_back(ReadSecretRef(item, diag));
+    }
+  }
   if (auto r = m.Get("restart")) t.restart = ReadRestart(*r, diag);
   if (auto h = m.Get("health")) t.health = ReadHealth(*h, diag);
   if (auto c = m.Get("constraints")) {

@@ -87,8 +87,8 @@ absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
   newest.limit = 1;
   ASSIGN_OR_RETURN(std::vector<records::AuditRecord> audited, to.ListAudit(newest));
   if (!existing.pools.empty() || !existing.jobs.empty() || !existing.tasks.empty() ||
-      !existing.hosts.empty() || !existing.tokens.empty() || existing.next_job_id != 1 ||
-      has_events || !audited.empty()) {
+      !existing.hosts.empty() || !existing.tokens.empty() || !existing.secrets.empty() ||
+      existing.next_job_id != 1 || has_events || !audited.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the target ", to.Describe(), " is not empty; migrate only into a new database"));
   }
@@ -96,8 +96,8 @@ absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
   ASSIGN_OR_RETURN(std::vector<records::TaskEvent> events, AllEvents(from));
   ASSIGN_OR_RETURN(std::vector<records::AuditRecord> audit, AllAudit(from));
 
-  CopyReport report{c.pools.size(), c.jobs.size(),   c.tasks.size(), c.hosts.size(),
-                    events.size(),  c.tokens.size(), audit.size()};
+  CopyReport report{c.pools.size(), c.jobs.size(),   c.tasks.size(),   c.hosts.size(),
+                    events.size(),  c.tokens.size(), c.secrets.size(), audit.size()};
   std::vector<records::WriteBatch> batches(1);
   records::WriteBatch& records = batches[0];
   records.put_pools = std::move(c.pools);
@@ -105,6 +105,7 @@ absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
   records.put_tasks = std::move(c.tasks);
   records.put_hosts = std::move(c.hosts);
   records.put_tokens = std::move(c.tokens);
+  records.put_secrets = std::move(c.secrets);
   records.next_job_id = c.next_job_id;
   records.cluster_id = c.cluster_id;  // the same cluster, in another store
   AppendInBatches(events, &records::WriteBatch::events, batches);
@@ -123,6 +124,7 @@ absl::Status CompareStores(Store& a, Store& b) {
   RETURN_IF_ERROR(SameList(ca.tasks, cb.tasks, "tasks", a, b));
   RETURN_IF_ERROR(SameList(ca.hosts, cb.hosts, "hosts", a, b));
   RETURN_IF_ERROR(SameList(ca.tokens, cb.tokens, "tokens", a, b));
+  RETURN_IF_ERROR(SameList(ca.secrets, cb.secrets, "secrets", a, b));
   if (ca.cluster_id != cb.cluster_id) {
     return absl::FailedPreconditionError(
         absl::StrCat("the cluster id differs: ", ca.cluster_id, " and ", cb.cluster_id));

@@ -22,6 +22,8 @@ void MemoryStore::Apply(const records::WriteBatch& b, State& s) {
   }
   for (const std::string& path : b.delete_pools) s.pools.erase(path);
   for (const records::TokenRecord& t : b.put_tokens) s.tokens[t.id] = t;
+  for (const std::string& path : b.delete_secrets) s.secrets.erase(path);
+  for (const records::SecretRecord& r : b.put_secrets) s.secrets[r.path] = r;
   for (records::AuditRecord a : b.audit) {
     a.seq = ++s.last_audit_seq;
     s.audit.emplace(a.seq, std::move(a));
@@ -47,6 +49,7 @@ absl::StatusOr<records::StoreContents> MemoryStore::Load() {
   for (const auto& [_, t] : state_.tasks) c.tasks.push_back(t);
   for (const auto& [_, h] : state_.hosts) c.hosts.push_back(h);
   for (const auto& [_, t] : state_.tokens) c.tokens.push_back(t);
+  for (const auto& [_, r] : state_.secrets) c.secrets.push_back(r);
   c.next_job_id = state_.next_job_id;
   c.cluster_id = state_.cluster_id;
   return c;

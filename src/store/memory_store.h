@@ -32,7 +32,8 @@ class MemoryStore final : public Store {
     std::map<TaskId, std::vector<records::TaskEvent>> events;
     std::map<std::string, records::HostRecord> hosts;
     std::map<std::string, records::TokenRecord> tokens;
-    std::map<int64_t, records::AuditRecord> audit;  // by seq
+    std::map<std::string, records::SecretRecord> secrets;  // by path
+    std::map<int64_t, records::AuditRecord> audit;         // by seq
     int64_t last_audit_seq = 0;
     uint64_t next_job_id = 1;
     std::string cluster_id = "memory";

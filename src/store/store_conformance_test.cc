@@ -1,7 +1,8 @@
 // One conformance suite for every Store backend: memory, SQLite and PostgreSQL (a real server,
 // started for the suite), each also behind the fault-injecting wrapper; plus the group
 // committer on top of them. The fixture is store/testing/store_conformance.h; the tests of
-// tokens, job owners and the audit log are in store_access_conformance_test.cc.
+// tokens, job owners and the audit log are in store_access_conformance_test.cc, those of
+// secrets in store_secret_conformance_test.cc.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -38,6 +39,7 @@ TEST_P(StoreConformance, EmptyStoreLoadsEmpty) {
   EXPECT_TRUE(c.tasks.empty());
   EXPECT_TRUE(c.hosts.empty());
   EXPECT_TRUE(c.tokens.empty());
+  EXPECT_TRUE(c.secrets.empty());
   EXPECT_EQ(c.next_job_id, 1u);
   absl::StatusOr<std::vector<records::AuditRecord>> audit = store_->ListAudit({});
   ASSERT_TRUE(audit.ok()) << audit.status();
@@ -53,6 +55,7 @@ TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
   EXPECT_EQ(c.tasks, b.put_tasks);
   EXPECT_EQ(c.hosts, b.put_hosts);
   EXPECT_EQ(c.tokens, b.put_tokens);
+  EXPECT_EQ(c.secrets, b.put_secrets);
   EXPECT_EQ(c.next_job_id, 8u);
 }
 
@@ -174,6 +177,7 @@ TEST_P(StoreConformance, SurvivesReopenWhenDurable) {
   EXPECT_EQ(c.tasks.size(), 2u);
   EXPECT_EQ(c.next_job_id, 8u);
   EXPECT_EQ(c.tokens.size(), 1u);
+  EXPECT_EQ(c.secrets.size(), 1u);
   EXPECT_EQ(c.jobs[0].owner, "alice");
   EXPECT_EQ(store_->ListEvents(TaskId{JobId(7), 0}, 0)->size(), 2u);
   EXPECT_EQ(store_->ListAudit(records::AuditQuery{})->size(), 1u);
@@ -279,6 +283,7 @@ TEST_P(StoreConformance, CopiesIntoAnEmptyStoreAndComparesEqual) {
   EXPECT_EQ(r->tasks, 2u);
   EXPECT_EQ(r->events, 2u);
   EXPECT_EQ(r->tokens, 1u);
+  EXPECT_EQ(r->secrets, 1u);
   EXPECT_EQ(r->audit, 1u);
   EXPECT_TRUE(CompareStores(*store_, copy).ok());
   // A second copy into the now non-empty store is refused and changes nothing.

@@ -2,12 +2,12 @@
 // Following a store that another master writes (a warm standby, docs/operations.md "High
 // availability").
 //
-// StoreChanges is what changed in a store after a revision: every pool, job, task, host and
-// token row written since (as it is now), what was deleted since, and the counters. Tokens are
-// never deleted; audit records are not followed (a standby reads them from the store itself). A
-// backend shared by several masters numbers its commits (revisions); Store::ReadChanges(since)
-// reads the changes after `since` in one consistent snapshot (kNoRevision: everything, like
-// Load()).
+// StoreChanges is what changed in a store after a revision: every pool, job, task, host, token
+// and secret row written since (as it is now), what was deleted since (pools, jobs, tasks and
+// secrets), and the counters. Tokens are never deleted; audit records are not followed (a
+// standby reads them from the store itself). A backend shared by several masters numbers its
+// commits (revisions); Store::ReadChanges(since) reads the changes after `since` in one
+// consistent snapshot (kNoRevision: everything, like Load()).
 //
 // StoreMirror keeps a copy of the store's contents up to date from successive StoreChanges, so
 // that a standby that takes over builds its state from memory after reading only the last few
@@ -19,8 +19,8 @@
 //     now, even if a deletion of the same key (an instance removed, then added again) is in the
 //     same changes. Deleting a job deletes its tasks.
 //   - Contents() (and TakeContents()) return what Load() would: pools by path, jobs by id, tasks
-//     by (job, instance), hosts by name, tokens by id, with the counters of the last changes
-//     applied.
+//     by (job, instance), hosts by name, tokens by id, secrets by path, with the counters of the
+//     last changes applied.
 //
 // Thread-safety: a value type; not thread-safe.
 
@@ -42,11 +42,13 @@ struct StoreChanges {
   std::vector<std::string> deleted_pools;
   std::vector<JobId> deleted_jobs;  // with their tasks
   std::vector<TaskId> deleted_tasks;
+  std::vector<std::string> deleted_secrets;  // by path
 
   size_t rows() const {
     return changed.pools.size() + changed.jobs.size() + changed.tasks.size() +
-           changed.hosts.size() + changed.tokens.size() + deleted_pools.size() +
-           deleted_jobs.size() + deleted_tasks.size();
+           changed.hosts.size() + changed.tokens.size() + changed.secrets.size() +
+           deleted_pools.size() + deleted_jobs.size() + deleted_tasks.size() +
+           deleted_secrets.size();
   }
 };
 
@@ -66,6 +68,7 @@ class StoreMirror {
   std::map<TaskId, records::TaskRecord> tasks_;
   std::map<std::string, records::HostRecord> hosts_;
   std::map<std::string, records::TokenRecord> tokens_;
+  std::map<std::string, records::SecretRecord> secrets_;
   uint64_t next_job_id_ = 1;
   std::string cluster_id_;
 };

@@ -56,6 +56,8 @@ absl::StatusOr<agent::LaunchRequest> FromLaunch(const v1::LaunchTask& l) {
   req.spec = *std::move(spec);
   for (const auto& [name, port] : l.ports()) req.ports[name] = static_cast<uint16_t>(port);
   for (uint32_t d : l.gpu_devices()) req.gpu_devices.push_back(static_cast<int>(d));
+  for (const auto& [name, value] : l.secret_values()) req.secret_values[name] = value;
+  req.secret_error = l.secret_error();
   if (l.peers_size() > 0) {
     req.peers.emplace();
     for (const v1::GangPeer& p : l.peers()) {

@@ -127,6 +127,12 @@ v1::TaskLaunchSpec ToLaunchSpec(const TaskSpec& task) {
   if (task.volume) p.set_volume_size_bytes(task.volume->size_bytes);
   p.set_kill_grace_ms(Millis(task.kill_grace));
   p.set_user(task.user);
+  for (const SecretRef& s : task.secrets) {
+    v1::SecretRef* r = p.add_secrets();
+    r->set_name(s.name);
+    r->set_env(s.env);
+    r->set_file(s.file);
+  }
   return p;
 }
 
@@ -152,6 +158,7 @@ absl::StatusOr<TaskSpec> FromLaunchSpec(const v1::TaskLaunchSpec& p) {
   if (!grace.ok()) return grace.status();
   task.kill_grace = *grace;
   task.user = p.user();
+  for (const v1::SecretRef& r : p.secrets()) task.secrets.push_back({r.name(), r.env(), r.file()});
   return task;
 }
 

@@ -23,6 +23,7 @@
 #include "paceline/v1/host.pb.h"
 #include "paceline/v1/job.grpc.pb.h"
 #include "paceline/v1/pool.pb.h"
+#include "paceline/v1/secret.pb.h"
 #include "tests/e2e/cluster_fixture.h"
 
 namespace paceline::e2e {
@@ -87,8 +88,9 @@ class AccessE2E : public ::testing::Test {
   // What the store holds, as the admin reads it (the audit log aside).
   std::string Snapshot() {
     std::string out;
-    for (const char* m : {"PoolService/ListPools", "JobService/QueryJobs",
-                          "AccessService/ListTokens", "HostService/ListHosts"}) {
+    for (const char* m :
+         {"PoolService/ListPools", "JobService/QueryJobs", "AccessService/ListTokens",
+          "HostService/ListHosts", "SecretService/ListSecrets"}) {
       Answer a = Call("admin", m, Json::object());
       EXPECT_EQ(a.status, 200) << m << ": " << a.body;
       out += a.body;
@@ -193,6 +195,20 @@ TEST_F(AccessE2E, EveryMethodTimesEveryRole) {
       {"TaskService/GetTaskLogs", "AAAADDUUU", task},
       {"TaskService/KillTask", "AADDDDUUU", task},
       {"TaskService/ReleaseVolume", "AADDDDUUU", task},
+      // A pool-admin manages the secrets of its scope's root too (unlike the pool itself).
+      {"SecretService/PutSecret", "AADDDDUUU",
+       [](uint64_t, int n) {
+         return Json{{"path", absl::StrCat("/a/s", n)}, {"value", "c2VjcmV0"}};
+       }},
+      {"SecretService/ListSecrets", "AAAADDUUU",
+       [](uint64_t, int) {
+         return Json{{"pool", "/a"}};
+       }},
+      {"SecretService/DeleteSecret", "AADDDDUUU",
+       [](uint64_t, int) {
+         return Json{{"path", "/a/none"}};
+       }},
+      {"SecretService/RekeySecrets", "ADDDDDUUU", none},
   };
   int n = 0;
   for (const Row& row : rows) {
@@ -240,6 +256,7 @@ TEST_F(AccessE2E, EveryMethodTimesEveryRole) {
   (void)v1::ListHostsRequest::descriptor();
   (void)v1::GetJobRequest::descriptor();
   (void)v1::GetPoolRequest::descriptor();
+  (void)v1::ListSecretsRequest::descriptor();
   for (const auto& entry : std::filesystem::directory_iterator(PACELINE_PROTO_DIR)) {
     const google::protobuf::FileDescriptor* file =
         google::protobuf::DescriptorPool::generated_pool()->FindFileByName(

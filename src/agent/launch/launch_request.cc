@@ -70,6 +70,21 @@ absl::Status ValidateLaunchRequest(const LaunchRequest& r) {
           absl::StrCat(what, ": assigned port '", name, "' is not declared or is 0"));
     }
   }
+  if (!r.secret_error.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(what, ": ", r.secret_error));
+  }
+  for (const SecretRef& ref : s.secrets) {
+    if (!r.secret_values.contains(ref.name)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": the master gave no value for secret ", ref.name));
+    }
+    if (!ref.env.empty() ? !ValidEnvName(ref.env)
+                         : ref.file.empty() || ref.file.find('/') != std::string::npos ||
+                               ref.file == "." || ref.file == "..") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": secret ", ref.name, " has no valid variable or file name"));
+    }
+  }
   for (const auto& [k, v] : s.env) {
     if (!ValidEnvName(k) || v.find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(

@@ -35,11 +35,17 @@ struct LaunchRequest {
   std::vector<int> gpu_devices;
   // The gang's members, instance id -> peer; written to peers.json in the sandbox.
   std::optional<std::map<uint32_t, GangPeer>> peers;
+  // The values of spec.secrets, by name: held in memory for the launch, never written to the
+  // agent's disk but into the task's secrets directory. When the master could not give them,
+  // `secret_error` says why and the launch fails with it.
+  std::map<std::string, std::string> secret_values;
+  std::string secret_error;
   friend bool operator==(const LaunchRequest&, const LaunchRequest&) = default;
 };
 
 // Rejects requests that can never run: empty command, bad port names, a health check on an
-// undeclared port, negative resources or grace, env names that are not NAME=value-able.
+// undeclared port, negative resources or grace, env names that are not NAME=value-able, a secret
+// the master could not give (FAILED_PRECONDITION) or a secret file name with a '/'.
 absl::Status ValidateLaunchRequest(const LaunchRequest& request);
 
 // "http-api" -> "HTTP_API": the suffix of PACELINE_PORT_<NAME>.

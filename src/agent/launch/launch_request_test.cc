@@ -16,6 +16,22 @@ TEST(LaunchRequestTest, AcceptsAReasonableRequest) {
   EXPECT_EQ(PortEnvSuffix("admin-api"), "ADMIN_API");
 }
 
+TEST(LaunchRequestTest, ASecretWithoutItsValueOrWithTheMastersErrorFailsTheLaunch) {
+  LaunchRequest r = testing::Req(1, 0, 1, "true");
+  r.spec.secrets = {{"db-password", "DB_PASSWORD", ""}, {"tls-key", "", "tls.key"}};
+  absl::Status missing = ValidateLaunchRequest(r);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(missing.message().find("no value for secret db-password"), std::string::npos);
+  r.secret_values = {{"db-password", "x"}, {"tls-key", "y"}};
+  EXPECT_TRUE(ValidateLaunchRequest(r).ok());
+  r.secret_error = "secret tls-key is not in /ads";
+  EXPECT_NE(ValidateLaunchRequest(r).message().find("secret tls-key is not in /ads"),
+            std::string::npos);
+  r.secret_error.clear();
+  r.spec.secrets[1].file = "../escape";
+  EXPECT_EQ(ValidateLaunchRequest(r).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(LaunchRequestTest, RejectsWhatCanNeverRun) {
   auto code = [](LaunchRequest r) { return ValidateLaunchRequest(r).code(); };
   const auto kBad = absl::StatusCode::kInvalidArgument;

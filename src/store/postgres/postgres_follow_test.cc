@@ -1,14 +1,15 @@
 // Following a PostgreSQL store as a standby does (store_mirror.h), on a real server: a mirror
 // fed only the changes after its revision equals a full load after every commit of a long,
-// random mix of writes and deletions; a delta holds only what changed; tokens come through the
-// changes (audit records do not); a database of schema version 1 is migrated and followed from
-// its first rows.
+// random mix of writes and deletions; a delta holds only what changed; tokens and secrets (put,
+// replaced and deleted) come through the changes (audit records do not); a database of schema
+// version 1 is migrated and followed from its first rows.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "spec/yaml_spec.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/schema.h"
@@ -36,6 +37,7 @@ class StoreFollowTest : public testing::PostgresDatabaseTest {
     EXPECT_EQ(a.tasks, b.tasks);
     EXPECT_EQ(a.hosts, b.hosts);
     EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_EQ(a.secrets, b.secrets);
     EXPECT_EQ(a.next_job_id, b.next_job_id);
     EXPECT_EQ(a.cluster_id, b.cluster_id);
   }
@@ -81,6 +83,17 @@ records::TokenRecord Token(const std::string& id, const std::string& user) {
   return t;
 }
 
+records::SecretRecord Secret(const std::string& path, const std::string& sealed) {
+  records::SecretRecord r;
+  r.path = path;
+  r.key_id = "k1";
+  r.sealed = sealed;
+  r.created_by = "root";
+  r.created_at = absl::FromUnixSeconds(100);
+  r.updated_at = absl::FromUnixSeconds(100);
+  return r;
+}
+
 TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
@@ -90,7 +103,7 @@ TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit)
   uint64_t next_job = 1;
   for (int step = 0; step < 300; ++step) {
     records::WriteBatch b;
-    switch (pick(8)) {
+    switch (pick(9)) {
       case 0: {  // a pool, created, changed or deleted (and created again later)
         std::string path = "/p" + std::to_string(pick(3));
         if (pick(3) == 0) {
@@ -125,6 +138,15 @@ TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit)
         records::TokenRecord t = Token("tok-" + std::to_string(pick(3)), "u");
         if (pick(2) == 0) t.revoked_at = absl::FromUnixSeconds(1000 + step);
         b.put_tokens.push_back(t);
+        break;
+      }
+      case 6: {  // a secret put, replaced or deleted (and put again later)
+        std::string path = "/p" + std::to_string(pick(2)) + "/s" + std::to_string(pick(3));
+        if (pick(3) == 0) {
+          b.delete_secrets.push_back(path);
+        } else {
+          b.put_secrets.push_back(Secret(path, absl::StrCat(absl::Hex(step, absl::kZeroPad4))));
+        }
         break;
       }
       case 5:  // a job updated
@@ -213,6 +235,64 @@ TEST_F(StoreFollowTest, TokensComeThroughTheChangesSoAStandbyKnowsEveryToken) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ExpectSame(mirror.Contents(), *loaded);
   ExpectSame(StoreMirror(mirror).TakeContents(), *loaded);
+}
+
+TEST_F(StoreFollowTest, AStandbySeesASecretPutReplacedAndDeleted) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch first;
+  first.put_secrets = {Secret("/p/db-password", "00aa"), Secret("/p/api-key", "11bb")};
+  ASSERT_TRUE(store->Commit(first).ok());
+  StoreMirror mirror;
+  EXPECT_EQ(Follow(*store, mirror), 2u);
+  EXPECT_THAT(mirror.Contents().secrets, ::testing::ElementsAre(Secret("/p/api-key", "11bb"),
+                                                                Secret("/p/db-password", "00aa")));
+
+  // Replaced: the delta is the secret as it is now.
+  records::SecretRecord rotated = Secret("/p/db-password", "22cc");
+  rotated.key_id = "k2";
+  rotated.updated_at = absl::FromUnixSeconds(200);
+  records::WriteBatch replace;
+  replace.put_secrets = {rotated};
+  ASSERT_TRUE(store->Commit(replace).ok());
+  absl::StatusOr<StoreChanges> delta = store->ReadChanges(mirror.rev());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  EXPECT_THAT(delta->changed.secrets, ::testing::ElementsAre(rotated));
+  EXPECT_TRUE(delta->deleted_secrets.empty());
+  EXPECT_EQ(delta->rows(), 1u);
+  mirror.Apply(*std::move(delta));
+  EXPECT_THAT(mirror.Contents().secrets,
+              ::testing::ElementsAre(Secret("/p/api-key", "11bb"), rotated));
+
+  // Deleted: the delta names its path and holds no row.
+  records::WriteBatch del;
+  del.delete_secrets = {"/p/api-key"};
+  ASSERT_TRUE(store->Commit(del).ok());
+  delta = store->ReadChanges(mirror.rev());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  EXPECT_THAT(delta->deleted_secrets, ::testing::ElementsAre("/p/api-key"));
+  EXPECT_TRUE(delta->changed.secrets.empty());
+  EXPECT_EQ(delta->rows(), 1u);
+  EXPECT_GT(delta->rev, mirror.rev());
+  mirror.Apply(*std::move(delta));
+  EXPECT_THAT(mirror.Contents().secrets, ::testing::ElementsAre(rotated));
+
+  // Deleted and put again in one commit, and put then deleted over two commits read at once:
+  // the first is there, the second is not.
+  records::WriteBatch again;
+  again.delete_secrets = {"/p/db-password"};
+  again.put_secrets = {Secret("/p/db-password", "33dd"), Secret("/p/short-lived", "44ee")};
+  ASSERT_TRUE(store->Commit(again).ok());
+  records::WriteBatch gone;
+  gone.delete_secrets = {"/p/short-lived", "/p/never-there"};
+  ASSERT_TRUE(store->Commit(gone).ok());
+  Follow(*store, mirror);
+  EXPECT_THAT(mirror.Contents().secrets, ::testing::ElementsAre(Secret("/p/db-password", "33dd")));
+  absl::StatusOr<records::StoreContents> loaded = store->Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ExpectSame(mirror.Contents(), *loaded);
+  ExpectSame(StoreMirror(mirror).TakeContents(), *loaded);
+  EXPECT_EQ(Follow(*store, mirror), 0u) << "nothing changed";
 }
 
 TEST_F(StoreFollowTest, ASchemaVersionOneDatabaseIsMigratedAndFollowedFromItsFirstRows) {

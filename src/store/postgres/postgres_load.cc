@@ -203,6 +203,26 @@ absl::Status LoadTokens(PgConn& c, const std::string& since, records::StoreConte
   return absl::OkStatus();
 }
 
+// Secrets by path in byte order, as every backend sorts them, whatever the database's collation.
+absl::Status LoadSecrets(PgConn& c, const std::string& since, records::StoreContents& out) {
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c.Query("SELECT path, key_id, sealed, created_by, created_us, updated_us "
+                           "FROM secrets WHERE rev > $1 ORDER BY path COLLATE \"C\"",
+                           {since}, "loading secrets"));
+  for (int i = 0; i < rows.size(); ++i) {
+    RowReader r(rows, i, "secrets");
+    records::SecretRecord s;
+    s.path = r.Text();
+    s.key_id = r.Text();
+    s.sealed = r.Text();
+    s.created_by = r.Text();
+    ASSIGN_OR_RETURN(s.created_at, r.Time());
+    ASSIGN_OR_RETURN(s.updated_at, r.Time());
+    out.secrets.push_back(std::move(s));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LoadDeletions(PgConn& c, const std::string& since, StoreChanges& out) {
   ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT kind, job, instance, path FROM deletions "
                                         "WHERE rev > $1 ORDER BY rev",
@@ -215,6 +235,8 @@ absl::Status LoadDeletions(PgConn& c, const std::string& since, StoreChanges& ou
     JobId id(static_cast<uint64_t>(job));
     if (kind == "pool") {
       out.deleted_pools.push_back(r.Text());
+    } else if (kind == "secret") {
+      out.deleted_secrets.push_back(r.Text());
     } else if (kind == "job") {
       out.deleted_jobs.push_back(id);
     } else {
@@ -230,7 +252,8 @@ absl::StatusOr<int64_t> NewestRevision(PgConn& c) {
                    c.Query("SELECT COALESCE(GREATEST((SELECT max(rev) FROM pools), "
                            "(SELECT max(rev) FROM jobs), (SELECT max(rev) FROM tasks), "
                            "(SELECT max(rev) FROM hosts), (SELECT max(rev) FROM tokens), "
-                           "(SELECT max(rev) FROM deletions)), $1)",
+                           "(SELECT max(rev) FROM secrets), (SELECT max(rev) FROM deletions)), "
+                           "$1)",
                            {absl::StrCat(kNoRevision)}, "reading the newest revision"));
   return rows.Int(0, 0, "the newest revision");
 }
@@ -257,6 +280,7 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
     RETURN_IF_ERROR(LoadTasks(*c, after, changed));
     RETURN_IF_ERROR(LoadHosts(*c, after, changed));
     RETURN_IF_ERROR(LoadTokens(*c, after, changed));
+    RETURN_IF_ERROR(LoadSecrets(*c, after, changed));
     if (since != kNoRevision) RETURN_IF_ERROR(LoadDeletions(*c, after, out));
     ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
     if (!absl::SimpleAtoi(next, &changed.next_job_id)) {

@@ -13,8 +13,8 @@
 //
 // Revisions: every commit takes the next revision and marks what it writes or deletes with it
 // (schema.h, version 2), so ReadChanges(since) reads only what changed after `since`, tokens
-// included; the audit log is not among the changes (ListAudit reads it). What a commit sends
-// is in postgres_write.h.
+// and secrets (written and deleted) included; the audit log is not among the changes (ListAudit
+// reads it). What a commit sends is in postgres_write.h.
 //
 // Fencing: after FenceWith(term), every commit first calls paceline_fence(term) in the same
 // transaction (schema.h): once another master has taken the lease, commits fail with

@@ -1,7 +1,7 @@
 // PostgresStore beyond the conformance suite, on a real PostgreSQL server: schema versions (and
-// the migration of a version-3 database), connection strings, a failure deep inside a pipelined
-// transaction (also among tokens and audit records), a server that goes away and comes back,
-// fencing by term, and masters that start together.
+// the migration of a version-3 and of a version-4 database), connection strings, a failure deep
+// inside a pipelined transaction (also among tokens, audit records and secrets), a server that
+// goes away and comes back, fencing by term, and masters that start together.
 
 #include "store/postgres/postgres_store.h"
 
@@ -195,7 +195,103 @@ TEST_F(PostgresStoreTest, ASchemaVersionThreeDatabaseIsMigratedToFourAndKeepsIts
   auto version =
       (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
   ASSERT_TRUE(version.ok());
-  EXPECT_EQ(version->Text(0, 0), "4");
+  EXPECT_EQ(version->Text(0, 0), absl::StrCat(pg::kSchemaVersion));
+}
+
+TEST_F(PostgresStoreTest, ASchemaVersionFourDatabaseIsMigratedToFiveAndKeepsItsTokens) {
+  {
+    // A database as version 4 left it: a token, a pool's deletion, no secrets table.
+    auto c = PgConn::Connect(url_, absl::Seconds(5));
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (const char* sql : {pg::kSchemaV1, pg::kSchemaV2, pg::kSchemaV3, pg::kSchemaV4}) {
+      ASSERT_TRUE((*c)->Exec(sql, "schema 1 to 4").ok());
+    }
+    ASSERT_TRUE((*c)->Exec("INSERT INTO meta VALUES ('schema_version', '4'), "
+                           "('cluster_id', 'c4'), ('next_job_id', '3'); "
+                           "INSERT INTO tokens VALUES ('tok-1', 'ci', 'alice', '', 'viewer', "
+                           "'/', '00', 'ff', 'root', 5, NULL, NULL, 1); "
+                           "INSERT INTO deletions (rev, kind, path) VALUES (2, 'pool', '/old'); "
+                           "SELECT setval('changes_rev', 2)",
+                           "rows of version 4")
+                    .ok());
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto contents = store->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->tokens.size(), 1u);
+  EXPECT_EQ(contents->tokens[0].user, "alice");
+  EXPECT_EQ(contents->tokens[0].revoked_at, absl::InfiniteFuture());
+  EXPECT_TRUE(contents->secrets.empty());
+  EXPECT_EQ(contents->cluster_id, "c4");
+  // The new table is written and read back; its deletions are recorded for standbys (the
+  // deletions table takes the new kind).
+  records::SecretRecord secret;
+  secret.path = "/ads/db-password";
+  secret.key_id = "k1";
+  secret.sealed = "00aa11bb";
+  secret.created_by = "alice";
+  secret.created_at = absl::FromUnixSeconds(10);
+  secret.updated_at = absl::FromUnixSeconds(20);
+  records::WriteBatch b;
+  b.put_secrets.push_back(secret);
+  ASSERT_TRUE(store->Commit(b).ok());
+  auto again = store->Load();
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(again->secrets, ::testing::ElementsAre(secret));
+  auto before = store->ReadChanges(1);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_THAT(before->deleted_pools, ::testing::ElementsAre("/old"));
+  records::WriteBatch del;
+  del.delete_secrets.push_back(secret.path);
+  ASSERT_TRUE(store->Commit(del).ok());
+  auto changes = store->ReadChanges(before->rev);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  EXPECT_THAT(changes->deleted_secrets, ::testing::ElementsAre(secret.path));
+  EXPECT_TRUE(changes->changed.secrets.empty());
+  EXPECT_TRUE(store->Load()->secrets.empty());
+  auto c = PgConn::Connect(url_, absl::Seconds(5));
+  ASSERT_TRUE(c.ok());
+  auto version =
+      (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->Text(0, 0), "5");
+}
+
+// Secrets are written by their own statements, pipelined with the rest: one that fails takes
+// back everything of its commit, a deletion of a secret included.
+TEST_F(PostgresStoreTest, ABadSecretLeavesNothingOfItsCommit) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::SecretRecord kept;
+  kept.path = "/a/kept";
+  kept.sealed = "00";
+  records::WriteBatch first;
+  first.put_secrets.push_back(kept);
+  ASSERT_TRUE(store->Commit(first).ok());
+  auto rev = store->ReadChanges(kNoRevision);
+  ASSERT_TRUE(rev.ok()) << rev.status();
+  records::WriteBatch b;
+  b.delete_secrets.push_back(kept.path);
+  for (int i = 0; i < 3; ++i) {
+    records::SecretRecord r;
+    r.path = absl::StrCat("/a/s", i);
+    r.sealed = "0a0b";
+    b.put_secrets.push_back(r);
+  }
+  b.put_secrets[2].created_by = "bad \xff byte";  // not UTF-8: the server refuses this row
+  absl::Status s = store->Commit(b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("committing to the store"));
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->secrets, ::testing::ElementsAre(kept));
+  auto nothing = store->ReadChanges(rev->rev);
+  ASSERT_TRUE(nothing.ok()) << nothing.status();
+  EXPECT_EQ(nothing->rows(), 0u);
+  b.put_secrets[2].created_by = "fixed";
+  ASSERT_TRUE(store->Commit(b).ok());
+  EXPECT_EQ(store->Load()->secrets.size(), 3u);
 }
 
 // Tokens and audit records are written by their own statements, pipelined with the rest: one

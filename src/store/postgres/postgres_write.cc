@@ -66,14 +66,26 @@ constexpr Sql kPutToken{
     "salt = EXCLUDED.salt, hash = EXCLUDED.hash, created_by = EXCLUDED.created_by, "
     "created_us = EXCLUDED.created_us, expires_us = EXCLUDED.expires_us, "
     "revoked_us = EXCLUDED.revoked_us, rev = EXCLUDED.rev"};
+constexpr Sql kDeleteSecret{"delete_secret",
+                            "WITH s AS (DELETE FROM secrets WHERE path = $1) "
+                            "INSERT INTO deletions (rev, kind, path) "
+                            "VALUES (currval('changes_rev'), 'secret', $1)"};
+constexpr Sql kPutSecret{
+    "put_secret",
+    "INSERT INTO secrets (path, key_id, sealed, created_by, created_us, updated_us, rev) "
+    "VALUES ($1, $2, $3, $4, $5, $6, currval('changes_rev')) "
+    "ON CONFLICT (path) DO UPDATE SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, "
+    "created_by = EXCLUDED.created_by, created_us = EXCLUDED.created_us, "
+    "updated_us = EXCLUDED.updated_us, rev = EXCLUDED.rev"};
 constexpr Sql kAppendAudit{"append_audit",
                            "INSERT INTO audit (at_us, user_name, source, action, pool, target, "
                            "outcome, message, request_id) "
                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"};
 constexpr Sql kPruneAudit{"prune_audit", "DELETE FROM audit WHERE at_us < $1"};
 constexpr Sql kPutMeta{"put_meta", kPutMetaSql};
-constexpr Sql kAll[] = {kFence,     kNextRev,    kPutPool,  kPutJob,      kDeleteTask, kPutHost,
-                        kDeleteJob, kDeletePool, kPutToken, kAppendAudit, kPruneAudit, kPutMeta};
+constexpr Sql kAll[] = {kFence,     kNextRev,     kPutPool,    kPutJob,   kDeleteTask,
+                        kPutHost,   kDeleteJob,   kDeletePool, kPutToken, kDeleteSecret,
+                        kPutSecret, kAppendAudit, kPruneAudit, kPutMeta};
 
 std::optional<std::string> Num(int64_t v) { return absl::StrCat(v); }
 // NULL stands for `null_means`: InfinitePast ("never" happened), or InfiniteFuture for a
@@ -267,6 +279,12 @@ void AddBatch(const records::WriteBatch& b, CommitCommands& out) {
              {t.id, t.name, t.user, t.group, t.role, t.scope, t.salt, t.hash, t.created_by,
               Time(t.created_at), Time(t.expires_at, absl::InfiniteFuture()),
               Time(t.revoked_at, absl::InfiniteFuture())}},
+            false);
+  }
+  for (const std::string& path : b.delete_secrets) out.Add({kDeleteSecret.name, {path}}, false);
+  for (const records::SecretRecord& r : b.put_secrets) {
+    out.Add({kPutSecret.name,
+             {r.path, r.key_id, r.sealed, r.created_by, Time(r.created_at), Time(r.updated_at)}},
             false);
   }
   for (const records::AuditRecord& a : b.audit) {

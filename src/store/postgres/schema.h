@@ -165,8 +165,27 @@ CREATE INDEX audit_by_user ON audit (user_name, seq);
 CREATE INDEX audit_by_time ON audit (at_us);
 )sql";
 
-inline constexpr std::array<Migration, 3> kMigrations{
-    {{2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}}};
+// Version 5: the secrets of pools, by path, sealed (records.h: `sealed` is the hex of nonce,
+// ciphertext and tag, never the clear value), with revisions like the other rows; unlike
+// tokens, a secret's row is deleted with it, and the deletion is recorded for standbys (kind
+// 'secret', by path).
+inline constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE secrets (
+  path TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  sealed TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  created_us BIGINT,
+  updated_us BIGINT,
+  rev BIGINT NOT NULL DEFAULT 0
+);
+ALTER TABLE deletions DROP CONSTRAINT deletions_kind_check;
+ALTER TABLE deletions ADD CONSTRAINT deletions_kind_check
+  CHECK (kind IN ('pool', 'job', 'task', 'secret'));
+)sql";
+
+inline constexpr std::array<Migration, 4> kMigrations{
+    {{2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());

@@ -110,4 +110,17 @@ CREATE INDEX audit_by_user ON audit (user_name, seq);
 CREATE INDEX audit_by_time ON audit (at_us);
 )sql";
 
+// Version 5: the secrets of pools, by path, sealed (records.h): `sealed` is the hex of nonce,
+// ciphertext and tag, never the clear value. Unlike tokens, a secret's row is deleted with it.
+inline constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE secrets (
+  path TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  sealed TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  created_us INTEGER,
+  updated_us INTEGER
+);
+)sql";
+
 }  // namespace paceline::store

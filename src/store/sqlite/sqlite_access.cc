@@ -1,4 +1,5 @@
-// SqliteStore's API tokens and audit log (sqlite_store.h; schema.h, version 4).
+// SqliteStore's API tokens and audit log (sqlite_store.h; schema.h, version 4), and the
+// secrets of pools (version 5).
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -62,6 +63,24 @@ absl::Status SqliteStore::ApplyAccess(const records::WriteBatch& b) {
     BindTime(*st, 12, t.revoked_at, absl::InfiniteFuture());
     RETURN_IF_ERROR(st->Run());
   }
+  for (const std::string& path : b.delete_secrets) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st, Cached("DELETE FROM secrets WHERE path = ?"));
+    st->Reset();
+    st->Bind(1, path);
+    RETURN_IF_ERROR(st->Run());
+  }
+  for (const records::SecretRecord& r : b.put_secrets) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st,
+                     Cached("INSERT OR REPLACE INTO secrets (path, key_id, sealed, created_by, "
+                            "created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?)"));
+    st->Reset();
+    st->Bind(1, r.path).Bind(2, r.key_id).Bind(3, r.sealed).Bind(4, r.created_by);
+    BindTime(*st, 5, r.created_at, absl::InfinitePast());
+    BindTime(*st, 6, r.updated_at, absl::InfinitePast());
+    RETURN_IF_ERROR(st->Run());
+  }
   for (const records::AuditRecord& a : b.audit) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
@@ -111,6 +130,24 @@ absl::Status SqliteStore::LoadTokens(records::StoreContents& out) {
     t.expires_at = ColumnTime(st, 10, absl::InfiniteFuture());
     t.revoked_at = ColumnTime(st, 11, absl::InfiniteFuture());
     out.tokens.push_back(std::move(t));
+  }
+}
+
+absl::Status SqliteStore::LoadSecrets(records::StoreContents& out) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db_->Prepare("SELECT path, key_id, sealed, created_by, created_us, updated_us "
+                                "FROM secrets ORDER BY path"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return absl::OkStatus();
+    records::SecretRecord r;
+    r.path = st.ColumnText(0);
+    r.key_id = st.ColumnText(1);
+    r.sealed = st.ColumnText(2);
+    r.created_by = st.ColumnText(3);
+    r.created_at = ColumnTime(st, 4, absl::InfinitePast());
+    r.updated_at = ColumnTime(st, 5, absl::InfinitePast());
+    out.secrets.push_back(std::move(r));
   }
 }
 

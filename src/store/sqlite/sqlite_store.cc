@@ -82,6 +82,10 @@ absl::Status SqliteStore::Migrate() {
       RETURN_IF_ERROR(db_->Exec(kSchemaV4));
       RETURN_IF_ERROR(PutMeta("schema_version", "4"));
     }
+    if (version < 5) {
+      RETURN_IF_ERROR(db_->Exec(kSchemaV5));
+      RETURN_IF_ERROR(PutMeta("schema_version", "5"));
+    }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
     if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {
@@ -376,6 +380,7 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
     }
   }
   RETURN_IF_ERROR(LoadTokens(c));
+  RETURN_IF_ERROR(LoadSecrets(c));
   ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
   if (!absl::SimpleAtoi(next, &c.next_job_id)) {
     return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));

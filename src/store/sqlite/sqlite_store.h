@@ -11,7 +11,7 @@
 // Specs are stored as their canonical YAML (spec/yaml_spec.h), so the stored form is readable
 // with the sqlite3 shell and is exactly what `paceline job validate` accepts.
 //
-// API tokens and the audit log are written, loaded and listed by sqlite_access.cc.
+// API tokens, secrets and the audit log are written, loaded and listed by sqlite_access.cc.
 //
 // Thread-safety: not thread-safe; the master gives it to one writer thread.
 
@@ -27,7 +27,7 @@ namespace paceline::store {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
   static constexpr const char* kFileName = "paceline.db";
 
   // Opens (creating when missing) the store under `data_dir`.
@@ -55,9 +55,11 @@ class SqliteStore final : public Store {
   // A prepared statement cached by its SQL text.
   absl::StatusOr<Statement*> Cached(absl::string_view sql);
   absl::Status Apply(const records::WriteBatch& batch);
-  // The tokens and audit records of `batch`, and its pruning of the audit log.
+  // The tokens, secrets (deletions, then puts) and audit records of `batch`, and its pruning of
+  // the audit log, in that order.
   absl::Status ApplyAccess(const records::WriteBatch& batch);
   absl::Status LoadTokens(records::StoreContents& out);
+  absl::Status LoadSecrets(records::StoreContents& out);
   absl::Status CountWrite();
 
   std::unique_ptr<SqliteDb> db_;

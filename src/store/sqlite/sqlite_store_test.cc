@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "spec/yaml_spec.h"
 
 namespace paceline::store {
@@ -157,7 +158,66 @@ TEST(SqliteStore, MigratesAVersionThreeStoreToFourAndKeepsItsJobs) {
   ASSERT_TRUE(version.ok());
   absl::StatusOr<bool> row = version->Step();
   ASSERT_TRUE(row.ok() && *row);
-  EXPECT_EQ(version->ColumnText(0), "4");
+  EXPECT_EQ(version->ColumnText(0), absl::StrCat(SqliteStore::kSchemaVersion));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteStore, MigratesAVersionFourStoreToFiveAndKeepsItsTokens) {
+  std::string dir = TempDir("pl-store");
+  std::filesystem::create_directories(dir);
+  {
+    // A store as version 4 wrote it: one token, no secrets table.
+    auto db = SqliteDb::Open(dir + "/paceline.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)").ok());
+    for (const char* sql : {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4}) {
+      ASSERT_TRUE((*db)->Exec(sql).ok());
+    }
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO meta VALUES ('schema_version', '4'), ('cluster_id', "
+                           "'00112233aabbccdd'), ('next_job_id', '3')")
+                    .ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO tokens VALUES ('tok-1', 'ci', 'alice', '', 'viewer', '/', "
+                           "'00', 'ff', 'root', 5, NULL, NULL)")
+                    .ok());
+  }
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->tokens.size(), 1u);
+  EXPECT_EQ(contents->tokens[0].user, "alice");
+  EXPECT_EQ(contents->tokens[0].expires_at, absl::InfiniteFuture());
+  EXPECT_EQ(contents->next_job_id, 3u);
+  EXPECT_TRUE(contents->secrets.empty());
+  // The new table is written, read back and deleted from.
+  records::SecretRecord secret;
+  secret.path = "/ads/db-password";
+  secret.key_id = "k1";
+  secret.sealed = "00aa11bb";
+  secret.created_by = "alice";
+  secret.created_at = absl::FromUnixSeconds(10);
+  secret.updated_at = absl::FromUnixSeconds(20);
+  records::WriteBatch b;
+  b.put_secrets.push_back(secret);
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  auto again = (*store)->Load();
+  ASSERT_TRUE(again.ok());
+  EXPECT_THAT(again->secrets, ::testing::ElementsAre(secret));
+  EXPECT_EQ(again->tokens, contents->tokens);
+  records::WriteBatch del;
+  del.delete_secrets.push_back(secret.path);
+  ASSERT_TRUE((*store)->Commit(del).ok());
+  EXPECT_TRUE((*store)->Load()->secrets.empty());
+  store->reset();
+  auto db = SqliteDb::Open(dir + "/paceline.db");
+  ASSERT_TRUE(db.ok());
+  auto version = (*db)->Prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  ASSERT_TRUE(version.ok());
+  absl::StatusOr<bool> row = version->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(version->ColumnText(0), "5");
   std::filesystem::remove_all(dir);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The fixture of the Store conformance suite (store_conformance_test.cc, which instantiates it
-// for every backend, and store_access_conformance_test.cc): a fresh store of the backend under
-// test per test, and records to write to it.
+// for every backend, store_access_conformance_test.cc and store_secret_conformance_test.cc): a
+// fresh store of the backend under test per test, and records to write to it.
 //
 // Thread-safety: gtest's; tests of one suite run one at a time.
 
@@ -86,6 +86,19 @@ inline records::TokenRecord Token(const std::string& id, const std::string& user
   return t;
 }
 
+// A secret of `path` sealed under `key_id`: `sealed` stands for the hex a keyring gives.
+inline records::SecretRecord Secret(const std::string& path, const std::string& sealed,
+                                    const std::string& key_id = "k1") {
+  records::SecretRecord r;
+  r.path = path;
+  r.key_id = key_id;
+  r.sealed = sealed;
+  r.created_by = "alice";
+  r.created_at = absl::FromUnixMicros(800'000'321);
+  r.updated_at = absl::FromUnixMicros(850'000'654);
+  return r;
+}
+
 // An audit record at `at` seconds; `target` tells records apart in listings. One without a user
 // is a refusal (no credential).
 inline records::AuditRecord Audit(int at, const std::string& user, const std::string& pool,
@@ -166,6 +179,7 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
                           {{"zone", "a"}, {"rack", "r1"}}};
     b.put_hosts.push_back(h);
     b.put_tokens.push_back(Token("tok-1", "alice"));
+    b.put_secrets.push_back(Secret("/ads/db-password", "00aa11bb22cc33dd"));
     b.audit.push_back(Audit(900, "alice", "/ads", "job 7"));
     b.next_job_id = 8;
     return b;
