@@ -128,9 +128,10 @@ paceline_run() {
   local grpc http
   grpc=$(sed -E 's/.*"grpc":"([^"]+)".*/\1/' "$tmp/data/master.json")
   http=$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$tmp/data/master.json")
-  for _ in $(seq 1 100); do curl -sf "http://$http/healthz" >/dev/null && break; sleep 0.1; done
-  curl -sf "http://$http/healthz" >/dev/null || die "no /healthz from paceline up"
-  local pl=("$bin" --addr "$grpc" --token "$(cat "$tmp/data/token")")
+  local ca=$tmp/data/tls/ca.pem  # the master serves TLS, HTTPS included, with its own CA
+  for _ in $(seq 1 100); do curl -sf --cacert "$ca" "https://$http/healthz" >/dev/null && break; sleep 0.1; done
+  curl -sf --cacert "$ca" "https://$http/healthz" >/dev/null || die "no /healthz from paceline up"
+  local pl=("$bin" --addr "$grpc" --token "$(cat "$tmp/data/token")" --ca "$ca")
   for _ in $(seq 1 100); do "${pl[@]}" host list 2>/dev/null | grep -q ' UP ' && break; sleep 0.1; done
   local iso
   iso=$("${pl[@]}" host list 2>/dev/null | awk 'NR > 1 {print}' | grep -o -E 'cgroup v[12]|none' | head -1 || true)

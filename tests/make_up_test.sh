@@ -26,7 +26,11 @@ done
 [[ -f $tmp/data/master.json ]] || { echo "make up did not start a master:"; cat "$log"; exit 1; }
 
 http=$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$tmp/data/master.json")
-body=$(curl -sf "http://$http/healthz")
+# The HTTP side serves HTTPS with the cluster's CA (made under data/tls); plain HTTP is refused.
+body=$(curl -sf --cacert "$tmp/data/tls/ca.pem" "https://$http/healthz")
+if curl -sf --max-time 5 "http://$http/healthz" >/dev/null 2>&1; then
+  echo "plain HTTP answered on a TLS master"; exit 1
+fi
 echo "healthz: $body"
 [[ $body == *'"status":"ok"'* ]] || { echo "unexpected /healthz body"; exit 1; }
 

@@ -12,8 +12,10 @@
 #include <vector>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -87,7 +89,13 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-class Session;
+// A connection, plain or TLS (Session<Stream> below); what the server keeps of it.
+class SessionBase : public std::enable_shared_from_this<SessionBase> {
+ public:
+  virtual ~SessionBase() = default;
+  // On the I/O thread only: closes now and runs the OnClose callbacks.
+  virtual void CloseNow() = 0;
+};
 
 }  // namespace
 
@@ -96,16 +104,18 @@ class HttpServer::Impl {
   Impl(const HttpRouter& router, const HttpLimits& limits)
       : router_(router), limits_(limits), pool_(limits.workers, limits.max_queued) {}
 
-  absl::StatusOr<HostPort> Start(const HostPort& listen);
+  absl::StatusOr<HostPort> Start(const HostPort& listen, const std::optional<HttpTls>& tls);
   void Stop();
 
   const HttpRouter& router() const { return router_; }
   const HttpLimits& limits() const { return limits_; }
   WorkerPool& pool() { return pool_; }
-  void Forget(Session* s, const std::string& peer);
+  void Forget(SessionBase* s, const std::string& peer);
 
  private:
   void Accept();
+  template <class S>
+  void Open(std::shared_ptr<S> session);
   bool Admit(const std::string& peer);
   // Answers 503 and closes, without a session.
   void Refuse(tcp::socket socket);
@@ -117,7 +127,8 @@ class HttpServer::Impl {
   std::mutex mu_;
   int connections_ = 0;
   std::unordered_map<std::string, int> per_address_;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_;
+  std::optional<net::ssl::context> tls_;  // set: every connection is TLS
   bool stopped_ = false;
   WorkerPool pool_;
   net::io_context ioc_{1};
@@ -131,19 +142,41 @@ class HttpServer::Impl {
 
 namespace {
 
-class Session : public std::enable_shared_from_this<Session> {
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection over `Stream`: beast::tcp_stream (plain) or TlsStream.
+template <class S>
+class Session final : public SessionBase {
+  using Stream = S;
+
  public:
-  Session(tcp::socket socket, HttpServer::Impl* server, std::string peer)
-      : stream_(std::move(socket)), server_(server), peer_(std::move(peer)) {}
-  ~Session() { server_->Forget(this, peer_); }
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  template <class... Args>
+  Session(tcp::socket socket, HttpServer::Impl* server, std::string peer, Args&... tls)
+      : stream_(std::move(socket), tls...), server_(server), peer_(std::move(peer)) {}
+  ~Session() override { server_->Forget(this, peer_); }
 
   void Start() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); });
+    net::dispatch(stream_.get_executor(), [self = Self()] {
+      if constexpr (kTls) {
+        // The handshake has the read deadline of a request: a client that never finishes it
+        // costs a socket for that long, like one that never sends its request.
+        self->Lowest().expires_after(Steady(self->limits().read_timeout));
+        self->stream_.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
+          self->Lowest().expires_never();
+          if (ec) return self->CloseNow();
+          self->Read();
+        });
+      } else {
+        self->Read();
+      }
+    });
   }
 
   // From any thread: closes the connection (streams see their sink close).
   void Close() {
-    net::post(stream_.get_executor(), [self = shared_from_this()] { self->CloseNow(); });
+    net::post(stream_.get_executor(), [self = Self()] { self->CloseNow(); });
   }
 
   // Streams, from their worker thread.
@@ -161,19 +194,20 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   const HttpLimits& limits() const { return server_->limits(); }
+  std::shared_ptr<Session> Self() { return std::static_pointer_cast<Session>(shared_from_this()); }
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
 
   void Read() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(limits().max_header_bytes));
     parser_->body_limit(limits().max_body_bytes);
-    stream_.expires_after(Steady(limits().read_timeout));
-    bhttp::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    Lowest().expires_after(Steady(limits().read_timeout));
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = Self()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
-    stream_.expires_never();
+    Lowest().expires_never();
     if (ec == bhttp::error::header_limit) {
       return Answer(431, "request header fields too large: at most " +
                              std::to_string(limits().max_header_bytes) + " bytes\n");
@@ -184,8 +218,8 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (ec) return CloseNow();  // the client left, timed out or sent garbage
     auto req = std::make_shared<bhttp::request<bhttp::string_body>>(parser_->release());
-    bool queued = server_->pool().TrySubmit(
-        [self = shared_from_this(), req] { self->Handle(std::move(*req)); });
+    bool queued =
+        server_->pool().TrySubmit([self = Self(), req] { self->Handle(std::move(*req)); });
     if (!queued) Answer(503, "the server is busy; try again\n");
   }
 
@@ -203,14 +237,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   template <class Body>
   void Reply(std::shared_ptr<bhttp::response<Body>> res) {
-    stream_.expires_after(Steady(limits().write_timeout));
-    bhttp::async_write(stream_, *res,
-                       [self = shared_from_this(), res](beast::error_code ec, size_t) {
-                         self->stream_.expires_never();
-                         if (ec) return self->CloseNow();
-                         if (!res->keep_alive()) return self->Linger();
-                         self->Read();
-                       });
+    Lowest().expires_after(Steady(limits().write_timeout));
+    bhttp::async_write(stream_, *res, [self = Self(), res](beast::error_code ec, size_t) {
+      self->Lowest().expires_never();
+      if (ec) return self->CloseNow();
+      if (!res->keep_alive()) return self->Linger();
+      self->Read();
+    });
   }
 
   // On a worker thread.
@@ -232,7 +265,7 @@ class Session : public std::enable_shared_from_this<Session> {
       res.set_content(absl::StrCat("internal error: ", e.what(), "\n"), "text/plain");
     }
     const bool head = breq.method() == bhttp::verb::head;
-    if (res.stream) return Stream(res, head);
+    if (res.stream) return StreamAnswer(res, head);
     if (!res.static_body.empty() || head) {
       // A view of bytes that outlive the connection; for HEAD, of none (with the length).
       using View = bhttp::span_body<const char>;
@@ -241,7 +274,7 @@ class Session : public std::enable_shared_from_this<Session> {
       const absl::string_view bytes = res.static_body.empty() ? res.body : res.static_body;
       if (!head) out->body() = View::value_type(bytes.data(), bytes.size());
       if (res.status != 304 && res.status != 204) out->content_length(bytes.size());
-      net::post(stream_.get_executor(), [self = shared_from_this(), out] { self->Reply(out); });
+      net::post(stream_.get_executor(), [self = Self(), out] { self->Reply(out); });
       return;
     }
     auto out =
@@ -249,7 +282,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Fill(*out, res, breq.keep_alive());
     out->body() = std::move(res.body);
     out->prepare_payload();
-    net::post(stream_.get_executor(), [self = shared_from_this(), out] { self->Reply(out); });
+    net::post(stream_.get_executor(), [self = Self(), out] { self->Reply(out); });
   }
 
   template <class Body>
@@ -262,7 +295,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // A chunked stream; the connection closes after it.
-  void Stream(HttpResponse& res, bool head) {
+  void StreamAnswer(HttpResponse& res, bool head) {
     const auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(res.status));
     std::string header =
         absl::StrCat("HTTP/1.1 ", res.status, " ", absl::string_view(reason.data(), reason.size()),
@@ -273,7 +306,7 @@ class Session : public std::enable_shared_from_this<Session> {
     header += "\r\n";
     if (!WriteRaw(std::move(header)) || head) return Close();
     // The client sends nothing more: a read that ends means it left.
-    net::post(stream_.get_executor(), [self = shared_from_this()] { self->WatchForEof(); });
+    net::post(stream_.get_executor(), [self = Self()] { self->WatchForEof(); });
     class Sink : public HttpStreamSink {
      public:
       explicit Sink(std::shared_ptr<Session> s) : s_(std::move(s)) {}
@@ -285,7 +318,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
      private:
       std::shared_ptr<Session> s_;
-    } sink(shared_from_this());
+    } sink(Self());
     try {
       res.stream(sink);
     } catch (const std::exception&) {
@@ -297,30 +330,28 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void WatchForEof() {
     auto buf = std::make_shared<std::array<char, 512>>();
-    stream_.socket().async_read_some(
-        net::buffer(*buf), [self = shared_from_this(), buf](beast::error_code ec, size_t) {
-          if (ec) return self->CloseNow();
-          self->WatchForEof();
-        });
+    stream_.async_read_some(net::buffer(*buf), [self = Self(), buf](beast::error_code ec, size_t) {
+      if (ec) return self->CloseNow();
+      self->WatchForEof();
+    });
   }
 
   // After a last answer: stop sending, drain what the client still sends for a second (so that
   // the answer is not lost to a reset), then close.
   void Linger() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.expires_after(std::chrono::seconds(1));
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().expires_after(std::chrono::seconds(1));
     auto buf = std::make_shared<std::array<char, 4096>>();
-    stream_.async_read_some(net::buffer(*buf),
-                            [self = shared_from_this(), buf](beast::error_code e, size_t) {
-                              if (e) return self->CloseNow();
-                              self->Linger();
-                            });
+    stream_.async_read_some(net::buffer(*buf), [self = Self(), buf](beast::error_code e, size_t) {
+      if (e) return self->CloseNow();
+      self->Linger();
+    });
   }
 
  public:
   // On the I/O thread only (there is one): closes now and runs the OnClose callbacks.
-  void CloseNow() {
+  void CloseNow() override {
     std::vector<std::function<void()>> callbacks;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -329,8 +360,8 @@ class Session : public std::enable_shared_from_this<Session> {
       callbacks.swap(on_close_);
     }
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    Lowest().close();
     for (auto& f : callbacks) {
       try {
         f();
@@ -345,7 +376,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   HttpServer::Impl* const server_;
@@ -355,16 +386,17 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<std::function<void()>> on_close_;
 };
 
-bool Session::WriteRaw(std::string data) {
+template <class S>
+bool Session<S>::WriteRaw(std::string data) {
   auto done = std::make_shared<std::promise<bool>>();
   std::future<bool> written = done->get_future();
   auto buf = std::make_shared<std::string>(std::move(data));
-  net::post(stream_.get_executor(), [self = shared_from_this(), buf, done] {
+  net::post(stream_.get_executor(), [self = Self(), buf, done] {
     if (self->closed()) return done->set_value(false);
-    self->stream_.expires_after(Steady(self->limits().write_timeout));
+    self->Lowest().expires_after(Steady(self->limits().write_timeout));
     net::async_write(self->stream_, net::buffer(*buf),
                      [self, buf, done](beast::error_code ec, size_t) {
-                       self->stream_.expires_never();
+                       self->Lowest().expires_never();
                        if (ec) self->CloseNow();
                        done->set_value(!ec);
                      });
@@ -374,8 +406,21 @@ bool Session::WriteRaw(std::string data) {
 
 }  // namespace
 
-absl::StatusOr<HostPort> HttpServer::Impl::Start(const HostPort& listen) {
+absl::StatusOr<HostPort> HttpServer::Impl::Start(const HostPort& listen,
+                                                 const std::optional<HttpTls>& tls) {
   beast::error_code ec;
+  if (tls) {
+    tls_.emplace(net::ssl::context::tls_server);
+    tls_->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                      net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                      net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+    tls_->use_certificate_chain_file(tls->cert_file, ec);
+    if (!ec) tls_->use_private_key_file(tls->key_file, net::ssl::context::pem, ec);
+    if (ec) {
+      return absl::InvalidArgumentError(absl::StrCat("HTTP TLS: cannot load ", tls->cert_file,
+                                                     " and ", tls->key_file, ": ", ec.message()));
+    }
+  }
   net::ip::address address = net::ip::make_address(listen.host, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat("HTTP: not an address: ", listen.host));
   tcp::endpoint endpoint(address, listen.port);
@@ -413,18 +458,23 @@ void HttpServer::Impl::Accept() {
     }
     if (!Admit(peer)) {
       Refuse(std::move(s));
+    } else if (tls_) {
+      Open(std::make_shared<Session<TlsStream>>(std::move(s), this, peer, *tls_));
     } else {
-      auto session = std::make_shared<Session>(std::move(s), this, peer);
-      bool registered = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!stopped_) sessions_[session.get()] = session;  // else Stop has its list already
-        registered = !stopped_;
-      }
-      if (registered) session->Start();
+      Open(std::make_shared<Session<beast::tcp_stream>>(std::move(s), this, peer));
     }
     Accept();
   });
+}
+
+template <class S>
+void HttpServer::Impl::Open(std::shared_ptr<S> session) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;  // Stop has its list already
+    sessions_[session.get()] = session;
+  }
+  session->Start();
 }
 
 bool HttpServer::Impl::Admit(const std::string& peer) {
@@ -438,7 +488,7 @@ bool HttpServer::Impl::Admit(const std::string& peer) {
   return true;
 }
 
-void HttpServer::Impl::Forget(Session* s, const std::string& peer) {
+void HttpServer::Impl::Forget(SessionBase* s, const std::string& peer) {
   std::lock_guard<std::mutex> lock(mu_);
   sessions_.erase(s);
   --connections_;
@@ -454,6 +504,12 @@ void HttpServer::Impl::Refuse(tcp::socket socket) {
         "Connection: close\r\nContent-Length: 38\r\n\r\ntoo many connections; try again "
         "later\n";
   };
+  if (tls_) {  // no handshake for a refused connection: closed at once
+    beast::error_code ec;
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+    return;
+  }
   auto r = std::make_shared<Refusal>(std::move(socket));
   r->stream.expires_after(std::chrono::seconds(1));
   net::async_write(r->stream, net::buffer(r->text), [r](beast::error_code, size_t) {
@@ -464,7 +520,7 @@ void HttpServer::Impl::Refuse(tcp::socket socket) {
 }
 
 void HttpServer::Impl::Stop() {
-  std::vector<std::shared_ptr<Session>> open;
+  std::vector<std::shared_ptr<SessionBase>> open;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return;
@@ -496,9 +552,10 @@ HttpServer::HttpServer(HttpLimits limits) : limits_(limits) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
-absl::StatusOr<HostPort> HttpServer::Start(const HostPort& listen) {
+absl::StatusOr<HostPort> HttpServer::Start(const HostPort& listen,
+                                           const std::optional<HttpTls>& tls) {
   impl_ = std::make_unique<Impl>(router_, limits_);
-  return impl_->Start(listen);
+  return impl_->Start(listen, tls);
 }
 
 void HttpServer::Stop() {

@@ -17,6 +17,9 @@
 //     at once;
 //   - more than max_queued requests waiting for a worker: 503 (with Retry-After).
 //
+// TLS (HttpTls): every connection is TLS (1.2 or newer) with the given certificate; the
+// handshake must end within read_timeout; a connection over the caps is closed without one.
+//
 // Start() binds (port 0 picks a free port), starts the threads and returns; Stop() stops
 // accepting, closes every connection (streams see their sink close), and joins. Routes are
 // added through Routes() before Start().
@@ -25,6 +28,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -44,6 +49,12 @@ struct HttpLimits {
   int max_queued = 512;
 };
 
+// The certificate (chain, PEM) and private key an HTTPS server presents.
+struct HttpTls {
+  std::string cert_file;
+  std::string key_file;
+};
+
 // The worker threads (json_gateway.cc keeps some of them free of streams).
 inline constexpr int kHttpThreads = HttpLimits{}.workers;
 
@@ -55,8 +66,10 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   HttpRouter& Routes() { return router_; }
-  // Binds `listen` and serves in the background; returns the bound address.
-  absl::StatusOr<HostPort> Start(const HostPort& listen);
+  // Binds `listen` and serves in the background (TLS when `tls` is set); returns the bound
+  // address.
+  absl::StatusOr<HostPort> Start(const HostPort& listen,
+                                 const std::optional<HttpTls>& tls = std::nullopt);
   void Stop();
 
   class Impl;

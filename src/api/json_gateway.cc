@@ -21,7 +21,8 @@ namespace pb = google::protobuf;
 
 constexpr const char* kPackage = "paceline.v1.";
 constexpr const char* kServices[] = {"ClusterService", "PoolService", "JobService",
-                                     "TaskService",    "HostService", "AccessService"};
+                                     "TaskService",    "HostService", "AccessService",
+                                     "SecretService"};
 // HTTP threads watches may hold at once (a web UI tab holds one): the rest of the server's
 // threads stay free for the API, the UI's files and /metrics.
 constexpr int kMaxHttpWatches = kHttpThreads - 16;

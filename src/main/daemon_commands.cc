@@ -279,6 +279,11 @@ bool TraversableByOthers(const std::filesystem::path& dir) {
   return true;
 }
 
+// The HTTP side's base URL: HTTPS when the master serves TLS (its CA is then in the file).
+std::string HttpUrl(const MasterEndpoints& e) {
+  return absl::StrCat(e.ca_file.empty() ? "http://" : "https://", e.http);
+}
+
 absl::Status RunMaster(const MasterFlags& f) {
   absl::StatusOr<masterd::MasterConfig> config = MasterConfigOf(f);
   if (!config.ok()) return config.status();
@@ -288,7 +293,7 @@ absl::Status RunMaster(const MasterFlags& f) {
   std::cout << "paceline master " << Version() << " (commit " << Commit() << ")\n"
             << "  store:  " << (*m)->store_description() << "\n"
             << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
-            << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
+            << "  HTTP:   " << HttpUrl((*m)->endpoints()) << "/healthz\n"
             << "  token:  " << (*m)->endpoints().token_file << " (admin)\n"
             << "  agents: " << (*m)->endpoints().agent_token_file << "\n"
             << "Ctrl-C stops it." << std::endl;
@@ -393,7 +398,7 @@ absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
   std::cout << "paceline up " << Version() << " (commit " << Commit() << ")\n"
             << "  store:  " << config->data_dir << "\n"
             << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
-            << "  HTTP:   http://" << (*m)->endpoints().http << "/healthz\n"
+            << "  HTTP:   " << HttpUrl((*m)->endpoints()) << "/healthz\n"
             << "  token:  " << (*m)->endpoints().token_file << "\n"
             << "  agent:  " << agent_config->agent.name << " (work dir "
             << agent_config->agent.work_dir << ")\n"

@@ -252,7 +252,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   api::AddMetricsRoutes(impl->http_server, cluster, facts);
   api::AddJsonApiRoutes(impl->http_server, impl->grpc_server->InProcessChannel({}));
   api::AddUiRoutes(impl->http_server);
-  absl::StatusOr<HostPort> http = impl->http_server.Start(config.http_listen);
+  absl::StatusOr<HostPort> http = impl->http_server.Start(config.http_listen, tls.http);
   if (!http.ok()) {
     impl->grpc_server->Shutdown();
     return http.status();

@@ -32,12 +32,6 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
     out.credentials = grpc::InsecureServerCredentials();
     return out;
   }
-  if (!IsLoopback(config.http_listen.host)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--http-listen: ", http_addr,
-        " is not a loopback address, and the HTTP side (web UI, JSON API, /metrics) does not "
-        "serve TLS yet; bind it to 127.0.0.1 and put a TLS proxy in front of it"));
-  }
   const std::string dir = config.tls_dir.empty()
                               ? (std::filesystem::path(config.data_dir) / "tls").string()
                               : config.tls_dir;
@@ -51,6 +45,7 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
     if (std::find(names.begin(), names.end(), host) == names.end()) names.push_back(host);
   };
   add(config.grpc_listen.host);
+  add(config.http_listen.host);
   if (!config.advertise.empty()) add(config.advertise.substr(0, config.advertise.rfind(':')));
   absl::StatusOr<tls::CertificateFiles> files = tls::EnsureMasterCertificates(dir, names);
   if (!files.ok()) {
@@ -69,6 +64,7 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
   out.credentials = grpc::SslServerCredentials(options);
   out.on = true;
   out.ca_file = files->ca;
+  out.http = api::HttpTls{files->cert, files->key};
   return out;
 }
 

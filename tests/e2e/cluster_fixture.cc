@@ -219,7 +219,9 @@ TestCluster::HttpResult TestCluster::Http(const std::string& method, const std::
   std::string http = HttpAddress(master);
   auto colon = http.rfind(':');
   if (colon == std::string::npos) return {};
-  httplib::Client client(http.substr(0, colon), std::stoi(http.substr(colon + 1)));
+  // A TLS cluster's HTTP side is HTTPS, verified against the cluster's CA.
+  httplib::Client client(absl::StrCat(options_.tls ? "https://" : "http://", http));
+  if (options_.tls) client.set_ca_cert_path(ca_file().c_str());
   httplib::Headers headers;
   if (with_token) headers.emplace("Authorization", "Bearer " + token_);
   auto res = method == "POST" ? client.Post(path.c_str(), headers, body, "application/json")

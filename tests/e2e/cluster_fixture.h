@@ -76,7 +76,8 @@ class TestCluster {
   // names, since an agent owns the cgroups named after it.
   std::string agent_name(int i) const { return "agent" + std::to_string(i) + "-" + suffix_; }
 
-  // The master's HTTP side; `master` is an index (several masters), -1 the current one.
+  // The master's HTTP side (HTTPS verified against the CA with `tls`); `master` is an index
+  // (several masters), -1 the current one.
   // GET `path`: the body, or "" when it failed.
   std::string HttpGet(const std::string& path, int master = -1);
   struct HttpResult {

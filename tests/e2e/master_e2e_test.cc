@@ -20,6 +20,7 @@ using ::testing::MatchesRegex;
 
 struct Endpoints {
   std::string grpc, http;
+  std::string ca_file;  // the master serves TLS (HTTPS too) with this CA
 };
 
 // Starts `paceline <mode>` on free loopback ports with its store in `dir`/data and waits until
@@ -35,13 +36,14 @@ Process StartMaster(const std::string& dir, const std::string& mode, Endpoints* 
     auto j = nlohmann::json::parse(ReadFile(file));
     ep->grpc = j["grpc"];
     ep->http = j["http"];
+    ep->ca_file = j.value("ca_file", "");
   }
   return p;
 }
 
-nlohmann::json GetHealth(const std::string& http_addr, int* status) {
-  auto colon = http_addr.rfind(':');
-  httplib::Client cli(http_addr.substr(0, colon), std::stoi(http_addr.substr(colon + 1)));
+nlohmann::json GetHealth(const Endpoints& ep, int* status) {
+  httplib::Client cli((ep.ca_file.empty() ? "http://" : "https://") + ep.http);
+  if (!ep.ca_file.empty()) cli.set_ca_cert_path(ep.ca_file.c_str());
   auto res = cli.Get("/healthz");
   *status = res ? res->status : -1;
   return res ? nlohmann::json::parse(res->body, nullptr, false) : nlohmann::json();
@@ -147,7 +149,7 @@ TEST_P(MasterE2E, ServesHealthAndApiThenStopsCleanly) {
   ASSERT_FALSE(ep.http.empty());
 
   int status = 0;
-  nlohmann::json health = GetHealth(ep.http, &status);
+  nlohmann::json health = GetHealth(ep, &status);
   EXPECT_EQ(status, 200);
   EXPECT_EQ(health["status"], "ok");
   EXPECT_THAT(std::string(health["store"]), HasSubstr("paceline.db"));
@@ -174,7 +176,7 @@ TEST_P(MasterE2E, ServesHealthAndApiThenStopsCleanly) {
 
   // The store survives: a restarted master reports the same cluster id.
   Process again = StartMaster(dir, GetParam(), &ep);
-  nlohmann::json health2 = GetHealth(ep.http, &status);
+  nlohmann::json health2 = GetHealth(ep, &status);
   EXPECT_EQ(status, 200);
   EXPECT_EQ(health2["cluster_id"], cluster_id);
   again.Signal(SIGTERM);
