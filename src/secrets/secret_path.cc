@@ -25,6 +25,10 @@ absl::StatusOr<SecretPath> ParseSecretPath(absl::string_view path) {
   SecretPath p;
   p.pool = slash == 0 ? "/" : std::string(path.substr(0, slash));
   p.name = std::string(path.substr(slash + 1));
+  if (JoinSecretPath(p.pool, "") != path.substr(0, slash + 1)) {  // "//x": an empty segment
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secret path \"", path.substr(0, 80), "\" has an empty segment; expected <pool>/<name>"));
+  }
   if (absl::Status s = resmgr::ValidatePoolPath(p.pool); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("secret path \"", path.substr(0, 80), "\": its pool: ", s.message()));

@@ -30,6 +30,7 @@ TEST(SecretPath, BadPathsSayWhatIsWrong) {
     EXPECT_THAT(ParseSecretPath(bad).status().message(), HasSubstr("is not a secret name")) << bad;
   }
   EXPECT_THAT(ParseSecretPath("/ads//x").status().message(), HasSubstr("its pool"));
+  EXPECT_THAT(ParseSecretPath("//x").status().message(), HasSubstr("an empty segment"));
   EXPECT_FALSE(CheckSecretName(std::string(64, 'a')).ok());
   EXPECT_TRUE(CheckSecretName(std::string(63, 'a')).ok());
 }
