@@ -25,22 +25,24 @@ v1::SecretInfo InfoOf(const records::SecretRecord& r) {
   return info;
 }
 
-access::Target SecretTarget(const std::string& pool, const std::string& path) {
-  return {.pool = pool, .object = absl::StrCat("secret ", path)};
+// Parses `raw` into `out` and checks that the caller may make this call about it.
+grpc::Status CheckPath(AccessControl& access, grpc::ServerContext* ctx, const std::string& raw,
+                       secrets::SecretPath& out) {
+  absl::StatusOr<secrets::SecretPath> path = secrets::ParseSecretPath(raw);
+  if (!path.ok()) {
+    if (grpc::Status a = access.Check(ctx, {.object = "secret"}); !a.ok()) return a;
+    return ToGrpcStatus(path.status());
+  }
+  out = *std::move(path);
+  return access.Check(ctx, {.pool = out.pool, .object = absl::StrCat("secret ", out.full)});
 }
 
 }  // namespace
 
 grpc::Status SecretServiceImpl::PutSecret(grpc::ServerContext* ctx, const v1::PutSecretRequest* req,
                                           v1::PutSecretResponse* resp) {
-  absl::StatusOr<secrets::SecretPath> path = secrets::ParseSecretPath(req->path());
-  if (!path.ok()) {
-    if (grpc::Status a = access_->Check(ctx, {.object = "secret"}); !a.ok()) return a;
-    return ToGrpcStatus(path.status());
-  }
-  if (grpc::Status a = access_->Check(ctx, SecretTarget(path->pool, path->full)); !a.ok()) {
-    return a;
-  }
+  secrets::SecretPath path;
+  if (grpc::Status a = CheckPath(*access_, ctx, req->path(), path); !a.ok()) return a;
   if (req->value().size() > secrets::kMaxValueBytes) {
     return ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("value: ", req->value().size(), " bytes; a secret holds at most ",
@@ -48,7 +50,7 @@ grpc::Status SecretServiceImpl::PutSecret(grpc::ServerContext* ctx, const v1::Pu
   }
   std::optional<access::Principal> who = access_->Caller(ctx);
   absl::StatusOr<records::SecretRecord> put =
-      secrets_->Put(path->full, req->value(), who ? who->user : "anonymous", req->replace());
+      secrets_->Put(path.full, req->value(), who ? who->user : "anonymous", req->replace());
   if (!put.ok()) return ToGrpcStatus(put.status());
   *resp->mutable_info() = InfoOf(*put);
   return grpc::Status::OK;
@@ -78,15 +80,9 @@ grpc::Status SecretServiceImpl::ListSecrets(grpc::ServerContext* ctx,
 grpc::Status SecretServiceImpl::DeleteSecret(grpc::ServerContext* ctx,
                                              const v1::DeleteSecretRequest* req,
                                              v1::DeleteSecretResponse*) {
-  absl::StatusOr<secrets::SecretPath> path = secrets::ParseSecretPath(req->path());
-  if (!path.ok()) {
-    if (grpc::Status a = access_->Check(ctx, {.object = "secret"}); !a.ok()) return a;
-    return ToGrpcStatus(path.status());
-  }
-  if (grpc::Status a = access_->Check(ctx, SecretTarget(path->pool, path->full)); !a.ok()) {
-    return a;
-  }
-  return ToGrpcStatus(secrets_->Delete(path->full));
+  secrets::SecretPath path;
+  if (grpc::Status a = CheckPath(*access_, ctx, req->path(), path); !a.ok()) return a;
+  return ToGrpcStatus(secrets_->Delete(path.full));
 }
 
 grpc::Status SecretServiceImpl::RekeySecrets(grpc::ServerContext* ctx,

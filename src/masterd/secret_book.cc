@@ -38,7 +38,18 @@ void SecretBook::Take(const std::vector<records::SecretRecord>& put,
   if (reread) keyring_ = *std::move(reread);
   if (all) secrets_.clear();
   for (const std::string& path : deleted) secrets_.erase(path);
-  for (const records::SecretRecord& s : put) secrets_[s.path] = s;
+  std::map<std::string, int> unknown;  // key id -> secrets sealed with it that cannot open
+  for (const records::SecretRecord& s : put) {
+    secrets_[s.path] = s;
+    if (!keyring_.Has(s.key_id)) ++unknown[s.key_id];
+  }
+  for (const auto& [key, n] : unknown) {
+    std::cerr << "master: " << n << " secret(s) are sealed with key " << key << ", which is not in "
+              << key_file_
+              << "; tasks that name them will fail until this master has the key file of the "
+                 "master that sealed them"
+              << std::endl;
+  }
 }
 
 void SecretBook::FillLaunch(const std::string& pool, v1::LaunchTask& launch) const {
