@@ -4,6 +4,7 @@ import "./styles.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Link, Route, Router, Switch, useLocation } from "wouter-preact";
+import { call } from "./api";
 import { clearToken, onTokenChange, token } from "./auth";
 import { Hosts } from "./pages/hosts";
 import { Job } from "./pages/job";
@@ -14,6 +15,23 @@ import { Overview } from "./pages/overview";
 import { Pool } from "./pages/pool";
 import { Pools } from "./pages/pools";
 import { Task } from "./pages/task";
+
+type WhoAmI = { user: string; group: string; role: string; scope: string };
+
+// Who the token acts as, next to Log out: "alice · submitter on /ads".
+function SignedIn() {
+  const [who, setWho] = useState<WhoAmI | null>(null);
+  useEffect(() => {
+    call<WhoAmI>("AccessService", "WhoAmI").then(setWho, () => setWho(null));
+  }, []);
+  if (who === null) return null;
+  const where = who.role === "admin" ? "admin" : `${who.role} on ${who.scope}`;
+  return (
+    <span class="signed-in" title={who.group ? `group ${who.group}` : undefined}>
+      {who.user} · {where}
+    </span>
+  );
+}
 
 function Nav() {
   const [location] = useLocation();
@@ -39,6 +57,7 @@ function Nav() {
           {item("/jobs", "Jobs")}
           {item("/hosts", "Hosts")}
         </ul>
+        <SignedIn />
         <button type="button" class="logout" onClick={clearToken}>
           Log out
         </button>

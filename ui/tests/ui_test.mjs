@@ -130,6 +130,8 @@ async function main() {
     await page.getByLabel("API token").fill(token);
     await page.getByRole("button", { name: "Log in" }).click();
     await page.getByRole("heading", { name: "Overview" }).waitFor();
+    // Who the token acts as, next to Log out.
+    await page.locator(".signed-in").getByText("admin · admin").waitFor();
   });
 
   await step("create a pool from YAML", async () => {
