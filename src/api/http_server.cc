@@ -89,6 +89,16 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
+// A TLS connection whose client has not spoken yet, or waits for a handshake slot.
+struct PendingTls {
+  explicit PendingTls(tcp::socket s, std::string p)
+      : socket(std::move(s)), peer(std::move(p)), timer(socket.get_executor()) {}
+  tcp::socket socket;
+  std::string peer;
+  net::steady_timer timer;  // read_timeout from the accept: then it is closed
+  bool done = false;        // closed, or handed to a session
+};
+
 // A connection, plain or TLS (Session<Stream> below); what the server keeps of it.
 class SessionBase : public std::enable_shared_from_this<SessionBase> {
  public:
@@ -116,7 +126,20 @@ class HttpServer::Impl {
   void Accept();
   template <class S>
   void Open(std::shared_ptr<S> session);
+  // TLS: a connection gets its TLS state once the client has sent something; until then (at
+  // most read_timeout) it costs a socket and a timer.
+  void AwaitFirstBytes(tcp::socket socket, std::string peer);
+  // TLS handshakes in flight are capped (in all and per client address): a client that stops in
+  // the middle of one holds its TLS state (~90 KB) until read_timeout, so the others wait for a
+  // slot instead. On the I/O thread only.
+  void StartHandshakeOrWait(std::shared_ptr<PendingTls> p);
+
+ public:
+  void HandshakeDone(const std::string& peer);
+
+ private:
   bool Admit(const std::string& peer);
+  void Release(const std::string& peer);  // undoes Admit
   // Answers 503 and closes, without a session.
   void Refuse(tcp::socket socket);
 
@@ -129,6 +152,10 @@ class HttpServer::Impl {
   std::unordered_map<std::string, int> per_address_;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_;
   std::optional<net::ssl::context> tls_;  // set: every connection is TLS
+  // On the I/O thread only.
+  int handshakes_ = 0;
+  std::unordered_map<std::string, int> handshakes_per_address_;
+  std::deque<std::shared_ptr<PendingTls>> waiting_;
   bool stopped_ = false;
   WorkerPool pool_;
   net::io_context ioc_{1};
@@ -165,6 +192,7 @@ class Session final : public SessionBase {
         self->Lowest().expires_after(Steady(self->limits().read_timeout));
         self->stream_.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
           self->Lowest().expires_never();
+          self->server_->HandshakeDone(self->peer_);
           if (ec) return self->CloseNow();
           self->Read();
         });
@@ -414,6 +442,8 @@ absl::StatusOr<HostPort> HttpServer::Impl::Start(const HostPort& listen,
     tls_->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
                       net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+    // An idle connection keeps no read or write buffer of OpenSSL's.
+    SSL_CTX_set_mode(tls_->native_handle(), SSL_MODE_RELEASE_BUFFERS);
     tls_->use_certificate_chain_file(tls->cert_file, ec);
     if (!ec) tls_->use_private_key_file(tls->key_file, net::ssl::context::pem, ec);
     if (ec) {
@@ -459,7 +489,7 @@ void HttpServer::Impl::Accept() {
     if (!Admit(peer)) {
       Refuse(std::move(s));
     } else if (tls_) {
-      Open(std::make_shared<Session<TlsStream>>(std::move(s), this, peer, *tls_));
+      AwaitFirstBytes(std::move(s), peer);
     } else {
       Open(std::make_shared<Session<beast::tcp_stream>>(std::move(s), this, peer));
     }
@@ -477,6 +507,64 @@ void HttpServer::Impl::Open(std::shared_ptr<S> session) {
   session->Start();
 }
 
+void HttpServer::Impl::AwaitFirstBytes(tcp::socket socket, std::string peer) {
+  auto p = std::make_shared<PendingTls>(std::move(socket), std::move(peer));
+  p->timer.expires_after(Steady(limits_.read_timeout));
+  p->timer.async_wait([this, p](beast::error_code ec) {
+    if (ec || p->done) return;  // cancelled: handed to a session
+    p->done = true;
+    beast::error_code ignored;
+    p->socket.close(ignored);
+    Release(p->peer);
+  });
+  p->socket.async_wait(tcp::socket::wait_read, [this, p](beast::error_code ec) {
+    if (p->done) return;
+    if (ec) {
+      p->done = true;
+      p->timer.cancel();
+      beast::error_code ignored;
+      p->socket.close(ignored);
+      Release(p->peer);
+      return;
+    }
+    StartHandshakeOrWait(p);
+  });
+}
+
+void HttpServer::Impl::StartHandshakeOrWait(std::shared_ptr<PendingTls> p) {
+  int& mine = handshakes_per_address_[p->peer];
+  if (handshakes_ >= limits_.max_tls_handshakes || mine >= limits_.max_tls_handshakes_per_address) {
+    waiting_.push_back(std::move(p));
+    return;
+  }
+  ++handshakes_;
+  ++mine;
+  p->done = true;
+  p->timer.cancel();
+  Open(std::make_shared<Session<TlsStream>>(std::move(p->socket), this, p->peer, *tls_));
+}
+
+void HttpServer::Impl::HandshakeDone(const std::string& peer) {
+  --handshakes_;
+  if (--handshakes_per_address_[peer] <= 0) handshakes_per_address_.erase(peer);
+  // The first waiting connection that may start now (closed ones are dropped on the way).
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if ((*it)->done) {
+      it = waiting_.erase(it);
+      continue;
+    }
+    auto found = handshakes_per_address_.find((*it)->peer);
+    if (found == handshakes_per_address_.end() ||
+        found->second < limits_.max_tls_handshakes_per_address) {
+      std::shared_ptr<PendingTls> next = std::move(*it);
+      waiting_.erase(it);
+      StartHandshakeOrWait(std::move(next));
+      return;
+    }
+    ++it;
+  }
+}
+
 bool HttpServer::Impl::Admit(const std::string& peer) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_ || connections_ >= limits_.max_connections ||
@@ -489,8 +577,15 @@ bool HttpServer::Impl::Admit(const std::string& peer) {
 }
 
 void HttpServer::Impl::Forget(SessionBase* s, const std::string& peer) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_.erase(s);
+  }
+  Release(peer);
+}
+
+void HttpServer::Impl::Release(const std::string& peer) {
   std::lock_guard<std::mutex> lock(mu_);
-  sessions_.erase(s);
   --connections_;
   if (--per_address_[peer] <= 0) per_address_.erase(peer);
 }

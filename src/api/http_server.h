@@ -17,8 +17,11 @@
 //     at once;
 //   - more than max_queued requests waiting for a worker: 503 (with Retry-After).
 //
-// TLS (HttpTls): every connection is TLS (1.2 or newer) with the given certificate; the
-// handshake must end within read_timeout; a connection over the caps is closed without one.
+// TLS (HttpTls): every connection is TLS (1.2 or newer) with the given certificate. A
+// connection gets its TLS state (~90 KB) only once its client has sent something; at most
+// max_tls_handshakes handshakes are in flight at once (max_tls_handshakes_per_address from one
+// address), the others wait for a slot; the handshake must end within read_timeout of the
+// accept; a connection over the connection caps is closed without one.
 //
 // Start() binds (port 0 picks a free port), starts the threads and returns; Stop() stops
 // accepting, closes every connection (streams see their sink close), and joins. Routes are
@@ -45,6 +48,8 @@ struct HttpLimits {
   absl::Duration write_timeout = absl::Seconds(20);
   int max_connections = 8192;
   int max_connections_per_address = 256;
+  int max_tls_handshakes = 256;             // TLS handshakes in flight at once
+  int max_tls_handshakes_per_address = 16;  // ... from one client address
   int workers = 48;
   int max_queued = 512;
 };

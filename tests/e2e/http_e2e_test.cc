@@ -3,7 +3,7 @@
 // answer, held open from other addresses — while /healthz, /metrics and an authenticated JSON
 // call from a well-behaved client keep answering within 100 ms, oversized requests get 431 and
 // 413, and the master's memory stays bounded; watches whose clients reset at once give their
-// slots back.
+// slots back. The same stalls over HTTPS, in the middle of the TLS handshake.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -221,6 +221,60 @@ TEST_F(HttpAbuseE2E, WatchesWhoseClientsResetAtOnceGiveTheirSlotsBack) {
       absl::Seconds(20)))
       << first;
   EXPECT_THAT(first, HasSubstr("started"));
+}
+
+// The same over HTTPS (the default): connections that stop in the middle of their TLS
+// handshake, and connections that never start one, cost a socket each until the read deadline,
+// never a thread, and the master's memory stays bounded while well-behaved HTTPS clients are
+// answered within 100 ms.
+TEST(HttpsAbuseE2E, StalledHandshakesDoNotStopHealthMetricsOrTheApi) {
+  RaiseOpenFileLimit();
+  TestCluster cluster({.agents = 0, .tls = true});
+  const std::string http = cluster.HttpAddress();
+  uint32_t port = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(http.substr(http.rfind(':') + 1), &port)) << http;
+  nlohmann::json endpoints = nlohmann::json::parse(ReadFile(cluster.dir() + "/master/master.json"));
+  const int pid = endpoints["pid"];
+  const int64_t rss_before = ResidentBytes(pid);
+  std::vector<int> held;
+  for (int i = 0; i < kStalled + kSlowReaders; ++i) {
+    int fd = ConnectFrom(absl::StrCat("127.0.0.", 2 + i % (2 * kSourceAddresses)),
+                         static_cast<uint16_t>(port), false);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    // Half send the first bytes of a ClientHello record and stop; half send nothing.
+    if (i % 2 == 0) Send(fd, std::string("\x16\x03\x01\x02\x00\x01", 6));
+    held.push_back(fd);
+  }
+  absl::SleepFor(absl::Seconds(1));
+  httplib::Client c("https://" + http);
+  c.set_ca_cert_path(cluster.ca_file().c_str());
+  c.set_keep_alive(true);
+  c.set_connection_timeout(2);
+  c.set_read_timeout(2);
+  httplib::Headers auth = {{"Authorization", "Bearer " + cluster.token()}};
+  absl::Duration slowest = absl::ZeroDuration();
+  for (int i = 0; i < 20; ++i) {
+    for (const char* path : {"/healthz", "/metrics"}) {
+      absl::Time t0 = absl::Now();
+      auto r = c.Get(path, auth);
+      slowest = std::max(slowest, absl::Now() - t0);
+      ASSERT_TRUE(r) << path << ": " << httplib::to_string(r.error());
+      EXPECT_EQ(r->status, 200) << path;
+    }
+    absl::Time t0 = absl::Now();
+    auto r = c.Post("/api/v1/PoolService/ListPools", auth, "{}", "application/json");
+    slowest = std::max(slowest, absl::Now() - t0);
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  std::cout << "with " << held.size() << " stalled TLS handshakes held open: slowest answer "
+            << slowest << std::endl;
+  EXPECT_LT(slowest, kSanitized ? absl::Milliseconds(500) : absl::Milliseconds(100));
+  const int64_t rss_after = ResidentBytes(pid);
+  std::cout << "master resident memory: " << rss_before / (1 << 20) << " MiB before, "
+            << rss_after / (1 << 20) << " MiB with them" << std::endl;
+  EXPECT_LT(rss_after - rss_before, int64_t{64} << 20) << "2,000 handshakes cost more than 64 MiB";
+  for (int h : held) ::close(h);
 }
 
 }  // namespace
