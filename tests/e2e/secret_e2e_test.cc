@@ -185,6 +185,12 @@ TEST_F(SecretE2E, OnlyJobsOfThePoolsSubtreeUseASecretAndOnlyItsAdminsManageIt) {
   RunResult denied = PutValue("/ads/x/other", "k", sub_ads);
   EXPECT_NE(denied.exit_code, 0);
   EXPECT_THAT(denied.err, HasSubstr("sam (submitter on /ads) may not put secrets in /ads/x"));
+  // Both are in the audit log, with their users; the value is not.
+  RunResult audit = c_.Cli({"audit", "list", "--pool", "/ads"});
+  EXPECT_THAT(audit.out, ::testing::ContainsRegex("ann +[^ ]+ +SecretService.PutSecret +/ads/x "
+                                                  "+secret /ads/x/api-key +OK"));
+  EXPECT_THAT(audit.out, ::testing::ContainsRegex("sam +[^ ]+ +SecretService.PutSecret +/ads/x "
+                                                  "+secret /ads/x/other +PERMISSION_DENIED"));
   RunResult outside = PutValue("/search/k", "k", admin_ads);
   EXPECT_THAT(outside.err, HasSubstr("may not put secrets in /search"));
   RunResult seen = CliAs(view_search, {"secret", "list"});
