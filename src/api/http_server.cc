@@ -19,6 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "api/http_tls_gate.h"
+#include "api/http_worker_pool.h"
 
 namespace paceline::api {
 namespace {
@@ -31,73 +33,6 @@ using tcp = net::ip::tcp;
 std::chrono::steady_clock::duration Steady(absl::Duration d) {
   return absl::ToChronoNanoseconds(d);
 }
-
-// Handler threads with a bounded queue: TrySubmit refuses (false) when max_queued requests
-// already wait.
-class WorkerPool {
- public:
-  WorkerPool(int threads, int max_queued) : max_queued_(max_queued) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
-  }
-  ~WorkerPool() { Stop(); }
-
-  bool TrySubmit(std::function<void()> f) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || static_cast<int>(queue_.size()) >= max_queued_) return false;
-    queue_.push_back(std::move(f));
-    cv_.notify_one();
-    return true;
-  }
-
-  // Drops what waits, lets what runs finish, joins.
-  void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_ && threads_.empty()) return;
-      stopping_ = true;
-      queue_.clear();
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-    threads_.clear();
-  }
-
- private:
-  void Run() {
-    for (;;) {
-      std::function<void()> f;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        f = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      try {
-        f();
-      } catch (const std::exception&) {
-        // A handler that throws loses its answer (the connection closes), not the process.
-      }
-    }
-  }
-
-  const int max_queued_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
-};
-
-// A TLS connection whose client has not spoken yet, or waits for a handshake slot.
-struct PendingTls {
-  explicit PendingTls(tcp::socket s, std::string p)
-      : socket(std::move(s)), peer(std::move(p)), timer(socket.get_executor()) {}
-  tcp::socket socket;
-  std::string peer;
-  net::steady_timer timer;  // read_timeout from the accept: then it is closed
-  bool done = false;        // closed, or handed to a session
-};
 
 // A connection, plain or TLS (Session<Stream> below); what the server keeps of it.
 class SessionBase : public std::enable_shared_from_this<SessionBase> {
@@ -120,6 +55,7 @@ class HttpServer::Impl {
   const HttpRouter& router() const { return router_; }
   const HttpLimits& limits() const { return limits_; }
   WorkerPool& pool() { return pool_; }
+  TlsGate& gate() { return *gate_; }
   void Forget(SessionBase* s, const std::string& peer);
 
  private:
@@ -128,16 +64,6 @@ class HttpServer::Impl {
   void Open(std::shared_ptr<S> session);
   // TLS: a connection gets its TLS state once the client has sent something; until then (at
   // most read_timeout) it costs a socket and a timer.
-  void AwaitFirstBytes(tcp::socket socket, std::string peer);
-  // TLS handshakes in flight are capped (in all and per client address): a client that stops in
-  // the middle of one holds its TLS state (~90 KB) until read_timeout, so the others wait for a
-  // slot instead. On the I/O thread only.
-  void StartHandshakeOrWait(std::shared_ptr<PendingTls> p);
-
- public:
-  void HandshakeDone(const std::string& peer);
-
- private:
   bool Admit(const std::string& peer);
   void Release(const std::string& peer);  // undoes Admit
   // Answers 503 and closes, without a session.
@@ -152,10 +78,7 @@ class HttpServer::Impl {
   std::unordered_map<std::string, int> per_address_;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_;
   std::optional<net::ssl::context> tls_;  // set: every connection is TLS
-  // On the I/O thread only.
-  int handshakes_ = 0;
-  std::unordered_map<std::string, int> handshakes_per_address_;
-  std::deque<std::shared_ptr<PendingTls>> waiting_;
+  std::optional<TlsGate> gate_;           // with tls_: when each connection's handshake starts
   bool stopped_ = false;
   WorkerPool pool_;
   net::io_context ioc_{1};
@@ -192,7 +115,7 @@ class Session final : public SessionBase {
         self->Lowest().expires_after(Steady(self->limits().read_timeout));
         self->stream_.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
           self->Lowest().expires_never();
-          self->server_->HandshakeDone(self->peer_);
+          self->server_->gate().Done(self->peer_);
           if (ec) return self->CloseNow();
           self->Read();
         });
@@ -444,6 +367,12 @@ absl::StatusOr<HostPort> HttpServer::Impl::Start(const HostPort& listen,
                       net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
     // An idle connection keeps no read or write buffer of OpenSSL's.
     SSL_CTX_set_mode(tls_->native_handle(), SSL_MODE_RELEASE_BUFFERS);
+    gate_.emplace(
+        limits_,
+        [this](tcp::socket socket, const std::string& peer) {
+          Open(std::make_shared<Session<TlsStream>>(std::move(socket), this, peer, *tls_));
+        },
+        [this](const std::string& peer) { Release(peer); });
     tls_->use_certificate_chain_file(tls->cert_file, ec);
     if (!ec) tls_->use_private_key_file(tls->key_file, net::ssl::context::pem, ec);
     if (ec) {
@@ -489,7 +418,7 @@ void HttpServer::Impl::Accept() {
     if (!Admit(peer)) {
       Refuse(std::move(s));
     } else if (tls_) {
-      AwaitFirstBytes(std::move(s), peer);
+      gate_->Await(std::move(s), peer);
     } else {
       Open(std::make_shared<Session<beast::tcp_stream>>(std::move(s), this, peer));
     }
@@ -505,64 +434,6 @@ void HttpServer::Impl::Open(std::shared_ptr<S> session) {
     sessions_[session.get()] = session;
   }
   session->Start();
-}
-
-void HttpServer::Impl::AwaitFirstBytes(tcp::socket socket, std::string peer) {
-  auto p = std::make_shared<PendingTls>(std::move(socket), std::move(peer));
-  p->timer.expires_after(Steady(limits_.read_timeout));
-  p->timer.async_wait([this, p](beast::error_code ec) {
-    if (ec || p->done) return;  // cancelled: handed to a session
-    p->done = true;
-    beast::error_code ignored;
-    p->socket.close(ignored);
-    Release(p->peer);
-  });
-  p->socket.async_wait(tcp::socket::wait_read, [this, p](beast::error_code ec) {
-    if (p->done) return;
-    if (ec) {
-      p->done = true;
-      p->timer.cancel();
-      beast::error_code ignored;
-      p->socket.close(ignored);
-      Release(p->peer);
-      return;
-    }
-    StartHandshakeOrWait(p);
-  });
-}
-
-void HttpServer::Impl::StartHandshakeOrWait(std::shared_ptr<PendingTls> p) {
-  int& mine = handshakes_per_address_[p->peer];
-  if (handshakes_ >= limits_.max_tls_handshakes || mine >= limits_.max_tls_handshakes_per_address) {
-    waiting_.push_back(std::move(p));
-    return;
-  }
-  ++handshakes_;
-  ++mine;
-  p->done = true;
-  p->timer.cancel();
-  Open(std::make_shared<Session<TlsStream>>(std::move(p->socket), this, p->peer, *tls_));
-}
-
-void HttpServer::Impl::HandshakeDone(const std::string& peer) {
-  --handshakes_;
-  if (--handshakes_per_address_[peer] <= 0) handshakes_per_address_.erase(peer);
-  // The first waiting connection that may start now (closed ones are dropped on the way).
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if ((*it)->done) {
-      it = waiting_.erase(it);
-      continue;
-    }
-    auto found = handshakes_per_address_.find((*it)->peer);
-    if (found == handshakes_per_address_.end() ||
-        found->second < limits_.max_tls_handshakes_per_address) {
-      std::shared_ptr<PendingTls> next = std::move(*it);
-      waiting_.erase(it);
-      StartHandshakeOrWait(std::move(next));
-      return;
-    }
-    ++it;
-  }
 }
 
 bool HttpServer::Impl::Admit(const std::string& peer) {
