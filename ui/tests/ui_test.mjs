@@ -335,7 +335,7 @@ async function main() {
     await page.goto(`${base}/jobs/${id}`);
     await page.getByRole("heading", { name: /outlives/ }).getByText("RUNNING").waitFor({ timeout: 30000 });
     // The connection errors while the master is away are what this step expects.
-    expected = /ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|Failed to fetch|status of 50\d/;
+    expected = /ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|Failed to fetch|status of 50\d/;
     cluster.kill("SIGKILL");
     await new Promise((resolve) => cluster.on("exit", resolve));
     await page.getByRole("status").filter({ hasText: "Not live" }).waitFor({ timeout: 30000 });
