@@ -80,16 +80,17 @@ void SecretBook::FillLaunch(const std::string& pool, v1::LaunchTask& launch) con
   }
 }
 
-absl::Status SecretBook::Commit(
+absl::Status SecretBook::ReserveLocked(const std::string& path) {
+  if (rekeying_ || !busy_.insert(path).second) {
+    return absl::AbortedError(
+        absl::StrCat("secret ", path, " is being changed by another request; retry"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SecretBook::CommitReserved(
     const std::string& path, records::WriteBatch batch,
     const std::function<absl::Status(const scheduler::SchedulerCore&)>& check) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (rekeying_ || !busy_.insert(path).second) {
-      return absl::AbortedError(
-          absl::StrCat("secret ", path, " is being changed by another request; retry"));
-    }
-  }
   absl::Status s =
       cluster_->Mutate([&](scheduler::SchedulerCore& core, absl::Time, scheduler::Actions& out) {
         if (absl::Status c = check(core); !c.ok()) return c;
@@ -114,10 +115,13 @@ absl::StatusOr<records::SecretRecord> SecretBook::Put(const std::string& path,
   record.created_by = by;
   record.created_at = record.updated_at = absl::Now();
   {
+    // Checked and reserved at once: two creates of one path cannot both pass.
     absl::MutexLock lock(&mu_);
+    if (absl::Status r = ReserveLocked(path); !r.ok()) return r;
     auto old = secrets_.find(path);
     if (old != secrets_.end()) {
       if (!replace) {
+        busy_.erase(path);
         return absl::AlreadyExistsError(
             absl::StrCat("secret ", path, " exists; give --replace to change its value"));
       }
@@ -125,16 +129,20 @@ absl::StatusOr<records::SecretRecord> SecretBook::Put(const std::string& path,
       record.created_at = old->second.created_at;
     }
     absl::StatusOr<secrets::Sealed> sealed = keyring_.Seal(path, value);
-    if (!sealed.ok()) return sealed.status();
+    if (!sealed.ok()) {
+      busy_.erase(path);
+      return sealed.status();
+    }
     record.key_id = sealed->key_id;
     record.sealed = std::move(sealed->sealed);
   }
   records::WriteBatch batch;
   batch.put_secrets.push_back(record);
-  absl::Status s = Commit(path, std::move(batch), [&](const scheduler::SchedulerCore& core) {
-    if (core.resources().tree().Find(parsed->pool)) return absl::OkStatus();
-    return absl::NotFoundError(absl::StrCat("pool ", parsed->pool, " does not exist"));
-  });
+  absl::Status s =
+      CommitReserved(path, std::move(batch), [&](const scheduler::SchedulerCore& core) {
+        if (core.resources().tree().Find(parsed->pool)) return absl::OkStatus();
+        return absl::NotFoundError(absl::StrCat("pool ", parsed->pool, " does not exist"));
+      });
   if (!s.ok()) return s;
   return record;
 }
@@ -142,14 +150,16 @@ absl::StatusOr<records::SecretRecord> SecretBook::Put(const std::string& path,
 absl::Status SecretBook::Delete(const std::string& path) {
   {
     absl::MutexLock lock(&mu_);
+    if (absl::Status r = ReserveLocked(path); !r.ok()) return r;
     if (!secrets_.contains(path)) {
+      busy_.erase(path);
       return absl::NotFoundError(absl::StrCat("secret ", path, " does not exist"));
     }
   }
   records::WriteBatch batch;
   batch.delete_secrets.push_back(path);
-  return Commit(path, std::move(batch),
-                [](const scheduler::SchedulerCore&) { return absl::OkStatus(); });
+  return CommitReserved(path, std::move(batch),
+                        [](const scheduler::SchedulerCore&) { return absl::OkStatus(); });
 }
 
 std::vector<records::SecretRecord> SecretBook::List(const std::string& pool, bool recursive) const {

@@ -42,10 +42,13 @@ class SecretBook final : public api::SecretRecords {
 
  private:
   SecretBook(Cluster* cluster, std::string key_file, secrets::Keyring keyring);
-  // Commits `batch` with the path held against concurrent changes; runs `check` on the loop
-  // first (the pool must exist, say).
-  absl::Status Commit(const std::string& path, records::WriteBatch batch,
-                      const std::function<absl::Status(const scheduler::SchedulerCore&)>& check);
+  // Holds `path` against other changes (ABORTED while one, or a rekey, is under way).
+  absl::Status ReserveLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Commits `batch` for a reserved path, then releases it; runs `check` on the loop first (the
+  // pool must exist, say).
+  absl::Status CommitReserved(
+      const std::string& path, records::WriteBatch batch,
+      const std::function<absl::Status(const scheduler::SchedulerCore&)>& check);
 
   Cluster* const cluster_;
   const std::string key_file_;
