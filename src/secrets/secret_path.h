@@ -16,7 +16,6 @@
 
 namespace paceline::secrets {
 
-inline constexpr size_t kMaxNameLength = 63;
 inline constexpr size_t kMaxValueBytes = 64 * 1024;
 
 struct SecretPath {

@@ -97,7 +97,8 @@ struct SecretRef {
   friend bool operator==(const SecretRef&, const SecretRef&) = default;
 };
 inline constexpr size_t kMaxSecretRefs = 32;
-// [a-z0-9][a-z0-9._-]*, at most 63 characters: the name of a secret.
+inline constexpr size_t kMaxSecretNameLength = 63;
+// [a-z0-9][a-z0-9._-]*, at most kMaxSecretNameLength characters: the name of a secret.
 bool IsSecretName(absl::string_view name);
 
 struct TaskSpec {

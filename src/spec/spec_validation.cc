@@ -104,7 +104,7 @@ void CheckEnv(ErrorSink& sink, const std::string& path,
 
 bool IsSecretName(absl::string_view name) {
   auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (name.empty() || name.size() > 63 || !alnum(name.front())) return false;
+  if (name.empty() || name.size() > kMaxSecretNameLength || !alnum(name.front())) return false;
   for (char c : name) {
     if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
   }
