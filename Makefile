@@ -1,6 +1,8 @@
 # Paceline — the commands a user runs.
 #   make up      install what is missing, build, start an all-in-one cluster (Ctrl-C stops it)
-#   make test    install what is missing, build (release + ASan/UBSan), run every test
+#   make test    install what is missing, build the release and run every test; build the unit
+#                tests with ASan/UBSan and run them
+#   make test-asan-full   every test but the heaviest under ASan/UBSan (about an hour)
 #   make bench   run the benchmarks (short versions, minutes); reports into bench/results/
 #   make bench-full   the published sizes (50,000 hosts, 1,000,000 tasks; ~2 minutes)
 #   make fuzz    run each fuzzer briefly
@@ -17,7 +19,7 @@ ASAN_DIR := build/asan
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan bench bench-full bench-ha bench-ui bench-slurm fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-slurm fuzz format \
   clean
 
 all: build
@@ -44,9 +46,17 @@ up: build
 test-release: build
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS)
 
-test-asan: build-asan
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -LE "no-asan|e2e-heavy"
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+
+# The unit tests only: the sanitizers look at every library through them, and a full sanitizer
+# build of the binaries and e2e tests would double the time of `make test`.
+test-asan: deps $(ASAN_DIR)/build.ninja
+	ninja -C $(ASAN_DIR) -j $(JOBS) unit-tests
+	$(SANITIZER_ENV) ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit
+
+test-asan-full: build-asan
+	$(SANITIZER_ENV) ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) \
+	  -LE "no-asan|e2e-heavy"
 
 test: test-release test-asan
 

@@ -9,7 +9,7 @@ PACKAGES=(
   libabsl-dev libsqlite3-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  curl procps gnuplot-nox
+  curl procps gnuplot-nox ccache
   postgresql-15 libpq-dev
   nodejs chromium fonts-dejavu-core
 )

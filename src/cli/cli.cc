@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "cli/context.h"
+#include "cli/peloton_commands.h"
 #include "common/version.h"
 
 namespace paceline::cli {
@@ -66,6 +67,7 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
   RegisterHostCommands(app, ctx);
   RegisterAccessCommands(app, ctx);
   RegisterSecretCommands(app, ctx);
+  RegisterConvertCommand(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -17,6 +17,7 @@
 #include "cli/context.h"
 #include "cli/format.h"
 #include "cli/output.h"
+#include "cli/peloton_commands.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/task_state.h"
@@ -29,6 +30,7 @@ namespace {
 
 struct JobFlags {
   std::string file;
+  std::string format = "paceline";
   std::string pool;
   uint64_t job_id = 0;
   std::vector<std::string> states, types;
@@ -89,16 +91,17 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* create = job->add_subcommand("create", "submit a job from a spec file");
   create->add_option("-f,--file", f.file, "job spec (YAML)")->required();
   create->add_option("--pool", f.pool, "leaf pool to run in, e.g. /batch")->required();
+  create->add_option("--format", f.format, kFormatHelp)
+      ->check(CLI::IsMember({"paceline", "peloton"}))
+      ->capture_default_str();
   create->callback([&ctx] {
-    absl::StatusOr<JobSpec> spec = LoadJobSpecFile(f.file);
-    if (!spec.ok()) return ctx.Fail(spec.status());
-    std::ifstream in(f.file);
-    std::stringstream text;
-    text << in.rdbuf();
+    absl::StatusOr<std::string> yaml = JobSpecYaml(f.file, f.format);
+    if (!yaml.ok()) return ctx.Fail(yaml.status());
     v1::CreateJobRequest req;
     req.set_pool(f.pool);
-    req.set_spec_yaml(text.str());
-    req.set_spec_name(f.file);
+    req.set_spec_yaml(*yaml);
+    req.set_spec_name(f.format == "peloton" ? absl::StrCat(f.file, " (converted from Peloton)")
+                                            : f.file);
     std::optional<v1::CreateJobResponse> resp =
         Run(ctx, CallKind::kWrite, &v1::JobService::Stub::CreateJob, req);
     if (!resp) return;

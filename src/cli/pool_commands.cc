@@ -9,6 +9,7 @@
 #include "cli/context.h"
 #include "cli/format.h"
 #include "cli/output.h"
+#include "cli/peloton_commands.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/units.h"
@@ -21,25 +22,15 @@ namespace {
 struct PoolFlags {
   std::string path;
   std::string file;
+  std::string format = "paceline";
   bool force = false;
 };
-
-// Reads a spec file and checks it locally first, so errors name the file and line even before
-// the master sees it (the master checks it again).
-absl::StatusOr<std::string> ReadPoolSpec(const std::string& file) {
-  absl::StatusOr<PoolSpec> spec = LoadPoolSpecFile(file);
-  if (!spec.ok()) return spec.status();
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A create or update request with the pool's path and its spec file, checked locally first; a
 // bad file fails the command.
 template <typename Req>
 std::optional<Req> SpecRequest(CommandContext& ctx, const PoolFlags& f) {
-  absl::StatusOr<std::string> yaml = ReadPoolSpec(f.file);
+  absl::StatusOr<std::string> yaml = PoolSpecYaml(f.file, f.format);
   if (!yaml.ok()) {
     ctx.Fail(yaml.status());
     return std::nullopt;
@@ -47,7 +38,8 @@ std::optional<Req> SpecRequest(CommandContext& ctx, const PoolFlags& f) {
   Req req;
   req.set_path(f.path);
   req.set_spec_yaml(*yaml);
-  req.set_spec_name(f.file);
+  req.set_spec_name(f.format == "peloton" ? absl::StrCat(f.file, " (converted from Peloton)")
+                                          : f.file);
   return req;
 }
 
@@ -84,6 +76,9 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* create = pool->add_subcommand("create", "create a pool from a spec file");
   create->add_option("path", f.path, "pool path, e.g. /ads/training")->required();
   create->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
+  create->add_option("--format", f.format, kFormatHelp)
+      ->check(CLI::IsMember({"paceline", "peloton"}))
+      ->capture_default_str();
   create->callback([&ctx] {
     std::optional<v1::CreatePoolRequest> req = SpecRequest<v1::CreatePoolRequest>(ctx, f);
     if (!req || !Run(ctx, CallKind::kWrite, &v1::PoolService::Stub::CreatePool, *req)) return;
@@ -93,6 +88,9 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* update = pool->add_subcommand("update", "replace a pool's spec");
   update->add_option("path", f.path, "pool path")->required();
   update->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
+  update->add_option("--format", f.format, kFormatHelp)
+      ->check(CLI::IsMember({"paceline", "peloton"}))
+      ->capture_default_str();
   update->add_flag("--force", f.force, "apply even if it invalidates the tree (says what broke)");
   update->callback([&ctx] {
     std::optional<v1::UpdatePoolRequest> req = SpecRequest<v1::UpdatePoolRequest>(ctx, f);

@@ -18,6 +18,7 @@
 #include "cli/context.h"
 #include "cli/format.h"
 #include "cli/output.h"
+#include "cli/peloton_commands.h"
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/units.h"
@@ -29,6 +30,7 @@ namespace {
 struct UpdateFlags {
   uint64_t job = 0;
   std::string file;
+  std::string format = "paceline";
   uint32_t instances = 0;
   std::optional<uint32_t> batch_size;
   std::optional<uint32_t> max_failures;
@@ -89,7 +91,12 @@ void RunUpdate(CommandContext& ctx) {
   if (!rpc.ok()) return ctx.Fail(rpc.status());
   v1::UpdateJobRequest req;
   req.set_job_id(f.job);
-  if (!f.file.empty()) {
+  if (!f.file.empty() && f.format == "peloton") {
+    absl::StatusOr<std::string> yaml = JobSpecYaml(f.file, f.format);
+    if (!yaml.ok()) return ctx.Fail(yaml.status());
+    req.set_spec_yaml(*yaml);
+    req.set_spec_name(absl::StrCat(f.file, " (converted from Peloton)"));
+  } else if (!f.file.empty()) {
     std::ifstream in(f.file);
     if (!in) return ctx.Fail(absl::NotFoundError(absl::StrCat("-f: cannot read ", f.file)));
     std::stringstream text;
@@ -188,6 +195,9 @@ void AddJobUpdateCommands(CLI::App& job, CommandContext& ctx) {
       "update", "replace a job's spec with a new version, rolled out in batches");
   update->add_option("job", f.job, "job id")->required();
   update->add_option("-f,--file", f.file, "the new job spec (YAML)");
+  update->add_option("--format", f.format, kFormatHelp)
+      ->check(CLI::IsMember({"paceline", "peloton"}))
+      ->capture_default_str();
   update->add_option("--instances", f.instances, "the new number of instances");
   update->add_option("--batch-size", f.batch_size, "instances updated at a time");
   update->add_option("--max-failures", f.max_failures, "failed instances tolerated");

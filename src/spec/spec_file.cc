@@ -11,7 +11,6 @@
 #include "spec/yaml_spec.h"
 
 namespace paceline {
-namespace {
 
 absl::StatusOr<std::string> ReadSpecFile(const std::string& path, absl::string_view what) {
   std::error_code ec;
@@ -47,8 +46,6 @@ absl::StatusOr<std::string> ReadSpecFile(const std::string& path, absl::string_v
   }
   return text;
 }
-
-}  // namespace
 
 absl::StatusOr<PoolSpec> LoadPoolSpecFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadSpecFile(path, "pool spec");

@@ -98,17 +98,45 @@ std::string FormatNumber(double v) {
 }
 
 MapReader::MapReader(const Field& field, std::span<const absl::string_view> known_keys,
-                     absl::string_view expected, Diagnostics& diag)
+                     absl::string_view expected, Diagnostics& diag, KeyMatch match)
     : field_(field), diag_(diag) {
-  Read(known_keys, /*free_keys=*/false, expected);
+  Read(known_keys, /*free_keys=*/false, match, expected);
 }
 
 MapReader::MapReader(const Field& field, absl::string_view expected, Diagnostics& diag)
     : field_(field), diag_(diag) {
-  Read({}, /*free_keys=*/true, expected);
+  Read({}, /*free_keys=*/true, KeyMatch::kExact, expected);
 }
 
-void MapReader::Read(std::span<const absl::string_view> known_keys, bool free_keys,
+namespace {
+
+std::string FoldKey(absl::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c != '_') out.push_back(absl::ascii_tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// The known key that `name` stands for, or nullopt.
+std::optional<absl::string_view> KnownKey(const std::string& name,
+                                          std::span<const absl::string_view> known_keys,
+                                          KeyMatch match) {
+  for (absl::string_view k : known_keys) {
+    if (k == name) return k;
+  }
+  if (match == KeyMatch::kFolded) {
+    const std::string folded = FoldKey(name);
+    for (absl::string_view k : known_keys) {
+      if (FoldKey(k) == folded) return k;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void MapReader::Read(std::span<const absl::string_view> known_keys, bool free_keys, KeyMatch match,
                      absl::string_view expected) {
   diag_.Record(field_.path, field_.loc);
   if (HasExplicitTag(field_.node)) return TagError(field_, diag_);
@@ -127,16 +155,23 @@ void MapReader::Read(std::span<const absl::string_view> known_keys, bool free_ke
                   absl::StrCat("has a key that ", Shape(key), "; keys must be plain names"));
       continue;
     }
-    const std::string& name = key.Scalar();
+    std::string name = key.Scalar();
+    std::optional<absl::string_view> known;
+    if (!free_keys) {
+      known = KnownKey(name, known_keys, match);
+      if (known) name = std::string(*known);
+    }
     std::string path = ChildPath(field_.path, name);
     auto [first, inserted] = first_line.emplace(name, key_loc.line);
     if (!inserted) {
+      const std::string spelled =
+          key.Scalar() == name ? "" : absl::StrCat(" as ", Quote(key.Scalar()));
       diag_.Error(key_loc, path,
-                  absl::StrCat("duplicate key ", Quote(name), " (first at line ", first->second,
-                               "); each key may appear only once"));
+                  absl::StrCat("duplicate key ", Quote(name), spelled, " (first at line ",
+                               first->second, "); each key may appear only once"));
       continue;
     }
-    if (!free_keys && std::find(known_keys.begin(), known_keys.end(), name) == known_keys.end()) {
+    if (!free_keys && !known) {
       std::string hint;
       if (name == "<<") {
         hint = " (YAML merge keys are not supported; write the keys out)";

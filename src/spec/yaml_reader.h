@@ -44,6 +44,7 @@ Location ToLocation(const YAML::Mark& mark);
 
 class Diagnostics {
  public:
+  // Records an error; the very same error (place, path and message) only once.
   void Error(Location loc, std::string path, std::string message);
   // Remembers where `path` is in the file (the first record wins).
   void Record(const std::string& path, Location loc);
@@ -76,13 +77,19 @@ struct Field {
   std::string path;
 };
 
+// How a map's keys are matched against its known keys: exactly, or folded, where case and '_'
+// are ignored (instanceCount, instancecount and instance_count are one key, as Peloton's files
+// spell them; src/peloton). A folded key is known by its known spelling: in entries(), Get()
+// and field paths.
+enum class KeyMatch { kExact, kFolded };
+
 // A YAML map read strictly. Construction checks the node is a map, records unknown keys,
 // duplicate keys and non-string keys as errors, and records the place of every field.
 class MapReader {
  public:
   // Known keys only; `expected` describes the map ("a map with the keys of a job spec").
   MapReader(const Field& field, std::span<const absl::string_view> known_keys,
-            absl::string_view expected, Diagnostics& diag);
+            absl::string_view expected, Diagnostics& diag, KeyMatch match = KeyMatch::kExact);
   // Any string keys (labels, env): `expected` describes the map.
   MapReader(const Field& field, absl::string_view expected, Diagnostics& diag);
 
@@ -96,7 +103,7 @@ class MapReader {
   const std::vector<std::pair<std::string, Field>>& entries() const { return entries_; }
 
  private:
-  void Read(std::span<const absl::string_view> known_keys, bool free_keys,
+  void Read(std::span<const absl::string_view> known_keys, bool free_keys, KeyMatch match,
             absl::string_view expected);
 
   Field field_;

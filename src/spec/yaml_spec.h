@@ -40,6 +40,8 @@ absl::StatusOr<JobSpec> ParseJobSpec(absl::string_view yaml_text, absl::string_v
 absl::StatusOr<PoolSpec> LoadPoolSpecFile(const std::string& path);
 absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
 inline constexpr size_t kMaxSpecFileBytes = 16 << 20;
+// The text of a spec file, with the errors above; `what` names it in them ("job spec").
+absl::StatusOr<std::string> ReadSpecFile(const std::string& path, absl::string_view what);
 
 // Canonical YAML (ends with a newline).
 std::string PrintPoolSpec(const PoolSpec& spec);

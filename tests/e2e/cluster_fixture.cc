@@ -189,6 +189,9 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
                                    absl::StrCat("index=", i),
                                    "--usage-interval",
                                    options_.usage_interval};
+  if (auto it = options_.agent_labels.find(i); it != options_.agent_labels.end()) {
+    for (const std::string& label : it->second) args.insert(args.end(), {"--label", label});
+  }
   if (options_.tls) {
     const std::string tls = dir_ + "/master/tls";
     RunResult cert = RunPaceline({"cert", "agent", agent_name(i), "--tls-dir", tls}, dir_);
@@ -197,7 +200,8 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
                 {"--ca", tls + "/ca.pem", "--cert", tls + "/agents/" + agent_name(i) + ".pem",
                  "--key", tls + "/agents/" + agent_name(i) + ".key"});
   }
-  agents_[i] = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
+  agents_[i] =
+      std::make_unique<Process>(Process::Start(args, {.cwd = dir_, .env = options_.agent_env}));
 }
 
 int TestCluster::AddAgent(const std::string& masters) {

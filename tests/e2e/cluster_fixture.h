@@ -4,6 +4,7 @@
 // Client commands run the real CLI with --addr and --token. Everything started is stopped by
 // PID when the fixture is destroyed.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,11 @@ struct ClusterOptions {
   // dead; tests that lose a host on purpose set a short one.
   std::string host_timeout = "10s";
   std::string usage_interval = "1s";  // how often agents report what tasks use
-  std::string store;                  // the master's --store; empty: SQLite in its data dir
+  // More host labels KEY=VALUE of agent i (every agent has index=i and hostname=its name).
+  std::map<int, std::vector<std::string>> agent_labels;
+  // NAME=VALUE entries for the agents' environment (e.g. a PATH with a stand-in nvidia-smi).
+  std::vector<std::string> agent_env;
+  std::string store;  // the master's --store; empty: SQLite in its data dir
   // Several masters on one PostgreSQL `store`, each with its own data dir, one token; agents
   // get every address. The CLI talks to the one that answered last (see FindLeader).
   int masters = 1;

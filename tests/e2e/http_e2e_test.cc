@@ -166,9 +166,10 @@ TEST_F(HttpAbuseE2E, StalledAndSlowClientsDoNotStopHealthMetricsOrTheApi) {
   ASSERT_NO_FATAL_FAILURE(CallAsAWellBehavedClient(c, cluster_.token(), slowest));
   std::cout << "with " << kStalled << " stalled and " << kSlowReaders
             << " slow clients held open: slowest answer " << slowest << std::endl;
-  // The 100 ms promise is the release build's; the sanitizers make every call several times
-  // slower, so their run checks the same behaviour with a wider margin.
-  EXPECT_LT(slowest, kSanitized ? absl::Milliseconds(500) : absl::Milliseconds(100));
+  // The 100 ms promise is the release build's (`make test`). The sanitizers make every call
+  // several times slower and other tests share the cores, so their run (`make test-asan-full`)
+  // checks only that nothing waits for the stalled clients (a read deadline is 10 s).
+  EXPECT_LT(slowest, kSanitized ? absl::Milliseconds(1500) : absl::Milliseconds(100));
 
   // Oversized requests are refused with their status, whatever else is going on.
   int fd = ConnectFrom("127.0.0.1", port, false);
@@ -262,7 +263,7 @@ TEST(HttpsAbuseE2E, StalledHandshakesDoNotStopHealthMetricsOrTheApi) {
   ASSERT_NO_FATAL_FAILURE(CallAsAWellBehavedClient(c, cluster.token(), slowest));
   std::cout << "with " << held.size() << " stalled TLS handshakes held open: slowest answer "
             << slowest << std::endl;
-  EXPECT_LT(slowest, kSanitized ? absl::Milliseconds(500) : absl::Milliseconds(100));
+  EXPECT_LT(slowest, kSanitized ? absl::Milliseconds(1500) : absl::Milliseconds(100));
   const int64_t rss_after = ResidentBytes(pid);
   std::cout << "master resident memory: " << rss_before / (1 << 20) << " MiB before, "
             << rss_after / (1 << 20) << " MiB with them" << std::endl;

@@ -5,14 +5,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+
+extern char** environ;
 
 namespace paceline::e2e {
 
@@ -58,6 +62,18 @@ Process Process::Start(const std::vector<std::string>& args, const Options& opti
   p.err_path_ = stem + ".err";
   std::vector<std::string> argv_s = {PacelineBinary()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> env_s = options.env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const absl::string_view entry(*e);
+    const absl::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(options.env.begin(), options.env.end(), [&](const auto& o) {
+      return absl::StartsWith(o, absl::StrCat(name, "="));
+    });
+    if (!replaced) env_s.emplace_back(entry);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);  // own process group: a signal to the test never hits it by accident
@@ -69,7 +85,7 @@ Process Process::Start(const std::vector<std::string>& args, const Options& opti
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   p.pid_ = pid;

@@ -39,6 +39,8 @@ class Process {
   struct Options {
     std::string cwd;
     std::string log_dir;  // stdout/stderr files go here (default: cwd or /tmp)
+    // NAME=VALUE entries added to the test's environment (replacing the same names).
+    std::vector<std::string> env;
   };
   static Process Start(const std::vector<std::string>& args, const Options& options);
   Process(Process&& o) noexcept;

@@ -129,6 +129,9 @@ absl::StatusOr<HostInfo> DetectHostInfo(const AgentConfig& config, const CgroupD
   ::gethostname(host, sizeof(host) - 1);
   h.hostname = host;
   h.labels = config.labels;
+  // Every host has the label `hostname`, its name in the cluster (as Mesos agents had), unless
+  // it was given another value: constraints can pin a task to a host by name.
+  h.labels.emplace("hostname", config.name);
   h.port_min = config.port_min;
   h.port_max = config.port_max;
   h.isolation = cgroups.mode();

@@ -1,0 +1,62 @@
+#pragma once
+// Shared by the Peloton converters (internal to src/peloton): the reading context with its
+// warnings, folded-key maps, Peloton's enums, and exact unit conversion.
+//
+// Thread-safety: a Context is used by one thread.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "spec/job_spec.h"
+#include "spec/yaml_reader.h"
+
+namespace paceline::peloton {
+
+using yaml_internal::Diagnostics;
+using yaml_internal::Field;
+using yaml_internal::Location;
+using yaml_internal::MapReader;
+
+// The errors (in the caller's Diagnostics) and the warnings of one conversion.
+class Context {
+ public:
+  explicit Context(Diagnostics& d) : diag(d) {}
+  Diagnostics& diag;
+  void Warn(const Field& f, std::string message);
+  // "FILE:LINE:COLUMN: PATH: message", sorted by position, each once.
+  std::vector<std::string> Warnings(absl::string_view file_name) const;
+
+ private:
+  struct Entry {
+    Location loc;
+    std::string path;
+    std::string message;
+  };
+  std::vector<Entry> warnings_;
+};
+
+// A map of a Peloton config: its keys matched with case and '_' folded.
+MapReader PelotonMap(const Field& f, std::span<const absl::string_view> keys,
+                     absl::string_view expected, Context& ctx);
+// The field of `key` unless it is absent, null or an empty list (Peloton's "not set").
+std::optional<Field> Present(const MapReader& m, absl::string_view key);
+
+// A Peloton enum: its number (an index into `names`) or its name. `names[i]` is the name of
+// value i; an empty name is a value that does not exist.
+std::optional<size_t> ReadPelotonEnum(const Field& f, std::span<const absl::string_view> names,
+                                      Context& ctx);
+
+// Exact conversions of Peloton's doubles: `value * scale` must be a whole number (within
+// 1e-9 of one) in [0, max]; else an error naming the unit (`unit` e.g. "millicores").
+std::optional<int64_t> ScaleExactly(const Field& f, double value, int64_t scale,
+                                    absl::string_view unit, Context& ctx);
+inline constexpr int64_t kMiB = int64_t{1} << 20;
+
+// A shell word: 'text' with every ' written as '\''; plain words stay as they are.
+std::string ShellQuote(absl::string_view text);
+
+}  // namespace paceline::peloton
