@@ -1,7 +1,7 @@
 # Paceline — the commands a user runs.
 #   make up      install what is missing, build, start an all-in-one cluster (Ctrl-C stops it)
 #   make test    install what is missing, build the release and run every test; build the unit
-#                tests with ASan/UBSan and run them
+#                tests of the libraries without protobuf/gRPC with ASan/UBSan and run them
 #   make test-asan-full   every test but the heaviest under ASan/UBSan (about an hour)
 #   make bench   run the benchmarks (short versions, minutes); reports into bench/results/
 #   make bench-full   the published sizes (50,000 hosts, 1,000,000 tasks; ~2 minutes)
@@ -48,10 +48,11 @@ test-release: build
 
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 
-# The unit tests only: the sanitizers look at every library through them, and a full sanitizer
-# build of the binaries and e2e tests would double the time of `make test`.
+# The unit tests of the libraries that link no protobuf or gRPC (core-unit-tests): a sanitizer
+# build of everything would double the time of `make test`. ctest runs the unit tests that
+# were built (the others are listed as *_NOT_BUILT, without the label).
 test-asan: deps $(ASAN_DIR)/build.ninja
-	ninja -C $(ASAN_DIR) -j $(JOBS) unit-tests
+	ninja -C $(ASAN_DIR) -j $(JOBS) core-unit-tests
 	$(SANITIZER_ENV) ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -L unit
 
 test-asan-full: build-asan

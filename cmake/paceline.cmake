@@ -100,6 +100,29 @@ function(paceline_precompile_headers dir)
   endforeach()
 endfunction()
 
+# paceline_links_target(TARGET WANTED OUT): OUT is TRUE when TARGET links WANTED, directly or
+# through the targets it links.
+function(paceline_links_target target wanted out)
+  set(seen "")
+  set(todo ${target})
+  set(found FALSE)
+  while(todo AND NOT found)
+    list(POP_FRONT todo t)
+    if(t IN_LIST seen OR NOT TARGET ${t})
+      continue()
+    endif()
+    list(APPEND seen ${t})
+    if(t STREQUAL wanted)
+      set(found TRUE)
+    endif()
+    get_target_property(libs ${t} LINK_LIBRARIES)
+    if(libs)
+      list(APPEND todo ${libs})
+    endif()
+  endwhile()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
 # paceline_write_link_graph(DIR OUT)
 # Writes OUT with one line per library and executable under DIR: "target: dep dep ..." (its
 # direct link dependencies as written in target_link_libraries). scripts/check-layers.py reads

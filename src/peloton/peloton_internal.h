@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "peloton/peloton.h"
 #include "spec/job_spec.h"
 #include "spec/yaml_reader.h"
 
@@ -38,6 +40,26 @@ class Context {
   };
   std::vector<Entry> warnings_;
 };
+
+// The frame of both converters: reads the document with `read(root, ctx)`, validates the spec
+// with `validate`, and returns it with the warnings (errors as yaml_spec.h).
+template <typename Spec, typename Read, typename Validate>
+absl::StatusOr<Converted<Spec>> ConvertDocument(absl::string_view yaml_text,
+                                                absl::string_view file_name, absl::string_view what,
+                                                Read read, Validate validate) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<Spec> spec = yaml_internal::ParseSpecDocument<Spec>(
+      yaml_text, file_name, what,
+      [&](const Field& root, Diagnostics& diag) {
+        Context ctx(diag);
+        Spec s = read(root, ctx);
+        warnings = ctx.Warnings(file_name);
+        return s;
+      },
+      validate);
+  if (!spec.ok()) return spec.status();
+  return Converted<Spec>{*std::move(spec), std::move(warnings)};
+}
 
 // A map of a Peloton config: its keys matched with case and '_' folded.
 MapReader PelotonMap(const Field& f, std::span<const absl::string_view> keys,

@@ -343,18 +343,8 @@ JobSpec ReadJob(const Field& root, Context& ctx) {
 
 absl::StatusOr<Converted<JobSpec>> ConvertJob(absl::string_view yaml_text,
                                               absl::string_view file_name) {
-  std::vector<std::string> warnings;
-  absl::StatusOr<JobSpec> spec = yaml_internal::ParseSpecDocument<JobSpec>(
-      yaml_text, file_name, "Peloton job config",
-      [&](const Field& root, Diagnostics& diag) {
-        Context ctx(diag);
-        JobSpec s = ReadJob(root, ctx);
-        warnings = ctx.Warnings(file_name);
-        return s;
-      },
-      [](const JobSpec& s) { return ValidateJobSpec(s); });
-  if (!spec.ok()) return spec.status();
-  return Converted<JobSpec>{*std::move(spec), std::move(warnings)};
+  return ConvertDocument<JobSpec>(yaml_text, file_name, "Peloton job config", ReadJob,
+                                  [](const JobSpec& s) { return ValidateJobSpec(s); });
 }
 
 }  // namespace paceline::peloton

@@ -168,18 +168,8 @@ PoolSpec ReadPool(const Field& root, Context& ctx) {
 
 absl::StatusOr<Converted<PoolSpec>> ConvertPool(absl::string_view yaml_text,
                                                 absl::string_view file_name) {
-  std::vector<std::string> warnings;
-  absl::StatusOr<PoolSpec> spec = yaml_internal::ParseSpecDocument<PoolSpec>(
-      yaml_text, file_name, "Peloton resource pool config",
-      [&](const Field& root, Diagnostics& diag) {
-        Context ctx(diag);
-        PoolSpec s = ReadPool(root, ctx);
-        warnings = ctx.Warnings(file_name);
-        return s;
-      },
-      [](const PoolSpec& s) { return ValidatePoolSpec(s); });
-  if (!spec.ok()) return spec.status();
-  return Converted<PoolSpec>{*std::move(spec), std::move(warnings)};
+  return ConvertDocument<PoolSpec>(yaml_text, file_name, "Peloton resource pool config", ReadPool,
+                                   [](const PoolSpec& s) { return ValidatePoolSpec(s); });
 }
 
 ConfigKind GuessKind(absl::string_view yaml_text) {
