@@ -117,6 +117,16 @@ TEST_F(PelotonE2E, BatchConfigsRunAsTheyAreAndTheirTasksSeePelotonsVariables) {
   ASSERT_TRUE(Succeeds(camel));
   EXPECT_THAT(Logs(camel, 0), HasSubstr("driver 0"));
   EXPECT_THAT(Logs(camel, 1), HasSubstr("executor 1"));
+  // `job update --format peloton`: the config with one more instance grows the job.
+  std::string four = ReadFile(kExamples + "camel-case.yaml");
+  four.replace(four.find("instanceCount: 3"), 16, "instanceCount: 4");
+  RunResult update = c_.Cli({"job", "update", std::to_string(camel), "-f",
+                             c_.WriteFile("camel-4.yaml", four), "--format", "peloton"});
+  ASSERT_EQ(update.exit_code, 0) << update.err;
+  ASSERT_TRUE(c_.WaitForJob(
+      camel, [](const Json& j) { return j["task_counts"].value("SUCCEEDED", 0) == 4; },
+      absl::Seconds(60)));
+  EXPECT_THAT(Logs(camel, 3), HasSubstr("executor 3"));
 
   ASSERT_TRUE(Succeeds(zoned));
   for (const std::string& host : Hosts(zoned)) {
