@@ -14,7 +14,6 @@
 namespace paceline::peloton {
 namespace {
 
-using ::paceline::ChildPath;
 using yaml_internal::Quote;
 
 constexpr std::array<absl::string_view, 14> kJobKeys = {"changeLog",

@@ -12,7 +12,6 @@
 namespace paceline::peloton {
 namespace {
 
-using ::paceline::ChildPath;
 using yaml_internal::Quote;
 
 constexpr std::array<absl::string_view, 10> kPoolKeys = {
