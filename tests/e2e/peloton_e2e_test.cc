@@ -34,22 +34,25 @@ ClusterOptions Options(const std::string& bin_dir) {
   return o;
 }
 
-std::string StandInGpuBin() {
-  static const std::string dir = [] {
-    std::string d = absl::StrCat(::testing::TempDir(), "/peloton-e2e-bin-", ::getpid());
-    std::filesystem::create_directories(d);
-    std::ofstream(d + "/nvidia-smi") << "#!/bin/sh\necho '0, Stand-in GPU, 16384 MiB'\n";
-    std::filesystem::permissions(d + "/nvidia-smi", std::filesystem::perms::owner_all |
-                                                        std::filesystem::perms::group_read |
-                                                        std::filesystem::perms::others_read);
-    return d;
-  }();
-  return dir;
+// A directory with a stand-in `nvidia-smi` that reports one GPU; removed with the fixture.
+std::string MakeStandInGpuBin() {
+  static int n = 0;
+  std::string d = absl::StrCat(::testing::TempDir(), "/peloton-e2e-bin-", ::getpid(), "-", n++);
+  std::filesystem::create_directories(d);
+  std::ofstream(d + "/nvidia-smi") << "#!/bin/sh\necho '0, Stand-in GPU, 16384 MiB'\n";
+  std::filesystem::permissions(d + "/nvidia-smi", std::filesystem::perms::owner_all |
+                                                      std::filesystem::perms::group_read |
+                                                      std::filesystem::perms::others_read);
+  return d;
 }
 
 class PelotonE2E : public ::testing::Test {
  protected:
-  PelotonE2E() : c_(Options(StandInGpuBin())) {}
+  PelotonE2E() : bin_(MakeStandInGpuBin()), c_(Options(bin_)) {}
+  ~PelotonE2E() override {
+    std::error_code ec;
+    std::filesystem::remove_all(bin_, ec);
+  }
 
   void SetUp() override {
     ASSERT_TRUE(c_.WaitForHosts(3));
@@ -93,6 +96,7 @@ class PelotonE2E : public ::testing::Test {
     return hosts;
   }
 
+  const std::string bin_;  // before c_: the agents' PATH holds it
   TestCluster c_;
 };
 
