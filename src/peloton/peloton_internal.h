@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "peloton/peloton.h"
@@ -39,6 +40,7 @@ class Context {
     std::string message;
   };
   std::vector<Entry> warnings_;
+  absl::flat_hash_set<std::string> seen_;  // "LINE:COLUMN:MESSAGE" of warnings_
 };
 
 // The frame of both converters: reads the document with `read(root, ctx)`, validates the spec

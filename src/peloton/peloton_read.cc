@@ -15,9 +15,8 @@
 namespace paceline::peloton {
 
 void Context::Warn(const Field& f, std::string message) {
-  for (const Entry& e : warnings_) {
-    if (e.loc.line == f.loc.line && e.loc.column == f.loc.column && e.message == message) return;
-  }
+  // A default field's warning is reached again for each instanceConfig entry.
+  if (!seen_.insert(absl::StrCat(f.loc.line, ":", f.loc.column, ":", message)).second) return;
   warnings_.push_back(Entry{f.loc, f.path, std::move(message)});
 }
 

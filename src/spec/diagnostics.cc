@@ -27,12 +27,9 @@ Location ToLocation(const YAML::Mark& mark) {
 }
 
 void Diagnostics::Error(Location loc, std::string path, std::string message) {
-  for (const Entry& e : errors_) {
-    // The same error reached twice (a Peloton default field read for several instances).
-    if (e.loc.line == loc.line && e.loc.column == loc.column && e.path == path &&
-        e.message == message) {
-      return;
-    }
+  // The same error reached twice (a Peloton default field read for several instances).
+  if (!seen_.insert(absl::StrCat(loc.line, ":", loc.column, ":", path, ":", message)).second) {
+    return;
   }
   errors_.push_back(Entry{loc, std::move(path), std::move(message)});
 }

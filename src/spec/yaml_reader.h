@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,7 @@ class Diagnostics {
   Location Find(std::string path) const;
 
   std::vector<Entry> errors_;
+  absl::flat_hash_set<std::string> seen_;  // "LINE:COLUMN:PATH:MESSAGE" of errors_
   absl::flat_hash_map<std::string, Location> locations_;
 };
 
