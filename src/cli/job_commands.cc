@@ -91,17 +91,14 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* create = job->add_subcommand("create", "submit a job from a spec file");
   create->add_option("-f,--file", f.file, "job spec (YAML)")->required();
   create->add_option("--pool", f.pool, "leaf pool to run in, e.g. /batch")->required();
-  create->add_option("--format", f.format, kFormatHelp)
-      ->check(CLI::IsMember({"paceline", "peloton"}))
-      ->capture_default_str();
+  AddFormatOption(*create, f.format);
   create->callback([&ctx] {
     absl::StatusOr<std::string> yaml = JobSpecYaml(f.file, f.format);
     if (!yaml.ok()) return ctx.Fail(yaml.status());
     v1::CreateJobRequest req;
     req.set_pool(f.pool);
     req.set_spec_yaml(*yaml);
-    req.set_spec_name(f.format == "peloton" ? absl::StrCat(f.file, " (converted from Peloton)")
-                                            : f.file);
+    req.set_spec_name(SpecName(f.file, f.format));
     std::optional<v1::CreateJobResponse> resp =
         Run(ctx, CallKind::kWrite, &v1::JobService::Stub::CreateJob, req);
     if (!resp) return;

@@ -33,6 +33,18 @@ struct ConvertFlags {
 
 }  // namespace
 
+void AddFormatOption(CLI::App& cmd, std::string& format) {
+  cmd.add_option("--format", format,
+                 "the file's format: paceline (docs/specs.md) or peloton (a Peloton JobConfig or "
+                 "ResourcePoolConfig, converted; docs/migrating-from-peloton.md)")
+      ->check(CLI::IsMember({"paceline", "peloton"}))
+      ->capture_default_str();
+}
+
+std::string SpecName(const std::string& file, const std::string& format) {
+  return format == "peloton" ? absl::StrCat(file, " (converted from Peloton)") : file;
+}
+
 absl::StatusOr<std::string> JobSpecYaml(const std::string& file, const std::string& format) {
   if (format == "peloton") {
     auto converted = peloton::ConvertJobFile(file);

@@ -11,10 +11,10 @@
 
 namespace paceline::cli {
 
-// `--format` of job create and pool create.
-inline constexpr const char* kFormatHelp =
-    "the file's format: paceline (docs/specs.md) or peloton (a Peloton JobConfig or "
-    "ResourcePoolConfig, converted; docs/migrating-from-peloton.md)";
+// Adds `--format paceline|peloton` (default paceline) to a command that reads a spec file.
+void AddFormatOption(CLI::App& cmd, std::string& format);
+// The spec_name sent with a file's spec: the file, marked when it was converted.
+std::string SpecName(const std::string& file, const std::string& format);
 
 // The Paceline spec YAML to send for `file` in `format` (paceline: the file as it is, checked
 // locally first; peloton: converted, its warnings printed to stderr).

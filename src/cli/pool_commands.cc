@@ -38,8 +38,7 @@ std::optional<Req> SpecRequest(CommandContext& ctx, const PoolFlags& f) {
   Req req;
   req.set_path(f.path);
   req.set_spec_yaml(*yaml);
-  req.set_spec_name(f.format == "peloton" ? absl::StrCat(f.file, " (converted from Peloton)")
-                                          : f.file);
+  req.set_spec_name(SpecName(f.file, f.format));
   return req;
 }
 
@@ -76,9 +75,7 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* create = pool->add_subcommand("create", "create a pool from a spec file");
   create->add_option("path", f.path, "pool path, e.g. /ads/training")->required();
   create->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
-  create->add_option("--format", f.format, kFormatHelp)
-      ->check(CLI::IsMember({"paceline", "peloton"}))
-      ->capture_default_str();
+  AddFormatOption(*create, f.format);
   create->callback([&ctx] {
     std::optional<v1::CreatePoolRequest> req = SpecRequest<v1::CreatePoolRequest>(ctx, f);
     if (!req || !Run(ctx, CallKind::kWrite, &v1::PoolService::Stub::CreatePool, *req)) return;
@@ -88,9 +85,7 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* update = pool->add_subcommand("update", "replace a pool's spec");
   update->add_option("path", f.path, "pool path")->required();
   update->add_option("-f,--file", f.file, "pool spec (YAML)")->required();
-  update->add_option("--format", f.format, kFormatHelp)
-      ->check(CLI::IsMember({"paceline", "peloton"}))
-      ->capture_default_str();
+  AddFormatOption(*update, f.format);
   update->add_flag("--force", f.force, "apply even if it invalidates the tree (says what broke)");
   update->callback([&ctx] {
     std::optional<v1::UpdatePoolRequest> req = SpecRequest<v1::UpdatePoolRequest>(ctx, f);

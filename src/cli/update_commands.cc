@@ -95,7 +95,7 @@ void RunUpdate(CommandContext& ctx) {
     absl::StatusOr<std::string> yaml = JobSpecYaml(f.file, f.format);
     if (!yaml.ok()) return ctx.Fail(yaml.status());
     req.set_spec_yaml(*yaml);
-    req.set_spec_name(absl::StrCat(f.file, " (converted from Peloton)"));
+    req.set_spec_name(SpecName(f.file, f.format));
   } else if (!f.file.empty()) {
     std::ifstream in(f.file);
     if (!in) return ctx.Fail(absl::NotFoundError(absl::StrCat("-f: cannot read ", f.file)));
@@ -195,9 +195,7 @@ void AddJobUpdateCommands(CLI::App& job, CommandContext& ctx) {
       "update", "replace a job's spec with a new version, rolled out in batches");
   update->add_option("job", f.job, "job id")->required();
   update->add_option("-f,--file", f.file, "the new job spec (YAML)");
-  update->add_option("--format", f.format, kFormatHelp)
-      ->check(CLI::IsMember({"paceline", "peloton"}))
-      ->capture_default_str();
+  AddFormatOption(*update, f.format);
   update->add_option("--instances", f.instances, "the new number of instances");
   update->add_option("--batch-size", f.batch_size, "instances updated at a time");
   update->add_option("--max-failures", f.max_failures, "failed instances tolerated");
