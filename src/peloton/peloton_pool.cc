@@ -178,10 +178,7 @@ ConfigKind GuessKind(absl::string_view yaml_text) {
     bool resources = false;
     for (auto it = root.begin(); it != root.end(); ++it) {
       if (!it->first.IsScalar()) continue;
-      std::string key;
-      for (char c : it->first.Scalar()) {
-        if (c != '_') key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-      }
+      const std::string key = yaml_internal::FoldKey(it->first.Scalar());
       if (key == "instancecount" || key == "defaultconfig" || key == "sla") return ConfigKind::kJob;
       if (key == "resources" && it->second.IsSequence()) resources = true;
     }

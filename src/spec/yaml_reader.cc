@@ -108,8 +108,6 @@ MapReader::MapReader(const Field& field, absl::string_view expected, Diagnostics
   Read({}, /*free_keys=*/true, KeyMatch::kExact, expected);
 }
 
-namespace {
-
 std::string FoldKey(absl::string_view key) {
   std::string out;
   for (char c : key) {
@@ -117,6 +115,8 @@ std::string FoldKey(absl::string_view key) {
   }
   return out;
 }
+
+namespace {
 
 // The known key that `name` stands for, or nullopt.
 std::optional<absl::string_view> KnownKey(const std::string& name,

@@ -84,6 +84,8 @@ struct Field {
 // spell them; src/peloton). A folded key is known by its known spelling: in entries(), Get()
 // and field paths.
 enum class KeyMatch { kExact, kFolded };
+// A key as kFolded compares it: lower case, without '_' ("instance_count" -> "instancecount").
+std::string FoldKey(absl::string_view key);
 
 // A YAML map read strictly. Construction checks the node is a map, records unknown keys,
 // duplicate keys and non-string keys as errors, and records the place of every field.
