@@ -101,6 +101,11 @@ async function main() {
     problems.push(`console: ${m.text()}`);
   });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  // Which request a "Failed to load resource" console error was about.
+  const refused = [];
+  page.on("response", (r) => {
+    if (r.status() >= 400) refused.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+  });
   const shot = async (name) => {
     if (!args.screenshots) return;
     mkdirSync(args.screenshots, { recursive: true });
@@ -109,8 +114,9 @@ async function main() {
   const step = async (name, f) => {
     process.stdout.write(`- ${name} ... `);
     const t0 = Date.now();
+    refused.length = 0;
     await f();
-    assert.deepEqual(problems, [], `browser errors during "${name}"`);
+    assert.deepEqual(problems, [], `browser errors during "${name}"; refused requests:\n${refused.join("\n")}`);
     console.log(`ok (${Date.now() - t0} ms)`);
   };
 
@@ -282,11 +288,18 @@ async function main() {
     await api(http, token, "JobService", "KillJob", { job_id: trainerId });
     const r = await api(http, token, "JobService", "CreateJob", {
       pool: "/web",
-      spec_yaml: 'name: sleeper\ninstances: 2\ntask:\n  command: "sleep 3600"\n  resources: {cpu: 0.1, memory: 16Mi}\n',
+      // On ui-host, whose agent keeps logs (the emulated GPU hosts answer a log request with
+      // an error, which the page would rightly show).
+      spec_yaml:
+        'name: sleeper\ninstances: 2\ntask:\n  command: "sleep 3600"\n  resources: {cpu: 0.1, memory: 16Mi}\n' +
+        "  constraints: [{host_label: hostname, op: in, values: [ui-host]}]\n",
     });
     const id = Number(r.job_id);
     await page.goto(`${base}/jobs/${id}/tasks/0`);
-    await page.getByRole("heading", { name: /Task/ }).getByText("RUNNING").waitFor({ timeout: 30000 });
+    await page.getByRole("heading", { name: /Task/ }).getByText("RUNNING").waitFor({ timeout: 30000 }).catch(async (e) => {
+      const t = await api(http, token, "TaskService", "GetTask", { job_id: id, instance: 0 });
+      throw new Error(`${e.message}\nthe task: ${JSON.stringify(t.task)}`);
+    });
     await page.getByRole("button", { name: "Kill instance" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Kill" }).click();
     await page.getByRole("heading", { name: /Task/ }).getByText("KILLED").waitFor({ timeout: 30000 });

@@ -40,6 +40,7 @@ TEST(HostInfoTest, DetectsThisHostAndSubtractsTheReservation) {
   EXPECT_EQ(h->allocatable.cpu_milli(), h->total.cpu_milli() - 500);
   EXPECT_EQ(h->allocatable.memory_bytes(), h->total.memory_bytes() - (1LL << 30));
   EXPECT_EQ(h->labels.at("zone"), "a");
+  EXPECT_EQ(h->labels.at("hostname"), c.name) << "every host is labelled with its name";
   EXPECT_EQ(h->isolation, CgroupMode::kNone);
   EXPECT_EQ(h->isolation_detail, "none: test");
 }
@@ -58,6 +59,16 @@ TEST(HostInfoTest, ConfigOverridesDetection) {
   EXPECT_EQ(h->total, Resources::Of(64000, 256LL << 30, 1LL << 40, 2000));
   EXPECT_EQ(h->allocatable.cpu_milli(), 0);
   EXPECT_EQ(h->gpus.size(), 2u);
+}
+
+TEST(HostInfoTest, AHostnameLabelGivenInTheConfigIsKept) {
+  testing::TempDir dir;
+  AgentConfig c = testing::TestConfig(dir.path());
+  c.labels = {{"hostname", "db-7.example"}};
+  std::unique_ptr<CgroupDriver> none = MakeNullCgroupDriver("test");
+  absl::StatusOr<HostInfo> h = DetectHostInfo(c, *none);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->labels.at("hostname"), "db-7.example");
 }
 
 TEST(HostInfoTest, RunAndCaptureReturnsStdoutAndTimesOut) {
