@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "common/units.h"
@@ -109,23 +110,42 @@ absl::Status JobControl::RestartInstances(JobId id, const std::vector<uint32_t>&
 absl::Status JobControl::DeleteJob(JobId id, Actions& out) {
   jobmgr::Effects fx;
   RETURN_IF_ERROR(core_.jobs_.DeleteJob(id, fx));
-  core_.daemons_.Remove(id);
+  ForgetJobs({id});
+  core_.Absorb(fx, absl::InfinitePast(), out);
+  return absl::OkStatus();
+}
+
+std::vector<JobId> JobControl::PurgeExpired(const std::vector<JobId>& jobs, absl::Time now,
+                                            Actions& out) {
+  jobmgr::Effects fx;
+  absl::flat_hash_set<JobId> purged;
+  std::vector<JobId> done;
+  for (JobId id : jobs) {
+    if (!core_.retention_.IsExpired(id, now) || !core_.jobs_.DeleteJob(id, fx).ok()) continue;
+    purged.insert(id);
+    done.push_back(id);
+  }
+  if (!purged.empty()) ForgetJobs(purged);
+  core_.Absorb(fx, now, out);
+  return done;
+}
+
+void JobControl::ForgetJobs(const absl::flat_hash_set<JobId>& jobs) {
+  for (JobId id : jobs) core_.daemons_.Remove(id);
   for (auto it = core_.shapes_.begin(); it != core_.shapes_.end();) {
-    if (it->first.first == id) {
+    if (jobs.contains(it->first.first)) {
       core_.shapes_.erase(it++);
     } else {
       ++it;
     }
   }
   for (auto it = core_.why_.begin(); it != core_.why_.end();) {
-    if (it->first.job == id) {
+    if (jobs.contains(it->first.job)) {
       core_.why_.erase(it++);
     } else {
       ++it;
     }
   }
-  core_.Absorb(fx, absl::InfinitePast(), out);
-  return absl::OkStatus();
 }
 
 }  // namespace paceline::scheduler

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
@@ -35,6 +36,10 @@ class JobControl {
   absl::Status DeleteJob(JobId id, Actions& out);
   // Stateful: let a waiting instance start elsewhere with an empty volume.
   absl::Status ReleaseVolume(TaskId task, absl::Time now, Actions& out);
+  // Retention (retention.h): deletes those of `jobs` that are still finished and expired at
+  // `now` (the retention worker has archived them) and returns them; a job that ran again
+  // meanwhile, or is gone, is skipped.
+  std::vector<JobId> PurgeExpired(const std::vector<JobId>& jobs, absl::Time now, Actions& out);
 
   // Rolling updates.
   absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::UpdateRequest req, absl::Time now,
@@ -50,6 +55,8 @@ class JobControl {
   auto Run(absl::Time now, Actions& out, Command command);
   // FAILED_PRECONDITION when one gang of `spec` exceeds the pool's limit (could never run).
   absl::Status CheckGangFits(const JobSpec& spec, PoolId pool_id, const std::string& pool) const;
+  // Drops what the core keeps on the side about deleted jobs: daemon entries, shapes, reasons.
+  void ForgetJobs(const absl::flat_hash_set<JobId>& jobs);
 
   SchedulerCore& core_;
 };

@@ -14,8 +14,14 @@ absl::Status PoolControl::CreatePool(const std::string& path, const PoolSpec& sp
 absl::StatusOr<std::vector<std::string>> PoolControl::UpdatePool(const std::string& path,
                                                                  const PoolSpec& spec, bool force,
                                                                  Actions& out) {
+  std::optional<absl::Duration> retained;
+  if (std::optional<PoolId> id = core_.rm_.tree().Find(path)) {
+    retained = core_.rm_.tree().spec(*id).retain_terminal;
+  }
   ASSIGN_OR_RETURN(std::vector<std::string> broke, core_.rm_.UpdatePool(path, spec, force));
   out.batch.put_pools.push_back({path, spec});
+  // The finished jobs of the subtree expire at other times now.
+  if (retained != spec.retain_terminal) core_.retention_.Rewindow();
   return broke;
 }
 

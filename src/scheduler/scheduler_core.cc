@@ -55,6 +55,7 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
   RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));
   jobs_.ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
     if (job.spec().type == JobType::kDaemon) daemons_.Add(job.id());
+    retention_.Restore(job);
     return true;
   });
   Absorb(fx, now, out);
@@ -294,14 +295,38 @@ void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   auto move_all = [](auto& to, auto& from) {
     to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
   };
+  NoteFinished(fx, now);
   move_all(out.kills, fx.kills);
   move_all(out.batch.put_jobs, fx.batch.put_jobs);
   move_all(out.batch.put_tasks, fx.batch.put_tasks);
   move_all(out.batch.delete_tasks, fx.batch.delete_tasks);
   move_all(out.batch.events, fx.batch.events);
+  for (JobId id : fx.batch.delete_jobs) retention_.Forget(id);
   move_all(out.batch.delete_jobs, fx.batch.delete_jobs);
   if (fx.batch.next_job_id) out.batch.next_job_id = fx.batch.next_job_id;
   fx = jobmgr::Effects();
+}
+
+void SchedulerCore::NoteFinished(const jobmgr::Effects& fx, absl::Time now) {
+  JobId last(0);  // events come in runs of one job: skip the repeats
+  auto note = [&](JobId id) {
+    if (id == last) return;
+    last = id;
+    if (const jobmgr::Job* job = jobs_.GetJob(id)) retention_.Update(*job, now);
+  };
+  for (const records::JobRecord& j : fx.batch.put_jobs) note(j.id);
+  for (const records::TaskEvent& e : fx.batch.events) note(e.run.task.job);
+}
+
+absl::Duration SchedulerCore::RetentionWindow(const std::string& pool) const {
+  const resmgr::PoolTree& tree = rm_.tree();
+  std::optional<PoolId> id = tree.Find(pool);
+  while (id) {
+    if (const auto& w = tree.spec(*id).retain_terminal) return *w;
+    if (tree.parent(*id) == *id) break;
+    id = tree.parent(*id);
+  }
+  return config_.retain_terminal;
 }
 
 std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task, uint32_t gang_size,

@@ -69,6 +69,7 @@
 #include "scheduler/history.h"
 #include "scheduler/job_control.h"
 #include "scheduler/pool_control.h"
+#include "scheduler/retention.h"
 #include "scheduler/usage_tracker.h"
 
 namespace paceline::scheduler {
@@ -78,6 +79,9 @@ struct CoreConfig {
   placement::EngineConfig placement;
   absl::Duration host_timeout = defaults::kHostTimeout;
   HistoryConfig history;  // off unless given a period (the master keeps an hour)
+  // How long finished jobs stay in the live store (retention.h); a pool's retain_terminal
+  // overrides it for its subtree. InfiniteDuration: forever.
+  absl::Duration retain_terminal = absl::InfiniteDuration();
 };
 
 class SchedulerCore {
@@ -111,6 +115,8 @@ class SchedulerCore {
   const History& history() const { return history_; }
   // Why a PENDING/READY task is not running yet, in one line; empty when it is not waiting.
   std::string WhyPending(TaskId task) const;
+  // The finished jobs and when each expires (retention.h).
+  const Retention& retention() const { return retention_; }
 
  private:
   friend class PoolControl;
@@ -129,6 +135,8 @@ class SchedulerCore {
   // Applies what the job manager asked (enqueue, withdraw, release) to the resource manager
   // and the snapshot, and moves its batch, launches and kills into `out`.
   void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
+  // Tells the retention index about every job whose record or tasks `fx` changes.
+  void NoteFinished(const jobmgr::Effects& fx, absl::Time now);
   void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
   // Every member of `task`'s gang with a host: launched in this batch (`placed`) or with a live
   // run (its host and ports in the snapshot). Built once per gang, kept in `cache`.
@@ -157,6 +165,8 @@ class SchedulerCore {
   void ApplyMaintenance(HostId id, records::HostMaintenance m, Actions& out);
   void DrainHosts(absl::Time now, Actions& out);
   void ReconcileDaemons(absl::Time now, Actions& out);
+  // The retention window of a pool's finished jobs: the nearest retain_terminal up the tree.
+  absl::Duration RetentionWindow(const std::string& pool) const;
   std::optional<HostId> VolumeHostOf(const jobmgr::Job& job, uint32_t instance) const;
   // During an update with in_place: the instance's previous host, preferred when it still fits.
   std::optional<placement::PreviousHost> InPlaceHost(const jobmgr::Job& job,
@@ -176,6 +186,7 @@ class SchedulerCore {
   uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;
   History history_;
+  Retention retention_{[this](const std::string& pool) { return RetentionWindow(pool); }};
   uint64_t placements_at_last_point_ = 0;
   absl::flat_hash_map<uint64_t, GangInfo> gangs_;  // by GangId value
   absl::flat_hash_map<TaskId, uint64_t> gang_of_;  // task -> gang, until released

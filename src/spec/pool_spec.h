@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/time/time.h"
 #include "common/resources.h"
 
 namespace paceline {
@@ -37,6 +38,10 @@ struct PoolSpec {
   // Percent (0..100] of the reservation usable by revocable tasks (non-cpu dimensions);
   // unset = no extra cap.
   std::optional<double> slack_limit_percent;
+  // How long the pool's finished jobs stay in the live store before they are archived and
+  // removed (docs/operations.md, "Retention and archive"); InfiniteDuration = forever; unset =
+  // as the parent pool, and at the root as the master's --retain-terminal.
+  std::optional<absl::Duration> retain_terminal;
 
   const DimSpec& dim(Dim d) const { return dims[static_cast<int>(d)]; }
   DimSpec& dim(Dim d) { return dims[static_cast<int>(d)]; }

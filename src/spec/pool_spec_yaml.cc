@@ -19,8 +19,8 @@ using yaml_internal::Diagnostics;
 using yaml_internal::Field;
 using yaml_internal::MapReader;
 
-constexpr std::array<absl::string_view, 5> kPoolKeys = {"description", "type", "resources",
-                                                        "controller_limit", "slack_limit"};
+constexpr std::array<absl::string_view, 6> kPoolKeys = {
+    "description", "type", "resources", "controller_limit", "slack_limit", "retain_terminal"};
 constexpr std::array<absl::string_view, 4> kDimKeys = {"cpu", "memory", "disk", "gpu"};
 constexpr std::array<absl::string_view, 3> kDimSpecKeys = {"reservation", "limit", "share"};
 constexpr std::array<absl::string_view, 2> kPoolTypes = {"elastic", "static"};
@@ -79,6 +79,13 @@ PoolSpec ReadPool(const Field& root, Diagnostics& diag) {
   }
   if (auto f = top.Get("controller_limit")) spec.controller_limit_percent = ReadPercent(*f, diag);
   if (auto f = top.Get("slack_limit")) spec.slack_limit_percent = ReadPercent(*f, diag);
+  if (auto f = top.Get("retain_terminal")) {
+    if (f->node.IsScalar() && f->node.Scalar() == "forever") {
+      spec.retain_terminal = absl::InfiniteDuration();
+    } else {
+      spec.retain_terminal = yaml_internal::ReadDuration(*f, diag);
+    }
+  }
   return spec;
 }
 

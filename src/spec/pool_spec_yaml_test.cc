@@ -63,6 +63,26 @@ TEST(ParsePoolSpecTest, PercentForms) {
   EXPECT_EQ(ParsePoolSpec("slack_limit: 12.5%", "p")->slack_limit_percent, 12.5);
 }
 
+TEST(ParsePoolSpecTest, RetainTerminal) {
+  EXPECT_EQ(ParsePoolSpec("type: static\n", "p")->retain_terminal, std::nullopt)
+      << "unset: as the parent pool";
+  EXPECT_EQ(ParsePoolSpec("retain_terminal: 30d", "p")->retain_terminal, absl::Hours(24 * 30));
+  EXPECT_EQ(ParsePoolSpec("retain_terminal: 90m", "p")->retain_terminal, absl::Minutes(90));
+  EXPECT_EQ(ParsePoolSpec("retain_terminal: forever", "p")->retain_terminal,
+            absl::InfiniteDuration());
+  EXPECT_THAT(ErrorOf("retain_terminal: 10s"),
+              HasSubstr("retain_terminal: is 10s; expected at least 1m (such as 7d), or forever"));
+  EXPECT_THAT(ErrorOf("retain_terminal: 7"), HasSubstr("retain_terminal"));
+  EXPECT_THAT(ErrorOf("retain_terminal: always"), HasSubstr("is not a duration"));
+  for (const char* text : {"retain_terminal: 30d\n", "retain_terminal: forever\n"}) {
+    absl::StatusOr<PoolSpec> spec = ParsePoolSpec(text, "p");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<PoolSpec> again = ParsePoolSpec(PrintPoolSpec(*spec), "p");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, *spec) << PrintPoolSpec(*spec);
+  }
+}
+
 TEST(ParsePoolSpecTest, UnlimitedLimitAndPartialDims) {
   absl::StatusOr<PoolSpec> spec =
       ParsePoolSpec("resources:\n  disk: {limit: unlimited}\n  cpu: {reservation: 500m}\n", "p");

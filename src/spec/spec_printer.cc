@@ -224,6 +224,13 @@ std::string PrintPoolSpec(const PoolSpec& spec) {
   if (spec.slack_limit_percent) {
     PutStr(out, "slack_limit", absl::StrCat(FormatNumber(*spec.slack_limit_percent), "%"));
   }
+  if (spec.retain_terminal) {
+    if (*spec.retain_terminal == absl::InfiniteDuration()) {
+      PutStr(out, "retain_terminal", "forever");
+    } else {
+      PutDuration(out, "retain_terminal", *spec.retain_terminal);
+    }
+  }
   out << YAML::EndMap;
   return Finish(out);
 }
