@@ -30,7 +30,8 @@ class RetentionTest : public testing::CoreTest {
 
   void Setup(const std::vector<std::pair<std::string, PoolSpec>>& pools) {
     Actions a;
-    for (const auto& [path, spec] : pools) ASSERT_TRUE(core_->pools().CreatePool(path, spec, a).ok());
+    for (const auto& [path, spec] : pools)
+      ASSERT_TRUE(core_->pools().CreatePool(path, spec, a).ok());
     ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 8), {}, now_, a).ok());
     Commit(std::move(a));
   }

@@ -190,9 +190,8 @@ std::vector<FieldError> ValidatePoolSpec(const PoolSpec& spec) {
   check_percent("slack_limit", spec.slack_limit_percent);
   if (spec.retain_terminal && *spec.retain_terminal < kMinRetainTerminal) {
     sink.Add("retain_terminal",
-             absl::StrCat("is ", FormatDurationShort(*spec.retain_terminal),
-                          "; expected at least ", FormatDurationShort(kMinRetainTerminal),
-                          " (such as 7d), or forever"));
+             absl::StrCat("is ", FormatDurationShort(*spec.retain_terminal), "; expected at least ",
+                          FormatDurationShort(kMinRetainTerminal), " (such as 7d), or forever"));
   }
   return sink.Take();
 }
