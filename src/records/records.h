@@ -185,6 +185,14 @@ struct SecretRecord {
   friend bool operator==(const SecretRecord&, const SecretRecord&) = default;
 };
 
+// One job as a store holds it: its record, its instances' records and every event of its
+// runs (by instance, then in commit order): what the archive keeps of a job it retires.
+struct JobHistory {
+  JobRecord job;
+  std::vector<TaskRecord> tasks;
+  std::vector<TaskEvent> events;
+};
+
 // Which audit records to list: all of these conditions, newest first, at most `limit`.
 struct AuditQuery {
   std::string user;                         // exactly this user; "" = any

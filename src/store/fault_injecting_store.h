@@ -38,6 +38,10 @@ class FaultInjectingStore final : public Store {
     return base_->ListEvents(task, limit);
   }
   absl::Status ForEachEvent(const EventFn& fn) override { return base_->ForEachEvent(fn); }
+  absl::StatusOr<std::optional<records::JobHistory>> ReadJob(JobId job) override {
+    return base_->ReadJob(job);
+  }
+  absl::StatusOr<StoreStats> Stats() override { return base_->Stats(); }
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override {
     return base_->ListAudit(query);

@@ -70,6 +70,36 @@ absl::Status MemoryStore::ForEachEvent(const EventFn& fn) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::optional<records::JobHistory>> MemoryStore::ReadJob(JobId job) {
+  auto it = state_.jobs.find(job);
+  if (it == state_.jobs.end()) return std::nullopt;
+  records::JobHistory h;
+  h.job = it->second;
+  const TaskId first{job, 0}, end{JobId(job.value() + 1), 0};
+  for (auto t = state_.tasks.lower_bound(first); t != state_.tasks.lower_bound(end); ++t) {
+    h.tasks.push_back(t->second);
+  }
+  for (auto e = state_.events.lower_bound(first); e != state_.events.lower_bound(end); ++e) {
+    h.events.insert(h.events.end(), e->second.begin(), e->second.end());
+  }
+  return h;
+}
+
+absl::StatusOr<StoreStats> MemoryStore::Stats() {
+  StoreStats s;
+  int64_t events = 0;
+  for (const auto& [_, list] : state_.events) events += static_cast<int64_t>(list.size());
+  s.rows = {{"audit", static_cast<int64_t>(state_.audit.size())},
+            {"events", events},
+            {"hosts", static_cast<int64_t>(state_.hosts.size())},
+            {"jobs", static_cast<int64_t>(state_.jobs.size())},
+            {"pools", static_cast<int64_t>(state_.pools.size())},
+            {"secrets", static_cast<int64_t>(state_.secrets.size())},
+            {"tasks", static_cast<int64_t>(state_.tasks.size())},
+            {"tokens", static_cast<int64_t>(state_.tokens.size())}};
+  return s;
+}
+
 absl::StatusOr<std::vector<records::AuditRecord>> MemoryStore::ListAudit(
     const records::AuditQuery& query) {
   std::vector<records::AuditRecord> out;

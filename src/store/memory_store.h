@@ -19,6 +19,8 @@ class MemoryStore final : public Store {
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
+  absl::StatusOr<std::optional<records::JobHistory>> ReadJob(JobId job) override;
+  absl::StatusOr<StoreStats> Stats() override;
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override;
   std::string Describe() const override { return "memory"; }

@@ -13,6 +13,10 @@
 //   - ForEachEvent(fn) calls fn on every event, by task (job, then instance) and in commit
 //     order within a task, including the events of instances a scale-down removed; it stops
 //     at the first error of fn and returns it.
+//   - ReadJob(job) returns the job with its tasks and events (records::JobHistory), or nullopt
+//     when the store has no such job.
+//   - Stats() returns the live rows of each table and the store's size in bytes (-1 when the
+//     backend cannot tell); it may scan every table: call it rarely.
 //   - ListAudit(query) returns the audit records matching `query`, newest (highest seq) first.
 //   - ReadChanges(since) returns what changed after revision `since` (store_mirror.h), in one
 //     consistent snapshot: for a backend that several masters share, so that a standby can
@@ -24,6 +28,7 @@
 // writer thread (see group_commit.h) and reads it only at start-up.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,11 @@
 
 namespace paceline::store {
 
+struct StoreStats {
+  std::vector<std::pair<std::string, int64_t>> rows;  // (table, live rows), by table name
+  int64_t bytes = -1;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -43,6 +53,8 @@ class Store {
   virtual absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
   using EventFn = std::function<absl::Status(const records::TaskEvent&)>;
   virtual absl::Status ForEachEvent(const EventFn& fn) = 0;
+  virtual absl::StatusOr<std::optional<records::JobHistory>> ReadJob(JobId job) = 0;
+  virtual absl::StatusOr<StoreStats> Stats() = 0;
   virtual absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) = 0;
   virtual absl::StatusOr<StoreChanges> ReadChanges(int64_t since) {

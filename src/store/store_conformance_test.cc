@@ -130,6 +130,42 @@ TEST_P(StoreConformance, DeleteJobRemovesItsTasksAndEvents) {
   EXPECT_TRUE(store_->ListEvents(TaskId{JobId(7), 0}, 0)->empty());
 }
 
+TEST_P(StoreConformance, ReadJobReturnsTheJobItsTasksAndEveryEventByInstance) {
+  records::WriteBatch b = FullBatch();
+  b.events.push_back(Event(7, 2, 1, TaskState::kFailed, 12));
+  b.events.push_back(Event(8, 0, 1, TaskState::kRunning, 13));  // another job's
+  ASSERT_TRUE(store_->Commit(b).ok());
+  absl::StatusOr<std::optional<records::JobHistory>> h = store_->ReadJob(JobId(7));
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_TRUE(h->has_value());
+  EXPECT_EQ((*h)->job, b.put_jobs[0]);
+  EXPECT_EQ((*h)->tasks, b.put_tasks);
+  ASSERT_EQ((*h)->events.size(), 3u);
+  EXPECT_EQ((*h)->events[0], b.events[0]);
+  EXPECT_EQ((*h)->events[1], b.events[1]);
+  EXPECT_EQ((*h)->events[2], b.events[2]);
+  absl::StatusOr<std::optional<records::JobHistory>> none = store_->ReadJob(JobId(99));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(StoreConformance, StatsCountTheLiveRowsOfEachTable) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  absl::StatusOr<StoreStats> s = store_->Stats();
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::map<std::string, int64_t> rows(s->rows.begin(), s->rows.end());
+  EXPECT_EQ(rows.size(), 8u);
+  if (GetParam().name != "postgres") {  // PostgreSQL's counts are the planner's estimates
+    EXPECT_EQ(rows["jobs"], 1);
+    EXPECT_EQ(rows["tasks"], 2);
+    EXPECT_EQ(rows["events"], 2);
+    EXPECT_EQ(rows["hosts"], 1);
+  }
+  if (GetParam().durable) {
+    EXPECT_GT(s->bytes, 0);
+  }
+}
+
 TEST_P(StoreConformance, CommitAllAppliesBatchesInOrder) {
   records::WriteBatch create;
   create.put_pools.push_back({"/x", ValidPoolSpec(1000)});

@@ -76,12 +76,23 @@ absl::Status LoadPools(PgConn& c, const std::string& since, records::StoreConten
   return absl::OkStatus();
 }
 
-absl::Status LoadJobs(PgConn& c, const std::string& since, records::StoreContents& out) {
+// The rows changed after revision `since`, or (`only`) those of one job.
+struct RowFilter {
+  std::string since = absl::StrCat(kNoRevision);
+  std::optional<JobId> only;
+  std::string Where(absl::string_view job_column) const {
+    return only ? absl::StrCat(" WHERE ", job_column, " = $1") : " WHERE rev > $1";
+  }
+  std::string Param() const { return only ? absl::StrCat(only->value()) : since; }
+};
+
+absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out) {
   ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query("SELECT id, pool, spec, version, goal, created_us, old_specs, "
-                           "updates, instances, owner, owner_group FROM jobs WHERE rev > $1 "
-                           "ORDER BY id",
-                           {since}, "loading jobs"));
+                   c.Query(absl::StrCat("SELECT id, pool, spec, version, goal, created_us, "
+                                        "old_specs, updates, instances, owner, owner_group "
+                                        "FROM jobs",
+                                        f.Where("id"), " ORDER BY id"),
+                           {f.Param()}, "loading jobs"));
   for (int i = 0; i < rows.size(); ++i) {
     RowReader r(rows, i, "jobs");
     records::JobRecord j;
@@ -111,13 +122,14 @@ absl::Status LoadJobs(PgConn& c, const std::string& since, records::StoreContent
   return absl::OkStatus();
 }
 
-absl::Status LoadTasks(PgConn& c, const std::string& since, records::StoreContents& out) {
+absl::Status LoadTasks(PgConn& c, const RowFilter& f, records::StoreContents& out) {
   ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query("SELECT job, instance, run, state, host, started_us, finished_us, "
-                           "exit_code, signal, reason, message, failures, not_before_us, "
-                           "restart_requested, spec_version, next_spec_version, volume_host "
-                           "FROM tasks WHERE rev > $1 ORDER BY job, instance",
-                           {since}, "loading tasks"));
+                   c.Query(absl::StrCat("SELECT job, instance, run, state, host, started_us, "
+                                        "finished_us, exit_code, signal, reason, message, "
+                                        "failures, not_before_us, restart_requested, "
+                                        "spec_version, next_spec_version, volume_host FROM tasks",
+                                        f.Where("job"), " ORDER BY job, instance"),
+                           {f.Param()}, "loading tasks"));
   out.tasks.reserve(static_cast<size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) {
     RowReader r(rows, i, "tasks");
@@ -276,8 +288,8 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
     ASSIGN_OR_RETURN(int64_t newest, NewestRevision(*c));
     out.rev = std::max(since, newest);
     RETURN_IF_ERROR(LoadPools(*c, after, changed));
-    RETURN_IF_ERROR(LoadJobs(*c, after, changed));
-    RETURN_IF_ERROR(LoadTasks(*c, after, changed));
+    RETURN_IF_ERROR(LoadJobs(*c, RowFilter{after}, changed));
+    RETURN_IF_ERROR(LoadTasks(*c, RowFilter{after}, changed));
     RETURN_IF_ERROR(LoadHosts(*c, after, changed));
     RETURN_IF_ERROR(LoadTokens(*c, after, changed));
     RETURN_IF_ERROR(LoadSecrets(*c, after, changed));
@@ -311,6 +323,57 @@ absl::StatusOr<std::vector<records::TaskEvent>> PostgresStore::ListEvents(TaskId
     out.push_back(std::move(e));
   }
   return out;
+}
+
+absl::StatusOr<std::optional<records::JobHistory>> PostgresStore::ReadJob(JobId job) {
+  ASSIGN_OR_RETURN(PgConn * c, Conn());
+  // One snapshot, so that the tasks and events match the job.
+  RETURN_IF_ERROR(c->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "reading a job"));
+  absl::StatusOr<std::optional<records::JobHistory>> out =
+      [&]() -> absl::StatusOr<std::optional<records::JobHistory>> {
+    records::StoreContents found;
+    RowFilter only{.only = job};
+    RETURN_IF_ERROR(LoadJobs(*c, only, found));
+    if (found.jobs.empty()) return std::nullopt;
+    RETURN_IF_ERROR(LoadTasks(*c, only, found));
+    records::JobHistory h{std::move(found.jobs.front()), std::move(found.tasks), {}};
+    ASSIGN_OR_RETURN(PgRows rows,
+                     c->Query("SELECT instance, run, at_us, state, host, reason, message "
+                              "FROM events WHERE job = $1 ORDER BY instance, seq",
+                              {absl::StrCat(job.value())}, "reading a job's events"));
+    for (int i = 0; i < rows.size(); ++i) {
+      RowReader r(rows, i, "events");
+      ASSIGN_OR_RETURN(int64_t instance, r.Int());
+      ASSIGN_OR_RETURN(records::TaskEvent e,
+                       ReadEvent(r, TaskId{job, static_cast<uint32_t>(instance)}));
+      h.events.push_back(std::move(e));
+    }
+    return h;
+  }();
+  if (out.ok()) {
+    RETURN_IF_ERROR(c->Exec("COMMIT", "reading a job"));
+  } else if (c->healthy()) {
+    (void)c->Exec("ROLLBACK", "reading a job");
+  }
+  return out;
+}
+
+absl::StatusOr<StoreStats> PostgresStore::Stats() {
+  ASSIGN_OR_RETURN(PgConn * c, Conn());
+  StoreStats s;
+  ASSIGN_OR_RETURN(PgRows rows,
+                   c->Query("SELECT relname, n_live_tup FROM pg_stat_user_tables WHERE relname "
+                            "IN ('audit', 'events', 'hosts', 'jobs', 'pools', 'secrets', "
+                            "'tasks', 'tokens') ORDER BY relname",
+                            {}, "reading the tables' sizes"));
+  for (int i = 0; i < rows.size(); ++i) {
+    ASSIGN_OR_RETURN(int64_t n, rows.Int(i, 1, "live rows"));
+    s.rows.emplace_back(std::string(rows.Text(i, 0)), n);
+  }
+  ASSIGN_OR_RETURN(PgRows size, c->Query("SELECT pg_database_size(current_database())", {},
+                                         "reading the database's size"));
+  ASSIGN_OR_RETURN(s.bytes, size.Int(0, 0, "the database's size"));
+  return s;
 }
 
 absl::Status PostgresStore::ForEachEvent(const EventFn& fn) {

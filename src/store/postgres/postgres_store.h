@@ -48,6 +48,8 @@ class PostgresStore final : public Store {
   absl::StatusOr<StoreChanges> ReadChanges(int64_t since) override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
+  absl::StatusOr<std::optional<records::JobHistory>> ReadJob(JobId job) override;
+  absl::StatusOr<StoreStats> Stats() override;
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override;
   std::string Describe() const override;

@@ -282,6 +282,80 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
   return absl::OkStatus();
 }
 
+absl::Status SqliteStore::LoadJobs(std::optional<JobId> only,
+                                   std::vector<records::JobRecord>& out) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db_->Prepare(absl::StrCat("SELECT id, pool, spec, version, goal, created_us, "
+                                             "old_specs, updates, instances, owner, "
+                                             "owner_group FROM jobs",
+                                             only ? " WHERE id = ?" : "", " ORDER BY id")));
+  if (only) st.Bind(1, static_cast<int64_t>(only->value()));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    records::JobRecord j;
+    j.id = JobId(static_cast<uint64_t>(st.ColumnInt(0)));
+    j.pool = st.ColumnText(1);
+    absl::StatusOr<JobSpec> spec = ParseJobSpec(st.ColumnText(2), "stored job spec");
+    if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
+    j.spec = *std::move(spec);
+    j.version = static_cast<uint64_t>(st.ColumnInt(3));
+    j.goal = static_cast<records::JobGoal>(st.ColumnInt(4));
+    j.created_at = ColumnTime(st, 5);
+    absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(st.ColumnText(6));
+    if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
+    j.old_specs = *std::move(old);
+    absl::StatusOr<std::vector<records::UpdateRecord>> updates = DecodeUpdates(st.ColumnText(7));
+    if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
+    j.updates = *std::move(updates);
+    j.instances = static_cast<uint32_t>(st.ColumnInt(8));
+    j.owner = st.ColumnText(9);
+    j.owner_group = st.ColumnText(10);
+    out.push_back(std::move(j));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::LoadTasks(std::optional<JobId> only,
+                                    std::vector<records::TaskRecord>& out) {
+  ASSIGN_OR_RETURN(Statement st, db_->Prepare(absl::StrCat(
+                                     "SELECT job, instance, run, state, host, started_us, "
+                                     "finished_us, exit_code, signal, reason, message, "
+                                     "failures, not_before_us, restart_requested, "
+                                     "spec_version, next_spec_version, volume_host "
+                                     "FROM tasks",
+                                     only ? " WHERE job = ?" : "", " ORDER BY job, instance")));
+  if (only) st.Bind(1, static_cast<int64_t>(only->value()));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    records::TaskRecord t;
+    t.id = TaskId{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
+                  static_cast<uint32_t>(st.ColumnInt(1))};
+    t.run = static_cast<uint32_t>(st.ColumnInt(2));
+    int64_t state = st.ColumnInt(3);
+    if (state < 0 || state >= kNumTaskStates) {
+      return BadRow("tasks", t.id.ToString(), absl::StrCat("unknown state ", state));
+    }
+    t.state = static_cast<TaskState>(state);
+    t.host = st.ColumnText(4);
+    t.started_at = ColumnTime(st, 5);
+    t.finished_at = ColumnTime(st, 6);
+    t.exit_code = static_cast<int32_t>(st.ColumnInt(7));
+    t.signal = static_cast<int32_t>(st.ColumnInt(8));
+    t.reason = st.ColumnText(9);
+    t.message = st.ColumnText(10);
+    t.failures = static_cast<uint32_t>(st.ColumnInt(11));
+    t.not_before = ColumnTime(st, 12);
+    t.restart_requested = st.ColumnInt(13) != 0;
+    t.spec_version = static_cast<uint64_t>(st.ColumnInt(14));
+    t.next_spec_version = static_cast<uint64_t>(st.ColumnInt(15));
+    t.volume_host = st.ColumnText(16);
+    out.push_back(std::move(t));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<records::StoreContents> SqliteStore::Load() {
   records::StoreContents c;
   {
@@ -297,70 +371,8 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
       c.pools.push_back(std::move(p));
     }
   }
-  {
-    ASSIGN_OR_RETURN(Statement st,
-                     db_->Prepare("SELECT id, pool, spec, version, goal, created_us, "
-                                  "old_specs, updates, instances, owner, owner_group FROM jobs "
-                                  "ORDER BY id"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      records::JobRecord j;
-      j.id = JobId(static_cast<uint64_t>(st.ColumnInt(0)));
-      j.pool = st.ColumnText(1);
-      absl::StatusOr<JobSpec> spec = ParseJobSpec(st.ColumnText(2), "stored job spec");
-      if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
-      j.spec = *std::move(spec);
-      j.version = static_cast<uint64_t>(st.ColumnInt(3));
-      j.goal = static_cast<records::JobGoal>(st.ColumnInt(4));
-      j.created_at = ColumnTime(st, 5);
-      absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(st.ColumnText(6));
-      if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
-      j.old_specs = *std::move(old);
-      absl::StatusOr<std::vector<records::UpdateRecord>> updates = DecodeUpdates(st.ColumnText(7));
-      if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
-      j.updates = *std::move(updates);
-      j.instances = static_cast<uint32_t>(st.ColumnInt(8));
-      j.owner = st.ColumnText(9);
-      j.owner_group = st.ColumnText(10);
-      c.jobs.push_back(std::move(j));
-    }
-  }
-  {
-    ASSIGN_OR_RETURN(
-        Statement st,
-        db_->Prepare("SELECT job, instance, run, state, host, started_us, "
-                     "finished_us, exit_code, signal, reason, message, failures, "
-                     "not_before_us, restart_requested, spec_version, "
-                     "next_spec_version, volume_host FROM tasks ORDER BY job, instance"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      records::TaskRecord t;
-      t.id = TaskId{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
-                    static_cast<uint32_t>(st.ColumnInt(1))};
-      t.run = static_cast<uint32_t>(st.ColumnInt(2));
-      int64_t state = st.ColumnInt(3);
-      if (state < 0 || state >= kNumTaskStates) {
-        return BadRow("tasks", t.id.ToString(), absl::StrCat("unknown state ", state));
-      }
-      t.state = static_cast<TaskState>(state);
-      t.host = st.ColumnText(4);
-      t.started_at = ColumnTime(st, 5);
-      t.finished_at = ColumnTime(st, 6);
-      t.exit_code = static_cast<int32_t>(st.ColumnInt(7));
-      t.signal = static_cast<int32_t>(st.ColumnInt(8));
-      t.reason = st.ColumnText(9);
-      t.message = st.ColumnText(10);
-      t.failures = static_cast<uint32_t>(st.ColumnInt(11));
-      t.not_before = ColumnTime(st, 12);
-      t.restart_requested = st.ColumnInt(13) != 0;
-      t.spec_version = static_cast<uint64_t>(st.ColumnInt(14));
-      t.next_spec_version = static_cast<uint64_t>(st.ColumnInt(15));
-      t.volume_host = st.ColumnText(16);
-      c.tasks.push_back(std::move(t));
-    }
-  }
+  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs));
+  RETURN_IF_ERROR(LoadTasks(std::nullopt, c.tasks));
   {
     ASSIGN_OR_RETURN(Statement st,
                      db_->Prepare("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "
@@ -434,6 +446,41 @@ absl::StatusOr<std::vector<records::TaskEvent>> SqliteStore::ListEvents(TaskId t
   RETURN_IF_ERROR(s);
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+absl::StatusOr<std::optional<records::JobHistory>> SqliteStore::ReadJob(JobId job) {
+  std::vector<records::JobRecord> jobs;
+  RETURN_IF_ERROR(LoadJobs(job, jobs));
+  if (jobs.empty()) return std::nullopt;
+  records::JobHistory h;
+  h.job = std::move(jobs.front());
+  RETURN_IF_ERROR(LoadTasks(job, h.tasks));
+  ASSIGN_OR_RETURN(Statement st,
+                   db_->Prepare("SELECT instance, run, at_us, state, host, reason, message "
+                                "FROM events WHERE job = ? ORDER BY instance, seq"));
+  st.Bind(1, static_cast<int64_t>(job.value()));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return h;
+    ASSIGN_OR_RETURN(records::TaskEvent e,
+                     EventAt(st, TaskId{job, static_cast<uint32_t>(st.ColumnInt(0))}, 1));
+    h.events.push_back(std::move(e));
+  }
+}
+
+absl::StatusOr<StoreStats> SqliteStore::Stats() {
+  StoreStats s;
+  for (const char* table :
+       {"audit", "events", "hosts", "jobs", "pools", "secrets", "tasks", "tokens"}) {
+    ASSIGN_OR_RETURN(Statement st, db_->Prepare(absl::StrCat("SELECT COUNT(*) FROM ", table)));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    s.rows.emplace_back(table, row ? st.ColumnInt(0) : 0);
+  }
+  ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT page_count * page_size FROM "
+                                              "pragma_page_count(), pragma_page_size()"));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (row) s.bytes = st.ColumnInt(0);
+  return s;
 }
 
 absl::Status SqliteStore::ForEachEvent(const EventFn& fn) {

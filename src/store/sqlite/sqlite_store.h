@@ -37,6 +37,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
+  absl::StatusOr<std::optional<records::JobHistory>> ReadJob(JobId job) override;
+  absl::StatusOr<StoreStats> Stats() override;
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override;
   std::string Describe() const override;
@@ -58,6 +60,9 @@ class SqliteStore final : public Store {
   // The tokens, secrets (deletions, then puts) and audit records of `batch`, and its pruning of
   // the audit log, in that order.
   absl::Status ApplyAccess(const records::WriteBatch& batch);
+  // The jobs and tasks (of `only` when given), by id.
+  absl::Status LoadJobs(std::optional<JobId> only, std::vector<records::JobRecord>& out);
+  absl::Status LoadTasks(std::optional<JobId> only, std::vector<records::TaskRecord>& out);
   absl::Status LoadTokens(records::StoreContents& out);
   absl::Status LoadSecrets(records::StoreContents& out);
   absl::Status CountWrite();
