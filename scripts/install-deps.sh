@@ -12,6 +12,8 @@ PACKAGES=(
   curl procps gnuplot-nox ccache
   postgresql-15 libpq-dev
   nodejs chromium fonts-dejavu-core
+  # The Python client (clients/python): installed with pip into a venv that sees these, offline.
+  python3-venv python3-pip python3-grpcio python3-protobuf python3-yaml mypy
 )
 
 missing=()

@@ -1,0 +1,45 @@
+"""Paceline's Python client.
+
+::
+
+    import paceline
+
+    client = paceline.Client.from_env()          # the CLI's address, token and CA
+    job = client.create_job("job.yaml", pool="/batch")
+    summary = client.wait(job)                   # progress on stderr
+    for t in client.tasks(job):
+        print(t.instance, t.exit_code)
+
+docs/python.md in the Paceline repository describes every call.
+"""
+
+from ._version import __version__
+from .client import JOB_TERMINAL_STATES, Client, EventStream, Spec, TaskRef
+from .discovery import Settings, resolve
+from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError,
+                     FailedPreconditionError, InvalidArgumentError, JobFailedError, NotFoundError,
+                     PacelineError, PermissionDeniedError, ResourceExhaustedError,
+                     UnauthenticatedError, UnavailableError)
+
+__all__ = [
+    "__version__",
+    "Client",
+    "EventStream",
+    "Spec",
+    "TaskRef",
+    "JOB_TERMINAL_STATES",
+    "Settings",
+    "resolve",
+    "PacelineError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "PermissionDeniedError",
+    "UnauthenticatedError",
+    "FailedPreconditionError",
+    "AbortedError",
+    "ResourceExhaustedError",
+    "UnavailableError",
+    "DeadlineExceededError",
+    "JobFailedError",
+]
