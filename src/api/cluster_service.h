@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "api/access_control.h"
 #include "api/backend.h"
+#include "api/retention_facts.h"
 #include "paceline/v1/cluster.grpc.pb.h"
 
 namespace paceline::api {
@@ -27,9 +28,10 @@ struct MasterRole {
 
 struct MasterFacts {
   absl::Time started_at;
-  std::string store;                 // e.g. "sqlite:data/paceline.db"
-  std::string cluster_id;            // stable id of the cluster's store
-  std::function<MasterRole()> role;  // thread-safe; unset: "single"
+  std::string store;                          // e.g. "sqlite:data/paceline.db"
+  std::string cluster_id;                     // stable id of the cluster's store
+  std::function<MasterRole()> role;           // thread-safe; unset: "single"
+  std::function<RetentionFacts()> retention;  // thread-safe; unset: no retention worker
 };
 
 class ClusterServiceImpl final : public v1::ClusterService::Service {

@@ -40,6 +40,7 @@ void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& f
       store::GroupCommitStats stats = cluster->CommitStats();
       text += cluster->Read<std::string>(
           [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
+      if (facts.retention) text += RenderRetentionMetrics(facts.retention());
     }
     res.set_content(text, "text/plain; version=0.0.4");
   });

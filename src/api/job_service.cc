@@ -75,7 +75,10 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
 }
 
 absl::Status JobNotFound(uint64_t id) {
-  return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
+  return absl::NotFoundError(absl::StrCat("job ", id,
+                                          " not found (a finished job is archived after its "
+                                          "pool's retention: paceline job get --archived ",
+                                          id, ")"));
 }
 
 }  // namespace

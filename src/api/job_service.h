@@ -8,6 +8,7 @@
 #include "api/access_control.h"
 #include "api/backend.h"
 #include "api/secret_records.h"
+#include "archive/archive_reader.h"
 #include "paceline/v1/job.grpc.pb.h"
 
 namespace paceline::api {
@@ -15,8 +16,11 @@ namespace paceline::api {
 class JobServiceImpl final : public v1::JobService::Service {
  public:
   // `secrets`: where the secrets a spec names must exist (CheckSecretRefs); null: nowhere.
-  JobServiceImpl(Backend* cluster, AccessControl* access, const SecretRecords* secrets)
-      : cluster_(cluster), access_(access), secrets_(secrets) {}
+  // `archive`: the master's archive of retired jobs (null: none, the archive calls answer
+  // UNAVAILABLE).
+  JobServiceImpl(Backend* cluster, AccessControl* access, const SecretRecords* secrets,
+                 const archive::ArchiveReader* archive = nullptr)
+      : cluster_(cluster), access_(access), secrets_(secrets), archive_(archive) {}
 
   grpc::Status CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
                          v1::CreateJobResponse* resp) override;
@@ -30,6 +34,11 @@ class JobServiceImpl final : public v1::JobService::Service {
                          v1::DeleteJobResponse* resp) override;
   grpc::Status RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,
                           v1::RestartJobResponse* resp) override;
+  // archive_calls.cc
+  grpc::Status GetArchivedJob(grpc::ServerContext* ctx, const v1::GetArchivedJobRequest* req,
+                              v1::GetArchivedJobResponse* resp) override;
+  grpc::Status QueryArchive(grpc::ServerContext* ctx, const v1::QueryArchiveRequest* req,
+                            v1::QueryArchiveResponse* resp) override;
   // Holds one gRPC thread per watcher until the client cancels or the master stops.
   grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
@@ -56,6 +65,7 @@ class JobServiceImpl final : public v1::JobService::Service {
   Backend* const cluster_;
   AccessControl* const access_;
   const SecretRecords* const secrets_;
+  const archive::ArchiveReader* const archive_;
 };
 
 class TaskServiceImpl final : public v1::TaskService::Service {

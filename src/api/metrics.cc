@@ -143,6 +143,38 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   absl::StrAppend(&out, "paceline_store_commit_seconds_max ",
                   absl::StrFormat("%.6f", absl::ToDoubleSeconds(store_stats.max_commit_time)),
                   "\n");
+  Header(out, "paceline_retention_finished_jobs", "gauge",
+         "Finished jobs still in the live store.");
+  absl::StrAppend(&out, "paceline_retention_finished_jobs ", core.retention().finished(), "\n");
+  Header(out, "paceline_archive_lag_seconds", "gauge",
+         "How long the oldest expired job has waited to be archived.");
+  absl::StrAppend(&out, "paceline_archive_lag_seconds ",
+                  absl::StrFormat("%.3f", absl::ToDoubleSeconds(core.retention().Lag(absl::Now()))),
+                  "\n");
+  return out;
+}
+
+std::string RenderRetentionMetrics(const RetentionFacts& facts) {
+  std::string out;
+  if (facts.store) {
+    Header(out, "paceline_store_rows", "gauge", "Live rows per table of the store (sampled).");
+    for (const auto& [table, rows] : facts.store->rows) {
+      absl::StrAppend(&out, "paceline_store_rows{table=\"", table, "\"} ", rows, "\n");
+    }
+    if (facts.store->bytes >= 0) {
+      Header(out, "paceline_store_bytes", "gauge", "The store's size on disk (sampled).");
+      absl::StrAppend(&out, "paceline_store_bytes ", facts.store->bytes, "\n");
+    }
+  }
+  Header(out, "paceline_archive_jobs_total", "counter",
+         "Jobs archived and removed from the live store.");
+  absl::StrAppend(&out, "paceline_archive_jobs_total ", facts.archived_jobs, "\n");
+  Header(out, "paceline_archive_bytes_total", "counter",
+         "Compressed bytes written to the archive.");
+  absl::StrAppend(&out, "paceline_archive_bytes_total ", facts.archived_bytes, "\n");
+  Header(out, "paceline_archive_failures_total", "counter",
+         "Archive batches that failed (each is retried).");
+  absl::StrAppend(&out, "paceline_archive_failures_total ", facts.failures, "\n");
   return out;
 }
 

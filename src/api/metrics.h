@@ -13,6 +13,13 @@
 //   paceline_scheduling_cycles_total           scheduling cycles since start
 //   paceline_store_commits_total, paceline_store_batches_total, paceline_store_failed_commits_total
 //   paceline_store_commit_seconds_sum, paceline_store_commit_seconds_max
+//   paceline_retention_finished_jobs           finished jobs still in the live store
+//   paceline_archive_lag_seconds               how long the oldest expired job has waited to
+//                                              be archived (0: none waits)
+// and, from the retention worker (RenderRetentionMetrics):
+//   paceline_store_rows{table}                 live rows per table (sampled every 30 s)
+//   paceline_store_bytes                       the store's size on disk (sampled)
+//   paceline_archive_jobs_total, paceline_archive_bytes_total, paceline_archive_failures_total
 // and, on every master (RenderRoleMetrics), what part it plays:
 //   paceline_master_leader                     1 when it leads or runs alone, 0 on a standby
 //   paceline_master_term                       the leader's term it knows (0: no lease)
@@ -31,5 +38,6 @@ namespace paceline::api {
 std::string RenderMetrics(const scheduler::SchedulerCore& core,
                           const store::GroupCommitStats& store_stats);
 std::string RenderRoleMetrics(const MasterRole& role);
+std::string RenderRetentionMetrics(const RetentionFacts& facts);
 
 }  // namespace paceline::api

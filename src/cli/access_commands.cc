@@ -34,20 +34,6 @@ std::string Scope(const v1::TokenInfo& t) {
   return t.role() == "agent" ? "host " + t.scope() : t.scope();
 }
 
-// "--since 2h" (that long ago) or "--since 2026-11-20T10:00:00Z".
-absl::StatusOr<int64_t> SinceMillis(const std::string& since) {
-  if (since.empty()) return 0;
-  absl::Time t;
-  std::string err;
-  if (absl::ParseTime(absl::RFC3339_full, since, &t, &err)) return absl::ToUnixMillis(t);
-  absl::StatusOr<absl::Duration> ago = ParseDurationStrict(since);
-  if (!ago.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--since: '", since, "' is neither a duration (2h, 7d) nor an RFC 3339 time"));
-  }
-  return absl::ToUnixMillis(absl::Now() - *ago);
-}
-
 v1::ListAuditRequest AuditRequest(const AuditFlags& f, int64_t since) {
   v1::ListAuditRequest req;
   req.set_user(f.user);
@@ -137,7 +123,7 @@ void RegisterAuditCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* list = audit->get_subcommand("list");
   list->add_option("--limit", f.limit, "at most this many (up to 1000)")->capture_default_str();
   list->callback([&ctx] {
-    absl::StatusOr<int64_t> since = SinceMillis(f.since);
+    absl::StatusOr<int64_t> since = TimeFlagMillis("--since", f.since);
     if (!since.ok()) return ctx.Fail(since.status());
     v1::ListAuditRequest req = AuditRequest(f, *since);
     req.set_page_size(f.limit);
@@ -153,7 +139,7 @@ void RegisterAuditCommands(CLI::App& app, CommandContext& ctx) {
     std::cout << t.Render();
   });
   audit->get_subcommand("export")->callback([&ctx] {
-    absl::StatusOr<int64_t> since = SinceMillis(f.since);
+    absl::StatusOr<int64_t> since = TimeFlagMillis("--since", f.since);
     if (!since.ok()) return ctx.Fail(since.status());
     v1::ListAuditRequest req = AuditRequest(f, *since);
     req.set_page_size(1000);

@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "cli/archive_commands.h"
 #include "cli/context.h"
 #include "cli/peloton_commands.h"
 #include "common/version.h"
@@ -67,6 +68,7 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
   RegisterHostCommands(app, ctx);
   RegisterAccessCommands(app, ctx);
   RegisterSecretCommands(app, ctx);
+  RegisterHistoryCommands(app, ctx);
   RegisterConvertCommand(app, ctx);
 
   try {

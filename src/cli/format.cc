@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/units.h"
 
@@ -34,6 +35,19 @@ std::string UpdateLine(const v1::UpdateInfo& u) {
                    u.batch_size(), ", max failures ", u.max_failures(), ")");
   if (!u.message().empty()) absl::StrAppend(&line, "; ", u.message());
   return line;
+}
+
+absl::StatusOr<int64_t> TimeFlagMillis(absl::string_view flag, const std::string& value) {
+  if (value.empty()) return 0;
+  absl::Time t;
+  std::string err;
+  if (absl::ParseTime(absl::RFC3339_full, value, &t, &err)) return absl::ToUnixMillis(t);
+  absl::StatusOr<absl::Duration> ago = ParseDurationStrict(value);
+  if (!ago.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", value, "' is neither a duration (2h, 7d) nor an RFC 3339 time"));
+  }
+  return absl::ToUnixMillis(absl::Now() - *ago);
 }
 
 }  // namespace paceline::cli

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "cli/archive_commands.h"
 #include "cli/context.h"
 #include "cli/format.h"
 #include "cli/output.h"
@@ -33,6 +34,7 @@ struct JobFlags {
   std::string format = "paceline";
   std::string pool;
   uint64_t job_id = 0;
+  bool archived = false;
   std::vector<std::string> states, types;
   std::vector<std::string> labels;
   std::string owner;
@@ -107,7 +109,10 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
 
   CLI::App* get = job->add_subcommand("get", "a job: state, task counts, why it waits");
   get->add_option("job", f.job_id, "job id")->required();
+  get->add_flag("--archived", f.archived,
+                "the job as the archive holds it, once retired after its pool's retention");
   get->callback([&ctx] {
+    if (f.archived) return ShowArchivedJob(ctx, f.job_id);
     absl::StatusOr<Rpc> rpc = Rpc::Connect(ctx.client);
     if (!rpc.ok()) return ctx.Fail(rpc.status());
     absl::StatusOr<v1::GetJobResponse> resp = GetJob(*rpc, f.job_id);

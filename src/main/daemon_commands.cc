@@ -28,6 +28,7 @@
 #include "main/commands.h"
 #include "main/stop_signals.h"
 #include "masterd/master.h"
+#include "spec/spec_validation.h"
 #include "tls/certificates.h"
 
 namespace paceline::cli {
@@ -42,6 +43,9 @@ struct MasterFlags {
   std::string agent_token_file;
   std::string secrets_key_file;
   std::string audit_retention = "90d";
+  std::string retain_terminal = "7d";
+  std::string archive_dir;
+  std::string retention_period = "10s";
   std::string tls_dir;
   bool insecure_loopback = false;
   std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
@@ -95,6 +99,16 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                 "serve plain text instead of TLS; only on loopback addresses");
   cmd->add_option("--audit-retention", f.audit_retention,
                   "delete audit records older than this (0: keep them forever)")
+      ->capture_default_str();
+  cmd->add_option("--retain-terminal", f.retain_terminal,
+                  "archive finished jobs this long after they end and remove them from the "
+                  "store (forever: keep them; a pool's retain_terminal overrides it)")
+      ->capture_default_str();
+  cmd->add_option("--archive-dir", f.archive_dir,
+                  "where archived jobs go, as gzip'd JSON lines per day (default: "
+                  "DATA_DIR/archive)");
+  cmd->add_option("--retention-period", f.retention_period,
+                  "how often to look for jobs to archive when there is no backlog")
       ->capture_default_str();
   cmd->add_option("--host-timeout", f.host_timeout, "a host silent this long is LOST")
       ->capture_default_str();
@@ -172,6 +186,25 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
     return absl::InvalidArgumentError("--audit-retention: must not be negative");
   }
   config.audit_retention = *retention;
+  if (f.retain_terminal == "forever") {
+    config.retain_terminal = absl::InfiniteDuration();
+  } else {
+    auto retain = ParseDurationStrict(f.retain_terminal);
+    if (!retain.ok()) return WithFlag(retain.status(), "--retain-terminal");
+    if (*retain < kMinRetainTerminal) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--retain-terminal: ", f.retain_terminal, " is below the minimum of ",
+                       FormatDurationShort(kMinRetainTerminal), "; expected e.g. 7d, or forever"));
+    }
+    config.retain_terminal = *retain;
+  }
+  config.archive_dir = f.archive_dir;
+  auto period = ParseDurationStrict(f.retention_period);
+  if (!period.ok()) return WithFlag(period.status(), "--retention-period");
+  if (*period < absl::Milliseconds(100) || *period > absl::Hours(1)) {
+    return absl::InvalidArgumentError("--retention-period: must be between 100ms and 1h");
+  }
+  config.retention_period = *period;
   auto grpc_listen = ParseHostPort(f.listen);
   if (!grpc_listen.ok()) return WithFlag(grpc_listen.status(), "--listen");
   auto http_listen = ParseHostPort(f.http_listen);

@@ -38,6 +38,7 @@
 #include "masterd/cluster.h"
 #include "masterd/leadership.h"
 #include "masterd/master_tls.h"
+#include "masterd/retention_worker.h"
 #include "masterd/secret_book.h"
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
@@ -127,6 +128,8 @@ struct Master::Impl {
   std::unique_ptr<SecretBook> secret_book;
   std::unique_ptr<api::AccessControl> access;
   std::unique_ptr<Leadership> leadership;  // with a PostgreSQL store
+  std::unique_ptr<RetentionWorker> retention;
+  std::unique_ptr<archive::ArchiveReader> archive;
   std::unique_ptr<api::ClusterServiceImpl> cluster_service;
   std::unique_ptr<api::PoolServiceImpl> pool_service;
   std::unique_ptr<api::JobServiceImpl> job_service;
@@ -175,6 +178,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   core_config.history.period = config.history_period;
   core_config.history.keep =
       static_cast<size_t>(std::max<int64_t>(1, absl::Hours(1) / config.history_period));
+  core_config.retain_terminal = config.retain_terminal;
   impl->cluster = std::make_unique<Cluster>(
       core_config, impl->store.get(),
       ClusterOptions{config.cycle, config.heartbeat_interval, postgres != nullptr});
@@ -201,19 +205,27 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
       std::move(bootstrap), impl->access_book.get(),
       [cluster = impl->cluster.get()] { return cluster->Serving(); }, access_options);
 
-  api::MasterFacts facts{
-      absl::Now(), impl->store->Describe(), impl->store->cluster_id(), [impl = impl.get()] {
-        if (impl->leadership == nullptr) return api::MasterRole{};
-        LeadershipStatus s = impl->leadership->status();
-        return api::MasterRole{s.leader ? "leader" : "standby", s.term, s.leader_address,
-                               s.lease_age, impl->cluster->ReplicationLag()};
-      }};
+  RetentionOptions retention;
+  retention.archive_dir = in_data_dir(config.archive_dir, "archive");
+  retention.period = config.retention_period;
+  impl->retention = std::make_unique<RetentionWorker>(impl->cluster.get(), retention);
+  impl->archive = std::make_unique<archive::ArchiveReader>(retention.archive_dir);
+  api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id(),
+                         [impl = impl.get()] {
+                           if (impl->leadership == nullptr) return api::MasterRole{};
+                           LeadershipStatus s = impl->leadership->status();
+                           return api::MasterRole{s.leader ? "leader" : "standby", s.term,
+                                                  s.leader_address, s.lease_age,
+                                                  impl->cluster->ReplicationLag()};
+                         },
+                         [worker = impl->retention.get()] { return worker->Facts(); }};
   api::AccessControl* auth = impl->access.get();
   Cluster* cluster = impl->cluster.get();
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts, cluster, auth);
   const SecretBook* secrets = impl->secret_book.get();
   impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth, secrets);
-  impl->job_service = std::make_unique<api::JobServiceImpl>(cluster, auth, secrets);
+  impl->job_service =
+      std::make_unique<api::JobServiceImpl>(cluster, auth, secrets, impl->archive.get());
   impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth);
   impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth);
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
@@ -276,6 +288,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
     impl->leadership->Start();
   }
 
+  impl->retention->Start();
   impl->trimmer = std::thread([stop = &impl->stop_trimmer] {
     while (!stop->WaitForNotificationWithTimeout(absl::Seconds(30))) TrimMemory();
   });
@@ -302,6 +315,7 @@ void Master::Shutdown() {
   impl_->stopped = true;
   impl_->stop_trimmer.Notify();
   if (impl_->trimmer.joinable()) impl_->trimmer.join();
+  impl_->retention->Stop();
   if (impl_->leadership) impl_->leadership->Stop();  // hands the lease over at once
   // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
   impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));

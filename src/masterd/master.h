@@ -42,6 +42,12 @@ struct MasterConfig {
   bool insecure_loopback = false;
   // Audit records older than this are deleted (zero: kept forever).
   absl::Duration audit_retention = absl::Hours(24 * 90);
+  // Finished jobs older than this are archived and removed from the store (a pool's
+  // retain_terminal overrides it; InfiniteDuration: kept forever), into `archive_dir` (empty:
+  // <data_dir>/archive). See retention_worker.h.
+  absl::Duration retain_terminal = absl::Hours(24 * 7);
+  std::string archive_dir;
+  absl::Duration retention_period = absl::Seconds(10);               // how often it looks when idle
   absl::Duration cycle = defaults::kCycle;                           // scheduling cycle
   absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;  // asked of agents
   absl::Duration host_timeout = defaults::kHostTimeout;              // silent this long: LOST

@@ -70,8 +70,10 @@ TEST(ParsePoolSpecTest, RetainTerminal) {
   EXPECT_EQ(ParsePoolSpec("retain_terminal: 90m", "p")->retain_terminal, absl::Minutes(90));
   EXPECT_EQ(ParsePoolSpec("retain_terminal: forever", "p")->retain_terminal,
             absl::InfiniteDuration());
-  EXPECT_THAT(ErrorOf("retain_terminal: 10s"),
-              HasSubstr("retain_terminal: is 10s; expected at least 1m (such as 7d), or forever"));
+  EXPECT_THAT(
+      ErrorOf("retain_terminal: 500ms"),
+      HasSubstr("retain_terminal: is 500ms; expected at least 1s (such as 7d), or forever"));
+  EXPECT_THAT(ErrorOf("retain_terminal: 0"), HasSubstr("expected at least 1s"));
   EXPECT_THAT(ErrorOf("retain_terminal: 7"), HasSubstr("retain_terminal"));
   EXPECT_THAT(ErrorOf("retain_terminal: always"), HasSubstr("is not a duration"));
   for (const char* text : {"retain_terminal: 30d\n", "retain_terminal: forever\n"}) {

@@ -45,7 +45,7 @@ absl::Status ToStatus(const std::vector<FieldError>& errors);
 // Shared limits (also used by the parser).
 inline constexpr double kMaxShare = 1'000'000;
 // The shortest retention of finished jobs a pool may ask for.
-inline constexpr absl::Duration kMinRetainTerminal = absl::Minutes(1);
+inline constexpr absl::Duration kMinRetainTerminal = absl::Seconds(1);
 inline constexpr size_t kMaxNameLength = 128;
 
 // True when `s` is well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF).

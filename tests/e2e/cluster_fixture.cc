@@ -131,6 +131,7 @@ void TestCluster::StartMaster(int i) {
       args.push_back(a);
     }
   }
+  args.insert(args.end(), options_.master_args.begin(), options_.master_args.end());
   std::filesystem::create_directories(dir_ + "/master");
   masters_[i] = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
   bool up =
