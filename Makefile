@@ -9,6 +9,8 @@
 #   make bench-ha   PostgreSQL: the scale benchmark at 5,000 hosts / 200,000 tasks, and failover
 #                   time over 10 kills of the leader (a few minutes)
 #   make bench-ui   the web UI's pages in Chromium on 1,000 emulated hosts and 10,000 jobs
+#   make bench-retention   10,000,000 finished tasks over a simulated week with a 12h retention
+#                   window: the store's size over time, retiring's cost, restart (~10 minutes)
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
 #   make format  reformat the sources with clang-format
 
@@ -19,7 +21,7 @@ ASAN_DIR := build/asan
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-slurm fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-retention bench-slurm fuzz format \
   clean
 
 all: build
@@ -74,6 +76,10 @@ bench-ha: build
 bench-ui: build
 	node ui/tests/ui_load_test.mjs --paceline $(RELEASE_DIR)/paceline \
 	  --report bench/results/ui-load-$$(date -u +%Y-%m-%d).json
+
+bench-retention: build
+	./$(RELEASE_DIR)/paceline bench retention --tasks 10000000 --span 7d --retain-terminal 12h \
+	  --report bench/results/retention-10m-$$(date -u +%Y-%m-%d).json
 
 bench-slurm: build
 	bash bench/vs-slurm.sh

@@ -3,7 +3,8 @@
 # date) into bench/results/ (or $BENCH_OUT).
 # Usage: scripts/bench.sh BUILD_DIR [short|full]
 #   short (make bench):      a few minutes: the micro-benchmarks, the API for 5 s, the scale
-#                            benchmark at 2,000 hosts / 40,000 tasks and over gRPC at 200 hosts.
+#                            benchmark at 2,000 hosts / 40,000 tasks and over gRPC at 200 hosts,
+#                            retention: 200,000 tasks over a simulated day (4h window).
 #   full  (make bench-full): the published sizes: 50,000 hosts / 1,000,000 tasks in process,
 #                            1,000 hosts over gRPC, the API for 10 s, `paceline sim` at 50,000
 #                            hosts (about 2 minutes and 1.5 GiB of memory on 2 cores).
@@ -47,6 +48,12 @@ else
   "$bin" bench scale --hosts 2000 --tasks 40000 --report "$out/scale-inproc-$mode-$day.json"
   "$bin" bench scale --transport grpc --hosts 200 --tasks 5000 --job-mix 10:0.2,100:0.3,1000:0.5 \
     --report "$out/scale-grpc-$mode-$day.json"
+fi
+
+if [[ $mode == short ]]; then
+  echo "== retention: finished tasks over simulated time (make bench-retention: 10M over a week)"
+  "$bin" bench retention --tasks 200000 --span 1d --retain-terminal 4h \
+    --report "$out/retention-$mode-$day.json"
 fi
 
 if [[ $mode == full ]]; then

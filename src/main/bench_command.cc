@@ -151,18 +151,20 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
     c.restart = !no_restart;
     absl::StatusOr<bench::ScaleBenchReport> r = bench::RunScaleBench(c);
     if (!r.ok()) return ctx.Fail(r.status());
-    nlohmann::json j = bench::ToJson(*r);
-    j["machine"] = bench::MachineJson();
-    if (!report_file.empty()) std::ofstream(report_file) << j.dump(2) << "\n";
-    if (ctx.client.format() == OutputFormat::kJson) {
-      std::cout << j.dump(2) << std::endl;
-      return;
-    }
+    if (EmitBenchReport(ctx, bench::ToJson(*r), report_file)) return;
     PrintScaleReport(*r);
   });
 }
 
 }  // namespace
+
+bool EmitBenchReport(CommandContext& ctx, nlohmann::json report, const std::string& file) {
+  report["machine"] = bench::MachineJson();
+  if (!file.empty()) std::ofstream(file) << report.dump(2) << "\n";
+  if (ctx.client.format() != OutputFormat::kJson) return false;
+  std::cout << report.dump(2) << std::endl;
+  return true;
+}
 
 void RegisterBenchCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* bench = app.add_subcommand("bench", "whole-system benchmarks with a JSON report");
@@ -192,13 +194,7 @@ void RegisterBenchCommand(CLI::App& app, CommandContext& ctx) {
     }
     absl::StatusOr<bench::ApiBenchReport> r = bench::RunApiBench(config);
     if (!r.ok()) return ctx.Fail(r.status());
-    nlohmann::json j = bench::ToJson(*r);
-    j["machine"] = bench::MachineJson();
-    if (!report.empty()) std::ofstream(report) << j.dump(2) << "\n";
-    if (ctx.client.format() == OutputFormat::kJson) {
-      std::cout << j.dump(2) << std::endl;
-      return;
-    }
+    if (EmitBenchReport(ctx, bench::ToJson(*r), report)) return;
     Table t({"call", "ok", "errors", "per second", "p50 ms", "p90 ms", "p99 ms", "max ms"});
     for (const bench::CallStats& c : r->calls) {
       t.AddRow({c.call, absl::StrCat(c.ok), absl::StrCat(c.errors),
@@ -216,6 +212,7 @@ void RegisterBenchCommand(CLI::App& app, CommandContext& ctx) {
   });
   RegisterScaleBench(bench, ctx);
   RegisterFleetBench(bench, ctx);
+  RegisterRetentionBench(bench, ctx);
 }
 
 }  // namespace paceline::cli

@@ -7,6 +7,10 @@
 //
 // Thread-safety: registration and the callbacks run on the main thread.
 
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/context.h"
 
 namespace paceline::cli {
@@ -15,7 +19,12 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx);    // master, a
 void RegisterSimCommand(CLI::App& app, CommandContext& ctx);        // sim
 void RegisterBenchCommand(CLI::App& app, CommandContext& ctx);      // bench api|scale|fleet
 void RegisterFleetBench(CLI::App* bench, CommandContext& ctx);      // bench fleet
+void RegisterRetentionBench(CLI::App* bench, CommandContext& ctx);  // bench retention
 void RegisterStoreCommands(CLI::App& app, CommandContext& ctx);     // store migrate
 void RegisterSecretKeyCommand(CLI::App& app, CommandContext& ctx);  // secret new-key
+
+// A benchmark's JSON report, with the machine added: written to `file` when given, and printed
+// when the user asked for -o json (then it returns true: the table is not wanted).
+bool EmitBenchReport(CommandContext& ctx, nlohmann::json report, const std::string& file);
 
 }  // namespace paceline::cli

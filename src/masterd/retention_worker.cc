@@ -38,19 +38,18 @@ void RetentionWorker::Loop() {
   }
 }
 
-absl::StatusOr<size_t> RetentionWorker::RunOnce() {
-  if (!cluster_->Serving().ok()) return 0;  // a standby: the leader retires jobs
-  std::vector<JobId> expired =
-      cluster_->Read<std::vector<JobId>>([&](const scheduler::SchedulerCore& core) {
-        return core.retention().Expired(absl::Now(), options_.batch_jobs);
-      });
-  if (expired.empty()) return 0;
+absl::StatusOr<RetiredBatch> RetireBatch(const RetirePorts& ports, archive::ArchiveWriter& writer,
+                                         size_t batch_jobs, size_t batch_tasks,
+                                         absl::Time archived_at) {
+  RetiredBatch batch;
+  std::vector<JobId> expired = ports.expired(batch_jobs);
+  if (expired.empty()) return batch;
   std::vector<records::JobHistory> jobs;
   absl::Status read;
-  cluster_->ReadStore([&](store::Store& s) {
+  ports.read_store([&](store::Store& s) {
     size_t tasks = 0;
     for (JobId id : expired) {
-      if (!jobs.empty() && tasks >= options_.batch_tasks) break;
+      if (!jobs.empty() && tasks >= batch_tasks) break;
       absl::StatusOr<std::optional<records::JobHistory>> h = s.ReadJob(id);
       if (!h.ok()) {
         read = h.status();
@@ -61,30 +60,52 @@ absl::StatusOr<size_t> RetentionWorker::RunOnce() {
       jobs.push_back(**std::move(h));
     }
   });
-  auto fail = [&](const absl::Status& s) {
-    absl::MutexLock lock(&mu_);
-    ++facts_.failures;
-    facts_.last_error = std::string(s.message());
-    return s;
-  };
-  if (!read.ok()) return fail(WithContext(read, "reading jobs to archive"));
-  if (jobs.empty()) return 0;
-  absl::StatusOr<int64_t> bytes = writer_.Append(jobs, absl::Now());
-  if (!bytes.ok()) return fail(WithContext(bytes.status(), "archiving"));
+  RETURN_IF_ERROR(WithContext(read, "reading jobs to archive"));
+  if (jobs.empty()) return batch;
+  absl::StatusOr<int64_t> bytes = writer.Append(jobs, archived_at);
+  RETURN_IF_ERROR(WithContext(bytes.status(), "archiving"));
+  batch.bytes = *bytes;
   std::vector<JobId> archived;
   archived.reserve(jobs.size());
   for (const records::JobHistory& h : jobs) archived.push_back(h.job.id);
-  std::vector<JobId> purged;
-  absl::Status s = cluster_->Mutate(
-      [&](scheduler::SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        purged = core.job_control().PurgeExpired(archived, now, out);
-        return absl::OkStatus();
-      });
-  if (!s.ok()) return fail(WithContext(s, "removing archived jobs from the store"));
+  absl::StatusOr<std::vector<JobId>> purged = ports.purge(archived);
+  RETURN_IF_ERROR(WithContext(purged.status(), "removing archived jobs from the store"));
+  batch.jobs = purged->size();
+  for (const records::JobHistory& h : jobs) batch.tasks += h.tasks.size();
+  return batch;
+}
+
+absl::StatusOr<size_t> RetentionWorker::RunOnce() {
+  if (!cluster_->Serving().ok()) return 0;  // a standby: the leader retires jobs
+  RetirePorts ports;
+  ports.expired = [&](size_t limit) {
+    return cluster_->Read<std::vector<JobId>>([&](const scheduler::SchedulerCore& core) {
+      return core.retention().Expired(absl::Now(), limit);
+    });
+  };
+  ports.read_store = [&](const std::function<void(store::Store&)>& read) {
+    cluster_->ReadStore(read);
+  };
+  ports.purge = [&](const std::vector<JobId>& jobs) -> absl::StatusOr<std::vector<JobId>> {
+    std::vector<JobId> purged;
+    RETURN_IF_ERROR(cluster_->Mutate(
+        [&](scheduler::SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+          purged = core.job_control().PurgeExpired(jobs, now, out);
+          return absl::OkStatus();
+        }));
+    return purged;
+  };
+  absl::StatusOr<RetiredBatch> batch =
+      RetireBatch(ports, writer_, options_.batch_jobs, options_.batch_tasks, absl::Now());
   absl::MutexLock lock(&mu_);
-  facts_.archived_jobs += purged.size();
-  facts_.archived_bytes += static_cast<uint64_t>(*bytes);
-  return purged.size();
+  if (!batch.ok()) {
+    ++facts_.failures;
+    facts_.last_error = std::string(batch.status().message());
+    return batch.status();
+  }
+  facts_.archived_jobs += batch->jobs;
+  facts_.archived_bytes += static_cast<uint64_t>(batch->bytes);
+  return batch->jobs;
 }
 
 void RetentionWorker::SampleStore() {

@@ -19,8 +19,10 @@
 //
 // Thread-safety: Start/Stop from one thread; Facts() from any.
 
+#include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -39,6 +41,26 @@ struct RetentionOptions {
   absl::Duration pause = absl::Milliseconds(50);
   absl::Duration stats_period = absl::Seconds(30);
 };
+
+// What one batch of retirement uses of a master: the worker gives its Cluster's; the retention
+// benchmark gives a core and a store driven on a simulated clock.
+struct RetirePorts {
+  // The core's oldest expired jobs, at most `limit` (a read on the loop).
+  std::function<std::vector<JobId>(size_t limit)> expired;
+  // Runs a read of the store (on its writer thread).
+  std::function<void(const std::function<void(store::Store&)>&)> read_store;
+  // JobControl::PurgeExpired of those jobs, committed; the jobs it deleted.
+  std::function<absl::StatusOr<std::vector<JobId>>(const std::vector<JobId>&)> purge;
+};
+struct RetiredBatch {
+  size_t jobs = 0;  // archived and deleted
+  size_t tasks = 0;
+  int64_t bytes = 0;  // written to the archive
+};
+// Steps 1 to 4 above, once.
+absl::StatusOr<RetiredBatch> RetireBatch(const RetirePorts& ports, archive::ArchiveWriter& writer,
+                                         size_t batch_jobs, size_t batch_tasks,
+                                         absl::Time archived_at);
 
 class RetentionWorker {
  public:
