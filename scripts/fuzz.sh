@@ -20,7 +20,7 @@ JOBS=${FUZZ_BUILD_JOBS:-2}
 if (($# > 0)); then
   TARGETS=("$@")
 else
-  TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz token_fuzz certificate_fuzz secret_fuzz peloton_fuzz)
+  TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz token_fuzz certificate_fuzz secret_fuzz peloton_fuzz archive_fuzz)
 fi
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

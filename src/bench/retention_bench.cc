@@ -209,6 +209,7 @@ class Run {
     const absl::Time t0 = absl::Now();
     ASSIGN_OR_RETURN(store_, store::SqliteStore::Open(dir_));
     ASSIGN_OR_RETURN(records::StoreContents contents, store_->Load());
+    report_.restart_load = absl::Now() - t0;
     scheduler::CoreConfig config;
     config.retain_terminal = c_.window;
     ASSIGN_OR_RETURN(core_, scheduler::SchedulerCore::Create(config));
@@ -293,6 +294,7 @@ nlohmann::json ToJson(const RetentionBenchReport& r) {
           {"retire_on_store", DistJson(r.retire_on_store)},
           {"commit", DistJson(r.commit)},
           {"restart_ms", absl::ToDoubleMilliseconds(r.restart)},
+          {"restart_load_ms", absl::ToDoubleMilliseconds(r.restart_load)},
           {"restart_tasks", r.restart_tasks},
           {"wall_seconds", absl::ToDoubleSeconds(r.wall)}};
 }

@@ -67,6 +67,7 @@ struct RetentionBenchReport {
   Distribution retire_on_store;              // one batch's reads and its delete commit
   Distribution commit;                       // every step's commit
   absl::Duration restart;                    // open + load + rebuild the core
+  absl::Duration restart_load;               // of which open + load
   int64_t restart_tasks = 0;                 // the task records it loaded
   absl::Duration wall;
 };

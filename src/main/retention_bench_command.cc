@@ -38,10 +38,10 @@ void PrintReport(const bench::RetentionBenchReport& r) {
   row("a step's commit", r.commit);
   std::cout << costs.Render();
   std::cout << absl::StrFormat(
-                   "%d tasks finished, %d jobs (%d tasks) archived; restart: %s ms with %d task "
-                   "records; %.0f s of wall time",
+                   "%d tasks finished, %d jobs (%d tasks) archived; restart: %s ms (load %s ms) "
+                   "with %d task records; %.0f s of wall time",
                    r.finished_tasks, r.archived_jobs, r.archived_tasks, Ms(r.restart),
-                   r.restart_tasks, absl::ToDoubleSeconds(r.wall))
+                   Ms(r.restart_load), r.restart_tasks, absl::ToDoubleSeconds(r.wall))
             << std::endl;
 }
 

@@ -128,7 +128,8 @@ struct Master::Impl {
   std::unique_ptr<SecretBook> secret_book;
   std::unique_ptr<api::AccessControl> access;
   std::unique_ptr<Leadership> leadership;  // with a PostgreSQL store
-  std::unique_ptr<RetentionWorker> retention;
+  std::unique_ptr<store::Store> stats_store;  // the retention worker's own connection
+  std::unique_ptr<RetentionWorker> retention;  // (destroyed before the connection it uses)
   std::unique_ptr<archive::ArchiveReader> archive;
   std::unique_ptr<api::ClusterServiceImpl> cluster_service;
   std::unique_ptr<api::PoolServiceImpl> pool_service;
@@ -208,6 +209,10 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   RetentionOptions retention;
   retention.archive_dir = in_data_dir(config.archive_dir, "archive");
   retention.period = config.retention_period;
+  if (impl->store->Describe() != "memory") {
+    ASSIGN_OR_RETURN(impl->stats_store, store::OpenStore(config.store, config.data_dir));
+    retention.stats = [s = impl->stats_store.get()] { return s->Stats(); };
+  }
   impl->retention = std::make_unique<RetentionWorker>(impl->cluster.get(), retention);
   impl->archive = std::make_unique<archive::ArchiveReader>(retention.archive_dir);
   api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id(),

@@ -110,7 +110,11 @@ absl::StatusOr<size_t> RetentionWorker::RunOnce() {
 
 void RetentionWorker::SampleStore() {
   absl::StatusOr<store::StoreStats> stats;
-  cluster_->ReadStore([&](store::Store& s) { stats = s.Stats(); });
+  if (options_.stats) {
+    stats = options_.stats();
+  } else {
+    cluster_->ReadStore([&](store::Store& s) { stats = s.Stats(); });
+  }
   absl::MutexLock lock(&mu_);
   if (stats.ok()) {
     facts_.store = *std::move(stats);

@@ -15,7 +15,7 @@
 //
 // While there is a backlog the worker runs a batch every `pause`; otherwise it looks every
 // `period`. Every `stats_period` it samples the store's rows and size (Store::Stats) for
-// /metrics. Only a master that serves (leads) retires jobs.
+// /metrics, on a connection of its own when it has one (`stats`). Only a master that serves (leads) retires jobs.
 //
 // Thread-safety: Start/Stop from one thread; Facts() from any.
 
@@ -40,6 +40,9 @@ struct RetentionOptions {
   absl::Duration period = absl::Seconds(10);
   absl::Duration pause = absl::Milliseconds(50);
   absl::Duration stats_period = absl::Seconds(30);
+  // The store's rows and size from a connection of the worker's own (counting rows takes a
+  // while on a big table: it must not hold the writer thread). Unset: through the writer.
+  std::function<absl::StatusOr<store::StoreStats>()> stats;
 };
 
 // What one batch of retirement uses of a master: the worker gives its Cluster's; the retention
