@@ -179,6 +179,9 @@ TEST_F(AccessE2E, EveryMethodTimesEveryRole) {
       {"JobService/KillJob", "AADDDDUUU", job},
       {"JobService/DeleteJob", "AADDDDUUU", job},
       {"JobService/RestartJob", "AADDDDUUU", job},
+      // Readers of any pool may ask; they are shown only the archived jobs of pools they read.
+      {"JobService/GetArchivedJob", "AAAAADUUU", job},
+      {"JobService/QueryArchive", "AAAAADUUU", none},
       {"JobService/UpdateJob", "AADDDDUUU",
        [](uint64_t j, int) {
          return Json{{"job_id", j}, {"version", 1}, {"spec_yaml", kJob}};

@@ -128,6 +128,20 @@ TEST_F(RetentionE2E, FinishedJobsMoveToTheArchiveAndStayReadableAcrossARestart) 
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("--since: 'yesterday' is neither a duration"));
 
+  // A viewer of /keep only is shown none of /a's archived jobs.
+  const std::string viewer = c_.CliJson(
+      {"token", "create", "--user", "kv", "--role", "viewer", "--pool", "/keep"})["token"];
+  auto as_viewer = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--addr", c_.master_address(0), "--token", viewer});
+    return RunPaceline(args, c_.dir());
+  };
+  RunResult seen = as_viewer({"history", "query", "-o", "json"});
+  ASSERT_EQ(seen.exit_code, 0) << seen.err;
+  EXPECT_EQ(Json::parse(seen.out)["jobs"].size(), 0u) << seen.out;
+  RunResult hidden = as_viewer({"job", "get", "--archived", std::to_string(done)});
+  EXPECT_NE(hidden.exit_code, 0);
+  EXPECT_THAT(hidden.err, HasSubstr("is not in the archive"));
+
   // A pool that keeps its jobs forever keeps them.
   EXPECT_FALSE(Retired(kept));
   EXPECT_GE(Metric("paceline_archive_jobs_total"), 2);
