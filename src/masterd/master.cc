@@ -127,8 +127,8 @@ struct Master::Impl {
   std::unique_ptr<AccessBook> access_book;
   std::unique_ptr<SecretBook> secret_book;
   std::unique_ptr<api::AccessControl> access;
-  std::unique_ptr<Leadership> leadership;  // with a PostgreSQL store
-  std::unique_ptr<store::Store> stats_store;  // the retention worker's own connection
+  std::unique_ptr<Leadership> leadership;      // with a PostgreSQL store
+  std::unique_ptr<store::Store> stats_store;   // the retention worker's own connection
   std::unique_ptr<RetentionWorker> retention;  // (destroyed before the connection it uses)
   std::unique_ptr<archive::ArchiveReader> archive;
   std::unique_ptr<api::ClusterServiceImpl> cluster_service;

@@ -15,7 +15,8 @@
 //
 // While there is a backlog the worker runs a batch every `pause`; otherwise it looks every
 // `period`. Every `stats_period` it samples the store's rows and size (Store::Stats) for
-// /metrics, on a connection of its own when it has one (`stats`). Only a master that serves (leads) retires jobs.
+// /metrics, on a connection of its own when it has one (`stats`). Only a master that serves (leads)
+// retires jobs.
 //
 // Thread-safety: Start/Stop from one thread; Facts() from any.
 
