@@ -10,6 +10,9 @@ namespace paceline::api {
 namespace {
 
 constexpr uint32_t kMaxArchiveLimit = 10'000;
+// An answer of QueryArchive stops short of this many bytes of lines (it always has one), so
+// that clients with gRPC's default 4 MiB limit (the JSON gateway, most languages) can read it.
+constexpr size_t kMaxAnswerBytes = 3 << 20;
 
 grpc::Status NoArchive() {
   return ToGrpcStatus(absl::UnavailableError("this master keeps no archive of retired jobs"));
@@ -65,10 +68,18 @@ grpc::Status JobServiceImpl::QueryArchive(grpc::ServerContext* ctx,
   absl::StatusOr<archive::ArchiveMatches> found = archive_->Find(q);
   if (!found.ok()) return ToGrpcStatus(found.status());
   const std::optional<access::Principal> caller = access_->Caller(ctx);
+  bool truncated = found->truncated;
+  size_t bytes = 0;
   for (std::string& line : found->lines) {
-    if (MayRead(caller, PoolOf(line))) resp->add_jobs(std::move(line));
+    if (!MayRead(caller, PoolOf(line))) continue;
+    if (resp->jobs_size() > 0 && bytes + line.size() > kMaxAnswerBytes) {
+      truncated = true;
+      break;
+    }
+    bytes += line.size();
+    resp->add_jobs(std::move(line));
   }
-  resp->set_truncated(found->truncated);
+  resp->set_truncated(truncated);
   return grpc::Status::OK;
 }
 

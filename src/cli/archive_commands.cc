@@ -108,7 +108,7 @@ void RegisterHistoryCommands(CLI::App& app, CommandContext& ctx) {
     }
     std::cout << t.Render();
     if (resp->truncated()) {
-      std::cout << "(more jobs matched: raise --limit or narrow --since/--until)" << std::endl;
+      std::cout << "(more jobs matched: narrow --since/--until, or raise --limit)" << std::endl;
     }
   });
 }
