@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "archive/archive_writer.h"
+#include "bench/local_master.h"
 #include "common/status.h"
 #include "masterd/retention_worker.h"
 #include "scheduler/scheduler_core.h"
@@ -19,14 +20,15 @@ namespace {
 constexpr int64_t kGi = int64_t{1} << 30;
 const absl::Time kStart = absl::FromUnixSeconds(1'795'651'200);  // 2026-11-26T00:00:00Z
 
-Distribution Summarize(std::vector<absl::Duration> v) {
+Distribution Summarize(const std::vector<absl::Duration>& v) {
   Distribution d;
   d.count = static_cast<int64_t>(v.size());
-  if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  d.p50 = v[v.size() / 2];
-  d.p99 = v[std::min(v.size() - 1, v.size() * 99 / 100)];
-  d.max = v.back();
+  std::vector<double> ms;
+  ms.reserve(v.size());
+  for (absl::Duration x : v) ms.push_back(absl::ToDoubleMilliseconds(x));
+  d.p50 = absl::Milliseconds(Percentile(ms, 0.5));
+  d.p99 = absl::Milliseconds(Percentile(ms, 0.99));
+  d.max = absl::Milliseconds(Percentile(ms, 1.0));
   return d;
 }
 
