@@ -51,7 +51,7 @@ std::string IndexLine(const IndexEntry& e) {
                       absl::ToUnixMillis(e.finished_at), " ", e.pool, "\n");
 }
 
-std::vector<IndexEntry> ParseIndex(absl::string_view text, size_t* complete_bytes) {
+std::vector<IndexEntry> ParseIndex(absl::string_view text) {
   std::vector<IndexEntry> out;
   size_t done = 0;
   while (done < text.size()) {
@@ -70,10 +70,10 @@ std::vector<IndexEntry> ParseIndex(absl::string_view text, size_t* complete_byte
     e.job = JobId(job);
     e.finished_at = absl::FromUnixMillis(ms);
     e.pool = std::string(f[4]);
-    out.push_back(std::move(e));
     done = nl + 1;
+    e.line_end = done;
+    out.push_back(std::move(e));
   }
-  if (complete_bytes != nullptr) *complete_bytes = done;
   return out;
 }
 

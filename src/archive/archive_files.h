@@ -26,11 +26,11 @@ struct IndexEntry {
   int64_t length = 0;
   absl::Time finished_at;
   std::string pool;
+  size_t line_end = 0;  // set by ParseIndex: where its line ends in the index's text
 };
 std::string IndexLine(const IndexEntry& e);  // with its newline
 // The complete lines of an index file's text, in order; a malformed or torn line ends them.
-// `complete_bytes` is set to the length of the text they span.
-std::vector<IndexEntry> ParseIndex(absl::string_view text, size_t* complete_bytes = nullptr);
+std::vector<IndexEntry> ParseIndex(absl::string_view text);
 
 // The days that have an index in `dir`, oldest first ("2026-11-26", ...).
 absl::StatusOr<std::vector<std::string>> ArchiveDays(const std::string& dir);

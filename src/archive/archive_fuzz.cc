@@ -12,10 +12,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
-  size_t complete = 0;
-  std::vector<paceline::archive::IndexEntry> entries =
-      paceline::archive::ParseIndex(input, &complete);
-  if (complete > input.size()) std::abort();
+  std::vector<paceline::archive::IndexEntry> entries = paceline::archive::ParseIndex(input);
+  size_t end = 0;
+  for (const paceline::archive::IndexEntry& e : entries) {
+    if (e.line_end <= end || e.line_end > input.size() || input[e.line_end - 1] != '\n') {
+      std::abort();
+    }
+    end = e.line_end;
+  }
   std::string again;
   for (const paceline::archive::IndexEntry& e : entries) again += paceline::archive::IndexLine(e);
   if (paceline::archive::ParseIndex(again).size() != entries.size()) std::abort();

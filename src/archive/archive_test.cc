@@ -193,12 +193,13 @@ TEST(ArchiveFormatTest, PoolsAndIndexLines) {
   EXPECT_FALSE(InPool("/adsx", "/ads"));
   EXPECT_TRUE(InPool("/x", "/"));
   IndexEntry e{JobId(9), 10, 20, absl::FromUnixMillis(1234), "/a b"};
-  size_t complete = 0;
-  std::vector<IndexEntry> back = ParseIndex(IndexLine(e) + "9 10", &complete);
+  std::vector<IndexEntry> back = ParseIndex(IndexLine(e) + "9 10");
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].pool, "/a b");
   EXPECT_EQ(back[0].finished_at, absl::FromUnixMillis(1234));
-  EXPECT_EQ(complete, IndexLine(e).size());
+  EXPECT_EQ(back[0].line_end, IndexLine(e).size());
+  // A line written otherwise than IndexLine would (leading zeros) ends where it ends.
+  EXPECT_EQ(ParseIndex("007 0 1 2 /a\n")[0].line_end, 13u);
   EXPECT_TRUE(ParseIndex("x 1 2 3 /a\n").empty());
 }
 

@@ -29,19 +29,17 @@ absl::StatusOr<int64_t> ArchiveWriter::Recover(const std::string& day) {
   absl::StatusOr<std::string> index = ReadWhole(IndexPath(dir_, day));
   if (!index.ok() && !absl::IsNotFound(index.status())) return index.status();
   std::string text = index.ok() ? *std::move(index) : std::string();
-  size_t complete = 0;
-  std::vector<IndexEntry> entries = ParseIndex(text, &complete);
+  std::vector<IndexEntry> entries = ParseIndex(text);
   ASSIGN_OR_RETURN(int64_t data_size, FileSize(DataPath(dir_, day)));
   // Keep the entries whose member is wholly in the .gz (all of them, unless the .gz lost data).
   int64_t end = 0;
-  size_t keep_bytes = 0, pos = 0;
+  size_t keep_bytes = 0;
   for (const IndexEntry& e : entries) {
-    pos += IndexLine(e).size();
     if (e.offset + e.length > data_size) break;
     end = std::max(end, e.offset + e.length);
-    keep_bytes = pos;
+    keep_bytes = e.line_end;
   }
-  if (keep_bytes != complete || complete != text.size()) {
+  if (keep_bytes != text.size()) {
     RETURN_IF_ERROR(Truncate(IndexPath(dir_, day), static_cast<int64_t>(keep_bytes)));
   }
   if (data_size > end) RETURN_IF_ERROR(Truncate(DataPath(dir_, day), end));
