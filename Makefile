@@ -11,6 +11,8 @@
 #   make bench-ui   the web UI's pages in Chromium on 1,000 emulated hosts and 10,000 jobs
 #   make bench-retention   10,000,000 finished tasks over a simulated week with a 12h retention
 #                   window: the store's size over time, retiring's cost, restart (~10 minutes)
+#   make bench-containers   containers on a real agent with crun (root): warm start latency
+#                   against plain tasks, 1,000 at once, a cold pull of 100 MB from a local registry
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
 #   make format  reformat the sources with clang-format
 
@@ -21,7 +23,7 @@ ASAN_DIR := build/asan
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-retention bench-slurm fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-retention bench-containers bench-slurm fuzz format \
   clean
 
 all: build
@@ -80,6 +82,9 @@ bench-ui: build
 bench-retention: build
 	./$(RELEASE_DIR)/paceline bench retention --tasks 10000000 --span 7d --retain-terminal 12h \
 	  --report bench/results/retention-10m-$$(date -u +%Y-%m-%d).json
+
+bench-containers: build
+	bash scripts/bench-containers.sh $(RELEASE_DIR)
 
 bench-slurm: build
 	bash bench/vs-slurm.sh

@@ -4,7 +4,8 @@
 # Usage: scripts/bench.sh BUILD_DIR [short|full]
 #   short (make bench):      a few minutes: the micro-benchmarks, the API for 5 s, the scale
 #                            benchmark at 2,000 hosts / 40,000 tasks and over gRPC at 200 hosts,
-#                            retention: 200,000 tasks over a simulated day (4h window).
+#                            retention: 200,000 tasks over a simulated day (4h window),
+#                            containers (root): 20 warm starts, 100 at once, a 20 MB cold load.
 #   full  (make bench-full): the published sizes: 50,000 hosts / 1,000,000 tasks in process,
 #                            1,000 hosts over gRPC, the API for 10 s, `paceline sim` at 50,000
 #                            hosts (about 2 minutes and 1.5 GiB of memory on 2 cores).
@@ -54,6 +55,19 @@ if [[ $mode == short ]]; then
   echo "== retention: finished tasks over simulated time (make bench-retention: 10M over a week)"
   "$bin" bench retention --tasks 200000 --span 1d --retain-terminal 4h \
     --report "$out/retention-$mode-$day.json"
+fi
+
+if [[ $mode == short ]]; then
+  echo "== containers: warm starts, 100 at once, a cold load (make bench-containers: the full run)"
+  if [[ $(id -u) -eq 0 ]] && command -v crun > /dev/null && [[ -x /bin/busybox ]]; then
+    scripts/make-test-image.sh "$tmp/image" > /dev/null
+    scripts/make-test-image.sh "$tmp/image-big" --filler-mb 20 > /dev/null
+    timeout 120 "$bin" bench containers --image-file "$tmp/image" --runs 20 --command true \
+      --containers 100 --cold-runs 1 --cold-image-file "$tmp/image-big" \
+      --report "$out/containers-$mode-$day.json"
+  else
+    echo "skipped: needs root, crun and busybox-static"
+  fi
 fi
 
 if [[ $mode == full ]]; then

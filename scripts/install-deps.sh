@@ -14,6 +14,10 @@ PACKAGES=(
   nodejs chromium fonts-dejavu-core
   # The Python client (clients/python): installed with pip into a venv that sees these, offline.
   python3-venv python3-pip python3-grpcio python3-protobuf python3-yaml mypy
+  # Containers (docs/containers.md): images pulled with libcurl, layers read with libarchive,
+  # run by crun; the tests push a busybox-static image to Debian's registry (htpasswd from
+  # apache2-utils for its basic auth); the container benchmark pushes its image with skopeo.
+  libcurl4-openssl-dev libarchive-dev crun docker-registry busybox-static apache2-utils skopeo
 )
 
 missing=()

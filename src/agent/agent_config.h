@@ -77,6 +77,20 @@ struct AgentConfig {
   // How long finished runs' sandboxes are kept for `task logs`; zero = forever.
   absl::Duration sandbox_retention = absl::Hours(24 * 7);
 
+  // Containers (docs/containers.md). The OCI runtime: "crun" is looked up in PATH; "" = this
+  // host runs no containers (their launches fail saying so).
+  std::string container_runtime = "crun";
+  // The image cache: its directory ("" = <work_dir>/images) and its size limit, beyond which
+  // unpinned images are removed, least recently used first.
+  std::string image_dir;
+  int64_t image_cache_bytes = int64_t{20} << 30;
+  // A PEM bundle the agent trusts for registries besides the system's CAs ("" = none).
+  std::string registry_ca_file;
+  // How long a registry may send nothing before a pull fails.
+  absl::Duration registry_stall_timeout = absl::Seconds(30);
+  // Host directories a container may mount (task.container.mounts source), by prefix.
+  std::vector<std::string> container_host_paths;
+
   // Added to every task's environment before the spec's env (e.g. PATH).
   std::map<std::string, std::string> base_env = {
       {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};

@@ -155,6 +155,10 @@ std::string RunContextToJson(const RunContext& c) {
             {"final_env", c.final_env},
             {"secrets_dir", c.secrets_dir},
             {"secrets_tmpfs", c.secrets_tmpfs},
+            {"image", c.image},
+            {"container_id", c.container_id},
+            {"bundle", c.bundle},
+            {"oci_config", c.oci_config},
             {"wrapper_pid", c.wrapper_pid},
             {"wrapper_start", c.wrapper_start},
             {"task_pid", c.task_pid},
@@ -187,6 +191,10 @@ absl::StatusOr<RunContext> RunContextFromJson(absl::string_view text) {
     c.final_env = j.at("final_env").get<std::vector<std::string>>();
     c.secrets_dir = j.value("secrets_dir", std::string());
     c.secrets_tmpfs = j.value("secrets_tmpfs", false);
+    c.image = j.value("image", std::string());
+    c.container_id = j.value("container_id", std::string());
+    c.bundle = j.value("bundle", std::string());
+    c.oci_config = j.value("oci_config", std::string());
     c.wrapper_pid = j.at("wrapper_pid").get<int>();
     c.wrapper_start = j.at("wrapper_start").get<uint64_t>();
     c.task_pid = j.at("task_pid").get<int>();

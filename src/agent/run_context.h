@@ -50,6 +50,19 @@ struct RunContext {
   bool secrets_tmpfs = false;
   std::vector<std::string> secret_env;
 
+  // A container run (ContainerHook): the image it pins (config digest), its id for the OCI
+  // runtime, its bundle directory (config, and the rootfs overlay the agent mounts) and the
+  // OCI config file, which lives in the secrets tmpfs when the task has secret variables.
+  std::string image;
+  std::string container_id;
+  std::string bundle;
+  std::string oci_config;
+  // What the wrapper runs instead of /bin/sh -c COMMAND (a container: the runtime's command
+  // line), and mount points it hides from it in a mount namespace of its own. Not persisted:
+  // used at start only.
+  std::vector<std::string> argv;
+  std::vector<std::string> unmounts;
+
   // Set at start.
   int wrapper_pid = 0;
   uint64_t wrapper_start = 0;

@@ -5,6 +5,9 @@
 //
 //   Prepare   before the process starts: acquire, create, add PACELINE_* env. On an error the
 //             launch is rejected and the hooks already prepared get Cleanup(kRollback).
+//   Finish    after every Prepare, once the task's environment is built (ctx.final_env): what
+//             needs all the others' results (the container's bundle). On an error every hook
+//             gets Cleanup(kRollback).
 //   Recover   after an agent restart, for a run found in the checkpoint: re-acquire in memory
 //             what Prepare acquired (e.g. mark its ports used) from the recorded context.
 //   Cleanup   after every process of the run is gone (kFinished), or to undo a failed launch
@@ -25,6 +28,7 @@ class TaskHook {
   virtual ~TaskHook() = default;
   virtual absl::string_view name() const = 0;
   virtual absl::Status Prepare(RunContext& ctx) = 0;
+  virtual absl::Status Finish(RunContext& /*ctx*/) { return absl::OkStatus(); }
   virtual absl::Status Recover(RunContext& /*ctx*/) { return absl::OkStatus(); }
   virtual void Cleanup(RunContext& /*ctx*/, CleanupKind /*kind*/) {}
 };

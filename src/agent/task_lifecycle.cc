@@ -22,6 +22,18 @@ absl::Status TaskLifecycle::Prepare(RunContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status TaskLifecycle::Finish(RunContext& ctx) {
+  for (auto& hook : hooks_) {
+    absl::Status s = hook->Finish(ctx);
+    if (!s.ok()) {
+      Cleanup(ctx, CleanupKind::kRollback);
+      return absl::Status(s.code(), absl::StrCat("launch of ", ctx.run().ToString(), " (",
+                                                 hook->name(), "): ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TaskLifecycle::Recover(RunContext& ctx) {
   absl::Status first = absl::OkStatus();
   for (auto& hook : hooks_) {

@@ -1,9 +1,11 @@
 #pragma once
 // TaskLifecycle: the one place where the steps of running a task are wired together.
 //
-//   prepare  hooks in this order: user -> sandbox -> volume -> ports -> gpu -> gang -> cgroup
+//   prepare  hooks in this order: user -> container -> sandbox -> volume -> secrets -> ports ->
+//            gpu -> gang -> cgroup
 //            (TaskLifecycle::Prepare; on error the prepared hooks are rolled back in reverse)
-//   start    the environment is built (BuildEnv) and the wrapper spawned (TaskRunner::Start)
+//   start    the environment is built (BuildEnv), the hooks finish (the container's bundle) and
+//            the wrapper is spawned (TaskRunner::Start)
 //   watch    the wrapper reports the task's pid; its exit is seen through a pidfd (TaskRunner)
 //   health   probes on the event loop while running (HealthMonitor)
 //   stop     SIGTERM to the process group, SIGKILL at the grace deadline (TaskRunner::Kill)
@@ -32,6 +34,8 @@ class TaskLifecycle {
   void AddHook(std::unique_ptr<TaskHook> hook) { hooks_.push_back(std::move(hook)); }
 
   absl::Status Prepare(RunContext& ctx);
+  // After BuildEnv: every hook's Finish; on an error all are rolled back.
+  absl::Status Finish(RunContext& ctx);
   absl::Status Recover(RunContext& ctx);
   void Cleanup(RunContext& ctx, CleanupKind kind);
 

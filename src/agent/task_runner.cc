@@ -66,6 +66,12 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s
   a.stderr_path = absl::StrCat(c.sandbox, "/stderr");
   a.log_max = s.config->log_max_bytes;
   a.command = c.request.spec.command;
+  if (!c.argv.empty()) {
+    // A container: the runtime starts as root and switches to the user in the OCI config.
+    a.user = TaskUser{};
+    a.argv = c.argv;
+    a.unmounts = c.unmounts;
+  }
   const std::vector<std::string> env = c.TaskEnv();
   a.env = &env;
   absl::StatusOr<SpawnedWrapper> w = s.spawner->Spawn(a);
@@ -183,6 +189,13 @@ void TaskRunner::StartHealth() {
     a.cgroup_procs = ctx_.cgroup_procs;
     a.command = std::get<CommandCheck>(spec->check).command;
     health_env_ = ctx_.TaskEnv();
+    if (!ctx_.container_id.empty() && s_.oci != nullptr) {
+      // In the container: `crun exec` as the container's user, with the task's variables.
+      a.user = TaskUser{};
+      a.argv = s_.oci->ExecArgv(ctx_.container_id, ctx_.user.uid, ctx_.user.gid, ctx_.final_env,
+                                a.command);
+      a.unmounts = s_.oci->hide;
+    }
     a.env = &health_env_;
     probe = MakeCommandProbe(std::move(a));
   }

@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_config.h"
+#include "agent/container/container_hook.h"
 #include "agent/health/health_monitor.h"
 #include "agent/isolation/cgroup_driver.h"
 #include "agent/launch/wrapper_protocol.h"
@@ -52,7 +53,8 @@ struct RuntimeServices {
   std::function<void(const RunId&)> reschedule;  // the runner's NextDeadline() changed
   std::function<void(UniqueFd pidfd)> reap;      // waits for and reaps an exiting wrapper
   WrapperSpawner* spawner = nullptr;
-  absl::Time now;  // time of the current runtime call
+  const OciRuntime* oci = nullptr;  // containers: the runtime's command lines
+  absl::Time now;                   // time of the current runtime call
 };
 
 class TaskRunner {

@@ -112,6 +112,9 @@ absl::Status TaskRuntime::Init() {
 
   lifecycle_.AddHook(
       std::make_unique<TaskUserHook>(config_.task_user, switch_users, config_.allow_root_tasks));
+  RETURN_IF_ERROR(InitContainers());
+  lifecycle_.AddHook(std::make_unique<ContainerHook>(config_, oci_, images_.get(),
+                                                     services_.wrapper_path, clock_));
   lifecycle_.AddHook(std::make_unique<SandboxHook>(wd));
   lifecycle_.AddHook(std::make_unique<VolumeHook>(wd));
   lifecycle_.AddHook(std::make_unique<SecretsHook>());
@@ -126,6 +129,7 @@ absl::Status TaskRuntime::Init() {
   services_.poller = poller_.get();
   services_.cgroups = cgroups_.get();
   services_.spawner = spawner_.get();
+  services_.oci = &oci_;
   services_.checkpoint = checkpoint_.get();
   services_.lifecycle = &lifecycle_;
   services_.emit = [this](TaskEvent e) { Emit(std::move(e)); };
@@ -134,6 +138,51 @@ absl::Status TaskRuntime::Init() {
   services_.now = clock_.Now();
   spdlog::info("agent {}: work dir {}, isolation: {}", config_.name, wd, cgroups_->Describe());
   return absl::OkStatus();
+}
+
+absl::Status TaskRuntime::InitContainers() {
+  const std::string& wd = config_.work_dir;
+  absl::StatusOr<OciRuntime> oci = DetectOciRuntime(config_.container_runtime, wd + "/crun");
+  if (!oci.ok()) {
+    // Plain tasks still run; container launches fail saying why.
+    spdlog::warn("agent {}: {}", config_.name, std::string(oci.status().message()));
+    return absl::OkStatus();
+  }
+  oci_ = *std::move(oci);
+  if (oci_.path.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(MakeDirs(oci_.root, 0700));
+  image::ImageStoreOptions options;
+  options.dir = config_.image_dir.empty() ? wd + "/images" : config_.image_dir;
+  options.size_limit_bytes = config_.image_cache_bytes;
+  ASSIGN_OR_RETURN(images_, image::ImageStore::Open(options));
+  RETURN_IF_ERROR(MakeDirs(wd + "/containers", 0700));
+  PullSettings settings{config_.registry_ca_file, config_.registry_stall_timeout};
+  pulls_ = std::make_unique<ImagePulls>(*images_, settings, [this] { poller_->Wakeup(); });
+  spdlog::info("agent {}: containers with {}, images in {}", config_.name, oci_.path, options.dir);
+  return absl::OkStatus();
+}
+
+void TaskRuntime::EmitNotStarted(const RunId& run, TaskEventType type, TerminationReason reason,
+                                 std::string message) {
+  TaskEvent e;
+  e.time = clock_.Now();
+  e.run = run;
+  e.type = type;
+  e.reason = reason;
+  e.message = std::move(message);
+  Emit(std::move(e));
+}
+
+void TaskRuntime::StartPulled() {
+  if (!pulls_) return;
+  for (ImagePulls::Done& d : pulls_->TakeDone()) {
+    absl::Status s = d.status.ok() ? StartRun(d.request) : d.status;
+    if (!s.ok()) {
+      EmitNotStarted(d.request.run, TaskEventType::kFailed, TerminationReason::kLaunchFailed,
+                     std::string(s.message()));
+    }
+  }
+  if (images_) images_->CollectGarbage();
 }
 
 void TaskRuntime::Emit(TaskEvent e) {
@@ -164,6 +213,12 @@ absl::Status TaskRuntime::Launch(const LaunchRequest& request) {
   }
   RETURN_IF_ERROR(ValidateLaunchRequest(request));
   if (runners_.contains(request.run)) return absl::OkStatus();  // a retransmission
+  if (pulls_ && pulls_->Waiting(request.run)) return absl::OkStatus();
+  if (pulls_ && pulls_->MaybeWait(request)) return absl::OkStatus();  // once its image is here
+  return StartRun(request);
+}
+
+absl::Status TaskRuntime::StartRun(const LaunchRequest& request) {
   services_.now = clock_.Now();
   RunContext ctx;
   ctx.request = request;
@@ -182,6 +237,7 @@ absl::Status TaskRuntime::Launch(const LaunchRequest& request) {
   }
   RETURN_IF_ERROR(lifecycle_.Prepare(ctx));
   ctx.final_env = lifecycle_.BuildEnv(ctx);
+  RETURN_IF_ERROR(lifecycle_.Finish(ctx));
   absl::StatusOr<std::unique_ptr<TaskRunner>> runner = TaskRunner::Start(services_, ctx);
   if (!runner.ok()) {
     lifecycle_.Cleanup(ctx, CleanupKind::kRollback);
@@ -192,6 +248,11 @@ absl::Status TaskRuntime::Launch(const LaunchRequest& request) {
 }
 
 absl::Status TaskRuntime::Kill(const RunId& run, std::optional<absl::Duration> grace) {
+  if (pulls_ && pulls_->Cancel(run)) {
+    EmitNotStarted(run, TaskEventType::kKilled, TerminationReason::kKilledGracefully,
+                   "killed while its image was being pulled; it never started");
+    return absl::OkStatus();
+  }
   auto it = runners_.find(run);
   if (it == runners_.end()) return absl::OkStatus();  // unknown or finished: acknowledged
   services_.now = clock_.Now();
@@ -235,6 +296,7 @@ void TaskRuntime::Poll(absl::Time now) {
   for (int i = 0; i < 64 && poller_->Dispatch(absl::ZeroDuration()) > 0; ++i) {
   }
   RunTimers(now);
+  StartPulled();
   ReapFinished();
   if (now - last_sync_ >= kSyncInterval) {
     absl::Status s = Sync();

@@ -35,6 +35,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_config.h"
+#include "agent/container/container_hook.h"
+#include "agent/container/image_pulls.h"
 #include "agent/host/host_info.h"
 #include "agent/isolation/cgroup_driver.h"
 #include "agent/isolation/gpu_hook.h"
@@ -114,6 +116,9 @@ class TaskRuntime {
   // InvalidArgument (malformed), AlreadyExists (this run already ran here), ResourceExhausted
   // (ports, GPUs), NotFound / PermissionDenied (task user), FailedPrecondition (no Recover).
   absl::Status Launch(const LaunchRequest& request);
+  // The host's image cache; null when the host runs no containers.
+  image::ImageStore* images() { return images_.get(); }
+
   // Stops a run: SIGTERM to its process group, SIGKILL after `grace` (default: the spec's
   // kill_grace). OK also for an unknown or already ending run (nothing to do).
   absl::Status Kill(const RunId& run, std::optional<absl::Duration> grace = std::nullopt);
@@ -147,6 +152,13 @@ class TaskRuntime {
  private:
   TaskRuntime(AgentConfig config, const Clock& clock);
   absl::Status Init();
+  absl::Status InitContainers();
+  // Launch once the image is there: hooks, wrapper.
+  absl::Status StartRun(const LaunchRequest& request);
+  // Launches whose image pull ended: start them, or fail them with the pull's error.
+  void StartPulled();
+  void EmitNotStarted(const RunId& run, TaskEventType type, TerminationReason reason,
+                      std::string message);
   void Reschedule(const RunId& run);
   void RunTimers(absl::Time now);
   void ReapFinished();
@@ -167,6 +179,9 @@ class TaskRuntime {
   std::unique_ptr<PortAllocator> ports_;
   std::unique_ptr<GpuAllocator> gpus_;
   std::unique_ptr<WrapperSpawner> spawner_;
+  OciRuntime oci_;
+  std::unique_ptr<image::ImageStore> images_;
+  std::unique_ptr<ImagePulls> pulls_;
   TaskLifecycle lifecycle_;
   RuntimeServices services_;
   absl::flat_hash_map<RunId, std::unique_ptr<TaskRunner>> runners_;

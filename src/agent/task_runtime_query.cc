@@ -41,6 +41,9 @@ std::vector<RunStatus> TaskRuntime::ListRuns() const {
   for (const auto& [run, r] : runners_) {
     if (!r->done()) out.push_back(StatusOf(*r));
   }
+  if (pulls_) {
+    for (const RunId& run : pulls_->WaitingRuns()) out.push_back(RunStatus{.run = run});
+  }
   std::sort(out.begin(), out.end(),
             [](const RunStatus& a, const RunStatus& b) { return a.run < b.run; });
   return out;

@@ -21,6 +21,7 @@
 #include "common/leader_hint.h"
 #include "common/status.h"
 #include "common/version.h"
+#include "image/image_store.h"
 #include "paceline/v1/host.grpc.pb.h"
 #include "wire/agent_runtime.h"
 #include "wire/core.h"
@@ -85,6 +86,7 @@ struct AgentDaemon::Impl {
   bool announced = false;
   agent::UsageSampler usage;
   absl::Time next_usage = absl::InfinitePast();
+  std::optional<std::string> sent_images;  // the inventory last sent on this connection
 
   void TryConnect(absl::Time now) {
     if (connected || now < next_attempt) return;
@@ -227,6 +229,7 @@ struct AgentDaemon::Impl {
     }
     for (const v1::MasterMessage& m : msgs) {
       if (m.has_registered()) {
+        sent_images.reset();  // a new connection: the master gets the whole inventory again
         heartbeat_interval =
             absl::Milliseconds(std::max<int64_t>(100, m.registered().heartbeat_interval_ms()));
         backoff = absl::Milliseconds(100);
@@ -316,10 +319,34 @@ struct AgentDaemon::Impl {
       // time since the last sample, which is still an honest average.
       next_usage = now + config.usage_interval;
       if (std::optional<agent::UsageReport> r = usage.Sample(runtime->Usage(now))) {
-        if (!stream->Write(wire::ToUsageMessage(*r, config.usage_interval))) return Disconnect(now);
+        v1::AgentMessage msg = wire::ToUsageMessage(*r, config.usage_interval);
+        AddImagesIfChanged(msg.mutable_usage());
+        if (!stream->Write(msg)) return Disconnect(now);
       }
     }
     SendHeartbeatIfDue(now);
+  }
+
+  // The image cache goes with a usage report when it changed since the last one sent on this
+  // connection (the master keeps it; placement prefers hosts that have a task's image).
+  void AddImagesIfChanged(v1::AgentUsage* usage) {
+    image::ImageStore* images = runtime->images();
+    if (images == nullptr) return;
+    v1::ImageInventory inventory;
+    for (const image::CachedImage& img : images->List()) {
+      v1::HostImage* out = inventory.add_images();
+      out->set_config_digest(img.config_digest);
+      for (const std::string& ref : img.refs) out->add_refs(ref);
+      out->set_size_bytes(img.size_bytes);
+      if (img.last_used != absl::InfinitePast()) {
+        out->set_last_used_unix_ms(absl::ToUnixMillis(img.last_used));
+      }
+      out->set_tasks(static_cast<uint32_t>(std::max(0, img.pins)));
+    }
+    std::string text = inventory.SerializeAsString();
+    if (sent_images && *sent_images == text) return;
+    *usage->mutable_images() = std::move(inventory);
+    sent_images = std::move(text);
   }
 
   void SendHeartbeatIfDue(absl::Time now) {

@@ -103,6 +103,14 @@ void FillHost(const SchedulerCore& core, const hostmgr::TrackedHost& h, std::str
   }
   info->set_isolation(core.hosts().isolation(h.id));
   info->set_maintenance(std::string(MaintenanceName(h.maintenance)));
+  for (const scheduler::HostImage& img : core.agents().HostImages(h.spec.name)) {
+    v1::HostImage* out = info->add_images();
+    out->set_config_digest(img.config_digest);
+    for (const std::string& ref : img.refs) out->add_refs(ref);
+    out->set_size_bytes(img.size_bytes);
+    out->set_last_used_unix_ms(wire::ToUnixMillis(img.last_used));
+    out->set_tasks(img.tasks);
+  }
   if (std::optional<scheduler::HostUsageView> u = core.agents().HostUsage(h.spec.name, now)) {
     *info->mutable_used() = wire::ToProto(u->used);
     *info->mutable_tasks_used() = wire::ToProto(u->tasks_used);

@@ -13,6 +13,7 @@
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/ids.h"
+#include "common/units.h"
 #include "paceline/v1/host.grpc.pb.h"
 #include "paceline/v1/job.grpc.pb.h"
 
@@ -277,6 +278,30 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
                 FormatUnixMillis(h.last_seen_unix_ms())});
     }
     std::cout << t.Render();
+  });
+
+  // host images HOST: its image cache, as its agent last reported it.
+  CLI::App* images = host->add_subcommand("images", "a host's image cache (for containers)");
+  static std::string images_host;
+  images->add_option("host", images_host, "host name (see host list)")->required();
+  images->callback([&ctx] {
+    v1::ListHostsRequest req;
+    req.set_name_contains(images_host);
+    std::optional<v1::ListHostsResponse> resp =
+        Run(ctx, CallKind::kRead, &v1::HostService::Stub::ListHosts, req);
+    if (!resp) return;
+    for (const v1::HostInfo& h : resp->hosts()) {
+      if (h.name() != images_host) continue;
+      Table t({"image", "references", "size", "tasks", "last used"});
+      for (const v1::HostImage& img : h.images()) {
+        t.AddRow({img.config_digest().substr(0, 19), absl::StrJoin(img.refs(), ","),
+                  FormatBytesApprox(img.size_bytes()), absl::StrCat(img.tasks()),
+                  FormatUnixMillis(img.last_used_unix_ms())});
+      }
+      std::cout << t.Render();
+      return;
+    }
+    ctx.Fail(absl::NotFoundError(absl::StrCat("host ", images_host, " not found")));
   });
 
   static std::string name;

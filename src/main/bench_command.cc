@@ -213,6 +213,7 @@ void RegisterBenchCommand(CLI::App& app, CommandContext& ctx) {
   RegisterScaleBench(bench, ctx);
   RegisterFleetBench(bench, ctx);
   RegisterRetentionBench(bench, ctx);
+  RegisterContainerBench(bench, ctx);
 }
 
 }  // namespace paceline::cli

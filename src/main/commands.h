@@ -20,8 +20,10 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx);        // sim
 void RegisterBenchCommand(CLI::App& app, CommandContext& ctx);      // bench api|scale|fleet
 void RegisterFleetBench(CLI::App* bench, CommandContext& ctx);      // bench fleet
 void RegisterRetentionBench(CLI::App* bench, CommandContext& ctx);  // bench retention
+void RegisterContainerBench(CLI::App* bench, CommandContext& ctx);  // bench containers
 void RegisterStoreCommands(CLI::App& app, CommandContext& ctx);     // store migrate
 void RegisterSecretKeyCommand(CLI::App& app, CommandContext& ctx);  // secret new-key
+void RegisterImageCommands(CLI::App& app, CommandContext& ctx);     // image load|list
 
 // A benchmark's JSON report, with the machine added: written to `file` when given, and printed
 // when the user asked for -o json (then it returns true: the table is not wanted).

@@ -69,6 +69,12 @@ struct AgentFlags {
   std::string task_user = "nobody";
   std::string cgroup = "auto";
   std::string usage_interval = "5s";
+  std::string container_runtime = "crun";
+  std::string image_dir;
+  std::string image_cache = "20Gi";
+  std::string registry_ca;
+  std::string registry_timeout = "30s";
+  std::vector<std::string> container_host_paths;
 };
 
 void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
@@ -162,6 +168,20 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
   cmd->add_option("--usage-interval", f.usage_interval,
                   "how often the agent reports the cpu and memory its tasks and the host use")
       ->capture_default_str();
+  cmd->add_option("--container-runtime", f.container_runtime,
+                  "the OCI runtime for tasks with task.container (\"\": no containers here)")
+      ->capture_default_str();
+  cmd->add_option("--image-dir", f.image_dir, "the image cache (default: WORK_DIR/images)");
+  cmd->add_option("--image-cache", f.image_cache,
+                  "the image cache's size; beyond it, unused images go, least recently used first")
+      ->capture_default_str();
+  cmd->add_option("--registry-ca", f.registry_ca,
+                  "a PEM file of CAs to trust for registries, besides the system's");
+  cmd->add_option("--registry-timeout", f.registry_timeout,
+                  "a pull fails when the registry sends nothing for this long")
+      ->capture_default_str();
+  cmd->add_option("--container-host-path", f.container_host_paths,
+                  "a host directory containers may mount (repeatable)");
 }
 
 absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
@@ -293,6 +313,25 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
     return absl::InvalidArgumentError("--usage-interval: must be at least 100ms");
   }
   c.usage_interval = *usage_interval;
+  c.agent.container_runtime = f.container_runtime;
+  c.agent.image_dir = f.image_dir;
+  auto cache = ParseBytes(f.image_cache);
+  if (!cache.ok()) return WithFlag(cache.status(), "--image-cache");
+  c.agent.image_cache_bytes = *cache;
+  c.agent.registry_ca_file = f.registry_ca;
+  auto registry_timeout = ParseDurationStrict(f.registry_timeout);
+  if (!registry_timeout.ok()) return WithFlag(registry_timeout.status(), "--registry-timeout");
+  if (*registry_timeout < absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--registry-timeout: must be at least 1s");
+  }
+  c.agent.registry_stall_timeout = *registry_timeout;
+  for (const std::string& p : f.container_host_paths) {
+    if (p.empty() || p.front() != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--container-host-path: '", p, "' is not an absolute path"));
+    }
+  }
+  c.agent.container_host_paths = f.container_host_paths;
   return c;
 }
 

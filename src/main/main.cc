@@ -13,5 +13,5 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   return RunCli(argc, argv,
                 {RegisterDaemonCommands, RegisterSimCommand, RegisterBenchCommand,
-                 RegisterStoreCommands, RegisterSecretKeyCommand});
+                 RegisterStoreCommands, RegisterSecretKeyCommand, RegisterImageCommands});
 }

@@ -54,9 +54,15 @@ void SecretBook::Take(const std::vector<records::SecretRecord>& put,
 
 void SecretBook::FillLaunch(const std::string& pool, v1::LaunchTask& launch) const {
   absl::MutexLock lock(&mu_);
-  for (const v1::SecretRef& ref : launch.task().secrets()) {
+  // The task's secrets, and the registry credentials of its container.
+  std::vector<std::string> names;
+  for (const v1::SecretRef& ref : launch.task().secrets()) names.push_back(ref.name());
+  if (!launch.task().container().pull_secret().empty()) {
+    names.push_back(launch.task().container().pull_secret());
+  }
+  for (const std::string& name : names) {
     const records::SecretRecord* found = nullptr;
-    for (const std::string& path : secrets::Candidates(pool, ref.name())) {
+    for (const std::string& path : secrets::Candidates(pool, name)) {
       auto it = secrets_.find(path);
       if (it != secrets_.end()) {
         found = &it->second;
@@ -64,7 +70,7 @@ void SecretBook::FillLaunch(const std::string& pool, v1::LaunchTask& launch) con
       }
     }
     if (found == nullptr) {
-      launch.set_secret_error(absl::StrCat("secret ", ref.name(), " is not in ", pool,
+      launch.set_secret_error(absl::StrCat("secret ", name, " is not in ", pool,
                                            pool == "/" ? "" : " or a pool above it",
                                            " (deleted after the job was created?)"));
       launch.clear_secret_values();
@@ -76,7 +82,7 @@ void SecretBook::FillLaunch(const std::string& pool, v1::LaunchTask& launch) con
       launch.clear_secret_values();
       return;
     }
-    (*launch.mutable_secret_values())[ref.name()] = *std::move(value);
+    (*launch.mutable_secret_values())[name] = *std::move(value);
   }
 }
 

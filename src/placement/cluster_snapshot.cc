@@ -249,6 +249,24 @@ absl::Status ClusterSnapshot::SetHostLabels(
   return absl::OkStatus();
 }
 
+absl::Status ClusterSnapshot::SetHostImages(HostId id,
+                                            absl::flat_hash_map<std::string, int64_t> images) {
+  HostState* h = mutable_host(id);
+  if (h == nullptr) return NotFound(id);
+  for (const auto& [ref, size] : images) {
+    int64_t& known = image_sizes_[ref];
+    known = std::max(known, size);
+  }
+  h->images_ = std::move(images);
+  ++h->version_;
+  return absl::OkStatus();
+}
+
+int64_t ClusterSnapshot::ImageSize(const std::string& image) const {
+  auto it = image_sizes_.find(image);
+  return it == image_sizes_.end() ? 0 : it->second;
+}
+
 absl::Status ClusterSnapshot::SetHostSlack(HostId id, const Resources& slack) {
   HostState* h = mutable_host(id);
   if (h == nullptr) return NotFound(id);

@@ -72,6 +72,10 @@ class ClusterSnapshot {
   // Marks the host DOWN or LOST and releases every task on it; returns them.
   absl::StatusOr<std::vector<TaskId>> FailHost(HostId id, HostStatus status = HostStatus::kLost);
   absl::Status SetHostLabels(HostId id, std::vector<std::pair<std::string, std::string>> labels);
+  // The images the host has cached (canonical reference -> bytes), as its agent reported them.
+  absl::Status SetHostImages(HostId id, absl::flat_hash_map<std::string, int64_t> images);
+  // The largest size any host reported for `image`; 0 when no host has it.
+  int64_t ImageSize(const std::string& image) const;
   // The host's slack: what its running regular tasks hold but do not use (cpu and memory; the
   // gpu dimension is ignored, negative amounts count as 0). Zero when its usage is not known.
   absl::Status SetHostSlack(HostId id, const Resources& slack);
@@ -175,6 +179,7 @@ class ClusterSnapshot {
   absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, std::vector<uint32_t>>>
       label_index_;
   absl::flat_hash_map<std::string, uint32_t> label_pairs_;
+  absl::flat_hash_map<std::string, int64_t> image_sizes_;  // the largest size reported
   // Task records live in a dense vector (freed entries reused) and the hash map finds them:
   // the map's spare slots then cost 4 bytes of index each, not a whole record.
   std::vector<TaskRecord> records_;

@@ -161,6 +161,10 @@ class HostState {
   uint32_t LabelPairCount(uint32_t label_pair) const;
   const std::vector<TaskId>& tasks() const { return tasks_; }
 
+  // The images the host's agent has cached: canonical reference -> size in bytes (what it
+  // last reported; empty for agents that run no containers).
+  const absl::flat_hash_map<std::string, int64_t>& images() const { return images_; }
+
   // Grows on every usage change; lets scorers cache per-host values.
   uint64_t version() const { return version_; }
 
@@ -195,6 +199,7 @@ class HostState {
   absl::flat_hash_map<JobId, uint32_t> job_counts_;
   absl::flat_hash_map<uint32_t, uint32_t> label_pair_counts_;
   std::vector<TaskId> tasks_;
+  absl::flat_hash_map<std::string, int64_t> images_;
   uint64_t version_ = 0;
 };
 

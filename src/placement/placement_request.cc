@@ -1,5 +1,7 @@
 #include "placement/placement_request.h"
 
+#include "spec/image_ref.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -28,9 +30,9 @@ uint64_t FullHash(const TaskShape& s) {
   std::vector<int64_t> res(kNumDims);
   for (int i = 0; i < kNumDims; ++i) res[i] = s.resources.at(i);
   return absl::Hash<std::tuple<uint64_t, uint64_t, decltype(s.job_labels), std::vector<int64_t>,
-                               std::vector<std::string>, decltype(mph), bool>>()(
+                               std::vector<std::string>, decltype(mph), bool, std::string>>()(
       std::make_tuple(s.static_signature, s.job.value(), s.job_labels, res, s.port_names, mph,
-                      s.revocable));
+                      s.revocable, s.image));
 }
 
 }  // namespace
@@ -93,6 +95,10 @@ absl::StatusOr<std::shared_ptr<const TaskShape>> TaskShapeFromSpec(JobId job, co
   }
   s.exclusive = task.exclusive;
   s.revocable = spec.sla.revocable;
+  if (task.container) {
+    absl::StatusOr<spec::ImageRef> ref = spec::ParseImageRef(task.container->image);
+    if (ref.ok()) s.image = ref->ToString();
+  }
   return MakeTaskShape(std::move(s));
 }
 

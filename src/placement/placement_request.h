@@ -42,6 +42,9 @@ struct TaskShape {
   // sla.revocable: fits in the host's unallocated capacity plus its slack (HostState::FreeFor),
   // and is reclaimed when regular work or the regular tasks' usage needs that capacity back.
   bool revocable = false;
+  // task.container.image in canonical form (spec/image_ref.h); "" for a plain task. Hosts that
+  // have it cached are preferred (scorer image_locality).
+  std::string image;
 
   // Derived by MakeTaskShape; do not set by hand.
   uint64_t signature = 0;         // hash of every field above

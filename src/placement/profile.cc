@@ -18,6 +18,7 @@
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
+#include "placement/scorers/image_locality_scorer.h"
 #include "placement/scorers/pack_scorer.h"
 #include "placement/scorers/previous_host_scorer.h"
 #include "placement/scorers/random_scorer.h"
@@ -66,6 +67,7 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
           {"previous_host", &NewScorer<PreviousHostScorer>},
           {"stateful_sticky", &NewScorer<StatefulStickyScorer>},
           {"avoid_reclaim", &NewScorer<AvoidReclaimScorer>},
+          {"image_locality", &NewScorer<ImageLocalityScorer>},
       };
   return *table;
 }
@@ -78,6 +80,9 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
 constexpr double kPreviousHostWeight = 8;
 constexpr double kStatefulWeight = 16;
 constexpr double kAvoidReclaimWeight = 2;
+// Among equally good hosts, one that has the task's image cached (docs/containers.md): a
+// nudge, below a pack/spread preference's full weight.
+constexpr double kImageLocalityWeight = 0.5;
 constexpr uint32_t kDefaultCandidates = 16;
 
 ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy, WalkOrder walk) {
@@ -86,6 +91,7 @@ ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy,
   p.filters = FilterNames();
   p.scorers = std::move(policy);
   p.scorers.push_back({"avoid_reclaim", kAvoidReclaimWeight});
+  p.scorers.push_back({"image_locality", kImageLocalityWeight});
   p.scorers.push_back({"previous_host", kPreviousHostWeight});
   p.scorers.push_back({"stateful_sticky", kStatefulWeight});
   p.walk = walk;

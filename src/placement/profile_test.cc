@@ -28,7 +28,7 @@ TEST(Profile, DefaultAndFgdWeights) {
   EXPECT_EQ(d->spec().walk, WalkOrder::kTightestFirst);
   EXPECT_EQ(d->spec().max_candidates, 16u);
   EXPECT_TRUE(d->any_device_aware());
-  ASSERT_EQ(d->spec().scorers.size(), 5u);
+  ASSERT_EQ(d->spec().scorers.size(), 6u);
   EXPECT_EQ(d->spec().scorers[0].scorer, "pack");
   EXPECT_EQ(d->spec().scorers[1].scorer, "gpu_fragmentation");
   EXPECT_EQ(d->spec().scorers[2].scorer, "avoid_reclaim");
@@ -36,6 +36,9 @@ TEST(Profile, DefaultAndFgdWeights) {
   // Not displacing revocable work matters more than packing, less than fragmentation.
   EXPECT_GT(d->spec().scorers[2].weight, d->spec().scorers[0].weight);
   EXPECT_LT(d->spec().scorers[2].weight, d->spec().scorers[1].weight);
+  // Having the task's image cached is a nudge, below packing's full weight.
+  EXPECT_EQ(d->spec().scorers[3].scorer, "image_locality");
+  EXPECT_LT(d->spec().scorers[3].weight, d->spec().scorers[0].weight);
   absl::StatusOr<Profile> bf = Profile::Named("best-fit");
   ASSERT_TRUE(bf.ok());
   EXPECT_FALSE(bf->any_device_aware());

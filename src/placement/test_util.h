@@ -110,6 +110,10 @@ class ShapeBuilder {
     s_.revocable = r;
     return *this;
   }
+  ShapeBuilder& Image(std::string ref) {
+    s_.image = std::move(ref);
+    return *this;
+  }
   std::shared_ptr<const TaskShape> Build() const {
     auto s = MakeTaskShape(s_);
     PL_CHECK(s.ok()) << s.status();

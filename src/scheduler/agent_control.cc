@@ -137,6 +137,16 @@ void AgentControl::ReportUsage(const std::string& host, const HostUsageSample& s
     samples.push_back(s);
   }
   core_.usage_.Report(host, sample, samples, now);
+  if (sample.images) {
+    if (const hostmgr::TrackedHost* h = core_.hosts_.Find(host)) {
+      absl::flat_hash_map<std::string, int64_t> by_ref;
+      for (const HostImage& img : *sample.images) {
+        for (const std::string& ref : img.refs) by_ref[ref] = img.size_bytes;
+      }
+      core_.snapshot_.SetHostImages(h->id, std::move(by_ref)).IgnoreError();
+      core_.host_images_[host] = *sample.images;
+    }
+  }
 }
 
 std::optional<RunUsageView> AgentControl::RunUsage(TaskId task, absl::Time now) const {
@@ -163,6 +173,12 @@ absl::Status AgentControl::SetMaintenance(const std::string& name, records::Host
   core_.daemons_.MarkDirty();
   if (next == records::HostMaintenance::kDraining) core_.DrainHosts(now, out);
   return absl::OkStatus();
+}
+
+const std::vector<HostImage>& AgentControl::HostImages(const std::string& host) const {
+  static const auto* none = new std::vector<HostImage>();
+  auto it = core_.host_images_.find(host);
+  return it == core_.host_images_.end() ? *none : it->second;
 }
 
 std::optional<HostUsageView> AgentControl::HostUsage(const std::string& host,

@@ -77,6 +77,8 @@ class AgentControl {
   // The current run's fresh measurement, if any.
   std::optional<RunUsageView> RunUsage(TaskId task, absl::Time now) const;
   std::optional<HostUsageView> HostUsage(const std::string& host, absl::Time now) const;
+  // The host's image cache as its agent last reported it (empty: none reported).
+  const std::vector<HostImage>& HostImages(const std::string& host) const;
   // Allocated to regular tasks but measured unused (the slack the resource manager is told of).
   Resources AllocatedUnused(absl::Time now) const;
 

@@ -182,6 +182,7 @@ class SchedulerCore {
   hostmgr::HostTracker hosts_;
   hostmgr::DaemonSet daemons_;
   UsageTracker usage_;
+  absl::flat_hash_map<std::string, std::vector<HostImage>> host_images_;  // by host name
   uint32_t draining_hosts_ = 0;
   uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;

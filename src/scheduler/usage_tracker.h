@@ -37,11 +37,24 @@ struct RunUsageSample {
   bool regular = true;  // false: revocable work (it is slack's consumer, not its source)
 };
 
+// One image in a host's cache, as its agent reports it (docs/containers.md).
+struct HostImage {
+  std::string config_digest;
+  std::vector<std::string> refs;  // canonical references
+  int64_t size_bytes = 0;
+  absl::Time last_used = absl::InfinitePast();
+  uint32_t tasks = 0;  // running tasks that use it
+  friend bool operator==(const HostImage&, const HostImage&) = default;
+};
+
 // What one agent measured on its host.
 struct HostUsageSample {
   Resources used;  // the whole machine: cpu and memory
   int64_t memory_total_bytes = 0;
   absl::Duration interval = absl::Seconds(5);  // the agent's reporting interval
+  // The images the host has cached (canonical reference -> bytes), when the agent sent its
+  // inventory with this report (it does when it changed, and after connecting).
+  std::optional<std::vector<HostImage>> images;
 };
 
 struct RunUsageView {

@@ -87,6 +87,44 @@ struct VolumeSpec {
   friend bool operator==(const VolumeSpec&, const VolumeSpec&) = default;
 };
 
+// A task that runs from an OCI image (docs/containers.md): the image's root filesystem, run by
+// the host's OCI runtime inside the task's own cgroup, so that resources, logs, ports, health
+// checks, the sandbox, the volume and secrets work as for a plain task.
+enum class PullPolicy : uint8_t { kIfNotPresent = 0, kAlways = 1, kNever = 2 };
+enum class ContainerNetwork : uint8_t { kHost = 0, kNone = 1 };
+absl::string_view PullPolicyName(PullPolicy p);
+absl::string_view ContainerNetworkName(ContainerNetwork n);
+
+// One mount into the container. `source` is one of:
+//   tmpfs            an empty in-memory file system (counted in the task's memory)
+//   sandbox[/SUB]    the task's sandbox, or a directory in it (made when missing)
+//   volume           the stateful task's volume
+//   /HOST/PATH       a host path the agent allows (its config's container_host_paths)
+// `target` is an absolute path in the container.
+struct ContainerMount {
+  std::string source;
+  std::string target;
+  bool read_only = false;
+  friend bool operator==(const ContainerMount&, const ContainerMount&) = default;
+};
+inline constexpr size_t kMaxContainerMounts = 32;
+
+struct ContainerSpec {
+  std::string image;  // a reference (spec/image_ref.h): [REGISTRY/]REPOSITORY[:TAG][@DIGEST]
+  PullPolicy pull = PullPolicy::kIfNotPresent;
+  // What runs: task.command, when given, as `/bin/sh -c COMMAND` in the container; otherwise
+  // the entrypoint and args given here, each replacing the image's Entrypoint / Cmd.
+  std::optional<std::vector<std::string>> entrypoint;
+  std::optional<std::vector<std::string>> args;
+  std::string user;  // "UID[:GID]" or a name in the image's /etc/passwd; "" = the image's
+  bool read_only_rootfs = false;
+  std::vector<ContainerMount> mounts;
+  ContainerNetwork network = ContainerNetwork::kHost;
+  // A secret of the pool holding the registry's credentials as "USER:PASSWORD"; "" = none.
+  std::string pull_secret;
+  friend bool operator==(const ContainerSpec&, const ContainerSpec&) = default;
+};
+
 // A secret the task gets (docs/security.md "Secrets"): the secret `name` of the job's pool or
 // of the nearest pool above it, as the variable `env` or as the file `file` under the task's
 // $PACELINE_SECRETS directory (mode 0400); exactly one of the two.
@@ -111,7 +149,8 @@ struct TaskSpec {
   RestartSpec restart;
   std::optional<HealthSpec> health;
   std::vector<Constraint> constraints;
-  std::optional<VolumeSpec> volume;  // stateful jobs only
+  std::optional<VolumeSpec> volume;        // stateful jobs only
+  std::optional<ContainerSpec> container;  // run from an OCI image; unset = a plain process
   absl::Duration kill_grace = absl::Seconds(30);
   std::string exclusive;    // only hosts labelled paceline.exclusive=<this>; empty = none
   bool controller = false;  // counts against the pool's controller_limit

@@ -229,9 +229,10 @@ void CheckSecretRefs(ErrorSink& sink, const TaskSpec& t) {
 
 void CheckTask(ErrorSink& sink, const JobSpec& spec) {
   const TaskSpec& t = spec.task;
-  if (t.command.empty()) {
+  if (t.command.empty() && !t.container) {
     sink.Add("task.command", "is required; expected the command line to run");
   }
+  validation_internal::CheckContainer(sink, spec);
   CheckText(sink, "task.command", t.command, TextKind::kText);
   validation_internal::CheckTaskResources(sink, "task.resources", t.resources);
   std::set<std::string> seen;

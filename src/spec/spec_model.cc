@@ -50,6 +50,22 @@ absl::string_view RestartPolicyName(RestartPolicy p) {
   return "?";
 }
 
+absl::string_view PullPolicyName(PullPolicy p) {
+  switch (p) {
+    case PullPolicy::kIfNotPresent:
+      return "if-not-present";
+    case PullPolicy::kAlways:
+      return "always";
+    case PullPolicy::kNever:
+      return "never";
+  }
+  return "?";
+}
+
+absl::string_view ContainerNetworkName(ContainerNetwork n) {
+  return n == ContainerNetwork::kNone ? "none" : "host";
+}
+
 absl::string_view ConstraintOpName(ConstraintOp op) {
   switch (op) {
     case ConstraintOp::kIn:

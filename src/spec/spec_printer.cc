@@ -126,10 +126,35 @@ void PutConstraint(YAML::Emitter& out, const Constraint& c) {
   out << YAML::EndMap;
 }
 
+void PutContainer(YAML::Emitter& out, const ContainerSpec& c) {
+  const ContainerSpec d;
+  out << YAML::Key << "container" << YAML::Value << YAML::BeginMap;
+  PutStr(out, "image", c.image);
+  if (c.pull != d.pull) PutStr(out, "pull", PullPolicyName(c.pull));
+  if (c.entrypoint) PutStrings(out, "entrypoint", *c.entrypoint);
+  if (c.args) PutStrings(out, "args", *c.args);
+  if (!c.user.empty()) PutStr(out, "user", c.user);
+  if (c.read_only_rootfs) Put(out, "read_only_rootfs", true);
+  if (!c.mounts.empty()) {
+    out << YAML::Key << "mounts" << YAML::Value << YAML::BeginSeq;
+    for (const ContainerMount& m : c.mounts) {
+      out << YAML::Flow << YAML::BeginMap;
+      PutStr(out, "source", m.source);
+      PutStr(out, "target", m.target);
+      if (m.read_only) Put(out, "read_only", true);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  if (c.network != d.network) PutStr(out, "network", ContainerNetworkName(c.network));
+  if (!c.pull_secret.empty()) PutStr(out, "pull_secret", c.pull_secret);
+  out << YAML::EndMap;
+}
+
 void PutTask(YAML::Emitter& out, const TaskSpec& t) {
   const TaskSpec d;
   out << YAML::Key << "task" << YAML::Value << YAML::BeginMap;
-  PutStr(out, "command", t.command);
+  if (!t.command.empty() || !t.container) PutStr(out, "command", t.command);
   PutResources(out, "resources", t.resources, /*all=*/false);
   if (!t.gpu_models.empty()) PutStrings(out, "gpu_models", t.gpu_models);
   if (!t.ports.empty()) PutStrings(out, "ports", t.ports);
@@ -157,6 +182,7 @@ void PutTask(YAML::Emitter& out, const TaskSpec& t) {
     PutStr(out, "size", FormatBytes(t.volume->size_bytes));
     out << YAML::EndMap;
   }
+  if (t.container) PutContainer(out, *t.container);
   if (t.kill_grace != d.kill_grace) PutDuration(out, "kill_grace", t.kill_grace);
   if (!t.exclusive.empty()) PutStr(out, "exclusive", t.exclusive);
   if (t.controller) Put(out, "controller", true);

@@ -9,10 +9,16 @@
 namespace paceline::yaml_internal {
 namespace {
 
-constexpr std::array<absl::string_view, 15> kTaskKeys = {
-    "command",    "resources", "gpu_models", "ports",       "env",
-    "secrets",    "restart",   "health",     "constraints", "volume",
-    "kill_grace", "exclusive", "controller", "user",        "duration"};
+constexpr std::array<absl::string_view, 16> kTaskKeys = {
+    "command",   "resources",  "gpu_models",  "ports",   "env",       "secrets",
+    "restart",   "health",     "constraints", "volume",  "container", "kill_grace",
+    "exclusive", "controller", "user",        "duration"};
+constexpr std::array<absl::string_view, 9> kContainerKeys = {
+    "image",  "pull",    "entrypoint", "args", "user", "read_only_rootfs",
+    "mounts", "network", "pull_secret"};
+constexpr std::array<absl::string_view, 3> kPullPolicies = {"if-not-present", "always", "never"};
+constexpr std::array<absl::string_view, 2> kNetworks = {"host", "none"};
+constexpr std::array<absl::string_view, 3> kMountKeys = {"source", "target", "read_only"};
 constexpr std::array<absl::string_view, 3> kSecretKeys = {"name", "env", "file"};
 constexpr std::array<absl::string_view, 4> kResourceKeys = {"cpu", "memory", "disk", "gpu"};
 constexpr std::array<absl::string_view, 4> kRestartKeys = {"policy", "max_failures",
@@ -198,11 +204,51 @@ std::optional<std::map<std::string, std::string>> ReadEnv(const Field& f, Diagno
   return ReadStringMap(f, "expected a map of variable names to values such as {MODE: full}", diag);
 }
 
+std::optional<ContainerSpec> ReadContainer(const Field& f, Diagnostics& diag) {
+  MapReader m(f, kContainerKeys, "expected a map such as {image: registry.example.com/app:1.4}",
+              diag);
+  if (!m.ok()) return std::nullopt;
+  ContainerSpec c;
+  ReadInto(m.Require("image", "expected an image reference such as registry.example.com/app:1.4"),
+           c.image, ReadString, diag);
+  if (auto p = m.Get("pull")) {
+    if (auto v = ReadEnum(*p, kPullPolicies, diag)) c.pull = static_cast<PullPolicy>(*v);
+  }
+  if (auto e = m.Get("entrypoint")) c.entrypoint = ReadStringList(*e, diag);
+  if (auto a = m.Get("args")) c.args = ReadStringList(*a, diag);
+  ReadInto(m.Get("user"), c.user, ReadString, diag);
+  ReadInto(m.Get("read_only_rootfs"), c.read_only_rootfs, ReadBool, diag);
+  if (auto n = m.Get("network")) {
+    if (auto v = ReadEnum(*n, kNetworks, diag)) c.network = static_cast<ContainerNetwork>(*v);
+  }
+  ReadInto(m.Get("pull_secret"), c.pull_secret, ReadString, diag);
+  if (auto ms = m.Get("mounts")) {
+    auto items =
+        ReadSequence(*ms, "expected a list such as [{source: tmpfs, target: /scratch}]", diag);
+    for (const Field& item : items.value_or(std::vector<Field>{})) {
+      MapReader mm(item, kMountKeys, "expected a map such as {source: tmpfs, target: /scratch}",
+                   diag);
+      ContainerMount mount;
+      ReadInto(mm.Require("source", "expected tmpfs, sandbox[/DIR], volume or a host path"),
+               mount.source, ReadString, diag);
+      ReadInto(mm.Require("target", "expected an absolute path in the container"), mount.target,
+               ReadString, diag);
+      ReadInto(mm.Get("read_only"), mount.read_only, ReadBool, diag);
+      c.mounts.push_back(std::move(mount));
+    }
+  }
+  return c;
+}
+
 TaskSpec ReadTask(const Field& f, Diagnostics& diag) {
   TaskSpec t;
   MapReader m(f, kTaskKeys, "expected a map with command and resources", diag);
   if (!m.ok()) return t;
-  ReadInto(m.Require("command", "expected the command line to run"), t.command, ReadString, diag);
+  // A container's image may say what runs; every other task needs a command.
+  std::optional<Field> command = m.Get("container")
+                                     ? m.Get("command")
+                                     : m.Require("command", "expected the command line to run");
+  ReadInto(command, t.command, ReadString, diag);
   if (auto r = m.Require("resources", "expected a map such as {cpu: 1, memory: 2Gi}")) {
     if (auto v = ReadResources(*r, Resources(), /*require_cpu_memory=*/true, diag)) {
       t.resources = *v;
@@ -234,6 +280,7 @@ TaskSpec ReadTask(const Field& f, Diagnostics& diag) {
     }
     if (volume.ok()) t.volume = spec;
   }
+  if (auto c = m.Get("container")) t.container = ReadContainer(*c, diag);
   ReadInto(m.Get("kill_grace"), t.kill_grace, ReadDuration, diag);
   ReadInto(m.Get("exclusive"), t.exclusive, ReadString, diag);
   ReadInto(m.Get("controller"), t.controller, ReadBool, diag);

@@ -48,4 +48,7 @@ void CheckTaskResources(ErrorSink& sink, const std::string& path, const Resource
 void CheckEnv(ErrorSink& sink, const std::string& path,
               const std::map<std::string, std::string>& env);
 
+// Checks task.container (container_validation.cc) of a job of type `type`.
+void CheckContainer(ErrorSink& sink, const JobSpec& spec);
+
 }  // namespace paceline::validation_internal

@@ -1,5 +1,7 @@
 #include "wire/agent_protocol.h"
 
+#include "spec/image_ref.h"
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -41,6 +43,22 @@ std::pair<scheduler::HostUsageSample, std::vector<scheduler::ReportedUsage>> Usa
   runs.reserve(u.runs_size());
   for (const v1::RunUsage& r : u.runs()) {
     runs.push_back({FromProto(r.run()), Resources::Of(r.cpu_milli(), r.memory_bytes())});
+  }
+  if (u.has_images()) {
+    // References an agent sends are canonical; anything else would never match a task's.
+    sample.images.emplace();
+    for (const v1::HostImage& img : u.images().images()) {
+      scheduler::HostImage h;
+      h.config_digest = img.config_digest();
+      for (const std::string& ref : img.refs()) {
+        absl::StatusOr<spec::ImageRef> parsed = spec::ParseImageRef(ref);
+        if (parsed.ok() && parsed->ToString() == ref) h.refs.push_back(ref);
+      }
+      h.size_bytes = std::max<int64_t>(0, img.size_bytes());
+      if (img.last_used_unix_ms() > 0) h.last_used = absl::FromUnixMillis(img.last_used_unix_ms());
+      h.tasks = img.tasks();
+      sample.images->push_back(std::move(h));
+    }
   }
   return {sample, std::move(runs)};
 }

@@ -117,6 +117,61 @@ absl::StatusOr<TaskState> FromProto(v1::Task::State s, absl::string_view field) 
   return static_cast<TaskState>(static_cast<int>(s) - 1);
 }
 
+namespace {
+
+v1::ContainerLaunch ToProto(const ContainerSpec& c) {
+  v1::ContainerLaunch p;
+  p.set_image(c.image);
+  p.set_pull(std::string(PullPolicyName(c.pull)));
+  if (c.entrypoint)
+    *p.mutable_entrypoint()->mutable_values() = {c.entrypoint->begin(), c.entrypoint->end()};
+  if (c.args) *p.mutable_args()->mutable_values() = {c.args->begin(), c.args->end()};
+  p.set_user(c.user);
+  p.set_read_only_rootfs(c.read_only_rootfs);
+  for (const ContainerMount& m : c.mounts) {
+    v1::ContainerMountSpec* out = p.add_mounts();
+    out->set_source(m.source);
+    out->set_target(m.target);
+    out->set_read_only(m.read_only);
+  }
+  p.set_network(std::string(ContainerNetworkName(c.network)));
+  p.set_pull_secret(c.pull_secret);
+  return p;
+}
+
+absl::StatusOr<ContainerSpec> FromProto(const v1::ContainerLaunch& p) {
+  ContainerSpec c;
+  c.image = p.image();
+  bool pull_ok = false;
+  for (PullPolicy policy : {PullPolicy::kIfNotPresent, PullPolicy::kAlways, PullPolicy::kNever}) {
+    if (PullPolicyName(policy) == p.pull()) {
+      c.pull = policy;
+      pull_ok = true;
+    }
+  }
+  if (!pull_ok) {
+    return absl::InvalidArgumentError(absl::StrCat("task.container.pull: '", p.pull(),
+                                                   "'; expected if-not-present, always or never"));
+  }
+  if (p.network() != "host" && p.network() != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("task.container.network: '", p.network(), "'; expected host or none"));
+  }
+  c.network = p.network() == "none" ? ContainerNetwork::kNone : ContainerNetwork::kHost;
+  if (p.has_entrypoint())
+    c.entrypoint.emplace(p.entrypoint().values().begin(), p.entrypoint().values().end());
+  if (p.has_args()) c.args.emplace(p.args().values().begin(), p.args().values().end());
+  c.user = p.user();
+  c.read_only_rootfs = p.read_only_rootfs();
+  for (const v1::ContainerMountSpec& m : p.mounts()) {
+    c.mounts.push_back({m.source(), m.target(), m.read_only()});
+  }
+  c.pull_secret = p.pull_secret();
+  return c;
+}
+
+}  // namespace
+
 v1::TaskLaunchSpec ToLaunchSpec(const TaskSpec& task) {
   v1::TaskLaunchSpec p;
   p.set_command(task.command);
@@ -127,6 +182,7 @@ v1::TaskLaunchSpec ToLaunchSpec(const TaskSpec& task) {
   if (task.volume) p.set_volume_size_bytes(task.volume->size_bytes);
   p.set_kill_grace_ms(Millis(task.kill_grace));
   p.set_user(task.user);
+  if (task.container) *p.mutable_container() = ToProto(*task.container);
   for (const SecretRef& s : task.secrets) {
     v1::SecretRef* r = p.add_secrets();
     r->set_name(s.name);
@@ -153,6 +209,11 @@ absl::StatusOr<TaskSpec> FromLaunchSpec(const v1::TaskLaunchSpec& p) {
           "task.volume_size_bytes: ", p.volume_size_bytes(), "; expected a size >= 0"));
     }
     task.volume = VolumeSpec{p.volume_size_bytes()};
+  }
+  if (p.has_container()) {
+    absl::StatusOr<ContainerSpec> c = FromProto(p.container());
+    if (!c.ok()) return c.status();
+    task.container = *std::move(c);
   }
   absl::StatusOr<absl::Duration> grace = NonNegativeMillis(p.kill_grace_ms(), "task.kill_grace_ms");
   if (!grace.ok()) return grace.status();

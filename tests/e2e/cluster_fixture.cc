@@ -190,6 +190,7 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
                                    absl::StrCat("index=", i),
                                    "--usage-interval",
                                    options_.usage_interval};
+  args.insert(args.end(), options_.agent_args.begin(), options_.agent_args.end());
   if (auto it = options_.agent_labels.find(i); it != options_.agent_labels.end()) {
     for (const std::string& label : it->second) args.insert(args.end(), {"--label", label});
   }

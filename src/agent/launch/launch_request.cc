@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "spec/image_ref.h"
 
 namespace paceline::agent {
 
@@ -41,7 +42,14 @@ bool ValidEnvName(absl::string_view name) {
 absl::Status ValidateLaunchRequest(const LaunchRequest& r) {
   const TaskSpec& s = r.spec;
   std::string what = absl::StrCat("launch of ", r.run.ToString());
-  if (s.command.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": empty command"));
+  if (s.command.empty() && !s.container) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": empty command"));
+  }
+  if (s.container) {
+    absl::StatusOr<spec::ImageRef> ref = spec::ParseImageRef(s.container->image);
+    if (!ref.ok())
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", ref.status().message()));
+  }
   if (s.command.find('\0') != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": command contains a NUL byte"));
   }

@@ -15,6 +15,7 @@ namespace paceline::agent::wrapper {
 struct Options {
   bool exec_mode = false;
   bool zygote_mode = false;
+  bool init_mode = false;
   std::string cwd;
   int uid = -1;
   int gid = -1;
@@ -22,6 +23,7 @@ struct Options {
   bool set_groups = false;
   std::vector<std::string> cgroups;
   std::vector<std::string> self_cgroups;
+  std::vector<std::string> unmounts;
   std::string state;  // path prefix of the status and log offset files
   std::string stdout_path;
   std::string stderr_path;
@@ -42,5 +44,7 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
 int Supervise(const Options& o);
 // Zygote mode (task_wrapper_zygote.cc): forks supervising wrappers on request until EOF.
 int Zygote(const Options& o);
+// Init mode (task_wrapper_init.cc): a container's first process; forwards signals, reaps.
+int Init(const Options& o);
 
 }  // namespace paceline::agent::wrapper

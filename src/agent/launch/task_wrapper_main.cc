@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   }
   ::signal(SIGPIPE, SIG_IGN);
   if (o.exec_mode) return ExecMode(o);
+  if (o.init_mode) return Init(o);
   // The supervisor must survive signals aimed at the agent's service (e.g. a stop sent to the
   // whole unit); the task itself gets default dispositions back before exec.
   ::signal(SIGTERM, SIG_IGN);

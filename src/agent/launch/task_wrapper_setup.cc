@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +40,7 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     if (StartsWith(a, "--mode=")) {
       o->exec_mode = value == "exec";
       o->zygote_mode = value == "zygote";
+      o->init_mode = value == "init";
     } else if (StartsWith(a, "--cwd=")) {
       o->cwd = value;
     } else if (StartsWith(a, "--uid=")) {
@@ -57,6 +60,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       o->cgroups.push_back(value);
     } else if (StartsWith(a, "--self-cgroup=")) {
       o->self_cgroups.push_back(value);
+    } else if (StartsWith(a, "--unmount=")) {
+      o->unmounts.push_back(value);
     } else if (StartsWith(a, "--state=")) {
       o->state = value;
     } else if (StartsWith(a, "--stdout=")) {
@@ -110,6 +115,17 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
   if (::setsid() < 0 && ::getsid(0) != ::getpid()) return fail("setsid", "");
   for (const std::string& f : o.cgroups) {
     if (!JoinCgroup(f, ::getpid())) return fail("join cgroup", f);
+  }
+  if (!o.unmounts.empty()) {
+    if (::unshare(CLONE_NEWNS) != 0) return fail("unshare", "mount namespace");
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      return fail("make mounts private", "/");
+    }
+    for (const std::string& m : o.unmounts) {
+      if (::umount2(m.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
+        return fail("unmount", m);
+      }
+    }
   }
   if (stdout_fd >= 0 && ::dup2(stdout_fd, 1) < 0) return fail("dup2", "stdout");
   if (stderr_fd >= 0 && ::dup2(stderr_fd, 2) < 0) return fail("dup2", "stderr");

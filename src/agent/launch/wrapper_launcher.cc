@@ -57,7 +57,13 @@ std::vector<std::string> BuildWrapperArgv(const WrapperArgs& a) {
     argv.push_back(absl::StrCat("--stderr=", a.stderr_path));
     argv.push_back(absl::StrCat("--log-max=", a.log_max));
   }
-  argv.insert(argv.end(), {"--", "/bin/sh", "-c", a.command});
+  for (const std::string& m : a.unmounts) argv.push_back(absl::StrCat("--unmount=", m));
+  argv.push_back("--");
+  if (!a.argv.empty()) {
+    argv.insert(argv.end(), a.argv.begin(), a.argv.end());
+  } else {
+    argv.insert(argv.end(), {"/bin/sh", "-c", a.command});
+  }
   return argv;
 }
 

@@ -29,6 +29,8 @@ struct WrapperArgs {
   std::string stderr_path;
   int64_t log_max = 0;
   std::string command;                            // run as /bin/sh -c COMMAND
+  std::vector<std::string> argv;                  // run instead of the command when set
+  std::vector<std::string> unmounts;              // hidden from it (--unmount)
   const std::vector<std::string>* env = nullptr;  // "K=V"
 };
 

@@ -8,18 +8,21 @@
 //                              └──> task (own session and process group; pgid = task pid)
 //
 // Flags (one per argv element, "--name=value"):
-//   --mode=supervise|exec|zygote
+//   --mode=supervise|exec|zygote|init
 //                           supervise: the wrapper forks the task, captures its output, waits
 //                           for it and records the exit status. exec: the wrapper sets the
 //                           process up and execs the command itself (used for command health
 //                           checks, whose exit status the agent reads directly). zygote: forks
 //                           supervising wrappers on the agent's request (no exec per task).
+//                           init: a container's first process (task_wrapper_init.cc).
 //   --cwd=DIR --uid=N --gid=N --groups=G1,G2   how the task runs (uid/gid only when switching)
 //   --cgroup=FILE           a cgroup.procs file the task joins before exec (repeatable)
 //   --self-cgroup=FILE      a cgroup.procs file the wrapper itself joins (repeatable)
 //   --state=PREFIX          agent-private path prefix: PREFIX.status (the status file) and
 //                           PREFIX.stdout.base / .stderr.base (log offsets)
 //   --stdout=FILE --stderr=FILE --log-max=BYTES   log files and their per-stream cap
+//   --unmount=DIR           the task runs in a mount namespace of its own (private
+//                           propagation) without the mount at DIR (repeatable; containers)
 // The environment given to the wrapper is the task's environment, passed through unchanged.
 //
 // fd 3 (supervise mode) is a stream socket to the agent:

@@ -6,6 +6,7 @@
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
+#include "placement/scorers/image_locality_scorer.h"
 #include "placement/scorers/pack_scorer.h"
 #include "placement/scorers/previous_host_scorer.h"
 #include "placement/scorers/random_scorer.h"
@@ -84,6 +85,25 @@ TEST(GpuPackingScorer, PrefersUsedDevicesAndKeepsCpuTasksOffGpuHosts) {
   Ctx cpu(Task(0, ShapeBuilder().Build()));
   EXPECT_GT(s.Score({cpu.get(), *snap.host(HostId(2)), GpuShares{}, env}),
             s.Score({cpu.get(), h0, GpuShares{}, env}));
+}
+
+TEST_F(ScorerTest, ImageLocalityPrefersTheHostWithTheImageByItsSize) {
+  ImageLocalityScorer s;
+  const std::string big = "r.io/big:1", small = "r.io/small:1";
+  ASSERT_TRUE(snap_.SetHostImages(HostId(1), {{big, int64_t{2} << 30}, {small, 1 << 20}}).ok());
+  Ctx plain(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Build()));
+  EXPECT_FALSE(s.Applies(plain.get(), snap_));  // no image
+  Ctx unknown(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Image("r.io/nowhere:1").Build()));
+  EXPECT_FALSE(s.Applies(unknown.get(), snap_));  // no host has it: every host the same
+
+  Ctx c(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Image(big).Build()));
+  ASSERT_TRUE(s.Applies(c.get(), snap_));
+  EXPECT_EQ(Score(s, c, 1), 1.0);
+  EXPECT_EQ(Score(s, c, 0), 0.0);  // 2 GiB to pull: the whole weight
+  Ctx d(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Image(small).Build()));
+  ASSERT_TRUE(s.Applies(d.get(), snap_));
+  EXPECT_EQ(Score(s, d, 1), 1.0);
+  EXPECT_NEAR(Score(s, d, 0), 1.0 - 1.0 / 1024, 1e-9);  // 1 MiB barely matters
 }
 
 TEST_F(ScorerTest, AvoidReclaimKeepsRegularWorkOffRevocableWork) {

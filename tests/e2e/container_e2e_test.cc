@@ -1,0 +1,333 @@
+// End to end: tasks that run from OCI images (docs/containers.md). A real registry (Debian's
+// docker-registry, over TLS with a CA of the test's own) holds a busybox image built in the
+// test; a real master and agent pull it and run it with crun: exit codes, logs, the image's
+// files, a read-only root, mounts, OOM, kill, a health-checked service, an agent kill -9 with
+// a running container, and pulls that fail (a missing tag, a corrupted blob, a hung registry).
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "image/testing/image_builder.h"
+#include "image/testing/registry_push.h"
+#include "image/testing/registry_server.h"
+#include "image/testing/tar_builder.h"
+#include "tests/e2e/cluster_fixture.h"
+#include "tls/certificates.h"
+
+namespace paceline::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Json = nlohmann::json;
+using image::testing::RegistryServer;
+
+constexpr char kPool[] = R"(
+description: containers
+resources:
+  cpu:    {reservation: 2, limit: 4}
+  memory: {reservation: 2Gi}
+)";
+
+bool HaveCrun() { return ::access("/usr/bin/crun", X_OK) == 0; }
+
+class ContainerE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0 || !HaveCrun()) GTEST_SKIP() << "needs root and crun";
+    certs_dir_ = MakeTempDir("registry-certs");
+    auto certs = tls::EnsureMasterCertificates(certs_dir_, {"127.0.0.1"});
+    ASSERT_TRUE(certs.ok()) << certs.status();
+    ca_ = certs->ca;
+    auto registry = RegistryServer::Start({.cert_file = certs->cert, .key_file = certs->key});
+    ASSERT_TRUE(registry.ok()) << registry.status();
+    registry_ = *std::move(registry);
+    auto busybox = image::testing::BusyboxImage();
+    ASSERT_TRUE(busybox.ok()) << busybox.status();
+    image_ = *std::move(busybox);
+    absl::Status pushed = image::testing::PushImage(
+        {.registry = registry_->address(), .repository = "e2e/busybox", .ca_file = ca_}, image_,
+        "1");
+    ASSERT_TRUE(pushed.ok()) << pushed << "\n" << registry_->Log();
+    ref_ = absl::StrCat(registry_->address(), "/e2e/busybox:1");
+    cluster_ = std::make_unique<TestCluster>(
+        ClusterOptions{.agents = 1,
+                       .agent_args = {"--registry-ca", ca_, "--registry-timeout", "3s",
+                                      "--container-host-path", certs_dir_}});
+    RunResult r =
+        cluster_->Cli({"pool", "create", "/c", "-f", cluster_->WriteFile("pool.yaml", kPool)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  void TearDown() override {
+    cluster_.reset();
+    std::error_code ec;
+    if (!certs_dir_.empty()) std::filesystem::remove_all(certs_dir_, ec);
+  }
+
+  // A one-instance batch job from `task` (YAML lines under task:, indented 2); {IMAGE} is
+  // replaced by the pushed image's reference.
+  uint64_t Job(const std::string& name, const std::string& task,
+               const std::string& type = "batch") {
+    std::string spec = absl::StrCat("name: ", name, "\ntype: ", type, "\ninstances: 1\ntask:\n",
+                                    absl::StrReplaceAll(task, {{"{IMAGE}", ref_}}));
+    return cluster_->CreateJob("/c", spec);
+  }
+  Json Task(uint64_t job) { return cluster_->CliJson({"task", "get", absl::StrCat(job, "/0")}); }
+  bool WaitState(uint64_t job, const std::string& state, absl::Duration timeout) {
+    return cluster_->WaitForJob(
+        job, [&](const Json& j) { return j["state"] == state; }, timeout);
+  }
+  bool WaitTaskState(uint64_t job, const std::string& state, absl::Duration timeout) {
+    absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      if (Task(job)["task"]["state"] == state) return true;
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+    return false;
+  }
+  std::string Logs(uint64_t job, bool err = false) {
+    std::vector<std::string> args = {"task", "logs", absl::StrCat(job, "/0")};
+    if (err) args.push_back("--stderr");
+    return cluster_->Cli(args).out;
+  }
+  std::string Message(uint64_t job) {
+    Json t = Task(job);
+    return t["runs"].empty() ? std::string() : t["runs"].back().value("message", std::string());
+  }
+
+  std::string certs_dir_;
+  std::string ca_;
+  std::unique_ptr<RegistryServer> registry_;
+  image::testing::Image image_;
+  std::string ref_;
+  std::unique_ptr<TestCluster> cluster_;
+};
+
+TEST_F(ContainerE2E, ATaskRunsInTheImageWithItsExitCodeAndLogs) {
+  uint64_t ok = Job(
+      "hello",
+      R"(  command: "echo hello from $(cat /etc/hostname-in-image 2>/dev/null || ls /bin/busybox); id -u; pwd; test \"$PWD\" = \"$PACELINE_SANDBOX\" && echo same-sandbox; echo out > $PACELINE_SANDBOX/file"
+  resources: {cpu: 0.2, memory: 64Mi}
+  container: {image: "{IMAGE}"}
+)");
+  uint64_t failing = Job("three", R"(  command: "echo to-stderr >&2; exit 3"
+  resources: {cpu: 0.2, memory: 64Mi}
+  container: {image: "{IMAGE}"}
+)");
+  ASSERT_TRUE(WaitState(ok, "SUCCEEDED", absl::Seconds(60))) << Task(ok).dump();
+  std::string out = Logs(ok);
+  EXPECT_THAT(out, HasSubstr("hello from /bin/busybox"));
+  EXPECT_THAT(out, HasSubstr("65534"));  // the agent's task user (nobody) in the image
+  EXPECT_THAT(out, HasSubstr("same-sandbox"));
+  ASSERT_TRUE(WaitState(failing, "FAILED", absl::Seconds(60))) << Task(failing).dump();
+  EXPECT_EQ(Task(failing)["task"]["exit_code"], 3);
+  EXPECT_THAT(Logs(failing, /*err=*/true), HasSubstr("to-stderr"));
+  // The agent reports its image cache to the master: `host images HOST` lists it.
+  std::string listed;
+  for (int i = 0; i < 50 && listed.find(ref_) == std::string::npos; ++i) {
+    listed = cluster_->Cli({"host", "images", cluster_->agent_name(0)}).out;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  EXPECT_THAT(listed, HasSubstr(ref_));
+  EXPECT_THAT(cluster_->Cli({"host", "images", "no-such-host"}).err, HasSubstr("not found"));
+}
+
+TEST_F(ContainerE2E, AReadOnlyRootRefusesWritesAndMountsAndSecretsWork) {
+  std::string value_file = certs_dir_ + "/value";
+  std::ofstream(value_file) << "s3cr3t-value";
+  RunResult put = cluster_->Cli({"secret", "create", "/c/token", "--from-file", value_file});
+  std::filesystem::remove(value_file);
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  std::ofstream(certs_dir_ + "/shared.txt") << "from the host\n";
+  // Readable by the container's user (the agent's task user, nobody).
+  std::filesystem::permissions(
+      certs_dir_, std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+      std::filesystem::perm_options::add);
+  std::filesystem::permissions(certs_dir_ + "/shared.txt", std::filesystem::perms::others_read,
+                               std::filesystem::perm_options::add);
+  uint64_t job = Job(
+      "readonly",
+      R"(  command: "touch /in-root && echo root-writable; touch /scratch/x && echo scratch-ok; cat /host/shared.txt; echo out > /out/result; cat $PACELINE_SECRETS/token; echo; echo var=$TOKEN_VAR"
+  resources: {cpu: 0.2, memory: 64Mi}
+  secrets: [{name: token, file: token}, {name: token, env: TOKEN_VAR}]
+  container:
+    image: "{IMAGE}"
+    read_only_rootfs: true
+    mounts:
+      - {source: tmpfs, target: /scratch}
+      - {source: sandbox/out, target: /out}
+      - {source: )" +
+          certs_dir_ + R"(, target: /host, read_only: true}
+)");
+  ASSERT_TRUE(WaitState(job, "SUCCEEDED", absl::Seconds(60))) << Task(job).dump();
+  std::string out = Logs(job);
+  EXPECT_THAT(out, Not(HasSubstr("root-writable")));
+  EXPECT_THAT(Logs(job, true), HasSubstr("Read-only file system"));
+  EXPECT_THAT(out, HasSubstr("scratch-ok"));
+  EXPECT_THAT(out, HasSubstr("from the host"));
+  EXPECT_THAT(out, HasSubstr("s3cr3t-value"));
+  EXPECT_THAT(out, HasSubstr("var=s3cr3t-value"));
+  // The sandbox's out/ got the file written to /out in the container.
+  bool found = false;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cluster_->dir())) {
+    found =
+        found || (e.path().filename() == "result" && e.path().parent_path().filename() == "out");
+  }
+  EXPECT_TRUE(found);
+  // The secret value is not in any file the agent wrote (its OCI config lived in the tmpfs).
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cluster_->dir())) {
+    if (!e.is_regular_file() || e.path().filename() == "stdout") continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text.find("s3cr3t-value"), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(ContainerE2E, MemoryBeyondTheLimitIsAnOomKillAndAKillStopsTheContainer) {
+  uint64_t oom = Job("oom", R"(  command: "busybox dd if=/dev/zero of=/dev/null bs=256M count=1"
+  resources: {cpu: 0.2, memory: 32Mi}
+  container: {image: "{IMAGE}"}
+)");
+  uint64_t sleeper = Job("sleeper", R"(  command: "echo started; sleep 600"
+  resources: {cpu: 0.2, memory: 32Mi}
+  kill_grace: 5s
+  container: {image: "{IMAGE}"}
+)");
+  ASSERT_TRUE(WaitState(oom, "FAILED", absl::Seconds(60))) << Task(oom).dump();
+  EXPECT_EQ(Task(oom)["task"]["reason"], "OOM_KILLED") << Task(oom).dump();
+  ASSERT_TRUE(WaitTaskState(sleeper, "RUNNING", absl::Seconds(60))) << Task(sleeper).dump();
+  absl::Time start = absl::Now();
+  RunResult kill = cluster_->Cli({"job", "kill", std::to_string(sleeper)});
+  ASSERT_EQ(kill.exit_code, 0) << kill.err;
+  ASSERT_TRUE(WaitState(sleeper, "KILLED", absl::Seconds(30))) << Task(sleeper).dump();
+  // The shell as the container's init got SIGTERM forwarded by crun and ended at once.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(ContainerE2E, AHealthCheckedServiceSurvivesAnAgentKill9) {
+  uint64_t job = Job("web", R"(  command: "echo up > $PACELINE_SANDBOX/ready; exec sleep 600"
+  resources: {cpu: 0.2, memory: 32Mi}
+  health: {command: "test -f $PACELINE_SANDBOX/ready && test -f /bin/busybox", interval: 1s, timeout: 5s}
+  container: {image: "{IMAGE}"}
+)",
+                     "service");
+  ASSERT_TRUE(WaitTaskState(job, "RUNNING", absl::Seconds(60))) << Task(job).dump();
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline && Task(job)["task"].value("health", "") != "HEALTHY") {
+    absl::SleepFor(absl::Milliseconds(300));
+  }
+  ASSERT_EQ(Task(job)["task"].value("health", ""), "HEALTHY") << Task(job).dump();
+  int pid = Task(job)["task"].value("pid", 0);
+  cluster_->agent(0).Signal(SIGKILL);
+  cluster_->agent(0).WaitExit(absl::Seconds(10));
+  cluster_->StartAgent(0);
+  ASSERT_TRUE(cluster_->WaitForHosts(1));
+  absl::SleepFor(absl::Seconds(3));
+  Json t = Task(job);
+  EXPECT_EQ(t["task"]["state"], "RUNNING") << t.dump();
+  EXPECT_EQ(t["runs"].size(), 1u) << "the container was run twice: " << t.dump();
+  EXPECT_EQ(t["task"].value("pid", 0), pid);
+  RunResult kill = cluster_->Cli({"job", "kill", std::to_string(job)});
+  ASSERT_EQ(kill.exit_code, 0) << kill.err;
+  ASSERT_TRUE(WaitState(job, "KILLED", absl::Seconds(30))) << Task(job).dump();
+}
+
+TEST_F(ContainerE2E, PullsThatFailSayWhyAndLeaveNothing) {
+  // A tag the registry does not have.
+  uint64_t missing = Job("missing", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: ")" + registry_->address() +
+                                        R"(/e2e/busybox:nope"}
+)");
+  ASSERT_TRUE(WaitState(missing, "FAILED", absl::Seconds(60))) << Task(missing).dump();
+  EXPECT_THAT(Message(missing), HasSubstr("MANIFEST_UNKNOWN")) << Task(missing).dump();
+
+  // A corrupted layer blob in the registry's storage.
+  auto other =
+      image::testing::ImageBuilder()
+          .Layer(image::testing::TarBuilder().File("data", std::string(4096, 'x')).Finish(false))
+          .Build();
+  image::testing::PushTarget to{
+      .registry = registry_->address(), .repository = "e2e/corrupt", .ca_file = ca_};
+  ASSERT_TRUE(image::testing::PushImage(to, other, "1").ok());
+  {
+    std::fstream f(registry_->BlobDataPath(other.layers[0].digest),
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(10);
+    f.write("garbage", 7);
+  }
+  uint64_t corrupt = Job("corrupt", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: ")" + registry_->address() +
+                                        R"(/e2e/corrupt:1"}
+)");
+  ASSERT_TRUE(WaitState(corrupt, "FAILED", absl::Seconds(60))) << Task(corrupt).dump();
+  EXPECT_THAT(Message(corrupt), HasSubstr("digest")) << Task(corrupt).dump();
+
+  // A registry that accepts connections and never answers.
+  auto hung = RegistryServer::Start({.hung = true});
+  ASSERT_TRUE(hung.ok()) << hung.status();
+  uint64_t stalled = Job("stalled", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: ")" + (*hung)->address() +
+                                        R"(/e2e/busybox:1"}
+)");
+  ASSERT_TRUE(WaitState(stalled, "FAILED", absl::Seconds(60))) << Task(stalled).dump();
+  EXPECT_THAT(Message(stalled), HasSubstr("pull of image")) << Task(stalled).dump();
+
+  // Nothing of the failed pulls is in the cache; the agent still runs the good image.
+  std::string images = cluster_->dir() + "/" + cluster_->agent_name(0) + "/images";
+  EXPECT_TRUE(std::filesystem::is_empty(images + "/tmp"));
+  uint64_t ok = Job("after", R"(  command: "echo still-fine"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: "{IMAGE}"}
+)");
+  ASSERT_TRUE(WaitState(ok, "SUCCEEDED", absl::Seconds(60))) << Task(ok).dump();
+  EXPECT_THAT(Logs(ok), HasSubstr("still-fine"));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(images + "/rootfs"),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST_F(ContainerE2E, AnImageLoadedFromAFileRunsWithoutARegistry) {
+  // An air-gapped host: the image comes as an OCI layout tar, loaded into the agent's cache.
+  std::string tar = certs_dir_ + "/busybox.tar";
+  std::ofstream(tar, std::ios::binary) << image::testing::OciLayoutTar(image_, "1");
+  std::string work_dir = cluster_->dir() + "/" + cluster_->agent_name(0);
+  RunResult load = RunPaceline(
+      {"image", "load", tar, "--work-dir", work_dir, "--tag", "offline.example.com/busybox:1"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_THAT(load.out, HasSubstr("loaded offline.example.com/busybox:1"));
+  RunResult list = RunPaceline({"image", "list", "--work-dir", work_dir});
+  EXPECT_THAT(list.out, HasSubstr("offline.example.com/busybox:1"));
+
+  uint64_t job = Job("offline", R"(  command: "echo offline-ok"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: "offline.example.com/busybox:1", pull: never}
+)");
+  ASSERT_TRUE(WaitState(job, "SUCCEEDED", absl::Seconds(60))) << Task(job).dump();
+  EXPECT_THAT(Logs(job), HasSubstr("offline-ok"));
+  // pull: never with an image the host does not have fails saying so.
+  uint64_t missing = Job("absent", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: "offline.example.com/other:1", pull: never}
+)");
+  ASSERT_TRUE(WaitState(missing, "FAILED", absl::Seconds(60))) << Task(missing).dump();
+  EXPECT_THAT(Message(missing), HasSubstr("not in this host's image cache"));
+  // A file that is not an image changes nothing.
+  std::ofstream(certs_dir_ + "/junk.tar") << "junk";
+  RunResult bad = RunPaceline({"image", "load", certs_dir_ + "/junk.tar", "--work-dir", work_dir,
+                               "--tag", "offline.example.com/junk:1"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("junk.tar"));
+}
+
+}  // namespace
+}  // namespace paceline::e2e
