@@ -62,7 +62,7 @@ if [[ $mode == short ]]; then
   if [[ $(id -u) -eq 0 ]] && command -v crun > /dev/null && [[ -x /bin/busybox ]]; then
     scripts/make-test-image.sh "$tmp/image" > /dev/null
     scripts/make-test-image.sh "$tmp/image-big" --filler-mb 20 > /dev/null
-    timeout 120 "$bin" bench containers --image-file "$tmp/image" --runs 20 --command true \
+    timeout 60 "$bin" bench containers --image-file "$tmp/image" --runs 20 --command true \
       --containers 100 --cold-runs 1 --cold-image-file "$tmp/image-big" \
       --report "$out/containers-$mode-$day.json"
   else

@@ -106,6 +106,16 @@ absl::Status CheckSecretRefs(const SecretRecords* secrets, const std::string& po
         pool == "/" ? "" : " or a pool above it", "; create it: paceline secret create ",
         secrets::JoinSecretPath(pool, name), " --from-file FILE"));
   }
+  if (task.container && !task.container->pull_secret.empty()) {
+    const std::string& name = task.container->pull_secret;
+    if (secrets == nullptr || !secrets->Resolve(pool, name).has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task.container.pull_secret: no secret ", name, " in ", pool,
+                       pool == "/" ? "" : " or a pool above it",
+                       "; create it with the registry's USER:PASSWORD: paceline secret create ",
+                       secrets::JoinSecretPath(pool, name), " --from-file FILE"));
+    }
+  }
   return absl::OkStatus();
 }
 

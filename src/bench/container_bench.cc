@@ -31,8 +31,6 @@ using agent::LaunchRequest;
 using agent::TaskEvent;
 using agent::TaskRuntime;
 
-constexpr int kWarmup = 3;  // runs of each kind before a latency group, not counted
-
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
 // ---- CPU accounting --------------------------------------------------------------------------
@@ -156,6 +154,12 @@ class Harness {
     return h;
   }
 
+  // Nothing may outlive the benchmark: its work dir is removed next (after a failure, runs may
+  // still be live, with their overlays mounted).
+  ~Harness() {
+    if (rt_) KillAll();
+  }
+
   TaskRuntime& rt() { return *rt_; }
   std::map<RunId, RunTimes>& times() { return times_; }
 
@@ -265,10 +269,10 @@ absl::Status RunLatency(Harness& h, const ContainerBenchConfig& c, const CpuMete
     // Plain runs, then container runs: each run follows one of its own kind. (Interleaved, a
     // run's cgroup attach is cheaper right after another one, which skews the comparison.)
     for (int k = 0; k < 2; ++k) {
-      for (int i = -kWarmup; i < c.runs; ++i) {
+      for (int i = -c.warmup; i < c.runs; ++i) {
         bool container = k == 1;
         LaunchRequest r =
-            Task(jobs[k], static_cast<uint32_t>(i + kWarmup), command, c.latency_cpu_milli,
+            Task(jobs[k], static_cast<uint32_t>(i + c.warmup), command, c.latency_cpu_milli,
                  c.latency_memory_bytes, container ? c.image_ref : "");
         CpuSnapshot before = meter.Take();
         absl::Duration call;
@@ -280,7 +284,7 @@ absl::Status RunLatency(Harness& h, const ContainerBenchConfig& c, const CpuMete
         }
         CpuSnapshot after = meter.Take();
         const RunTimes& t = h.times()[r.run];
-        if (!t.ok && i == -kWarmup) {
+        if (!t.ok && i == -c.warmup) {
           return absl::FailedPreconditionError(absl::StrCat(
               container ? "a container" : "a plain", " task `", command, "` failed: ", t.error));
         }
@@ -321,17 +325,17 @@ int MaxLive(const std::vector<RunTimes>& runs) {
   return most;
 }
 
-ThroughputResult RunThroughput(Harness& h, const ContainerBenchConfig& c, const CpuMeter& meter) {
+ThroughputResult RunThroughput(Harness& h, const ContainerBenchConfig& c, const CpuMeter& meter,
+                               bool container) {
   ThroughputResult out;
-  out.containers = c.containers;
-  const uint64_t job = 900;
+  out.tasks = c.containers;
+  const uint64_t job = container ? 900 : 901;
   std::vector<RunId> runs;
-  std::vector<absl::Duration> calls;
   CpuSnapshot before = meter.Take();
   absl::Time start = absl::Now();
   for (int i = 0; i < c.containers; ++i) {
     LaunchRequest r = Task(job, static_cast<uint32_t>(i), "true", c.throughput_cpu_milli,
-                           c.throughput_memory_bytes, c.image_ref);
+                           c.throughput_memory_bytes, container ? c.image_ref : "");
     absl::Duration call;
     h.Launch(r, &call).IgnoreError();  // recorded as failed
     out.launching += call;
@@ -412,10 +416,17 @@ absl::StatusOr<ColdResult> RunCold(const ContainerBenchConfig& c, const std::str
   return out;
 }
 
+std::string LoadAverage() {
+  absl::StatusOr<std::string> s = agent::ReadFile("/proc/loadavg");
+  if (!s.ok()) return "";
+  std::vector<absl::string_view> f = absl::StrSplit(*s, ' ');  // 1, 5 and 15 minutes, ...
+  return f.size() >= 3 ? absl::StrCat(f[0], " ", f[1], " ", f[2]) : "";
+}
+
 absl::Status Validate(const ContainerBenchConfig& c) {
   if (c.image_file.empty()) return absl::InvalidArgumentError("give the image: --image-file");
   RETURN_IF_ERROR(spec::ParseImageRef(c.image_ref).status());
-  if (c.runs < 0 || c.containers < 0 || c.cold_runs < 0) {
+  if (c.runs < 0 || c.warmup < 0 || c.containers < 0 || c.cold_runs < 0) {
     return absl::InvalidArgumentError("--runs, --containers and --cold-runs must be >= 0");
   }
   if (c.runs > 0 && c.commands.empty()) return absl::InvalidArgumentError("no --command");
@@ -428,28 +439,12 @@ absl::Status Validate(const ContainerBenchConfig& c) {
 
 }  // namespace
 
-LatencySummary Summarize(std::vector<double> ms) {
-  LatencySummary s;
-  s.count = static_cast<int64_t>(ms.size());
-  if (ms.empty()) return s;
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double p) {
-    return ms[static_cast<size_t>(p * static_cast<double>(ms.size() - 1))];
-  };
-  s.p50 = at(0.5);
-  s.p99 = at(0.99);
-  s.max = ms.back();
-  double sum = 0;
-  for (double x : ms) sum += x;
-  s.mean = sum / static_cast<double>(ms.size());
-  return s;
-}
-
 absl::StatusOr<ContainerBenchReport> RunContainerBench(const ContainerBenchConfig& config) {
   RETURN_IF_ERROR(Validate(config));
   ContainerBenchReport report;
   report.config = config;
   absl::Time start = absl::Now();
+  report.loadavg_start = LoadAverage();
   // The runtime logs every run at info: keep the report readable.
   spdlog::level::level_enum level = spdlog::get_level();
   spdlog::set_level(spdlog::level::warn);
@@ -482,7 +477,10 @@ absl::StatusOr<ContainerBenchReport> RunContainerBench(const ContainerBenchConfi
     }
     CpuMeter meter(AgentCgroupCpuFile(h->rt().config(), h->rt().host().isolation));
     if (config.runs > 0) RETURN_IF_ERROR(RunLatency(*h, config, meter, report));
-    if (config.containers > 0) report.throughput = RunThroughput(*h, config, meter);
+    if (config.containers > 0) {
+      report.throughput = RunThroughput(*h, config, meter, /*container=*/true);
+      report.throughput_plain = RunThroughput(*h, config, meter, /*container=*/false);
+    }
     h.reset();
     if (config.cold_runs == 0) {
       report.cold_skipped = "--cold-runs 0";
@@ -496,91 +494,8 @@ absl::StatusOr<ContainerBenchReport> RunContainerBench(const ContainerBenchConfi
   if (own) agent::RemoveTree(base).IgnoreError();
   RETURN_IF_ERROR(status);
   report.wall = absl::Now() - start;
+  report.loadavg_end = LoadAverage();
   return report;
-}
-
-namespace {
-
-nlohmann::json SummaryJson(const LatencySummary& s) {
-  return {{"count", s.count},
-          {"p50_ms", s.p50},
-          {"p99_ms", s.p99},
-          {"max_ms", s.max},
-          {"mean_ms", s.mean}};
-}
-
-nlohmann::json CpuJson(const CpuPerRun& c) {
-  nlohmann::json j = {{"agent_ms", c.agent_ms}, {"below_agent_ms", c.below_ms}};
-  j["task_cgroups_ms"] = c.cgroups_ms >= 0 ? nlohmann::json(c.cgroups_ms) : nlohmann::json();
-  return j;
-}
-
-}  // namespace
-
-nlohmann::json ToJson(const ContainerBenchReport& r) {
-  const ContainerBenchConfig& c = r.config;
-  nlohmann::json j;
-  j["benchmark"] = "containers";
-  j["config"] = {{"image_file", c.image_file},
-                 {"image_ref", c.image_ref},
-                 {"commands", c.commands},
-                 {"runs", c.runs},
-                 {"warmup_runs", kWarmup},
-                 {"latency_cpu_milli", c.latency_cpu_milli},
-                 {"latency_memory_bytes", c.latency_memory_bytes},
-                 {"containers", c.containers},
-                 {"throughput_cpu_milli", c.throughput_cpu_milli},
-                 {"throughput_memory_bytes", c.throughput_memory_bytes},
-                 {"cold_runs", c.cold_runs},
-                 {"registry", c.registry},
-                 {"cold_repository", c.cold_repository},
-                 {"cold_image_file", c.cold_image_file},
-                 {"container_runtime", c.container_runtime}};
-  j["isolation"] = r.isolation;
-  j["image"] = {{"config_digest", r.image_digest}, {"bytes", r.image_bytes}};
-  j["times"] =
-      "milliseconds from the Launch() call to the runtime's RUNNING / terminal event "
-      "(the event's timestamp); cpu in milliseconds per run";
-  nlohmann::json latency = nlohmann::json::array();
-  for (const LatencyGroup& g : r.latency) {
-    latency.push_back({{"command", g.command},
-                       {"kind", g.container ? "container" : "plain"},
-                       {"launch_call", SummaryJson(g.launch_call)},
-                       {"to_running", SummaryJson(g.to_running)},
-                       {"to_end", SummaryJson(g.to_end)},
-                       {"cpu_per_run", CpuJson(g.cpu)},
-                       {"failed", g.failed},
-                       {"first_error", g.first_error}});
-  }
-  j["warm_latency"] = latency;
-  if (r.throughput) {
-    const ThroughputResult& t = *r.throughput;
-    j["throughput"] = {{"containers", t.containers},
-                       {"wall_s", absl::ToDoubleSeconds(t.wall)},
-                       {"in_launch_calls_s", absl::ToDoubleSeconds(t.launching)},
-                       {"containers_per_s", t.per_second},
-                       {"max_live", t.max_live},
-                       {"to_running", SummaryJson(t.to_running)},
-                       {"to_end", SummaryJson(t.to_end)},
-                       {"cpu_per_container", CpuJson(t.cpu)},
-                       {"failed", t.failed},
-                       {"first_error", t.first_error}};
-  }
-  if (r.cold) {
-    const ColdResult& c2 = *r.cold;
-    j["cold_pull"] = {{"source", c2.source},
-                      {"image_bytes", c2.image_bytes},
-                      {"load", SummaryJson(c2.load)},
-                      {"to_running", SummaryJson(c2.to_running)},
-                      {"to_end", SummaryJson(c2.to_end)},
-                      {"each_to_running_ms", c2.each_to_running_ms},
-                      {"failed", c2.failed},
-                      {"first_error", c2.first_error}};
-  } else {
-    j["cold_pull"] = {{"skipped", r.cold_skipped}};
-  }
-  j["wall_s"] = absl::ToDoubleSeconds(r.wall);
-  return j;
 }
 
 }  // namespace paceline::bench

@@ -15,7 +15,8 @@
 //   throughput     `containers` container tasks of one image launched back to back (the loop
 //                  polls between launches, as a live agent does), each tiny (cpu 0.001,
 //                  memory 16Mi by default): wall time until all have ended, per-container
-//                  latency, and CPU per container;
+//                  latency, and CPU per container; then as many plain tasks, the same way, for
+//                  reference;
 //   cold pull      `cold_runs` times, a fresh runtime with an empty cache launches one
 //                  container task whose image must first be fetched: from the registry
 //                  `registry` (a real RegistrySource pull through the runtime's ImagePulls,
@@ -50,6 +51,7 @@ struct ContainerBenchConfig {
   std::string image_ref = "bench.local/paceline/busybox:1";  // recorded in the cache as
   std::vector<std::string> commands = {"true", "echo hello"};
   int runs = 200;  // per command, for containers and for plain tasks each
+  int warmup = 3;  // runs of each kind before a group, not counted
   int64_t latency_cpu_milli = 1000;
   int64_t latency_memory_bytes = int64_t{64} << 20;
 
@@ -95,7 +97,7 @@ struct LatencyGroup {
 };
 
 struct ThroughputResult {
-  int containers = 0;
+  int tasks = 0;             // launched
   absl::Duration launching;  // the time spent inside Launch() calls
   absl::Duration wall;       // first Launch() to the last terminal event
   double per_second = 0;
@@ -122,10 +124,11 @@ struct ContainerBenchReport {
   std::string image_digest;
   int64_t image_bytes = 0;
   std::vector<LatencyGroup> latency;
-  std::optional<ThroughputResult> throughput;
+  std::optional<ThroughputResult> throughput, throughput_plain;
   std::optional<ColdResult> cold;
   std::string cold_skipped;  // why the cold phase did not run, when it did not
   absl::Duration wall;
+  std::string loadavg_start, loadavg_end;  // /proc/loadavg: the machine may be shared
 };
 
 absl::StatusOr<ContainerBenchReport> RunContainerBench(const ContainerBenchConfig& config);

@@ -194,7 +194,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   });
   impl->cluster->OnLaunch(
       [secrets = impl->secret_book.get()](const scheduler::Launch& l, v1::LaunchTask& msg) {
-        if (msg.task().secrets_size() > 0) secrets->FillLaunch(l.pool, msg);
+        if (msg.task().secrets_size() > 0 || !msg.task().container().pull_secret().empty()) {
+          secrets->FillLaunch(l.pool, msg);
+        }
       });
   RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
   api::AccessOptions access_options;

@@ -4,6 +4,7 @@
 // files, a read-only root, mounts, OOM, kill, a health-checked service, an agent kill -9 with
 // a running container, and pulls that fail (a missing tag, a corrupted blob, a hung registry).
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -23,6 +24,7 @@
 namespace paceline::e2e {
 namespace {
 
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using Json = nlohmann::json;
@@ -271,6 +273,26 @@ TEST_F(ContainerE2E, PullsThatFailSayWhyAndLeaveNothing) {
   ASSERT_TRUE(WaitState(corrupt, "FAILED", absl::Seconds(60))) << Task(corrupt).dump();
   EXPECT_THAT(Message(corrupt), HasSubstr("digest")) << Task(corrupt).dump();
 
+  // A layer whose entries climb out of the root: refused, nothing written outside.
+  auto escaping = image::testing::ImageBuilder()
+                      .Layer(image::testing::TarBuilder()
+                                 .Symlink("/", "up")
+                                 .File("../escaped-by-layer", "x")
+                                 .Finish(false))
+                      .Build();
+  to.repository = "e2e/escape";
+  ASSERT_TRUE(image::testing::PushImage(to, escaping, "1").ok());
+  uint64_t escape = Job("escape", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: ")" + registry_->address() +
+                                      R"(/e2e/escape:1"}
+)");
+  ASSERT_TRUE(WaitState(escape, "FAILED", absl::Seconds(60))) << Task(escape).dump();
+  EXPECT_THAT(Message(escape), HasSubstr("escaped-by-layer")) << Task(escape).dump();
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cluster_->dir())) {
+    EXPECT_NE(e.path().filename(), "escaped-by-layer") << e.path();
+  }
+
   // A registry that accepts connections and never answers.
   auto hung = RegistryServer::Start({.hung = true});
   ASSERT_TRUE(hung.ok()) << hung.status();
@@ -327,6 +349,90 @@ TEST_F(ContainerE2E, AnImageLoadedFromAFileRunsWithoutARegistry) {
                                "--tag", "offline.example.com/junk:1"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("junk.tar"));
+}
+
+TEST_F(ContainerE2E, RegistryCredentialsComeFromAPoolSecret) {
+  if (!RegistryServer::HtpasswdAvailable()) GTEST_SKIP() << "needs htpasswd (apache2-utils)";
+  // A second registry, with the same certificate (the agent trusts its CA), behind a login.
+  auto certs = tls::EnsureMasterCertificates(certs_dir_, {"127.0.0.1"});
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  auto locked = RegistryServer::Start({.cert_file = certs->cert,
+                                       .key_file = certs->key,
+                                       .username = "puller",
+                                       .password = "pa55word"});
+  ASSERT_TRUE(locked.ok()) << locked.status();
+  ASSERT_TRUE(image::testing::PushImage({.registry = (*locked)->address(),
+                                         .repository = "private/busybox",
+                                         .ca_file = ca_,
+                                         .username = "puller",
+                                         .password = "pa55word"},
+                                        image_, "1")
+                  .ok());
+  std::string image = (*locked)->address() + "/private/busybox:1";
+  // A pull secret that does not exist is refused when the job is created.
+  std::string spec = absl::StrCat("name: early\ninstances: 1\ntask:\n  command: \"true\"\n",
+                                  "  resources: {cpu: 0.1, memory: 16Mi}\n",
+                                  "  container: {image: \"", image, "\", pull_secret: nope}\n");
+  RunResult refused = cluster_->Cli(
+      {"job", "create", "-f", cluster_->WriteFile("early.yaml", spec), "--pool", "/c"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("task.container.pull_secret: no secret nope"));
+
+  std::string value_file = certs_dir_ + "/login";
+  std::ofstream(value_file) << "puller:pa55word";
+  RunResult put =
+      cluster_->Cli({"secret", "create", "/c/registry-login", "--from-file", value_file});
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  uint64_t without = Job("without", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: ")" + image + R"("}
+)");
+  ASSERT_TRUE(WaitState(without, "FAILED", absl::Seconds(60))) << Task(without).dump();
+  EXPECT_THAT(Message(without), HasSubstr("401")) << Task(without).dump();
+  uint64_t with = Job("with", R"(  command: "echo pulled-with-login"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: ")" + image + R"(", pull_secret: registry-login}
+)");
+  ASSERT_TRUE(WaitState(with, "SUCCEEDED", absl::Seconds(60))) << Task(with).dump();
+  EXPECT_THAT(Logs(with), HasSubstr("pulled-with-login"));
+  // The password is in no file of the cluster.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cluster_->dir())) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text.find("pa55word"), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(ContainerE2E, AFullDiskFailsThePullAndLeavesNothing) {
+  // The agent's image cache on a tmpfs smaller than the image.
+  std::string cache = certs_dir_ + "/small-cache";
+  std::filesystem::create_directories(cache);
+  ASSERT_EQ(::system(("mount -t tmpfs -o size=256k tmpfs " + cache).c_str()), 0);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{cache};
+  cluster_ = std::make_unique<TestCluster>(
+      ClusterOptions{.agents = 1, .agent_args = {"--registry-ca", ca_, "--image-dir", cache}});
+  RunResult r =
+      cluster_->Cli({"pool", "create", "/c", "-f", cluster_->WriteFile("pool.yaml", kPool)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t job = Job("full", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: "{IMAGE}"}
+)");
+  ASSERT_TRUE(WaitState(job, "FAILED", absl::Seconds(60))) << Task(job).dump();
+  EXPECT_THAT(Message(job), AnyOf(HasSubstr("no space left"), HasSubstr("disk is full")))
+      << Task(job).dump();
+  EXPECT_TRUE(std::filesystem::is_empty(cache + "/tmp"));
+  EXPECT_TRUE(std::filesystem::is_empty(cache + "/rootfs"));
+  // The agent goes on: a plain task runs.
+  uint64_t plain = Job("plain", R"(  command: "echo still-here"
+  resources: {cpu: 0.1, memory: 16Mi}
+)");
+  ASSERT_TRUE(WaitState(plain, "SUCCEEDED", absl::Seconds(60))) << Task(plain).dump();
+  cluster_.reset();
 }
 
 }  // namespace

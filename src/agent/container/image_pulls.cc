@@ -24,15 +24,23 @@ bool ImagePulls::MaybeWait(const LaunchRequest& request) {
   if (!c || c->pull == PullPolicy::kNever) return false;
   absl::StatusOr<spec::ImageRef> ref = spec::ParseImageRef(c->image);
   if (!ref.ok()) return false;  // the launch fails with the parse error
-  std::string key = ref->ToString();
-  if (c->pull == PullPolicy::kIfNotPresent && store_.Lookup(key)) return false;
+  std::string canonical = ref->ToString();
+  if (c->pull == PullPolicy::kIfNotPresent && store_.Lookup(canonical)) return false;
+  // Launches share a pull only when they would pull alike: the same image, the same login.
+  std::string login;
+  if (auto it = request.secret_values.find(c->pull_secret);
+      !c->pull_secret.empty() && it != request.secret_values.end()) {
+    login = it->second;
+  }
+  std::string key = absl::StrCat(canonical, "\x01", login);
   waiting_[request.run] = key;
   requests_[request.run] = request;
-  Start(key, request);
+  Start(key, canonical, login, request);
   return true;
 }
 
-void ImagePulls::Start(const std::string& key, const LaunchRequest& request) {
+void ImagePulls::Start(const std::string& key, const std::string& canonical,
+                       const std::string& login, const LaunchRequest& request) {
   absl::MutexLock lock(&mu_);
   if (auto it = pulls_.find(key); it != pulls_.end() && !it->second->finished) return;
   if (auto it = pulls_.find(key); it != pulls_.end()) {
@@ -42,25 +50,21 @@ void ImagePulls::Start(const std::string& key, const LaunchRequest& request) {
   image::RegistryOptions options;
   options.ca_file = settings_.ca_file;
   options.stall_timeout = settings_.stall_timeout;
-  const std::string& secret = request.spec.container->pull_secret;
-  if (!secret.empty()) {
-    auto it = request.secret_values.find(secret);
-    if (it != request.secret_values.end()) {
-      size_t colon = it->second.find(':');
-      options.username = it->second.substr(0, colon);
-      if (colon != std::string::npos) options.password = it->second.substr(colon + 1);
-    }
+  if (!login.empty()) {
+    size_t colon = login.find(':');
+    options.username = login.substr(0, colon);
+    if (colon != std::string::npos) options.password = login.substr(colon + 1);
   }
   auto pull = std::make_unique<Pull>();
   Pull* p = pull.get();
   spec::ImageRef ref = *spec::ParseImageRef(request.spec.container->image);
-  pull->thread = std::thread([this, p, key, ref, options] {
+  pull->thread = std::thread([this, p, canonical, ref, options] {
     image::RegistrySource source(ref, options);
-    absl::Status status = store_.Pull(key, source).status();
+    absl::Status status = store_.Pull(canonical, source).status();
     {
       absl::MutexLock lock(&mu_);
       p->finished = true;
-      p->status = WithContext(status, absl::StrCat("pull of image ", key));
+      p->status = WithContext(status, absl::StrCat("pull of image ", canonical));
     }
     wake_();
   });

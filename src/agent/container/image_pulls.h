@@ -1,8 +1,8 @@
 #pragma once
 // ImagePulls: the launches of container tasks whose image must be pulled first. They wait
-// here while the image is pulled on a thread of its own — one pull per image, however many
-// launches wait for it — and come back through TakeDone(), ready to launch or failed with
-// what to fix. Nothing of a waiting launch is on disk: an agent that dies meanwhile has
+// here while the image is pulled on a thread of its own — one pull per image and login,
+// however many launches wait for it — and come back through TakeDone(), ready to launch or failed
+// with what to fix. Nothing of a waiting launch is on disk: an agent that dies meanwhile has
 // started nothing, and the master sees the run as lost.
 //
 //   pull: if-not-present   waits only when the image is not cached
@@ -62,15 +62,19 @@ class ImagePulls {
     bool finished = false;
     absl::Status status;
   };
-  void Start(const std::string& ref, const LaunchRequest& request);
+  // Starts the pull `key` (image and login) unless it is in flight.
+  void Start(const std::string& key, const std::string& canonical, const std::string& login,
+             const LaunchRequest& request);
 
   image::ImageStore& store_;
   PullSettings settings_;
   std::function<void()> wake_;
-  std::map<RunId, std::string> waiting_;  // run -> canonical image reference
+  std::map<RunId, std::string> waiting_;  // run -> its pull's key
   std::map<RunId, LaunchRequest> requests_;
   absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<Pull>> pulls_ ABSL_GUARDED_BY(mu_);  // by reference
+  // By key: the canonical reference and the login ("" = anonymous), so that launches with
+  // other credentials never share (nor inherit the failure of) a pull.
+  std::map<std::string, std::unique_ptr<Pull>> pulls_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace paceline::agent
