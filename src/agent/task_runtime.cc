@@ -145,7 +145,8 @@ absl::Status TaskRuntime::InitContainers() {
   absl::StatusOr<OciRuntime> oci = DetectOciRuntime(config_.container_runtime, wd + "/crun");
   if (!oci.ok()) {
     // Plain tasks still run; container launches fail saying why.
-    spdlog::warn("agent {}: {}", config_.name, std::string(oci.status().message()));
+    oci_.missing = std::string(oci.status().message());
+    spdlog::warn("agent {}: {}", config_.name, oci_.missing);
     return absl::OkStatus();
   }
   oci_ = *std::move(oci);

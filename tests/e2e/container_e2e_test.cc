@@ -435,5 +435,75 @@ TEST_F(ContainerE2E, AFullDiskFailsThePullAndLeavesNothing) {
   cluster_.reset();
 }
 
+TEST_F(ContainerE2E, AServiceOnAPortPassesItsHttpHealthCheck) {
+  uint64_t job = Job(
+      "httpd",
+      R"(  command: "echo ok > index.html; exec busybox httpd -f -p $PACELINE_PORT_HTTP -h $PACELINE_SANDBOX"
+  resources: {cpu: 0.2, memory: 32Mi}
+  ports: [http]
+  health: {http: {port: http, path: /index.html}, interval: 1s, timeout: 5s}
+  container: {image: "{IMAGE}"}
+)",
+      "service");
+  absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline && Task(job)["task"].value("health", "") != "HEALTHY") {
+    absl::SleepFor(absl::Milliseconds(300));
+  }
+  EXPECT_EQ(Task(job)["task"].value("health", ""), "HEALTHY") << Task(job).dump();
+  ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
+  ASSERT_TRUE(WaitState(job, "KILLED", absl::Seconds(30))) << Task(job).dump();
+}
+
+TEST_F(ContainerE2E, AHostWithoutARuntimeFailsContainerTasksSayingSoAndRunsPlainOnes) {
+  cluster_ = std::make_unique<TestCluster>(
+      ClusterOptions{.agents = 1, .agent_args = {"--container-runtime", "/nonexistent/crun"}});
+  RunResult r =
+      cluster_->Cli({"pool", "create", "/c", "-f", cluster_->WriteFile("pool.yaml", kPool)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t job = Job("norun", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+  container: {image: "{IMAGE}"}
+)");
+  ASSERT_TRUE(WaitState(job, "FAILED", absl::Seconds(60))) << Task(job).dump();
+  EXPECT_THAT(Message(job), HasSubstr("'/nonexistent/crun' is not installed")) << Task(job).dump();
+  uint64_t plain = Job("plain", R"(  command: "true"
+  resources: {cpu: 0.1, memory: 16Mi}
+)");
+  ASSERT_TRUE(WaitState(plain, "SUCCEEDED", absl::Seconds(60))) << Task(plain).dump();
+}
+
+TEST_F(ContainerE2E, PacelineUpRunsAContainerJob) {
+  cluster_.reset();
+  std::string dir = MakeTempDir("pl-up-containers");
+  std::filesystem::permissions(dir, std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  Process up = Process::Start({"up", "--data-dir", dir + "/data", "--listen", "127.0.0.1:0",
+                               "--http-listen", "127.0.0.1:0", "--registry-ca", ca_},
+                              {.cwd = dir});
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline && !std::filesystem::exists(dir + "/data/master.json")) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_TRUE(std::filesystem::exists(dir + "/data/master.json")) << up.Output();
+  std::ofstream(dir + "/pool.yaml") << kPool;
+  std::ofstream(dir + "/job.yaml") << absl::StrCat(
+      "name: on-up\ninstances: 2\ntask:\n  command: \"echo from-up $PACELINE_INSTANCE_ID\"\n",
+      "  resources: {cpu: 0.1, memory: 16Mi}\n  container: {image: \"", ref_, "\"}\n");
+  RunResult pool = RunPaceline({"pool", "create", "/c", "-f", "pool.yaml"}, dir);
+  ASSERT_EQ(pool.exit_code, 0) << pool.err << up.Output();
+  RunResult created =
+      RunPaceline({"job", "create", "-f", "job.yaml", "--pool", "/c", "-o", "json"}, dir);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  std::string id = Json::parse(created.out).value("job_id", "0");
+  RunResult wait = RunPaceline({"job", "wait", id, "--timeout", "60s"}, dir);
+  EXPECT_EQ(wait.exit_code, 0) << wait.err << up.Output();
+  RunResult logs = RunPaceline({"task", "logs", id + "/1"}, dir);
+  EXPECT_THAT(logs.out, HasSubstr("from-up 1"));
+  up.Signal(SIGTERM);
+  EXPECT_EQ(up.WaitExit(absl::Seconds(30)), 0) << up.Output();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 }  // namespace
 }  // namespace paceline::e2e

@@ -156,8 +156,10 @@ absl::Status ContainerHook::Prepare(RunContext& ctx) {
   const std::optional<ContainerSpec>& c = ctx.request.spec.container;
   if (!c) return absl::OkStatus();
   if (runtime_.path.empty() || images_ == nullptr) {
-    return absl::FailedPreconditionError(
-        "this host runs no containers (its agent has no container_runtime)");
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this host runs no containers: ",
+        runtime_.missing.empty() ? "its agent was started with --container-runtime \"\""
+                                 : runtime_.missing));
   }
   ASSIGN_OR_RETURN(spec::ImageRef ref, spec::ParseImageRef(c->image));
   std::optional<image::CachedImage> cached = images_->Lookup(ref.ToString());

@@ -36,6 +36,8 @@ struct OciRuntime {
   // that has controllers, crun refuses to start ("hybrid mode"); it runs with its cgroup
   // manager disabled anyway, so the wrapper detaches that mount in a namespace of its own.
   std::vector<std::string> hide;
+  // Why this host runs no containers, when `path` is empty (the launch error says it).
+  std::string missing;
 
   // `crun run` of the bundle, and `crun exec` of a command (health checks) as `uid:gid`.
   std::vector<std::string> RunArgv(const std::string& id, const std::string& bundle,
