@@ -270,6 +270,13 @@ absl::StatusOr<CachedImage> ImageStore::CommitLocked(const std::string& ref, Cac
   return img;
 }
 
+std::optional<CachedImage> ImageStore::Find(const std::string& config_digest) {
+  absl::MutexLock lock(&mu_);
+  auto it = images_.find(config_digest);
+  if (it == images_.end()) return std::nullopt;
+  return it->second;
+}
+
 absl::StatusOr<CachedImage> ImageStore::Pin(const std::string& config_digest, absl::Time now) {
   absl::MutexLock lock(&mu_);
   auto it = images_.find(config_digest);

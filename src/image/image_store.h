@@ -64,6 +64,8 @@ class ImageStore {
   // When the image (same config) is already cached, only the reference is recorded.
   absl::StatusOr<CachedImage> Pull(const std::string& ref, ImageSource& source);
 
+  // The image of a config digest, if cached.
+  std::optional<CachedImage> Find(const std::string& config_digest);
   // A task starts / stops using the image (by config digest). Pin fails with NOT_FOUND when
   // the image is not (or no longer) cached.
   absl::StatusOr<CachedImage> Pin(const std::string& config_digest, absl::Time now);

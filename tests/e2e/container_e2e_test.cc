@@ -454,6 +454,61 @@ TEST_F(ContainerE2E, AServiceOnAPortPassesItsHttpHealthCheck) {
   ASSERT_TRUE(WaitState(job, "KILLED", absl::Seconds(30))) << Task(job).dump();
 }
 
+TEST_F(ContainerE2E, AStatefulContainerWritesItsVolumeAndNetworkNoneHasOnlyLoopback) {
+  uint64_t job = Job(
+      "db",
+      R"(  command: "echo kept > /data/f; ls /sys/class/net > $PACELINE_SANDBOX/net; exec sleep 600"
+  resources: {cpu: 0.1, memory: 16Mi}
+  volume: {size: 64Mi}
+  container:
+    image: "{IMAGE}"
+    network: none
+    user: "0"
+    mounts: [{source: volume, target: /data}]
+)",
+      "stateful");
+  // user 0 is refused: the agent does not allow root tasks (the instance crash-loops).
+  auto first_message = [&] {
+    Json t = Task(job);
+    return t["runs"].empty() ? std::string() : t["runs"][0].value("message", std::string());
+  };
+  absl::Time refused_by = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < refused_by && first_message().empty()) {
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  EXPECT_THAT(first_message(), HasSubstr("would run as root")) << Task(job).dump();
+  ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
+
+  uint64_t db = Job(
+      "db2",
+      R"(  command: "echo kept > /data/f; ls /sys/class/net > $PACELINE_SANDBOX/net; exec sleep 600"
+  resources: {cpu: 0.1, memory: 16Mi}
+  volume: {size: 64Mi}
+  container:
+    image: "{IMAGE}"
+    network: none
+    mounts: [{source: volume, target: /data}]
+)",
+      "stateful");
+  ASSERT_TRUE(WaitTaskState(db, "RUNNING", absl::Seconds(60))) << Task(db).dump();
+  std::string work_dir = cluster_->dir() + "/" + cluster_->agent_name(0);
+  std::string volume_file = absl::StrCat(work_dir, "/volumes/", db, "/0/f");
+  std::string net_file = absl::StrCat(work_dir, "/sandboxes/", db, "/0/1/net");
+  absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline &&
+         !(std::filesystem::exists(volume_file) && std::filesystem::exists(net_file))) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  std::ifstream volume_in(volume_file);
+  std::string kept((std::istreambuf_iterator<char>(volume_in)), {});
+  EXPECT_EQ(kept, "kept\n");
+  std::ifstream net_in(net_file);
+  std::string net((std::istreambuf_iterator<char>(net_in)), {});
+  EXPECT_EQ(net, "lo\n");
+  ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(db)}).exit_code, 0);
+  ASSERT_TRUE(WaitState(db, "KILLED", absl::Seconds(30))) << Task(db).dump();
+}
+
 TEST_F(ContainerE2E, AHostWithoutARuntimeFailsContainerTasksSayingSoAndRunsPlainOnes) {
   cluster_ = std::make_unique<TestCluster>(
       ClusterOptions{.agents = 1, .agent_args = {"--container-runtime", "/nonexistent/crun"}});

@@ -170,35 +170,27 @@ absl::Status ContainerHook::Prepare(RunContext& ctx) {
             ? " and the task says pull: never; load it with `paceline image load` or allow pulls"
             : ""));
   }
-  ASSIGN_OR_RETURN(image::CachedImage img, images_->Pin(cached->config_digest, clock_.Now()));
-  ctx.image = img.config_digest;
-  std::string user = !c->user.empty() ? c->user : img.config.user;
-  if (!user.empty()) {
-    absl::StatusOr<TaskUser> u = ResolveUser(user, img.rootfs);
-    if (!u.ok()) {
-      images_->Unpin(ctx.image);
-      ctx.image.clear();
-      return u.status();
-    }
-    if (u->uid == 0 && !config_.allow_root_tasks) {
-      images_->Unpin(ctx.image);
-      ctx.image.clear();
-      return absl::PermissionDeniedError(
-          absl::StrCat("the container would run as root (user '", user,
-                       "'), which this agent does not allow; set task.container.user"));
-    }
-    ctx.user = *u;
-  }
   for (const ContainerMount& m : c->mounts) {
     if (m.source.front() == '/' && !HasHostPath(config_.container_host_paths, m.source)) {
-      images_->Unpin(ctx.image);
-      ctx.image.clear();
       return absl::PermissionDeniedError(
           absl::StrCat("mount source ", m.source,
                        " is not a host path this agent allows (its config's "
                        "container_host_paths)"));
     }
   }
+  // Garbage collection runs on this thread only: the cached tree stays until it is pinned.
+  std::string user = !c->user.empty() ? c->user : cached->config.user;
+  if (!user.empty()) {
+    ASSIGN_OR_RETURN(TaskUser u, ResolveUser(user, cached->rootfs));
+    if (u.uid == 0 && !config_.allow_root_tasks) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("the container would run as root (user '", user,
+                       "'), which this agent does not allow; set task.container.user"));
+    }
+    ctx.user = std::move(u);
+  }
+  ASSIGN_OR_RETURN(image::CachedImage img, images_->Pin(cached->config_digest, clock_.Now()));
+  ctx.image = img.config_digest;
   return absl::OkStatus();
 }
 
@@ -212,8 +204,9 @@ absl::Status ContainerHook::Finish(RunContext& ctx) {
     RETURN_IF_ERROR(MakeDirs(ctx.bundle + sub, 0700));
   }
   ::chmod(rootfs.c_str(), 0755);
-  ASSIGN_OR_RETURN(image::CachedImage img, images_->Pin(ctx.image, clock_.Now()));
-  images_->Unpin(ctx.image);  // held once, by Prepare
+  std::optional<image::CachedImage> pinned = images_->Find(ctx.image);  // pinned by Prepare
+  if (!pinned) return absl::InternalError(absl::StrCat("image ", ctx.image, " left the cache"));
+  const image::CachedImage& img = *pinned;
   // The merged root takes the upper directory's mode and owner: make them the image's.
   struct stat root_st;
   if (::stat(img.rootfs.c_str(), &root_st) == 0) {
