@@ -176,14 +176,17 @@ void TaskRuntime::EmitNotStarted(const RunId& run, TaskEventType type, Terminati
 
 void TaskRuntime::StartPulled() {
   if (!pulls_) return;
-  for (ImagePulls::Done& d : pulls_->TakeDone()) {
+  std::vector<ImagePulls::Done> done = pulls_->TakeDone();
+  if (done.empty()) return;
+  for (ImagePulls::Done& d : done) {
     absl::Status s = d.status.ok() ? StartRun(d.request) : d.status;
     if (!s.ok()) {
       EmitNotStarted(d.request.run, TaskEventType::kFailed, TerminationReason::kLaunchFailed,
                      std::string(s.message()));
     }
   }
-  if (images_) images_->CollectGarbage();
+  // A pull grew the cache: back within its limit (unpinned images, least recently used first).
+  images_->CollectGarbage();
 }
 
 void TaskRuntime::Emit(TaskEvent e) {
