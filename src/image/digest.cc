@@ -7,8 +7,8 @@
 #include <cerrno>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "spec/image_ref.h"
 
 namespace paceline::image {
 
@@ -60,11 +60,7 @@ absl::StatusOr<std::string> Sha256File(const std::string& path) {
 }
 
 std::string DigestHex(absl::string_view digest) {
-  if (!absl::StartsWith(digest, "sha256:") || digest.size() != 7 + 64) return "";
-  for (char c : digest.substr(7)) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
-  }
-  return std::string(digest.substr(7));
+  return spec::IsSha256Digest(digest) ? std::string(digest.substr(7)) : std::string();
 }
 
 }  // namespace paceline::image

@@ -14,19 +14,18 @@
 #include "common/status.h"
 #include "image/digest.h"
 #include "image/layer_unpack.h"
+#include "image/rootfs_path.h"
 #include "nlohmann/json.hpp"
 
 namespace paceline::image {
 namespace {
 
 namespace fs = std::filesystem;
+using internal::IoError;
 using nlohmann::json;
 
 absl::Status FsError(const std::error_code& ec, absl::string_view what) {
-  if (ec.value() == ENOSPC || ec.value() == EDQUOT) {
-    return absl::ResourceExhaustedError(absl::StrCat(what, ": the disk is full"));
-  }
-  return absl::ErrnoToStatus(ec.value(), what);
+  return IoError(ec.value(), what);
 }
 
 absl::StatusOr<std::string> ReadWhole(const std::string& path) {
@@ -50,7 +49,7 @@ absl::Status WriteDurably(const std::string& path, absl::string_view data) {
       int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      return FsError(std::error_code(err, std::generic_category()), absl::StrCat("write ", tmp));
+      return IoError(err, absl::StrCat("write ", tmp));
     }
     done += static_cast<size_t>(n);
   }
@@ -59,7 +58,7 @@ absl::Status WriteDurably(const std::string& path, absl::string_view data) {
   if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return FsError(std::error_code(err, std::generic_category()), absl::StrCat("write ", path));
+    return IoError(err, absl::StrCat("write ", path));
   }
   int dfd = ::open(fs::path(path).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

@@ -19,10 +19,13 @@
 #include "common/status.h"
 #include "image/digest.h"
 #include "image/registry_protocol.h"
+#include "image/rootfs_path.h"
 #include "nlohmann/json.hpp"
 
 namespace paceline::image {
 namespace {
+
+using internal::IoError;
 
 constexpr size_t kMaxManifestBytes = 4 << 20;  // as containerd
 constexpr size_t kMaxErrorBody = 64 << 10;
@@ -66,14 +69,6 @@ class StringSink : public BodySink {
   std::string body_;
 };
 
-absl::Status WriteError(int err, const std::string& path) {
-  if (err == ENOSPC || err == EDQUOT) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("write ", path, ": ", err == ENOSPC ? "no space left on device" : "quota"));
-  }
-  return absl::ErrnoToStatus(err, absl::StrCat("write ", path));
-}
-
 // A blob on its way to `path`.partial: hashed and counted as it is written; Commit verifies it
 // and renames it; anything else removes it.
 class FileSink : public BodySink {
@@ -101,7 +96,7 @@ class FileSink : public BodySink {
     while (!data.empty()) {
       ssize_t n = ::write(fd_, data.data(), data.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return WriteError(errno, partial_);
+      if (n < 0) return IoError(errno, absl::StrCat("write ", partial_));
       data.remove_prefix(static_cast<size_t>(n));
     }
     return absl::OkStatus();
@@ -117,9 +112,9 @@ class FileSink : public BodySink {
       return absl::DataLossError(
           absl::StrCat("blob ", blob_.digest, ": the content has digest ", digest));
     }
-    if (::fsync(fd_) != 0) return WriteError(errno, partial_);
+    if (::fsync(fd_) != 0) return IoError(errno, absl::StrCat("write ", partial_));
     int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0) return WriteError(errno, partial_);
+    if (::close(fd) != 0) return IoError(errno, absl::StrCat("write ", partial_));
     if (::rename(partial_.c_str(), path_.c_str()) != 0) {
       return absl::ErrnoToStatus(errno, absl::StrCat("rename ", partial_, " to ", path_));
     }

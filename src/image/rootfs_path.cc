@@ -58,8 +58,12 @@ int Fd::Release() {
 }
 
 absl::Status IoError(int err, absl::string_view what) {
+  if (err == ENOSPC) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(what, ": no space left on device (the disk is full)"));
+  }
   std::string message = absl::StrCat(what, ": ", std::strerror(err));
-  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(message);
+  if (err == EDQUOT) return absl::ResourceExhaustedError(message);
   return absl::ErrnoToStatus(err, message);
 }
 

@@ -44,7 +44,8 @@ class Fd {
   int fd_ = -1;
 };
 
-// The status of a failed system call: RESOURCE_EXHAUSTED for ENOSPC and EDQUOT, otherwise the
+// The status of a failed system call, for every file the image layer writes: RESOURCE_EXHAUSTED
+// for ENOSPC ("what: no space left on device (the disk is full)") and EDQUOT, otherwise the
 // errno's code; the message is "what: strerror".
 absl::Status IoError(int err, absl::string_view what);
 

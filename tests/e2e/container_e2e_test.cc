@@ -58,10 +58,15 @@ class ContainerE2E : public ::testing::Test {
         "1");
     ASSERT_TRUE(pushed.ok()) << pushed << "\n" << registry_->Log();
     ref_ = absl::StrCat(registry_->address(), "/e2e/busybox:1");
+    ASSERT_NO_FATAL_FAILURE(StartCluster(
+        {"--registry-ca", ca_, "--registry-timeout", "3s", "--container-host-path", certs_dir_}));
+  }
+
+  // A master and one agent started with `agent_args`, and the pool /c (replaces the cluster).
+  void StartCluster(std::vector<std::string> agent_args) {
+    cluster_.reset();
     cluster_ = std::make_unique<TestCluster>(
-        ClusterOptions{.agents = 1,
-                       .agent_args = {"--registry-ca", ca_, "--registry-timeout", "3s",
-                                      "--container-host-path", certs_dir_}});
+        ClusterOptions{.agents = 1, .agent_args = std::move(agent_args)});
     RunResult r =
         cluster_->Cli({"pool", "create", "/c", "-f", cluster_->WriteFile("pool.yaml", kPool)});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -91,6 +96,14 @@ class ContainerE2E : public ::testing::Test {
     while (absl::Now() < deadline) {
       if (Task(job)["task"]["state"] == state) return true;
       absl::SleepFor(absl::Milliseconds(200));
+    }
+    return false;
+  }
+  bool WaitHealthy(uint64_t job, absl::Duration timeout) {
+    absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      if (Task(job)["task"].value("health", "") == "HEALTHY") return true;
+      absl::SleepFor(absl::Milliseconds(300));
     }
     return false;
   }
@@ -221,11 +234,7 @@ TEST_F(ContainerE2E, AHealthCheckedServiceSurvivesAnAgentKill9) {
 )",
                      "service");
   ASSERT_TRUE(WaitTaskState(job, "RUNNING", absl::Seconds(60))) << Task(job).dump();
-  absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline && Task(job)["task"].value("health", "") != "HEALTHY") {
-    absl::SleepFor(absl::Milliseconds(300));
-  }
-  ASSERT_EQ(Task(job)["task"].value("health", ""), "HEALTHY") << Task(job).dump();
+  ASSERT_TRUE(WaitHealthy(job, absl::Seconds(30))) << Task(job).dump();
   int pid = Task(job)["task"].value("pid", 0);
   cluster_->agent(0).Signal(SIGKILL);
   cluster_->agent(0).WaitExit(absl::Seconds(10));
@@ -413,11 +422,7 @@ TEST_F(ContainerE2E, AFullDiskFailsThePullAndLeavesNothing) {
     std::string dir;
     ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
   } unmount{cache};
-  cluster_ = std::make_unique<TestCluster>(
-      ClusterOptions{.agents = 1, .agent_args = {"--registry-ca", ca_, "--image-dir", cache}});
-  RunResult r =
-      cluster_->Cli({"pool", "create", "/c", "-f", cluster_->WriteFile("pool.yaml", kPool)});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(StartCluster({"--registry-ca", ca_, "--image-dir", cache}));
   uint64_t job = Job("full", R"(  command: "true"
   resources: {cpu: 0.1, memory: 16Mi}
   container: {image: "{IMAGE}"}
@@ -445,11 +450,7 @@ TEST_F(ContainerE2E, AServiceOnAPortPassesItsHttpHealthCheck) {
   container: {image: "{IMAGE}"}
 )",
       "service");
-  absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (absl::Now() < deadline && Task(job)["task"].value("health", "") != "HEALTHY") {
-    absl::SleepFor(absl::Milliseconds(300));
-  }
-  EXPECT_EQ(Task(job)["task"].value("health", ""), "HEALTHY") << Task(job).dump();
+  EXPECT_TRUE(WaitHealthy(job, absl::Seconds(60))) << Task(job).dump();
   ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
   ASSERT_TRUE(WaitState(job, "KILLED", absl::Seconds(30))) << Task(job).dump();
 }
@@ -510,11 +511,7 @@ TEST_F(ContainerE2E, AStatefulContainerWritesItsVolumeAndNetworkNoneHasOnlyLoopb
 }
 
 TEST_F(ContainerE2E, AHostWithoutARuntimeFailsContainerTasksSayingSoAndRunsPlainOnes) {
-  cluster_ = std::make_unique<TestCluster>(
-      ClusterOptions{.agents = 1, .agent_args = {"--container-runtime", "/nonexistent/crun"}});
-  RunResult r =
-      cluster_->Cli({"pool", "create", "/c", "-f", cluster_->WriteFile("pool.yaml", kPool)});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(StartCluster({"--container-runtime", "/nonexistent/crun"}));
   uint64_t job = Job("norun", R"(  command: "true"
   resources: {cpu: 0.1, memory: 16Mi}
   container: {image: "{IMAGE}"}
