@@ -4,7 +4,8 @@
 //   paceline sim SCENARIO.yaml [--seed N] [--report FILE] [--plot DIR] [-o json]
 //   paceline sim --trace alibaba-gpu PATH... [--nodes all|gpu] [--run-for D] [--cycle-every D]
 //                [--placement PROFILE] [--seed N] [--report FILE] [--plot DIR] [-o json]
-//   paceline sim --trace alibaba-gpu PATH... --fill [--fill-target PCT] [--profiles A,B,...]
+//   paceline sim --trace alibaba-gpu PATH... --fill [--protocol paceline|fgd]
+//                [--fill-target PCT] [--profiles A,B,...]
 //                [--repeat N] [--nodes all|gpu] [--seed N] [--report FILE] [--plot DIR]
 //
 // Prints a summary (or, with -o json, the JSON report) on stdout; --report writes the JSON to
@@ -43,6 +44,7 @@ struct SimFlags {
   std::string cycle_every;
   std::string placement;
   bool fill = false;
+  std::string protocol = "paceline";
   double fill_target = 130;
   std::string profiles;
   int repeat = 1;
@@ -116,9 +118,10 @@ absl::Status RunTrace(const SimFlags& f, CommandContext& ctx) {
     if (!f.run_for.empty() || !f.cycle_every.empty() || !f.placement.empty()) {
       return absl::InvalidArgumentError(
           "--run-for, --cycle-every and --placement are for trace replay; fill mode takes "
-          "--profiles, --fill-target and --repeat");
+          "--protocol, --profiles, --fill-target and --repeat");
     }
     sim::FillOptions o;
+    o.protocol = f.protocol;
     o.seed = f.seed.value_or(1);
     o.repetitions = f.repeat;
     o.target_percent = f.fill_target;
@@ -127,8 +130,9 @@ absl::Status RunTrace(const SimFlags& f, CommandContext& ctx) {
     if (!report.ok()) return report.status();
     return Output(f, ctx, *report, sim::FillSummaryText(*report), /*fill=*/true);
   }
-  if (!f.profiles.empty() || f.repeat != 1 || f.fill_target != 130) {
-    return absl::InvalidArgumentError("--profiles, --fill-target and --repeat need --fill");
+  if (!f.profiles.empty() || f.repeat != 1 || f.fill_target != 130 || f.protocol != "paceline") {
+    return absl::InvalidArgumentError(
+        "--protocol, --profiles, --fill-target and --repeat need --fill");
   }
   sim::TraceReplayOptions o;
   o.seed = f.seed.value_or(1);
@@ -167,6 +171,8 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
       "  paceline sim examples/sim/preemption.yaml -o json --report report.json\n"
       "  paceline sim --trace alibaba-gpu TRACE_DIR --run-for 168h\n"
       "  paceline sim --trace alibaba-gpu TRACE_DIR --fill --repeat 5 --plot out/\n"
+      "  paceline sim --trace alibaba-gpu NODES.csv TASKS.csv --fill --protocol fgd --seed 42 "
+      "--repeat 10\n"
       "See docs/sim.md for the scenario format and the report.");
   sim->add_option("inputs", f.inputs, "SCENARIO.yaml, or with --trace the trace's dir or files");
   sim->add_option("--report", f.report, "write the JSON report to this file");
@@ -181,6 +187,10 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
   sim->add_option("--placement", f.placement, "trace replay: placement profile (default)");
   sim->add_flag("--fill", f.fill,
                 "fill mode: submit trace tasks until the GPUs are oversubscribed");
+  sim->add_option("--protocol", f.protocol,
+                  "fill mode: paceline, or fgd (the FGD paper's protocol and baselines)")
+      ->check(CLI::IsMember({"paceline", "fgd"}))
+      ->capture_default_str();
   sim->add_option("--fill-target", f.fill_target, "fill mode: stop at this % of GPU capacity")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();

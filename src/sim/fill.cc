@@ -17,6 +17,8 @@
 #include "placement/engine.h"
 #include "placement/plan.h"
 #include "placement/profile.h"
+#include "sim/paper/paper_fill.h"
+#include "sim/paper/paper_policies.h"
 
 namespace paceline::sim {
 namespace {
@@ -143,23 +145,51 @@ FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& work
   return run;
 }
 
+std::vector<std::string> DefaultFillProfiles(const std::string& protocol) {
+  if (protocol == "fgd") return paper::ProtocolProfiles();
+  return {"default", "fgd", "best-fit", "random-fit", "dot-product", "gpu-packing"};
+}
+
 absl::StatusOr<std::vector<FillRun>> RunFillRuns(const std::vector<AlibabaNode>& nodes,
                                                  const std::vector<AlibabaTask>& tasks,
                                                  const FillOptions& o) {
-  std::vector<std::string> known = placement::ProfileNames();
-  for (const std::string& p : o.profiles) {
-    if (std::find(known.begin(), known.end(), p) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--profiles: unknown placement profile '", p,
-                                                     "'; known: ", absl::StrJoin(known, ", ")));
-    }
+  if (o.protocol != "paceline" && o.protocol != "fgd") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--protocol: unknown protocol '", o.protocol, "'; expected paceline or fgd"));
   }
   if (o.profiles.empty()) return absl::InvalidArgumentError("--profiles: none given");
+  const bool paper = o.protocol == "fgd";
+  std::vector<std::string> known = placement::ProfileNames();
+  for (const std::string& p : o.profiles) {
+    bool ok = paper ? paper::IsProtocolProfile(p)
+                    : std::find(known.begin(), known.end(), p) != known.end();
+    if (!ok) {
+      std::vector<std::string> all = known;
+      if (paper) {
+        std::vector<std::string> policies = paper::PolicyNames();
+        all.insert(all.begin(), policies.begin(), policies.end());
+      }
+      return absl::InvalidArgumentError(absl::StrCat("--profiles: unknown placement profile '", p,
+                                                     "'; known: ", absl::StrJoin(all, ", ")));
+    }
+  }
   if (GpuCapacity(nodes) <= 0) {
     return absl::InvalidArgumentError("fill mode needs GPUs, and the cluster has none");
   }
+  std::vector<FillRun> runs;
+  if (paper) {
+    absl::StatusOr<paper::PaperTrace> trace = paper::PaperTrace::Build(nodes, tasks);
+    if (!trace.ok()) return trace.status();
+    for (const std::string& p : o.profiles) {
+      for (int r = 0; r < o.repetitions; ++r) {
+        runs.push_back(paper::RunProtocolOnce(*trace, p, o.seed + static_cast<uint64_t>(r),
+                                              o.target_percent));
+      }
+    }
+    return runs;
+  }
   absl::StatusOr<FillWorkload> workload = FillWorkload::Build(tasks);
   if (!workload.ok()) return workload.status();
-  std::vector<FillRun> runs;
   for (const std::string& p : o.profiles) {
     for (int r = 0; r < o.repetitions; ++r) {
       runs.push_back(FillOnce(nodes, *workload, p, o.seed + static_cast<uint64_t>(r), o));
@@ -179,6 +209,7 @@ Json FillReport(const AlibabaTraceInput& input, const FillOptions& o,
   opts["target_pct"] = o.target_percent;
   opts["bucket_pct"] = o.bucket_percent;
   opts["profiles"] = o.profiles;
+  opts["protocol"] = o.protocol;
   Json profiles = Json::object();
   Json timing = Json::object();
   for (const std::string& p : o.profiles) {
@@ -217,6 +248,25 @@ Json FillReport(const AlibabaTraceInput& input, const FillOptions& o,
     fin["tasks_arrived"] = MeanStd(arrived);
     fin["failed"] = MeanStd(failed);
     fin["failed_gpu_tasks"] = MeanStd(failed_gpu);
+    if (n >= 100) {  // points[99] is the 100 % point when buckets are 1 % wide
+      std::vector<double> at;
+      Json seeds = Json::array();
+      for (const FillRun* r : rs) {
+        const FillPoint* pt = nullptr;
+        for (const FillPoint& q : r->points) {
+          if (std::abs(q.arrived_pct - 100) < 1e-9) pt = &q;
+        }
+        if (pt == nullptr) continue;
+        at.push_back(pt->unallocated_pct);
+        seeds.push_back({{"seed", r->seed}, {"unallocated_pct", pt->unallocated_pct}});
+      }
+      if (!at.empty()) {
+        Json a = MeanStd(at);
+        a["stderr"] = std::round(a["std"].get<double>() / std::sqrt(at.size()) * 1e4) / 1e4;
+        a["seeds"] = std::move(seeds);
+        fin["unallocated_at_100_pct"] = std::move(a);
+      }
+    }
     profiles[p] = std::move(pj);
     timing[p] = MeanStd(secs)["mean"];
   }
@@ -225,7 +275,9 @@ Json FillReport(const AlibabaTraceInput& input, const FillOptions& o,
   return report;
 }
 
-absl::StatusOr<Json> RunFill(const AlibabaTraceInput& input, const FillOptions& o) {
+absl::StatusOr<Json> RunFill(const AlibabaTraceInput& input, const FillOptions& options) {
+  FillOptions o = options;
+  if (o.profiles.empty()) o.profiles = DefaultFillProfiles(o.protocol);
   absl::StatusOr<std::vector<FillRun>> runs = RunFillRuns(input.nodes, input.tasks, o);
   if (!runs.ok()) return runs.status();
   return FillReport(input, o, *runs);
@@ -235,8 +287,9 @@ std::string FillSummaryText(const Json& report) {
   const Json& t = report["trace"];
   const Json& o = report["options"];
   std::string out = absl::StrFormat(
-      "fill: %d nodes, %.0f GPUs (%s), %d tasks (%s); %d repetition(s) from seed %d; until "
-      "%.0f%% of GPU capacity arrived\n",
+      "fill (%s protocol): %d nodes, %.0f GPUs (%s), %d tasks (%s); %d repetition(s) from seed "
+      "%d; until %.0f%% of GPU capacity arrived\n",
+      o["protocol"].get<std::string>(),
       t["nodes"].get<int64_t>(), t["gpus"].get<double>(), t["node_file"].get<std::string>(),
       t["tasks"].get<int64_t>(), t["task_file"].get<std::string>(), o["repetitions"].get<int64_t>(),
       o["seed"].get<uint64_t>(), o["target_pct"].get<double>());
@@ -257,14 +310,21 @@ std::string FillSummaryText(const Json& report) {
       absl::StrAppend(&out, "\n");
     }
   }
-  absl::StrAppendFormat(&out, "\n%-12s %16s %14s %10s %12s\n", "PROFILE", "GPU ALLOCATED %",
-                        "TASKS ARRIVED", "FAILED", "S PER RUN");
+  absl::StrAppendFormat(&out, "\n%-18s %16s %18s %14s %10s %10s\n", "PROFILE",
+                        "GPU ALLOCATED %", "UNALLOC @100% (SE)", "TASKS ARRIVED", "FAILED",
+                        "S PER RUN");
   for (const std::string& p : profiles) {
     const Json& f = report["profiles"][p]["final"];
+    std::string at100 = "-";
+    if (f.contains("unallocated_at_100_pct")) {
+      const Json& a = f["unallocated_at_100_pct"];
+      at100 = absl::StrFormat("%.2f (%.2f)", a["mean"].get<double>(), a["stderr"].get<double>());
+    }
     absl::StrAppendFormat(
-        &out, "%-12s %16.1f %14.0f %10.0f %12.2f\n", p,
-        f["gpu_allocated_pct"]["mean"].get<double>(), f["tasks_arrived"]["mean"].get<double>(),
-        f["failed"]["mean"].get<double>(), report["timing"]["seconds_per_run"][p].get<double>());
+        &out, "%-18s %16.1f %18s %14.0f %10.0f %10.2f\n", p,
+        f["gpu_allocated_pct"]["mean"].get<double>(), at100,
+        f["tasks_arrived"]["mean"].get<double>(), f["failed"]["mean"].get<double>(),
+        report["timing"]["seconds_per_run"][p].get<double>());
   }
   return out;
 }

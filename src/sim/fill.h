@@ -17,6 +17,9 @@
 // admit every task anyway). Every feasible host is scored (max_candidates = 0) and the
 // gpu_fragmentation scorer measures against the trace's task distribution.
 //
+// `protocol` "fgd" runs the FGD paper's protocol instead (sim/paper/paper_fill.h): its cluster
+// order, arrival sequence and measure, and the paper's own policies beside Paceline's profiles.
+//
 // Thread-safety: pure functions.
 
 #include <cstdint>
@@ -34,8 +37,9 @@
 namespace paceline::sim {
 
 struct FillOptions {
-  std::vector<std::string> profiles = {"default",    "fgd",         "best-fit",
-                                       "random-fit", "dot-product", "gpu-packing"};
+  // Empty: the protocol's own list (DefaultFillProfiles).
+  std::vector<std::string> profiles;
+  std::string protocol = "paceline";  // or "fgd"
   uint64_t seed = 1;
   int repetitions = 1;
   double target_percent = 130;
@@ -68,18 +72,23 @@ struct FillWorkload {
   static absl::StatusOr<FillWorkload> Build(const std::vector<AlibabaTask>& tasks);
 };
 
+// The profiles a protocol compares when none are named: Paceline's for "paceline", the
+// paper's six policies and Paceline's `default` for "fgd".
+std::vector<std::string> DefaultFillProfiles(const std::string& protocol);
+
 // One fill run (crashes on an unknown profile: check it first with placement::ProfileNames).
 FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& workload,
                  const std::string& profile, uint64_t seed, const FillOptions& options);
 
-// Every profile x repetition. INVALID_ARGUMENT for an unknown profile or a cluster without
-// GPUs.
+// Every profile x repetition (o.profiles must be resolved: non-empty). INVALID_ARGUMENT for an
+// unknown protocol or profile, or a cluster without GPUs.
 absl::StatusOr<std::vector<FillRun>> RunFillRuns(const std::vector<AlibabaNode>& nodes,
                                                  const std::vector<AlibabaTask>& tasks,
                                                  const FillOptions& options);
 
 // The runs as a report: per profile, per bucket mean and standard deviation over the
-// repetitions (docs/sim.md); wall times in `timing`.
+// repetitions (docs/sim.md); the unallocated GPU at 100 % arrived with every seed's value
+// (when the target reaches 100); wall times in `timing`.
 Json FillReport(const AlibabaTraceInput& input, const FillOptions& options,
                 const std::vector<FillRun>& runs);
 absl::StatusOr<Json> RunFill(const AlibabaTraceInput& input, const FillOptions& options);
