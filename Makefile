@@ -14,16 +14,21 @@
 #   make bench-containers   containers on a real agent with crun (root): warm start latency
 #                   against plain tasks, 1,000 at once, a cold pull of 100 MB from a local registry
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
+#   make bench-fgd   the FGD paper's experiment under its protocol (paceline sim --protocol fgd):
+#                   its six policies and Paceline's default on every task list of the Alibaba GPU
+#                   trace in ALIBABA_TRACE (or $$PACELINE_ALIBABA_TRACE), 10 seeds (~4 minutes)
 #   make format  reformat the sources with clang-format
 
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
 ASAN_DIR := build/asan
+# The Alibaba GPU trace's directory (cluster-trace-gpu-v2023) for make bench-fgd.
+ALIBABA_TRACE ?= $(PACELINE_ALIBABA_TRACE)
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-retention bench-containers bench-slurm fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-retention bench-containers bench-slurm bench-fgd fuzz format \
   clean
 
 all: build
@@ -85,6 +90,9 @@ bench-retention: build
 
 bench-containers: build
 	bash scripts/bench-containers.sh $(RELEASE_DIR)
+
+bench-fgd: build
+	bash scripts/bench-fgd.sh $(RELEASE_DIR) "$(ALIBABA_TRACE)"
 
 bench-slurm: build
 	bash bench/vs-slurm.sh

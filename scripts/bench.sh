@@ -5,7 +5,8 @@
 #   short (make bench):      a few minutes: the micro-benchmarks, the API for 5 s, the scale
 #                            benchmark at 2,000 hosts / 40,000 tasks and over gRPC at 200 hosts,
 #                            retention: 200,000 tasks over a simulated day (4h window),
-#                            containers (root): 20 warm starts, 100 at once, a 20 MB cold load.
+#                            containers (root): 20 warm starts, 100 at once, a 20 MB cold load,
+#                            the FGD paper's experiment when $PACELINE_ALIBABA_TRACE is set.
 #   full  (make bench-full): the published sizes: 50,000 hosts / 1,000,000 tasks in process,
 #                            1,000 hosts over gRPC, the API for 10 s, `paceline sim` at 50,000
 #                            hosts (about 2 minutes and 1.5 GiB of memory on 2 cores).
@@ -68,6 +69,11 @@ if [[ $mode == short ]]; then
   else
     echo "skipped: needs root, crun and busybox-static"
   fi
+fi
+
+if [[ $mode == short ]]; then
+  echo "== the FGD paper's experiment under its protocol (make bench-fgd)"
+  BENCH_OUT=$out scripts/bench-fgd.sh "$build" "${PACELINE_ALIBABA_TRACE:-}"
 fi
 
 if [[ $mode == full ]]; then

@@ -182,8 +182,8 @@ absl::StatusOr<std::vector<FillRun>> RunFillRuns(const std::vector<AlibabaNode>&
     if (!trace.ok()) return trace.status();
     for (const std::string& p : o.profiles) {
       for (int r = 0; r < o.repetitions; ++r) {
-        runs.push_back(paper::RunProtocolOnce(*trace, p, o.seed + static_cast<uint64_t>(r),
-                                              o.target_percent));
+        runs.push_back(
+            paper::RunProtocolOnce(*trace, p, o.seed + static_cast<uint64_t>(r), o.target_percent));
       }
     }
     return runs;
@@ -289,10 +289,10 @@ std::string FillSummaryText(const Json& report) {
   std::string out = absl::StrFormat(
       "fill (%s protocol): %d nodes, %.0f GPUs (%s), %d tasks (%s); %d repetition(s) from seed "
       "%d; until %.0f%% of GPU capacity arrived\n",
-      o["protocol"].get<std::string>(),
-      t["nodes"].get<int64_t>(), t["gpus"].get<double>(), t["node_file"].get<std::string>(),
-      t["tasks"].get<int64_t>(), t["task_file"].get<std::string>(), o["repetitions"].get<int64_t>(),
-      o["seed"].get<uint64_t>(), o["target_pct"].get<double>());
+      o["protocol"].get<std::string>(), t["nodes"].get<int64_t>(), t["gpus"].get<double>(),
+      t["node_file"].get<std::string>(), t["tasks"].get<int64_t>(),
+      t["task_file"].get<std::string>(), o["repetitions"].get<int64_t>(), o["seed"].get<uint64_t>(),
+      o["target_pct"].get<double>());
   std::vector<std::string> profiles = o["profiles"].get<std::vector<std::string>>();
   for (const char* measure : {"unallocated_pct", "fragmentation_pct", "failed"}) {
     absl::StrAppendFormat(&out, "\n%s (mean over repetitions)\n%-10s", measure, "arrived %");
@@ -310,9 +310,8 @@ std::string FillSummaryText(const Json& report) {
       absl::StrAppend(&out, "\n");
     }
   }
-  absl::StrAppendFormat(&out, "\n%-18s %16s %18s %14s %10s %10s\n", "PROFILE",
-                        "GPU ALLOCATED %", "UNALLOC @100% (SE)", "TASKS ARRIVED", "FAILED",
-                        "S PER RUN");
+  absl::StrAppendFormat(&out, "\n%-18s %16s %18s %14s %10s %10s\n", "PROFILE", "GPU ALLOCATED %",
+                        "UNALLOC @100% (SE)", "TASKS ARRIVED", "FAILED", "S PER RUN");
   for (const std::string& p : profiles) {
     const Json& f = report["profiles"][p]["final"];
     std::string at100 = "-";
@@ -320,11 +319,11 @@ std::string FillSummaryText(const Json& report) {
       const Json& a = f["unallocated_at_100_pct"];
       at100 = absl::StrFormat("%.2f (%.2f)", a["mean"].get<double>(), a["stderr"].get<double>());
     }
-    absl::StrAppendFormat(
-        &out, "%-18s %16.1f %18s %14.0f %10.0f %10.2f\n", p,
-        f["gpu_allocated_pct"]["mean"].get<double>(), at100,
-        f["tasks_arrived"]["mean"].get<double>(), f["failed"]["mean"].get<double>(),
-        report["timing"]["seconds_per_run"][p].get<double>());
+    absl::StrAppendFormat(&out, "%-18s %16.1f %18s %14.0f %10.0f %10.2f\n", p,
+                          f["gpu_allocated_pct"]["mean"].get<double>(), at100,
+                          f["tasks_arrived"]["mean"].get<double>(),
+                          f["failed"]["mean"].get<double>(),
+                          report["timing"]["seconds_per_run"][p].get<double>());
   }
   return out;
 }

@@ -73,8 +73,7 @@ class PaperPlacer final : public Placer {
  public:
   PaperPlacer(const PaperTrace& t, Policy policy, const std::vector<uint32_t>& rank,
               const Mirror& mirror, SeededRandom& random)
-      : t_(t), policy_(policy), rank_(rank), mirror_(mirror), random_(random),
-        cache_(t.types) {}
+      : t_(t), policy_(policy), rank_(rank), mirror_(mirror), random_(random), cache_(t.types) {}
 
   std::optional<Placed> Place(size_t i) override {
     const PaperPod& pod = t_.pods[i];
@@ -104,22 +103,15 @@ class PaperPlacer final : public Placer {
   std::optional<size_t> BestScored(const PaperPod& pod, uint32_t type) {
     std::vector<Cached>& cache = cache_[type];
     if (cache.empty()) cache.resize(mirror_.size());
-    std::optional<size_t> best;
-    int64_t best_score = -1;
-    for (size_t n = 0; n < mirror_.size(); ++n) {
+    return BestNode(rank_, [&](size_t n) {
       Cached& c = cache[n];
       if (c.version != mirror_.version(n)) {
         const PaperNode& node = mirror_.node(n);
         c.score = node.Fits(pod) ? Score(policy_, node, mirror_.frag(n), pod, t_.typical) : -1;
         c.version = mirror_.version(n);
       }
-      if (c.score < 0) continue;
-      if (!best || c.score > best_score || (c.score == best_score && rank_[n] < rank_[*best])) {
-        best = n;
-        best_score = c.score;
-      }
-    }
-    return best;
+      return c.score;
+    });
   }
 
   const PaperTrace& t_;
@@ -191,7 +183,8 @@ absl::StatusOr<PaperTrace> PaperTrace::Build(std::vector<AlibabaNode> nodes,
     t.nodes.push_back(PaperNode::From(n));
     t.gpus += n.gpus;
   }
-  if (t.gpus == 0) return absl::InvalidArgumentError("fill mode needs GPUs, and the cluster has none");
+  if (t.gpus == 0)
+    return absl::InvalidArgumentError("fill mode needs GPUs, and the cluster has none");
   absl::StatusOr<FillWorkload> workload = FillWorkload::Build(tasks);
   if (!workload.ok()) return workload.status();
   t.workload = std::move(*workload);

@@ -27,10 +27,10 @@ namespace paceline::sim::paper {
 
 // A trace prepared once for every run.
 struct PaperTrace {
-  std::vector<PaperNode> nodes;  // sorted by name
+  std::vector<PaperNode> nodes;           // sorted by name
   std::vector<AlibabaNode> source_nodes;  // same order
-  std::vector<PaperPod> pods;    // the tasks sorted by name
-  std::vector<uint32_t> type_of;  // pods[i]'s distinct type, 0..types-1
+  std::vector<PaperPod> pods;             // the tasks sorted by name
+  std::vector<uint32_t> type_of;          // pods[i]'s distinct type, 0..types-1
   uint32_t types = 0;
   FillWorkload workload;  // Paceline's shapes (same order as pods) and task distribution
   TypicalPods typical;

@@ -26,18 +26,18 @@
 
 namespace paceline::sim::paper {
 
-inline constexpr int64_t kMilli = 1000;          // milli-GPUs in one device
-inline constexpr int64_t kMaxSpecCpu = 128000;   // the artifact's normalisers (MaxSpecCpu,
-inline constexpr int64_t kMaxSpecGpu = 8000;     // MaxSpecGpu): the largest node
-inline constexpr int64_t kMaxNodeScore = 100;    // Kubernetes' score range is 0..100
+inline constexpr int64_t kMilli = 1000;           // milli-GPUs in one device
+inline constexpr int64_t kMaxSpecCpu = 128000;    // the artifact's normalisers (MaxSpecCpu,
+inline constexpr int64_t kMaxSpecGpu = 8000;      // MaxSpecGpu): the largest node
+inline constexpr int64_t kMaxNodeScore = 100;     // Kubernetes' score range is 0..100
 inline constexpr int64_t kDefaultMilliCpu = 100;  // Kubernetes' non-zero cpu request
 
 struct PaperPod {
   int64_t cpu = 0;        // milli-cores asked
   int64_t cpu_score = 0;  // what the policies read: cpu, or kDefaultMilliCpu when cpu is 0
   int64_t memory_mib = 0;
-  int gpus = 0;           // devices; 0 for a CPU-only pod
-  int64_t gpu_milli = 0;  // per device; 0 for a CPU-only pod
+  int gpus = 0;                     // devices; 0 for a CPU-only pod
+  int64_t gpu_milli = 0;            // per device; 0 for a CPU-only pod
   std::vector<std::string> models;  // acceptable GPU models; empty = any
 
   // A trace task: gpu_milli above 1000 reads as 1000, and a task asking GPUs but no milli-GPUs
@@ -57,7 +57,7 @@ struct PaperNode {
   int64_t cpu_capacity = 0;
   int64_t cpu_left = 0;
   int64_t memory_left_mib = 0;
-  std::vector<int64_t> gpu_left;       // free milli-GPUs per device, in device order
+  std::vector<int64_t> gpu_left;        // free milli-GPUs per device, in device order
   std::map<std::string, int> affinity;  // GPU pods held, per PaperPod::affinity()
 
   static PaperNode From(const AlibabaNode& n);

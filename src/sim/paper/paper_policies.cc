@@ -141,9 +141,9 @@ int64_t BestFitScore(const PaperNode& node, const PaperPod& pod) {
 
 int64_t DotProductScore(const PaperNode& node, const PaperPod& pod) {
   if (node.cpu_left < pod.cpu_score) return 0;
-  double dot = static_cast<double>(node.cpu_left) / kMaxSpecCpu * pod.cpu_score / kMaxSpecCpu +
-               static_cast<double>(node.gpu_left_total()) / kMaxSpecGpu * pod.total_gpu() /
-                   kMaxSpecGpu;
+  double dot =
+      static_cast<double>(node.cpu_left) / kMaxSpecCpu * pod.cpu_score / kMaxSpecCpu +
+      static_cast<double>(node.gpu_left_total()) / kMaxSpecGpu * pod.total_gpu() / kMaxSpecGpu;
   return Truncate(kMaxNodeScore * (1 - dot / 2));
 }
 

@@ -44,7 +44,8 @@ void ArrivalCurve::Record(int64_t arrived_milli, int64_t allocated_milli, double
                           int64_t failed) {
   const double gpus = static_cast<double>(gpus_);
   // Python's round(x, 0) rounds halves to even, as nearbyint does in the default mode.
-  const int arrived = static_cast<int>(std::nearbyint(static_cast<double>(arrived_milli) / gpus / 10));
+  const int arrived =
+      static_cast<int>(std::nearbyint(static_cast<double>(arrived_milli) / gpus / 10));
   const double allocated = std::round(static_cast<double>(allocated_milli) / gpus / 10 * 100) / 100;
   events_.push_back(Event{arrived, allocated, frag_milli / gpus / 10, failed});
 }

@@ -25,6 +25,7 @@
 // Thread-safety: pure functions and value types.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/fill.h"
@@ -45,6 +46,24 @@ Arrivals BuildArrivals(const std::vector<PaperPod>& by_name, int64_t gpu_capacit
 
 // rank[i] of node i (nodes sorted by name): a uniformly random permutation of 0..n-1.
 std::vector<uint32_t> NodeRanks(size_t n, SeededRandom& random);
+
+// The winner among nodes 0..rank.size()-1 (the artifact's selectHost): the highest score, and
+// among equal scores the lowest rank. `score(i)` < 0 marks a node where the pod does not fit;
+// nullopt when it fits nowhere.
+template <typename ScoreFn>
+std::optional<size_t> BestNode(const std::vector<uint32_t>& rank, ScoreFn&& score) {
+  std::optional<size_t> best;
+  int64_t best_score = -1;
+  for (size_t i = 0; i < rank.size(); ++i) {
+    const int64_t s = score(i);
+    if (s < 0) continue;
+    if (!best || s > best_score || (s == best_score && rank[i] < rank[*best])) {
+      best = i;
+      best_score = s;
+    }
+  }
+  return best;
+}
 
 class ArrivalCurve {
  public:
