@@ -48,6 +48,15 @@ void GpuWorkload::Prepare() const {
   });
   groups_.clear();
   sorted_.clear();
+  double gpu = 0, cpu = 0, memory = 0;
+  for (const TaskType& t : types_) {
+    if (t.resources.gpu_milli() <= 0) continue;
+    gpu += t.weight * static_cast<double>(t.resources.gpu_milli());
+    cpu += t.weight * static_cast<double>(t.resources.cpu_milli());
+    memory += t.weight * static_cast<double>(t.resources.memory_bytes());
+  }
+  cpu_per_gpu_ = gpu > 0 ? cpu / gpu : 0;
+  memory_per_gpu_ = gpu > 0 ? memory / gpu : 0;
   for (size_t i : order) {
     const TaskType& t = types_[i];
     bool same = !groups_.empty() && groups_.back().gpu == t.resources.gpu_milli() &&
@@ -62,6 +71,27 @@ void GpuWorkload::Prepare() const {
     groups_.back().end = static_cast<uint32_t>(sorted_.size());
   }
   prepared_ = true;
+}
+
+double GpuWorkload::Stranding(const HostState& h, const Resources& extra,
+                              std::span<const GpuShare> shares) const {
+  if (h.gpus().empty() || types_.empty()) return 0;
+  if (!prepared_) Prepare();
+  if (cpu_per_gpu_ <= 0 && memory_per_gpu_ <= 0) return 0;
+  double free_gpu = static_cast<double>(h.free().gpu_milli());
+  for (const GpuShare& s : shares) free_gpu -= s.milli;
+  if (free_gpu <= 0) return 0;
+  const Resources host_free = h.free() - extra;
+  double servable = free_gpu;
+  if (cpu_per_gpu_ > 0) {
+    servable = std::min(servable,
+                        std::max(0.0, static_cast<double>(host_free.cpu_milli())) / cpu_per_gpu_);
+  }
+  if (memory_per_gpu_ > 0) {
+    servable = std::min(
+        servable, std::max(0.0, static_cast<double>(host_free.memory_bytes())) / memory_per_gpu_);
+  }
+  return free_gpu - servable;
 }
 
 double GpuWorkload::Fragmentation(const HostState& h, const Resources& extra,

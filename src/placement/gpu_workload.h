@@ -14,6 +14,15 @@
 // the expected unusable unallocated GPU capacity for a task drawn from the workload. FGD places
 // a task where this measure grows least (see scorers/gpu_fragmentation_scorer.h).
 //
+// Stranding, the second measure: the host's free GPU that its free cpu and memory cannot serve
+// at the workload's own ratios. With c = cpu per milli-GPU and m = memory per milli-GPU over the
+// GPU-asking types (weighted by their GPU ask), a host with F free milli-GPUs, free cpu C and
+// free memory M can serve min(F, C / c, M / m) of them; the rest, F - min(F, C/c, M/m), is
+// stranded: no mix of the workload's GPU tasks can use it, however they arrive. Fragmentation
+// looks at one next task; stranding at everything the host still has to offer, so it sees a
+// CPU-only task eating the cpu that the host's idle GPUs will need long before a single task
+// stops fitting.
+//
 // Cost: one pass over the host's devices per distinct (GPU ask, models) group and a few
 // compares per type; keep the distribution small (Top(k)).
 //
@@ -53,6 +62,11 @@ class GpuWorkload {
   // 0 for a host without GPUs or an empty workload.
   double Fragmentation(const HostState& h, const Resources& extra = Resources(),
                        std::span<const GpuShare> shares = {}) const;
+  // Free milli-GPUs of `h` (after `extra` and `shares`, as above) that its free cpu and memory
+  // cannot serve at the workload's ratios; 0 for a host without GPUs or a workload without GPU
+  // tasks.
+  double Stranding(const HostState& h, const Resources& extra = Resources(),
+                   std::span<const GpuShare> shares = {}) const;
 
  private:
   struct Group {
@@ -74,6 +88,8 @@ class GpuWorkload {
   mutable bool prepared_ = false;
   mutable std::vector<Group> groups_;
   mutable std::vector<Flat> sorted_;
+  mutable double cpu_per_gpu_ = 0;     // milli-cores per milli-GPU; 0: no GPU types
+  mutable double memory_per_gpu_ = 0;  // bytes per milli-GPU
 };
 
 }  // namespace paceline::placement

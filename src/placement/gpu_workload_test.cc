@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "placement/test_util.h"
 
 namespace paceline::placement {
@@ -48,6 +50,25 @@ TEST_F(GpuWorkloadTest, ATaskThatCannotRunCountsEveryFreeGpu) {
   EXPECT_DOUBLE_EQ(cpu_only.Fragmentation(host()), 0);
   // After taking all the cpu, even a cpu task cannot run: every free GPU is stranded.
   EXPECT_DOUBLE_EQ(cpu_only.Fragmentation(host(), Resources::Of(7000, 0)), 1500);
+}
+
+// The host: 7 cores, 31 GiB and 1.5 GPUs free (SetUp).
+TEST_F(GpuWorkloadTest, StrandingIsTheFreeGpuThatFreeCpuAndMemoryCannotServe) {
+  GpuWorkload w;
+  w.Add(Gpu(1000, 4000), {});                // 4 cores and 1 GiB per GPU
+  w.Add(Resources::Of(64000, kGi), {}, 5);   // CPU-only types set no ratio
+  EXPECT_DOUBLE_EQ(w.Stranding(host()), 0);  // 7 cores serve 1.75 GPUs
+  // A task taking 3 cores leaves 4: one GPU's worth, so 0.5 GPU is stranded.
+  EXPECT_DOUBLE_EQ(w.Stranding(host(), Resources::Of(3000, 0)), 500);
+  // Taking 30 GiB leaves memory for one GPU.
+  EXPECT_DOUBLE_EQ(w.Stranding(host(), Resources::Of(0, 30 * kGi)), 500);
+  // A whole device taken: 0.5 GPU left, which 7 cores serve.
+  EXPECT_DOUBLE_EQ(w.Stranding(host(), Resources::Of(0, 0), std::vector<GpuShare>{{1, 1000}}), 0);
+  // The ratios are weighted by the GPU each type asks: (4000 + 2 x 500) / (1000 + 2 x 500)
+  // = 2.5 milli-cores per milli-GPU; 3 cores left serve 1.2 GPUs.
+  w.Add(Gpu(500, 500), {}, 2);
+  EXPECT_DOUBLE_EQ(w.Stranding(host(), Resources::Of(4000, 0)), 300);
+  EXPECT_DOUBLE_EQ(GpuWorkload().Stranding(host()), 0);
 }
 
 TEST_F(GpuWorkloadTest, DevicesOfOtherModelsAreFragmentsForRestrictedTasks) {

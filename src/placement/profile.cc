@@ -1,10 +1,13 @@
 #include "placement/profile.h"
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "placement/filters/exclusive_filter.h"
 #include "placement/filters/gpu_devices_filter.h"
 #include "placement/filters/gpu_models_filter.h"
@@ -18,6 +21,7 @@
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
+#include "placement/scorers/gpu_stranding_scorer.h"
 #include "placement/scorers/image_locality_scorer.h"
 #include "placement/scorers/pack_scorer.h"
 #include "placement/scorers/previous_host_scorer.h"
@@ -61,6 +65,7 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
           {"pack", &NewScorer<PackScorer>},
           {"spread", &NewScorer<SpreadScorer>},
           {"gpu_fragmentation", &NewScorer<GpuFragmentationScorer>},
+          {"gpu_stranding", &NewScorer<GpuStrandingScorer>},
           {"dot_product", &NewScorer<DotProductScorer>},
           {"gpu_packing", &NewScorer<GpuPackingScorer>},
           {"random", &NewScorer<RandomScorer>},
@@ -77,8 +82,8 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
 // (checked by profile_test), so a feasible previous host always wins. avoid_reclaim outweighs
 // packing and spreading (a host where regular work displaces no revocable work is preferred)
 // but not fragmentation.
-constexpr double kPreviousHostWeight = 8;
-constexpr double kStatefulWeight = 16;
+constexpr double kPreviousHostWeight = 64;
+constexpr double kStatefulWeight = 128;
 constexpr double kAvoidReclaimWeight = 2;
 // Among equally good hosts, one that has the task's image cached (docs/containers.md): a
 // nudge, below a pack/spread preference's full weight.
@@ -102,7 +107,8 @@ ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy,
 std::vector<ProfileSpec> NamedProfiles() {
   using W = WalkOrder;
   return {
-      WithPolicy("default", {{"pack", 1}, {"gpu_fragmentation", 4}}, W::kTightestFirst),
+      WithPolicy("default", {{"pack", 1}, {"gpu_fragmentation", 16}, {"gpu_stranding", 32}},
+                 W::kTightestFirst),
       WithPolicy("spread", {{"spread", 1}}, W::kLoosestFirst),
       WithPolicy("best-fit", {{"pack", 1}}, W::kTightestFirst),
       WithPolicy("random-fit", {{"random", 1}}, W::kRotating),
@@ -166,6 +172,23 @@ absl::StatusOr<ProfileSpec> NamedProfileSpec(absl::string_view name) {
   }
   return absl::NotFoundError(absl::StrCat("unknown placement profile '", name,
                                           "'; known: ", absl::StrJoin(ProfileNames(), ", ")));
+}
+
+absl::StatusOr<ProfileSpec> ProfileFromWeights(absl::string_view text) {
+  std::vector<ScorerWeight> policy;
+  std::vector<std::string> known = ScorerNames();
+  for (absl::string_view part : absl::StrSplit(text, '+')) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, '=');
+    double w = 0;
+    if (std::find(known.begin(), known.end(), kv.first) == known.end() ||
+        !absl::SimpleAtod(kv.second, &w) || !(w >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", part, "': expected SCORER=WEIGHT with a weight >= 0 and a scorer among ",
+          absl::StrJoin(known, ", ")));
+    }
+    policy.push_back({std::string(kv.first), w});
+  }
+  return WithPolicy(text, std::move(policy), WalkOrder::kTightestFirst);
 }
 
 absl::StatusOr<Profile> Profile::Build(const ProfileSpec& spec) {

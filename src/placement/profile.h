@@ -6,16 +6,18 @@
 // name (EngineConfig::profile) or passes a custom ProfileSpec.
 //
 // Named profiles (policy scorers and their weights):
-//   default      pack 1 + gpu_fragmentation 4, tightest-first walk (fragmentation decides on
-//                GPU hosts, packing breaks its ties and decides everywhere else)
+//   default      pack 1 + gpu_fragmentation 16 + gpu_stranding 32, tightest-first walk
+//                (fragmentation and stranding decide on GPU hosts, packing breaks their ties
+//                and decides alone on hosts without GPUs; docs/placement.md says how the
+//                weights were chosen)
 //   spread       spread 1, loosest-first walk
 //   best-fit     pack 1
 //   random-fit   random 1, rotating walk
 //   dot-product  dot_product 1
 //   gpu-packing  gpu_packing 1
 //   fgd          gpu_fragmentation 1
-// Every profile runs every filter and adds previous_host (weight 8) and stateful_sticky
-// (weight 16), above the sum of the policy weights, so that restarts and stateful instances
+// Every profile runs every filter and adds previous_host (weight 64) and stateful_sticky
+// (weight 128), above the sum of the policy weights, so that restarts and stateful instances
 // stay on their host whenever it still fits, whatever the policy.
 //
 // Thread-safety: a built Profile is immutable; its filters and scorers are single-threaded.
@@ -88,5 +90,11 @@ std::vector<std::string> ProfileNames();
 absl::StatusOr<std::unique_ptr<Filter>> MakeFilter(absl::string_view name);
 absl::StatusOr<std::unique_ptr<Scorer>> MakeScorer(absl::string_view name);
 absl::StatusOr<ProfileSpec> NamedProfileSpec(absl::string_view name);
+// A profile from policy weights written "SCORER=WEIGHT+SCORER=WEIGHT..." (e.g.
+// "pack=1+gpu_fragmentation=16"), for trying weights in `paceline sim --fill`: those scorers,
+// a tightest-first walk, and what every named profile adds (avoid_reclaim, image_locality,
+// previous_host, stateful_sticky). Its name is the text. InvalidArgument naming the part that
+// is not SCORER=WEIGHT with a known scorer and a non-negative weight.
+absl::StatusOr<ProfileSpec> ProfileFromWeights(absl::string_view text);
 
 }  // namespace paceline::placement

@@ -28,17 +28,20 @@ TEST(Profile, DefaultAndFgdWeights) {
   EXPECT_EQ(d->spec().walk, WalkOrder::kTightestFirst);
   EXPECT_EQ(d->spec().max_candidates, 16u);
   EXPECT_TRUE(d->any_device_aware());
-  ASSERT_EQ(d->spec().scorers.size(), 6u);
+  ASSERT_EQ(d->spec().scorers.size(), 7u);
   EXPECT_EQ(d->spec().scorers[0].scorer, "pack");
   EXPECT_EQ(d->spec().scorers[1].scorer, "gpu_fragmentation");
-  EXPECT_EQ(d->spec().scorers[2].scorer, "avoid_reclaim");
-  EXPECT_GT(d->spec().scorers[1].weight, d->spec().scorers[0].weight);
+  EXPECT_EQ(d->spec().scorers[2].scorer, "gpu_stranding");
+  EXPECT_EQ(d->spec().scorers[3].scorer, "avoid_reclaim");
+  // The weights chosen by the search of docs/placement.md: 1 : 16 : 32.
+  EXPECT_EQ(d->spec().scorers[1].weight, 16 * d->spec().scorers[0].weight);
+  EXPECT_EQ(d->spec().scorers[2].weight, 32 * d->spec().scorers[0].weight);
   // Not displacing revocable work matters more than packing, less than fragmentation.
-  EXPECT_GT(d->spec().scorers[2].weight, d->spec().scorers[0].weight);
-  EXPECT_LT(d->spec().scorers[2].weight, d->spec().scorers[1].weight);
+  EXPECT_GT(d->spec().scorers[3].weight, d->spec().scorers[0].weight);
+  EXPECT_LT(d->spec().scorers[3].weight, d->spec().scorers[1].weight);
   // Having the task's image cached is a nudge, below packing's full weight.
-  EXPECT_EQ(d->spec().scorers[3].scorer, "image_locality");
-  EXPECT_LT(d->spec().scorers[3].weight, d->spec().scorers[0].weight);
+  EXPECT_EQ(d->spec().scorers[4].scorer, "image_locality");
+  EXPECT_LT(d->spec().scorers[4].weight, d->spec().scorers[0].weight);
   absl::StatusOr<Profile> bf = Profile::Named("best-fit");
   ASSERT_TRUE(bf.ok());
   EXPECT_FALSE(bf->any_device_aware());
@@ -68,6 +71,24 @@ TEST(Profile, StickinessOutweighsEveryPolicy) {
     EXPECT_GT(previous, policy) << name;
     EXPECT_GT(stateful, previous + policy) << name;
   }
+}
+
+TEST(Profile, FromWeights) {
+  absl::StatusOr<ProfileSpec> p = ProfileFromWeights("pack=0.5+gpu_stranding=3");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->name, "pack=0.5+gpu_stranding=3");
+  EXPECT_EQ(p->walk, WalkOrder::kTightestFirst);
+  ASSERT_GE(p->scorers.size(), 2u);
+  EXPECT_EQ(p->scorers[0].scorer, "pack");
+  EXPECT_EQ(p->scorers[0].weight, 0.5);
+  EXPECT_EQ(p->scorers[1].scorer, "gpu_stranding");
+  EXPECT_EQ(p->scorers.back().scorer, "stateful_sticky");
+  EXPECT_TRUE(Profile::Build(*p).ok());
+  for (const char* bad : {"pack", "pack=x", "pack=-1", "nope=1", "pack=1+", ""}) {
+    absl::StatusOr<ProfileSpec> b = ProfileFromWeights(bad);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_NE(ProfileFromWeights("pack=x").status().message().find("'pack=x'"), std::string::npos);
 }
 
 TEST(Profile, CustomProfilesAreValidated) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -92,16 +93,36 @@ absl::StatusOr<FillWorkload> FillWorkload::Build(const std::vector<AlibabaTask>&
   return w;
 }
 
+absl::StatusOr<placement::EngineConfig> FillEngineConfig(const std::string& profile, uint64_t seed,
+                                                         const placement::GpuWorkload& workload) {
+  placement::EngineConfig c;
+  if (absl::StrContains(profile, '=')) {
+    absl::StatusOr<placement::ProfileSpec> spec = placement::ProfileFromWeights(profile);
+    if (!spec.ok()) return WithContext(spec.status(), "--profiles");
+    c.custom_profile = std::move(*spec);
+  } else {
+    std::vector<std::string> known = placement::ProfileNames();
+    if (std::find(known.begin(), known.end(), profile) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--profiles: unknown placement profile '", profile, "'; known: ",
+          absl::StrJoin(known, ", "), " (or weights, e.g. pack=1+gpu_fragmentation=16)"));
+    }
+    c.profile = profile;
+  }
+  c.max_candidates = 0;
+  c.seed = seed;
+  c.workload = workload;
+  return c;
+}
+
 FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& workload,
                  const std::string& profile, uint64_t seed, const FillOptions& o) {
   ClusterSnapshot snap = BuildCluster(nodes);
   const double capacity = GpuCapacity(nodes);
-  placement::EngineConfig c;
-  c.profile = profile;
-  c.max_candidates = 0;
-  c.seed = seed;
-  c.workload = workload.distribution;
-  auto engine = placement::PlacementEngine::Create(c);
+  absl::StatusOr<placement::EngineConfig> c =
+      FillEngineConfig(profile, seed, workload.distribution);
+  PL_CHECK(c.ok()) << c.status();
+  auto engine = placement::PlacementEngine::Create(*c);
   PL_CHECK(engine.ok()) << engine.status();
 
   std::mt19937_64 rng(seed);
@@ -159,19 +180,14 @@ absl::StatusOr<std::vector<FillRun>> RunFillRuns(const std::vector<AlibabaNode>&
   }
   if (o.profiles.empty()) return absl::InvalidArgumentError("--profiles: none given");
   const bool paper = o.protocol == "fgd";
-  std::vector<std::string> known = placement::ProfileNames();
   for (const std::string& p : o.profiles) {
-    bool ok = paper ? paper::IsProtocolProfile(p)
-                    : std::find(known.begin(), known.end(), p) != known.end();
-    if (!ok) {
-      std::vector<std::string> all = known;
-      if (paper) {
-        std::vector<std::string> policies = paper::PolicyNames();
-        all.insert(all.begin(), policies.begin(), policies.end());
-      }
-      return absl::InvalidArgumentError(absl::StrCat("--profiles: unknown placement profile '", p,
-                                                     "'; known: ", absl::StrJoin(all, ", ")));
+    if (paper && paper::ParsePolicy(p).ok()) continue;
+    absl::Status s = FillEngineConfig(p, 1, placement::GpuWorkload()).status();
+    if (!s.ok() && paper) {
+      return absl::Status(s.code(), absl::StrCat(s.message(), "; or one of the paper's: ",
+                                                 absl::StrJoin(paper::PolicyNames(), ", ")));
     }
+    if (!s.ok()) return s;
   }
   if (GpuCapacity(nodes) <= 0) {
     return absl::InvalidArgumentError("fill mode needs GPUs, and the cluster has none");

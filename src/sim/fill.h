@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "placement/engine.h"
 #include "placement/gpu_workload.h"
 #include "placement/placement_request.h"
 #include "sim/alibaba_trace.h"
@@ -76,7 +77,14 @@ struct FillWorkload {
 // paper's six policies and Paceline's `default` for "fgd".
 std::vector<std::string> DefaultFillProfiles(const std::string& protocol);
 
-// One fill run (crashes on an unknown profile: check it first with placement::ProfileNames).
+// An engine configuration for fill mode: `profile` is a name from placement::ProfileNames() or
+// policy weights (placement::ProfileFromWeights, e.g. "pack=1+gpu_fragmentation=16"); every
+// feasible host scored; `workload` the target of the fragmentation and stranding scorers.
+// InvalidArgument for anything else.
+absl::StatusOr<placement::EngineConfig> FillEngineConfig(const std::string& profile, uint64_t seed,
+                                                         const placement::GpuWorkload& workload);
+
+// One fill run (crashes on an unknown profile: check it first with FillEngineConfig).
 FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& workload,
                  const std::string& profile, uint64_t seed, const FillOptions& options);
 

@@ -123,6 +123,20 @@ TEST_F(TraceFillTest, FillIsDeterministicAndMonotonic) {
   }
   o.profiles = {"no-such-profile"};
   EXPECT_FALSE(RunFill(*in, o).ok());
+  // Weights instead of a name: the same scorers, tried with other weights.
+  o.profiles = {"pack=1+gpu_fragmentation=16+gpu_stranding=32"};
+  absl::StatusOr<Json> w = RunFill(*in, o);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE((*w)["profiles"].contains(o.profiles[0]));
+  o.profiles = {"pack=1+gpu_stranding=x"};
+  absl::StatusOr<Json> bad = RunFill(*in, o);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("gpu_stranding=x"), std::string::npos) << bad.status();
+  o.protocol = "fgd";
+  o.profiles = {"paper-fgd", "pack=1+gpu_stranding=2"};
+  EXPECT_TRUE(RunFill(*in, o).ok());
+  o.protocol = "nope";
+  EXPECT_FALSE(RunFill(*in, o).ok());
 }
 
 TEST(RealTraceTest, FillAllocatesMostOfTheGpus) {

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "placement/scorers/avoid_reclaim_scorer.h"
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
+#include "placement/scorers/gpu_stranding_scorer.h"
 #include "placement/scorers/image_locality_scorer.h"
 #include "placement/scorers/pack_scorer.h"
 #include "placement/scorers/previous_host_scorer.h"
@@ -193,6 +196,27 @@ TEST(GpuFragmentationScorer, PutsAFractionWhereItFragmentsLeast) {
   ASSERT_TRUE(snap.AddHost(HostBuilder(1).Build()).ok());
   Ctx cpu(Task(0, ShapeBuilder().Build()));
   EXPECT_EQ(s.Score({cpu.get(), *snap.host(HostId(1)), GpuShares{}, env}), 0.5);
+}
+
+TEST(GpuStrandingScorer, SendsCpuTasksWhereTheGpusKeepTheirCpu) {
+  // Two idle 2-GPU hosts, 8 and 32 cores; the workload's GPU tasks want 4 cores per GPU. A
+  // 6-core task on the small host would leave 2 cores for 2 GPUs (1.5 GPUs stranded).
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(8000).Gpus(2).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Cpu(32000).Gpus(2).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(2).Build()).ok());
+  GpuWorkload w;
+  w.Add(Resources::Of(4000, 1 << 30, 0, 1000), {});
+  ScoreEnv env;
+  env.workload = &w;
+  env.workload_generation = 1;
+  GpuStrandingScorer s;
+  Ctx c(Task(0, ShapeBuilder().Cpu(6000).Build()));
+  double small = s.Score({c.get(), *snap.host(HostId(0)), GpuShares{}, env});
+  double big = s.Score({c.get(), *snap.host(HostId(1)), GpuShares{}, env});
+  EXPECT_NEAR(small, 0.5 - 0.5 * std::tanh(1.5), 1e-12);
+  EXPECT_EQ(big, 0.5);
+  EXPECT_EQ(s.Score({c.get(), *snap.host(HostId(2)), GpuShares{}, env}), 0.5);  // no GPUs
 }
 
 }  // namespace
