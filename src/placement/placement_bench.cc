@@ -7,7 +7,7 @@
 // region, so each iteration sees the same cluster.
 //
 //   BM_HomogeneousBatch/<profile>   1,000 identical batch tasks (1 core, 2Gi) per Place()
-//   BM_ConstrainedBatch             100 jobs x 10 instances per Place(); each job: zone in two
+//   BM_ConstrainedBatch/<profile>   100 jobs x 10 instances per Place(); each job: zone in two
 //                                   of five zones, rack not_in one rack, max_per_host 1
 //   BM_TaskLabelAntiAffinity        as above with max_per_host 2 counted over a job label
 //   BM_Gang10kPlaced                one gang of 10,000 tasks that fits
@@ -19,7 +19,8 @@
 //                                   filler task leaves a random part of what it holds idle (the
 //                                   slack): the tasks fit only thanks to the slack
 //   BM_ExplainNeverFits             a request bigger than every host: one full explanation
-//   BM_FragmentationOfHost          GpuWorkload::Fragmentation on an 8-GPU host, 25 task types
+//   BM_FragmentationOfHost/0|1      GpuWorkload::Fragmentation (0) and Stranding (1) on an
+//                                   8-GPU host, 25 task types
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -65,9 +66,16 @@ const ClusterSnapshot& BaseCluster() {
   return *snap;
 }
 
+// A profile name, or policy weights (ProfileFromWeights).
 std::unique_ptr<PlacementEngine> MakeEngine(const std::string& profile) {
   EngineConfig c;
-  c.profile = profile;
+  if (profile.find('=') != std::string::npos) {
+    absl::StatusOr<ProfileSpec> spec = ProfileFromWeights(profile);
+    PL_CHECK(spec.ok()) << spec.status();
+    c.custom_profile = *spec;
+  } else {
+    c.profile = profile;
+  }
   auto e = PlacementEngine::Create(c);
   PL_CHECK(e.ok()) << e.status();
   return std::move(*e);
@@ -143,13 +151,17 @@ std::vector<PlacementRequest> ConstrainedJobs(bool task_label) {
   return rs;
 }
 
-void BM_ConstrainedBatch(benchmark::State& state) {
+void BM_ConstrainedBatch(benchmark::State& state, const std::string& profile) {
   ClusterSnapshot snap = BaseCluster();
-  auto engine = MakeEngine("default");
+  auto engine = MakeEngine(profile);
   auto rs = ConstrainedJobs(false);
   Run(state, *engine, snap, rs, rs.size());
 }
-BENCHMARK(BM_ConstrainedBatch)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ConstrainedBatch, default, std::string("default"))
+    ->Unit(benchmark::kMillisecond);
+// The default profile's weights before gpu_stranding joined it, for the before/after figure.
+BENCHMARK_CAPTURE(BM_ConstrainedBatch, former_default, std::string("pack=1+gpu_fragmentation=4"))
+    ->Unit(benchmark::kMillisecond);
 
 void BM_TaskLabelAntiAffinity(benchmark::State& state) {
   ClusterSnapshot snap = BaseCluster();
@@ -273,12 +285,15 @@ void BM_FragmentationOfHost(benchmark::State& state) {
   }
   const HostState& host = *snap.host(HostId(0));
   GpuShares option = {GpuShare{6, 300}};
+  const bool stranding = state.range(0) == 1;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(w.Fragmentation(host, s.resources, option));
+    benchmark::DoNotOptimize(stranding ? w.Stranding(host, s.resources, option)
+                                       : w.Fragmentation(host, s.resources, option));
   }
   state.SetItemsProcessed(state.iterations());
+  state.SetLabel(stranding ? "Stranding" : "Fragmentation");
 }
-BENCHMARK(BM_FragmentationOfHost);
+BENCHMARK(BM_FragmentationOfHost)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace paceline::placement
