@@ -195,7 +195,8 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
   sim->add_option("--profiles", f.profiles,
-                  "fill mode: placement profiles, comma-separated (default: the baselines)");
+                  "fill mode: placement profiles or scorer weights (pack=1+gpu_stranding=2), "
+                  "comma-separated (default: the protocol's baselines and default)");
   sim->add_option("--repeat", f.repeat, "fill mode: repetitions (seeds SEED, SEED+1, ...)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -65,6 +66,25 @@ Json MeanStd(const std::vector<double>& v) {
   j["mean"] = std::round(mean * 1e4) / 1e4;
   j["std"] = std::round(sd * 1e4) / 1e4;
   return j;
+}
+
+// The unallocated GPU at 100 % arrived over the runs: mean, std, stderr and every seed's value;
+// null when no run has a point at 100 %.
+Json UnallocatedAt100(const std::vector<const FillRun*>& runs) {
+  std::vector<double> values;
+  Json seeds = Json::array();
+  for (const FillRun* r : runs) {
+    for (const FillPoint& q : r->points) {
+      if (std::abs(q.arrived_pct - 100) > 1e-9) continue;
+      values.push_back(q.unallocated_pct);
+      seeds.push_back({{"seed", r->seed}, {"unallocated_pct", q.unallocated_pct}});
+    }
+  }
+  if (values.empty()) return Json();
+  Json a = MeanStd(values);
+  a["stderr"] = std::round(a["std"].get<double>() / std::sqrt(values.size()) * 1e4) / 1e4;
+  a["seeds"] = std::move(seeds);
+  return a;
 }
 
 }  // namespace
@@ -192,23 +212,24 @@ absl::StatusOr<std::vector<FillRun>> RunFillRuns(const std::vector<AlibabaNode>&
   if (GpuCapacity(nodes) <= 0) {
     return absl::InvalidArgumentError("fill mode needs GPUs, and the cluster has none");
   }
-  std::vector<FillRun> runs;
+  // The trace, prepared once for every run of the protocol asked for.
+  std::optional<paper::PaperTrace> trace;
+  std::optional<FillWorkload> workload;
   if (paper) {
-    absl::StatusOr<paper::PaperTrace> trace = paper::PaperTrace::Build(nodes, tasks);
-    if (!trace.ok()) return trace.status();
-    for (const std::string& p : o.profiles) {
-      for (int r = 0; r < o.repetitions; ++r) {
-        runs.push_back(
-            paper::RunProtocolOnce(*trace, p, o.seed + static_cast<uint64_t>(r), o.target_percent));
-      }
-    }
-    return runs;
+    absl::StatusOr<paper::PaperTrace> t = paper::PaperTrace::Build(nodes, tasks);
+    if (!t.ok()) return t.status();
+    trace = std::move(*t);
+  } else {
+    absl::StatusOr<FillWorkload> w = FillWorkload::Build(tasks);
+    if (!w.ok()) return w.status();
+    workload = std::move(*w);
   }
-  absl::StatusOr<FillWorkload> workload = FillWorkload::Build(tasks);
-  if (!workload.ok()) return workload.status();
+  std::vector<FillRun> runs;
   for (const std::string& p : o.profiles) {
     for (int r = 0; r < o.repetitions; ++r) {
-      runs.push_back(FillOnce(nodes, *workload, p, o.seed + static_cast<uint64_t>(r), o));
+      const uint64_t seed = o.seed + static_cast<uint64_t>(r);
+      runs.push_back(paper ? paper::RunProtocolOnce(*trace, p, seed, o.target_percent)
+                           : FillOnce(nodes, *workload, p, seed, o));
     }
   }
   return runs;
@@ -264,25 +285,8 @@ Json FillReport(const AlibabaTraceInput& input, const FillOptions& o,
     fin["tasks_arrived"] = MeanStd(arrived);
     fin["failed"] = MeanStd(failed);
     fin["failed_gpu_tasks"] = MeanStd(failed_gpu);
-    if (n >= 100) {  // points[99] is the 100 % point when buckets are 1 % wide
-      std::vector<double> at;
-      Json seeds = Json::array();
-      for (const FillRun* r : rs) {
-        const FillPoint* pt = nullptr;
-        for (const FillPoint& q : r->points) {
-          if (std::abs(q.arrived_pct - 100) < 1e-9) pt = &q;
-        }
-        if (pt == nullptr) continue;
-        at.push_back(pt->unallocated_pct);
-        seeds.push_back({{"seed", r->seed}, {"unallocated_pct", pt->unallocated_pct}});
-      }
-      if (!at.empty()) {
-        Json a = MeanStd(at);
-        a["stderr"] = std::round(a["std"].get<double>() / std::sqrt(at.size()) * 1e4) / 1e4;
-        a["seeds"] = std::move(seeds);
-        fin["unallocated_at_100_pct"] = std::move(a);
-      }
-    }
+    Json at100 = UnallocatedAt100(rs);
+    if (!at100.is_null()) fin["unallocated_at_100_pct"] = std::move(at100);
     profiles[p] = std::move(pj);
     timing[p] = MeanStd(secs)["mean"];
   }

@@ -13,7 +13,6 @@
 #include "placement/cluster_snapshot.h"
 #include "placement/engine.h"
 #include "placement/plan.h"
-#include "placement/profile.h"
 #include "sim/paper/paper_policies.h"
 #include "sim/paper/paper_protocol.h"
 #include "sim/paper/seeded_random.h"
@@ -318,10 +317,6 @@ std::vector<std::string> ProtocolProfiles() {
   std::vector<std::string> out = PolicyNames();
   out.push_back("default");
   return out;
-}
-
-bool IsProtocolProfile(const std::string& name) {
-  return ParsePolicy(name).ok() || FillEngineConfig(name, 1, placement::GpuWorkload()).ok();
 }
 
 FillRun RunProtocolOnce(const PaperTrace& t, const std::string& profile, uint64_t seed,

@@ -43,11 +43,8 @@ struct PaperTrace {
 
 // The paper's six policies, then Paceline's `default`.
 std::vector<std::string> ProtocolProfiles();
-// A paper policy name (PolicyNames()) or a Paceline profile (FillEngineConfig: a name from
-// placement::ProfileNames(), or policy weights).
-bool IsProtocolProfile(const std::string& name);
-
-// One run: `profile` (IsProtocolProfile) with `seed`, arrivals up to target_percent of the GPU
+// One run: `profile` (a paper policy, PolicyNames(), or what FillEngineConfig accepts; crashes
+// on anything else) with `seed`, arrivals up to target_percent of the GPU
 // capacity; points at every integer percent.
 FillRun RunProtocolOnce(const PaperTrace& trace, const std::string& profile, uint64_t seed,
                         double target_percent);

@@ -275,9 +275,6 @@ TEST(PaperFillTest, EveryProfileRunsDeterministicallyUnderTheProtocol) {
   }
   EXPECT_FALSE(PaperTrace::Build({}, tasks).ok());
   EXPECT_FALSE(PaperTrace::Build(nodes, {}).ok());
-  EXPECT_TRUE(IsProtocolProfile("paper-fgd"));
-  EXPECT_TRUE(IsProtocolProfile("best-fit"));
-  EXPECT_FALSE(IsProtocolProfile("paper-nope"));
 }
 
 }  // namespace
