@@ -3,31 +3,22 @@
 // GPU that the host's free cpu and memory can no longer serve at the target workload's own
 // cpu and memory per GPU (GpuWorkload::Stranding). It steers cpu- and memory-hungry tasks, and
 // tasks without GPUs, to the hosts that have cpu and memory to spare for their GPUs, and away
-// from the hosts whose idle GPUs will need that cpu.
-// Score = 0.5 - 0.5 * tanh(delta / 1000), delta in milli-GPUs stranded (as gpu_fragmentation).
-//
-// Caches each host's current stranding by (host version, workload generation).
+// from the hosts whose idle GPUs will need that cpu. Scored as workload_delta_scorer.h says.
 // Thread-safety: single-threaded (mutable cache); see scorer.h.
 
-#include <vector>
-
-#include "placement/scorer.h"
+#include "placement/scorers/workload_delta_scorer.h"
 
 namespace paceline::placement {
 
-class GpuStrandingScorer final : public Scorer {
+class GpuStrandingScorer final : public WorkloadDeltaScorer {
  public:
   absl::string_view name() const override { return "gpu_stranding"; }
-  double Score(const ScoreInput& in) const override;
-  void ResetCaches() const override { cache_.clear(); }
 
- private:
-  struct Entry {
-    uint64_t version = ~uint64_t{0};
-    uint64_t generation = 0;
-    double stranding = 0;
-  };
-  mutable std::vector<Entry> cache_;
+ protected:
+  double Measure(const GpuWorkload& w, const HostState& h, const Resources& extra,
+                 std::span<const GpuShare> shares) const override {
+    return w.Stranding(h, extra, shares);
+  }
 };
 
 }  // namespace paceline::placement

@@ -1,10 +1,10 @@
-#include "placement/scorers/gpu_fragmentation_scorer.h"
+#include "placement/scorers/workload_delta_scorer.h"
 
 #include <cmath>
 
 namespace paceline::placement {
 
-double GpuFragmentationScorer::Score(const ScoreInput& in) const {
+double WorkloadDeltaScorer::Score(const ScoreInput& in) const {
   const GpuWorkload* w = in.env.workload;
   const HostState& h = in.host;
   if (w == nullptr || w->empty() || h.gpus().empty()) return 0.5;
@@ -12,12 +12,11 @@ double GpuFragmentationScorer::Score(const ScoreInput& in) const {
   if (slot >= cache_.size()) cache_.resize(slot + 1);
   Entry& e = cache_[slot];
   if (e.version != h.version() || e.generation != in.env.workload_generation) {
-    e.fragmentation = w->Fragmentation(h);
+    e.value = Measure(*w, h, Resources(), {});
     e.version = h.version();
     e.generation = in.env.workload_generation;
   }
-  double after = w->Fragmentation(h, in.task.shape.resources, in.gpus);
-  double delta = after - e.fragmentation;
+  double delta = Measure(*w, h, in.task.shape.resources, in.gpus) - e.value;
   return 0.5 - 0.5 * std::tanh(delta / kMilliPerGpu);
 }
 
