@@ -5,7 +5,7 @@
 //   paceline sim --trace alibaba-gpu PATH... [--nodes all|gpu] [--run-for D] [--cycle-every D]
 //                [--placement PROFILE] [--seed N] [--report FILE] [--plot DIR] [-o json]
 //   paceline sim --trace alibaba-gpu PATH... --fill [--protocol paceline|fgd]
-//                [--fill-target PCT] [--profiles A,B,...]
+//                [--fill-target PCT] [--profiles A,B,...] [--candidates all|N|profile]
 //                [--repeat N] [--nodes all|gpu] [--seed N] [--report FILE] [--plot DIR]
 //
 // Prints a summary (or, with -o json, the JSON report) on stdout; --report writes the JSON to
@@ -20,6 +20,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status.h"
@@ -45,6 +46,7 @@ struct SimFlags {
   std::string placement;
   bool fill = false;
   std::string protocol = "paceline";
+  std::string candidates = "all";
   double fill_target = 130;
   std::string profiles;
   int repeat = 1;
@@ -118,10 +120,20 @@ absl::Status RunTrace(const SimFlags& f, CommandContext& ctx) {
     if (!f.run_for.empty() || !f.cycle_every.empty() || !f.placement.empty()) {
       return absl::InvalidArgumentError(
           "--run-for, --cycle-every and --placement are for trace replay; fill mode takes "
-          "--protocol, --profiles, --fill-target and --repeat");
+          "--protocol, --profiles, --candidates, --fill-target and --repeat");
     }
     sim::FillOptions o;
     o.protocol = f.protocol;
+    if (f.candidates == "profile") {
+      o.max_candidates = std::nullopt;
+    } else if (f.candidates != "all") {
+      uint32_t n = 0;
+      if (!absl::SimpleAtoi(f.candidates, &n) || n == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--candidates: '", f.candidates, "'; expected all, profile or a positive number"));
+      }
+      o.max_candidates = n;
+    }
     o.seed = f.seed.value_or(1);
     o.repetitions = f.repeat;
     o.target_percent = f.fill_target;
@@ -130,9 +142,10 @@ absl::Status RunTrace(const SimFlags& f, CommandContext& ctx) {
     if (!report.ok()) return report.status();
     return Output(f, ctx, *report, sim::FillSummaryText(*report), /*fill=*/true);
   }
-  if (!f.profiles.empty() || f.repeat != 1 || f.fill_target != 130 || f.protocol != "paceline") {
+  if (!f.profiles.empty() || f.repeat != 1 || f.fill_target != 130 || f.protocol != "paceline" ||
+      f.candidates != "all") {
     return absl::InvalidArgumentError(
-        "--protocol, --profiles, --fill-target and --repeat need --fill");
+        "--protocol, --profiles, --candidates, --fill-target and --repeat need --fill");
   }
   sim::TraceReplayOptions o;
   o.seed = f.seed.value_or(1);
@@ -190,6 +203,10 @@ void RegisterSimCommand(CLI::App& app, CommandContext& ctx) {
   sim->add_option("--protocol", f.protocol,
                   "fill mode: paceline, or fgd (the FGD paper's protocol and baselines)")
       ->check(CLI::IsMember({"paceline", "fgd"}))
+      ->capture_default_str();
+  sim->add_option("--candidates", f.candidates,
+                  "fill mode: feasible hosts a Paceline profile scores per placement: all, N, or "
+                  "profile (the profile's own limits, as in the master)")
       ->capture_default_str();
   sim->add_option("--fill-target", f.fill_target, "fill mode: stop at this % of GPU capacity")
       ->check(CLI::Range(1.0, 1000.0))

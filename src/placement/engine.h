@@ -33,7 +33,8 @@
 //     (those of the ask's own bucket are skipped on the exact keys the bucket keeps).
 //     Regular and revocable tasks see different free capacity (host_state.h): each walks its
 //     own index (ClusterSnapshot::free_index(revocable)).
-//   - Sampling: the walk stops after `max_candidates` feasible hosts (default 16), like Nomad's
+//   - Sampling: the walk stops after `max_candidates` feasible hosts (default 16; 256 once the
+//     workload has GPU tasks, ProfileSpec::gpu_max_candidates), like Nomad's
 //     limit iterator or Kubernetes' percentageOfNodesToScore. The trade-off: the winner is the
 //     best of the first candidates in walk order, not of the whole cluster. With pack the walk
 //     order already visits the tightest hosts first, so little is lost; FGD and dot-product
@@ -72,8 +73,9 @@ namespace paceline::placement {
 struct EngineConfig {
   std::string profile = "default";            // a name from ProfileNames()
   std::optional<ProfileSpec> custom_profile;  // used instead of `profile` when set
-  std::optional<uint32_t> max_candidates;     // overrides the profile's; 0 = all feasible hosts
-  uint64_t seed = 1;                          // random-fit scores
+  // Overrides the profile's max_candidates and gpu_max_candidates; 0 = all feasible hosts.
+  std::optional<uint32_t> max_candidates;
+  uint64_t seed = 1;  // random-fit scores
   // The target workload of the gpu_fragmentation scorer. Unset: the engine learns it from the
   // requests it is asked to place (a running histogram, its kLearnedTypes heaviest types).
   std::optional<GpuWorkload> workload;
@@ -134,6 +136,9 @@ class PlacementEngine {
 
   EngineConfig config_;
   Profile profile_;
+  // The profile's max_candidates, or its gpu_max_candidates once the workload has GPU tasks;
+  // EngineConfig::max_candidates overrides both. Set at every BeginPlace.
+  uint32_t CandidateLimit() const;
   uint32_t max_candidates_;
 
   std::weak_ptr<const void> snapshot_;  // the snapshot the caches below describe

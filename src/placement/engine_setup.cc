@@ -22,8 +22,6 @@ absl::StatusOr<std::unique_ptr<PlacementEngine>> PlacementEngine::Create(EngineC
 
 PlacementEngine::PlacementEngine(EngineConfig config, Profile profile)
     : config_(std::move(config)), profile_(std::move(profile)) {
-  uint32_t k = config_.max_candidates.value_or(profile_.spec().max_candidates);
-  max_candidates_ = k == 0 ? std::numeric_limits<uint32_t>::max() : k;
   env_.seed = config_.seed;
   if (config_.workload) {
     env_.workload = &*config_.workload;
@@ -31,6 +29,15 @@ PlacementEngine::PlacementEngine(EngineConfig config, Profile profile)
   } else {
     env_.workload = &frozen_;
   }
+  max_candidates_ = CandidateLimit();
+}
+
+uint32_t PlacementEngine::CandidateLimit() const {
+  const ProfileSpec& spec = profile_.spec();
+  uint32_t k = spec.gpu_max_candidates != 0 && workload().has_gpu_tasks() ? spec.gpu_max_candidates
+                                                                          : spec.max_candidates;
+  k = config_.max_candidates.value_or(k);
+  return k == 0 ? std::numeric_limits<uint32_t>::max() : k;
 }
 
 PlacementEngine::~PlacementEngine() = default;
@@ -77,6 +84,7 @@ void PlacementEngine::BeginPlace(std::span<const PlacementRequest> requests,
     }
     env_.workload_generation = frozen_generation_;
   }
+  max_candidates_ = CandidateLimit();
   if (num_classes_ > kMaxClasses) Evict();
 }
 

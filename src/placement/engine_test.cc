@@ -26,6 +26,19 @@ std::vector<PlacementRequest> Instances(std::shared_ptr<const TaskShape> shape, 
   return rs;
 }
 
+TEST(Engine, ScoresMoreCandidatesOnceTheWorkloadHasGpuTasks) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(2).Build()).ok());
+  auto e = Engine();
+  e->Place(std::vector{One(0, ShapeBuilder(1).Build())}, snap);
+  EXPECT_EQ(e->max_candidates(), 16u);
+  e->Place(std::vector{One(0, ShapeBuilder(2).Gpu(1000).Build())}, snap);
+  EXPECT_EQ(e->max_candidates(), 256u);
+  auto fixed = Engine("default", 5);  // the configuration overrides both
+  fixed->Place(std::vector{One(0, ShapeBuilder(2).Gpu(1000).Build())}, snap);
+  EXPECT_EQ(fixed->max_candidates(), 5u);
+}
+
 TEST(Engine, LabelInPinsInstancesToMatchingHosts) {
   ClusterSnapshot snap;
   for (uint32_t i = 0; i < 10; ++i) {

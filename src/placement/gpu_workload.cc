@@ -16,7 +16,10 @@ void GpuWorkload::Add(const Resources& resources, std::vector<std::string> gpu_m
                                  resources.disk_bytes(), ",", resources.gpu_milli(), ",",
                                  absl::StrJoin(gpu_models, "|"));
   auto [it, inserted] = by_key_.try_emplace(std::move(key), types_.size());
-  if (inserted) types_.push_back(TaskType{resources, std::move(gpu_models), 0});
+  if (inserted) {
+    types_.push_back(TaskType{resources, std::move(gpu_models), 0});
+    gpu_types_ += resources.gpu_milli() > 0;
+  }
   types_[it->second].weight += weight;
   total_weight_ += weight;
   prepared_ = false;

@@ -53,6 +53,8 @@ class GpuWorkload {
   GpuWorkload Top(size_t k) const;
 
   bool empty() const { return types_.empty(); }
+  // Some type asks for GPUs.
+  bool has_gpu_tasks() const { return gpu_types_ > 0; }
   size_t size() const { return types_.size(); }
   double total_weight() const { return total_weight_; }
   const std::vector<TaskType>& types() const { return types_; }
@@ -84,6 +86,7 @@ class GpuWorkload {
   std::vector<TaskType> types_;
   absl::flat_hash_map<std::string, size_t> by_key_;
   double total_weight_ = 0;
+  size_t gpu_types_ = 0;
   // Derived, rebuilt lazily after Add.
   mutable bool prepared_ = false;
   mutable std::vector<Group> groups_;

@@ -9,6 +9,8 @@
 //   BM_HomogeneousBatch/<profile>   1,000 identical batch tasks (1 core, 2Gi) per Place()
 //   BM_ConstrainedBatch/<profile>   100 jobs x 10 instances per Place(); each job: zone in two
 //                                   of five zones, rack not_in one rack, max_per_host 1
+//   BM_ConstrainedGpuBatch          the same on 50,000 hosts with 8 GPUs each, half of the jobs
+//                                   asking 1 GPU (a GPU workload: 256 candidates scored)
 //   BM_TaskLabelAntiAffinity        as above with max_per_host 2 counted over a job label
 //   BM_Gang10kPlaced                one gang of 10,000 tasks that fits
 //   BM_Gang10kRejected              one gang of 10,000 that fails on its last member
@@ -36,33 +38,45 @@ constexpr int64_t kGi = int64_t{1} << 30;
 constexpr uint32_t kHosts = 50'000;
 const char* const kZones[] = {"a", "b", "c", "d", "e"};
 
+// The cluster above; with `gpus`, every host also has 8 GPUs (the filler takes none).
+ClusterSnapshot* MakeCluster(bool gpus) {
+  auto* s = new ClusterSnapshot();
+  std::mt19937_64 rng(7);
+  for (uint32_t i = 0; i < kHosts; ++i) {
+    HostSpec h;
+    h.id = HostId(i);
+    h.name = absl::StrCat("host-", i);
+    h.capacity = Resources::Of(32'000, 128 * kGi, 1024 * kGi);
+    if (gpus) {
+      h.gpu_models.assign(8, "T4");
+      h.capacity[Dim::kGpu] = 8000;
+    }
+    h.labels = {{"zone", kZones[i % 5]}, {"rack", absl::StrCat("r", i / 100)}};
+    h.ports = {PortRange{31000, 32000}};
+    PL_CHECK(s->AddHost(std::move(h)).ok());
+  }
+  // Filler tasks: job 1, one per host, 0..75% of cpu and memory.
+  for (uint32_t i = 0; i < kHosts; ++i) {
+    int64_t frac = static_cast<int64_t>(rng() % 76);
+    TaskShape f;
+    f.job = JobId(1);
+    f.resources = Resources::Of(32'000 * frac / 100, 128 * kGi * frac / 100);
+    Assignment a;
+    a.task = TaskId{JobId(1), i};
+    a.host = HostId(i);
+    a.shape = *MakeTaskShape(std::move(f));
+    PL_CHECK(s->Commit(a).ok());
+  }
+  return s;
+}
+
 const ClusterSnapshot& BaseCluster() {
-  static const ClusterSnapshot* snap = [] {
-    auto* s = new ClusterSnapshot();
-    std::mt19937_64 rng(7);
-    for (uint32_t i = 0; i < kHosts; ++i) {
-      HostSpec h;
-      h.id = HostId(i);
-      h.name = absl::StrCat("host-", i);
-      h.capacity = Resources::Of(32'000, 128 * kGi, 1024 * kGi);
-      h.labels = {{"zone", kZones[i % 5]}, {"rack", absl::StrCat("r", i / 100)}};
-      h.ports = {PortRange{31000, 32000}};
-      PL_CHECK(s->AddHost(std::move(h)).ok());
-    }
-    // Filler tasks: job 1, one per host, 0..75% of cpu and memory.
-    for (uint32_t i = 0; i < kHosts; ++i) {
-      int64_t frac = static_cast<int64_t>(rng() % 76);
-      TaskShape f;
-      f.job = JobId(1);
-      f.resources = Resources::Of(32'000 * frac / 100, 128 * kGi * frac / 100);
-      Assignment a;
-      a.task = TaskId{JobId(1), i};
-      a.host = HostId(i);
-      a.shape = *MakeTaskShape(std::move(f));
-      PL_CHECK(s->Commit(a).ok());
-    }
-    return s;
-  }();
+  static const ClusterSnapshot* snap = MakeCluster(false);
+  return *snap;
+}
+
+const ClusterSnapshot& GpuCluster() {
+  static const ClusterSnapshot* snap = MakeCluster(true);
   return *snap;
 }
 
@@ -124,13 +138,14 @@ BENCHMARK_CAPTURE(BM_HomogeneousBatch, spread, std::string("spread"))
 BENCHMARK_CAPTURE(BM_HomogeneousBatch, random_fit, std::string("random-fit"))
     ->Unit(benchmark::kMillisecond);
 
-std::vector<PlacementRequest> ConstrainedJobs(bool task_label) {
+std::vector<PlacementRequest> ConstrainedJobs(bool task_label, int64_t gpu_milli = 0) {
   std::mt19937_64 rng(11);
   std::vector<PlacementRequest> rs;
   for (uint64_t j = 0; j < 100; ++j) {
     TaskShape s;
     s.job = JobId(100 + j);
-    s.resources = Resources::Of(500 + 100 * static_cast<int64_t>(j % 8), kGi * (1 + j % 4));
+    s.resources = Resources::Of(500 + 100 * static_cast<int64_t>(j % 8), kGi * (1 + j % 4), 0,
+                                j % 2 == 0 ? gpu_milli : 0);
     uint64_t z = rng() % 5;
     s.label_constraints.push_back(
         LabelConstraint{"zone", ConstraintOp::kIn, {kZones[z], kZones[(z + 2) % 5]}, 0});
@@ -159,6 +174,15 @@ void BM_ConstrainedBatch(benchmark::State& state, const std::string& profile) {
 }
 BENCHMARK_CAPTURE(BM_ConstrainedBatch, default, std::string("default"))
     ->Unit(benchmark::kMillisecond);
+// The same on hosts with 8 GPUs, half of the jobs asking 1 GPU: the workload has GPU tasks, so
+// the profile scores up to gpu_max_candidates (256) hosts instead of 16.
+void BM_ConstrainedGpuBatch(benchmark::State& state) {
+  ClusterSnapshot snap = GpuCluster();
+  auto engine = MakeEngine("default");
+  auto rs = ConstrainedJobs(false, 1000);
+  Run(state, *engine, snap, rs, rs.size());
+}
+BENCHMARK(BM_ConstrainedGpuBatch)->Unit(benchmark::kMillisecond);
 // The default profile's weights before gpu_stranding joined it, for the before/after figure.
 BENCHMARK_CAPTURE(BM_ConstrainedBatch, former_default, std::string("pack=1+gpu_fragmentation=4"))
     ->Unit(benchmark::kMillisecond);

@@ -89,6 +89,9 @@ constexpr double kAvoidReclaimWeight = 2;
 // nudge, below a pack/spread preference's full weight.
 constexpr double kImageLocalityWeight = 0.5;
 constexpr uint32_t kDefaultCandidates = 16;
+// Under the FGD paper's protocol on the Alibaba GPU trace (1,213 hosts), `default` leaves 12.9 %
+// of the GPUs unallocated with 16 candidates, 5.6 % with 64 and 4.2 % with 256, as with all.
+constexpr uint32_t kGpuCandidates = 256;
 
 ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy, WalkOrder walk) {
   ProfileSpec p;
@@ -101,6 +104,7 @@ ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy,
   p.scorers.push_back({"stateful_sticky", kStatefulWeight});
   p.walk = walk;
   p.max_candidates = kDefaultCandidates;
+  p.gpu_max_candidates = kGpuCandidates;
   return p;
 }
 

@@ -16,7 +16,8 @@
 //   dot-product  dot_product 1
 //   gpu-packing  gpu_packing 1
 //   fgd          gpu_fragmentation 1
-// Every profile runs every filter and adds previous_host (weight 64) and stateful_sticky
+// Every profile scores the first 16 feasible hosts of its walk, 256 once the workload has GPU
+// tasks. Every profile runs every filter and adds previous_host (weight 64) and stateful_sticky
 // (weight 128), above the sum of the policy weights, so that restarts and stateful instances
 // stay on their host whenever it still fits, whatever the policy.
 //
@@ -56,6 +57,10 @@ struct ProfileSpec {
   // Feasible hosts scored per placement (Nomad's limit iterator, Kubernetes'
   // percentageOfNodesToScore); 0 = every feasible host (exact, O(hosts) per placement).
   uint32_t max_candidates = 16;
+  // The same once the target workload has GPU tasks (0: max_candidates). GPU clusters want a
+  // wider sample: a task that strands or fragments GPUs on the first hosts of the walk has
+  // better hosts further on (docs/placement.md, "Candidates").
+  uint32_t gpu_max_candidates = 0;
 };
 
 class Profile {

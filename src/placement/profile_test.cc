@@ -27,6 +27,7 @@ TEST(Profile, DefaultAndFgdWeights) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->spec().walk, WalkOrder::kTightestFirst);
   EXPECT_EQ(d->spec().max_candidates, 16u);
+  EXPECT_EQ(d->spec().gpu_max_candidates, 256u);
   EXPECT_TRUE(d->any_device_aware());
   ASSERT_EQ(d->spec().scorers.size(), 7u);
   EXPECT_EQ(d->spec().scorers[0].scorer, "pack");

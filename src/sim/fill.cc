@@ -114,7 +114,8 @@ absl::StatusOr<FillWorkload> FillWorkload::Build(const std::vector<AlibabaTask>&
 }
 
 absl::StatusOr<placement::EngineConfig> FillEngineConfig(const std::string& profile, uint64_t seed,
-                                                         const placement::GpuWorkload& workload) {
+                                                         const placement::GpuWorkload& workload,
+                                                         std::optional<uint32_t> max_candidates) {
   placement::EngineConfig c;
   if (absl::StrContains(profile, '=')) {
     absl::StatusOr<placement::ProfileSpec> spec = placement::ProfileFromWeights(profile);
@@ -129,7 +130,7 @@ absl::StatusOr<placement::EngineConfig> FillEngineConfig(const std::string& prof
     }
     c.profile = profile;
   }
-  c.max_candidates = 0;
+  c.max_candidates = max_candidates;
   c.seed = seed;
   c.workload = workload;
   return c;
@@ -140,7 +141,7 @@ FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& work
   ClusterSnapshot snap = BuildCluster(nodes);
   const double capacity = GpuCapacity(nodes);
   absl::StatusOr<placement::EngineConfig> c =
-      FillEngineConfig(profile, seed, workload.distribution);
+      FillEngineConfig(profile, seed, workload.distribution, o.max_candidates);
   PL_CHECK(c.ok()) << c.status();
   auto engine = placement::PlacementEngine::Create(*c);
   PL_CHECK(engine.ok()) << engine.status();
@@ -228,8 +229,9 @@ absl::StatusOr<std::vector<FillRun>> RunFillRuns(const std::vector<AlibabaNode>&
   for (const std::string& p : o.profiles) {
     for (int r = 0; r < o.repetitions; ++r) {
       const uint64_t seed = o.seed + static_cast<uint64_t>(r);
-      runs.push_back(paper ? paper::RunProtocolOnce(*trace, p, seed, o.target_percent)
-                           : FillOnce(nodes, *workload, p, seed, o));
+      runs.push_back(
+          paper ? paper::RunProtocolOnce(*trace, p, seed, o.target_percent, o.max_candidates)
+                : FillOnce(nodes, *workload, p, seed, o));
     }
   }
   return runs;
@@ -247,6 +249,11 @@ Json FillReport(const AlibabaTraceInput& input, const FillOptions& o,
   opts["bucket_pct"] = o.bucket_percent;
   opts["profiles"] = o.profiles;
   opts["protocol"] = o.protocol;
+  if (o.max_candidates) {
+    opts["max_candidates"] = *o.max_candidates;
+  } else {
+    opts["max_candidates"] = "profile";
+  }
   Json profiles = Json::object();
   Json timing = Json::object();
   for (const std::string& p : o.profiles) {

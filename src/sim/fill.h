@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ struct FillOptions {
   int repetitions = 1;
   double target_percent = 130;
   double bucket_percent = 1;
+  // Feasible hosts a Paceline profile scores per placement; 0 = every one (exact); nullopt =
+  // the profile's own limits, as in the master (placement/profile.h). The paper's policies
+  // always score every node.
+  std::optional<uint32_t> max_candidates = 0;
 };
 
 struct FillPoint {
@@ -79,10 +84,12 @@ std::vector<std::string> DefaultFillProfiles(const std::string& protocol);
 
 // An engine configuration for fill mode: `profile` is a name from placement::ProfileNames() or
 // policy weights (placement::ProfileFromWeights, e.g. "pack=1+gpu_fragmentation=16"); every
-// feasible host scored; `workload` the target of the fragmentation and stranding scorers.
-// InvalidArgument for anything else.
-absl::StatusOr<placement::EngineConfig> FillEngineConfig(const std::string& profile, uint64_t seed,
-                                                         const placement::GpuWorkload& workload);
+// `max_candidates` feasible hosts scored (0: every one; nullopt: the profile's own limits);
+// `workload` the target of the fragmentation and stranding scorers. InvalidArgument for anything
+// else.
+absl::StatusOr<placement::EngineConfig> FillEngineConfig(
+    const std::string& profile, uint64_t seed, const placement::GpuWorkload& workload,
+    std::optional<uint32_t> max_candidates = 0);
 
 // One fill run (crashes on an unknown profile: check it first with FillEngineConfig).
 FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& workload,

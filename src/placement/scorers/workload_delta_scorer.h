@@ -5,7 +5,9 @@
 // strictly decreasing in delta, in (0, 1), 0.5 for no change, about +-0.38 away from it for one
 // whole GPU of change. Neutral (0.5) without a workload or on a host without GPUs.
 //
-// Caches each host's current measure by (host version, workload generation).
+// Caches each host's current measure by (host version, workload generation), and the measure
+// after the last placement rated there (by task shape and device choice): the tasks of a class
+// come one after another and most hosts do not change in between.
 // Thread-safety: single-threaded (mutable cache); see scorer.h.
 
 #include <span>
@@ -30,6 +32,8 @@ class WorkloadDeltaScorer : public Scorer {
     uint64_t version = ~uint64_t{0};
     uint64_t generation = 0;
     double value = 0;
+    uint64_t after_key = 0;  // shape signature and device choice of `after`
+    double after = 0;
   };
   mutable std::vector<Entry> cache_;
 };

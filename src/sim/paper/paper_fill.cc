@@ -239,7 +239,7 @@ class PaperPlacer final : public Placer {
 class EnginePlacer final : public Placer {
  public:
   EnginePlacer(const PaperTrace& t, const std::string& profile, uint64_t seed,
-               const std::vector<uint32_t>& rank)
+               const std::vector<uint32_t>& rank, std::optional<uint32_t> max_candidates)
       : t_(t), node_of_slot_(rank.size()) {
     for (size_t n = 0; n < rank.size(); ++n) node_of_slot_[rank[n]] = n;
     for (uint32_t slot = 0; slot < node_of_slot_.size(); ++slot) {
@@ -253,7 +253,7 @@ class EnginePlacer final : public Placer {
       PL_CHECK(s.ok()) << s;
     }
     absl::StatusOr<placement::EngineConfig> c =
-        FillEngineConfig(profile, seed, t.workload.distribution);
+        FillEngineConfig(profile, seed, t.workload.distribution, max_candidates);
     PL_CHECK(c.ok()) << c.status();
     auto engine = placement::PlacementEngine::Create(*c);
     PL_CHECK(engine.ok()) << engine.status();
@@ -320,7 +320,7 @@ std::vector<std::string> ProtocolProfiles() {
 }
 
 FillRun RunProtocolOnce(const PaperTrace& t, const std::string& profile, uint64_t seed,
-                        double target_percent) {
+                        double target_percent, std::optional<uint32_t> max_candidates) {
   SeededRandom random(seed);
   Arrivals arrivals = BuildArrivals(t.pods, t.gpus * kMilli, target_percent / 100, random);
   std::vector<uint32_t> rank = NodeRanks(t.nodes.size(), random);
@@ -345,7 +345,7 @@ FillRun RunProtocolOnce(const PaperTrace& t, const std::string& profile, uint64_
   } else if (absl::StatusOr<Policy> policy = ParsePolicy(profile); policy.ok()) {
     placer = std::make_unique<PaperPlacer>(t, *policy, rank, mirror, random);
   } else {
-    placer = std::make_unique<EnginePlacer>(t, profile, seed, rank);
+    placer = std::make_unique<EnginePlacer>(t, profile, seed, rank, max_candidates);
   }
   FillRun run;
   run.profile = profile;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,9 @@ std::vector<std::string> ProtocolProfiles();
 // One run: `profile` (a paper policy, PolicyNames(), or what FillEngineConfig accepts; crashes
 // on anything else) with `seed`, arrivals up to target_percent of the GPU
 // capacity; points at every integer percent.
+// A Paceline profile scores `max_candidates` feasible hosts per placement (0: every one;
+// nullopt: the profile's own limits).
 FillRun RunProtocolOnce(const PaperTrace& trace, const std::string& profile, uint64_t seed,
-                        double target_percent);
+                        double target_percent, std::optional<uint32_t> max_candidates = 0);
 
 }  // namespace paceline::sim::paper
