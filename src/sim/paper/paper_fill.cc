@@ -66,120 +66,6 @@ class Placer {
   virtual std::optional<Placed> Place(size_t pod) = 0;
 };
 
-// EXPERIMENT
-struct ExpChoice {
-  double score;
-  std::vector<int> devices;
-};
-ExpChoice ExpEval(const PaperNode& node, double frag, const PaperPod& pod, const TypicalPods& typ) {
-  static const double w = getenv("PL_W") ? atof(getenv("PL_W")) : 0.0;
-  static const double wc = getenv("PL_WC") ? atof(getenv("PL_WC")) : 0.0;
-  static const int mode = getenv("PL_MODE") ? atoi(getenv("PL_MODE")) : 0;
-  auto eval = [&](const PaperNode& after) {
-    double d = typ.NodeFragmentation(after) - frag;
-    double resid = (double(after.gpu_left_total()) / kMaxSpecGpu * 1000);
-    double cres = double(after.cpu_left) / std::max<int64_t>(1, after.cpu_capacity) * 1000;
-    if (mode == 1)
-      resid = double(after.gpu_left_total()) / std::max<size_t>(1, after.gpu_left.size());
-    if (mode == 2) {
-      double q = std::floor(1.0 / (1.0 + std::exp(d / 1000)) * 100);
-      return q * 1e6 - w * resid - wc * cres;
-    }
-    if (mode == 4) {
-      double q = std::floor(1.0 / (1.0 + std::exp(d / 1000)) * 100);
-      double sec = 0;
-      if (pod.gpus == 0) {
-        double g = double(after.gpu_left_total());
-        sec = -g / (double(after.cpu_left) + 1000.0) * 1e3;  // GPU milli per core left
-      }
-      static const int sec_all = getenv("PL_SECALL") ? 1 : 0;
-      if (sec_all && pod.gpus > 0) {
-        double g = double(after.gpu_left_total());
-        sec = -w * g / (double(after.cpu_left) + 1000.0) * 1e3;
-      }
-      return q * 1e6 + sec;
-    }
-    if (mode == 3) {  // quantise delta to PL_Q milli
-      static const double qq = getenv("PL_Q") ? atof(getenv("PL_Q")) : 40;
-      double q = std::floor(-d / qq);
-      return q * 1e6 - w * resid - wc * cres;
-    }
-    return -d - w * resid - wc * cres;
-  };
-  ExpChoice best{-1e18, {}};
-  if (pod.shares_gpu()) {
-    for (size_t i = 0; i < node.gpu_left.size(); ++i) {
-      if (node.gpu_left[i] < pod.gpu_milli) continue;
-      PaperNode after = node;
-      after.cpu_left -= pod.cpu_score;
-      after.gpu_left[i] -= pod.gpu_milli;
-      double s = eval(after);
-      if (s > best.score) best = {s, {int(i)}};
-    }
-    return best;
-  }
-  PaperNode after = node;
-  after.cpu_left -= pod.cpu_score;
-  std::vector<int> devs;
-  for (size_t i = 0; i < node.gpu_left.size() && int(devs.size()) < pod.gpus; ++i)
-    if (node.gpu_left[i] == kMilli) devs.push_back(int(i));
-  for (int d : devs) after.gpu_left[d] -= pod.gpu_milli;
-  return {eval(after), devs};
-}
-
-class ExpPlacer final : public Placer {
- public:
-  ExpPlacer(const PaperTrace& t, const std::vector<uint32_t>& rank, const Mirror& m,
-            const TypicalPods& typ)
-      : t_(t), rank_(rank), m_(m), typ_(typ), cache_(t.types) {}
-  std::optional<Placed> Place(size_t i) override {
-    const PaperPod& pod = t_.pods[i];
-    auto& cache = cache_[t_.type_of[i]];
-    if (cache.empty()) cache.resize(m_.size());
-    std::optional<size_t> best;
-    double bs = 0;
-    for (size_t n = 0; n < m_.size(); ++n) {
-      auto& c = cache[n];
-      if (c.version != m_.version(n)) {
-        c.version = m_.version(n);
-        c.fits = m_.node(n).Fits(pod);
-        if (c.fits) c.choice = ExpEval(m_.node(n), typ_.NodeFragmentation(m_.node(n)), pod, typ_);
-      }
-      if (!c.fits) continue;
-      static const double A = getenv("PL_NOISE") ? atof(getenv("PL_NOISE")) : 0;
-      double sc = c.choice.score;
-      if (A > 0) {
-        uint64_t h = (uint64_t(n) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(i) * 0xC2B2AE3D27D4EB4Full) ^
-                     (arrival_ * 0x165667B19E3779F9ull);
-        h ^= h >> 29;
-        h *= 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 32;
-        sc += A * double(h % 1000000) / 1e6;
-      }
-      if (!best || sc > bs + 1e-9 || (std::abs(sc - bs) <= 1e-9 && rank_[n] < rank_[*best])) {
-        best = n;
-        bs = sc;
-      }
-    }
-    ++arrival_;
-    if (!best) return std::nullopt;
-    return Placed{*best, cache[*best].choice.devices};
-  }
-
- private:
-  uint64_t arrival_ = 0;
-  struct C {
-    uint32_t version = ~0u;
-    bool fits = false;
-    ExpChoice choice;
-  };
-  const PaperTrace& t_;
-  const std::vector<uint32_t>& rank_;
-  const Mirror& m_;
-  const TypicalPods& typ_;
-  std::vector<std::vector<C>> cache_;
-};
-
 // One of the paper's policies. Scores depend only on the node's state and the pod's type, so
 // they are kept per (type, node) until the node changes.
 class PaperPlacer final : public Placer {
@@ -326,23 +212,7 @@ FillRun RunProtocolOnce(const PaperTrace& t, const std::string& profile, uint64_
   std::vector<uint32_t> rank = NodeRanks(t.nodes.size(), random);
   Mirror mirror(t);
   std::unique_ptr<Placer> placer;
-  static TypicalPods exp_typ = [&] {
-    double pop = getenv("PL_POP") ? atof(getenv("PL_POP")) : 95;
-    TypicalPods tp = TypicalPods::From(t.pods, pop);
-    double gw = getenv("PL_GW") ? atof(getenv("PL_GW")) : 0;
-    double cw = getenv("PL_CW") ? atof(getenv("PL_CW")) : 1;
-    double sum = 0;
-    for (auto& x : tp.mutable_pods()) {
-      if (x.pod.gpus == 0) x.weight *= cw;
-      x.weight *= (1 + gw * x.pod.total_gpu() / 1000.0);
-      sum += x.weight;
-    }
-    for (auto& x : tp.mutable_pods()) x.weight /= sum;
-    return tp;
-  }();
-  if (profile == "default" && getenv("PL_MODE")) {
-    placer = std::make_unique<ExpPlacer>(t, rank, mirror, exp_typ);
-  } else if (absl::StatusOr<Policy> policy = ParsePolicy(profile); policy.ok()) {
+  if (absl::StatusOr<Policy> policy = ParsePolicy(profile); policy.ok()) {
     placer = std::make_unique<PaperPlacer>(t, *policy, rank, mirror, random);
   } else {
     placer = std::make_unique<EnginePlacer>(t, profile, seed, rank, max_candidates);
@@ -352,7 +222,6 @@ FillRun RunProtocolOnce(const PaperTrace& t, const std::string& profile, uint64_
   run.seed = seed;
   ArrivalCurve curve(t.gpus);
   int64_t arrived = 0, allocated = 0;
-  std::map<std::string, int64_t> fails;
   auto start = std::chrono::steady_clock::now();
   for (size_t i : arrivals.order) {
     const PaperPod& pod = t.pods[i];
@@ -365,50 +234,8 @@ FillRun RunProtocolOnce(const PaperTrace& t, const std::string& profile, uint64_
     } else {
       ++run.failed;
       run.failed_gpu_tasks += pod.gpus > 0;
-      if (getenv("PL_DIAG") && arrived * 100 <= t.gpus * kMilli * 100)
-        fails[pod.affinity()] += pod.total_gpu();
     }
     curve.Record(arrived, allocated, mirror.total_frag(), run.failed);
-  }
-  if (getenv("PL_DIAG")) {
-    // unallocated GPU composition at the end
-    std::map<int64_t, double> rem;
-    std::map<std::string, double> starved_by;
-    double partial = 0, cpu_starved = 0, mem_starved = 0;
-    std::map<int, double> idle_by_count;
-    for (size_t n = 0; n < mirror.size(); ++n) {
-      const PaperNode& nd = mirror.node(n);
-      int64_t left = nd.gpu_left_total();
-      if (left == 0) continue;
-      if (nd.cpu_left < 2000) {
-        cpu_starved += left;
-        starved_by[std::to_string(nd.cpu_capacity / 1000) + "c" +
-                   std::to_string(nd.gpu_left.size()) + "g"] += left;
-        continue;
-      }
-      if (nd.memory_left_mib < 4096) {
-        mem_starved += left;
-        continue;
-      }
-      for (int64_t l : nd.gpu_left) {
-        if (l < kMilli) {
-          partial += l;
-          if (l) rem[l / 50 * 50] += l;
-        }
-      }
-      idle_by_count[nd.full_free_gpus()] += nd.full_free_gpus() * 1000.0;
-    }
-    fprintf(stderr,
-            "%s: cpu-starved %.0f mem-starved %.0f partial %.0f idle-by-count:", profile.c_str(),
-            cpu_starved / 1000, mem_starved / 1000, partial / 1000);
-    for (auto& [k, v] : idle_by_count) fprintf(stderr, " %d:%.0f", k, v / 1000);
-    fprintf(stderr, "\n  starved by node kind:");
-    for (auto& [k, v] : starved_by) fprintf(stderr, " %s:%.0f", k.c_str(), v / 1000);
-    fprintf(stderr, "\n  remnants:");
-    for (auto& [k, v] : rem) fprintf(stderr, " %ld:%.0f", (long)k, v / 1000);
-    fprintf(stderr, "\n  failed GPU by kind:");
-    for (auto& [k, v] : fails) fprintf(stderr, " %s:%.1f", k.c_str(), v / 1000.0);
-    fprintf(stderr, "\n");
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.points = curve.Points(static_cast<int>(std::floor(target_percent + 1e-9)));

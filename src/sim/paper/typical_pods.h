@@ -34,7 +34,6 @@ class TypicalPods {
   static TypicalPods From(const std::vector<PaperPod>& trace, double popularity_percent = 95);
 
   const std::vector<TypicalPod>& pods() const { return pods_; }
-  std::vector<TypicalPod>& mutable_pods() { return pods_; }  // EXPERIMENT
   // Milli-GPUs (a weighted sum, so fractional).
   double NodeFragmentation(const PaperNode& n) const;
 
