@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "image/testing/image_builder.h"
@@ -495,16 +496,20 @@ TEST_F(ContainerE2E, AStatefulContainerWritesItsVolumeAndNetworkNoneHasOnlyLoopb
   std::string work_dir = cluster_->dir() + "/" + cluster_->agent_name(0);
   std::string volume_file = absl::StrCat(work_dir, "/volumes/", db, "/0/f");
   std::string net_file = absl::StrCat(work_dir, "/sandboxes/", db, "/0/1/net");
+  // The shell creates each file before it writes it: wait for whole lines, not for the files.
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  std::string kept, net;
   absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (absl::Now() < deadline &&
-         !(std::filesystem::exists(volume_file) && std::filesystem::exists(net_file))) {
+  while (absl::Now() < deadline) {
+    kept = read(volume_file);
+    net = read(net_file);
+    if (absl::EndsWith(kept, "\n") && absl::EndsWith(net, "\n")) break;
     absl::SleepFor(absl::Milliseconds(100));
   }
-  std::ifstream volume_in(volume_file);
-  std::string kept((std::istreambuf_iterator<char>(volume_in)), {});
   EXPECT_EQ(kept, "kept\n");
-  std::ifstream net_in(net_file);
-  std::string net((std::istreambuf_iterator<char>(net_in)), {});
   EXPECT_EQ(net, "lo\n");
   ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(db)}).exit_code, 0);
   ASSERT_TRUE(WaitState(db, "KILLED", absl::Seconds(30))) << Task(db).dump();
