@@ -80,16 +80,12 @@ const ClusterSnapshot& GpuCluster() {
   return *snap;
 }
 
-// A profile name, or policy weights (ProfileFromWeights).
+// A profile name, or policy weights (ProfileSpecFromText).
 std::unique_ptr<PlacementEngine> MakeEngine(const std::string& profile) {
+  absl::StatusOr<ProfileSpec> spec = ProfileSpecFromText(profile);
+  PL_CHECK(spec.ok()) << spec.status();
   EngineConfig c;
-  if (profile.find('=') != std::string::npos) {
-    absl::StatusOr<ProfileSpec> spec = ProfileFromWeights(profile);
-    PL_CHECK(spec.ok()) << spec.status();
-    c.custom_profile = *spec;
-  } else {
-    c.profile = profile;
-  }
+  c.custom_profile = *spec;
   auto e = PlacementEngine::Create(c);
   PL_CHECK(e.ok()) << e.status();
   return std::move(*e);

@@ -4,6 +4,7 @@
 #include <functional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -193,6 +194,16 @@ absl::StatusOr<ProfileSpec> ProfileFromWeights(absl::string_view text) {
     policy.push_back({std::string(kv.first), w});
   }
   return WithPolicy(text, std::move(policy), WalkOrder::kTightestFirst);
+}
+
+absl::StatusOr<ProfileSpec> ProfileSpecFromText(absl::string_view text) {
+  if (absl::StrContains(text, '=')) return ProfileFromWeights(text);
+  absl::StatusOr<ProfileSpec> named = NamedProfileSpec(text);
+  if (!named.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        named.status().message(), " (or scorer weights, e.g. pack=1+gpu_fragmentation=16)"));
+  }
+  return named;
 }
 
 absl::StatusOr<Profile> Profile::Build(const ProfileSpec& spec) {

@@ -101,5 +101,8 @@ absl::StatusOr<ProfileSpec> NamedProfileSpec(absl::string_view name);
 // previous_host, stateful_sticky). Its name is the text. InvalidArgument naming the part that
 // is not SCORER=WEIGHT with a known scorer and a non-negative weight.
 absl::StatusOr<ProfileSpec> ProfileFromWeights(absl::string_view text);
+// A profile name (NamedProfileSpec) or, when the text has a '=', policy weights
+// (ProfileFromWeights). InvalidArgument that lists the names and shows the weights' form.
+absl::StatusOr<ProfileSpec> ProfileSpecFromText(absl::string_view text);
 
 }  // namespace paceline::placement

@@ -9,7 +9,6 @@
 #include <optional>
 #include <random>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,20 +25,6 @@ namespace paceline::sim {
 namespace {
 
 using placement::ClusterSnapshot;
-
-ClusterSnapshot BuildCluster(const std::vector<AlibabaNode>& nodes) {
-  ClusterSnapshot snap;
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    placement::HostSpec h;
-    h.id = HostId(i);
-    h.name = nodes[i].name;
-    h.capacity = nodes[i].capacity();
-    h.gpu_models.assign(static_cast<size_t>(nodes[i].gpus), nodes[i].model);
-    absl::Status s = snap.AddHost(std::move(h));
-    PL_CHECK(s.ok()) << s;
-  }
-  return snap;
-}
 
 double ClusterFragmentation(const ClusterSnapshot& snap, const placement::GpuWorkload& w) {
   double f = 0;
@@ -89,6 +74,22 @@ Json UnallocatedAt100(const std::vector<const FillRun*>& runs) {
 
 }  // namespace
 
+ClusterSnapshot FillCluster(const std::vector<AlibabaNode>& nodes, std::span<const size_t> order) {
+  ClusterSnapshot snap;
+  const size_t n = order.empty() ? nodes.size() : order.size();
+  for (uint32_t slot = 0; slot < n; ++slot) {
+    const AlibabaNode& node = nodes[order.empty() ? slot : order[slot]];
+    placement::HostSpec h;
+    h.id = HostId(slot);
+    h.name = node.name;
+    h.capacity = node.capacity();
+    h.gpu_models.assign(static_cast<size_t>(node.gpus), node.model);
+    absl::Status s = snap.AddHost(std::move(h));
+    PL_CHECK(s.ok()) << s;
+  }
+  return snap;
+}
+
 absl::StatusOr<FillWorkload> FillWorkload::Build(const std::vector<AlibabaTask>& tasks) {
   FillWorkload w;
   std::map<std::string, std::shared_ptr<const placement::TaskShape>> by_type;
@@ -116,20 +117,10 @@ absl::StatusOr<FillWorkload> FillWorkload::Build(const std::vector<AlibabaTask>&
 absl::StatusOr<placement::EngineConfig> FillEngineConfig(const std::string& profile, uint64_t seed,
                                                          const placement::GpuWorkload& workload,
                                                          std::optional<uint32_t> max_candidates) {
+  absl::StatusOr<placement::ProfileSpec> spec = placement::ProfileSpecFromText(profile);
+  if (!spec.ok()) return WithContext(spec.status(), "--profiles");
   placement::EngineConfig c;
-  if (absl::StrContains(profile, '=')) {
-    absl::StatusOr<placement::ProfileSpec> spec = placement::ProfileFromWeights(profile);
-    if (!spec.ok()) return WithContext(spec.status(), "--profiles");
-    c.custom_profile = std::move(*spec);
-  } else {
-    std::vector<std::string> known = placement::ProfileNames();
-    if (std::find(known.begin(), known.end(), profile) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--profiles: unknown placement profile '", profile, "'; known: ",
-          absl::StrJoin(known, ", "), " (or weights, e.g. pack=1+gpu_fragmentation=16)"));
-    }
-    c.profile = profile;
-  }
+  c.custom_profile = std::move(*spec);
   c.max_candidates = max_candidates;
   c.seed = seed;
   c.workload = workload;
@@ -138,7 +129,7 @@ absl::StatusOr<placement::EngineConfig> FillEngineConfig(const std::string& prof
 
 FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& workload,
                  const std::string& profile, uint64_t seed, const FillOptions& o) {
-  ClusterSnapshot snap = BuildCluster(nodes);
+  ClusterSnapshot snap = FillCluster(nodes);
   const double capacity = GpuCapacity(nodes);
   absl::StatusOr<placement::EngineConfig> c =
       FillEngineConfig(profile, seed, workload.distribution, o.max_candidates);

@@ -25,10 +25,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "placement/cluster_snapshot.h"
 #include "placement/engine.h"
 #include "placement/gpu_workload.h"
 #include "placement/placement_request.h"
@@ -90,6 +92,10 @@ std::vector<std::string> DefaultFillProfiles(const std::string& protocol);
 absl::StatusOr<placement::EngineConfig> FillEngineConfig(
     const std::string& profile, uint64_t seed, const placement::GpuWorkload& workload,
     std::optional<uint32_t> max_candidates = 0);
+
+// The nodes as a cluster snapshot: host slot i is nodes[order[i]] (order empty: nodes[i]).
+placement::ClusterSnapshot FillCluster(const std::vector<AlibabaNode>& nodes,
+                                       std::span<const size_t> order = {});
 
 // One fill run (crashes on an unknown profile: check it first with FillEngineConfig).
 FillRun FillOnce(const std::vector<AlibabaNode>& nodes, const FillWorkload& workload,

@@ -25,6 +25,15 @@
 namespace paceline::e2e {
 namespace {
 
+// No regular file under `dir` (but those named `except`) holds `secret`.
+void ExpectInNoFile(const std::string& dir, const std::string& secret,
+                    const std::string& except = "") {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().filename() == except) continue;
+    EXPECT_EQ(ReadFile(e.path()).find(secret), std::string::npos) << e.path();
+  }
+}
+
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -198,12 +207,7 @@ TEST_F(ContainerE2E, AReadOnlyRootRefusesWritesAndMountsAndSecretsWork) {
   }
   EXPECT_TRUE(found);
   // The secret value is not in any file the agent wrote (its OCI config lived in the tmpfs).
-  for (const auto& e : std::filesystem::recursive_directory_iterator(cluster_->dir())) {
-    if (!e.is_regular_file() || e.path().filename() == "stdout") continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), {});
-    EXPECT_EQ(text.find("s3cr3t-value"), std::string::npos) << e.path();
-  }
+  ExpectInNoFile(cluster_->dir(), "s3cr3t-value", /*except=*/"stdout");
 }
 
 TEST_F(ContainerE2E, MemoryBeyondTheLimitIsAnOomKillAndAKillStopsTheContainer) {
@@ -406,12 +410,7 @@ TEST_F(ContainerE2E, RegistryCredentialsComeFromAPoolSecret) {
   ASSERT_TRUE(WaitState(with, "SUCCEEDED", absl::Seconds(60))) << Task(with).dump();
   EXPECT_THAT(Logs(with), HasSubstr("pulled-with-login"));
   // The password is in no file of the cluster.
-  for (const auto& e : std::filesystem::recursive_directory_iterator(cluster_->dir())) {
-    if (!e.is_regular_file()) continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), {});
-    EXPECT_EQ(text.find("pa55word"), std::string::npos) << e.path();
-  }
+  ExpectInNoFile(cluster_->dir(), "pa55word");
 }
 
 TEST_F(ContainerE2E, AFullDiskFailsThePullAndLeavesNothing) {
@@ -457,18 +456,20 @@ TEST_F(ContainerE2E, AServiceOnAPortPassesItsHttpHealthCheck) {
 }
 
 TEST_F(ContainerE2E, AStatefulContainerWritesItsVolumeAndNetworkNoneHasOnlyLoopback) {
-  uint64_t job = Job(
-      "db",
-      R"(  command: "echo kept > /data/f; ls /sys/class/net > $PACELINE_SANDBOX/net; exec sleep 600"
+  // The same stateful container, as `user` (empty: the image's).
+  auto spec = [](const std::string& user) {
+    return absl::StrCat(
+        R"(  command: "echo kept > /data/f; ls /sys/class/net > $PACELINE_SANDBOX/net; exec sleep 600"
   resources: {cpu: 0.1, memory: 16Mi}
   volume: {size: 64Mi}
   container:
     image: "{IMAGE}"
     network: none
-    user: "0"
-    mounts: [{source: volume, target: /data}]
 )",
-      "stateful");
+        user.empty() ? "" : absl::StrCat("    user: \"", user, "\"\n"),
+        "    mounts: [{source: volume, target: /data}]\n");
+  };
+  uint64_t job = Job("db", spec("0"), "stateful");
   // user 0 is refused: the agent does not allow root tasks (the instance crash-loops).
   auto first_message = [&] {
     Json t = Task(job);
@@ -481,34 +482,20 @@ TEST_F(ContainerE2E, AStatefulContainerWritesItsVolumeAndNetworkNoneHasOnlyLoopb
   EXPECT_THAT(first_message(), HasSubstr("would run as root")) << Task(job).dump();
   ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
 
-  uint64_t db = Job(
-      "db2",
-      R"(  command: "echo kept > /data/f; ls /sys/class/net > $PACELINE_SANDBOX/net; exec sleep 600"
-  resources: {cpu: 0.1, memory: 16Mi}
-  volume: {size: 64Mi}
-  container:
-    image: "{IMAGE}"
-    network: none
-    mounts: [{source: volume, target: /data}]
-)",
-      "stateful");
+  uint64_t db = Job("db2", spec(""), "stateful");
   ASSERT_TRUE(WaitTaskState(db, "RUNNING", absl::Seconds(60))) << Task(db).dump();
   std::string work_dir = cluster_->dir() + "/" + cluster_->agent_name(0);
   std::string volume_file = absl::StrCat(work_dir, "/volumes/", db, "/0/f");
   std::string net_file = absl::StrCat(work_dir, "/sandboxes/", db, "/0/1/net");
   // The shell creates each file before it writes it: wait for whole lines, not for the files.
-  auto read = [](const std::string& path) {
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  };
   std::string kept, net;
-  absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (absl::Now() < deadline) {
-    kept = read(volume_file);
-    net = read(net_file);
-    if (absl::EndsWith(kept, "\n") && absl::EndsWith(net, "\n")) break;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
+  WaitFor(
+      [&] {
+        kept = ReadFile(volume_file);
+        net = ReadFile(net_file);
+        return absl::EndsWith(kept, "\n") && absl::EndsWith(net, "\n");
+      },
+      absl::Seconds(20));
   EXPECT_EQ(kept, "kept\n");
   EXPECT_EQ(net, "lo\n");
   ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(db)}).exit_code, 0);

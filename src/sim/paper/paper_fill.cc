@@ -126,18 +126,7 @@ class EnginePlacer final : public Placer {
  public:
   EnginePlacer(const PaperTrace& t, const std::string& profile, uint64_t seed,
                const std::vector<uint32_t>& rank, std::optional<uint32_t> max_candidates)
-      : t_(t), node_of_slot_(rank.size()) {
-    for (size_t n = 0; n < rank.size(); ++n) node_of_slot_[rank[n]] = n;
-    for (uint32_t slot = 0; slot < node_of_slot_.size(); ++slot) {
-      const AlibabaNode& src = t.source_nodes[node_of_slot_[slot]];
-      placement::HostSpec h;
-      h.id = HostId(slot);
-      h.name = src.name;
-      h.capacity = src.capacity();
-      h.gpu_models.assign(static_cast<size_t>(src.gpus), src.model);
-      absl::Status s = snap_.AddHost(std::move(h));
-      PL_CHECK(s.ok()) << s;
-    }
+      : t_(t), node_of_slot_(NodeOfSlot(rank)), snap_(FillCluster(t.source_nodes, node_of_slot_)) {
     absl::StatusOr<placement::EngineConfig> c =
         FillEngineConfig(profile, seed, t.workload.distribution, max_candidates);
     PL_CHECK(c.ok()) << c.status();
@@ -160,6 +149,13 @@ class EnginePlacer final : public Placer {
   }
 
  private:
+  // Hosts enter the snapshot in the run's node order: slot r holds the node of rank r.
+  static std::vector<size_t> NodeOfSlot(const std::vector<uint32_t>& rank) {
+    std::vector<size_t> out(rank.size());
+    for (size_t n = 0; n < rank.size(); ++n) out[rank[n]] = n;
+    return out;
+  }
+
   const PaperTrace& t_;
   std::vector<size_t> node_of_slot_;
   placement::ClusterSnapshot snap_;

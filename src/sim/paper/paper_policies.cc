@@ -58,19 +58,23 @@ std::vector<int> LeastFreeFirst(const PaperNode& node) {
   return idx;
 }
 
+// The devices the pod's asks take, each the least free device that fits (the artifact's
+// NodeResource.Sub and its packing policy); fewer than pod.gpus when the node lacks room.
+std::vector<int> LeastFreeFitting(const PaperNode& node, const PaperPod& pod) {
+  std::vector<int> out;
+  for (int i : LeastFreeFirst(node)) {
+    if (static_cast<int>(out.size()) == pod.gpus) break;
+    if (node.gpu_left[i] >= pod.gpu_milli) out.push_back(i);
+  }
+  return out;
+}
+
 // The node after the pod as FGD imagines it (NodeResource.Sub): cpu_score off the cpu, and
 // each device asked off the least free devices that fit.
 PaperNode FgdAfter(const PaperNode& node, const PaperPod& pod) {
   PaperNode after = node;
   after.cpu_left -= pod.cpu_score;
-  int wanted = pod.gpus;
-  for (int i : LeastFreeFirst(node)) {
-    if (wanted == 0) break;
-    if (after.gpu_left[i] >= pod.gpu_milli) {
-      after.gpu_left[i] -= pod.gpu_milli;
-      --wanted;
-    }
-  }
+  for (int i : LeastFreeFitting(node, pod)) after.gpu_left[i] -= pod.gpu_milli;
   return after;
 }
 
@@ -104,18 +108,10 @@ int64_t PackingScore(const PaperNode& node, const PaperPod& pod) {
   if (full_free == static_cast<int>(node.gpu_left.size())) {
     return std::max<int64_t>(kMaxNodeScore / 3 - full_free, full_free);
   }
-  int wanted = pod.gpus;
+  const std::vector<int> used = LeastFreeFitting(node, pod);
+  PL_CHECK(static_cast<int>(used.size()) == pod.gpus) << node.name << " cannot take the pod";
   int full_free_used = 0;
-  std::vector<int> used;
-  for (int i : LeastFreeFirst(node)) {
-    if (wanted == 0) break;
-    if (pod.gpu_milli <= node.gpu_left[i]) {
-      --wanted;
-      used.push_back(i);
-      full_free_used += node.gpu_left[i] == kMilli;
-    }
-  }
-  PL_CHECK(wanted == 0) << node.name << " cannot take the pod";
+  for (int i : used) full_free_used += node.gpu_left[i] == kMilli;
   if (full_free_used > 0) {
     return std::max<int64_t>(kMaxNodeScore / 2 - full_free_used, kMaxNodeScore / 3);
   }
