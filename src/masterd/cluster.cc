@@ -21,7 +21,8 @@ Cluster::Cluster(scheduler::CoreConfig core_config, store::Store* store, Cluster
       core_config_(std::move(core_config)),
       store_(store),
       committer_(std::make_unique<store::GroupCommitter>(store)),
-      loop_(options.cycle, [this] { OnTick(); }) {}
+      loop_(
+          options.cycle, [this] { OnTick(); }, [this] { CommitTurn(); }) {}
 
 Cluster::~Cluster() { Stop(); }
 
@@ -248,32 +249,68 @@ void Cluster::Apply(scheduler::Actions actions, absl::Time now,
     if (done) done(absl::OkStatus());
     return;
   }
-  auto shared = std::make_shared<scheduler::Actions>(std::move(actions));
   // The watch events are built now, while the core's state matches the batch, and published
   // once the batch is durable (commits complete in order, so they are published in order).
   std::vector<v1::WatchEvent> watch;
   if (hub_.watching()) {
-    watch = wire::WatchEventsOf(shared->batch, core_->jobs(), now, published_states_);
+    watch = wire::WatchEventsOf(actions.batch, core_->jobs(), now, published_states_);
   } else {
     published_states_.clear();
   }
-  records::WriteBatch batch = std::move(shared->batch);
+  std::vector<std::function<void(absl::Status)>> dones;
+  if (done) dones.push_back(std::move(done));
+  if (!records::BatchCoalescer::Mergeable(actions.batch)) {
+    CommitTurn();
+    records::WriteBatch batch = std::move(actions.batch);
+    Submit(std::move(batch), std::move(actions), std::move(watch), std::move(dones));
+    return;
+  }
+  if (turn_.batch.empty()) turn_.epoch = epoch_;
+  turn_.batch.Add(std::move(actions.batch));
+  auto append = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  };
+  append(turn_.actions.launches, actions.launches);
+  append(turn_.actions.kills, actions.kills);
+  append(turn_.watch, watch);
+  append(turn_.dones, dones);
+}
+
+void Cluster::CommitTurn() {
+  if (turn_.batch.empty()) return;
+  Turn turn = std::move(turn_);
+  turn_ = Turn();
+  if (turn.epoch != epoch_) {  // reloaded in this turn: these changes are not in the new core
+    for (auto& done : turn.dones)
+      done(absl::UnavailableError("the master reloaded its state; retry"));
+    return;
+  }
+  Submit(turn.batch.Take(), std::move(turn.actions), std::move(turn.watch), std::move(turn.dones));
+}
+
+void Cluster::Submit(records::WriteBatch batch, scheduler::Actions actions,
+                     std::vector<v1::WatchEvent> watch,
+                     std::vector<std::function<void(absl::Status)>> dones) {
+  auto shared = std::make_shared<scheduler::Actions>(std::move(actions));
   committer_->Submit(
-      std::move(batch), [this, shared, watch = std::move(watch), done = std::move(done),
+      std::move(batch), [this, shared, watch = std::move(watch), dones = std::move(dones),
                          epoch = epoch_](absl::Status s) mutable {
-        loop_.Post([this, shared, watch = std::move(watch), done, s, epoch] {
+        loop_.Post([this, shared, watch = std::move(watch), dones = std::move(dones), s, epoch] {
+          auto finish = [&](const absl::Status& result) {
+            for (const auto& done : dones) done(result);
+          };
           if (epoch != epoch_) {  // reloaded since: this change is not in the new core
-            if (done) done(absl::UnavailableError("the master reloaded its state; retry"));
+            finish(absl::UnavailableError("the master reloaded its state; retry"));
             return;
           }
           if (!s.ok()) {
             OnStoreFailure(s);
-            if (done) done(refusal_);
+            finish(refusal_);
             return;
           }
           if (!watch.empty()) hub_.Publish(watch);
           Dispatch(*shared);
-          if (done) done(absl::OkStatus());
+          finish(absl::OkStatus());
         });
       });
 }

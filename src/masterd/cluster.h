@@ -30,6 +30,7 @@
 #include "api/event_hub.h"
 #include "common/defaults.h"
 #include "masterd/event_loop.h"
+#include "records/batch_coalescer.h"
 #include "scheduler/scheduler_core.h"
 #include "store/group_commit.h"
 #include "store/store.h"
@@ -119,7 +120,16 @@ class Cluster final : public api::Backend {
   store::Store* store() { return store_; }
 
  private:
+  // Makes `actions` durable, then dispatches them and calls `done` (loop thread). Mergeable
+  // batches (records/batch_coalescer.h) join the turn's batch; others go alone, after it.
   void Apply(scheduler::Actions actions, absl::Time now, std::function<void(absl::Status)> done);
+  // Submits the turn's batch (at the end of each turn of the loop, and before a batch that
+  // cannot join it).
+  void CommitTurn();
+  // Submits `batch`; once durable, publishes `watch`, dispatches `actions` and calls `dones`.
+  void Submit(records::WriteBatch batch, scheduler::Actions actions,
+              std::vector<v1::WatchEvent> watch,
+              std::vector<std::function<void(absl::Status)>> dones);
   void Dispatch(const scheduler::Actions& actions);
   void OnTick();
   // A commit failed: stop changes and drop the agents until Reload() succeeds (loop thread).
@@ -168,6 +178,16 @@ class Cluster final : public api::Backend {
   absl::Time followed_at_ ABSL_GUARDED_BY(refusal_mu_) = absl::InfinitePast();
   api::EventHub hub_;
   wire::PublishedJobStates published_states_;  // loop thread only
+  // Loop thread only: the changes of this turn of the loop, committed together at its end;
+  // the epoch they were computed in (a reload in the turn drops them).
+  struct Turn {
+    records::BatchCoalescer batch;
+    scheduler::Actions actions;  // launches and kills, in order (the batch is above)
+    std::vector<v1::WatchEvent> watch;
+    std::vector<std::function<void(absl::Status)>> dones;
+    uint64_t epoch = 0;
+  };
+  Turn turn_;
   absl::Mutex sessions_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<api::AgentLink>> sessions_
       ABSL_GUARDED_BY(sessions_mu_);

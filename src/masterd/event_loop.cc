@@ -5,8 +5,9 @@
 
 namespace paceline::masterd {
 
-EventLoop::EventLoop(absl::Duration tick, std::function<void()> on_tick)
-    : tick_(tick), on_tick_(std::move(on_tick)) {}
+EventLoop::EventLoop(absl::Duration tick, std::function<void()> on_tick,
+                     std::function<void()> on_turn_end)
+    : tick_(tick), on_tick_(std::move(on_tick)), on_turn_end_(std::move(on_turn_end)) {}
 
 EventLoop::~EventLoop() { Stop(); }
 
@@ -50,15 +51,15 @@ void EventLoop::Run() {
       kicked_ = false;
     }
     for (auto& fn : batch) fn();
+    if (tick && !stop) {
+      on_tick_();
+      next_tick = absl::Now() + tick_;
+    }
+    if (on_turn_end_) on_turn_end_();
     if (stop) {
       // Drain what the last closures posted, then leave.
       absl::MutexLock lock(&mu_);
       if (queue_.empty()) return;
-      continue;
-    }
-    if (tick) {
-      on_tick_();
-      next_tick = absl::Now() + tick_;
     }
   }
 }

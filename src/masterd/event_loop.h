@@ -1,7 +1,9 @@
 #pragma once
 // EventLoop: the master's one thread that owns the mutable cluster state. Other threads (gRPC
 // handlers, agent sessions, the store's writer) Post() closures to it; the loop runs them one
-// at a time, in order, and calls `on_tick` every `tick` (the scheduling cycle). Because only
+// at a time, in order, and calls `on_tick` every `tick` (the scheduling cycle). A turn of the
+// loop runs everything queued since the last one, then the tick when due, then `on_turn_end`
+// (the master commits the turn's changes as one batch there). Because only
 // this thread touches the scheduler core, the core needs no locks and cannot race.
 //
 // Call(fn) posts and waits for the result: for API handlers that need an answer.
@@ -21,7 +23,8 @@ namespace paceline::masterd {
 
 class EventLoop {
  public:
-  EventLoop(absl::Duration tick, std::function<void()> on_tick);
+  EventLoop(absl::Duration tick, std::function<void()> on_tick,
+            std::function<void()> on_turn_end = nullptr);
   ~EventLoop();  // Stop()s
 
   void Start();
@@ -50,6 +53,7 @@ class EventLoop {
 
   const absl::Duration tick_;
   const std::function<void()> on_tick_;
+  const std::function<void()> on_turn_end_;
   absl::Mutex mu_;
   std::vector<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -332,6 +332,48 @@ task:
   ExpectRunsNeverOverlap(markers, kInstances);
 }
 
+// The store's file and its write-ahead log, in bytes.
+uintmax_t StoreBytes(const std::string& data_dir) {
+  uintmax_t bytes = 0;
+  for (const char* name : {"/paceline.db", "/paceline.db-wal"}) {
+    std::error_code ec;
+    uintmax_t n = std::filesystem::file_size(data_dir + name, ec);
+    if (!ec) bytes += n;
+  }
+  return bytes;
+}
+
+// A job of 1,000,000 instances is one call and one small commit: its instances have no rows
+// until they first change state. Killed with SIGKILL before any instance ran, the master comes
+// back with the whole job, every instance pending.
+TEST(MasterCrashE2E, AMillionInstanceJobIsOneSmallCommitAndSurvivesAKill9BeforeAnyInstanceRan) {
+  TestCluster c({.agents = 0});
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  const std::string data = c.dir() + "/master";
+  const uintmax_t before = StoreBytes(data);
+  uint64_t job = c.CreateJob("/e2e", R"yaml(
+name: a-million
+instances: 1000000
+task:
+  command: 'true'
+  resources: {cpu: 0.01, memory: 1Mi}
+)yaml");
+  ASSERT_GT(job, 0u);
+  // One row for the job: far less than a byte per instance (1,000,000 rows would be ~40 MB).
+  EXPECT_LT(StoreBytes(data) - before, uintmax_t{256} << 10);
+  Json got = c.CliJson({"job", "get", std::to_string(job)});
+  EXPECT_EQ(Count(got["job"], "PENDING"), 1'000'000u) << got["job"].dump();
+
+  c.master().Signal(SIGKILL);
+  ASSERT_TRUE(c.master().WaitExit(absl::Seconds(10)).has_value());
+  c.StartMaster();
+  got = c.CliJson({"job", "get", std::to_string(job)});
+  EXPECT_EQ(got["job"]["instances"], 1'000'000) << got["job"].dump();
+  EXPECT_EQ(Count(got["job"], "PENDING"), 1'000'000u) << got["job"].dump();
+  Json last = c.CliJson({"task", "get", absl::StrCat(job, "/999999")});
+  EXPECT_EQ(last["task"]["state"], "PENDING") << last.dump();
+}
+
 }  // namespace
 }  // namespace paceline::e2e
 

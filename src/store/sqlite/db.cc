@@ -84,6 +84,12 @@ std::string Statement::ColumnText(int col) const {
   return text ? std::string(reinterpret_cast<const char*>(text), n) : std::string();
 }
 
+absl::string_view Statement::ColumnBlob(int col) const {
+  const void* bytes = sqlite3_column_blob(stmt_, col);
+  int n = sqlite3_column_bytes(stmt_, col);
+  return bytes ? absl::string_view(static_cast<const char*>(bytes), n) : absl::string_view();
+}
+
 bool Statement::ColumnIsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }

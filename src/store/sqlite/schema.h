@@ -123,4 +123,17 @@ CREATE TABLE secrets (
 );
 )sql";
 
+// Version 6: task events in blocks (store/event_block.h): one row per job per commit holding
+// that commit's events of the job, in order, instead of a row and an index entry per event. The
+// migration (sqlite_events.cc) moves each job's events of the `events` table into one block.
+inline constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE event_blocks (
+  seq INTEGER PRIMARY KEY,
+  job INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE INDEX event_blocks_by_job ON event_blocks (job, seq);
+)sql";
+
 }  // namespace paceline::store

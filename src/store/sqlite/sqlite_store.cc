@@ -86,6 +86,10 @@ absl::Status SqliteStore::Migrate() {
       RETURN_IF_ERROR(db_->Exec(kSchemaV5));
       RETURN_IF_ERROR(PutMeta("schema_version", "5"));
     }
+    if (version < 6) {
+      RETURN_IF_ERROR(MigrateEventsToBlocks());
+      RETURN_IF_ERROR(PutMeta("schema_version", "6"));
+    }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
     if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {
@@ -149,8 +153,10 @@ absl::Status SqliteStore::CommitAll(const std::vector<const records::WriteBatch*
     s = Apply(*b);
     if (!s.ok()) break;
   }
+  if (s.ok()) s = FlushEvents();
   if (s.ok()) s = db_->Exec("COMMIT");
   if (!s.ok()) {
+    pending_events_.clear();
     (void)db_->Exec("ROLLBACK");
     return s;
   }
@@ -224,22 +230,7 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
     st->Bind(1, static_cast<int64_t>(t.job.value())).Bind(2, static_cast<int64_t>(t.instance));
     RETURN_IF_ERROR(st->Run());
   }
-  for (const records::TaskEvent& e : b.events) {
-    RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(Statement * st,
-                     Cached("INSERT INTO events (job, instance, run, at_us, state, host, reason, "
-                            "message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
-    st->Reset();
-    st->Bind(1, static_cast<int64_t>(e.run.task.job.value()))
-        .Bind(2, static_cast<int64_t>(e.run.task.instance))
-        .Bind(3, static_cast<int64_t>(e.run.run))
-        .Bind(4, absl::ToUnixMicros(e.at))
-        .Bind(5, static_cast<int64_t>(e.state))
-        .Bind(6, e.host)
-        .Bind(7, e.reason)
-        .Bind(8, e.message);
-    RETURN_IF_ERROR(st->Run());
-  }
+  RETURN_IF_ERROR(QueueEvents(b));
   for (const records::HostRecord& h : b.put_hosts) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
@@ -256,10 +247,11 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
         .Bind(7, EncodeLabels(h.labels));
     RETURN_IF_ERROR(st->Run());
   }
+  if (!b.delete_jobs.empty()) RETURN_IF_ERROR(FlushEvents());
   for (JobId id : b.delete_jobs) {
     RETURN_IF_ERROR(CountWrite());
     for (const char* sql : {"DELETE FROM jobs WHERE id = ?", "DELETE FROM tasks WHERE job = ?",
-                            "DELETE FROM events WHERE job = ?"}) {
+                            "DELETE FROM event_blocks WHERE job = ?"}) {
       ASSIGN_OR_RETURN(Statement * st, Cached(sql));
       st->Reset();
       st->Bind(1, static_cast<int64_t>(id.value()));
@@ -401,53 +393,6 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
   return c;
 }
 
-namespace {
-
-absl::StatusOr<records::TaskEvent> EventAt(const Statement& st, TaskId task, int col) {
-  records::TaskEvent e;
-  e.run = RunId{task, static_cast<uint32_t>(st.ColumnInt(col))};
-  e.at = absl::FromUnixMicros(st.ColumnInt(col + 1));
-  int64_t state = st.ColumnInt(col + 2);
-  if (state < 0 || state >= kNumTaskStates) {
-    return BadRow("events", task.ToString(), absl::StrCat("unknown state ", state));
-  }
-  e.state = static_cast<TaskState>(state);
-  e.host = st.ColumnText(col + 3);
-  e.reason = st.ColumnText(col + 4);
-  e.message = st.ColumnText(col + 5);
-  return e;
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<records::TaskEvent>> SqliteStore::ListEvents(TaskId task, size_t limit) {
-  ASSIGN_OR_RETURN(Statement * st,
-                   Cached("SELECT run, at_us, state, host, reason, message FROM events "
-                          "WHERE job = ? AND instance = ? ORDER BY seq DESC LIMIT ?"));
-  st->Reset();
-  st->Bind(1, static_cast<int64_t>(task.job.value()))
-      .Bind(2, static_cast<int64_t>(task.instance))
-      .Bind(3, limit > 0 ? static_cast<int64_t>(limit) : int64_t{-1});
-  std::vector<records::TaskEvent> out;
-  absl::Status s;
-  while (s.ok()) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok() || !*row) {
-      s = row.status();
-      break;
-    }
-    absl::StatusOr<records::TaskEvent> e = EventAt(*st, task, 0);
-    if (!e.ok())
-      s = e.status();
-    else
-      out.push_back(*std::move(e));
-  }
-  st->Reset();
-  RETURN_IF_ERROR(s);
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
 absl::StatusOr<std::optional<records::JobHistory>> SqliteStore::ReadJob(JobId job) {
   std::vector<records::JobRecord> jobs;
   RETURN_IF_ERROR(LoadJobs(job, jobs));
@@ -455,24 +400,19 @@ absl::StatusOr<std::optional<records::JobHistory>> SqliteStore::ReadJob(JobId jo
   records::JobHistory h;
   h.job = std::move(jobs.front());
   RETURN_IF_ERROR(LoadTasks(job, h.tasks));
-  ASSIGN_OR_RETURN(Statement st,
-                   db_->Prepare("SELECT instance, run, at_us, state, host, reason, message "
-                                "FROM events WHERE job = ? ORDER BY instance, seq"));
-  st.Bind(1, static_cast<int64_t>(job.value()));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return h;
-    ASSIGN_OR_RETURN(records::TaskEvent e,
-                     EventAt(st, TaskId{job, static_cast<uint32_t>(st.ColumnInt(0))}, 1));
-    h.events.push_back(std::move(e));
-  }
+  RETURN_IF_ERROR(ReadJobEvents(job, h.events));
+  return h;
 }
 
 absl::StatusOr<StoreStats> SqliteStore::Stats() {
   StoreStats s;
   for (const char* table :
        {"audit", "events", "hosts", "jobs", "pools", "secrets", "tasks", "tokens"}) {
-    ASSIGN_OR_RETURN(Statement st, db_->Prepare(absl::StrCat("SELECT COUNT(*) FROM ", table)));
+    // The events are counted in their blocks.
+    const std::string count = absl::string_view(table) == "events"
+                                  ? "SELECT COALESCE(SUM(count), 0) FROM event_blocks"
+                                  : absl::StrCat("SELECT COUNT(*) FROM ", table);
+    ASSIGN_OR_RETURN(Statement st, db_->Prepare(count));
     ASSIGN_OR_RETURN(bool row, st.Step());
     s.rows.emplace_back(table, row ? st.ColumnInt(0) : 0);
   }
@@ -481,20 +421,6 @@ absl::StatusOr<StoreStats> SqliteStore::Stats() {
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (row) s.bytes = st.ColumnInt(0);
   return s;
-}
-
-absl::Status SqliteStore::ForEachEvent(const EventFn& fn) {
-  ASSIGN_OR_RETURN(Statement st,
-                   db_->Prepare("SELECT job, instance, run, at_us, state, host, reason, message "
-                                "FROM events ORDER BY job, instance, seq"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return absl::OkStatus();
-    TaskId task{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
-                static_cast<uint32_t>(st.ColumnInt(1))};
-    ASSIGN_OR_RETURN(records::TaskEvent e, EventAt(st, task, 2));
-    RETURN_IF_ERROR(fn(e));
-  }
 }
 
 }  // namespace paceline::store

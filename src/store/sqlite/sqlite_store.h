@@ -8,6 +8,9 @@
 // transaction with cached prepared statements: group commit (group_commit.h) makes one
 // transaction of everything that queued up while the previous one was being written.
 //
+// Task events are kept in blocks, one row per job per commit (store/event_block.h); their
+// writing and reading is in sqlite_events.cc.
+//
 // Specs are stored as their canonical YAML (spec/yaml_spec.h), so the stored form is readable
 // with the sqlite3 shell and is exactly what `paceline job validate` accepts.
 //
@@ -18,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "store/sqlite/db.h"
@@ -27,7 +31,7 @@ namespace paceline::store {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
   static constexpr const char* kFileName = "paceline.db";
 
   // Opens (creating when missing) the store under `data_dir`.
@@ -66,12 +70,26 @@ class SqliteStore final : public Store {
   absl::Status LoadTokens(records::StoreContents& out);
   absl::Status LoadSecrets(records::StoreContents& out);
   absl::Status CountWrite();
+  // Events (sqlite_events.cc): a batch's events wait by job until FlushEvents writes a block of
+  // each job's, before the transaction ends or anything deletes events.
+  absl::Status QueueEvents(const records::WriteBatch& batch);
+  absl::Status FlushEvents();
+  // Calls fn on each block of `job`'s events, in commit order or newest first, until it
+  // answers false.
+  absl::Status ForEachBlock(JobId job, bool newest_first,
+                            const std::function<bool(absl::string_view)>& fn);
+  // Appends `job`'s events, by instance and in commit order within one.
+  absl::Status ReadJobEvents(JobId job, std::vector<records::TaskEvent>& out);
+  // Version 5 to 6: the events table into blocks.
+  absl::Status MigrateEventsToBlocks();
 
   std::unique_ptr<SqliteDb> db_;
   absl::flat_hash_map<std::string, std::unique_ptr<Statement>> statements_;
   std::string cluster_id_;
   int64_t open_count_ = 0;
   int fail_after_writes_ = -1;
+  // The events of the commit in progress, by job (they point into its batches).
+  absl::btree_map<uint64_t, std::vector<const records::TaskEvent*>> pending_events_;
 };
 
 }  // namespace paceline::store

@@ -217,7 +217,52 @@ TEST(SqliteStore, MigratesAVersionFourStoreToFiveAndKeepsItsTokens) {
   ASSERT_TRUE(version.ok());
   absl::StatusOr<bool> row = version->Step();
   ASSERT_TRUE(row.ok() && *row);
-  EXPECT_EQ(version->ColumnText(0), "5");
+  EXPECT_EQ(version->ColumnText(0), absl::StrCat(SqliteStore::kSchemaVersion));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteStore, MigratesAVersionFiveStoreToSixAndKeepsEveryEventInOrder) {
+  std::string dir = TempDir("pl-store");
+  std::filesystem::create_directories(dir);
+  {
+    // A store as version 5 wrote it: one row per event, two jobs' events interleaved.
+    auto db = SqliteDb::Open(dir + "/paceline.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)").ok());
+    for (const char* sql : {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5}) {
+      ASSERT_TRUE((*db)->Exec(sql).ok());
+    }
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO meta VALUES ('schema_version', '5'), ('cluster_id', "
+                           "'00112233aabbccdd'), ('next_job_id', '3')")
+                    .ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO events (job, instance, run, at_us, state, host, reason, "
+                           "message) VALUES "
+                           "(2, 0, 1, 10, 3, 'h1', '', ''), (1, 1, 1, 11, 3, 'h2', '', ''), "
+                           "(1, 0, 1, 12, 3, 'h1', '', ''), (2, 0, 1, 13, 5, 'h1', 'EXIT', 'x'), "
+                           "(1, 1, 1, 14, 5, 'h2', '', 'done')")
+                    .ok());
+  }
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto events = (*store)->ListEvents(TaskId{JobId(1), 1}, 0);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].at, absl::FromUnixMicros(11));
+  EXPECT_EQ((*events)[1].message, "done");
+  std::vector<std::pair<uint64_t, int64_t>> all;  // (job, at_us) in ForEachEvent's order
+  ASSERT_TRUE((*store)
+                  ->ForEachEvent([&](const records::TaskEvent& e) {
+                    all.emplace_back(e.run.task.job.value(), absl::ToUnixMicros(e.at));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ(all, (std::vector<std::pair<uint64_t, int64_t>>{
+                     {1, 12}, {1, 11}, {1, 14}, {2, 10}, {2, 13}}));
+  auto stats = (*store)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_THAT(stats->rows, ::testing::Contains(std::pair<std::string, int64_t>("events", 5)));
   std::filesystem::remove_all(dir);
 }
 
