@@ -64,7 +64,7 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_version(t.spec_version);
   if (t.volume_host != jobmgr::kNoHost) info.set_volume_host(core.jobs().HostName(t.volume_host));
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
-  *info.mutable_resources() = wire::ToProto(job.TaskFor(i).resources);
+  *info.mutable_resources() = wire::ToProto(job.TaskFor(i)->resources);
   info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
   if (std::optional<scheduler::RunUsageView> u =
           core.agents().RunUsage(TaskId{job.id(), i}, absl::Now())) {

@@ -1,5 +1,7 @@
 #include "bench/grpc_agent_fleet.h"
 
+#include <pthread.h>
+
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -153,7 +155,10 @@ absl::StatusOr<std::unique_ptr<GrpcAgentFleet>> GrpcAgentFleet::Start(GrpcFleetC
   Impl* raw = impl.get();
   for (const std::unique_ptr<Shard>& shard : impl->shards) {
     Shard* s = shard.get();
-    s->thread = std::thread([raw, s] { raw->Run(*s); });
+    s->thread = std::thread([raw, s] {
+      pthread_setname_np(pthread_self(), "pl-fleet");
+      raw->Run(*s);
+    });
   }
   return std::unique_ptr<GrpcAgentFleet>(new GrpcAgentFleet(std::move(impl)));
 }

@@ -1,5 +1,7 @@
 #include "bench/inproc_fleet.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <thread>
 
@@ -217,7 +219,10 @@ absl::Status InProcessAgentFleet::Attach(masterd::Cluster* cluster,
       shard->stop = false;
     }
     Shard* s = shard.get();
-    shard->thread = std::thread([&m, s] { m.Run(*s); });
+    shard->thread = std::thread([&m, s] {
+      pthread_setname_np(pthread_self(), "pl-fleet");
+      m.Run(*s);
+    });
   }
   return first_error;
 }

@@ -247,6 +247,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
 
   // Submit, and follow the progress until every task runs.
   const absl::Time start = absl::Now();
+  const ThreadCpu cpu_before = ThreadCpu::Sample();
   SubmitResult submitted;
   std::thread submitter([&] { submitted = Submit(m->addr(), m->token(), sizes, config.clients); });
   const absl::Time deadline = start + config.timeout;
@@ -261,6 +262,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
     if (running >= config.tasks || now > deadline) break;
     absl::SleepFor(absl::Milliseconds(10));
   }
+  report.cpu = ThreadCpu::Sample().Since(cpu_before);
   submitter.join();
   report.running = fleet->counters().running_acked;
   report.jobs = static_cast<int64_t>(submitted.jobs.size());
@@ -338,6 +340,14 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   return report;
 }
 
+// Microseconds of CPU per running task, by thread role and in all.
+nlohmann::json CpuPerTaskJson(const ScaleBenchReport& r) {
+  const double n = static_cast<double>(std::max<int64_t>(1, r.running));
+  nlohmann::json out = {{"total", absl::ToDoubleMicroseconds(r.cpu.total) / n}};
+  for (const auto& [role, t] : r.cpu.by_role) out[role] = absl::ToDoubleMicroseconds(t) / n;
+  return out;
+}
+
 nlohmann::json ToJson(const ScaleBenchReport& r) {
   const ScaleBenchConfig& c = r.config;
   nlohmann::json mix = nlohmann::json::array();
@@ -377,6 +387,7 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"emulated_hosts_bytes", r.fleet_bytes},
         {"master_bytes_per_task", r.master_bytes_per_task},
         {"rss_after_restart_bytes", r.rss_after_restart}}},
+      {"cpu_us_per_task", CpuPerTaskJson(r)},
       {"store",
        {{"commits", r.commits},
         {"batches", r.batches},

@@ -9,6 +9,7 @@
 //     p50/p90/p99/max latency from the CreateJob call to the master's acknowledgement of the
 //     task's RUNNING (i.e. durable);
 //   - memory: the process's resident set before the jobs and once all run, per task;
+//   - CPU per task, by thread: the master's loop and store writer, the emulated hosts, gRPC;
 //   - the store: transactions, batches, commit time (mean, p50/p99 within a factor of two, max);
 //   - a master restart with every task in the store: time until it serves, until every host has
 //     registered again, and that every task is RUNNING again (none lost, none restarted).
@@ -25,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "bench/fleet_stats.h"
+#include "bench/thread_cpu.h"
 #include "common/defaults.h"
 
 namespace paceline::bench {
@@ -73,6 +75,9 @@ struct ScaleBenchReport {
   // the master's bytes per task without it. 0 over gRPC (not measured).
   int64_t fleet_bytes = 0;
   double master_bytes_per_task = 0;
+  // CPU of the whole process (master and emulated hosts) from the first CreateJob until every
+  // task runs, by thread role (bench/thread_cpu.h).
+  ThreadCpu cpu;
   uint64_t commits = 0, batches = 0;
   double commit_mean_ms = 0, commit_p50_ms = 0, commit_p99_ms = 0, commit_max_ms = 0;
   int64_t store_bytes = 0;  // the database files at the end

@@ -13,7 +13,7 @@ using records::HostMaintenance;
 bool Available(const jobmgr::Job& job, uint32_t i) {
   const jobmgr::TaskRuntime& t = job.task(i);
   if (t.state != TaskState::kRunning) return false;
-  return !job.TaskFor(i).health.has_value() || t.health == jobmgr::TaskHealth::kHealthy;
+  return !job.TaskFor(i)->health.has_value() || t.health == jobmgr::TaskHealth::kHealthy;
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ void InstanceControl::Preempt(TaskId task, const std::string& why, absl::Time no
       jm_.Transition(*job, task.instance, TaskState::kPreempting, reason, why, now, fx, true);
       if (!why.empty()) jm_.preempt_why_[task] = why;
       fx.kills.push_back(KillCommand{RunId{task, t.run}, jm_.hosts_[t.host],
-                                     job->TaskFor(task.instance).kill_grace, reason});
+                                     job->TaskFor(task.instance)->kill_grace, reason});
       return;
     default:
       return;

@@ -79,9 +79,14 @@ std::shared_ptr<const JobSpec> Job::SharedSpecOf(uint64_t version) const {
   return it == old_specs_.end() ? nullptr : it->second;
 }
 
-TaskSpec Job::TaskFor(uint32_t instance) const {
-  const JobSpec* s = SpecOf(tasks_[instance].spec_version);
-  return (s != nullptr ? *s : *spec_).TaskFor(instance);
+std::shared_ptr<const TaskSpec> Job::TaskFor(uint32_t instance) const {
+  std::shared_ptr<const JobSpec> s = SharedSpecOf(tasks_[instance].spec_version);
+  if (s == nullptr) s = spec_;
+  if (s->instance_overrides.contains(instance)) {
+    return std::make_shared<const TaskSpec>(s->TaskFor(instance));
+  }
+  const TaskSpec* task = &s->task;
+  return std::shared_ptr<const TaskSpec>(std::move(s), task);  // shares the spec's count
 }
 
 void Job::SetSpec(std::shared_ptr<const JobSpec> spec, uint64_t version) {

@@ -80,8 +80,9 @@ class Job {
   uint64_t version() const { return version_; }
   // The spec of `version`: the current one or an earlier one still kept (nullptr if not kept).
   const JobSpec* SpecOf(uint64_t version) const;
-  // The effective task of an instance's current run (its run's spec version, overrides applied).
-  TaskSpec TaskFor(uint32_t instance) const;
+  // The effective task of an instance's current run (its run's spec version, overrides
+  // applied): shared with the job's spec (no copy) when the instance has no override.
+  std::shared_ptr<const TaskSpec> TaskFor(uint32_t instance) const;
   // Rolling updates, oldest first; the last one may be active.
   const std::vector<records::UpdateRecord>& updates() const { return updates_; }
 

@@ -110,7 +110,7 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
       // The agent still runs a run this master is stopping: the kill may have been sent while
       // the agent was away (e.g. during a failover) and never reached it. Send it again; the
       // agent ignores a repeat.
-      fx.kills.push_back(KillCommand{r.run, hosts_[t.host], job->TaskFor(i).kill_grace, t.reason});
+      fx.kills.push_back(KillCommand{r.run, hosts_[t.host], job->TaskFor(i)->kill_grace, t.reason});
       return;
     }
     if (t.state != TaskState::kLaunching) return;
@@ -222,7 +222,7 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
     t.volume_host = r.volume_host.empty() ? kNoHost : InternHost(r.volume_host);
     t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
     job->SetState(r.id.instance, r.state);
-    if (MayHaveProcess(r.state) && job->TaskFor(r.id.instance).health) {
+    if (MayHaveProcess(r.state) && job->TaskFor(r.id.instance)->health) {
       job->SetHealth(r.id.instance, t.reason == TaskReason::kHealthy     ? TaskHealth::kHealthy
                                     : t.reason == TaskReason::kUnhealthy ? TaskHealth::kUnhealthy
                                                                          : TaskHealth::kUnknown);
@@ -322,7 +322,7 @@ void JobManager::Transition(Job& job, uint32_t instance, TaskState to, TaskReaso
   t.reason = reason;
   if (reason == TaskReason::kStarted) {
     job.SetHealth(instance,
-                  job.TaskFor(instance).health ? TaskHealth::kUnknown : TaskHealth::kNone);
+                  job.TaskFor(instance)->health ? TaskHealth::kUnknown : TaskHealth::kNone);
   } else if (!MayHaveProcess(to) || to == TaskState::kKilling || to == TaskState::kPreempting) {
     // A run being stopped serves no more: it is no longer counted as healthy.
     job.SetHealth(instance, TaskHealth::kNone);
@@ -423,7 +423,7 @@ void JobManager::KillTask(Job& job, uint32_t instance, TaskReason reason, absl::
       t.state == TaskState::kPreempting) {
     Transition(job, instance, TaskState::kKilling, reason, "", now, fx, true);
     fx.kills.push_back(
-        KillCommand{RunId{id, t.run}, hosts_[t.host], job.TaskFor(instance).kill_grace, reason});
+        KillCommand{RunId{id, t.run}, hosts_[t.host], job.TaskFor(instance)->kill_grace, reason});
   }
 }
 

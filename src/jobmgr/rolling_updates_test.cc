@@ -111,7 +111,7 @@ TEST_F(UpdateTest, RollsInBatchesAndNeverTakesDownMoreThanTheBatch) {
   EXPECT_EQ(Last(id).state, UpdateState::kSucceeded) << records::ProgressCodes(Last(id).progress);
   for (uint32_t i = 0; i < 5; ++i) {
     EXPECT_EQ(T(id, i).spec_version, 2u);
-    EXPECT_EQ(jm_.GetJob(id)->TaskFor(i).command, "v2");
+    EXPECT_EQ(jm_.GetJob(id)->TaskFor(i)->command, "v2");
     EXPECT_EQ(T(id, i).run, 2u);
   }
 }
@@ -132,7 +132,7 @@ TEST_F(UpdateTest, TooManyFailuresRollBackToTheOldSpec) {
   }
   EXPECT_EQ(Last(id).state, UpdateState::kRolledBack) << records::ProgressCodes(Last(id).progress);
   for (uint32_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(jm_.GetJob(id)->TaskFor(i).command, "good") << i;
+    EXPECT_EQ(jm_.GetJob(id)->TaskFor(i)->command, "good") << i;
     EXPECT_EQ(T(id, i).state, TaskState::kRunning) << i;
   }
   EXPECT_EQ(T(id, 3).run, 1u) << "instances the update never touched keep running";
@@ -218,7 +218,7 @@ TEST_F(UpdateTest, AnUpdateInFlightSurvivesAMasterRestart) {
   EXPECT_EQ(records::ProgressCodes(job->updates().back().progress), ">..");
   EXPECT_EQ(job->task(0).next_spec_version, 2u);
   EXPECT_EQ(job->task(0).state, TaskState::kKilling);
-  EXPECT_EQ(job->TaskFor(1).command, "v1") << "not updated yet: still the old version";
+  EXPECT_EQ(job->TaskFor(1)->command, "v1") << "not updated yet: still the old version";
 }
 
 TEST_F(UpdateTest, RollbackToAnEarlierVersion) {
@@ -236,7 +236,7 @@ TEST_F(UpdateTest, RollbackToAnEarlierVersion) {
     Tick(absl::Seconds(11));
   }
   EXPECT_EQ(jm_.GetJob(id)->version(), 3u);
-  EXPECT_EQ(jm_.GetJob(id)->TaskFor(0).command, "v1");
+  EXPECT_EQ(jm_.GetJob(id)->TaskFor(0)->command, "v1");
   Effects bad;
   EXPECT_EQ(jm_.updates().Rollback(id, 42, Options(1), now_, bad).status().code(),
             absl::StatusCode::kNotFound);

@@ -75,6 +75,17 @@ void PrintScaleReport(const bench::ScaleBenchReport& r) {
                           r.master_bytes_per_task, mib(r.fleet_bytes));
   }
   t.AddRow({"memory", memory});
+  const double n = static_cast<double>(std::max<int64_t>(1, r.running));
+  std::string cpu = absl::StrFormat("%.1f us", absl::ToDoubleMicroseconds(r.cpu.total) / n);
+  std::string sep = " (";
+  for (const char* role : {"loop", "writer", "fleet", "other"}) {
+    auto it = r.cpu.by_role.find(role);
+    if (it == r.cpu.by_role.end()) continue;
+    absl::StrAppendFormat(&cpu, "%s%s %.1f", sep, role, absl::ToDoubleMicroseconds(it->second) / n);
+    sep = ", ";
+  }
+  if (sep == ", ") cpu += ")";
+  t.AddRow({"cpu per task", cpu});
   t.AddRow(
       {"store commits", absl::StrFormat("%d transactions for %d batches; mean %.2f ms, "
                                         "p50 <= %.2f ms, p99 <= %.2f ms, max %.1f ms; %s",

@@ -1,5 +1,7 @@
 #include "masterd/event_loop.h"
 
+#include <pthread.h>
+
 #include "absl/time/clock.h"
 #include "common/check.h"
 
@@ -12,7 +14,10 @@ EventLoop::EventLoop(absl::Duration tick, std::function<void()> on_tick,
 EventLoop::~EventLoop() { Stop(); }
 
 void EventLoop::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "pl-loop");  // in top, perf, /proc
+    Run();
+  });
 }
 
 void EventLoop::Stop() {

@@ -82,7 +82,8 @@ absl::StatusOr<std::shared_ptr<const TaskShape>> MakeTaskShape(TaskShape shape) 
 
 absl::StatusOr<std::shared_ptr<const TaskShape>> TaskShapeFromSpec(JobId job, const JobSpec& spec,
                                                                    uint32_t instance) {
-  TaskSpec task = spec.TaskFor(instance);
+  TaskSpec scratch;
+  const TaskSpec& task = spec.TaskFor(instance, scratch);
   TaskShape s;
   s.job = job;
   s.job_labels.assign(spec.labels.begin(), spec.labels.end());

@@ -30,7 +30,8 @@ struct Launch {
   RunId run;
   std::string host;
   std::string pool;  // the job's pool (where the task's secrets are looked up)
-  TaskSpec task;     // the instance's effective task (overrides applied)
+  // The instance's effective task (overrides applied), shared with the job's spec.
+  std::shared_ptr<const TaskSpec> task;
   std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
   std::vector<uint32_t> gpu_devices;                    // device indexes on the host
   uint32_t gang_size = 1;

@@ -130,9 +130,8 @@ void AgentControl::ReportUsage(const std::string& host, const HostUsageSample& s
     RunUsageSample s;
     s.run = r.run;
     s.used = r.used;
-    s.allocated = spec.instance_overrides.contains(r.run.task.instance)
-                      ? spec.TaskFor(r.run.task.instance).resources
-                      : spec.task.resources;
+    TaskSpec scratch;
+    s.allocated = spec.TaskFor(r.run.task.instance, scratch).resources;
     s.regular = resmgr::SlaClassOf(spec.sla) != resmgr::SlaClass::kRevocable;
     samples.push_back(s);
   }

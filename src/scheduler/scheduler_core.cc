@@ -357,7 +357,7 @@ std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task,
       }
       p.host = jobs_.HostName(t.host);
       if (const placement::Usage* u = snapshot_.TaskUsage(member)) {
-        const std::vector<std::string> names = job->TaskFor(i).ports;
+        const std::vector<std::string> names = job->TaskFor(i)->ports;
         for (size_t k = 0; k < u->ports.size() && k < names.size(); ++k) {
           p.ports.emplace_back(names[k], u->ports[k]);
         }
@@ -416,9 +416,9 @@ resmgr::GangRequest SchedulerCore::GangRequestOf(const jobmgr::Job& job,
   req.sla = resmgr::SlaClassOf(spec.sla);
   req.max_running_instances = spec.sla.max_running_instances;
   for (const TaskId& t : tasks) {
-    TaskSpec task = job.TaskFor(t.instance);
-    req.controller = req.controller || task.controller;
-    req.tasks.push_back({t, task.resources});
+    const std::shared_ptr<const TaskSpec> task = job.TaskFor(t.instance);
+    req.controller = req.controller || task->controller;
+    req.tasks.push_back({t, task->resources});
   }
   return req;
 }

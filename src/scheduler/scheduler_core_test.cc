@@ -31,7 +31,7 @@ TEST_F(CoreTest, BatchJobRunsToCompletionWithinCapacity) {
   std::map<std::string, int> per_host;
   for (const Launch& l : first.launches) {
     ++per_host[l.host];
-    EXPECT_EQ(l.task.command, "true");
+    EXPECT_EQ(l.task->command, "true");
     EXPECT_EQ(l.run.run, 1u);
   }
   EXPECT_EQ(per_host["h1"], 4);

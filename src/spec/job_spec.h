@@ -204,6 +204,9 @@ struct JobSpec {
 
   // The effective task of one instance: the template with its override applied.
   TaskSpec TaskFor(uint32_t instance) const;
+  // The same without a copy for an instance without an override: `task` itself; otherwise
+  // `scratch`, filled with the override applied.
+  const TaskSpec& TaskFor(uint32_t instance, TaskSpec& scratch) const;
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
 

@@ -84,6 +84,12 @@ absl::string_view ConstraintOpName(ConstraintOp op) {
   return "?";
 }
 
+const TaskSpec& JobSpec::TaskFor(uint32_t instance, TaskSpec& scratch) const {
+  if (!instance_overrides.contains(instance)) return task;
+  scratch = TaskFor(instance);
+  return scratch;
+}
+
 TaskSpec JobSpec::TaskFor(uint32_t instance) const {
   auto it = instance_overrides.find(instance);
   if (it == instance_overrides.end()) return task;

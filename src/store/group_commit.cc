@@ -1,5 +1,7 @@
 #include "store/group_commit.h"
 
+#include <pthread.h>
+
 #include <bit>
 #include <vector>
 
@@ -9,7 +11,10 @@
 namespace paceline::store {
 
 GroupCommitter::GroupCommitter(Store* store, Options options)
-    : store_(store), options_(options), writer_([this] { WriterLoop(); }) {}
+    : store_(store), options_(options), writer_([this] {
+        pthread_setname_np(pthread_self(), "pl-store-writer");  // in top, perf, /proc
+        WriterLoop();
+      }) {}
 
 GroupCommitter::~GroupCommitter() {
   {

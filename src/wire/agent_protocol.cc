@@ -87,7 +87,7 @@ v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch) {
   v1::MasterMessage m;
   v1::LaunchTask* l = m.mutable_launch();
   *l->mutable_run() = ToProto(launch.run);
-  *l->mutable_task() = ToLaunchSpec(launch.task);
+  *l->mutable_task() = ToLaunchSpec(*launch.task);
   for (const auto& [name, port] : launch.ports) (*l->mutable_ports())[name] = port;
   for (uint32_t d : launch.gpu_devices) l->add_gpu_devices(d);
   if (launch.peers) {

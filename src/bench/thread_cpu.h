@@ -1,0 +1,31 @@
+#pragma once
+// Where a benchmark's CPU goes: the CPU time of this process's threads by role, from
+// /proc/self/task/*/{comm,stat} (user + system), and of the whole process (getrusage, which
+// also counts threads that have exited). Roles by thread name:
+//   loop    "pl-loop", the master's event loop (the scheduler core)
+//   writer  "pl-store-writer", the store's group committer
+//   fleet   "pl-fleet", the emulated hosts' threads
+//   other   the process total minus the above: the API's handler threads (gRPC starts and
+//           ends them as calls come, so most are gone when sampled), gRPC's own threads, the
+//           benchmark's clients
+// Linux only; a thread that cannot be read is counted under `other`.
+//
+// Thread-safety: Sample() may be called from any thread.
+
+#include <map>
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace paceline::bench {
+
+struct ThreadCpu {
+  std::map<std::string, absl::Duration> by_role;  // loop, writer, fleet, other
+  absl::Duration total;
+
+  static ThreadCpu Sample();
+  // What was spent between `before` and this sample.
+  ThreadCpu Since(const ThreadCpu& before) const;
+};
+
+}  // namespace paceline::bench
