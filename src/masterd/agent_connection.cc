@@ -77,26 +77,44 @@ absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
   } else if (msg.has_status()) {
     absl::StatusOr<jobmgr::StatusReport> status = wire::StatusReportOf(msg.status(), host);
     if (!status.ok()) return status.status();
-    jobmgr::StatusReport report = *std::move(status);
-    uint64_t seq = msg.status().seq();
-    std::weak_ptr<api::AgentLink> weak = link_;
-    cluster_->MutateAsync(
-        [host, report = std::move(report)](SchedulerCore& core, absl::Time now,
-                                           scheduler::Actions& out) {
-          core.agents().Heartbeat(host, now);
-          core.agents().OnStatus(report, now, out);
-          return absl::OkStatus();
-        },
-        [weak, seq](absl::Status s) {
-          if (!s.ok()) return;  // not durable: no ack, the agent resends
-          if (auto link = weak.lock()) {
-            v1::MasterMessage ack;
-            ack.mutable_ack()->set_seq(seq);
-            link->Send(std::move(ack));
-          }
-        });
+    bool post = false;
+    {
+      absl::MutexLock lock(&statuses_->mu);
+      statuses_->reports.emplace_back(*std::move(status), msg.status().seq());
+      post = !std::exchange(statuses_->posted, true);
+    }
+    if (post) PostStatuses();
   }
   return absl::OkStatus();
+}
+
+void AgentConnection::PostStatuses() {
+  auto last_seq = std::make_shared<uint64_t>(0);  // of the updates the closure applied
+  std::weak_ptr<api::AgentLink> weak = link_;
+  cluster_->MutateAsync(
+      [host = link_->host(), queue = statuses_, last_seq](SchedulerCore& core, absl::Time now,
+                                                          scheduler::Actions& out) {
+        std::vector<std::pair<jobmgr::StatusReport, uint64_t>> reports;
+        {
+          absl::MutexLock lock(&queue->mu);
+          reports.swap(queue->reports);
+          queue->posted = false;
+        }
+        core.agents().Heartbeat(host, now);
+        for (const auto& [report, seq] : reports) {
+          core.agents().OnStatus(report, now, out);
+          *last_seq = std::max(*last_seq, seq);
+        }
+        return absl::OkStatus();
+      },
+      [weak, last_seq](absl::Status s) {
+        if (!s.ok() || *last_seq == 0) return;  // not durable: no ack, the agent resends
+        if (auto link = weak.lock()) {
+          v1::MasterMessage ack;
+          ack.mutable_ack()->set_seq(*last_seq);
+          link->Send(std::move(ack));
+        }
+      });
 }
 
 }  // namespace paceline::masterd

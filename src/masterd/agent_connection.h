@@ -7,7 +7,10 @@
 // Protocol: the first message must be `register`; the master reconciles the runs the agent
 // reports, answers `registered`, and from then on acknowledges every status update once its
 // effect is durable (at least once: the agent resends until acknowledged; a duplicate changes
-// nothing). A heartbeat from a host the master has declared lost aborts the link: the agent
+// nothing). Acknowledgements are cumulative ("every update up to seq is durable"): the updates
+// that arrive while the loop is busy are applied together, in order, in one closure of the loop,
+// and answered with one acknowledgement of the last. A heartbeat from a host the master has
+// declared lost aborts the link: the agent
 // connects and registers again. Usage reports are soft state (applied, never stored or acked).
 //
 // Lifetime: Open() attaches the link to the cluster; Close() (or the destructor) detaches and
@@ -16,7 +19,11 @@
 
 #include <memory>
 
+#include <utility>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "api/agent_link.h"
 #include "api/backend.h"
@@ -49,8 +56,18 @@ class AgentConnection final : public api::AgentProtocol {
   AgentConnection(Cluster* cluster, std::shared_ptr<api::AgentLink> link)
       : cluster_(cluster), link_(std::move(link)) {}
 
+  // Status updates waiting for the loop, with their sequence numbers: the transport's reader
+  // adds; the one closure posted for them takes them all (shared: it may outlive the link).
+  struct StatusQueue {
+    absl::Mutex mu;
+    std::vector<std::pair<jobmgr::StatusReport, uint64_t>> reports ABSL_GUARDED_BY(mu);
+    bool posted ABSL_GUARDED_BY(mu) = false;
+  };
+  void PostStatuses();
+
   Cluster* const cluster_;
   const std::shared_ptr<api::AgentLink> link_;
+  const std::shared_ptr<StatusQueue> statuses_ = std::make_shared<StatusQueue>();
   bool closed_ = false;
 };
 
