@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "api/agent_link.h"
 #include "api/event_hub.h"
+#include "common/duration_histogram.h"
 #include "paceline/v1/host.pb.h"
 #include "records/records.h"
 #include "scheduler/scheduler_core.h"
@@ -77,6 +78,8 @@ class Backend {
   // Job and task events for JobService.Watch, published once durable.
   virtual EventHub& events() = 0;
   virtual store::GroupCommitStats CommitStats() const = 0;
+  // How long the scheduling cycles took, since the master started.
+  virtual DurationHistogram CycleTimes() const = 0;
 };
 
 }  // namespace paceline::api

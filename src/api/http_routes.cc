@@ -38,8 +38,9 @@ void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& f
     std::string text = RenderRoleMetrics(role);
     if (role.role != "standby") {
       store::GroupCommitStats stats = cluster->CommitStats();
+      DurationHistogram cycles = cluster->CycleTimes();
       text += cluster->Read<std::string>(
-          [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats); });
+          [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats, cycles); });
       if (facts.retention) text += RenderRetentionMetrics(facts.retention());
     }
     res.set_content(text, "text/plain; version=0.0.4");

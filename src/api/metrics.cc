@@ -17,7 +17,8 @@ void Header(std::string& out, absl::string_view name, absl::string_view type,
 }  // namespace
 
 std::string RenderMetrics(const scheduler::SchedulerCore& core,
-                          const store::GroupCommitStats& store_stats) {
+                          const store::GroupCommitStats& store_stats,
+                          const DurationHistogram& cycle_times) {
   std::string out;
   std::array<uint64_t, kNumTaskStates> tasks{};
   std::array<uint64_t, kNumJobStates> jobs{};
@@ -129,6 +130,18 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   absl::StrAppend(&out, "paceline_placements_total ", core.placements(), "\n");
   Header(out, "paceline_scheduling_cycles_total", "counter", "Scheduling cycles run.");
   absl::StrAppend(&out, "paceline_scheduling_cycles_total ", core.resources().cycle(), "\n");
+  Header(out, "paceline_scheduling_cycle_seconds", "summary",
+         "How long scheduling cycles took (quantiles within a factor of two, never under).");
+  for (double q : {0.5, 0.99}) {
+    absl::StrAppend(&out, "paceline_scheduling_cycle_seconds{quantile=\"", q, "\"} ",
+                    absl::StrFormat("%.6f", absl::ToDoubleSeconds(cycle_times.Quantile(q))), "\n");
+  }
+  absl::StrAppend(&out, "paceline_scheduling_cycle_seconds_sum ",
+                  absl::StrFormat("%.6f", absl::ToDoubleSeconds(cycle_times.total)), "\n");
+  absl::StrAppend(&out, "paceline_scheduling_cycle_seconds_count ", cycle_times.count, "\n");
+  Header(out, "paceline_scheduling_cycle_seconds_max", "gauge", "Longest scheduling cycle.");
+  absl::StrAppend(&out, "paceline_scheduling_cycle_seconds_max ",
+                  absl::StrFormat("%.6f", absl::ToDoubleSeconds(cycle_times.max)), "\n");
   Header(out, "paceline_store_commits_total", "counter", "Store transactions written.");
   absl::StrAppend(&out, "paceline_store_commits_total ", store_stats.commits, "\n");
   Header(out, "paceline_store_batches_total", "counter", "Change batches committed.");

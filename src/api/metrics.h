@@ -11,6 +11,9 @@
 //   paceline_pool_queued_gangs{pool}           admission queue length
 //   paceline_placements_total                  tasks placed since start
 //   paceline_scheduling_cycles_total           scheduling cycles since start
+//   paceline_scheduling_cycle_seconds{quantile}, _sum, _count, _max
+//                                              how long the cycles took (quantiles 0.5, 0.99
+//                                              within a factor of two, never under)
 //   paceline_store_commits_total, paceline_store_batches_total, paceline_store_failed_commits_total
 //   paceline_store_commit_seconds_sum, paceline_store_commit_seconds_max
 //   paceline_retention_finished_jobs           finished jobs still in the live store
@@ -30,13 +33,15 @@
 #include <string>
 
 #include "api/cluster_service.h"
+#include "common/duration_histogram.h"
 #include "scheduler/scheduler_core.h"
 #include "store/group_commit.h"
 
 namespace paceline::api {
 
 std::string RenderMetrics(const scheduler::SchedulerCore& core,
-                          const store::GroupCommitStats& store_stats);
+                          const store::GroupCommitStats& store_stats,
+                          const DurationHistogram& cycle_times);
 std::string RenderRoleMetrics(const MasterRole& role);
 std::string RenderRetentionMetrics(const RetentionFacts& facts);
 

@@ -248,6 +248,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   // Submit, and follow the progress until every task runs.
   const absl::Time start = absl::Now();
   const ThreadCpu cpu_before = ThreadCpu::Sample();
+  const DurationHistogram cycles_before = m->master().cluster()->CycleTimes();
   SubmitResult submitted;
   std::thread submitter([&] { submitted = Submit(m->addr(), m->token(), sizes, config.clients); });
   const absl::Time deadline = start + config.timeout;
@@ -263,6 +264,12 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   report.cpu = ThreadCpu::Sample().Since(cpu_before);
+  report.cycles = m->master().cluster()->CycleTimes();
+  for (int i = 0; i < DurationHistogram::kBuckets; ++i) {
+    report.cycles.buckets[i] -= cycles_before.buckets[i];
+  }
+  report.cycles.count -= cycles_before.count;
+  report.cycles.total -= cycles_before.total;
   submitter.join();
   report.running = fleet->counters().running_acked;
   report.jobs = static_cast<int64_t>(submitted.jobs.size());
@@ -388,6 +395,12 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"master_bytes_per_task", r.master_bytes_per_task},
         {"rss_after_restart_bytes", r.rss_after_restart}}},
       {"cpu_us_per_task", CpuPerTaskJson(r)},
+      {"cycles",
+       {{"count", r.cycles.count},
+        {"mean_ms", Ms(r.cycles.Mean())},
+        {"p50_ms_at_most", Ms(r.cycles.Quantile(0.5))},
+        {"p99_ms_at_most", Ms(r.cycles.Quantile(0.99))},
+        {"max_ms", Ms(r.cycles.max)}}},
       {"store",
        {{"commits", r.commits},
         {"batches", r.batches},

@@ -28,6 +28,7 @@
 #include "bench/fleet_stats.h"
 #include "bench/thread_cpu.h"
 #include "common/defaults.h"
+#include "common/duration_histogram.h"
 
 namespace paceline::bench {
 
@@ -78,6 +79,7 @@ struct ScaleBenchReport {
   // CPU of the whole process (master and emulated hosts) from the first CreateJob until every
   // task runs, by thread role (bench/thread_cpu.h).
   ThreadCpu cpu;
+  DurationHistogram cycles;  // the master's scheduling cycles over the same span
   uint64_t commits = 0, batches = 0;
   double commit_mean_ms = 0, commit_p50_ms = 0, commit_p99_ms = 0, commit_max_ms = 0;
   int64_t store_bytes = 0;  // the database files at the end

@@ -86,6 +86,13 @@ void PrintScaleReport(const bench::ScaleBenchReport& r) {
   }
   if (sep == ", ") cpu += ")";
   t.AddRow({"cpu per task", cpu});
+  t.AddRow({"scheduling cycles",
+            absl::StrFormat("%d; mean %.2f ms, p50 <= %.2f ms, p99 <= %.2f ms; longest since "
+                            "the master started %.1f ms",
+                            r.cycles.count, absl::ToDoubleMilliseconds(r.cycles.Mean()),
+                            absl::ToDoubleMilliseconds(r.cycles.Quantile(0.5)),
+                            absl::ToDoubleMilliseconds(r.cycles.Quantile(0.99)),
+                            absl::ToDoubleMilliseconds(r.cycles.max))});
   t.AddRow(
       {"store commits", absl::StrFormat("%d transactions for %d batches; mean %.2f ms, "
                                         "p50 <= %.2f ms, p99 <= %.2f ms, max %.1f ms; %s",

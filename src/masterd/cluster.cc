@@ -347,6 +347,10 @@ void Cluster::OnTick() {
   scheduler::Actions actions;
   absl::Time now = absl::Now();
   core_->RunCycle(now, actions);
+  {
+    absl::MutexLock lock(&cycles_mu_);
+    cycle_times_.Add(absl::Now() - now);
+  }
   if (!actions.batch.empty() || !actions.launches.empty() || !actions.kills.empty()) {
     Apply(std::move(actions), now, nullptr);
   }

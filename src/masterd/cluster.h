@@ -99,6 +99,10 @@ class Cluster final : public api::Backend {
                                             absl::Duration timeout) override;
   api::EventHub& events() override { return hub_; }
   store::GroupCommitStats CommitStats() const override { return committer_->stats(); }
+  DurationHistogram CycleTimes() const override {
+    absl::MutexLock lock(&cycles_mu_);
+    return cycle_times_;
+  }
 
   // Agent links, by host name (set and cleared by AgentConnection). A newer link of a host
   // replaces (and closes) the older one.
@@ -188,6 +192,8 @@ class Cluster final : public api::Backend {
     uint64_t epoch = 0;
   };
   Turn turn_;
+  mutable absl::Mutex cycles_mu_;
+  DurationHistogram cycle_times_ ABSL_GUARDED_BY(cycles_mu_);
   absl::Mutex sessions_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<api::AgentLink>> sessions_
       ABSL_GUARDED_BY(sessions_mu_);

@@ -2,11 +2,11 @@
 
 #include <pthread.h>
 
-#include <bit>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/duration_histogram.h"
 
 namespace paceline::store {
 
@@ -65,16 +65,7 @@ GroupCommitStats GroupCommitter::stats() const {
 }
 
 absl::Duration GroupCommitStats::CommitTimeQuantile(double q) const {
-  uint64_t total = 0;
-  for (uint64_t n : commit_time_buckets) total += n;
-  if (total == 0) return absl::ZeroDuration();
-  const double want = q * static_cast<double>(total);
-  uint64_t seen = 0;
-  for (int i = 0; i < kBuckets; ++i) {
-    seen += commit_time_buckets[i];
-    if (static_cast<double>(seen) >= want) return absl::Microseconds(int64_t{1} << (i + 1));
-  }
-  return max_commit_time;
+  return BucketQuantile(commit_time_buckets, q, max_commit_time);
 }
 
 void GroupCommitter::WriterLoop() {
@@ -129,9 +120,7 @@ void GroupCommitter::WriterLoop() {
       if (!s.ok()) ++stats_.failed_commits;
       stats_.total_commit_time += took;
       stats_.max_commit_time = std::max(stats_.max_commit_time, took);
-      int64_t us = absl::ToInt64Microseconds(took);
-      int bucket = us <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<uint64_t>(us))) - 1;
-      ++stats_.commit_time_buckets[std::min(bucket, GroupCommitStats::kBuckets - 1)];
+      ++stats_.commit_time_buckets[DurationBucket(took, GroupCommitStats::kBuckets)];
     }
     for (Pending& p : group) {
       if (p.done) p.done(s);

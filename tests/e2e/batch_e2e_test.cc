@@ -109,6 +109,11 @@ task:
   EXPECT_THAT(metrics, HasSubstr("paceline_hosts{connected=\"true\"} 3\n"));
   EXPECT_THAT(metrics, HasSubstr("paceline_store_commits_total "));
   EXPECT_THAT(metrics, HasSubstr("paceline_master_leader 1\n"));
+  // The cycles that placed the 1,000 tasks were timed: a p99 that is not zero.
+  EXPECT_THAT(metrics, HasSubstr("paceline_scheduling_cycle_seconds_count "));
+  EXPECT_THAT(
+      metrics,
+      ::testing::Not(HasSubstr("paceline_scheduling_cycle_seconds{quantile=\"0.99\"} 0.000000\n")));
 }
 
 TEST_F(BatchE2E, KillingARunningJobKillsEveryTaskWithinTheGrace) {
