@@ -122,7 +122,7 @@ std::optional<grpc::Status> AccessControl::EndCall(const grpc::ServerContextBase
   return instead;
 }
 
-grpc::Status AccessControl::Check(const grpc::ServerContext* ctx, access::Target target) {
+grpc::Status AccessControl::Check(const grpc::ServerContextBase* ctx, access::Target target) {
   const grpc::ServerContextBase* key = ctx;
   const access::Permission* permission = nullptr;
   absl::StatusOr<access::Principal> caller = absl::NotFoundError("unknown call");
@@ -157,7 +157,7 @@ grpc::Status AccessControl::Check(const grpc::ServerContext* ctx, access::Target
   return grpc::Status::OK;
 }
 
-grpc::Status AccessControl::CheckAgentCertificate(const grpc::ServerContext* ctx,
+grpc::Status AccessControl::CheckAgentCertificate(const grpc::ServerContextBase* ctx,
                                                   const std::string& host) const {
   if (!options_.agents_need_certificates) return grpc::Status::OK;
   std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
@@ -181,10 +181,10 @@ grpc::Status AccessControl::CheckAgentCertificate(const grpc::ServerContext* ctx
   return grpc::Status::OK;
 }
 
-std::optional<access::Principal> AccessControl::Caller(const grpc::ServerContext* ctx) const {
+std::optional<access::Principal> AccessControl::Caller(const grpc::ServerContextBase* ctx) const {
   if (!enabled_) return std::nullopt;
   absl::MutexLock lock(&mu_);
-  auto it = calls_.find(static_cast<const grpc::ServerContextBase*>(ctx));
+  auto it = calls_.find(ctx);
   if (it == calls_.end() || !it->second.caller.ok()) return std::nullopt;
   return *it->second.caller;
 }

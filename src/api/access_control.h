@@ -99,12 +99,13 @@ class AccessControl {
   static constexpr int kRefusalsPerMinute = 30;
 
   // --- in a handler, first thing.
-  grpc::Status Check(const grpc::ServerContext* ctx, access::Target target = {});
+  grpc::Status Check(const grpc::ServerContextBase* ctx, access::Target target = {});
   // An agent's stream registering as `host`: OK, or PERMISSION_DENIED when certificates are
   // needed and the connection's verified certificate is missing or names another host.
-  grpc::Status CheckAgentCertificate(const grpc::ServerContext* ctx, const std::string& host) const;
+  grpc::Status CheckAgentCertificate(const grpc::ServerContextBase* ctx,
+                                     const std::string& host) const;
   // The caller of a call (nullopt when authentication is off or the caller is unknown).
-  std::optional<access::Principal> Caller(const grpc::ServerContext* ctx) const;
+  std::optional<access::Principal> Caller(const grpc::ServerContextBase* ctx) const;
 
   // --- HTTP: true when `req`, routed by `route` ("GET /metrics"), may be served; otherwise
   // `res` holds the refusal (401 or 403).

@@ -1,6 +1,14 @@
 #include "api/agent_session.h"
 
+#include <deque>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "api/grpc_status.h"
 
 namespace paceline::api {
 
@@ -23,63 +31,159 @@ std::string AddressOfPeer(const std::string& peer) {
   return "";
 }
 
-AgentSession::AgentSession(std::string host, AgentStream* stream, grpc::ServerContext* ctx,
-                           std::string address)
-    : host_(std::move(host)),
-      address_(std::move(address)),
-      stream_(stream),
-      ctx_(ctx),
-      writer_([this] { WriterLoop(); }) {}
+namespace {
 
-AgentSession::~AgentSession() {
-  Close();
-  Join();
-}
+class AgentStream;
 
-void AgentSession::Join() {
-  if (writer_.joinable() && writer_.get_id() != std::this_thread::get_id()) writer_.join();
-}
+// The writing half of a stream, and the AgentLink the cluster holds: it may outlive the
+// stream (then every Send is dropped). All state is under mu_; gRPC operations are started
+// outside it (a reaction may run on the thread that starts the operation).
+class StreamLink final : public AgentLink {
+ public:
+  StreamLink(std::string host, std::string address, AgentStream* stream,
+             grpc::CallbackServerContext* ctx)
+      : host_(std::move(host)), address_(std::move(address)), stream_(stream), ctx_(ctx) {}
 
-void AgentSession::Send(v1::MasterMessage msg) {
-  absl::MutexLock lock(&mu_);
-  if (closing_ || broken_) return;
-  out_.push_back(std::move(msg));
-}
+  const std::string& host() const override { return host_; }
+  const std::string& address() const override { return address_; }
+  void Send(v1::MasterMessage msg) override;
+  void Close() override {
+    absl::MutexLock lock(&mu_);
+    closing_ = true;
+  }
+  bool closed() const override {
+    absl::MutexLock lock(&mu_);
+    return closing_ || broken_ || stream_ == nullptr;
+  }
+  void Abort() override {
+    absl::MutexLock lock(&mu_);
+    if (!closing_ && stream_ != nullptr) ctx_->TryCancel();
+  }
 
-void AgentSession::Close() {
-  absl::MutexLock lock(&mu_);
-  closing_ = true;
-}
+  // The stream's reactions. OnWriteDone: the next message to write, if any. EndReads: whether
+  // the stream may finish now (no write in flight); otherwise the last write finishes it.
+  const v1::MasterMessage* OnWriteDone(bool ok, bool& finish);
+  bool EndReads();
+  void Detach() {
+    absl::MutexLock lock(&mu_);
+    stream_ = nullptr;
+  }
 
-void AgentSession::Abort() {
-  absl::MutexLock lock(&mu_);
-  if (!closing_) ctx_->TryCancel();  // before Close(), the handler and its context are alive
-}
+ private:
+  const std::string host_;
+  const std::string address_;
+  mutable absl::Mutex mu_;
+  AgentStream* stream_ ABSL_GUARDED_BY(mu_);                // null once gRPC is done with it
+  grpc::CallbackServerContext* const ctx_;                  // valid while stream_ is set
+  std::deque<v1::MasterMessage> out_ ABSL_GUARDED_BY(mu_);  // front: being written
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
 
-bool AgentSession::closed() const {
-  absl::MutexLock lock(&mu_);
-  return closing_ || broken_;
-}
+class AgentStream final : public AgentReactor {
+ public:
+  AgentStream(grpc::CallbackServerContext* ctx, Backend* cluster, AccessControl* access)
+      : ctx_(ctx), cluster_(cluster), access_(access) {
+    StartRead(&in_);
+  }
 
-void AgentSession::WriterLoop() {
-  while (true) {
-    v1::MasterMessage msg;
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]()
-                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closing_ || !out_.empty(); };
-      mu_.Await(absl::Condition(&ready));
-      if (out_.empty()) return;  // closing and drained
-      msg = std::move(out_.front());
-      out_.pop_front();
-    }
-    if (!stream_->Write(msg)) {
-      absl::MutexLock lock(&mu_);
-      broken_ = true;
-      out_.clear();
+  void OnReadDone(bool ok) override {
+    if (!ok) return EndReads(grpc::Status::OK);  // the agent left, or the stream was cancelled
+    if (conn_ == nullptr) {
+      // The first message: registering waits for the store, off gRPC's threads.
+      std::thread([this] { Register(); }).detach();
       return;
     }
+    absl::Status s = conn_->OnMessage(in_);
+    if (!s.ok()) return EndReads(ToGrpcStatus(s));
+    StartRead(&in_);
   }
+
+  void OnWriteDone(bool ok) override {
+    bool finish = false;
+    if (const v1::MasterMessage* next = link_->OnWriteDone(ok, finish)) {
+      StartWrite(next);
+    } else if (finish) {
+      Finish(status_);
+    }
+  }
+
+  void OnDone() override {
+    if (link_ != nullptr) link_->Detach();
+    delete this;
+  }
+
+ private:
+  void Register() {
+    const std::string& host = in_.register_().host();
+    access::Target as_host{.host = host, .object = absl::StrCat("host ", host)};
+    grpc::Status checked = access_->Check(ctx_, as_host);
+    if (checked.ok()) checked = access_->CheckAgentCertificate(ctx_, host);
+    if (!checked.ok()) return Finish(checked);
+    link_ = std::make_shared<StreamLink>(host, AddressOfPeer(ctx_->peer()), this, ctx_);
+    absl::StatusOr<std::unique_ptr<AgentProtocol>> conn = cluster_->OpenAgent(link_, in_);
+    if (!conn.ok()) return EndReads(ToGrpcStatus(conn.status()));
+    conn_ = *std::move(conn);
+    StartRead(&in_);
+  }
+
+  void EndReads(grpc::Status status) {
+    if (conn_ != nullptr) conn_->Close();  // detaches the link from the cluster
+    status_ = std::move(status);
+    if (link_ == nullptr || link_->EndReads()) Finish(status_);
+  }
+
+  grpc::CallbackServerContext* const ctx_;
+  Backend* const cluster_;
+  AccessControl* const access_;
+  v1::AgentMessage in_;
+  std::shared_ptr<StreamLink> link_;  // set once the first message is checked
+  std::unique_ptr<AgentProtocol> conn_;
+  grpc::Status status_;  // what the stream finishes with, once reads ended
+};
+
+void StreamLink::Send(v1::MasterMessage msg) {
+  AgentStream* stream = nullptr;
+  const v1::MasterMessage* first = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closing_ || broken_ || finished_ || stream_ == nullptr) return;
+    out_.push_back(std::move(msg));  // a deque: the message being written does not move
+    if (writing_) return;
+    writing_ = true;
+    stream = stream_;
+    first = &out_.front();
+  }
+  stream->StartWrite(first);  // the stream cannot finish while writing_ is set
+}
+
+const v1::MasterMessage* StreamLink::OnWriteDone(bool ok, bool& finish) {
+  absl::MutexLock lock(&mu_);
+  out_.pop_front();
+  if (!ok) {
+    broken_ = true;
+    out_.clear();
+  }
+  if (!out_.empty()) return &out_.front();
+  writing_ = false;
+  finish = reads_done_ && !std::exchange(finished_, true);
+  return nullptr;
+}
+
+bool StreamLink::EndReads() {
+  absl::MutexLock lock(&mu_);
+  reads_done_ = true;
+  return !writing_ && !std::exchange(finished_, true);
+}
+
+}  // namespace
+
+AgentReactor* NewAgentStream(grpc::CallbackServerContext* ctx, Backend* cluster,
+                             AccessControl* access) {
+  return new AgentStream(ctx, cluster, access);
 }
 
 }  // namespace paceline::api

@@ -170,30 +170,4 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
   return grpc::Status::OK;
 }
 
-grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, AgentStream* stream) {
-  if (grpc::Status a = access_->Check(ctx); !a.ok()) return a;
-  v1::AgentMessage first;
-  if (!stream->Read(&first)) return grpc::Status::OK;
-  // An agent credential may be bound to one host: the one it registers as.
-  access::Target as_host{.host = first.register_().host(),
-                         .object = absl::StrCat("host ", first.register_().host())};
-  if (grpc::Status a = access_->Check(ctx, as_host); !a.ok()) return a;
-  if (grpc::Status a = access_->CheckAgentCertificate(ctx, as_host.host); !a.ok()) return a;
-  auto session = std::make_shared<AgentSession>(first.register_().host(), stream, ctx,
-                                                AddressOfPeer(ctx->peer()));
-  // The session's writer must be done before this handler returns (the stream dies with it).
-  auto finish = [&](absl::Status s) {
-    session->Close();
-    session->Join();
-    return ToGrpcStatus(s);
-  };
-  absl::StatusOr<std::unique_ptr<AgentProtocol>> conn = cluster_->OpenAgent(session, first);
-  if (!conn.ok()) return finish(conn.status());
-  v1::AgentMessage msg;
-  absl::Status status;
-  while (status.ok() && stream->Read(&msg)) status = (*conn)->OnMessage(msg);
-  (*conn)->Close();
-  return finish(status);
-}
-
 }  // namespace paceline::api

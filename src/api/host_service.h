@@ -35,10 +35,13 @@ class HostServiceImpl final : public v1::HostService::Service {
   AccessControl* const access_;
 };
 
-class AgentServiceImpl final : public v1::AgentService::Service {
+// On gRPC's callback API: a stream holds no thread (agent_session.h).
+class AgentServiceImpl final : public v1::AgentService::CallbackService {
  public:
   AgentServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
-  grpc::Status Connect(grpc::ServerContext* ctx, AgentStream* stream) override;
+  AgentReactor* Connect(grpc::CallbackServerContext* ctx) override {
+    return NewAgentStream(ctx, cluster_, access_);
+  }
 
  private:
   Backend* const cluster_;
