@@ -80,6 +80,7 @@ struct SubmitResult {
   int64_t errors = 0;
   std::string first_error;
   absl::Time last_answer = absl::InfinitePast();
+  absl::Duration cpu;  // the clients' threads
 };
 
 // `clients` threads, each on its own connection, create the jobs in order of a shared index.
@@ -109,6 +110,7 @@ SubmitResult Submit(const std::string& addr, const std::string& token,
           out.first_error = s.error_message();
         }
       }
+      out.cpu = ThisThreadCpu();
     });
   }
   for (std::thread& t : threads) t.join();
@@ -118,6 +120,7 @@ SubmitResult Submit(const std::string& addr, const std::string& token,
     all.errors += r.errors;
     if (all.first_error.empty()) all.first_error = r.first_error;
     all.last_answer = std::max(all.last_answer, r.last_answer);
+    all.cpu += r.cpu;
   }
   return all;
 }
@@ -263,7 +266,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
     if (running >= config.tasks || now > deadline) break;
     absl::SleepFor(absl::Milliseconds(10));
   }
-  report.cpu = ThreadCpu::Sample().Since(cpu_before);
+  const ThreadCpu cpu_after = ThreadCpu::Sample();
   report.cycles = m->master().cluster()->CycleTimes();
   for (int i = 0; i < DurationHistogram::kBuckets; ++i) {
     report.cycles.buckets[i] -= cycles_before.buckets[i];
@@ -271,6 +274,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   report.cycles.count -= cycles_before.count;
   report.cycles.total -= cycles_before.total;
   submitter.join();
+  report.cpu = cpu_after.Since(cpu_before).WithClients(submitted.cpu);
   report.running = fleet->counters().running_acked;
   report.jobs = static_cast<int64_t>(submitted.jobs.size());
   report.submit_errors = submitted.errors;

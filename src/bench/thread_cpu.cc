@@ -1,6 +1,7 @@
 #include "bench/thread_cpu.h"
 
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -72,6 +73,19 @@ ThreadCpu ThreadCpu::Since(const ThreadCpu& before) const {
         absl::ZeroDuration(), t - (it == before.by_role.end() ? absl::ZeroDuration() : it->second));
   }
   return d;
+}
+
+ThreadCpu ThreadCpu::WithClients(absl::Duration clients) const {
+  ThreadCpu out = *this;
+  out.by_role["clients"] = clients;
+  out.by_role["other"] = std::max(absl::ZeroDuration(), out.by_role["other"] - clients);
+  return out;
+}
+
+absl::Duration ThisThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return absl::DurationFromTimespec(ts);
 }
 
 }  // namespace paceline::bench

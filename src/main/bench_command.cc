@@ -78,7 +78,7 @@ void PrintScaleReport(const bench::ScaleBenchReport& r) {
   const double n = static_cast<double>(std::max<int64_t>(1, r.running));
   std::string cpu = absl::StrFormat("%.1f us", absl::ToDoubleMicroseconds(r.cpu.total) / n);
   std::string sep = " (";
-  for (const char* role : {"loop", "writer", "fleet", "other"}) {
+  for (const char* role : {"loop", "writer", "fleet", "clients", "other"}) {
     auto it = r.cpu.by_role.find(role);
     if (it == r.cpu.by_role.end()) continue;
     absl::StrAppendFormat(&cpu, "%s%s %.1f", sep, role, absl::ToDoubleMicroseconds(it->second) / n);
