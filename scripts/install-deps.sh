@@ -9,6 +9,10 @@ PACKAGES=(
   libabsl-dev libsqlite3-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The binary's allocator (src/main/CMakeLists.txt).
+  libjemalloc-dev
+  # make bench-flame: perf samples the master under load.
+  linux-perf
   curl procps gnuplot-nox ccache
   postgresql-15 libpq-dev
   nodejs chromium fonts-dejavu-core

@@ -77,7 +77,8 @@ class Master {
   // protocol code (`paceline bench scale`). Valid until Shutdown().
   Cluster* cluster();
   absl::Duration heartbeat_interval() const;
-  // Returns the heap memory freed since the last time to the operating system (malloc_trim).
+  // Returns the heap memory freed since the last time to the operating system (jemalloc's
+  // purge of every arena; malloc_trim under glibc's malloc).
   // The master does it every 30 s on a thread of its own, so that its resident memory follows
   // what it holds after a burst (e.g. a million tasks launched: messages and batches freed).
   static void TrimMemory();
