@@ -20,8 +20,8 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 name=flame-scale-$hosts-$tasks-$day
-# 49 samples a second per thread keep the DWARF stacks (16 KiB each) to a few hundred MB.
-perf record -F 49 --call-graph dwarf,16384 -o "$tmp/perf.data" -- \
+# 99 samples a second per thread: the DWARF stacks (16 KiB each) take a few tens of MB.
+perf record -F 99 --call-graph dwarf,16384 -o "$tmp/perf.data" -- \
   "$bin" bench scale --hosts "$hosts" --tasks "$tasks" --no-restart --report "$out/$name.json"
 perf script -i "$tmp/perf.data" -F comm,tid,ip,sym 2>/dev/null |
   python3 scripts/flamegraph.py \
