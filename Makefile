@@ -12,6 +12,8 @@
 #   make bench-scaling   the scale benchmark at 10k/50k/100k hosts x 100k/1M tasks: the table of
 #                        how tasks/s, CPU and memory per task and the cycle grow (~5 minutes)
 #   make bench-flame     a flame graph (perf) of the master at 50,000 hosts / 1,000,000 tasks
+#   make bench-grpc-split   the master alone over gRPC: 5,000 hosts in fleet processes of their
+#                           own, 100,000 tasks; the master's CPU per task
 #   make bench-retention   10,000,000 finished tasks over a simulated week with a 12h retention
 #                   window: the store's size over time, retiring's cost, restart (~10 minutes)
 #   make bench-containers   containers on a real agent with crun (root): warm start latency
@@ -31,7 +33,7 @@ ALIBABA_TRACE ?= $(PACELINE_ALIBABA_TRACE)
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-scaling bench-flame bench-retention bench-containers bench-slurm bench-fgd fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-scaling bench-flame bench-grpc-split bench-retention bench-containers bench-slurm bench-fgd fuzz format \
   clean
 
 all: build
@@ -92,6 +94,9 @@ bench-scaling: build
 
 bench-flame: build
 	bash scripts/bench-flame.sh $(RELEASE_DIR)
+
+bench-grpc-split: build
+	bash scripts/bench-grpc-split.sh $(RELEASE_DIR)
 
 bench-retention: build
 	./$(RELEASE_DIR)/paceline bench retention --tasks 10000000 --span 7d --retain-terminal 12h \
