@@ -265,6 +265,9 @@ void Cluster::Apply(scheduler::Actions actions, absl::Time now,
     Submit(std::move(batch), std::move(actions), std::move(watch), std::move(dones));
     return;
   }
+  // A reload in this turn: what the turn held was computed on the old core (CommitTurn drops
+  // it); this batch starts the new core's turn.
+  if (!turn_.batch.empty() && turn_.epoch != epoch_) CommitTurn();
   if (turn_.batch.empty()) turn_.epoch = epoch_;
   turn_.batch.Add(std::move(actions.batch));
   auto append = [](auto& to, auto& from) {
