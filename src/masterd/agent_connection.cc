@@ -107,8 +107,14 @@ void AgentConnection::PostStatuses() {
         }
         return absl::OkStatus();
       },
-      [weak, last_seq](absl::Status s) {
-        if (!s.ok() || *last_seq == 0) return;  // not durable: no ack, the agent resends
+      [weak, last_seq, queue = statuses_](absl::Status s) {
+        if (!s.ok()) {
+          // A refused change may not have run the closure above: let the next update post.
+          absl::MutexLock lock(&queue->mu);
+          queue->posted = false;
+          return;  // not durable: no ack, the agent resends
+        }
+        if (*last_seq == 0) return;
         if (auto link = weak.lock()) {
           v1::MasterMessage ack;
           ack.mutable_ack()->set_seq(*last_seq);
