@@ -123,9 +123,11 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
       ->add_option("--transport", transport,
                    "inproc: hosts attached in this process; grpc: a gRPC stream per host")
       ->capture_default_str();
-  scale->add_option("--hosts", c.hosts, "emulated hosts (--host-cpus each, and 128Gi)")
+  scale->add_option("--hosts", c.hosts, "emulated hosts (--host-cpus each, and 4Gi per cpu)")
       ->capture_default_str();
-  scale->add_option("--host-cpus", host_cpus, "cpus of each emulated host (1 to 1024)")
+  scale
+      ->add_option("--host-cpus", host_cpus,
+                   "cpus of each emulated host (1 to 1024), with 4Gi of memory per cpu")
       ->capture_default_str();
   scale->add_option("--tasks", c.tasks, "tasks of 1 cpu, 1Gi")->capture_default_str();
   scale->add_option("--job-mix", mix, "job sizes and their share of the tasks")
@@ -156,6 +158,9 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
           absl::StrCat("--host-cpus: ", host_cpus, "; expected 1 to 1024")));
     }
     c.host_cpu_milli = int64_t{host_cpus} * 1000;
+    // 4Gi per cpu (128Gi for the default 32): memory never binds before cpus do, so that every
+    // task of 1 cpu / 1Gi fits when --tasks is at most --host-cpus x --hosts.
+    c.host_memory_bytes = int64_t{host_cpus} * (int64_t{4} << 30);
     absl::StatusOr<std::vector<std::pair<uint32_t, double>>> m = ParseJobMix(mix);
     if (!m.ok()) return ctx.Fail(m.status());
     c.job_mix = *m;
