@@ -267,12 +267,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   const ThreadCpu cpu_after = ThreadCpu::Sample();
-  report.cycles = m->master().cluster()->CycleTimes();
-  for (int i = 0; i < DurationHistogram::kBuckets; ++i) {
-    report.cycles.buckets[i] -= cycles_before.buckets[i];
-  }
-  report.cycles.count -= cycles_before.count;
-  report.cycles.total -= cycles_before.total;
+  report.cycles = m->master().cluster()->CycleTimes().Since(cycles_before);
   submitter.join();
   report.cpu = cpu_after.Since(cpu_before).WithClients(submitted.cpu);
   report.running = fleet->counters().running_acked;
@@ -351,10 +346,9 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   return report;
 }
 
-// Microseconds of CPU per running task, by thread role and in all.
-nlohmann::json CpuPerTaskJson(const ScaleBenchReport& r) {
+std::map<std::string, double> CpuUsPerTask(const ScaleBenchReport& r) {
   const double n = static_cast<double>(std::max<int64_t>(1, r.running));
-  nlohmann::json out = {{"total", absl::ToDoubleMicroseconds(r.cpu.total) / n}};
+  std::map<std::string, double> out = {{"total", absl::ToDoubleMicroseconds(r.cpu.total) / n}};
   for (const auto& [role, t] : r.cpu.by_role) out[role] = absl::ToDoubleMicroseconds(t) / n;
   return out;
 }
@@ -398,7 +392,7 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"emulated_hosts_bytes", r.fleet_bytes},
         {"master_bytes_per_task", r.master_bytes_per_task},
         {"rss_after_restart_bytes", r.rss_after_restart}}},
-      {"cpu_us_per_task", CpuPerTaskJson(r)},
+      {"cpu_us_per_task", CpuUsPerTask(r)},
       {"cycles",
        {{"count", r.cycles.count},
         {"mean_ms", Ms(r.cycles.Mean())},

@@ -17,6 +17,7 @@
 // Thread-safety: RunScaleBench is a blocking call that owns its threads.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,5 +95,7 @@ struct ScaleBenchReport {
 
 absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config);
 nlohmann::json ToJson(const ScaleBenchReport& report);
+// Microseconds of CPU per running task: "total" and each thread role of report.cpu.
+std::map<std::string, double> CpuUsPerTask(const ScaleBenchReport& report);
 
 }  // namespace paceline::bench

@@ -35,6 +35,15 @@ struct DurationHistogram {
     if (d > max) max = d;
   }
   absl::Duration Quantile(double q) const { return BucketQuantile(buckets, q, max); }
+  // What was counted after `before` (an earlier copy of this histogram); `max` stays the
+  // longest of all, which a difference cannot tell.
+  DurationHistogram Since(const DurationHistogram& before) const {
+    DurationHistogram d = *this;
+    for (int i = 0; i < kBuckets; ++i) d.buckets[i] -= before.buckets[i];
+    d.count -= before.count;
+    d.total -= before.total;
+    return d;
+  }
   absl::Duration Mean() const {
     return count == 0 ? absl::ZeroDuration() : total / static_cast<int64_t>(count);
   }

@@ -21,6 +21,19 @@ TEST(DurationHistogram, QuantilesAreTheUpperBoundOfTheirPowerOfTwoBucket) {
   EXPECT_EQ(h.total, 98 * absl::Microseconds(300) + absl::Milliseconds(3) + absl::Nanoseconds(10));
 }
 
+TEST(DurationHistogram, SinceCountsOnlyWhatCameAfter) {
+  DurationHistogram h;
+  h.Add(absl::Milliseconds(3));
+  const DurationHistogram before = h;
+  h.Add(absl::Microseconds(300));
+  h.Add(absl::Microseconds(300));
+  DurationHistogram d = h.Since(before);
+  EXPECT_EQ(d.count, 2u);
+  EXPECT_EQ(d.total, absl::Microseconds(600));
+  EXPECT_EQ(d.Quantile(1.0), absl::Microseconds(512));
+  EXPECT_EQ(d.max, absl::Milliseconds(3)) << "the longest of all";
+}
+
 TEST(DurationHistogram, ALongDurationLandsInTheLastBucket) {
   EXPECT_EQ(DurationBucket(absl::Hours(100), DurationHistogram::kBuckets),
             DurationHistogram::kBuckets - 1);

@@ -75,13 +75,13 @@ void PrintScaleReport(const bench::ScaleBenchReport& r) {
                           r.master_bytes_per_task, mib(r.fleet_bytes));
   }
   t.AddRow({"memory", memory});
-  const double n = static_cast<double>(std::max<int64_t>(1, r.running));
-  std::string cpu = absl::StrFormat("%.1f us", absl::ToDoubleMicroseconds(r.cpu.total) / n);
+  const std::map<std::string, double> us = bench::CpuUsPerTask(r);
+  std::string cpu = absl::StrFormat("%.1f us", us.at("total"));
   std::string sep = " (";
   for (const char* role : {"loop", "writer", "fleet", "clients", "other"}) {
-    auto it = r.cpu.by_role.find(role);
-    if (it == r.cpu.by_role.end()) continue;
-    absl::StrAppendFormat(&cpu, "%s%s %.1f", sep, role, absl::ToDoubleMicroseconds(it->second) / n);
+    auto it = us.find(role);
+    if (it == us.end()) continue;
+    absl::StrAppendFormat(&cpu, "%s%s %.1f", sep, role, it->second);
     sep = ", ";
   }
   if (sep == ", ") cpu += ")";
