@@ -140,10 +140,16 @@ TEST_F(NoCgroupTest, WithoutCgroupsTasksStillRunAndTheAgentSaysSo) {
   LaunchRequest r = Req(24, 1, 1, "sleep 30");
   ASSERT_TRUE(rt_->Launch(r).ok());
   ASSERT_TRUE(Until([&] { return !log_.For(r.run).empty(); }));
-  UsageSnapshot u = rt_->Usage(absl::Now());
+  // The main process's RSS, read from /proc: zero while the shell is still between fork and
+  // exec, so the test waits for the first reading that has it.
+  UsageSnapshot u;
+  EXPECT_TRUE(Until([&] {
+    u = rt_->Usage(absl::Now());
+    return u.tasks.size() == 1 && u.tasks[0].memory_bytes > 0;
+  }));
   ASSERT_EQ(u.tasks.size(), 1u);
   EXPECT_FALSE(u.tasks[0].from_cgroup);
-  EXPECT_GT(u.tasks[0].memory_bytes, 0);  // the main process's RSS
+  EXPECT_GT(u.tasks[0].memory_bytes, 0);
   ASSERT_TRUE(rt_->Kill(r.run, absl::Seconds(5)).ok());
   end = WaitTerminal(*rt_, log_, r.run);
   ASSERT_TRUE(end);
