@@ -25,6 +25,7 @@
 #include "paceline/v1/host.grpc.pb.h"
 #include "wire/agent_runtime.h"
 #include "wire/core.h"
+#include "wire/stream_batch.h"
 
 namespace paceline::agentd {
 namespace {
@@ -78,7 +79,8 @@ struct AgentDaemon::Impl {
   bool reader_done ABSL_GUARDED_BY(mu) = false;
 
   bool connected = false;
-  uint64_t last_sent = 0;  // highest seq sent on this connection
+  bool master_batches = false;  // the master reads AgentMessage.batch (its `registered` said so)
+  uint64_t last_sent = 0;       // highest seq sent on this connection
   absl::Duration heartbeat_interval = defaults::kHeartbeatInterval;
   absl::Time next_heartbeat = absl::InfinitePast();
   absl::Duration backoff = absl::Milliseconds(100);
@@ -136,6 +138,7 @@ struct AgentDaemon::Impl {
                            ? "none"
                            : absl::StrCat("cgroup ", agent::CgroupModeName(host.isolation)));
     reg->set_version(std::string(Version()));
+    reg->set_accepts_batches(true);
     // A failed write means the stream is over (a refusal comes with its status): no reader.
     const bool written = stream->Write(hello);
     {
@@ -149,8 +152,13 @@ struct AgentDaemon::Impl {
     reader = std::thread([this] {
       v1::MasterMessage msg;
       while (stream->Read(&msg)) {
+        if (absl::Status s = wire::CheckBatch(msg); !s.ok()) {
+          std::cerr << "agent " << config.agent.name
+                    << ": ignored a message from the master: " << s.message() << std::endl;
+          continue;
+        }
         absl::MutexLock lock(&mu);
-        inbox.push_back(msg);
+        wire::ForEachMessage(msg, [&](const v1::MasterMessage& m) { inbox.push_back(m); });
         runtime->Wakeup();
       }
       absl::MutexLock lock(&mu);
@@ -158,6 +166,7 @@ struct AgentDaemon::Impl {
       runtime->Wakeup();
     });
     connected = true;
+    master_batches = false;
     last_sent = 0;
     next_heartbeat = now + heartbeat_interval;
   }
@@ -232,6 +241,7 @@ struct AgentDaemon::Impl {
         sent_images.reset();  // a new connection: the master gets the whole inventory again
         heartbeat_interval =
             absl::Milliseconds(std::max<int64_t>(100, m.registered().heartbeat_interval_ms()));
+        master_batches = m.registered().accepts_batches();
         backoff = absl::Milliseconds(100);
         redirected = false;
         dead.clear();
@@ -307,13 +317,20 @@ struct AgentDaemon::Impl {
 
   void SendPending(absl::Time now) {
     if (!connected) return;
+    // The updates ready now go as few stream messages as the master allows (batches).
+    std::deque<v1::AgentMessage> updates;
+    uint64_t last = last_sent;
     for (const agent::TaskEvent& e : runtime->PendingEvents(1000)) {
       if (e.seq <= last_sent) continue;
-      v1::AgentMessage msg;
-      *msg.mutable_status() = wire::ToStatusUpdate(e);
-      if (!stream->Write(msg)) return Disconnect(now);
-      last_sent = e.seq;
+      *updates.emplace_back().mutable_status() = wire::ToStatusUpdate(e);
+      last = e.seq;
     }
+    while (!updates.empty()) {
+      if (master_batches) wire::PackFront(updates);
+      if (!stream->Write(updates.front())) return Disconnect(now);
+      updates.pop_front();
+    }
+    last_sent = last;
     if (now >= next_usage) {
       // Sampled while connected only: the first report after a reconnect has a rate over the
       // time since the last sample, which is still an honest average.

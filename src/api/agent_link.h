@@ -7,6 +7,8 @@
 // Thread-safety: every method is thread-safe; Send never blocks (the event loop calls it).
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "paceline/v1/host.pb.h"
 
@@ -22,6 +24,11 @@ class AgentLink {
   virtual const std::string& address() const = 0;
   // Queues `msg` for the agent; dropped once the link is closed.
   virtual void Send(v1::MasterMessage msg) = 0;
+  // Queues `msgs`, in order, as one burst: a link that batches (wire/stream_batch.h) sends
+  // them in as few stream messages as it can.
+  virtual void SendAll(std::vector<v1::MasterMessage> msgs) {
+    for (v1::MasterMessage& m : msgs) Send(std::move(m));
+  }
   // No more sends: what is queued is still delivered, then the link is done.
   virtual void Close() = 0;
   virtual bool closed() const = 0;

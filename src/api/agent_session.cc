@@ -4,11 +4,13 @@
 #include <memory>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "api/grpc_status.h"
+#include "wire/stream_batch.h"
 
 namespace paceline::api {
 
@@ -40,13 +42,19 @@ class AgentStream;
 // outside it (a reaction may run on the thread that starts the operation).
 class StreamLink final : public AgentLink {
  public:
-  StreamLink(std::string host, std::string address, AgentStream* stream,
+  // `batches`: the agent reads MasterMessage.batch (its register said so).
+  StreamLink(std::string host, std::string address, bool batches, AgentStream* stream,
              grpc::CallbackServerContext* ctx)
-      : host_(std::move(host)), address_(std::move(address)), stream_(stream), ctx_(ctx) {}
+      : host_(std::move(host)),
+        address_(std::move(address)),
+        batches_(batches),
+        stream_(stream),
+        ctx_(ctx) {}
 
   const std::string& host() const override { return host_; }
   const std::string& address() const override { return address_; }
   void Send(v1::MasterMessage msg) override;
+  void SendAll(std::vector<v1::MasterMessage> msgs) override;
   void Close() override {
     absl::MutexLock lock(&mu_);
     closing_ = true;
@@ -72,10 +80,12 @@ class StreamLink final : public AgentLink {
  private:
   const std::string host_;
   const std::string address_;
+  const bool batches_;
   mutable absl::Mutex mu_;
-  AgentStream* stream_ ABSL_GUARDED_BY(mu_);                // null once gRPC is done with it
-  grpc::CallbackServerContext* const ctx_;                  // valid while stream_ is set
-  std::deque<v1::MasterMessage> out_ ABSL_GUARDED_BY(mu_);  // front: being written
+  AgentStream* stream_ ABSL_GUARDED_BY(mu_);  // null once gRPC is done with it
+  grpc::CallbackServerContext* const ctx_;    // valid while stream_ is set
+  // Front: being written. What queues behind it goes as one batch when the agent reads them.
+  std::deque<v1::MasterMessage> out_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
@@ -123,7 +133,8 @@ class AgentStream final : public AgentReactor {
     grpc::Status checked = access_->Check(ctx_, as_host);
     if (checked.ok()) checked = access_->CheckAgentCertificate(ctx_, host);
     if (!checked.ok()) return Finish(checked);
-    link_ = std::make_shared<StreamLink>(host, AddressOfPeer(ctx_->peer()), this, ctx_);
+    link_ = std::make_shared<StreamLink>(host, AddressOfPeer(ctx_->peer()),
+                                         in_.register_().accepts_batches(), this, ctx_);
     absl::StatusOr<std::unique_ptr<AgentProtocol>> conn = cluster_->OpenAgent(link_, in_);
     if (!conn.ok()) return EndReads(ToGrpcStatus(conn.status()));
     conn_ = *std::move(conn);
@@ -146,14 +157,22 @@ class AgentStream final : public AgentReactor {
 };
 
 void StreamLink::Send(v1::MasterMessage msg) {
+  std::vector<v1::MasterMessage> one;
+  one.push_back(std::move(msg));
+  SendAll(std::move(one));
+}
+
+void StreamLink::SendAll(std::vector<v1::MasterMessage> msgs) {
   AgentStream* stream = nullptr;
   const v1::MasterMessage* first = nullptr;
   {
     absl::MutexLock lock(&mu_);
-    if (closing_ || broken_ || finished_ || stream_ == nullptr) return;
-    out_.push_back(std::move(msg));  // a deque: the message being written does not move
+    if (closing_ || broken_ || finished_ || stream_ == nullptr || msgs.empty()) return;
+    // A deque: the message being written does not move.
+    for (v1::MasterMessage& m : msgs) out_.push_back(std::move(m));
     if (writing_) return;
     writing_ = true;
+    if (batches_) wire::PackFront(out_);
     stream = stream_;
     first = &out_.front();
   }
@@ -167,7 +186,10 @@ const v1::MasterMessage* StreamLink::OnWriteDone(bool ok, bool& finish) {
     broken_ = true;
     out_.clear();
   }
-  if (!out_.empty()) return &out_.front();
+  if (!out_.empty()) {
+    if (batches_) wire::PackFront(out_);
+    return &out_.front();
+  }
   writing_ = false;
   finish = reads_done_ && !std::exchange(finished_, true);
   return nullptr;

@@ -10,7 +10,8 @@
 //      gRPC callback must not);
 //   2. every later message goes to the AgentConnection, one read in flight at a time; a
 //      malformed one ends the stream with its error;
-//   3. the stream's AgentLink (Send) queues messages for the agent, one write in flight;
+//   3. the stream's AgentLink (Send) queues messages for the agent, one write in flight; what
+//      queued behind a write goes as one batch (wire/stream_batch.h) if the agent reads them;
 //      Abort() cancels the stream, Close() stops the writes after what is queued;
 //   4. once reads end (the agent left, an error, a cancel), the connection is closed and the
 //      stream finishes after its last write; the reactor deletes itself when gRPC is done.

@@ -75,11 +75,21 @@ v1::AgentMessage FakeAgent::Register() {
   }
   reg->set_isolation(options_->isolation);
   reg->set_version(absl::StrCat(Version(), "-emulated"));
+  reg->set_accepts_batches(options_->batches);
   return msg;
 }
 
 std::vector<v1::AgentMessage> FakeAgent::OnMessage(const v1::MasterMessage& msg, absl::Time now) {
   std::vector<v1::AgentMessage> out;
+  if (msg.has_batch()) {
+    for (const v1::MasterMessage& m : msg.batch().messages()) {
+      if (m.has_batch()) continue;  // never sent by the master (wire::CheckBatch)
+      std::vector<v1::AgentMessage> more = OnMessage(m, now);
+      out.insert(out.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+    }
+    return out;
+  }
   switch (msg.body_case()) {
     case v1::MasterMessage::kRegistered: {
       heartbeat_interval_ = std::max(kMinHeartbeatInterval,

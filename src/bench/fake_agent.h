@@ -18,6 +18,7 @@
 //   kill        KILLED at once (no grace period: the emulated process exits on SIGTERM)
 //   logs        a LogResponse with the error "emulated host has no logs"
 //   ack N       forgets every update with seq <= N
+//   batch       each of its messages in order (OnMessage's answers to them, concatenated)
 // Status updates carry a per-agent increasing seq and are kept until acknowledged; one not
 // acknowledged within options.resend_after is sent again (the master ignores duplicates).
 // Launches of a run the host already has, and kills of a run it does not have, are ignored,
@@ -74,7 +75,11 @@ struct FakeAgentOptions {
   // An update not acknowledged this long after it was sent is sent again.
   absl::Duration resend_after = absl::Seconds(10);
   std::string isolation = "none (emulated)";  // what `host list` shows
-  FleetObserver* observer = nullptr;          // not owned; may be null
+  // Whether the host reads the master's batches (AgentRegister.accepts_batches) and its
+  // transport writes them once the master reads them; false emulates an agent older than
+  // batches.
+  bool batches = true;
+  FleetObserver* observer = nullptr;  // not owned; may be null
 };
 
 // One host. capacity.gpu_milli / 1000 whole devices are offered, each as gpu model `gpu_model`.
@@ -110,6 +115,7 @@ class FakeAgent {
   void Disconnected();
 
   bool registered() const { return registered_; }
+  bool batches() const { return options_->batches; }
   size_t live_runs() const { return runs_.size(); }
   size_t unacknowledged() const { return outbox_.size(); }
   // The heap memory this agent holds (its run and update records), for a benchmark that must

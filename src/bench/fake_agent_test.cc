@@ -125,6 +125,7 @@ TEST_F(FakeAgentTest, RegisterCarriesTheHost) {
   EXPECT_EQ(r.ports(0).last(), 40099u);
   EXPECT_THAT(r.running(), IsEmpty());
   EXPECT_EQ(r.isolation(), "none (emulated)");
+  EXPECT_TRUE(r.accepts_batches());
   EXPECT_FALSE(a.registered());
 }
 
@@ -176,6 +177,20 @@ TEST_F(FakeAgentTest, LaunchReportsRunningAtOnceWithIncreasingSeq) {
   // A second launch of a run the host has changes nothing.
   EXPECT_THAT(a.OnMessage(Launch(MakeRun(3, 0)), t1), IsEmpty());
   EXPECT_EQ(a.live_runs(), 2u);
+}
+
+TEST_F(FakeAgentTest, ABatchIsHandledAsItsMessagesInOrder) {
+  FakeAgent a = Connected();
+  v1::MasterMessage batch;
+  *batch.mutable_batch()->add_messages() = Launch(MakeRun(4, 0));
+  *batch.mutable_batch()->add_messages() = Launch(MakeRun(4, 1));
+  *batch.mutable_batch()->add_messages() = Ack(1);
+  std::vector<v1::AgentMessage> out = a.OnMessage(batch, kT0);
+  ASSERT_THAT(out, SizeIs(2));
+  EXPECT_EQ(RunOf(out[0].status()), MakeRun(4, 0));
+  EXPECT_EQ(RunOf(out[1].status()), MakeRun(4, 1));
+  EXPECT_EQ(a.live_runs(), 2u);
+  EXPECT_EQ(a.unacknowledged(), 1u) << "the batch's ack came after both launches";
 }
 
 TEST_F(FakeAgentTest, AckForgetsEverythingUpToItsSeq) {

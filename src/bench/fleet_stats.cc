@@ -40,10 +40,21 @@ void FleetStats::OnAcked(const RunId& run, FakeRunState state, absl::Time at, ab
 }
 
 void FleetStats::Received(const v1::MasterMessage& msg) {
+  if (msg.has_batch()) {
+    Add(batches_in_);
+    for (const v1::MasterMessage& m : msg.batch().messages()) Received(m);
+    return;
+  }
   Add(messages_in_);
   if (msg.has_kill()) Add(kills_);
   if (msg.has_logs()) Add(log_requests_);
   if (msg.has_ack()) Add(acks_);
+}
+
+void FleetStats::Wrote(const v1::AgentMessage& msg) {
+  if (!msg.has_batch()) return Add(messages_out_);
+  Add(batches_out_);
+  messages_out_.fetch_add(msg.batch().messages_size(), std::memory_order_relaxed);
 }
 
 void FleetStats::Registered() {
@@ -81,6 +92,8 @@ FleetCounters FleetStats::Snapshot() const {
   c.killed_acked = get(killed_acked_);
   c.messages_in = get(messages_in_);
   c.messages_out = get(messages_out_);
+  c.batches_in = get(batches_in_);
+  c.batches_out = get(batches_out_);
   absl::MutexLock lock(&mu_);
   c.registered = registered_;
   c.stream_errors = stream_errors_;

@@ -38,6 +38,8 @@ struct FleetCounters {
   int64_t killed_acked = 0;     // ... acknowledged
   int64_t messages_in = 0;      // MasterMessages received
   int64_t messages_out = 0;     // AgentMessages written (resends and heartbeats included)
+  int64_t batches_in = 0;       // MasterMessage batches received (their messages counted above)
+  int64_t batches_out = 0;      // AgentMessage batches written (ditto)
   std::string last_error;       // the last stream error, if any
 };
 
@@ -52,7 +54,7 @@ class FleetStats final : public FleetObserver {
 
   // What the transport saw.
   void Received(const v1::MasterMessage& msg);
-  void Wrote() { messages_out_.fetch_add(1, std::memory_order_relaxed); }
+  void Wrote(const v1::AgentMessage& msg);
   void Registered();    // a host got `registered` on its connection
   void Unregistered();  // ... and that connection ended
   void Reconnected() { reconnects_.fetch_add(1, std::memory_order_relaxed); }
@@ -72,6 +74,7 @@ class FleetStats final : public FleetObserver {
   Counter registrations_{0}, reconnects_{0}, launches_{0}, kills_{0}, log_requests_{0}, acks_{0};
   Counter running_sent_{0}, running_acked_{0}, succeeded_sent_{0}, succeeded_acked_{0};
   Counter killed_sent_{0}, killed_acked_{0}, messages_in_{0}, messages_out_{0};
+  Counter batches_in_{0}, batches_out_{0};
   mutable absl::Mutex mu_;
   int64_t registered_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t stream_errors_ ABSL_GUARDED_BY(mu_) = 0;

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
+#include "wire/stream_batch.h"
 
 namespace paceline::bench {
 
@@ -55,6 +56,7 @@ void HostStream::OnEvent(Op op, bool ok, absl::Time now) {
       stats_->Received(in_);
       if (in_.has_registered() && !registered_) {
         registered_ = true;
+        master_batches_ = in_.registered().accepts_batches() && agent_.batches();
         backoff_ = options_->min_backoff;
         stats_->Registered();
       }
@@ -69,7 +71,7 @@ void HostStream::OnEvent(Op op, bool ok, absl::Time now) {
         Fail(/*cancel=*/false);
         break;
       }
-      stats_->Wrote();
+      stats_->Wrote(out_.front());
       out_.pop_front();
       MaybeWrite();
       break;
@@ -105,6 +107,7 @@ void HostStream::MaybeWrite() {
   if (phase_ != Phase::kOpen || writing_ || out_.empty()) return;
   writing_ = true;
   ++pending_;
+  if (master_batches_) wire::PackFront(out_);
   call_->Write(out_.front(), &write_tag_);
 }
 
@@ -137,6 +140,7 @@ void HostStream::TearDown(absl::Time now) {
   call_.reset();
   ctx_.reset();
   out_.clear();
+  master_batches_ = false;
   if (registered_) {
     registered_ = false;
     stats_->Unregistered();

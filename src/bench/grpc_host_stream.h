@@ -13,8 +13,9 @@
 //    +-- torn down, backoff <-- finishing <----------------+  (TryCancel if Cancel(); Finish
 //        (no operation pending)                               once the read is back)
 //
-// Messages the agent produces while the stream is not open are dropped: updates stay in the
-// agent's outbox until acknowledged and go again after the next registration.
+// What queues behind a write goes as one batch (wire/stream_batch.h) once the master said it
+// reads them. Messages the agent produces while the stream is not open are dropped: updates stay in
+// the agent's outbox until acknowledged and go again after the next registration.
 //
 // Thread-safety: every method runs on the thread of the stream's completion queue. The stub
 // is thread-safe and shared; FleetStats is thread-safe.
@@ -86,6 +87,7 @@ class HostStream {
   bool stopping_ = false;
   bool connected_once_ = false;
   bool registered_ = false;
+  bool master_batches_ = false;  // the master reads our batches (its `registered` said so)
   bool reading_ = false;
   bool writing_ = false;
   bool finish_called_ = false;

@@ -112,7 +112,7 @@ struct InProcessAgentFleet::Impl {
   void Deliver(Host& h, std::vector<v1::AgentMessage> out) {
     for (const v1::AgentMessage& m : out) {
       if (h.conn == nullptr) return;
-      stats->Wrote();
+      stats->Wrote(m);
       absl::Status s = h.conn->OnMessage(m);
       if (!s.ok()) stats->StreamError(std::string(s.message()));
     }

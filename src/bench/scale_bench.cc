@@ -421,7 +421,9 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"launches", f.launches},
         {"running_acked", f.running_acked},
         {"messages_in", f.messages_in},
-        {"messages_out", f.messages_out}}},
+        {"messages_out", f.messages_out},
+        {"batches_in", f.batches_in},
+        {"batches_out", f.batches_out}}},
       {"wall_s", absl::ToDoubleSeconds(r.wall)},
   };
 }

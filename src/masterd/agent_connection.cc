@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "common/task_state.h"
 #include "wire/agent_protocol.h"
 #include "wire/core.h"
+#include "wire/stream_batch.h"
 
 namespace paceline::masterd {
 namespace {
@@ -37,6 +39,7 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   v1::MasterMessage hello;
   hello.mutable_registered()->set_heartbeat_interval_ms(
       absl::ToInt64Milliseconds(heartbeat_interval));
+  hello.mutable_registered()->set_accepts_batches(true);
   conn->link_->Send(std::move(hello));
   return conn;
 }
@@ -51,6 +54,40 @@ void AgentConnection::Close() {
 }
 
 absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
+  // Everything is checked before anything is applied: a bad batch changes nothing.
+  RETURN_IF_ERROR(wire::CheckBatch(msg));
+  std::vector<std::pair<jobmgr::StatusReport, uint64_t>> reports;
+  absl::Status bad;
+  int index = 0;
+  wire::ForEachMessage(msg, [&](const v1::AgentMessage& m) {
+    if (bad.ok() && m.has_status()) {
+      absl::StatusOr<jobmgr::StatusReport> status = wire::StatusReportOf(m.status(), link_->host());
+      if (status.ok()) {
+        reports.emplace_back(*std::move(status), m.status().seq());
+      } else {
+        bad = msg.has_batch() ? absl::InvalidArgumentError(absl::StrCat(
+                                    "batch.messages[", index, "].", status.status().message()))
+                              : status.status();
+      }
+    }
+    ++index;
+  });
+  if (!bad.ok()) return bad;
+  wire::ForEachMessage(msg, [&](const v1::AgentMessage& m) { Apply(m); });
+  if (reports.empty()) return absl::OkStatus();
+  bool post = false;
+  {
+    absl::MutexLock lock(&statuses_->mu);
+    auto& queued = statuses_->reports;
+    queued.insert(queued.end(), std::make_move_iterator(reports.begin()),
+                  std::make_move_iterator(reports.end()));
+    post = !std::exchange(statuses_->posted, true);
+  }
+  if (post) PostStatuses();
+  return absl::OkStatus();
+}
+
+void AgentConnection::Apply(const v1::AgentMessage& msg) {
   const std::string& host = link_->host();
   if (msg.has_heartbeat()) {
     std::weak_ptr<api::AgentLink> weak = link_;
@@ -74,18 +111,8 @@ absl::Status AgentConnection::OnMessage(const v1::AgentMessage& msg) {
           return absl::OkStatus();
         },
         [](absl::Status) {});
-  } else if (msg.has_status()) {
-    absl::StatusOr<jobmgr::StatusReport> status = wire::StatusReportOf(msg.status(), host);
-    if (!status.ok()) return status.status();
-    bool post = false;
-    {
-      absl::MutexLock lock(&statuses_->mu);
-      statuses_->reports.emplace_back(*std::move(status), msg.status().seq());
-      post = !std::exchange(statuses_->posted, true);
-    }
-    if (post) PostStatuses();
   }
-  return absl::OkStatus();
+  // Status updates are queued by OnMessage, once all of them are valid.
 }
 
 void AgentConnection::PostStatuses() {

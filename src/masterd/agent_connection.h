@@ -5,13 +5,14 @@
 // exercises the code path real agents use.
 //
 // Protocol: the first message must be `register`; the master reconciles the runs the agent
-// reports, answers `registered`, and from then on acknowledges every status update once its
-// effect is durable (at least once: the agent resends until acknowledged; a duplicate changes
-// nothing). Acknowledgements are cumulative ("every update up to seq is durable"): the updates
-// that arrive while the loop is busy are applied together, in order, in one closure of the loop,
-// and answered with one acknowledgement of the last. A heartbeat from a host the master has
-// declared lost aborts the link: the agent
-// connects and registers again. Usage reports are soft state (applied, never stored or acked).
+// reports, answers `registered` (saying that it reads batches, wire/stream_batch.h), and from
+// then on acknowledges every status update once its effect is durable (at least once: the
+// agent resends until acknowledged; a duplicate changes nothing). Acknowledgements are
+// cumulative ("every update up to seq is durable"): the updates that arrive while the loop is
+// busy are applied together, in order, in one closure of the loop, and answered with one
+// acknowledgement of the last. A heartbeat from a host the master has declared lost aborts the
+// link: the agent connects and registers again. Usage reports are soft state (applied, never
+// stored or acked).
 //
 // Lifetime: Open() attaches the link to the cluster; Close() (or the destructor) detaches and
 // closes it. Thread-safety: OnMessage is called by one thread at a time (the transport's
@@ -44,8 +45,9 @@ class AgentConnection final : public api::AgentProtocol {
   AgentConnection(const AgentConnection&) = delete;
   AgentConnection& operator=(const AgentConnection&) = delete;
 
-  // One message from the agent. INVALID_ARGUMENT (naming the field) for a malformed status
-  // update: the transport ends the connection with it.
+  // One message from the agent, or a batch of them (wire/stream_batch.h) handled in order.
+  // INVALID_ARGUMENT (naming the field) for a malformed status update or batch, and then
+  // nothing of the message is applied: the transport ends the connection with it.
   absl::Status OnMessage(const v1::AgentMessage& msg) override;
   // Detaches and closes the link (idempotent).
   void Close() override;
@@ -64,6 +66,8 @@ class AgentConnection final : public api::AgentProtocol {
     bool posted ABSL_GUARDED_BY(mu) = false;
   };
   void PostStatuses();
+  // One checked message that is not a batch; status updates excepted (OnMessage queues them).
+  void Apply(const v1::AgentMessage& msg);
 
   Cluster* const cluster_;
   const std::shared_ptr<api::AgentLink> link_;

@@ -320,6 +320,8 @@ void Cluster::Submit(records::WriteBatch batch, scheduler::Actions actions,
 
 void Cluster::Dispatch(const scheduler::Actions& actions) {
   absl::MutexLock lock(&sessions_mu_);
+  // One burst per host: a link that batches sends a host's launches in one stream message.
+  absl::flat_hash_map<api::AgentLink*, std::vector<v1::MasterMessage>> bursts;
   for (const scheduler::Launch& l : actions.launches) {
     auto it = sessions_.find(l.host);
     if (it == sessions_.end()) continue;  // the host is gone; it will be declared lost
@@ -329,13 +331,14 @@ void Cluster::Dispatch(const scheduler::Actions& actions) {
       auto s = sessions_.find(peer.host());
       if (s != sessions_.end()) peer.set_address(s->second->address());
     }
-    it->second->Send(std::move(msg));
+    bursts[it->second.get()].push_back(std::move(msg));
   }
   for (const jobmgr::KillCommand& k : actions.kills) {
     auto it = sessions_.find(k.host);
     if (it == sessions_.end()) continue;
-    it->second->Send(wire::ToKillMessage(k));
+    bursts[it->second.get()].push_back(wire::ToKillMessage(k));
   }
+  for (auto& [link, msgs] : bursts) link->SendAll(std::move(msgs));
 }
 
 void Cluster::OnTick() {

@@ -39,26 +39,34 @@ uint32_t Count(const Json& job, const std::string& state) {
 // A master with no real agent, a pool, and `hosts` emulated hosts of 1 cpu and 1Gi.
 class FleetE2E : public ::testing::Test {
  protected:
+  // `prefix` names the hosts; `batches`: whether they read the master's batches (false
+  // emulates agents older than batches). The pool /fleet is made with the first fleet.
   std::unique_ptr<bench::GrpcAgentFleet> StartFleet(int hosts, absl::Duration task_duration,
-                                                    int gpus = 0) {
+                                                    int gpus = 0,
+                                                    const std::string& prefix = "fake",
+                                                    bool batches = true) {
     Json endpoints = Json::parse(ReadFile(cluster_.dir() + "/master/master.json"));
     bench::GrpcFleetConfig config;
     config.master_addr = endpoints["grpc"];
     config.token = cluster_.agent_token();
     v1::Resources capacity = bench::Capacity(1000, kGi);
     capacity.set_gpu_milli(gpus * 1000);
-    config.hosts = bench::UniformHosts(hosts, "fake", capacity, {{"kind", "fake"}});
+    config.hosts = bench::UniformHosts(hosts, prefix, capacity, {{"kind", "fake"}});
     for (bench::FakeHostSpec& h : config.hosts) h.gpu_model = "A100";
     config.agent.task_duration = task_duration;
+    config.agent.batches = batches;
     absl::StatusOr<std::unique_ptr<bench::GrpcAgentFleet>> fleet =
         bench::GrpcAgentFleet::Start(std::move(config));
     EXPECT_TRUE(fleet.ok()) << fleet.status();
     if (!fleet.ok()) return nullptr;
     absl::Status registered = (*fleet)->WaitRegistered(absl::Seconds(30));
     EXPECT_TRUE(registered.ok()) << registered << "\n" << cluster_.master().Output();
-    RunResult pool =
-        cluster_.Cli({"pool", "create", "/fleet", "-f", cluster_.WriteFile("pool.yaml", kPool)});
-    EXPECT_EQ(pool.exit_code, 0) << pool.err;
+    if (!pool_made_) {
+      RunResult pool =
+          cluster_.Cli({"pool", "create", "/fleet", "-f", cluster_.WriteFile("pool.yaml", kPool)});
+      EXPECT_EQ(pool.exit_code, 0) << pool.err;
+      pool_made_ = true;
+    }
     return std::move(*fleet);
   }
 
@@ -70,6 +78,7 @@ class FleetE2E : public ::testing::Test {
   }
 
   TestCluster cluster_{Options()};
+  bool pool_made_ = false;
 };
 
 TEST_F(FleetE2E, ThousandInstancesSucceedOnTwoHundredEmulatedHosts) {
@@ -136,6 +145,47 @@ task:
 
   fleet->Stop();
   EXPECT_EQ(fleet->counters().registered, 0);
+}
+
+TEST_F(FleetE2E, BurstsGoAsBatchesToAgentsThatReadThemAndOneByOneToOlderOnes) {
+  // 10 hosts of each kind, 1 cpu each: 40 tasks of 0.5 cpu fill both kinds in one cycle, so
+  // each host gets its two launches (and its acknowledgement) in a burst.
+  std::unique_ptr<bench::GrpcAgentFleet> batched = StartFleet(10, absl::Seconds(1), 0, "new");
+  std::unique_ptr<bench::GrpcAgentFleet> older =
+      StartFleet(10, absl::Seconds(1), 0, "old", /*batches=*/false);
+  ASSERT_NE(batched, nullptr);
+  ASSERT_NE(older, nullptr);
+  uint64_t job = cluster_.CreateJob("/fleet", R"(
+name: bursts
+instances: 200
+task:
+  command: "true"
+  resources: {cpu: 0.5, memory: 256Mi}
+)");
+  ASSERT_GT(job, 0u);
+  RunResult wait = cluster_.Cli({"job", "wait", std::to_string(job), "--timeout", "60s"});
+  ASSERT_EQ(wait.exit_code, 0) << wait.out << wait.err;
+  Json got = cluster_.CliJson({"job", "get", std::to_string(job)});
+  EXPECT_EQ(Count(got["job"], "SUCCEEDED"), 200u);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return batched->counters().succeeded_acked + older->counters().succeeded_acked == 200;
+      },
+      absl::Seconds(10)));
+
+  bench::FleetCounters n = batched->counters(), o = older->counters();
+  EXPECT_GT(n.launches, 0);
+  EXPECT_GT(o.launches, 0);
+  EXPECT_EQ(n.launches + o.launches, 200);
+  EXPECT_EQ(n.running_acked + o.running_acked, 200) << "every update acknowledged, each once";
+  EXPECT_GT(n.batches_in, 0) << "the master packed what queued for a host that reads batches";
+  EXPECT_GT(n.batches_out, 0) << "the host's RUNNING and SUCCEEDED went as batches";
+  EXPECT_LT(n.batches_in, n.messages_in);
+  EXPECT_EQ(o.batches_in, 0) << "an older agent gets every message alone";
+  EXPECT_EQ(o.batches_out, 0);
+  EXPECT_EQ(n.stream_errors + o.stream_errors, 0) << n.last_error << o.last_error;
+  Json tasks = cluster_.CliJson({"task", "list", std::to_string(job)});
+  for (const Json& t : tasks["tasks"]) EXPECT_EQ(t["run"], 1) << t.dump();
 }
 
 TEST_F(FleetE2E, KillsAndLogRequestsReachEmulatedHosts) {
