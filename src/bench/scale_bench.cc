@@ -166,6 +166,7 @@ class Fleet {
       fc.token = m.agent_token();
       fc.hosts = std::move(hosts);
       fc.agent.observer = observer;
+      fc.agent.batches = c.batches;
       fc.threads = c.fleet_threads;
       ASSIGN_OR_RETURN(f->grpc_, GrpcAgentFleet::Start(fc));
       RETURN_IF_ERROR(f->grpc_->WaitRegistered(c.timeout));
@@ -368,6 +369,7 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"tasks", c.tasks},
         {"job_mix", mix},
         {"clients", c.clients},
+        {"batches", c.batches},
         {"host_cpu_milli", c.host_cpu_milli},
         {"host_memory_bytes", c.host_memory_bytes},
         {"heartbeat_interval_s", absl::ToDoubleSeconds(c.heartbeat_interval)},

@@ -44,6 +44,9 @@ struct ScaleBenchConfig {
       {10, 0.10}, {100, 0.20}, {1000, 0.40}, {5000, 0.30}};
   int clients = 16;  // concurrent CreateJob callers, one connection each
   int fleet_threads = 2;
+  // Whether the emulated hosts speak batches (wire/stream_batch.h); false: as agents older
+  // than batches, every message alone (to measure what batches buy over gRPC).
+  bool batches = true;
   int64_t host_cpu_milli = 32000;
   int64_t host_memory_bytes = int64_t{128} << 30;
   absl::Duration heartbeat_interval = absl::Seconds(10);

@@ -116,6 +116,7 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
   static std::string transport = "inproc", mix = "10:0.1,100:0.2,1000:0.4,5000:0.3";
   static std::string timeout = "20m", heartbeat = "10s", report_file;
   static bool no_restart = false;
+  static bool no_batches = false;
   static int host_cpus = 32;
   CLI::App* scale = bench->add_subcommand(
       "scale", "one master, many emulated hosts, a million tasks: tasks/s, latency, memory");
@@ -143,6 +144,9 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
                     "the master's store: postgres://... (an empty database) instead of SQLite in "
                     "the data dir");
   scale->add_flag("--no-restart", no_restart, "skip the master restart at the end");
+  scale->add_flag("--no-batches", no_batches,
+                  "emulated hosts send and take every agent message alone, as agents older than "
+                  "batches do");
   scale->add_option("--report", report_file, "also write the JSON report to this file");
   scale->callback([&ctx] {
     if (transport == "inproc") {
@@ -172,6 +176,7 @@ void RegisterScaleBench(CLI::App* bench, CommandContext& ctx) {
     c.heartbeat_interval = *hb;
     c.host_timeout = std::max(c.host_timeout, 6 * *hb);
     c.restart = !no_restart;
+    c.batches = !no_batches;
     absl::StatusOr<bench::ScaleBenchReport> r = bench::RunScaleBench(c);
     if (!r.ok()) return ctx.Fail(r.status());
     if (EmitBenchReport(ctx, bench::ToJson(*r), report_file)) return;
