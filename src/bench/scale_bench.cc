@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "bench/grpc_agent_fleet.h"
 #include "bench/inproc_fleet.h"
+#include "bench/list_prober.h"
 #include "bench/local_master.h"
 #include "common/status.h"
 #include "masterd/cluster.h"
@@ -212,6 +213,19 @@ class Fleet {
 
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
+CallLatency Summarize(std::vector<double>& ms) {
+  CallLatency c;
+  c.calls = static_cast<int64_t>(ms.size());
+  c.p50_ms = Percentile(ms, 0.50);
+  c.p99_ms = Percentile(ms, 0.99);
+  c.max_ms = ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end());
+  return c;
+}
+
+nlohmann::json ToJson(const CallLatency& c) {
+  return {{"calls", c.calls}, {"p50_ms", c.p50_ms}, {"p99_ms", c.p99_ms}, {"max_ms", c.max_ms}};
+}
+
 }  // namespace
 
 absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
@@ -253,6 +267,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   const absl::Time start = absl::Now();
   const ThreadCpu cpu_before = ThreadCpu::Sample();
   const DurationHistogram cycles_before = m->master().cluster()->CycleTimes();
+  ListProber prober(m->addr(), m->token(), kPool, absl::Milliseconds(100));
   SubmitResult submitted;
   std::thread submitter([&] { submitted = Submit(m->addr(), m->token(), sizes, config.clients); });
   const absl::Time deadline = start + config.timeout;
@@ -269,6 +284,10 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   }
   const ThreadCpu cpu_after = ThreadCpu::Sample();
   report.cycles = m->master().cluster()->CycleTimes().Since(cycles_before);
+  ListLatencies lists = prober.Stop();
+  report.job_list = Summarize(lists.job_list_ms);
+  report.task_list = Summarize(lists.task_list_ms);
+  report.list_errors = lists.errors;
   submitter.join();
   report.cpu = cpu_after.Since(cpu_before).WithClients(submitted.cpu);
   report.running = fleet->counters().running_acked;
@@ -410,6 +429,10 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"commit_max_ms", r.commit_max_ms},
         {"backend", r.config.store.empty() ? "sqlite" : "postgres"},
         {"bytes", r.store_bytes}}},
+      {"lists",
+       {{"job_list", ToJson(r.job_list)},
+        {"task_list", ToJson(r.task_list)},
+        {"errors", r.list_errors}}},
       {"restart",
        {{"serving_s", absl::ToDoubleSeconds(r.restart_serving)},
         {"all_hosts_registered_s", absl::ToDoubleSeconds(r.restart_registered)},

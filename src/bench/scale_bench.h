@@ -61,6 +61,12 @@ struct ScaleBenchConfig {
   uint64_t seed = 1;
 };
 
+// The latencies of one kind of call.
+struct CallLatency {
+  int64_t calls = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
 struct ScaleBenchReport {
   ScaleBenchConfig config;
   absl::Duration register_time;  // all hosts registered (durably)
@@ -84,6 +90,9 @@ struct ScaleBenchReport {
   // task runs, by thread role (bench/thread_cpu.h).
   ThreadCpu cpu;
   DurationHistogram cycles;  // the master's scheduling cycles over the same span
+  // `job list` and `task list JOB` asked every 100 ms over the same span (bench/list_prober.h).
+  CallLatency job_list, task_list;
+  int64_t list_errors = 0;
   uint64_t commits = 0, batches = 0;
   double commit_mean_ms = 0, commit_p50_ms = 0, commit_p99_ms = 0, commit_max_ms = 0;
   int64_t store_bytes = 0;  // the database files at the end

@@ -93,6 +93,12 @@ void PrintScaleReport(const bench::ScaleBenchReport& r) {
                             absl::ToDoubleMilliseconds(r.cycles.Quantile(0.5)),
                             absl::ToDoubleMilliseconds(r.cycles.Quantile(0.99)),
                             absl::ToDoubleMilliseconds(r.cycles.max))});
+  auto calls = [](const bench::CallLatency& c) {
+    return absl::StrFormat("p50 %.1f / p99 %.1f / max %.1f ms (%d calls)", c.p50_ms, c.p99_ms,
+                           c.max_ms, c.calls);
+  };
+  t.AddRow({"job list during the run", calls(r.job_list)});
+  t.AddRow({"task list during the run", calls(r.task_list)});
   t.AddRow(
       {"store commits", absl::StrFormat("%d transactions for %d batches; mean %.2f ms, "
                                         "p50 <= %.2f ms, p99 <= %.2f ms, max %.1f ms; %s",
