@@ -9,6 +9,7 @@
 #include "store/audit_query.h"
 #include "store/postgres/postgres_store.h"
 #include "store/row_codec.h"
+#include "store/spec_parsing.h"
 
 namespace paceline::store {
 namespace {
@@ -86,7 +87,9 @@ struct RowFilter {
   std::string Param() const { return only ? absl::StrCat(only->value()) : since; }
 };
 
-absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out) {
+// The jobs' specs are left to parse (SpecParsing): their texts go to `spec_texts`.
+absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out,
+                      std::vector<std::string>& spec_texts) {
   ASSIGN_OR_RETURN(PgRows rows,
                    c.Query(absl::StrCat("SELECT id, pool, spec, version, goal, created_us, "
                                         "old_specs, updates, instances, owner, owner_group "
@@ -99,9 +102,7 @@ absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out
     ASSIGN_OR_RETURN(int64_t id, r.Int());
     j.id = JobId(static_cast<uint64_t>(id));
     j.pool = r.Text();
-    absl::StatusOr<JobSpec> spec = ParseJobSpec(r.Text(), "stored job spec");
-    if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
-    j.spec = *std::move(spec);
+    spec_texts.push_back(r.Text());
     ASSIGN_OR_RETURN(int64_t version, r.Int());
     j.version = static_cast<uint64_t>(version);
     ASSIGN_OR_RETURN(int64_t goal, r.Int());
@@ -288,8 +289,14 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
     ASSIGN_OR_RETURN(int64_t newest, NewestRevision(*c));
     out.rev = std::max(since, newest);
     RETURN_IF_ERROR(LoadPools(*c, after, changed));
-    RETURN_IF_ERROR(LoadJobs(*c, RowFilter{after}, changed));
-    RETURN_IF_ERROR(LoadTasks(*c, RowFilter{after}, changed));
+    std::vector<std::string> spec_texts;
+    RETURN_IF_ERROR(LoadJobs(*c, RowFilter{after}, changed, spec_texts));
+    {
+      SpecParsing parsing(std::move(spec_texts), &changed.jobs);  // while the tasks are read
+      absl::Status tasks = LoadTasks(*c, RowFilter{after}, changed);
+      RETURN_IF_ERROR(parsing.Wait());
+      RETURN_IF_ERROR(tasks);
+    }
     RETURN_IF_ERROR(LoadHosts(*c, after, changed));
     RETURN_IF_ERROR(LoadTokens(*c, after, changed));
     RETURN_IF_ERROR(LoadSecrets(*c, after, changed));
@@ -333,8 +340,10 @@ absl::StatusOr<std::optional<records::JobHistory>> PostgresStore::ReadJob(JobId 
       [&]() -> absl::StatusOr<std::optional<records::JobHistory>> {
     records::StoreContents found;
     RowFilter only{.only = job};
-    RETURN_IF_ERROR(LoadJobs(*c, only, found));
+    std::vector<std::string> spec_texts;
+    RETURN_IF_ERROR(LoadJobs(*c, only, found, spec_texts));
     if (found.jobs.empty()) return std::nullopt;
+    RETURN_IF_ERROR(SpecParsing(std::move(spec_texts), &found.jobs).Wait());
     RETURN_IF_ERROR(LoadTasks(*c, only, found));
     records::JobHistory h{std::move(found.jobs.front()), std::move(found.tasks), {}};
     ASSIGN_OR_RETURN(PgRows rows,

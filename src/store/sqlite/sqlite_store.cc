@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "spec/yaml_spec.h"
 #include "store/row_codec.h"
+#include "store/spec_parsing.h"
 #include "store/sqlite/schema.h"
 
 namespace paceline::store {
@@ -274,8 +275,8 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
   return absl::OkStatus();
 }
 
-absl::Status SqliteStore::LoadJobs(std::optional<JobId> only,
-                                   std::vector<records::JobRecord>& out) {
+absl::Status SqliteStore::LoadJobs(std::optional<JobId> only, std::vector<records::JobRecord>& out,
+                                   std::vector<std::string>* spec_texts) {
   ASSIGN_OR_RETURN(Statement st,
                    db_->Prepare(absl::StrCat("SELECT id, pool, spec, version, goal, created_us, "
                                              "old_specs, updates, instances, owner, "
@@ -288,9 +289,13 @@ absl::Status SqliteStore::LoadJobs(std::optional<JobId> only,
     records::JobRecord j;
     j.id = JobId(static_cast<uint64_t>(st.ColumnInt(0)));
     j.pool = st.ColumnText(1);
-    absl::StatusOr<JobSpec> spec = ParseJobSpec(st.ColumnText(2), "stored job spec");
-    if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
-    j.spec = *std::move(spec);
+    if (spec_texts != nullptr) {
+      spec_texts->push_back(st.ColumnText(2));
+    } else {
+      absl::StatusOr<JobSpec> spec = ParseJobSpec(st.ColumnText(2), "stored job spec");
+      if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
+      j.spec = *std::move(spec);
+    }
     j.version = static_cast<uint64_t>(st.ColumnInt(3));
     j.goal = static_cast<records::JobGoal>(st.ColumnInt(4));
     j.created_at = ColumnTime(st, 5);
@@ -363,8 +368,14 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
       c.pools.push_back(std::move(p));
     }
   }
-  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs));
-  RETURN_IF_ERROR(LoadTasks(std::nullopt, c.tasks));
+  std::vector<std::string> spec_texts;
+  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs, &spec_texts));
+  {
+    SpecParsing parsing(std::move(spec_texts), &c.jobs);  // while the tasks are read
+    absl::Status tasks = LoadTasks(std::nullopt, c.tasks);
+    RETURN_IF_ERROR(parsing.Wait());
+    RETURN_IF_ERROR(tasks);
+  }
   {
     ASSIGN_OR_RETURN(Statement st,
                      db_->Prepare("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "

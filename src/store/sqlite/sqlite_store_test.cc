@@ -266,6 +266,52 @@ TEST(SqliteStore, MigratesAVersionFiveStoreToSixAndKeepsEveryEventInOrder) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SqliteStore, EveryJobGetsItsOwnSpecAndABadOneIsDataLossNamingItsJob) {
+  // The specs are parsed on a thread of their own while the tasks are read (SpecParsing).
+  std::string dir = TempDir("pl-store");
+  std::vector<JobSpec> specs;
+  {
+    auto store = SqliteStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    records::WriteBatch b;
+    for (uint64_t id = 1; id <= 300; ++id) {
+      records::JobRecord job;
+      job.id = JobId(id);
+      job.pool = "/p";
+      job.spec.name = absl::StrCat("job-", id);
+      job.spec.instances = static_cast<uint32_t>(id);
+      job.spec.task.command = absl::StrCat("echo ", id);
+      job.spec.task.resources = Resources::Of(100, int64_t{16} << 20);
+      job.version = 1;
+      specs.push_back(job.spec);
+      b.put_jobs.push_back(job);
+      records::TaskRecord task;
+      task.id = TaskId{JobId(id), 0};
+      task.state = TaskState::kRunning;
+      task.host = "h1";
+      b.put_tasks.push_back(task);
+    }
+    ASSERT_TRUE((*store)->Commit(b).ok());
+    auto loaded = (*store)->Load();
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ASSERT_EQ(loaded->jobs.size(), 300u);
+    ASSERT_EQ(loaded->tasks.size(), 300u);
+    for (size_t i = 0; i < specs.size(); ++i) EXPECT_EQ(loaded->jobs[i].spec, specs[i]) << i;
+  }
+  {
+    auto db = SqliteDb::Open(dir + "/paceline.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE jobs SET spec = 'instances: [' WHERE id = 217").ok());
+  }
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto loaded = (*store)->Load();
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << loaded.status();
+  EXPECT_THAT(loaded.status().message(), ::testing::HasSubstr("jobs"));
+  EXPECT_THAT(loaded.status().message(), ::testing::HasSubstr("217"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SqliteStore, UnwritableDirectoryIsUnavailable) {
   auto store = SqliteStore::Open("/proc/paceline-cannot-exist");
   EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);

@@ -1,0 +1,42 @@
+#pragma once
+// Parsing the stored job specs of a whole load on a thread of its own, while the loader goes on
+// reading the tasks: at a restart, parsing every job's spec (YAML) is about a third of the
+// load's CPU, and the two overlap on two cores.
+//
+//   std::vector<std::string> texts;                 // texts[i] is jobs[i]'s spec
+//   ... read the jobs, leaving their spec empty, and their texts ...
+//   SpecParsing parsing(std::move(texts), &jobs);   // starts
+//   absl::Status tasks = ReadTasks(...);            // meanwhile
+//   RETURN_IF_ERROR(parsing.Wait());                // jobs[i].spec is set
+//   RETURN_IF_ERROR(tasks);
+//
+// Wait() answers DATA_LOSS naming the first job whose spec does not parse (BadRow), as a
+// loader that parses each row as it reads it would.
+//
+// Thread-safety: `jobs` must not be touched (nor resized) until Wait() returns; the destructor
+// waits too.
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "records/records.h"
+
+namespace paceline::store {
+
+class SpecParsing {
+ public:
+  SpecParsing(std::vector<std::string> texts, std::vector<records::JobRecord>* jobs);
+  ~SpecParsing();
+  SpecParsing(const SpecParsing&) = delete;
+  SpecParsing& operator=(const SpecParsing&) = delete;
+
+  // Waits for the parsing; its result (OK the first time only; later calls answer OK).
+  absl::Status Wait();
+
+ private:
+  std::future<absl::Status> done_;
+};
+
+}  // namespace paceline::store
