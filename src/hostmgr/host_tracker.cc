@@ -9,6 +9,7 @@ std::pair<HostId, bool> HostTracker::Register(placement::HostSpec spec, absl::Ti
 }
 
 HostId HostTracker::Restore(placement::HostSpec spec, absl::Time now) {
+  restored_at_ = returning_at_ = now;
   return hosts_[Add(std::move(spec), now, /*reconnecting=*/true)].id;
 }
 
@@ -18,13 +19,19 @@ uint32_t HostTracker::Add(placement::HostSpec spec, absl::Time now, bool reconne
   if (inserted) hosts_.push_back(TrackedHost{.id = HostId(i)});
   TrackedHost& h = hosts_[i];
   if (h.connected || h.reconnecting) connected_capacity_ -= h.spec.capacity;
+  if (h.reconnecting && !reconnecting) {
+    --reconnecting_;
+    returning_at_ = now;  // a restored host came back: the restore goes on
+  } else if (!h.reconnecting && reconnecting) {
+    ++reconnecting_;
+  }
   spec.id = h.id;
   h.spec = std::move(spec);
   h.connected = !reconnecting;
   h.reconnecting = reconnecting;
   h.last_seen = now;
   connected_capacity_ += h.spec.capacity;
-  beats_.push_back({now, i});
+  if (!reconnecting) beats_.push_back({now, i});  // reconnecting hosts expire with the restore
   return i;
 }
 
@@ -55,9 +62,17 @@ std::vector<HostId> HostTracker::Expire(absl::Time now) {
     beats_.pop_front();
     TrackedHost& h = hosts_[b.host];
     // An older entry of a host that heartbeat since, or one already disconnected: skip.
-    if (!(h.connected || h.reconnecting) || h.last_seen != b.at) continue;
+    if (!h.connected || h.last_seen != b.at) continue;
     out.push_back(h.id);
     SetDisconnected(b.host);
+  }
+  if (reconnecting_ > 0 &&
+      (now - returning_at_ > timeout_ || now - restored_at_ > kMaxRestoreGrace * timeout_)) {
+    for (uint32_t i = 0; i < hosts_.size(); ++i) {
+      if (!hosts_[i].reconnecting) continue;
+      out.push_back(hosts_[i].id);
+      SetDisconnected(i);
+    }
   }
   return out;
 }
@@ -68,6 +83,7 @@ const TrackedHost* HostTracker::Find(const std::string& name) const {
 }
 
 void HostTracker::SetDisconnected(uint32_t i) {
+  if (hosts_[i].reconnecting) --reconnecting_;
   hosts_[i].connected = false;
   hosts_[i].reconnecting = false;
   connected_capacity_ -= hosts_[i].spec.capacity;

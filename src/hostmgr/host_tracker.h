@@ -15,9 +15,17 @@
 // tasks wait for it until the timeout and its capacity still counts, so that a restart does not
 // shrink the pools' entitlements before the agents are back.
 //
+// The restored hosts that are still RECONNECTING expire together, once no restored host has
+// come back for a whole timeout — not one timeout after the restore: re-registering a large
+// fleet (each agent listing its runs, each run adopted again) can take the master longer than
+// the timeout, and hosts whose registration is still waiting must not be declared lost (their
+// runs LOST, to run again) meanwhile. At the latest they expire kMaxRestoreGrace timeouts after
+// the restore, however many hosts are still coming back.
+//
 // Cost: every heartbeat is appended to a queue in time order; Expire(now) pops the entries
 // older than the timeout and expires a host only if the entry is its latest heartbeat, so a
-// cycle costs O(heartbeats since the last cycle), not O(hosts). The sum of the connected
+// cycle costs O(heartbeats since the last cycle), not O(hosts) (the end of a restore is one
+// pass over the hosts). The sum of the connected
 // hosts' capacities is kept as they connect and disconnect. Times must not go backwards.
 //
 // Thread-safety: single-threaded.
@@ -53,8 +61,8 @@ class HostTracker {
 
   // Registers (or re-registers) a host; returns its id and whether it is new.
   std::pair<HostId, bool> Register(placement::HostSpec spec, absl::Time now);
-  // Adds a host known from the store as RECONNECTING; it expires at now + timeout unless it
-  // registers first. Returns its id.
+  // Adds a host known from the store as RECONNECTING, until it registers or expires (above).
+  // Returns its id.
   HostId Restore(placement::HostSpec spec, absl::Time now);
   // False when the host is unknown or disconnected (it must register again).
   bool Heartbeat(const std::string& name, absl::Time now);
@@ -62,9 +70,12 @@ class HostTracker {
   void SetIsolation(const std::string& name, std::string isolation);
   void SetMaintenance(HostId id, records::HostMaintenance m) { hosts_[id.value()].maintenance = m; }
   const std::string& isolation(HostId id) const { return hosts_[id.value()].isolation; }
-  // Connected or reconnecting hosts last heard of (or restored) longer than the timeout ago;
-  // marks them disconnected.
+  // Connected hosts last heard of longer than the timeout ago, and the reconnecting ones once
+  // their restore is over (above); marks them disconnected.
   std::vector<HostId> Expire(absl::Time now);
+
+  // How many timeouts after a restore its reconnecting hosts expire at the latest.
+  static constexpr int kMaxRestoreGrace = 10;
 
   // The sum of the capacities of the connected and the reconnecting hosts.
   const Resources& connected_capacity() const { return connected_capacity_; }
@@ -85,6 +96,11 @@ class HostTracker {
   absl::Duration timeout_;
   std::vector<TrackedHost> hosts_;  // indexed by HostId
   std::deque<Beat> beats_;          // heartbeats and registrations, in time order
+  // The restore's reconnecting hosts: how many are left, when the last Restore() was, and when
+  // a restored host last came back.
+  size_t reconnecting_ = 0;
+  absl::Time restored_at_ = absl::InfinitePast();
+  absl::Time returning_at_ = absl::InfinitePast();
   Resources connected_capacity_;
   absl::flat_hash_map<std::string, uint32_t> by_name_;
 };

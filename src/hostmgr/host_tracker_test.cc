@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
 namespace paceline::hostmgr {
 namespace {
 
@@ -71,13 +75,61 @@ TEST_F(HostTrackerTest, ARestoredHostIsReconnectingUntilItRegistersOrTimesOut) {
   EXPECT_TRUE(tracker_.Get(a).connected);
   EXPECT_FALSE(tracker_.Get(a).reconnecting);
   EXPECT_EQ(tracker_.connected_capacity()[Dim::kCpu], 3000);
-  std::vector<HostId> gone = tracker_.Expire(T(31));  // b never came back
-  ASSERT_EQ(gone.size(), 1u);
-  EXPECT_EQ(gone[0], b);
+  // b never comes back: it expires once no restored host has come back for a whole timeout
+  // (a at 10), and a, silent since it registered at 10, at the same time.
+  EXPECT_TRUE(tracker_.Expire(T(31)).empty());
+  EXPECT_TRUE(tracker_.Expire(T(40)).empty());
+  std::vector<HostId> gone = tracker_.Expire(T(41));
+  ASSERT_EQ(gone.size(), 2u);
   EXPECT_FALSE(tracker_.Get(b).reconnecting);
-  EXPECT_EQ(tracker_.connected_capacity()[Dim::kCpu], 1000);
-  EXPECT_TRUE(tracker_.Expire(T(40)).empty());  // a registered at 10
-  EXPECT_EQ(tracker_.Expire(T(41)).size(), 1u);
+  EXPECT_FALSE(tracker_.Get(b).connected);
+  EXPECT_FALSE(tracker_.Get(a).connected);
+  EXPECT_EQ(tracker_.connected_capacity()[Dim::kCpu], 0);
+  EXPECT_TRUE(tracker_.Expire(T(500)).empty());
+}
+
+TEST_F(HostTrackerTest, RestoredHostsDoNotExpireWhileTheFleetIsStillComingBack) {
+  // 12 restored hosts re-register one every 20 s (a large fleet the master works through
+  // slowly), well past the 30 s timeout; "z" never comes back.
+  const int n = 12;
+  for (int i = 0; i < n; ++i) tracker_.Restore(Spec(absl::StrCat("h", i), 1000), T(0));
+  HostId z = tracker_.Restore(Spec("z", 1000), T(0));
+  for (int i = 0; i < n; ++i) {
+    const int t = 20 * (i + 1);
+    auto [id, fresh] = tracker_.Register(Spec(absl::StrCat("h", i), 1000), T(t));
+    ASSERT_FALSE(fresh);
+    // Connected hosts keep heartbeating; only z is still reconnecting.
+    for (int j = 0; j <= i; ++j) ASSERT_TRUE(tracker_.Heartbeat(absl::StrCat("h", j), T(t)));
+    EXPECT_TRUE(tracker_.Expire(T(t + 10)).empty()) << "after h" << i;
+  }
+  for (int j = 0; j < n; ++j) ASSERT_TRUE(tracker_.Heartbeat(absl::StrCat("h", j), T(260)));
+  // The last restored host came back at 240; z has waited since 0 and expires at 271.
+  EXPECT_TRUE(tracker_.Get(z).reconnecting);
+  EXPECT_TRUE(tracker_.Expire(T(270)).empty());
+  std::vector<HostId> gone = tracker_.Expire(T(271));
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0], z);
+}
+
+TEST_F(HostTrackerTest, ARestoresGraceEndsAtItsLongestWhateverStillComesBack) {
+  // Restored hosts keep coming back every 20 s for longer than kMaxRestoreGrace timeouts: z
+  // expires at the cap, 10 x 30 s after the restore.
+  const int n = 30;
+  for (int i = 0; i < n; ++i) tracker_.Restore(Spec(absl::StrCat("h", i), 1000), T(0));
+  HostId z = tracker_.Restore(Spec("z", 1000), T(0));
+  std::vector<HostId> gone;
+  int t = 0;
+  for (int i = 0; i < n && gone.empty(); ++i) {
+    t = 20 * (i + 1);
+    tracker_.Register(Spec(absl::StrCat("h", i), 1000), T(t));
+    for (int j = 0; j <= i; ++j) tracker_.Heartbeat(absl::StrCat("h", j), T(t));
+    gone = tracker_.Expire(T(t));
+  }
+  ASSERT_FALSE(gone.empty());
+  EXPECT_EQ(t, 320) << "the first check past 300 s";
+  // The hosts not yet back when the grace ended expire with z.
+  EXPECT_NE(std::find(gone.begin(), gone.end(), z), gone.end());
+  EXPECT_EQ(gone.size(), 1u + (n - 16)) << "h16..h29 and z";
 }
 
 }  // namespace
