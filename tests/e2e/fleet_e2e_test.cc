@@ -70,6 +70,22 @@ class FleetE2E : public ::testing::Test {
     return std::move(*fleet);
   }
 
+  // Creates a job `name` of `instances` instances of `true` (0.5 cpu each) in /fleet and waits
+  // until it succeeded; 0 (with a test failure) if it did not.
+  uint64_t RunToSuccess(const std::string& name, int instances) {
+    uint64_t job =
+        cluster_.CreateJob("/fleet", absl::StrCat("name: ", name, "\ninstances: ", instances, R"(
+task:
+  command: "true"
+  resources: {cpu: 0.5, memory: 256Mi}
+)"));
+    EXPECT_GT(job, 0u);
+    if (job == 0) return 0;
+    RunResult wait = cluster_.Cli({"job", "wait", std::to_string(job), "--timeout", "60s"});
+    EXPECT_EQ(wait.exit_code, 0) << wait.out << wait.err;
+    return wait.exit_code == 0 ? job : 0;
+  }
+
   static ClusterOptions Options() {
     ClusterOptions o;
     o.agents = 0;
@@ -98,16 +114,8 @@ TEST_F(FleetE2E, ThousandInstancesSucceedOnTwoHundredEmulatedHosts) {
   EXPECT_EQ(*names.begin(), "fake-00000");
 
   const absl::Time start = absl::Now();
-  uint64_t job = cluster_.CreateJob("/fleet", R"(
-name: emulated
-instances: 1000
-task:
-  command: "true"
-  resources: {cpu: 0.5, memory: 256Mi}
-)");
+  uint64_t job = RunToSuccess("emulated", 1000);
   ASSERT_GT(job, 0u);
-  RunResult wait = cluster_.Cli({"job", "wait", std::to_string(job), "--timeout", "60s"});
-  ASSERT_EQ(wait.exit_code, 0) << wait.out << wait.err;
   Json got = cluster_.CliJson({"job", "get", std::to_string(job)});
   EXPECT_EQ(got["job"]["state"], "SUCCEEDED");
   EXPECT_EQ(Count(got["job"], "SUCCEEDED"), 1000u);
@@ -155,16 +163,8 @@ TEST_F(FleetE2E, BurstsGoAsBatchesToAgentsThatReadThemAndOneByOneToOlderOnes) {
       StartFleet(10, absl::Seconds(1), 0, "old", /*batches=*/false);
   ASSERT_NE(batched, nullptr);
   ASSERT_NE(older, nullptr);
-  uint64_t job = cluster_.CreateJob("/fleet", R"(
-name: bursts
-instances: 200
-task:
-  command: "true"
-  resources: {cpu: 0.5, memory: 256Mi}
-)");
+  uint64_t job = RunToSuccess("bursts", 200);
   ASSERT_GT(job, 0u);
-  RunResult wait = cluster_.Cli({"job", "wait", std::to_string(job), "--timeout", "60s"});
-  ASSERT_EQ(wait.exit_code, 0) << wait.out << wait.err;
   Json got = cluster_.CliJson({"job", "get", std::to_string(job)});
   EXPECT_EQ(Count(got["job"], "SUCCEEDED"), 200u);
   ASSERT_TRUE(WaitFor(
