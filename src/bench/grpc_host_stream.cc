@@ -54,12 +54,13 @@ void HostStream::OnEvent(Op op, bool ok, absl::Time now) {
         break;
       }
       stats_->Received(in_);
-      if (in_.has_registered() && !registered_) {
+      wire::ForEachMessage(in_, [&](const v1::MasterMessage& m) {
+        if (!m.has_registered() || registered_) return;
         registered_ = true;
-        master_batches_ = in_.registered().accepts_batches() && agent_.batches();
+        master_batches_ = m.registered().accepts_batches() && agent_.batches();
         backoff_ = options_->min_backoff;
         stats_->Registered();
-      }
+      });
       Send(agent_.OnMessage(in_, now));
       Read();
       break;

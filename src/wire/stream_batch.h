@@ -56,8 +56,9 @@ void ForEachMessage(const Msg& msg, F&& f) {
   for (const Msg& m : msg.batch().messages()) f(m);
 }
 
-// INVALID_ARGUMENT naming the message when a batch holds a batch, or a message that must come
-// alone (an agent's `register`, the master's `registered`); OK for anything that is not a batch.
+// INVALID_ARGUMENT naming the message when a batch holds a batch, or (from an agent) a
+// `register`, which must come alone as the stream's first message; OK for anything that is not
+// a batch.
 absl::Status CheckBatch(const v1::AgentMessage& msg);
 absl::Status CheckBatch(const v1::MasterMessage& msg);
 

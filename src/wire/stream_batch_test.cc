@@ -62,13 +62,19 @@ TEST(StreamBatch, ABatchStopsAtItsCountAndItsBytes) {
   EXPECT_TRUE(huge.front().has_launch());
 }
 
-TEST(StreamBatch, ANestedBatchOrARegistrationInABatchIsRefusedByName) {
+TEST(StreamBatch, ANestedBatchOrAnAgentsRegisterInABatchIsRefusedByName) {
   v1::MasterMessage m;
   *m.mutable_batch()->add_messages() = Launch(1);
   m.mutable_batch()->add_messages()->mutable_batch();
   absl::Status s = CheckBatch(m);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("batch.messages[1]"), std::string::npos) << s;
+
+  // `registered` may come in a batch, after launches queued before it.
+  v1::MasterMessage hello;
+  *hello.mutable_batch()->add_messages() = Launch(1);
+  hello.mutable_batch()->add_messages()->mutable_registered()->set_accepts_batches(true);
+  EXPECT_TRUE(CheckBatch(hello).ok());
 
   v1::AgentMessage a;
   a.mutable_batch()->add_messages()->mutable_heartbeat();
