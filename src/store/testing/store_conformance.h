@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -119,9 +120,12 @@ inline records::AuditRecord Audit(int at, const std::string& user, const std::st
 class StoreConformance : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
+    // A parameterized test's name is "Name/param": flattened, so that TearDown removes the
+    // whole directory and not only its last part.
+    std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(test.begin(), test.end(), '/', '-');
     dir_ = (std::filesystem::temp_directory_path() /
-            ("pl-conf-" + std::to_string(::getpid()) + "-" + GetParam().name + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+            ("pl-conf-" + std::to_string(::getpid()) + "-" + GetParam().name + "-" + test))
                .string();
     std::filesystem::remove_all(dir_);
     store_ = GetParam().open(dir_);
