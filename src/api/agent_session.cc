@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "api/grpc_status.h"
 #include "wire/stream_batch.h"
 
@@ -78,6 +79,9 @@ class StreamLink final : public AgentLink {
   }
 
  private:
+  // Send and SendAll: moves `msgs` to the queue, and starts writing if no write is in flight.
+  void Queue(absl::Span<v1::MasterMessage> msgs);
+
   const std::string host_;
   const std::string address_;
   const bool batches_;
@@ -156,13 +160,11 @@ class AgentStream final : public AgentReactor {
   grpc::Status status_;  // what the stream finishes with, once reads ended
 };
 
-void StreamLink::Send(v1::MasterMessage msg) {
-  std::vector<v1::MasterMessage> one;
-  one.push_back(std::move(msg));
-  SendAll(std::move(one));
-}
+void StreamLink::Send(v1::MasterMessage msg) { Queue(absl::MakeSpan(&msg, 1)); }
 
-void StreamLink::SendAll(std::vector<v1::MasterMessage> msgs) {
+void StreamLink::SendAll(std::vector<v1::MasterMessage> msgs) { Queue(absl::MakeSpan(msgs)); }
+
+void StreamLink::Queue(absl::Span<v1::MasterMessage> msgs) {
   AgentStream* stream = nullptr;
   const v1::MasterMessage* first = nullptr;
   {

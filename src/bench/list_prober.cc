@@ -37,8 +37,15 @@ void ListProber::Run() {
   std::vector<uint64_t> jobs;  // named by the last page
   size_t next_job = 0;
   bool jobs_turn = true;
-  auto failed = [&](const grpc::Status& s) {
-    if (out_.errors++ == 0) out_.first_error = s.error_message();
+  // A call sent at `sent` answered `s` just now: its latency goes to `into`, or its error is
+  // counted. True if it succeeded.
+  auto answered = [&](const grpc::Status& s, absl::Time sent, std::vector<double>& into) {
+    if (s.ok()) {
+      into.push_back(absl::ToDoubleMilliseconds(absl::Now() - sent));
+    } else if (out_.errors++ == 0) {
+      out_.first_error = s.error_message();
+    }
+    return s.ok();
   };
   while (!stop_.WaitForNotificationWithTimeout(interval_)) {
     const absl::Time sent = absl::Now();
@@ -46,24 +53,20 @@ void ListProber::Run() {
       v1::QueryJobsRequest req;
       req.set_pool(pool_);
       v1::QueryJobsResponse resp;
-      grpc::Status s = jobs_stub->QueryJobs(ClientContext(token_).get(), req, &resp);
-      if (!s.ok()) {
-        failed(s);
+      if (!answered(jobs_stub->QueryJobs(ClientContext(token_).get(), req, &resp), sent,
+                    out_.job_list_ms)) {
         continue;
       }
-      out_.job_list_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - sent));
       jobs.clear();
       for (const v1::JobSummary& j : resp.jobs()) jobs.push_back(j.id());
     } else {
       v1::ListTasksRequest req;
       req.set_job_id(jobs[next_job++ % jobs.size()]);
       v1::ListTasksResponse resp;
-      grpc::Status s = tasks_stub->ListTasks(ClientContext(token_).get(), req, &resp);
-      if (!s.ok()) {
-        failed(s);
+      if (!answered(tasks_stub->ListTasks(ClientContext(token_).get(), req, &resp), sent,
+                    out_.task_list_ms)) {
         continue;
       }
-      out_.task_list_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - sent));
     }
     jobs_turn = !jobs_turn;
   }

@@ -11,7 +11,9 @@
 //   RETURN_IF_ERROR(tasks);
 //
 // Wait() answers DATA_LOSS naming the first job whose spec does not parse (BadRow), as a
-// loader that parses each row as it reads it would.
+// loader that parses each row as it reads it would. Fewer than kThreadFrom specs (one job read
+// back, a follower's small batch of changes) are parsed at once, on the caller's thread: a
+// thread is not worth it for them.
 //
 // Thread-safety: `jobs` must not be touched (nor resized) until Wait() returns; the destructor
 // waits too.
@@ -25,8 +27,15 @@
 
 namespace paceline::store {
 
+// Parses texts[i] into jobs[i].spec, on this thread; DATA_LOSS (BadRow) at the first that does
+// not parse.
+absl::Status ParseStoredSpecs(const std::vector<std::string>& texts,
+                              std::vector<records::JobRecord>& jobs);
+
 class SpecParsing {
  public:
+  static constexpr size_t kThreadFrom = 256;
+
   SpecParsing(std::vector<std::string> texts, std::vector<records::JobRecord>* jobs);
   ~SpecParsing();
   SpecParsing(const SpecParsing&) = delete;
@@ -36,7 +45,8 @@ class SpecParsing {
   absl::Status Wait();
 
  private:
-  std::future<absl::Status> done_;
+  std::future<absl::Status> done_;  // when parsed on a thread
+  absl::Status parsed_;             // when parsed at once
 };
 
 }  // namespace paceline::store

@@ -343,7 +343,7 @@ absl::StatusOr<std::optional<records::JobHistory>> PostgresStore::ReadJob(JobId 
     std::vector<std::string> spec_texts;
     RETURN_IF_ERROR(LoadJobs(*c, only, found, spec_texts));
     if (found.jobs.empty()) return std::nullopt;
-    RETURN_IF_ERROR(SpecParsing(std::move(spec_texts), &found.jobs).Wait());
+    RETURN_IF_ERROR(ParseStoredSpecs(spec_texts, found.jobs));
     RETURN_IF_ERROR(LoadTasks(*c, only, found));
     records::JobHistory h{std::move(found.jobs.front()), std::move(found.tasks), {}};
     ASSIGN_OR_RETURN(PgRows rows,

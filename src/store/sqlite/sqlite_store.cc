@@ -276,7 +276,7 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
 }
 
 absl::Status SqliteStore::LoadJobs(std::optional<JobId> only, std::vector<records::JobRecord>& out,
-                                   std::vector<std::string>* spec_texts) {
+                                   std::vector<std::string>& spec_texts) {
   ASSIGN_OR_RETURN(Statement st,
                    db_->Prepare(absl::StrCat("SELECT id, pool, spec, version, goal, created_us, "
                                              "old_specs, updates, instances, owner, "
@@ -289,13 +289,7 @@ absl::Status SqliteStore::LoadJobs(std::optional<JobId> only, std::vector<record
     records::JobRecord j;
     j.id = JobId(static_cast<uint64_t>(st.ColumnInt(0)));
     j.pool = st.ColumnText(1);
-    if (spec_texts != nullptr) {
-      spec_texts->push_back(st.ColumnText(2));
-    } else {
-      absl::StatusOr<JobSpec> spec = ParseJobSpec(st.ColumnText(2), "stored job spec");
-      if (!spec.ok()) return BadRow("jobs", j.id.ToString(), spec.status().message());
-      j.spec = *std::move(spec);
-    }
+    spec_texts.push_back(st.ColumnText(2));
     j.version = static_cast<uint64_t>(st.ColumnInt(3));
     j.goal = static_cast<records::JobGoal>(st.ColumnInt(4));
     j.created_at = ColumnTime(st, 5);
@@ -369,7 +363,7 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
     }
   }
   std::vector<std::string> spec_texts;
-  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs, &spec_texts));
+  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs, spec_texts));
   {
     SpecParsing parsing(std::move(spec_texts), &c.jobs);  // while the tasks are read
     absl::Status tasks = LoadTasks(std::nullopt, c.tasks);
@@ -406,8 +400,10 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
 
 absl::StatusOr<std::optional<records::JobHistory>> SqliteStore::ReadJob(JobId job) {
   std::vector<records::JobRecord> jobs;
-  RETURN_IF_ERROR(LoadJobs(job, jobs));
+  std::vector<std::string> spec_texts;
+  RETURN_IF_ERROR(LoadJobs(job, jobs, spec_texts));
   if (jobs.empty()) return std::nullopt;
+  RETURN_IF_ERROR(ParseStoredSpecs(spec_texts, jobs));
   records::JobHistory h;
   h.job = std::move(jobs.front());
   RETURN_IF_ERROR(LoadTasks(job, h.tasks));

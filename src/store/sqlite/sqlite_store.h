@@ -65,9 +65,9 @@ class SqliteStore final : public Store {
   // the audit log, in that order.
   absl::Status ApplyAccess(const records::WriteBatch& batch);
   // The jobs and tasks (of `only` when given), by id.
-  // With `spec_texts`, the jobs' specs are left to parse (SpecParsing): their texts go there.
+  // The jobs' specs are left to parse (spec_parsing.h): their texts go to `spec_texts`.
   absl::Status LoadJobs(std::optional<JobId> only, std::vector<records::JobRecord>& out,
-                        std::vector<std::string>* spec_texts = nullptr);
+                        std::vector<std::string>& spec_texts);
   absl::Status LoadTasks(std::optional<JobId> only, std::vector<records::TaskRecord>& out);
   absl::Status LoadTokens(records::StoreContents& out);
   absl::Status LoadSecrets(records::StoreContents& out);

@@ -1,5 +1,6 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include "store/spec_parsing.h"
 #include "store/sqlite/schema.h"
 
 #include <gmock/gmock.h>
@@ -267,9 +268,11 @@ TEST(SqliteStore, MigratesAVersionFiveStoreToSixAndKeepsEveryEventInOrder) {
 }
 
 TEST(SqliteStore, EveryJobGetsItsOwnSpecAndABadOneIsDataLossNamingItsJob) {
-  // The specs are parsed on a thread of their own while the tasks are read (SpecParsing).
+  // The specs are parsed on a thread of their own while the tasks are read (SpecParsing: 300
+  // jobs are past its kThreadFrom).
   std::string dir = TempDir("pl-store");
   std::vector<JobSpec> specs;
+  static_assert(300 >= SpecParsing::kThreadFrom, "the specs must be parsed on a thread");
   {
     auto store = SqliteStore::Open(dir);
     ASSERT_TRUE(store.ok()) << store.status();
