@@ -76,7 +76,7 @@ void FillGpus(const SchedulerCore& core, const placement::HostState& state, v1::
   for (const TaskId& t : state.tasks()) {
     const placement::Usage* u = core.snapshot().TaskUsage(t);
     if (u == nullptr) continue;
-    for (const placement::GpuShare& share : u->gpus) {
+    for (const placement::GpuShare& share : u->gpus()) {
       if (share.device >= info->gpus_size()) continue;
       v1::GpuHolder* holder = info->mutable_gpus(share.device)->add_holders();
       holder->set_job_id(t.job.value());

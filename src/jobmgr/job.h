@@ -14,6 +14,7 @@
 
 #include "absl/time/time.h"
 #include "common/ids.h"
+#include "common/packed_time.h"
 #include "common/task_state.h"
 #include "jobmgr/reasons.h"
 #include "records/records.h"
@@ -49,9 +50,10 @@ struct TaskRuntime {
   uint32_t host = kNoHost;  // index in the JobManager's host-name table
   int32_t exit_code = -1;
   int32_t signal = 0;
-  absl::Time started_at = absl::InfinitePast();
-  absl::Time finished_at = absl::InfinitePast();
-  absl::Time not_before = absl::InfinitePast();  // backoff: earliest start of this run
+  // One TaskRuntime per task: PackedTime (8 bytes, the infinite past by default) keeps it at 72.
+  PackedTime started_at;
+  PackedTime finished_at;
+  PackedTime not_before;                  // backoff: earliest start of this run
   bool restart_requested = false;         // a user restart: start a new run when this one ends
   TaskHealth health = TaskHealth::kNone;  // of the current run (use Job::SetHealth)
   uint32_t spec_version = 0;              // the job version the current run runs

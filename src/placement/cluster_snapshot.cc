@@ -284,10 +284,10 @@ Usage ClusterSnapshot::MakeUsage(const TaskShape& shape, GpuShares gpus,
   Usage u;
   u.resources = shape.resources;
   u.revocable = shape.revocable;
-  u.gpus = std::move(gpus);
-  u.ports = std::move(ports);
   u.job = shape.job;
-  for (const auto& [k, v] : shape.job_labels) u.label_pairs.push_back(InternLabelPair(k, v));
+  LabelPairs label_pairs;
+  for (const auto& [k, v] : shape.job_labels) label_pairs.push_back(InternLabelPair(k, v));
+  u.SetExtras(std::move(gpus), std::move(ports), std::move(label_pairs));
   return u;
 }
 
@@ -441,8 +441,8 @@ absl::Status ClusterSnapshot::Validate() const {
     s.gpus.resize(h.gpus().size());
     s.res += rec.usage.resources;
     if (rec.usage.revocable) s.revocable += rec.usage.resources;
-    for (const GpuShare& g : rec.usage.gpus) s.gpus[g.device] += g.milli;
-    for (uint32_t p : rec.usage.ports) {
+    for (const GpuShare& g : rec.usage.gpus()) s.gpus[g.device] += g.milli;
+    for (uint32_t p : rec.usage.ports()) {
       if (!s.ports.insert(p).second) {
         return absl::InternalError(absl::StrCat("port ", p, " used twice on ", h.name()));
       }

@@ -434,12 +434,10 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       Usage u;
       u.resources = task.shape->resources;
       u.revocable = task.shape->revocable;
-      u.gpus = choice->gpus;
-      u.ports = h.PickPorts(task.shape->num_ports());
       u.job = task.shape->job;
-      u.label_pairs = cls.keys.job_label_pairs;
+      u.SetExtras(choice->gpus, h.PickPorts(task.shape->num_ports()), cls.keys.job_label_pairs);
       plan.assignments.push_back(Assignment{task.id, HostId(choice->slot), task.shape,
-                                            std::move(choice->gpus), u.ports, ri});
+                                            std::move(choice->gpus), u.ports(), ri});
       snap.Hold(choice->slot, u);
       holds_.push_back(Hold{choice->slot, std::move(u)});
       ++placed;

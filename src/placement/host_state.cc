@@ -119,6 +119,17 @@ void HostState::SetSlack(const Resources& slack) {
   ++version_;
 }
 
+const Usage::Extras Usage::kNone;
+
+void Usage::SetExtras(GpuShares gpus, std::vector<uint32_t> ports, LabelPairs label_pairs) {
+  if (gpus.empty() && ports.empty() && label_pairs.empty()) {
+    extras_.reset();
+    return;
+  }
+  extras_ = std::make_shared<const Extras>(
+      Extras{std::move(gpus), std::move(ports), std::move(label_pairs)});
+}
+
 void HostState::AddUsage(const Usage& u) {
   allocated_ += u.resources;
   if (u.revocable) {
@@ -126,17 +137,17 @@ void HostState::AddUsage(const Usage& u) {
     ++revocable_tasks_;
   }
   RecomputeFree();
-  for (const GpuShare& s : u.gpus) {
+  for (const GpuShare& s : u.gpus()) {
     PL_CHECK(s.device < gpus_.size()) << "device " << s.device << " on host " << name_;
     gpus_[s.device].milli_allocated += s.milli;
   }
-  if (!u.gpus.empty()) RecomputeGpuSummary();
-  for (uint32_t p : u.ports) {
+  if (!u.gpus().empty()) RecomputeGpuSummary();
+  for (uint32_t p : u.ports()) {
     bool inserted = used_ports_.insert(p).second;
     PL_CHECK(inserted) << "port " << p << " already used on host " << name_;
   }
   ++job_counts_[u.job];
-  for (uint32_t lp : u.label_pairs) ++label_pair_counts_[lp];
+  for (uint32_t lp : u.label_pairs()) ++label_pair_counts_[lp];
   ++version_;
 }
 
@@ -147,16 +158,16 @@ void HostState::RemoveUsage(const Usage& u) {
     --revocable_tasks_;
   }
   RecomputeFree();
-  for (const GpuShare& s : u.gpus) {
+  for (const GpuShare& s : u.gpus()) {
     gpus_[s.device].milli_allocated -= s.milli;
     PL_CHECK(gpus_[s.device].milli_allocated >= 0) << "device " << s.device << " on " << name_;
   }
-  if (!u.gpus.empty()) RecomputeGpuSummary();
-  for (uint32_t p : u.ports) used_ports_.erase(p);
+  if (!u.gpus().empty()) RecomputeGpuSummary();
+  for (uint32_t p : u.ports()) used_ports_.erase(p);
   auto jit = job_counts_.find(u.job);
   PL_CHECK(jit != job_counts_.end() && jit->second > 0) << "job count underflow on " << name_;
   if (--jit->second == 0) job_counts_.erase(jit);
-  for (uint32_t lp : u.label_pairs) {
+  for (uint32_t lp : u.label_pairs()) {
     auto it = label_pair_counts_.find(lp);
     PL_CHECK(it != label_pair_counts_.end() && it->second > 0) << "label count underflow";
     if (--it->second == 0) label_pair_counts_.erase(it);

@@ -35,6 +35,7 @@
 // Thread-safety: none; a HostState belongs to the single thread that owns its snapshot.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -93,14 +94,33 @@ struct GpuShare {
 };
 using GpuShares = absl::InlinedVector<GpuShare, 2>;
 
-// What one task holds on a host; added and removed as a unit.
-struct Usage {
+using LabelPairs = absl::InlinedVector<uint32_t, 4>;  // interned (job label, value) ids
+
+// What one task holds on a host; added and removed as a unit. The snapshot keeps one for every
+// placed task, so the parts most tasks do not have (GPU shares, ports, job labels) sit behind
+// one shared, immutable pointer, null when all are empty: 64 bytes instead of 120.
+class Usage {
+ public:
   Resources resources;
-  bool revocable = false;  // held by revocable work (see "Revocable work and slack" above)
-  GpuShares gpus;
-  std::vector<uint32_t> ports;
   JobId job;
-  absl::InlinedVector<uint32_t, 4> label_pairs;  // interned (job label, value) ids
+  bool revocable = false;  // held by revocable work (see "Revocable work and slack" above)
+
+  const GpuShares& gpus() const { return extras_ ? extras_->gpus : kNone.gpus; }
+  const std::vector<uint32_t>& ports() const { return extras_ ? extras_->ports : kNone.ports; }
+  const LabelPairs& label_pairs() const {
+    return extras_ ? extras_->label_pairs : kNone.label_pairs;
+  }
+  // Replaces the three; allocates only when one of them is not empty.
+  void SetExtras(GpuShares gpus, std::vector<uint32_t> ports, LabelPairs label_pairs);
+
+ private:
+  struct Extras {
+    GpuShares gpus;
+    std::vector<uint32_t> ports;
+    LabelPairs label_pairs;
+  };
+  static const Extras kNone;
+  std::shared_ptr<const Extras> extras_;
 };
 
 class HostState {

@@ -22,6 +22,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
+#include "common/packed_time.h"
 #include "common/resources.h"
 #include "resmgr/types.h"
 #include "resmgr/wait_reason.h"
@@ -53,32 +54,34 @@ enum class TaskState : uint8_t { kQueued = 0, kAdmitted = 1, kRunning = 2, kRele
 struct TaskRecord {
   TaskId id;
   Resources resources;
+  PackedTime started;  // the infinite past until it runs
   TaskState state = TaskState::kQueued;
-  absl::Time started = absl::InfinitePast();
 };
 
+// One record per gang, so one per task for most jobs: the fields are packed (PackedTime, the
+// one-byte fields together) to keep it at 240 bytes.
 struct Gang {
   // Hot: read by every admission pass.
   GangId id;
   JobId job;
+  uint64_t seq = 0;       // enqueue order, unique
   uint32_t job_slot = 0;  // RmState's index of the job's counters
   PoolId pool;
   int32_t priority = 0;
+  uint32_t live = 0;             // tasks not yet released
+  uint32_t candidate_index = 0;  // position in its pool's candidates (admitted, preemptible)
   SlaClass sla = SlaClass::kPreemptible;
   bool controller = false;
   GangState state = GangState::kQueued;
-  bool running = false;          // at least one task running
-  uint32_t live = 0;             // tasks not yet released
-  uint64_t seq = 0;              // enqueue order, unique
-  uint32_t candidate_index = 0;  // position in its pool's candidates (admitted, preemptible)
-  Resources held;                // the tasks not yet released (all of them while queued)
+  bool running = false;  // at least one task running
+  Resources held;        // the tasks not yet released (all of them while queued)
   // Most gangs have one task: keep it inline.
   absl::InlinedVector<TaskRecord, 1> tasks;
   // Cold.
   WaitReason reason;  // while queued: why the last cycle did not admit it
-  absl::Time enqueued;
-  absl::Time admitted;
-  absl::Time last_start = absl::InfinitePast();
+  PackedTime enqueued;
+  PackedTime admitted;
+  PackedTime last_start;
   // While preempting for an intra-pool earmark: the gang it was preempted for.
   GangId preempted_for;
   bool has_preempted_for = false;

@@ -88,7 +88,7 @@ absl::Status ResourceManager::Enqueue(const GangRequest& r, absl::Time now) {
                                                      t.id.ToString(), " asks negative resources (",
                                                      t.resources.ToString(), ")"));
     }
-    if (!seen.insert(t.id).second) {
+    if (r.tasks.size() > 1 && !seen.insert(t.id).second) {  // one task: no set to build
       return absl::InvalidArgumentError(
           absl::StrCat("gang ", r.id.value(), ": task ", t.id.ToString(), " appears twice"));
     }
@@ -327,6 +327,27 @@ absl::StatusOr<std::vector<QueuedGangView>> ResourceManager::Queue(PoolId pool) 
     for (const QueueEntry& e : q) out.push_back(ViewOf(state_.gang(e.slot), *p, ++position));
   }
   return out;
+}
+
+std::optional<GangId> ResourceManager::GangOf(const TaskId& task) const {
+  std::optional<RmState::TaskRef> ref = state_.FindTask(task);
+  if (!ref.has_value()) return std::nullopt;
+  const resmgr::Gang& g = state_.gang(ref->slot);
+  if (g.tasks[ref->index].state == TaskState::kReleased) return std::nullopt;
+  return g.id;
+}
+
+std::optional<GangMembers> ResourceManager::Members(GangId gang) const {
+  std::optional<uint32_t> slot = state_.FindGang(gang);
+  if (!slot.has_value()) return std::nullopt;
+  const resmgr::Gang& g = state_.gang(*slot);
+  GangMembers m;
+  m.job = g.job;
+  m.state = g.state;
+  for (const TaskRecord& t : g.tasks) {
+    if (t.state != TaskState::kReleased) m.tasks.push_back(t.id);
+  }
+  return m;
 }
 
 absl::StatusOr<GangView> ResourceManager::DescribeGang(GangId gang) const {

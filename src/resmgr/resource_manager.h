@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -84,6 +85,13 @@ struct GangView {
   std::optional<QueuedGangView> queued;  // while queued: position and reason
 };
 
+// A gang's job, state and unreleased tasks (in gang order).
+struct GangMembers {
+  JobId job;
+  GangState state = GangState::kQueued;
+  absl::InlinedVector<TaskId, 1> tasks;
+};
+
 class ResourceManager {
  public:
   explicit ResourceManager(ResourceManagerConfig config = {});
@@ -120,6 +128,10 @@ class ResourceManager {
   absl::StatusOr<PoolStats> Stats(PoolId pool) const;
   absl::StatusOr<std::vector<QueuedGangView>> Queue(PoolId pool) const;
   absl::StatusOr<GangView> DescribeGang(GangId gang) const;
+  // The gang a task is in while it is queued or holds resources (not once released); the
+  // caller keeps no task-to-gang map of its own.
+  std::optional<GangId> GangOf(const TaskId& task) const;
+  std::optional<GangMembers> Members(GangId gang) const;
   uint64_t cycle() const { return cycle_; }
   const Allocation& total_allocation() const { return state_.total(); }
 

@@ -175,7 +175,7 @@ void RmState::MarkRunning(const TaskRef& ref, absl::Time now) {
   t.state = TaskState::kRunning;
   t.started = now;
   g.running = true;
-  g.last_start = std::max(g.last_start, now);
+  g.last_start = std::max<absl::Time>(g.last_start, now);
 }
 
 void RmState::ReleaseTask(const TaskRef& ref) {

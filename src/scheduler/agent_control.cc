@@ -62,7 +62,7 @@ absl::Status AgentControl::RegisterHost(const HostRegistration& reg,
 
 void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
   const TaskId task = r.run.task;
-  if (core_.gang_of_.contains(task)) return;  // accounted for already
+  if (core_.rm_.GangOf(task).has_value()) return;  // accounted for already
   const jobmgr::Job* job = core_.jobs_.GetJob(task.job);
   if (job == nullptr || task.instance >= job->instances()) return;
   const jobmgr::TaskRuntime& t = job->task(task.instance);
@@ -89,15 +89,7 @@ void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
     core_.why_[task] = absl::StrCat("adopted after a restart but not accounted on its host: ",
                                     committed.message());
   }
-  uint64_t gid = core_.next_gang_++;
-  resmgr::GangRequest req = core_.GangRequestOf(*job, {task}, gid);
-  if (!core_.rm_.Adopt(req, now).ok()) return;
-  core_.gang_of_[task] = gid;
-  SchedulerCore::GangInfo info;
-  info.job = job->id();
-  info.tasks = {task};
-  info.admitted = true;
-  core_.gangs_.emplace(gid, std::move(info));
+  (void)core_.rm_.Adopt(core_.GangRequestOf(*job, {task}, core_.next_gang_++), now);
 }
 
 bool AgentControl::Heartbeat(const std::string& host, absl::Time now) {
@@ -107,10 +99,8 @@ bool AgentControl::Heartbeat(const std::string& host, absl::Time now) {
 void AgentControl::OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
   core_.jobs_.OnStatus(report, now, fx);
-  if (report.state == TaskState::kRunning) {
-    auto it = core_.gang_of_.find(report.run.task);
-    if (it != core_.gang_of_.end()) (void)core_.rm_.MarkRunning(report.run.task, now);
-  }
+  // NOT_FOUND: the task holds nothing in the resource manager.
+  if (report.state == TaskState::kRunning) (void)core_.rm_.MarkRunning(report.run.task, now);
   core_.Absorb(fx, now, out);
 }
 

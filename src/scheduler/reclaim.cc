@@ -113,13 +113,12 @@ void SchedulerCore::ReclaimRevocable(HostId id, ReclaimCause cause, absl::Time n
     jobs_.instances().Preempt(v, why, now, fx, jobmgr::TaskReason::kRevoked);
     // The rest of its gang goes with it; the resource manager counts the gang as being freed,
     // so that it takes no other victim for an excess of slack this covers.
-    auto g = gang_of_.find(v);
-    if (g == gang_of_.end()) continue;
-    (void)rm_.BeginPreemption(resmgr::GangId(g->second));
-    auto gang = gangs_.find(g->second);
-    if (gang == gangs_.end()) continue;
-    const auto members = gang->second.tasks;  // a copy: preempting changes the gang
-    for (const TaskId& m : members) {
+    std::optional<resmgr::GangId> g = rm_.GangOf(v);
+    if (!g.has_value()) continue;
+    (void)rm_.BeginPreemption(*g);
+    std::optional<resmgr::GangMembers> gang = rm_.Members(*g);  // a copy: preempting changes it
+    if (!gang.has_value()) continue;
+    for (const TaskId& m : gang->tasks) {
       if (m == v) continue;
       jobs_.instances().Preempt(m,
                                 absl::StrCat("gang member ", v.ToString(), " was revoked: ", why),

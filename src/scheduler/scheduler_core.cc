@@ -147,13 +147,10 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     Absorb(fx, now, out);
   }
   for (const resmgr::AdmittedGang& a : cycle.admitted) {
-    auto it = gangs_.find(a.gang.value());
-    if (it == gangs_.end()) continue;
-    GangInfo& g = it->second;
-    g.admitted = true;
-    g.unplaced = static_cast<uint32_t>(g.tasks.size());
+    std::optional<resmgr::GangMembers> g = rm_.Members(a.gang);
+    if (!g.has_value()) continue;
     jobmgr::Effects fx;
-    for (const TaskId& t : g.tasks) jobs_.OnAdmitted(t, now, fx);
+    for (const TaskId& t : g->tasks) jobs_.OnAdmitted(t, now, fx);
     Absorb(fx, now, out);
     to_place_.push_back(a.gang.value());
   }
@@ -190,14 +187,13 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   std::vector<uint64_t> request_gang;
   requests.reserve(to_place_.size());
   for (uint64_t gid : to_place_) {
-    auto it = gangs_.find(gid);
-    if (it == gangs_.end()) continue;
-    const GangInfo& g = it->second;
-    const jobmgr::Job* job = jobs_.GetJob(g.job);
+    std::optional<resmgr::GangMembers> g = rm_.Members(resmgr::GangId(gid));
+    if (!g.has_value()) continue;
+    const jobmgr::Job* job = jobs_.GetJob(g->job);
     if (job == nullptr) continue;
     placement::PlacementRequest req;
     bool ok = true;
-    for (const TaskId& t : g.tasks) {
+    for (const TaskId& t : g->tasks) {
       if (job->task(t.instance).state != TaskState::kReady) continue;
       absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape = ShapeOf(*job, t.instance);
       if (!shape.ok()) {
@@ -260,14 +256,11 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
 void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   for (const TaskId& t : fx.release) ReleaseTask(t);
   for (const TaskId& t : fx.withdraw) {
-    auto it = gang_of_.find(t);
-    if (it == gang_of_.end()) continue;
-    uint64_t gid = it->second;
-    auto g = gangs_.find(gid);
-    if (g != gangs_.end() && !g->second.admitted) {
-      (void)rm_.Cancel(resmgr::GangId(gid));
-      for (const TaskId& member : g->second.tasks) gang_of_.erase(member);
-      gangs_.erase(g);
+    std::optional<resmgr::GangId> gid = rm_.GangOf(t);
+    if (!gid.has_value()) continue;
+    std::optional<resmgr::GangMembers> g = rm_.Members(*gid);
+    if (g.has_value() && g->state == resmgr::GangState::kQueued) {
+      (void)rm_.Cancel(*gid);
     } else {
       ReleaseTask(t);
     }
@@ -358,8 +351,8 @@ std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task,
       p.host = jobs_.HostName(t.host);
       if (const placement::Usage* u = snapshot_.TaskUsage(member)) {
         const std::vector<std::string> names = job->TaskFor(i)->ports;
-        for (size_t k = 0; k < u->ports.size() && k < names.size(); ++k) {
-          p.ports.emplace_back(names[k], u->ports[k]);
+        for (size_t k = 0; k < u->ports().size() && k < names.size(); ++k) {
+          p.ports.emplace_back(names[k], u->ports()[k]);
         }
       }
     }
@@ -388,17 +381,10 @@ void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time no
            tasks[j].instance / size == tasks[i].instance / size) {
       ++j;
     }
-    uint64_t gid = next_gang_++;
-    GangInfo info;
-    info.job = job->id();
-    info.tasks.assign(tasks.begin() + i, tasks.begin() + j);
-    resmgr::GangRequest req = GangRequestOf(*job, info.tasks, gid);
-    absl::Status s = rm_.Enqueue(req, now);
-    if (s.ok()) {
-      for (const TaskId& t : info.tasks) gang_of_[t] = gid;
-      gangs_.emplace(gid, std::move(info));
-    } else {
-      for (const TaskId& t : info.tasks) why_[t] = std::string(s.message());
+    absl::Span<const TaskId> members(&tasks[i], j - i);
+    absl::Status s = rm_.Enqueue(GangRequestOf(*job, members, next_gang_++), now);
+    if (!s.ok()) {
+      for (const TaskId& t : members) why_[t] = std::string(s.message());
     }
     i = j;
   }
@@ -426,16 +412,7 @@ resmgr::GangRequest SchedulerCore::GangRequestOf(const jobmgr::Job& job,
 void SchedulerCore::ReleaseTask(TaskId task) {
   (void)snapshot_.Release(task);
   usage_.Forget(task);
-  auto it = gang_of_.find(task);
-  if (it == gang_of_.end()) return;
-  uint64_t gid = it->second;
-  gang_of_.erase(it);
-  (void)rm_.Release(task);
-  auto g = gangs_.find(gid);
-  if (g == gangs_.end()) return;
-  auto& members = g->second.tasks;
-  members.erase(std::remove(members.begin(), members.end(), task), members.end());
-  if (members.empty()) gangs_.erase(g);
+  (void)rm_.Release(task);  // NOT_FOUND: it held nothing
 }
 
 absl::StatusOr<std::shared_ptr<const placement::TaskShape>> SchedulerCore::ShapeOf(
@@ -471,9 +448,8 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   }
   auto w = why_.find(task);
   if (w != why_.end()) return w->second;
-  auto g = gang_of_.find(task);
-  if (g != gang_of_.end()) {
-    absl::StatusOr<resmgr::GangView> view = rm_.DescribeGang(resmgr::GangId(g->second));
+  if (std::optional<resmgr::GangId> gang = rm_.GangOf(task)) {
+    absl::StatusOr<resmgr::GangView> view = rm_.DescribeGang(*gang);
     if (view.ok() && view->queued.has_value()) return view->queued->why;
     if (view.ok()) return "admitted; waiting for placement";
   }

@@ -125,13 +125,6 @@ class SchedulerCore {
 
   explicit SchedulerCore(CoreConfig config, std::unique_ptr<placement::PlacementEngine> engine);
 
-  struct GangInfo {
-    JobId job;
-    absl::InlinedVector<TaskId, 1> tasks;  // most gangs have one member: no allocation
-    bool admitted = false;
-    uint32_t unplaced = 0;  // admitted members still without a host
-  };
-
   // Applies what the job manager asked (enqueue, withdraw, release) to the resource manager
   // and the snapshot, and moves its batch, launches and kills into `out`.
   void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
@@ -189,10 +182,10 @@ class SchedulerCore {
   History history_;
   Retention retention_{[this](const std::string& pool) { return RetentionWindow(pool); }};
   uint64_t placements_at_last_point_ = 0;
-  absl::flat_hash_map<uint64_t, GangInfo> gangs_;  // by GangId value
-  absl::flat_hash_map<TaskId, uint64_t> gang_of_;  // task -> gang, until released
-  std::vector<uint64_t> to_place_;                 // admitted gangs without hosts
-  absl::flat_hash_map<TaskId, std::string> why_;   // placement explanations
+  // Gangs and their members are the resource manager's (rm_.GangOf, rm_.Members): the core
+  // keeps no copy of them, which at ten million running tasks would be two more hash maps.
+  std::vector<uint64_t> to_place_;                // admitted gangs without hosts
+  absl::flat_hash_map<TaskId, std::string> why_;  // placement explanations
   // By job and spec version.
   absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const placement::TaskShape>>
       shapes_;
