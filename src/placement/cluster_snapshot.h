@@ -100,6 +100,11 @@ class ClusterSnapshot {
   uint32_t slots() const { return static_cast<uint32_t>(hosts_.size()); }
   size_t num_hosts() const { return num_hosts_; }
   size_t num_tasks() const { return tasks_.size(); }
+  // Room for this many task records without growing (a restart knows how many will be adopted).
+  void ReserveTasks(size_t tasks) {
+    records_.reserve(tasks);
+    tasks_.reserve(tasks);
+  }
   // Revocable tasks placed (engine holds included), over all hosts.
   uint64_t revocable_tasks() const { return revocable_tasks_; }
   std::optional<HostId> TaskHost(TaskId task) const;

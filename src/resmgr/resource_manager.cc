@@ -60,6 +60,12 @@ absl::Status ResourceManager::DeletePool(absl::string_view path) {
 }
 
 absl::Status ResourceManager::Enqueue(const GangRequest& r, absl::Time now) {
+  RETURN_IF_ERROR(Check(r));
+  state_.Add(r, next_seq_++, now);
+  return absl::OkStatus();
+}
+
+absl::Status ResourceManager::Check(const GangRequest& r) const {
   if (state_.FindGang(r.id).has_value()) {
     return absl::AlreadyExistsError(absl::StrCat("gang ", r.id.value(), " is already known"));
   }
@@ -114,20 +120,12 @@ absl::Status ResourceManager::Enqueue(const GangRequest& r, absl::Time now) {
     return absl::FailedPreconditionError(
         absl::StrCat("gang ", r.id.value(), ": ", DescribeWait(*never, path, r.job)));
   }
-  state_.Add(r, next_seq_++, now);
   return absl::OkStatus();
 }
 
 absl::Status ResourceManager::Adopt(const GangRequest& gang, absl::Time now) {
-  RETURN_IF_ERROR(Enqueue(gang, now));
-  std::optional<uint32_t> slot = state_.FindGang(gang.id);
-  PL_CHECK(slot.has_value()) << "gang " << gang.id.value() << " vanished after Enqueue";
-  state_.Admit(*slot, now);
-  for (const TaskRequest& t : gang.tasks) {
-    std::optional<RmState::TaskRef> ref = state_.FindTask(t.id);
-    PL_CHECK(ref.has_value()) << "task " << t.id.ToString() << " vanished after Admit";
-    state_.MarkRunning(*ref, now);
-  }
+  RETURN_IF_ERROR(Check(gang));
+  state_.Add(gang, next_seq_++, now, /*running_since=*/now);
   return absl::OkStatus();
 }
 

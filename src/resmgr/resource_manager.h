@@ -114,6 +114,8 @@ class ResourceManager {
   // the entitlement check; if that leaves the pool above its entitlement, the next cycles'
   // preemption brings it back, as for any other excess. Validated like Enqueue.
   absl::Status Adopt(const GangRequest& gang, absl::Time now);
+  // Room for this many adopted one-task gangs without growing (a restart knows how many).
+  void Reserve(size_t tasks) { state_.Reserve(tasks); }
   absl::Status MarkRunning(const TaskId& task, absl::Time now);
   // OK, and nothing changes, when the gang is already being preempted. NOT_FOUND for an
   // unknown gang; FAILED_PRECONDITION for a queued or non-preemptible one.
@@ -137,6 +139,8 @@ class ResourceManager {
 
  private:
   absl::Status CheckLeafWithoutChildren(PoolId pool) const;
+  // Enqueue's and Adopt's validation of a request.
+  absl::Status Check(const GangRequest& gang) const;
   std::string WorkSummary(const PoolRuntime& p) const;
   // The reason to show for a queued gang (resolving reasons the last pass did not write).
   WaitReason ResolveReason(const Gang& g, const PoolRuntime& p) const;

@@ -77,7 +77,8 @@ void RmState::EraseVictim(uint32_t slot) {
   if (--it->second.gangs == 0) p.victim_sum_by_priority[l].erase(it);
 }
 
-uint32_t RmState::Add(const GangRequest& r, uint64_t seq, absl::Time now) {
+uint32_t RmState::Add(const GangRequest& r, uint64_t seq, absl::Time now,
+                      std::optional<absl::Time> running_since) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -129,9 +130,20 @@ uint32_t RmState::Add(const GangRequest& r, uint64_t seq, absl::Time now) {
 
   PoolRuntime& p = pool(r.pool);
   const int l = static_cast<int>(g.ledger());
-  p.queue[l].Push(QueueEntry{g.priority, g.seq, slot, static_cast<uint8_t>(g.lane())});
   p.queued[l] += g.held;
+  if (running_since.has_value()) {
+    FinishAdmit(slot, *running_since);
+    for (uint32_t i = 0; i < g.tasks.size(); ++i) MarkRunning(TaskRef{slot, i}, *running_since);
+  } else {
+    p.queue[l].Push(QueueEntry{g.priority, g.seq, slot, static_cast<uint8_t>(g.lane())});
+  }
   return slot;
+}
+
+void RmState::Reserve(size_t tasks) {
+  gangs_.reserve(tasks);
+  gang_index_.reserve(tasks);
+  task_index_.reserve(tasks);
 }
 
 void RmState::Admit(uint32_t slot, absl::Time now) {

@@ -127,8 +127,13 @@ class RmState {
   const Allocation& total() const { return total_; }
 
   // Transitions. Each requires the state noted; the caller validates the request.
-  uint32_t Add(const GangRequest& request, uint64_t seq, absl::Time now);  // -> QUEUED
-  void Admit(uint32_t slot, absl::Time now);                               // QUEUED -> ADMITTED
+  // -> QUEUED; or, given `running_since` (a gang adopted after a restart), straight to ADMITTED
+  // with every task RUNNING since then, never in the queue.
+  uint32_t Add(const GangRequest& request, uint64_t seq, absl::Time now,
+               std::optional<absl::Time> running_since = std::nullopt);
+  // Room for this many one-task gangs without growing (a restart knows how many will be adopted).
+  void Reserve(size_t tasks);
+  void Admit(uint32_t slot, absl::Time now);  // QUEUED -> ADMITTED
   // Admit for the gang at `it` in queue[l] of `pool`; returns the entry after it.
   AdmissionQueue::const_iterator AdmitAt(PoolId pool, Ledger l, AdmissionQueue::const_iterator it,
                                          absl::Time now);

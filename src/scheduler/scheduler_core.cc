@@ -53,11 +53,18 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
   }
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));
+  size_t adoptable = 0;  // tasks whose agents will report them as they register again
   jobs_.ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
     if (job.spec().type == JobType::kDaemon) daemons_.Add(job.id());
     retention_.Restore(job);
+    for (int s = 0; s < kNumTaskStates; ++s) {
+      if (MayHaveProcess(TaskState(s))) adoptable += job.count(TaskState(s));
+    }
     return true;
   });
+  // Adopting them then grows nothing: no rehash of millions of entries while the fleet returns.
+  rm_.Reserve(adoptable);
+  snapshot_.ReserveTasks(adoptable);
   Absorb(fx, now, out);
   return absl::OkStatus();
 }
