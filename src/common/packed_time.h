@@ -21,8 +21,8 @@ namespace paceline {
 
 class PackedTime {
  public:
-  constexpr PackedTime() = default;  // the infinite past
-  PackedTime(absl::Time t) : ns_(Pack(t)) {}  // NOLINT(google-explicit-constructor)
+  constexpr PackedTime() = default;                    // the infinite past
+  PackedTime(absl::Time t) : ns_(Pack(t)) {}           // NOLINT(google-explicit-constructor)
   operator absl::Time() const { return Unpack(ns_); }  // NOLINT(google-explicit-constructor)
 
  private:
