@@ -86,10 +86,7 @@ class Cluster final : public api::Backend {
   absl::Status Mutate(const MutateFn& fn) override;
   void MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) override;
   void RunRead(const ReadFn& fn) override {
-    loop_.Call<bool>([&] {
-      fn(*core_);
-      return true;
-    });
+    loop_.Read([&] { fn(*core_); });
   }
   absl::StatusOr<std::vector<records::TaskEvent>> ReadEvents(TaskId task, size_t limit) override;
   absl::StatusOr<std::unique_ptr<api::AgentProtocol>> OpenAgent(

@@ -33,6 +33,29 @@ void EventLoop::Post(std::function<void()> fn) {
   queue_.push_back(std::move(fn));
 }
 
+void EventLoop::Read(const std::function<void()>& fn) {
+  absl::Notification done;
+  {
+    absl::MutexLock lock(&mu_);
+    reads_.push_back([&] {
+      fn();
+      done.Notify();
+    });
+    reads_waiting_.store(true, std::memory_order_release);
+  }
+  done.WaitForNotification();
+}
+
+void EventLoop::RunReads() {
+  std::vector<std::function<void()>> reads;
+  {
+    absl::MutexLock lock(&mu_);
+    reads.swap(reads_);
+    reads_waiting_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& fn : reads) fn();
+}
+
 void EventLoop::Kick() {
   absl::MutexLock lock(&mu_);
   kicked_ = true;
@@ -47,7 +70,7 @@ void EventLoop::Run() {
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || kicked_ || !queue_.empty();
+        return stopping_ || kicked_ || !queue_.empty() || !reads_.empty();
       };
       mu_.AwaitWithDeadline(absl::Condition(&ready), next_tick);
       batch.swap(queue_);
@@ -55,16 +78,21 @@ void EventLoop::Run() {
       tick = kicked_ || absl::Now() >= next_tick;
       kicked_ = false;
     }
-    for (auto& fn : batch) fn();
+    for (auto& fn : batch) {
+      if (reads_waiting_.load(std::memory_order_acquire)) RunReads();
+      fn();
+    }
+    if (reads_waiting_.load(std::memory_order_acquire)) RunReads();
     if (tick && !stop) {
       on_tick_();
       next_tick = absl::Now() + tick_;
     }
     if (on_turn_end_) on_turn_end_();
     if (stop) {
+      RunReads();
       // Drain what the last closures posted, then leave.
       absl::MutexLock lock(&mu_);
-      if (queue_.empty()) return;
+      if (queue_.empty() && reads_.empty()) return;
     }
   }
 }

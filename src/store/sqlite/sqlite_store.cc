@@ -317,6 +317,12 @@ absl::Status SqliteStore::LoadTasks(std::optional<JobId> only,
                                      "FROM tasks",
                                      only ? " WHERE job = ?" : "", " ORDER BY job, instance")));
   if (only) st.Bind(1, static_cast<int64_t>(only->value()));
+  if (!only) {
+    // Millions of records: growing the vector would move every one of them several times.
+    ASSIGN_OR_RETURN(Statement count, db_->Prepare("SELECT count(*) FROM tasks"));
+    ASSIGN_OR_RETURN(bool row, count.Step());
+    if (row) out.reserve(out.size() + static_cast<size_t>(count.ColumnInt(0)));
+  }
   while (true) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
