@@ -61,7 +61,6 @@ class EventLoop {
   void Run();
   void RunReads();  // on the loop thread: the reads queued so far
 
-
   const absl::Duration tick_;
   const std::function<void()> on_tick_;
   const std::function<void()> on_turn_end_;
