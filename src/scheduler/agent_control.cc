@@ -62,7 +62,6 @@ absl::Status AgentControl::RegisterHost(const HostRegistration& reg,
 
 void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
   const TaskId task = r.run.task;
-  if (core_.rm_.GangOf(task).has_value()) return;  // accounted for already
   const jobmgr::Job* job = core_.jobs_.GetJob(task.job);
   if (job == nullptr || task.instance >= job->instances()) return;
   const jobmgr::TaskRuntime& t = job->task(task.instance);
@@ -70,6 +69,10 @@ void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
   absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape =
       core_.ShapeOf(*job, task.instance);
   if (!shape.ok()) return;
+  // ALREADY_EXISTS: accounted for already (its agent registered again).
+  absl::Status accounted =
+      core_.rm_.Adopt(core_.GangRequestOf(*job, {task}, core_.next_gang_++), now);
+  if (absl::IsAlreadyExists(accounted)) return;
   placement::Assignment a;
   a.task = task;
   a.host = host;
@@ -89,7 +92,6 @@ void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
     core_.why_[task] = absl::StrCat("adopted after a restart but not accounted on its host: ",
                                     committed.message());
   }
-  (void)core_.rm_.Adopt(core_.GangRequestOf(*job, {task}, core_.next_gang_++), now);
 }
 
 bool AgentControl::Heartbeat(const std::string& host, absl::Time now) {

@@ -180,6 +180,16 @@ TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
   EXPECT_FALSE(h1->reconnecting);
   EXPECT_EQ(core_->snapshot().num_tasks(), 4u) << "the running tasks hold their host again";
   EXPECT_TRUE(core_->snapshot().Validate().ok());
+  const Resources held = core_->resources().total_allocation().regular();
+  EXPECT_EQ(held[Dim::kCpu], 4000);
+  // Its agent registers again (a stream that broke): nothing is counted twice.
+  Actions again;
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), running, now_, again).ok());
+  Commit(again);
+  EXPECT_TRUE(again.kills.empty());
+  EXPECT_EQ(core_->snapshot().num_tasks(), 4u);
+  EXPECT_EQ(core_->resources().total_allocation().regular(), held);
+  EXPECT_TRUE(core_->snapshot().Validate().ok());
   // The host is full: the two pending instances must wait, not over-commit it.
   Actions next = Cycle();
   EXPECT_TRUE(next.launches.empty());
