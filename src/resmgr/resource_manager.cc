@@ -328,11 +328,9 @@ absl::StatusOr<std::vector<QueuedGangView>> ResourceManager::Queue(PoolId pool) 
 }
 
 std::optional<GangId> ResourceManager::GangOf(const TaskId& task) const {
-  std::optional<RmState::TaskRef> ref = state_.FindTask(task);
+  std::optional<RmState::TaskRef> ref = state_.FindTask(task);  // never a released one
   if (!ref.has_value()) return std::nullopt;
-  const resmgr::Gang& g = state_.gang(ref->slot);
-  if (g.tasks[ref->index].state == TaskState::kReleased) return std::nullopt;
-  return g.id;
+  return state_.gang(ref->slot).id;
 }
 
 std::optional<GangMembers> ResourceManager::Members(GangId gang) const {

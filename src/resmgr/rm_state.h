@@ -111,6 +111,7 @@ class RmState {
   Gang& gang(uint32_t slot) { return gangs_[slot]; }
   const Gang& gang(uint32_t slot) const { return gangs_[slot]; }
   std::optional<uint32_t> FindGang(GangId id) const;
+  // Only a task not yet released is found: releasing a task takes it out of the index.
   std::optional<TaskRef> FindTask(const TaskId& id) const;
   size_t gang_count() const { return gang_index_.size(); }
 
