@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build g++ clang clang-format libclang-rt-14-dev pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libsqlite3-dev libyaml-cpp-dev libcli11-dev
+  libabsl-dev libsqlite3-dev libyaml-cpp-dev libyaml-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # The binary's allocator (src/main/CMakeLists.txt).

@@ -14,6 +14,11 @@ namespace paceline::masterd {
 namespace {
 constexpr absl::Duration kReloadEvery = absl::Seconds(1);
 constexpr absl::Duration kFollowEvery = absl::Milliseconds(500);
+
+// A duration for the log, to the millisecond.
+std::string Ms(absl::Duration d) {
+  return absl::FormatDuration(absl::Trunc(d, absl::Milliseconds(1)));
+}
 }  // namespace
 
 Cluster::Cluster(scheduler::CoreConfig core_config, store::Store* store, ClusterOptions options)
@@ -39,10 +44,16 @@ absl::Status Cluster::Start() {
 }
 
 absl::Status Cluster::LoadAndRebuild() {
+  const absl::Time start = absl::Now();
   absl::StatusOr<records::StoreContents> contents;
   committer_->RunOnWriter([&](store::Store& s) { contents = s.Load(); });
   RETURN_IF_ERROR(contents.status());
-  return Rebuild(*contents);
+  const absl::Time loaded = absl::Now();
+  RETURN_IF_ERROR(Rebuild(*contents));
+  std::cerr << "master: loaded " << contents->jobs.size() << " jobs and " << contents->tasks.size()
+            << " tasks from the store in " << Ms(loaded - start) << ", rebuilt the state in "
+            << Ms(absl::Now() - loaded) << std::endl;
+  return absl::OkStatus();
 }
 
 absl::Status Cluster::BecomeLeader(const std::function<void(store::Store&)>& fence) {
@@ -72,10 +83,9 @@ absl::Status Cluster::TakeOver() {
   const int64_t to = mirror.rev();
   absl::Status s = Rebuild(std::move(mirror).TakeContents());
   if (s.ok()) {
-    std::cerr << "master: took over from the followed state in "
-              << absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(1)))
-              << ": " << rows << " changed rows read (revisions " << from << " to " << to << "), "
-              << tasks << " tasks followed" << std::endl;
+    std::cerr << "master: took over from the followed state in " << Ms(absl::Now() - start) << ": "
+              << rows << " changed rows read (revisions " << from << " to " << to << "), " << tasks
+              << " tasks followed" << std::endl;
   }
   return s;
 }

@@ -172,20 +172,17 @@ absl::StatusOr<Converted<PoolSpec>> ConvertPool(absl::string_view yaml_text,
 }
 
 ConfigKind GuessKind(absl::string_view yaml_text) {
-  try {
-    YAML::Node root = YAML::Load(std::string(yaml_text));
-    if (!root.IsMap()) return ConfigKind::kJob;
-    bool resources = false;
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      if (!it->first.IsScalar()) continue;
-      const std::string key = yaml_internal::FoldKey(it->first.Scalar());
-      if (key == "instancecount" || key == "defaultconfig" || key == "sla") return ConfigKind::kJob;
-      if (key == "resources" && it->second.IsSequence()) resources = true;
-    }
-    return resources ? ConfigKind::kPool : ConfigKind::kJob;
-  } catch (const std::exception&) {
-    return ConfigKind::kJob;  // the job parser reports the syntax error with its position
+  // A text that does not read is a job: the job parser reports the error with its position.
+  const yaml_internal::Node root = yaml_internal::ReadYaml(yaml_text).root;
+  if (!root.IsMap()) return ConfigKind::kJob;
+  bool resources = false;
+  for (size_t i = 0; i < root.size(); ++i) {
+    if (!root.key(i).IsScalar()) continue;
+    const std::string key = yaml_internal::FoldKey(root.key(i).Scalar());
+    if (key == "instancecount" || key == "defaultconfig" || key == "sla") return ConfigKind::kJob;
+    if (key == "resources" && root.value(i).IsSequence()) resources = true;
   }
+  return resources ? ConfigKind::kPool : ConfigKind::kJob;
 }
 
 }  // namespace paceline::peloton

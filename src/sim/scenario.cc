@@ -134,13 +134,6 @@ HostGroup ReadHostGroup(const Field& f, size_t index, Diagnostics& diag) {
   return g;
 }
 
-// Simulated tasks run no command: give the job spec parser one when the scenario leaves it out.
-void DefaultCommand(const Field& spec) {
-  if (!spec.node.IsMap()) return;
-  YAML::Node task = spec.node["task"];
-  if (task.IsMap() && !task["command"]) task["command"] = "simulated";
-}
-
 ScenarioJob ReadJob(const Field& f, Diagnostics& diag) {
   ScenarioJob j;
   MapReader m(f, kJobKeys, "expected a map such as {at: 30s, pool: /a, spec: {...}}", diag);
@@ -152,8 +145,8 @@ ScenarioJob ReadJob(const Field& f, Diagnostics& diag) {
     if (auto v = yaml_internal::ReadString(*p, diag)) j.pool = *v;
   }
   if (auto s = m.Require("spec", "expected a job spec map")) {
-    DefaultCommand(*s);
-    j.spec = yaml_internal::ReadEmbeddedJobSpec(*s, diag);
+    // Simulated tasks run no command: the scenario may leave it out.
+    j.spec = yaml_internal::ReadEmbeddedJobSpec(*s, diag, "simulated");
   }
   return j;
 }

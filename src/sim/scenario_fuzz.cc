@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<sim::Scenario> sc = sim::ParseScenario(text, "fuzz.yaml");
   if (!sc.ok()) {
     PL_CHECK(sc.status().code() == absl::StatusCode::kInvalidArgument) << sc.status();
-    // Like the spec fuzzers: the message starts with the file name. (Not every line: yaml-cpp's
-    // syntax errors may quote a raw control character of the input, a newline included.)
+    // Like the spec fuzzers: the message starts with the file name. (Not every line: a syntax error
+    // may quote a raw control character of the input, a newline included.)
     PL_CHECK(absl::StartsWith(sc.status().message(), "fuzz.yaml:")) << sc.status();
     return 0;
   }

@@ -21,7 +21,7 @@ bool Covers(absl::string_view outer, absl::string_view inner) {
 
 }  // namespace
 
-Location ToLocation(const YAML::Mark& mark) {
+Location ToLocation(const Mark& mark) {
   if (mark.line < 0 || mark.column < 0) return Location{};
   return Location{mark.line + 1, mark.column + 1};
 }

@@ -15,6 +15,8 @@
 namespace paceline::yaml_internal {
 
 PoolSpec ReadEmbeddedPoolSpec(const Field& f, Diagnostics& diag);
-JobSpec ReadEmbeddedJobSpec(const Field& f, Diagnostics& diag);
+// A task with neither command nor container runs `default_command` (empty: it is required).
+JobSpec ReadEmbeddedJobSpec(const Field& f, Diagnostics& diag,
+                            absl::string_view default_command = "");
 
 }  // namespace paceline::yaml_internal

@@ -94,7 +94,7 @@ void ReadOverrides(const Field& f, JobSpec& spec, Diagnostics& diag) {
   }
 }
 
-JobSpec ReadJob(const Field& root, Diagnostics& diag) {
+JobSpec ReadJob(const Field& root, Diagnostics& diag, absl::string_view default_command = "") {
   JobSpec spec;
   MapReader top(root, kJobKeys, "expected a job spec map", diag);
   ReadInto(top.Require("name", "expected a job name such as nightly-etl"), spec.name,
@@ -131,7 +131,7 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag) {
       diag);
   if (auto f = top.Get("sla")) spec.sla = ReadSla(*f, diag);
   if (auto f = top.Require("task", "expected a map with command and resources")) {
-    spec.task = yaml_internal::ReadTask(*f, diag);
+    spec.task = yaml_internal::ReadTask(*f, diag, default_command);
   }
   if (auto f = top.Get("update")) spec.update = ReadUpdate(*f, diag);
   if (auto f = top.Get("instance_overrides")) ReadOverrides(*f, spec, diag);
@@ -141,14 +141,15 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag) {
 }  // namespace
 
 absl::StatusOr<JobSpec> ParseJobSpec(absl::string_view yaml_text, absl::string_view file_name) {
-  return yaml_internal::ParseSpecDocument<JobSpec>(yaml_text, file_name, "job spec", ReadJob,
-                                                   ValidateJobSpec);
+  return yaml_internal::ParseSpecDocument<JobSpec>(
+      yaml_text, file_name, "job spec",
+      [](const Field& f, Diagnostics& diag) { return ReadJob(f, diag); }, ValidateJobSpec);
 }
 
 namespace yaml_internal {
 
-JobSpec ReadEmbeddedJobSpec(const Field& f, Diagnostics& diag) {
-  JobSpec spec = ReadJob(f, diag);
+JobSpec ReadEmbeddedJobSpec(const Field& f, Diagnostics& diag, absl::string_view default_command) {
+  JobSpec spec = ReadJob(f, diag, default_command);
   diag.AddValidationErrors(ValidateJobSpec(spec), f.path);
   return spec;
 }

@@ -14,8 +14,10 @@ namespace paceline::yaml_internal {
 
 inline constexpr int64_t kMaxCount = std::numeric_limits<uint32_t>::max();
 
-// Reads `task:`; fields that cannot be read keep their defaults (the error is recorded).
-TaskSpec ReadTask(const Field& f, Diagnostics& diag);
+// Reads `task:`; fields that cannot be read keep their defaults (the error is recorded). A task
+// with neither command nor container runs `default_command`; when that is empty, the command is
+// required.
+TaskSpec ReadTask(const Field& f, Diagnostics& diag, absl::string_view default_command = "");
 
 // Reads a resources map {cpu, memory, disk, gpu}. Dimensions not given come from `base`.
 // With `require_cpu_memory`, cpu and memory must be given. Dimensions that cannot be read keep

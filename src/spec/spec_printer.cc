@@ -8,6 +8,7 @@
 #include "common/units.h"
 #include "spec/yaml_reader.h"
 #include "spec/yaml_spec.h"
+#include "yaml-cpp/yaml.h"
 
 namespace paceline {
 namespace {

@@ -240,14 +240,15 @@ std::optional<ContainerSpec> ReadContainer(const Field& f, Diagnostics& diag) {
   return c;
 }
 
-TaskSpec ReadTask(const Field& f, Diagnostics& diag) {
+TaskSpec ReadTask(const Field& f, Diagnostics& diag, absl::string_view default_command) {
   TaskSpec t;
   MapReader m(f, kTaskKeys, "expected a map with command and resources", diag);
   if (!m.ok()) return t;
   // A container's image may say what runs; every other task needs a command.
-  std::optional<Field> command = m.Get("container")
+  std::optional<Field> command = m.Get("container") || !default_command.empty()
                                      ? m.Get("command")
                                      : m.Require("command", "expected the command line to run");
+  if (!command && !m.Get("container")) t.command = std::string(default_command);
   ReadInto(command, t.command, ReadString, diag);
   if (auto r = m.Require("resources", "expected a map such as {cpu: 1, memory: 2Gi}")) {
     if (auto v = ReadResources(*r, Resources(), /*require_cpu_memory=*/true, diag)) {

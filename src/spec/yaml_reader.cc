@@ -1,4 +1,4 @@
-// Strict readers over yaml-cpp nodes (see yaml_reader.h).
+// Strict readers over YAML nodes (see yaml_reader.h).
 
 #include "spec/yaml_reader.h"
 
@@ -20,29 +20,23 @@
 namespace paceline::yaml_internal {
 namespace {
 
-absl::string_view Shape(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Sequence:
+absl::string_view Shape(const Node& n) {
+  switch (n.kind()) {
+    case Node::Kind::kSequence:
       return "is a list";
-    case YAML::NodeType::Map:
+    case Node::Kind::kMap:
       return "is a map";
-    case YAML::NodeType::Scalar:
+    case Node::Kind::kScalar:
       return "is a single value";
-    case YAML::NodeType::Null:
+    case Node::Kind::kNull:
       return "has no value";
-    case YAML::NodeType::Undefined:
+    case Node::Kind::kUndefined:
       break;
   }
   return "is missing";
 }
 
-// yaml-cpp gives "?" to plain scalars and untagged collections, "!" to quoted scalars.
-bool HasExplicitTag(const YAML::Node& n) {
-  const std::string& tag = n.Tag();
-  return !(tag.empty() || tag == "?" || tag == "!");
-}
-
-bool IsQuoted(const YAML::Node& n) { return n.Tag() == "!"; }
+bool HasExplicitTag(const Node& n) { return !n.Tag().empty(); }
 
 void TagError(const Field& f, Diagnostics& diag) {
   diag.Error(f.loc, f.path,
@@ -63,7 +57,7 @@ std::string StripUnitPrefix(absl::string_view message) {
 std::optional<std::string> PlainScalar(const Field& f, absl::string_view expected,
                                        Diagnostics& diag) {
   std::optional<std::string> text = ScalarText(f, expected, diag);
-  if (text && IsQuoted(f.node)) {
+  if (text && f.node.quoted()) {
     diag.Error(f.loc, f.path,
                absl::StrCat(Quote(*text), " is quoted, which makes it a string; ", expected,
                             " (remove the quotes)"));
@@ -146,10 +140,10 @@ void MapReader::Read(std::span<const absl::string_view> known_keys, bool free_ke
   }
   ok_ = true;
   absl::flat_hash_map<std::string, int> first_line;
-  for (auto it = field_.node.begin(); it != field_.node.end(); ++it) {
-    const YAML::Node key = it->first;  // a copy: `first` is a temporary
-    const YAML::Node value = it->second;
-    Location key_loc = ToLocation(key.Mark());
+  for (size_t i = 0; i < field_.node.size(); ++i) {
+    const Node key = field_.node.key(i);
+    const Node value = field_.node.value(i);
+    Location key_loc = ToLocation(key.mark());
     if (!key.IsScalar()) {
       diag_.Error(key_loc, field_.path,
                   absl::StrCat("has a key that ", Shape(key), "; keys must be plain names"));
@@ -183,7 +177,7 @@ void MapReader::Read(std::span<const absl::string_view> known_keys, bool free_ke
                                "; expected one of: ", absl::StrJoin(known_keys, ", ")));
       continue;
     }
-    Location loc = value.IsNull() ? key_loc : ToLocation(value.Mark());
+    Location loc = value.IsNull() ? key_loc : ToLocation(value.mark());
     if (loc.line < key_loc.line) loc = key_loc;  // an alias points back at its anchor
     diag_.Record(path, loc);
     entries_.emplace_back(name, Field{value, loc, path});
@@ -318,9 +312,9 @@ std::optional<std::vector<Field>> ReadSequence(const Field& f, absl::string_view
     return std::nullopt;
   }
   std::vector<Field> items;
-  for (auto it = f.node.begin(); it != f.node.end(); ++it) {
-    const YAML::Node& item = *it;
-    Location loc = item.IsNull() ? f.loc : ToLocation(item.Mark());
+  for (size_t i = 0; i < f.node.size(); ++i) {
+    const Node item = f.node.item(i);
+    Location loc = item.IsNull() ? f.loc : ToLocation(item.mark());
     if (loc.line < f.loc.line) loc = f.loc;  // an alias points back at its anchor
     items.push_back(Field{item, loc, IndexPath(f.path, items.size())});
     diag.Record(items.back().path, loc);

@@ -1,5 +1,5 @@
 #pragma once
-// Strict reading of yaml-cpp nodes for the spec parsers. Internal to src/spec.
+// Strict reading of YAML nodes (yaml_tree.h) for the spec parsers. Internal to src/spec.
 //
 // Every reader takes a Field (a node, its place in the file, its field path) and either returns
 // the value or records an error in Diagnostics and returns nullopt, so one pass over a spec
@@ -12,7 +12,7 @@
 // Diagnostics also records where each field path sits so that errors found later on the built
 // struct (spec_validation.h) can be located.
 //
-// The readers never throw; yaml-cpp calls that can throw are wrapped by the parse entry points.
+// The readers never throw.
 //
 // Thread-safety: a Diagnostics is used by one thread.
 
@@ -33,7 +33,7 @@
 #include "absl/time/time.h"
 #include "common/resources.h"
 #include "spec/spec_validation.h"
-#include "yaml-cpp/yaml.h"
+#include "spec/yaml_tree.h"
 
 namespace paceline::yaml_internal {
 
@@ -41,7 +41,7 @@ struct Location {
   int line = 1;  // 1-based
   int column = 1;
 };
-Location ToLocation(const YAML::Mark& mark);
+Location ToLocation(const Mark& mark);
 
 class Diagnostics {
  public:
@@ -74,7 +74,7 @@ class Diagnostics {
 };
 
 struct Field {
-  YAML::Node node;
+  Node node;
   Location loc;  // where the value starts; the key's place when the value is empty
   std::string path;
 };
@@ -144,14 +144,14 @@ std::optional<double> ParseNumberText(absl::string_view text);
 std::string FormatNumber(double v);
 
 // Parses exactly one YAML document whose top level is a map. `what` names the spec kind
-// ("job spec"). Records syntax errors (with yaml-cpp's position), empty input, several
-// documents and a non-map top level. Catches every yaml-cpp exception.
+// ("job spec"). Records syntax errors (with libyaml's message and position), empty input,
+// several documents and a non-map top level.
 std::optional<Field> LoadDocument(absl::string_view text, absl::string_view what,
                                   Diagnostics& diag);
 
 // The frame of every spec parser: loads the document, reads it with `read(root, diag)`, adds
-// the semantic errors of `validate(spec)`, and turns any exception into an error, so that no
-// exception ever leaves a parse function.
+// the semantic errors of `validate(spec)`, and turns any exception (a bad_alloc) into an error,
+// so that no exception ever leaves a parse function.
 template <typename Spec, typename Read, typename Validate>
 absl::StatusOr<Spec> ParseSpecDocument(absl::string_view yaml_text, absl::string_view file_name,
                                        absl::string_view what, Read read, Validate validate) {
@@ -163,9 +163,6 @@ absl::StatusOr<Spec> ParseSpecDocument(absl::string_view yaml_text, absl::string
     diag.AddValidationErrors(validate(spec));
     if (!diag.ok()) return diag.ToStatus(file_name);
     return spec;
-  } catch (const YAML::Exception& e) {
-    diag.Error(ToLocation(e.mark), "", absl::StrCat("cannot read the YAML: ", e.msg));
-    return diag.ToStatus(file_name);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat(file_name, ": parsing failed: ", e.what()));
   } catch (...) {

@@ -18,7 +18,7 @@
 // and durations in their shortest exact units. For every spec s accepted by the parser,
 // Parse(Print(s)) == s.
 //
-// No function here throws: yaml-cpp's exceptions are caught and turned into statuses.
+// No function here throws.
 // Thread-safety: pure functions; safe to call from any thread.
 
 #include <string>
