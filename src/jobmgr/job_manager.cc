@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
+#include "common/status.h"
 #include "jobmgr/restart_policy.h"
 
 namespace paceline::jobmgr {
@@ -188,7 +189,7 @@ void JobManager::Tick(absl::Time now, Effects& fx) {
 }
 
 absl::Status JobManager::Restore(const records::StoreContents& contents, absl::Time now,
-                                 Effects& fx) {
+                                 Effects& fx, const records::TaskBatches& more) {
   next_job_id_ = std::max<uint64_t>(next_job_id_, contents.next_job_id);
   for (const records::JobRecord& r : contents.jobs) {
     auto spec = std::make_shared<const JobSpec>(r.spec);
@@ -200,8 +201,16 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
     ids_.insert(r.id);
     next_job_id_ = std::max(next_job_id_, r.id.value() + 1);
   }
-  for (const records::TaskRecord& r : contents.tasks) {
-    Job* job = FindJob(r.id.job);
+  RETURN_IF_ERROR(RestoreTasks(contents.tasks));
+  if (more) RETURN_IF_ERROR(more([this](const auto& batch) { return RestoreTasks(batch); }));
+  FinishRestore(now, fx);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::RestoreTasks(const std::vector<records::TaskRecord>& tasks) {
+  Job* job = nullptr;  // a job's tasks come together: one lookup per job, not per task
+  for (const records::TaskRecord& r : tasks) {
+    if (job == nullptr || job->id() != r.id.job) job = FindJob(r.id.job);
     if (job == nullptr || r.id.instance >= job->instances()) {
       return absl::DataLossError(
           absl::StrCat("stored task ", r.id.ToString(), " belongs to no stored job"));
@@ -232,6 +241,10 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
           Timer{r.started_at + job->spec().sla.max_running_time, RunId{r.id, r.run}});
     }
   }
+  return absl::OkStatus();
+}
+
+void JobManager::FinishRestore(absl::Time now, Effects& fx) {
   for (auto& [id, job] : jobs_) {
     // Instances an update added but has not started yet wait for it.
     absl::flat_hash_set<uint32_t> waiting;
@@ -256,7 +269,6 @@ absl::Status JobManager::Restore(const records::StoreContents& contents, absl::T
       }
     }
   }
-  return absl::OkStatus();
 }
 
 std::vector<RunId> JobManager::LiveRunsOnHost(const std::string& host) const {

@@ -111,9 +111,11 @@ class JobManager {
   // Backoff expiries, max_running_time deadlines and rolling-update progress up to `now`.
   void Tick(absl::Time now, Effects& fx);
 
-  // Rebuilds jobs and tasks from the store after a restart. PENDING tasks whose backoff is
+  // Rebuilds jobs and tasks from the store after a restart: the tasks of `contents`, then those
+  // `more` hands over (a streaming load's batches; any order). PENDING tasks whose backoff is
   // over go to fx.enqueue; LAUNCHING/RUNNING/KILLING tasks wait for their agents to report.
-  absl::Status Restore(const records::StoreContents& contents, absl::Time now, Effects& fx);
+  absl::Status Restore(const records::StoreContents& contents, absl::Time now, Effects& fx,
+                       const records::TaskBatches& more = nullptr);
 
   // The runs this master believes may have a process on `host` (LAUNCHING, RUNNING,
   // PREEMPTING, KILLING). O(tasks): for host registration, not for hot paths.
@@ -142,6 +144,10 @@ class JobManager {
 
   Job* FindJob(JobId id);
   uint32_t InternHost(const std::string& host);
+  // Restore's steps: the stored tasks (DATA_LOSS for one of no stored job), then what the
+  // restored states ask for (PENDING runs queued or waiting for their backoff, kills).
+  absl::Status RestoreTasks(const std::vector<records::TaskRecord>& tasks);
+  void FinishRestore(absl::Time now, Effects& fx);
   // Moves a task to `to`, records the event, and writes the task record when `persist`.
   void Transition(Job& job, uint32_t instance, TaskState to, TaskReason reason,
                   const std::string& message, absl::Time now, Effects& fx, bool persist);

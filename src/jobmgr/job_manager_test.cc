@@ -303,6 +303,65 @@ TEST_F(JobManagerTest, RestoreRebuildsStateFromTheStore) {
   EXPECT_GT(next->value(), id.value());
 }
 
+// A streaming load hands the tasks over in batches, in any order: the same state comes back.
+TEST_F(JobManagerTest, RestoreFromBatchesInAnyOrderEqualsRestoreFromTheWholeStore) {
+  JobSpec spec = Batch(4);
+  spec.task.restart = {RestartPolicy::kOnFailure, 2, absl::Seconds(30), absl::Minutes(5)};
+  JobId a = Create(spec);
+  JobId b = Create(Batch(3));
+  Start(TaskId{a, 0});
+  Start(TaskId{a, 2});
+  Exit(TaskId{a, 2}, 7);  // in backoff
+  Start(TaskId{b, 1});
+  auto contents = store_.Load();
+  ASSERT_TRUE(contents.ok());
+  JobManager whole;
+  Effects whole_fx;
+  ASSERT_TRUE(whole.Restore(*contents, now_, whole_fx).ok());
+
+  records::StoreContents head = *contents;
+  head.tasks.clear();
+  std::vector<std::vector<records::TaskRecord>> batches;  // one per task, the last job first
+  for (auto it = contents->tasks.rbegin(); it != contents->tasks.rend(); ++it) {
+    batches.push_back({*it});
+  }
+  JobManager streamed;
+  Effects streamed_fx;
+  ASSERT_TRUE(streamed
+                  .Restore(head, now_, streamed_fx,
+                           [&](const records::TaskBatchFn& take) -> absl::Status {
+                             for (const auto& batch : batches) {
+                               if (absl::Status s = take(batch); !s.ok()) return s;
+                             }
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  for (JobId id : {a, b}) {
+    for (uint32_t i = 0; i < whole.GetJob(id)->instances(); ++i) {
+      EXPECT_EQ(streamed.GetJob(id)->task(i).state, whole.GetJob(id)->task(i).state);
+      EXPECT_EQ(streamed.GetJob(id)->task(i).run, whole.GetJob(id)->task(i).run);
+      EXPECT_EQ(streamed.GetJob(id)->task(i).host, whole.GetJob(id)->task(i).host);
+    }
+  }
+  EXPECT_EQ(streamed_fx.enqueue, whole_fx.enqueue);
+  EXPECT_EQ(streamed.LiveRunsOnHost("h1"), whole.LiveRunsOnHost("h1"));
+
+  // A batch's task of no stored job is lost data, and the source's error is the restore's.
+  JobManager orphan;
+  Effects orphan_fx;
+  records::TaskRecord stray = contents->tasks.front();
+  stray.id.job = JobId(999);
+  absl::Status lost = orphan.Restore(
+      head, now_, orphan_fx, [&](const records::TaskBatchFn& take) { return take({stray}); });
+  EXPECT_EQ(lost.code(), absl::StatusCode::kDataLoss) << lost;
+  JobManager failed;
+  Effects failed_fx;
+  absl::Status source = failed.Restore(head, now_, failed_fx, [](const records::TaskBatchFn&) {
+    return absl::UnavailableError("the store went away");
+  });
+  EXPECT_EQ(source.code(), absl::StatusCode::kUnavailable) << source;
+}
+
 TEST_F(JobManagerTest, RestartKillsLiveRunsThenStartsNewOnesAndDeleteNeedsAnEndedJob) {
   JobId id = Create(Batch(3));
   Start(TaskId{id, 0});

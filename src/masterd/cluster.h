@@ -142,7 +142,9 @@ class Cluster final : public api::Backend {
   // Reads the store and rebuilds from it, once a second at most, without blocking the loop.
   void TryReload();
   // A new core from the store's contents, as after a restart (loop thread, or before it runs).
-  absl::Status Rebuild(const records::StoreContents& contents);
+  // With `more`: the tasks a streaming load hands over after `contents` (store/load_queue.h).
+  absl::Status Rebuild(const records::StoreContents& contents,
+                       const records::TaskBatches& more = nullptr);
   // A standby: reads the changes since the mirror's revision, every kFollowEvery at most,
   // without blocking the loop (loop thread).
   void Follow();

@@ -23,11 +23,13 @@
 // Thread-safety: value types.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
 #include "common/resources.h"
@@ -222,6 +224,12 @@ struct WriteBatch {
   bool empty() const;
   size_t size() const;  // number of changes
 };
+
+// Task records handed over in batches, as a streaming load reads them (store.h, LoadSink):
+// calls `take` with each batch until there are no more, and returns take's first error or the
+// source's own.
+using TaskBatchFn = std::function<absl::Status(const std::vector<TaskRecord>&)>;
+using TaskBatches = std::function<absl::Status(const TaskBatchFn& take)>;
 
 // Everything a master needs to rebuild its state (events are read on demand).
 struct StoreContents {

@@ -28,7 +28,7 @@ SchedulerCore::SchedulerCore(CoreConfig config, std::unique_ptr<placement::Place
 // Recovery
 
 absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl::Time now,
-                                    Actions& out) {
+                                    Actions& out, const records::TaskBatches& more) {
   std::vector<records::PoolRecord> pools = contents.pools;
   // Parents before children: a parent's path is a prefix of its children's.
   std::sort(pools.begin(), pools.end(),
@@ -52,7 +52,7 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
     draining_hosts_ += h.maintenance == records::HostMaintenance::kDraining;
   }
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.Restore(contents, now, fx));
+  RETURN_IF_ERROR(jobs_.Restore(contents, now, fx, more));
   size_t adoptable = 0;  // tasks whose agents will report them as they register again
   jobs_.ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
     if (job.spec().type == JobType::kDaemon) daemons_.Add(job.id());

@@ -90,10 +90,13 @@ class SchedulerCore {
   SchedulerCore(const SchedulerCore&) = delete;
   SchedulerCore& operator=(const SchedulerCore&) = delete;
 
-  // Rebuilds pools, jobs, tasks and the known hosts from the store after a restart. Hosts stay
-  // disconnected until their agents register again; tasks that were running wait for them
-  // (and are declared LOST if their host does not come back within the host timeout).
-  absl::Status Restore(const records::StoreContents& contents, absl::Time now, Actions& out);
+  // Rebuilds pools, jobs, tasks and the known hosts from the store after a restart: the tasks
+  // of `contents`, then those `more` hands over (a streaming load's batches, pulled on this
+  // thread). Hosts stay disconnected until their agents register again; tasks that were
+  // running wait for them (and are declared LOST if their host does not come back within the
+  // host timeout).
+  absl::Status Restore(const records::StoreContents& contents, absl::Time now, Actions& out,
+                       const records::TaskBatches& more = nullptr);
 
   // --- the cycle ---
   void RunCycle(absl::Time now, Actions& out);

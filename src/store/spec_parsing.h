@@ -36,7 +36,10 @@ class SpecParsing {
  public:
   static constexpr size_t kThreadFrom = 256;
 
-  SpecParsing(std::vector<std::string> texts, std::vector<records::JobRecord>* jobs);
+  // `threads`: 1, or 2 to parse the two halves at once (when the caller has nothing to do
+  // meanwhile on the second core).
+  SpecParsing(std::vector<std::string> texts, std::vector<records::JobRecord>* jobs,
+              int threads = 1);
   ~SpecParsing();
   SpecParsing(const SpecParsing&) = delete;
   SpecParsing& operator=(const SpecParsing&) = delete;
@@ -45,8 +48,8 @@ class SpecParsing {
   absl::Status Wait();
 
  private:
-  std::future<absl::Status> done_;  // when parsed on a thread
-  absl::Status parsed_;             // when parsed at once
+  std::vector<std::future<absl::Status>> done_;  // when parsed on threads
+  absl::Status parsed_;                          // when parsed at once
 };
 
 }  // namespace paceline::store

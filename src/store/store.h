@@ -7,7 +7,11 @@
 //   - CommitAll(batches) applies the batches in order, atomically: when it returns OK every
 //     change is durable; when it returns an error none is visible, ever. UNAVAILABLE means the
 //     store cannot be written right now. Commit(batch) is CommitAll of one batch.
-//   - Load() returns the committed state (not events).
+//   - Load() returns the committed state (not events), its tasks by (job, instance).
+//   - LoadInto(sink) is Load() handed over in parts (LoadSink): everything but the tasks,
+//     then the tasks in batches as they are read, so that a restart rebuilds while it reads
+//     and never holds the records of millions of tasks at once. The default hands over Load()
+//     in one batch; SqliteStore streams.
 //   - ListEvents(task) returns that task's events in commit order, at most `limit` of the
 //     newest when limit > 0.
 //   - ForEachEvent(fn) calls fn on every event, by task (job, then instance) and in commit
@@ -44,12 +48,25 @@ struct StoreStats {
   int64_t bytes = -1;
 };
 
+// Receives a streaming load (Store::LoadInto).
+class LoadSink {
+ public:
+  virtual ~LoadSink() = default;
+  // Everything but the tasks (`contents.tasks` is empty); once, before any batch.
+  virtual void Head(records::StoreContents contents) = 0;
+  // The next batch of task records, by (job, instance) within the batch; batches come in any
+  // order, and from up to two threads at once. False: the receiver gave up, stop reading.
+  virtual bool Tasks(std::vector<records::TaskRecord> batch) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
   virtual absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) = 0;
   absl::Status Commit(const records::WriteBatch& batch) { return CommitAll({&batch}); }
   virtual absl::StatusOr<records::StoreContents> Load() = 0;
+  // CANCELLED when the sink gave up.
+  virtual absl::Status LoadInto(LoadSink& sink);
   virtual absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) = 0;
   using EventFn = std::function<absl::Status(const records::TaskEvent&)>;
   virtual absl::Status ForEachEvent(const EventFn& fn) = 0;

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include "store/copy_store.h"
 #include "store/fault_injecting_store.h"
 #include "store/group_commit.h"
+#include "store/load_queue.h"
 #include "store/memory_store.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -57,6 +59,39 @@ TEST_P(StoreConformance, CommittedRecordsLoadBackEqual) {
   EXPECT_EQ(c.tokens, b.put_tokens);
   EXPECT_EQ(c.secrets, b.put_secrets);
   EXPECT_EQ(c.next_job_id, 8u);
+}
+
+// A streaming load hands over what Load returns: the head, then every task in batches.
+TEST_P(StoreConformance, LoadIntoHandsOverWhatLoadReturns) {
+  records::WriteBatch b = FullBatch();
+  for (uint32_t i = 3; i < 40; ++i) b.put_tasks.push_back(Task(7, i, TaskState::kRunning));
+  b.put_jobs.front().instances = 40;
+  ASSERT_TRUE(store_->Commit(b).ok());
+  records::StoreContents loaded = MustLoad();
+
+  LoadQueue queue(2);
+  std::thread loader([&] { queue.Close(store_->LoadInto(queue)); });
+  std::optional<records::StoreContents> head = queue.WaitHead();
+  ASSERT_TRUE(head.has_value());
+  EXPECT_TRUE(head->tasks.empty());
+  std::vector<records::TaskRecord> tasks;
+  while (std::optional<std::vector<records::TaskRecord>> batch = queue.Next()) {
+    EXPECT_TRUE(std::is_sorted(batch->begin(), batch->end(),
+                               [](const auto& x, const auto& y) { return x.id < y.id; }));
+    tasks.insert(tasks.end(), batch->begin(), batch->end());
+  }
+  EXPECT_TRUE(queue.Wait().ok());
+  loader.join();
+  std::sort(tasks.begin(), tasks.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
+  EXPECT_EQ(tasks, loaded.tasks);
+  head->tasks = loaded.tasks;
+  EXPECT_EQ(head->pools, loaded.pools);
+  EXPECT_EQ(head->jobs, loaded.jobs);
+  EXPECT_EQ(head->hosts, loaded.hosts);
+  EXPECT_EQ(head->tokens, loaded.tokens);
+  EXPECT_EQ(head->secrets, loaded.secrets);
+  EXPECT_EQ(head->next_job_id, loaded.next_job_id);
+  EXPECT_EQ(head->cluster_id, loaded.cluster_id);
 }
 
 TEST_P(StoreConformance, DeletedTasksAreGoneAndOthersStay) {

@@ -84,6 +84,12 @@ std::string Statement::ColumnText(int col) const {
   return text ? std::string(reinterpret_cast<const char*>(text), n) : std::string();
 }
 
+absl::string_view Statement::ColumnView(int col) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, col);
+  int n = sqlite3_column_bytes(stmt_, col);
+  return text ? absl::string_view(reinterpret_cast<const char*>(text), n) : absl::string_view();
+}
+
 absl::string_view Statement::ColumnBlob(int col) const {
   const void* bytes = sqlite3_column_blob(stmt_, col);
   int n = sqlite3_column_bytes(stmt_, col);

@@ -42,6 +42,8 @@ class Statement {
 
   int64_t ColumnInt(int col) const;
   std::string ColumnText(int col) const;
+  // The text of a column, valid until the next Step, Reset or column read of `col`.
+  absl::string_view ColumnView(int col) const;
   // The bytes of a BLOB column, valid until the next Step, Reset or column read of `col`.
   absl::string_view ColumnBlob(int col) const;
   bool ColumnIsNull(int col) const;

@@ -11,6 +11,7 @@
 #include "store/row_codec.h"
 #include "store/spec_parsing.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/task_rows.h"
 
 namespace paceline::store {
 namespace {
@@ -307,92 +308,36 @@ absl::Status SqliteStore::LoadJobs(std::optional<JobId> only, std::vector<record
   return absl::OkStatus();
 }
 
-absl::Status SqliteStore::LoadTasks(std::optional<JobId> only,
-                                    std::vector<records::TaskRecord>& out) {
-  ASSIGN_OR_RETURN(Statement st, db_->Prepare(absl::StrCat(
-                                     "SELECT job, instance, run, state, host, started_us, "
-                                     "finished_us, exit_code, signal, reason, message, "
-                                     "failures, not_before_us, restart_requested, "
-                                     "spec_version, next_spec_version, volume_host "
-                                     "FROM tasks",
-                                     only ? " WHERE job = ?" : "", " ORDER BY job, instance")));
-  if (only) st.Bind(1, static_cast<int64_t>(only->value()));
-  if (!only) {
-    // Millions of records: growing the vector would move every one of them several times.
-    ASSIGN_OR_RETURN(Statement count, db_->Prepare("SELECT count(*) FROM tasks"));
-    ASSIGN_OR_RETURN(bool row, count.Step());
-    if (row) out.reserve(out.size() + static_cast<size_t>(count.ColumnInt(0)));
-  }
+absl::Status SqliteStore::LoadPools(records::StoreContents& c) {
+  ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT path, spec FROM pools ORDER BY path"));
   while (true) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
-    records::TaskRecord t;
-    t.id = TaskId{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
-                  static_cast<uint32_t>(st.ColumnInt(1))};
-    t.run = static_cast<uint32_t>(st.ColumnInt(2));
-    int64_t state = st.ColumnInt(3);
-    if (state < 0 || state >= kNumTaskStates) {
-      return BadRow("tasks", t.id.ToString(), absl::StrCat("unknown state ", state));
-    }
-    t.state = static_cast<TaskState>(state);
-    t.host = st.ColumnText(4);
-    t.started_at = ColumnTime(st, 5);
-    t.finished_at = ColumnTime(st, 6);
-    t.exit_code = static_cast<int32_t>(st.ColumnInt(7));
-    t.signal = static_cast<int32_t>(st.ColumnInt(8));
-    t.reason = st.ColumnText(9);
-    t.message = st.ColumnText(10);
-    t.failures = static_cast<uint32_t>(st.ColumnInt(11));
-    t.not_before = ColumnTime(st, 12);
-    t.restart_requested = st.ColumnInt(13) != 0;
-    t.spec_version = static_cast<uint64_t>(st.ColumnInt(14));
-    t.next_spec_version = static_cast<uint64_t>(st.ColumnInt(15));
-    t.volume_host = st.ColumnText(16);
-    out.push_back(std::move(t));
+    records::PoolRecord p;
+    p.path = st.ColumnText(0);
+    absl::StatusOr<PoolSpec> spec = ParsePoolSpec(st.ColumnText(1), "stored pool spec");
+    if (!spec.ok()) return BadRow("pools", p.path, spec.status().message());
+    p.spec = *std::move(spec);
+    c.pools.push_back(std::move(p));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<records::StoreContents> SqliteStore::Load() {
-  records::StoreContents c;
-  {
-    ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT path, spec FROM pools ORDER BY path"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      records::PoolRecord p;
-      p.path = st.ColumnText(0);
-      absl::StatusOr<PoolSpec> spec = ParsePoolSpec(st.ColumnText(1), "stored pool spec");
-      if (!spec.ok()) return BadRow("pools", p.path, spec.status().message());
-      p.spec = *std::move(spec);
-      c.pools.push_back(std::move(p));
-    }
-  }
-  std::vector<std::string> spec_texts;
-  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs, spec_texts));
-  {
-    SpecParsing parsing(std::move(spec_texts), &c.jobs);  // while the tasks are read
-    absl::Status tasks = LoadTasks(std::nullopt, c.tasks);
-    RETURN_IF_ERROR(parsing.Wait());
-    RETURN_IF_ERROR(tasks);
-  }
-  {
-    ASSIGN_OR_RETURN(Statement st,
-                     db_->Prepare("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "
-                                  "gpu_milli, labels FROM hosts ORDER BY name"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      records::HostRecord h;
-      h.name = st.ColumnText(0);
-      h.maintenance = static_cast<records::HostMaintenance>(st.ColumnInt(1));
-      h.capacity =
-          Resources::Of(st.ColumnInt(2), st.ColumnInt(3), st.ColumnInt(4), st.ColumnInt(5));
-      absl::StatusOr<std::map<std::string, std::string>> labels = DecodeLabels(st.ColumnText(6));
-      if (!labels.ok()) return BadRow("hosts", h.name, labels.status().message());
-      h.labels = *std::move(labels);
-      c.hosts.push_back(std::move(h));
-    }
+absl::Status SqliteStore::LoadHostsAndAccess(records::StoreContents& c) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db_->Prepare("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "
+                                "gpu_milli, labels FROM hosts ORDER BY name"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    records::HostRecord h;
+    h.name = st.ColumnText(0);
+    h.maintenance = static_cast<records::HostMaintenance>(st.ColumnInt(1));
+    h.capacity = Resources::Of(st.ColumnInt(2), st.ColumnInt(3), st.ColumnInt(4), st.ColumnInt(5));
+    absl::StatusOr<std::map<std::string, std::string>> labels = DecodeLabels(st.ColumnText(6));
+    if (!labels.ok()) return BadRow("hosts", h.name, labels.status().message());
+    h.labels = *std::move(labels);
+    c.hosts.push_back(std::move(h));
   }
   RETURN_IF_ERROR(LoadTokens(c));
   RETURN_IF_ERROR(LoadSecrets(c));
@@ -401,7 +346,39 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
     return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));
   }
   c.cluster_id = cluster_id_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<records::StoreContents> SqliteStore::Load() {
+  records::StoreContents c;
+  RETURN_IF_ERROR(LoadPools(c));
+  std::vector<std::string> spec_texts;
+  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs, spec_texts));
+  {
+    SpecParsing parsing(std::move(spec_texts), &c.jobs);  // while the tasks are read
+    absl::Status tasks = ReadAllTaskRows(*db_, c.jobs, c.tasks);
+    RETURN_IF_ERROR(parsing.Wait());
+    RETURN_IF_ERROR(tasks);
+  }
+  RETURN_IF_ERROR(LoadHostsAndAccess(c));
   return c;
+}
+
+absl::Status SqliteStore::LoadInto(LoadSink& sink) {
+  records::StoreContents c;
+  RETURN_IF_ERROR(LoadPools(c));
+  std::vector<std::string> spec_texts;
+  RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs, spec_texts));
+  {
+    // The head waits for the specs: parsed on two threads, while the rest of it is read.
+    SpecParsing parsing(std::move(spec_texts), &c.jobs, /*threads=*/2);
+    absl::Status rest = LoadHostsAndAccess(c);
+    RETURN_IF_ERROR(parsing.Wait());
+    RETURN_IF_ERROR(rest);
+  }
+  const int64_t split = SplitJob(c.jobs);
+  sink.Head(std::move(c));
+  return StreamAllTaskRows(*db_, split, sink);
 }
 
 absl::StatusOr<std::optional<records::JobHistory>> SqliteStore::ReadJob(JobId job) {
@@ -412,7 +389,7 @@ absl::StatusOr<std::optional<records::JobHistory>> SqliteStore::ReadJob(JobId jo
   RETURN_IF_ERROR(ParseStoredSpecs(spec_texts, jobs));
   records::JobHistory h;
   h.job = std::move(jobs.front());
-  RETURN_IF_ERROR(LoadTasks(job, h.tasks));
+  RETURN_IF_ERROR(ReadTaskRows(*db_, job, h.tasks));
   RETURN_IF_ERROR(ReadJobEvents(job, h.events));
   return h;
 }

@@ -39,6 +39,8 @@ class SqliteStore final : public Store {
 
   absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
   absl::StatusOr<records::StoreContents> Load() override;
+  // Streams: the task rows are read by two connections at once (task_rows.h).
+  absl::Status LoadInto(LoadSink& sink) override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
   absl::Status ForEachEvent(const EventFn& fn) override;
   absl::StatusOr<std::optional<records::JobHistory>> ReadJob(JobId job) override;
@@ -64,11 +66,13 @@ class SqliteStore final : public Store {
   // The tokens, secrets (deletions, then puts) and audit records of `batch`, and its pruning of
   // the audit log, in that order.
   absl::Status ApplyAccess(const records::WriteBatch& batch);
-  // The jobs and tasks (of `only` when given), by id.
+  // The jobs (`only` when given), by id; their tasks are read by task_rows.h.
   // The jobs' specs are left to parse (spec_parsing.h): their texts go to `spec_texts`.
   absl::Status LoadJobs(std::optional<JobId> only, std::vector<records::JobRecord>& out,
                         std::vector<std::string>& spec_texts);
-  absl::Status LoadTasks(std::optional<JobId> only, std::vector<records::TaskRecord>& out);
+  absl::Status LoadPools(records::StoreContents& out);
+  // The hosts, tokens, secrets, next job id and cluster id.
+  absl::Status LoadHostsAndAccess(records::StoreContents& out);
   absl::Status LoadTokens(records::StoreContents& out);
   absl::Status LoadSecrets(records::StoreContents& out);
   absl::Status CountWrite();

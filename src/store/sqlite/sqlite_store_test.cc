@@ -2,13 +2,16 @@
 
 #include "store/spec_parsing.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/task_rows.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "spec/yaml_spec.h"
 
 namespace paceline::store {
@@ -20,6 +23,69 @@ std::string TempDir(const std::string& name) {
               ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::remove_all(dir);
   return dir.string();
+}
+
+// Collects a streaming load's batches (from both reading threads).
+class Collect final : public LoadSink {
+ public:
+  void Head(records::StoreContents) override {}
+  bool Tasks(std::vector<records::TaskRecord> batch) override {
+    absl::MutexLock lock(&mu);
+    batches.push_back(std::move(batch));
+    return true;
+  }
+  absl::Mutex mu;
+  std::vector<std::vector<records::TaskRecord>> batches;
+};
+
+// The two halves of the jobs are read by two connections at once, each in batches by (job,
+// instance); together they are every row, once.
+TEST(SqliteStore, StreamsTheTaskRowsOfTwoHalvesOnTwoConnections) {
+  const std::string dir = TempDir("pl-sqlite-stream");
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  records::WriteBatch b;
+  std::vector<records::JobRecord> jobs;
+  for (uint64_t j = 1; j <= 6; ++j) {
+    records::JobRecord job;
+    job.id = JobId(j);
+    job.pool = "/";
+    job.spec.name = absl::StrCat("j", j);
+    job.instances = 50;
+    jobs.push_back(job);
+    for (uint32_t i = 0; i < 50; ++i) {
+      records::TaskRecord t;
+      t.id = TaskId{JobId(j), i};
+      t.run = 1;
+      t.state = TaskState::kRunning;
+      t.host = absl::StrCat("host-", i % 7);
+      t.started_at = absl::FromUnixSeconds(1000 + i);
+      b.put_tasks.push_back(t);
+    }
+  }
+  EXPECT_EQ(SplitJob(jobs), kNoEnd);  // 300 instances: not worth a second connection
+  b.put_jobs = jobs;
+  ASSERT_TRUE((*store)->Commit(b).ok());
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(dir + "/paceline.db");
+  ASSERT_TRUE(db.ok()) << db.status();
+
+  Collect sink;
+  ASSERT_TRUE(StreamAllTaskRows(**db, /*split=*/4, sink).ok());
+  std::vector<records::TaskRecord> all;
+  bool lower = false, upper = false;
+  for (const auto& batch : sink.batches) {
+    ASSERT_FALSE(batch.empty());
+    EXPECT_TRUE(std::is_sorted(batch.begin(), batch.end(),
+                               [](const auto& x, const auto& y) { return x.id < y.id; }));
+    lower |= batch.front().id.job < JobId(4);
+    upper |= batch.front().id.job >= JobId(4);
+    EXPECT_EQ(batch.front().id.job < JobId(4), batch.back().id.job < JobId(4));  // one half each
+    all.insert(all.end(), batch.begin(), batch.end());
+  }
+  EXPECT_TRUE(lower && upper);
+  std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
+  EXPECT_EQ(all, b.put_tasks);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SqliteStore, CreatesDirectoryAndKeepsClusterIdAcrossOpens) {

@@ -1,0 +1,19 @@
+#include "store/store.h"
+
+#include <utility>
+
+#include "common/status.h"
+
+namespace paceline::store {
+
+absl::Status Store::LoadInto(LoadSink& sink) {
+  ASSIGN_OR_RETURN(records::StoreContents contents, Load());
+  std::vector<records::TaskRecord> tasks = std::exchange(contents.tasks, {});
+  sink.Head(std::move(contents));
+  if (!tasks.empty() && !sink.Tasks(std::move(tasks))) {
+    return absl::CancelledError("the store's load was abandoned by its reader");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace paceline::store
