@@ -245,7 +245,8 @@ absl::Status JobManager::RestoreTasks(const std::vector<records::TaskRecord>& ta
 }
 
 void JobManager::FinishRestore(absl::Time now, Effects& fx) {
-  for (auto& [id, job] : jobs_) {
+  for (JobId id : ids_) {  // by id: the same order every time, whatever the hash map's
+    Job* job = jobs_.at(id).get();
     // Instances an update added but has not started yet wait for it.
     absl::flat_hash_set<uint32_t> waiting;
     if (const records::UpdateRecord* u = job->active_update(); u != nullptr) {
