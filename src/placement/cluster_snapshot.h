@@ -90,6 +90,9 @@ class ClusterSnapshot {
   // Commit, except that a revocable task's resources are not checked: the slack it runs on is
   // not known until the host reports usage again.
   absl::Status Adopt(const Assignment& a);
+  // Starts loading where `task`'s record would be found, for an Adopt or Commit soon after:
+  // at millions of tasks each lookup waits for memory, and a host's runs are adopted together.
+  void Prefetch(TaskId task) const { tasks_.prefetch(task); }
   // Frees what the task holds. NotFound when the task is not placed.
   absl::Status Release(TaskId task);
 

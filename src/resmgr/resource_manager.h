@@ -114,6 +114,12 @@ class ResourceManager {
   // the entitlement check; if that leaves the pool above its entitlement, the next cycles'
   // preemption brings it back, as for any other excess. Validated like Enqueue.
   absl::Status Adopt(const GangRequest& gang, absl::Time now);
+  // Starts loading where `task` and gang `gang` would be found, for an Adopt soon after (as
+  // ClusterSnapshot::Prefetch).
+  void Prefetch(const TaskId& task, GangId gang) const {
+    state_.Prefetch(task);
+    state_.Prefetch(gang);
+  }
   // Room for this many adopted one-task gangs without growing (a restart knows how many).
   void Reserve(size_t tasks) { state_.Reserve(tasks); }
   absl::Status MarkRunning(const TaskId& task, absl::Time now);

@@ -113,6 +113,8 @@ class RmState {
   std::optional<uint32_t> FindGang(GangId id) const;
   // Only a task not yet released is found: releasing a task takes it out of the index.
   std::optional<TaskRef> FindTask(const TaskId& id) const;
+  void Prefetch(const TaskId& id) const { task_index_.prefetch(id); }
+  void Prefetch(GangId id) const { gang_index_.prefetch(id); }
   size_t gang_count() const { return gang_index_.size(); }
 
   // Pools: grown on demand, cleared when a pool is deleted.
