@@ -356,7 +356,7 @@ absl::StatusOr<records::StoreContents> SqliteStore::Load() {
   RETURN_IF_ERROR(LoadJobs(std::nullopt, c.jobs, spec_texts));
   {
     SpecParsing parsing(std::move(spec_texts), &c.jobs);  // while the tasks are read
-    absl::Status tasks = ReadAllTaskRows(*db_, c.jobs, c.tasks);
+    absl::Status tasks = ReadTaskRows(*db_, std::nullopt, c.tasks);
     RETURN_IF_ERROR(parsing.Wait());
     RETURN_IF_ERROR(tasks);
   }

@@ -1,7 +1,6 @@
 #include "store/sqlite/task_rows.h"
 
 #include <future>
-#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -135,26 +134,6 @@ absl::Status StreamAllTaskRows(SqliteDb& db, int64_t split, LoadSink& sink) {
   absl::Status upper = read_upper.get();
   RETURN_IF_ERROR(read_lower);
   return upper;
-}
-
-absl::Status ReadAllTaskRows(SqliteDb& db, const std::vector<records::JobRecord>& jobs,
-                             std::vector<records::TaskRecord>& out) {
-  ASSIGN_OR_RETURN(int64_t total, CountRows(db, 0, kNoEnd));
-  const int64_t split = SplitJob(jobs);
-  if (total < kParallelFrom || split == kNoEnd) return ReadRange(db, 0, kNoEnd, false, out);
-  out.reserve(out.size() + static_cast<size_t>(total));
-  std::vector<records::TaskRecord> upper;
-  std::future<absl::Status> read_upper =
-      std::async(std::launch::async, [path = db.path(), split, &upper]() -> absl::Status {
-        ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> second, SqliteDb::Open(path));
-        return ReadRange(*second, split, kNoEnd, /*reserve=*/true, upper);
-      });
-  absl::Status lower = ReadRange(db, 0, split, /*reserve=*/false, out);
-  RETURN_IF_ERROR(read_upper.get());
-  RETURN_IF_ERROR(lower);
-  out.insert(out.end(), std::make_move_iterator(upper.begin()),
-             std::make_move_iterator(upper.end()));
-  return absl::OkStatus();
 }
 
 }  // namespace paceline::store

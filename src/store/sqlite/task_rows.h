@@ -1,12 +1,12 @@
 #pragma once
-// Reading the `tasks` table of the SQLite store into task records.
+// Reading the `tasks` table of the SQLite store into task records: ReadTaskRows for Load and
+// ReadJob, StreamAllTaskRows for LoadInto.
 //
-// ReadAllTaskRows reads every row, by (job, instance); StreamAllTaskRows hands them over in
-// batches as it reads them (Store::LoadInto). From kParallelFrom rows on, ReadAllTaskRows reads the
-// upper half of the jobs on a second connection and thread while the caller's connection reads
-// the lower half: a restart at 10 million tasks spends most of its time here, one row at a time
-// through SQLite, and the second core is otherwise idle. Both connections read the same
-// committed state: the store has one writer, the thread that calls this.
+// StreamAllTaskRows hands every row over in batches as it reads them (Store::LoadInto). From
+// kParallelFrom instances on, it reads the upper half of the jobs on a second connection and
+// thread while the caller's connection reads the lower half: a restart at 10 million tasks
+// spends most of its time here, one row at a time through SQLite. Both connections read the
+// same committed state: the store has one writer, the thread that calls this.
 //
 // Thread-safety: `db` is used on the calling thread only; the second connection is opened,
 // used and closed inside the call.
@@ -35,11 +35,6 @@ inline constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
 // The first job of the upper half of the instances of `jobs` (by id); kNoEnd when they have
 // fewer than kParallelFrom instances in all, or there is no such job.
 int64_t SplitJob(const std::vector<records::JobRecord>& jobs);
-
-// Every row, appended to `out` by (job, instance). `jobs`, by id, tell where to split the work
-// (their instance counts).
-absl::Status ReadAllTaskRows(SqliteDb& db, const std::vector<records::JobRecord>& jobs,
-                             std::vector<records::TaskRecord>& out);
 
 // Every row, handed to `sink` in batches of kBatchRows (and a last smaller one per half): the
 // jobs below `split` (SplitJob) read on `db`, the others on a second connection and thread at
