@@ -247,22 +247,23 @@ class YamlCppEvents : public YAML::EventHandler {
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
-    if (Count(mark, false))
-      builder_.Start(Node::Kind::kSequence, MarkOf(mark), Tag(tag), Anchor(anchor));
+    Open(Node::Kind::kSequence, mark, tag, anchor);
   }
-  void OnSequenceEnd() override {
-    if (documents_.size() == 1) builder_.End();
-  }
+  void OnSequenceEnd() override { Close(); }
   void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
-    if (Count(mark, false))
-      builder_.Start(Node::Kind::kMap, MarkOf(mark), Tag(tag), Anchor(anchor));
+    Open(Node::Kind::kMap, mark, tag, anchor);
   }
-  void OnMapEnd() override {
-    if (documents_.size() == 1) builder_.End();
-  }
+  void OnMapEnd() override { Close(); }
 
  private:
+  void Open(Node::Kind kind, const YAML::Mark& mark, const std::string& tag,
+            YAML::anchor_t anchor) {
+    if (Count(mark, false)) builder_.Start(kind, MarkOf(mark), Tag(tag), Anchor(anchor));
+  }
+  void Close() {
+    if (documents_.size() == 1) builder_.End();
+  }
   // Counts a node of the current document; true when it belongs to the first (to be built).
   bool Count(const YAML::Mark& mark, bool null) {
     if (documents_.empty()) return false;
