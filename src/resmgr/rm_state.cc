@@ -146,14 +146,6 @@ void RmState::Reserve(size_t tasks) {
   task_index_.reserve(tasks);
 }
 
-void RmState::Admit(uint32_t slot, absl::Time now) {
-  Gang& g = gangs_[slot];
-  PL_CHECK(g.state == GangState::kQueued) << "admitting gang " << g.id.value() << " twice";
-  const int l = static_cast<int>(g.ledger());
-  pool(g.pool).queue[l].Erase(QueueEntry{g.priority, g.seq, slot, static_cast<uint8_t>(g.lane())});
-  FinishAdmit(slot, now);
-}
-
 AdmissionQueue::const_iterator RmState::AdmitAt(PoolId pool_id, Ledger l,
                                                 AdmissionQueue::const_iterator it, absl::Time now) {
   const uint32_t slot = it->slot;

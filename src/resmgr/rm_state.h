@@ -136,8 +136,7 @@ class RmState {
                std::optional<absl::Time> running_since = std::nullopt);
   // Room for this many one-task gangs without growing (a restart knows how many will be adopted).
   void Reserve(size_t tasks);
-  void Admit(uint32_t slot, absl::Time now);  // QUEUED -> ADMITTED
-  // Admit for the gang at `it` in queue[l] of `pool`; returns the entry after it.
+  // QUEUED -> ADMITTED for the gang at `it` in queue[l] of `pool`; returns the entry after it.
   AdmissionQueue::const_iterator AdmitAt(PoolId pool, Ledger l, AdmissionQueue::const_iterator it,
                                          absl::Time now);
   void MarkRunning(const TaskRef& ref, absl::Time now);  // task ADMITTED -> RUNNING
@@ -149,7 +148,8 @@ class RmState {
   void DropEarmark(PoolId pool, GangId beneficiary);
 
  private:
-  void FinishAdmit(uint32_t slot, absl::Time now);  // Admit, once out of the queue
+  // QUEUED -> ADMITTED for a gang out of the queue (AdmitAt, Add with running_since).
+  void FinishAdmit(uint32_t slot, absl::Time now);
   bool IsCandidate(const Gang& g) const {
     return g.state == GangState::kAdmitted && g.sla != SlaClass::kNonPreemptible;
   }

@@ -6,13 +6,15 @@
 
 namespace paceline::store {
 
+absl::Status LoadAbandoned() {
+  return absl::CancelledError("the store's load was abandoned by its reader");
+}
+
 absl::Status Store::LoadInto(LoadSink& sink) {
   ASSIGN_OR_RETURN(records::StoreContents contents, Load());
   std::vector<records::TaskRecord> tasks = std::exchange(contents.tasks, {});
   sink.Head(std::move(contents));
-  if (!tasks.empty() && !sink.Tasks(std::move(tasks))) {
-    return absl::CancelledError("the store's load was abandoned by its reader");
-  }
+  if (!tasks.empty() && !sink.Tasks(std::move(tasks))) return LoadAbandoned();
   return absl::OkStatus();
 }
 

@@ -59,6 +59,9 @@ class LoadSink {
   virtual bool Tasks(std::vector<records::TaskRecord> batch) = 0;
 };
 
+// What LoadInto answers when the sink gave up (LoadSink::Tasks returned false).
+absl::Status LoadAbandoned();
+
 class Store {
  public:
   virtual ~Store() = default;

@@ -33,9 +33,7 @@ absl::StatusOr<int64_t> CountRows(SqliteDb& db, int64_t from, int64_t to) {
 absl::Status ReadRange(SqliteDb& db, int64_t from, int64_t to, bool reserve,
                        std::vector<records::TaskRecord>& out, LoadSink* sink = nullptr) {
   auto flush = [&]() -> absl::Status {
-    if (!sink->Tasks(std::exchange(out, {}))) {
-      return absl::CancelledError("the store's load was abandoned by its reader");
-    }
+    if (!sink->Tasks(std::exchange(out, {}))) return LoadAbandoned();
     out.reserve(kBatchRows);
     return absl::OkStatus();
   };
