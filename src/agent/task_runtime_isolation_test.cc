@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "agent/testing/runtime_test_fixture.h"
 
 namespace paceline::agent::testing {
@@ -96,6 +98,48 @@ TEST_F(IsolationTest, LimitsAreWrittenFromTheRequest) {
     EXPECT_EQ(ReadAll(m + "/memory.limit_in_bytes"), std::to_string(48 << 20) + "\n");
     EXPECT_EQ(ReadAll(c + "/cpu.cfs_quota_us"), "25000\n");
     EXPECT_EQ(ReadAll(c + "/cpu.shares"), "256\n");
+  }
+}
+
+// cgroup v1 keeps a finished run's cgroup and renames it for the next task (cgroup_v1.cc): each
+// task must still be in a cgroup named after its run, with its own limits, whether they go down
+// (memory first, then memory+swap) or up (the other way round, or the kernel refuses).
+TEST_F(IsolationTest, AFinishedRunsCgroupServesTheNextTaskWithItsOwnLimits) {
+  SkipWithoutCgroups();
+  if (rt_->host().isolation != CgroupMode::kV1) GTEST_SKIP() << "cgroup v2 creates every cgroup";
+  std::string agent_dir = config_.cgroup_root + "/memory/paceline." + config_.name;
+  auto released = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(agent_dir)) {
+      n += e.path().filename().string().rfind("released.", 0) == 0;
+    }
+    return n;
+  };
+  LaunchRequest first = Req(24, 0, 1, "true");
+  first.spec.resources = Resources::Of(500, 64LL << 20);
+  std::optional<TaskEvent> end = RunToEnd(first);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->exit_code, 0);
+  ASSERT_TRUE(Until([&] { return released() == 1; }));
+  EXPECT_FALSE(PathExists(agent_dir + "/24_0_1"));
+
+  // Writes the task's own memory cgroup, its limit, and the cgroups kept for reuse meanwhile.
+  std::string show =
+      absl::StrCat("p=$(grep ':memory:' /proc/self/cgroup | cut -d: -f3); echo $p > cgroup.txt; d=",
+                   config_.cgroup_root, "/memory$p; cat $d/memory.limit_in_bytes > limit.txt; ls ",
+                   agent_dir, " | grep -c '^released' > released.txt; true");
+  for (int64_t mib : {32, 128}) {
+    LaunchRequest r = Req(24, static_cast<int>(mib), 1, show);
+    r.spec.resources = Resources::Of(250, mib << 20);
+    end = RunToEnd(r);
+    ASSERT_TRUE(end);
+    ASSERT_EQ(end->exit_code, 0) << end->ToString();
+    EXPECT_EQ(ReadAll(Sandbox(r.run) + "/cgroup.txt"),
+              absl::StrCat("/paceline.", config_.name, "/24_", mib, "_1\n"));
+    EXPECT_EQ(ReadAll(Sandbox(r.run) + "/limit.txt"), absl::StrCat(mib << 20, "\n"));
+    EXPECT_EQ(ReadAll(Sandbox(r.run) + "/released.txt"), "0\n") << "the kept one was not taken";
+    // Kept again (unless what its files left charged to it is over the bound: then removed).
+    ASSERT_TRUE(Until([&] { return !PathExists(absl::StrCat(agent_dir, "/24_", mib, "_1")); }));
   }
 }
 

@@ -72,6 +72,11 @@ class CgroupDriver {
   virtual absl::StatusOr<uint64_t> OomKills(const std::string& name) const = 0;
   // Removes the task cgroup: OK when gone, Unavailable while processes remain.
   virtual absl::Status Remove(const std::string& name) = 0;
+  // The task cgroup's run is over and it is empty: the driver may keep it for a later Create
+  // (cgroup v1 does: see cgroup_v1.cc) instead of removing it. Default: Remove.
+  virtual absl::Status Release(const std::string& name) { return Remove(name); }
+  // Removes the kept cgroups that no Create took since the previous call (the agent's GC).
+  virtual void TrimReleased() {}
   // Names of the task cgroups that exist now (leftovers are cleaned up at recovery).
   virtual std::vector<std::string> List() const = 0;
   // Removes the agent's own cgroups (paceline.<name> and its supervisors/) where nothing is

@@ -133,6 +133,112 @@ TEST(CgroupV1Test, CreatesTheTaskCgroupInEveryHierarchy) {
   EXPECT_TRUE((*d)->Pids("9_1_2").value().empty());
 }
 
+// The files of a fake v1 task cgroup `name` in every hierarchy (see the test above).
+void FakeV1Cgroup(const std::string& root, const std::string& name) {
+  std::string m = root + "/memory/paceline.a1/" + name;
+  for (const char* f : {"memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "cgroup.procs"})
+    Touch(m + "/" + f);
+  Touch(m + "/memory.usage_in_bytes", "4096\n");
+  Touch(m + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+  for (const char* f : {"cpu.shares", "cpu.cfs_quota_us"})
+    Touch(root + "/cpu/paceline.a1/" + name + "/" + f);
+  Touch(root + "/pids/paceline.a1/" + name + "/pids.max");
+  Touch(root + "/cpuacct/paceline.a1/" + name + "/cpuacct.usage", "5000000\n");
+}
+
+TEST(CgroupV1Test, AFinishedRunsCgroupIsRenamedAndReusedWritingOnlyWhatDiffers) {
+  TempDir root;
+  for (const char* h : {"memory", "cpu", "cpuacct", "pids"})
+    Touch(root.path() + "/" + h + "/cgroup.procs");
+  AgentConfig c;
+  c.name = "a1";
+  c.cgroup_root = root.path();
+  std::unique_ptr<CgroupDriver> d = CreateCgroupV1Driver(c).value();
+  auto at = [&](const char* h, const std::string& name, const char* file) {
+    return root.path() + "/" + h + "/paceline.a1/" + name + "/" + file;
+  };
+  FakeV1Cgroup(root.path(), "1_0_1");
+  ASSERT_TRUE(d->Create("1_0_1", CgroupLimits{32 << 20, 250, true, 50}).ok());
+  ASSERT_TRUE(d->Release("1_0_1").ok());
+  for (const char* h : {"memory", "cpu", "cpuacct", "pids"}) {
+    EXPECT_FALSE(PathExists(root.path() + "/" + h + "/paceline.a1/1_0_1")) << h;
+    EXPECT_TRUE(PathExists(root.path() + "/" + h + "/paceline.a1/released.0")) << h;
+  }
+  // The next task takes it: renamed to its run, the new memory limit (and memory+swap), the
+  // same cpu and pids values left as they are, the CPU counter zeroed.
+  // (The fake's files are plain files: a write does not truncate them, so they start empty.)
+  ASSERT_TRUE(WriteFile(at("pids", "released.0", "pids.max"), "untouched").ok());
+  ASSERT_TRUE(WriteFile(at("cpuacct", "released.0", "cpuacct.usage"), "").ok());
+  ASSERT_TRUE(d->Create("2_0_1", CgroupLimits{64 << 20, 250, true, 50}).ok());
+  EXPECT_FALSE(PathExists(root.path() + "/memory/paceline.a1/released.0"));
+  EXPECT_EQ(ReadAll(at("memory", "2_0_1", "memory.limit_in_bytes")), std::to_string(64 << 20));
+  EXPECT_EQ(ReadAll(at("memory", "2_0_1", "memory.memsw.limit_in_bytes")),
+            std::to_string(64 << 20));
+  EXPECT_EQ(ReadAll(at("cpu", "2_0_1", "cpu.shares")), "256");
+  EXPECT_EQ(ReadAll(at("cpu", "2_0_1", "cpu.cfs_quota_us")), "25000");
+  EXPECT_EQ(ReadAll(at("pids", "2_0_1", "pids.max")), "untouched");
+  EXPECT_EQ(ReadAll(at("cpuacct", "2_0_1", "cpuacct.usage")), "0");
+  // Other limits: each knob that differs is written, "no quota" and "no limit" included.
+  ASSERT_TRUE(d->Release("2_0_1").ok());
+  for (const char* f : {"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"})
+    ASSERT_TRUE(WriteFile(at("memory", "released.1", f), "").ok());
+  ASSERT_TRUE(WriteFile(at("cpu", "released.1", "cpu.cfs_quota_us"), "").ok());
+  ASSERT_TRUE(d->Create("3_0_1", CgroupLimits{0, 2000, false, 50}).ok());
+  EXPECT_EQ(ReadAll(at("memory", "3_0_1", "memory.limit_in_bytes")), "-1");
+  EXPECT_EQ(ReadAll(at("cpu", "3_0_1", "cpu.shares")), "2048");
+  EXPECT_EQ(ReadAll(at("cpu", "3_0_1", "cpu.cfs_quota_us")), "-1");
+
+  // Not kept: a cgroup that counted an OOM kill, one with a process left, one holding memory.
+  // (Removal is an rmdir, which the fake's plain files make fail: the directory stays.)
+  ASSERT_TRUE(WriteFile(at("memory", "3_0_1", "memory.oom_control"), "oom_kill 1\n").ok());
+  d->Release("3_0_1").IgnoreError();
+  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/3_0_1"));
+  FakeV1Cgroup(root.path(), "4_0_1");
+  ASSERT_TRUE(d->Create("4_0_1", CgroupLimits{}).ok());
+  ASSERT_TRUE(WriteFile(at("memory", "4_0_1", "cgroup.procs"), "123\n").ok());
+  d->Release("4_0_1").IgnoreError();
+  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/4_0_1"));
+  FakeV1Cgroup(root.path(), "5_0_1");
+  ASSERT_TRUE(d->Create("5_0_1", CgroupLimits{}).ok());
+  ASSERT_TRUE(WriteFile(at("memory", "5_0_1", "memory.usage_in_bytes"), "8388608\n").ok());
+  d->Release("5_0_1").IgnoreError();
+  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/5_0_1"));
+  // A cgroup this driver did not create (a run recovered after a restart) is removed too.
+  FakeV1Cgroup(root.path(), "6_0_1");
+  d->Release("6_0_1").IgnoreError();
+  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/6_0_1"));
+  EXPECT_FALSE(PathExists(root.path() + "/memory/paceline.a1/released.2"));
+}
+
+TEST(CgroupV1Test, KeptCgroupsNoTaskTookSinceTheLastTrimAreDropped) {
+  TempDir root;
+  for (const char* h : {"memory", "cpu", "cpuacct", "pids"})
+    Touch(root.path() + "/" + h + "/cgroup.procs");
+  AgentConfig c;
+  c.name = "a1";
+  c.cgroup_root = root.path();
+  std::unique_ptr<CgroupDriver> d = CreateCgroupV1Driver(c).value();
+  auto exists = [&](const std::string& name) {
+    return PathExists(root.path() + "/memory/paceline.a1/" + name);
+  };
+  for (const char* name : {"1_0_1", "2_0_1", "5_0_1"}) FakeV1Cgroup(root.path(), name);
+  ASSERT_TRUE(d->Create("1_0_1", CgroupLimits{}).ok());
+  ASSERT_TRUE(d->Create("2_0_1", CgroupLimits{}).ok());
+  ASSERT_TRUE(d->Release("1_0_1").ok());  // released.0
+  ASSERT_TRUE(d->Release("2_0_1").ok());  // released.1
+  ASSERT_TRUE(d->Create("3_0_1", CgroupLimits{}).ok());
+  EXPECT_FALSE(exists("released.1")) << "the newest is taken first";
+  d->TrimReleased();  // one was taken since the start, so one stays kept
+  ASSERT_TRUE(d->Create("4_0_1", CgroupLimits{}).ok());
+  EXPECT_FALSE(exists("released.0"));
+  EXPECT_TRUE(exists("4_0_1"));
+
+  ASSERT_TRUE(d->Release("4_0_1").ok());  // released.2
+  d->TrimReleased();                      // none taken since the last trim: dropped (rmdir)
+  ASSERT_TRUE(d->Create("5_0_1", CgroupLimits{}).ok());
+  EXPECT_TRUE(exists("released.2")) << "was renamed, not dropped";
+}
+
 TEST(CgroupDetectTest, FallsBackToNoneWithAReason) {
   TempDir root;  // neither v2 nor v1 layout
   AgentConfig c;

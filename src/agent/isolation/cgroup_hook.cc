@@ -21,9 +21,13 @@ absl::Status CgroupHook::Prepare(RunContext& ctx) {
   return absl::OkStatus();
 }
 
-void CgroupHook::Cleanup(RunContext& ctx, CleanupKind) {
+void CgroupHook::Cleanup(RunContext& ctx, CleanupKind kind) {
   if (ctx.cgroup.empty()) return;
-  driver_.Remove(ctx.cgroup).IgnoreError();
+  if (kind == CleanupKind::kFinished) {
+    driver_.Release(ctx.cgroup).IgnoreError();
+  } else {
+    driver_.Remove(ctx.cgroup).IgnoreError();
+  }
 }
 
 }  // namespace paceline::agent

@@ -2,8 +2,9 @@
 // CgroupHook: puts the task in its own cgroup with limits from its resource request (memory,
 // cpu weight + quota, pids), through the CgroupDriver (v1, v2 or none). Prepare creates the
 // cgroup "<run key>" and records the cgroup.procs files the task joins before exec (the wrapper's
-// child writes its own pid there, then execs). Cleanup removes it (the runner calls it only once
-// the cgroup is empty).
+// child writes its own pid there, then execs). Cleanup releases it after a finished run (the
+// runner calls it only once the cgroup is empty; the driver may keep it for a later task) and
+// removes it after a rolled-back launch.
 //
 // Thread-safety: runtime thread only.
 

@@ -13,6 +13,7 @@
 #include <climits>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/file_util.h"
@@ -45,38 +46,57 @@ class CgroupV1Driver final : public CgroupDriver {
   }
 
   absl::Status Create(const std::string& name, const CgroupLimits& limits) override {
+    while (!released_.empty()) {
+      Released c = std::move(released_.back());
+      released_.pop_back();
+      if (Reuse(c, name, limits).ok()) {
+        ++reused_since_trim_;
+        live_[name] = limits;
+        return absl::OkStatus();
+      }
+      RemoveEverywhere(c.name);  // what is left of it, under either name
+      RemoveEverywhere(name);
+    }
     for (const Hierarchy& h : hierarchies_) {
       std::string d = absl::StrCat(h.dir, "/", name);
       if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
         return ErrnoStatus(errno, absl::StrCat("mkdir ", d));
       }
-      // A new cgroup starts with the kernel defaults (no limits, 1024 shares, 100 ms period):
-      // only what differs is written, which keeps a launch cheap.
-      if (h.Has("memory") && limits.memory_bytes > 0) {
-        std::string limit = absl::StrCat(limits.memory_bytes);
-        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/memory.limit_in_bytes"), limit));
-        // memory+swap = memory: no swapping past the limit (absent without swap accounting).
-        if (swap_accounting_) {
-          swap_accounting_ =
-              WriteExisting(absl::StrCat(d, "/memory.memsw.limit_in_bytes"), limit).ok();
-        }
-      }
-      if (h.Has("cpu")) {
-        int64_t shares = cgroup_internal::CpuSharesV1(limits.cpu_milli);
-        if (shares != 1024) {
-          RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.shares"), absl::StrCat(shares)));
-        }
-        if (limits.cpu_hard_limit && limits.cpu_milli > 0) {
-          RETURN_IF_ERROR(
-              WriteExisting(absl::StrCat(d, "/cpu.cfs_quota_us"),
-                            absl::StrCat(cgroup_internal::CpuQuotaUsec(limits.cpu_milli))));
-        }
-      }
-      if (h.Has("pids") && limits.pids_max > 0) {
-        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"), absl::StrCat(limits.pids_max)));
-      }
+      // A new cgroup starts with the kernel defaults (no limits, 1024 shares, no quota): only
+      // what differs is written, which keeps a launch cheap.
+      RETURN_IF_ERROR(ApplyLimits(h, d, CgroupLimits{}, limits));
     }
+    live_[name] = limits;
     return absl::OkStatus();
+  }
+
+  // A finished run's cgroup is renamed "released.<n>" and kept for the next Create, which
+  // renames it again and rewrites only the limits that differ: on cgroup v1 the mkdir and rmdir
+  // in every hierarchy, and the kernel's work to free a cgroup, are a large part of what
+  // isolation costs a short task. Kept only when it is empty, counted no OOM kill (the counter
+  // cannot be reset) and holds at most kMaxReleasedCharge (kernel objects; page cache left
+  // behind would count against the next task). Anything else is removed.
+  absl::Status Release(const std::string& name) override {
+    auto it = live_.find(name);
+    if (it == live_.end() || released_.size() >= kMaxReleased || !Reusable(name)) {
+      return Remove(name);
+    }
+    Released c{absl::StrCat("released.", next_released_++), it->second};
+    live_.erase(it);
+    if (!RenameEverywhere(name, c.name).ok()) {
+      RemoveEverywhere(c.name);
+      return Remove(name);
+    }
+    released_.push_back(std::move(c));
+    return absl::OkStatus();
+  }
+
+  void TrimReleased() override {
+    size_t unused =
+        released_.size() > reused_since_trim_ ? released_.size() - reused_since_trim_ : 0;
+    for (size_t i = 0; i < unused; ++i) RemoveEverywhere(released_[i].name);  // the oldest
+    released_.erase(released_.begin(), released_.begin() + static_cast<ptrdiff_t>(unused));
+    reused_since_trim_ = 0;
   }
 
   std::vector<std::string> ProcsFiles(const std::string& name) const override {
@@ -157,6 +177,7 @@ class CgroupV1Driver final : public CgroupDriver {
   }
 
   absl::Status Remove(const std::string& name) override {
+    live_.erase(name);
     absl::Status result = absl::OkStatus();
     for (const Hierarchy& h : hierarchies_) {
       std::string d = absl::StrCat(h.dir, "/", name);
@@ -171,6 +192,8 @@ class CgroupV1Driver final : public CgroupDriver {
   }
 
   void RemoveAgentCgroupsIfEmpty() override {
+    for (const Released& c : released_) RemoveEverywhere(c.name);
+    released_.clear();
     for (const Hierarchy& h : hierarchies_) ::rmdir(h.dir.c_str());  // EBUSY while in use
   }
 
@@ -189,8 +212,95 @@ class CgroupV1Driver final : public CgroupDriver {
   }
 
  private:
-  std::vector<Hierarchy> hierarchies_;  // the memory hierarchy first
-  bool swap_accounting_ = true;         // memory.memsw.* exists
+  struct Released {
+    std::string name;     // "released.<n>"
+    CgroupLimits limits;  // what its control files hold
+  };
+  static constexpr size_t kMaxReleased = 1024;
+  static constexpr int64_t kMaxReleasedCharge = 1 << 20;
+
+  // Writes the limits of `to` that differ from `from` (what the cgroup holds now).
+  absl::Status ApplyLimits(const Hierarchy& h, const std::string& d, const CgroupLimits& from,
+                           const CgroupLimits& to) {
+    if (h.Has("memory") && to.memory_bytes != from.memory_bytes) {
+      RETURN_IF_ERROR(SetMemoryLimit(d, from.memory_bytes, to.memory_bytes));
+    }
+    if (h.Has("cpu")) {
+      int64_t shares = cgroup_internal::CpuSharesV1(to.cpu_milli);
+      if (shares != cgroup_internal::CpuSharesV1(from.cpu_milli)) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.shares"), absl::StrCat(shares)));
+      }
+      if (int64_t quota = QuotaUsec(to); quota != QuotaUsec(from)) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.cfs_quota_us"), absl::StrCat(quota)));
+      }
+    }
+    if (h.Has("pids") && to.pids_max != from.pids_max) {
+      RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"),
+                                    to.pids_max > 0 ? absl::StrCat(to.pids_max) : "max"));
+    }
+    return absl::OkStatus();
+  }
+  static int64_t QuotaUsec(const CgroupLimits& l) {
+    return l.cpu_hard_limit && l.cpu_milli > 0 ? cgroup_internal::CpuQuotaUsec(l.cpu_milli) : -1;
+  }
+  // memory.limit_in_bytes, and memory+swap = memory (no swapping past the limit; the knob is
+  // absent without swap accounting). memsw may never be below memory, so a raised limit goes to
+  // memsw first and a lowered one last. 0 = unlimited (-1 to the kernel).
+  absl::Status SetMemoryLimit(const std::string& d, int64_t from, int64_t to) {
+    std::string limit = to > 0 ? absl::StrCat(to) : "-1";
+    bool raise = to <= 0 || (from > 0 && to > from);
+    auto memsw = [&] {
+      if (!swap_accounting_) return;
+      swap_accounting_ = WriteExisting(absl::StrCat(d, "/memory.memsw.limit_in_bytes"), limit).ok();
+    };
+    if (raise) memsw();
+    RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/memory.limit_in_bytes"), limit));
+    if (!raise) memsw();
+    return absl::OkStatus();
+  }
+
+  // Renames the released cgroup `c` to `name`, sets its limits and zeroes its CPU counter.
+  absl::Status Reuse(const Released& c, const std::string& name, const CgroupLimits& limits) {
+    RETURN_IF_ERROR(RenameEverywhere(c.name, name));
+    for (const Hierarchy& h : hierarchies_) {
+      std::string d = absl::StrCat(h.dir, "/", name);
+      RETURN_IF_ERROR(ApplyLimits(h, d, c.limits, limits));
+      if (h.Has("cpuacct")) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpuacct.usage"), "0"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  bool Reusable(const std::string& name) const {
+    absl::StatusOr<std::vector<pid_t>> pids = Pids(name);
+    if (!pids.ok() || !pids->empty()) return false;
+    std::string d = absl::StrCat(hierarchies_.front().dir, "/", name);
+    absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
+    if (!oc.ok() || KeyedValue(*oc, "oom_kill", -1) != 0) return false;
+    absl::StatusOr<std::string> usage = ReadFile(absl::StrCat(d, "/memory.usage_in_bytes"));
+    return usage.ok() &&
+           KeyedValue(absl::StrCat("v ", *usage), "v", INT64_MAX) <= kMaxReleasedCharge;
+  }
+  absl::Status RenameEverywhere(const std::string& from, const std::string& to) {
+    for (const Hierarchy& h : hierarchies_) {
+      std::string a = absl::StrCat(h.dir, "/", from);
+      std::string b = absl::StrCat(h.dir, "/", to);
+      if (::rename(a.c_str(), b.c_str()) != 0) {
+        return ErrnoStatus(errno, absl::StrCat("rename ", a, " to ", to));
+      }
+    }
+    return absl::OkStatus();
+  }
+  void RemoveEverywhere(const std::string& name) {
+    for (const Hierarchy& h : hierarchies_) ::rmdir(absl::StrCat(h.dir, "/", name).c_str());
+  }
+
+  std::vector<Hierarchy> hierarchies_;                   // the memory hierarchy first
+  bool swap_accounting_ = true;                          // memory.memsw.* exists
+  absl::flat_hash_map<std::string, CgroupLimits> live_;  // the task cgroups Create made
+  std::vector<Released> released_;                       // oldest first
+  uint64_t next_released_ = 0;
+  size_t reused_since_trim_ = 0;
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // and process setup (task_wrapper_setup.cc), supervision of the task (task_wrapper_supervise.cc).
 // The protocol with the agent is in wrapper_protocol.h.
 //
-// Thread-safety: the wrapper is single-threaded; SetupAndExec may run in a forked child.
+// Thread-safety: the wrapper is single-threaded; SetupAndExec runs in a child that may share
+// the wrapper's memory until it execs (vfork-style).
 
 #include <sys/types.h>
 
@@ -34,11 +35,12 @@ struct Options {
 // Parses "--name=value ... -- COMMAND..."; false on an unknown flag or a missing command.
 bool ParseOptions(int argc, char** argv, Options* o);
 bool WriteAllFd(int fd, const char* data, size_t n);
-// Writes `pid` into a cgroup.procs file.
+// Writes `pid` into a cgroup.procs file (0: the calling process).
 bool JoinCgroup(const std::string& procs_file, pid_t pid);
 // Sets up the calling process as the task (session, cgroups, stdout/stderr, user, cwd, signals)
 // and execs the command. Returns only on failure, with a message naming the failed step in
-// `error` (a fixed buffer: this may run in a forked child).
+// `error`. It allocates nothing and changes no state of the wrapper's memory, since it may run
+// in a vfork-style child.
 void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, size_t error_len);
 // Supervise mode (see wrapper_protocol.h); returns the wrapper's exit code.
 int Supervise(const Options& o);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -114,7 +115,7 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
   };
   if (::setsid() < 0 && ::getsid(0) != ::getpid()) return fail("setsid", "");
   for (const std::string& f : o.cgroups) {
-    if (!JoinCgroup(f, ::getpid())) return fail("join cgroup", f);
+    if (!JoinCgroup(f, 0)) return fail("join cgroup", f);  // 0: the writing process
   }
   if (!o.unmounts.empty()) {
     if (::unshare(CLONE_NEWNS) != 0) return fail("unshare", "mount namespace");
@@ -129,13 +130,15 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
   }
   if (stdout_fd >= 0 && ::dup2(stdout_fd, 1) < 0) return fail("dup2", "stdout");
   if (stderr_fd >= 0 && ::dup2(stderr_fd, 2) < 0) return fail("dup2", "stderr");
-  if (o.set_groups && ::setgroups(o.groups.size(), o.groups.data()) != 0) {
+  // The raw system calls: libc's wrappers would, in a multi-threaded process, signal every
+  // thread of the memory this child may share with the wrapper (see SpawnTask).
+  if (o.set_groups && ::syscall(SYS_setgroups, o.groups.size(), o.groups.data()) != 0) {
     return fail("setgroups", "");
   }
-  if (o.gid >= 0 && ::setgid(static_cast<gid_t>(o.gid)) != 0) {
+  if (o.gid >= 0 && ::syscall(SYS_setgid, static_cast<gid_t>(o.gid)) != 0) {
     return fail("setgid", std::to_string(o.gid));
   }
-  if (o.uid >= 0 && ::setuid(static_cast<uid_t>(o.uid)) != 0) {
+  if (o.uid >= 0 && ::syscall(SYS_setuid, static_cast<uid_t>(o.uid)) != 0) {
     return fail("setuid", std::to_string(o.uid));
   }
   if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) return fail("chdir", o.cwd);

@@ -76,6 +76,7 @@ absl::Status TaskRuntime::Recover() {
 void TaskRuntime::CollectGarbage(absl::Time now) {
   // Images whose last task ended since (or that `paceline image load` added) count too.
   if (images_) images_->CollectGarbage();
+  cgroups_->TrimReleased();
   if (config_.sandbox_retention <= absl::ZeroDuration()) return;
   // sandboxes/<job>/<instance>/<run>: a finished run's sandbox expires `sandbox_retention`
   // after its last change (the task's last output).
