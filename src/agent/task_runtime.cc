@@ -230,10 +230,10 @@ absl::Status TaskRuntime::StartRun(const LaunchRequest& request) {
   ctx.boot_id = services_.boot_id;
   std::string sandbox = SandboxHook::SandboxPath(config_.work_dir, request.run);
   if (PathExists(sandbox)) {
-    // Launched here before. If its wrapper never got to create the log files (the agent died in
-    // the middle of the launch, before the task could start), the leftovers go and the launch
-    // proceeds; otherwise this run already ran.
-    if (PathExists(absl::StrCat(sandbox, "/stdout"))) {
+    // Launched here before. If its wrapper never got the go (the agent died in the middle of
+    // the launch, before the task could start: no started mark), the leftovers go and the
+    // launch proceeds; otherwise this run already ran.
+    if (wrapper::HasStarted(sandbox)) {
       return absl::AlreadyExistsError(absl::StrCat("run ", request.run.ToString(),
                                                    " already ran on this agent; launch a new run"));
     }

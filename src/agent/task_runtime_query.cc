@@ -122,9 +122,10 @@ absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   absl::StatusOr<LogChunk> c = req.tail_lines ? ReadLogTail(f, *req.tail_lines, req.max_bytes)
                                               : ReadLogFrom(f, req.offset, req.max_bytes);
   if (!c.ok()) {
-    if (absl::IsNotFound(c.status()) && !finished) {
-      LogChunk empty;  // the wrapper has not created the file yet
+    if (absl::IsNotFound(c.status())) {
+      LogChunk empty;  // the task has written nothing to this stream (so far): no file
       empty.offset = empty.next_offset = req.offset;
+      empty.finished = finished;
       return empty;
     }
     return c;

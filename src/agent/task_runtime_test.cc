@@ -8,6 +8,7 @@
 #include <set>
 
 #include "absl/strings/str_split.h"
+#include "agent/launch/wrapper_protocol.h"
 #include "agent/testing/runtime_test_fixture.h"
 
 namespace paceline::agent::testing {
@@ -66,7 +67,8 @@ TEST_F(RuntimeTest, EnvironmentAndSandboxAreAsSpecified) {
   EXPECT_EQ(ReadAll(sb + "/pwd.txt"), sb + "\n");
   EXPECT_EQ(ReadAll(sb + "/stdout"), "out\n");
   EXPECT_EQ(ReadAll(sb + "/stderr"), "err\n");
-  EXPECT_EQ(ReadAll(sb + "/mode.txt"), "drwx------\n");
+  // 0700, and the sticky bit: the mark of a started run (wrapper_protocol.h).
+  EXPECT_EQ(ReadAll(sb + "/mode.txt"), "drwx-----T\n");
   std::map<std::string, std::string> env;
   for (absl::string_view line : absl::StrSplit(ReadAll(sb + "/env.txt"), '\n')) {
     std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
@@ -132,9 +134,43 @@ TEST_F(RuntimeTest, LaunchIsIdempotentAndKillOfUnknownIsAcknowledged) {
   int running = 0;
   for (const TaskEvent& e : log_.For(r.run)) running += e.type == TaskEventType::kRunning;
   EXPECT_EQ(running, 1);
-  // A finished run is not started again.
-  EXPECT_EQ(rt_->Launch(r).code(), absl::StatusCode::kAlreadyExists);
+  // A finished run is not started again (once its runner is gone, until then a launch is taken
+  // for a retransmission).
+  EXPECT_TRUE(Until([&] { return rt_->Launch(r).code() == absl::StatusCode::kAlreadyExists; }));
   EXPECT_EQ(rt_->Launch(Req(3, 0, 2, "")).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A task that writes nothing leaves no log file, yet its run is known to have started: the
+// sandbox carries the started mark (wrapper_protocol.h), so it is never launched twice.
+TEST_F(RuntimeTest, ASilentTaskLeavesNoLogFilesAndIsStillNeverLaunchedTwice) {
+  LaunchRequest r = Req(3, 1, 1, "true");
+  std::optional<TaskEvent> end = RunToEnd(r);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->exit_code, 0);
+  std::string sb = Sandbox(r.run);
+  EXPECT_FALSE(PathExists(sb + "/stdout"));
+  EXPECT_FALSE(PathExists(sb + "/stderr"));
+  EXPECT_TRUE(wrapper::HasStarted(sb));
+  absl::StatusOr<LogChunk> out = rt_->ReadLog({r.run, LogStream::kStdout, std::nullopt, 0});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->data.empty());
+  EXPECT_TRUE(out->finished);
+  EXPECT_EQ(rt_->Launch(r).code(), absl::StatusCode::kAlreadyExists);
+
+  // What a launch leaves when the agent dies before the go: a sandbox without the mark. The run
+  // never started, so it is launched.
+  LaunchRequest cut = Req(3, 2, 1, "echo ran");
+  ASSERT_TRUE(MakeDirs(Dirname(Sandbox(cut.run)), 0711).ok());
+  ASSERT_EQ(::mkdir(Sandbox(cut.run).c_str(), 0700), 0);
+  end = RunToEnd(cut);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->exit_code, 0) << end->ToString();
+  EXPECT_EQ(ReadAll(Sandbox(cut.run) + "/stdout"), "ran\n");
+  // A sandbox from before the mark existed: its stdout file says the run started.
+  LaunchRequest old = Req(3, 3, 1, "true");
+  ASSERT_TRUE(MakeDirs(Sandbox(old.run), 0700).ok());
+  ASSERT_TRUE(WriteFile(Sandbox(old.run) + "/stdout", "").ok());
+  EXPECT_EQ(rt_->Launch(old).code(), absl::StatusCode::kAlreadyExists);
 }
 
 TEST_F(RuntimeTest, LogsCanBeTailedAndFollowed) {

@@ -189,10 +189,11 @@ int Supervise(const Options& o) {
     return 0;
   };
 
+  if (!o.cwd.empty() && !MarkStarted(o.cwd)) {
+    return fail_launch("mark " + o.cwd + " started: " + std::strerror(errno));
+  }
   RotatingLog out(o.stdout_path, o.state + kStdoutBaseSuffix, o.log_max, o.uid, o.gid);
   RotatingLog err(o.stderr_path, o.state + kStderrBaseSuffix, o.log_max, o.uid, o.gid);
-  if (!out.Open()) return fail_launch("open " + o.stdout_path + ": " + std::strerror(errno));
-  if (!err.Open()) return fail_launch("open " + o.stderr_path + ": " + std::strerror(errno));
 
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||

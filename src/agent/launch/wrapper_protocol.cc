@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -71,6 +73,19 @@ void InitWrapperSpawn(posix_spawnattr_t* attr, posix_spawn_file_actions_t* fa) {
   posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(fa, 1, 2);
+}
+
+bool MarkStarted(const std::string& sandbox) {
+  struct stat st;
+  if (::stat(sandbox.c_str(), &st) != 0) return false;
+  return ::chmod(sandbox.c_str(), (st.st_mode & 07777) | kStartedMark) == 0;
+}
+
+bool HasStarted(const std::string& sandbox) {
+  struct stat st;
+  if (::stat(sandbox.c_str(), &st) != 0) return false;
+  // Sandboxes of runs started before the mark existed have a stdout file instead.
+  return (st.st_mode & kStartedMark) != 0 || ::access((sandbox + "/stdout").c_str(), F_OK) == 0;
 }
 
 }  // namespace paceline::agent::wrapper

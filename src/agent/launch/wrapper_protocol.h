@@ -60,6 +60,14 @@ inline constexpr const char* kStatusSuffix = ".status";
 inline constexpr const char* kStdoutBaseSuffix = ".stdout.base";
 inline constexpr const char* kStderrBaseSuffix = ".stderr.base";
 inline constexpr const char* kExecutableName = "paceline-task-wrapper";
+// The mark of a started run: on the go byte, before the task can start, the wrapper sets the
+// sticky bit of the run's sandbox (its cwd). A relaunch of a run whose sandbox has it is refused
+// (the run ran, even if it wrote nothing); a sandbox without it is what a launch left when the
+// agent died before the go. On a 0700 directory owned by the task user the bit changes nothing
+// else, and costs no file (the logs are created only when the task writes).
+inline constexpr unsigned kStartedMark = 01000;  // S_ISVTX
+bool MarkStarted(const std::string& sandbox);
+bool HasStarted(const std::string& sandbox);
 // Zygote mode (--mode=zygote, fd 3 a SOCK_SEQPACKET socket): see task_wrapper_zygote.cc.
 inline constexpr size_t kZygoteMaxRequest = 256 * 1024;
 // Exit code of the wrapper (exec mode) or of the task when it could not be started.

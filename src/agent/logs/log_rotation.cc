@@ -22,6 +22,7 @@ RotatingLog::~RotatingLog() {
 }
 
 bool RotatingLog::Open() {
+  opened_ = true;
   // The directory belongs to the task's user and the wrapper is root: never follow or reuse
   // what the task may have put under this name (a symlink to /etc/shadow, a hard link).
   if (::unlink(path_.c_str()) != 0 && errno != ENOENT) return false;
@@ -54,6 +55,7 @@ void RotatingLog::Rotate() {
 }
 
 void RotatingLog::Write(const char* data, size_t n) {
+  if (!opened_) Open();
   while (n > 0) {
     if (size_ >= half_) Rotate();
     if (fd_ < 0) return;

@@ -12,6 +12,9 @@
 // byte; it is rewritten atomically on each rotation, and readers use it to serve "read from
 // offset" across rotations (see log_reader.h).
 //
+// The current file is created on the first byte: a task that writes nothing to a stream leaves
+// no file for it (creating files is a large part of a short task's cost on some file systems).
+//
 // Thread-safety: single-threaded. No abseil, so the wrapper stays small.
 
 #include <sys/types.h>
@@ -29,17 +32,16 @@ class RotatingLog {
   RotatingLog(const RotatingLog&) = delete;
   RotatingLog& operator=(const RotatingLog&) = delete;
 
-  // Creates the current file afresh (whatever had its name is unlinked first, never followed).
-  // Returns false and sets errno on failure.
-  bool Open();
-  // Appends, rotating as needed. Write errors (e.g. disk full) drop the data: a full disk must
-  // not block or kill the task.
+  // Appends, creating the current file on the first call and rotating as needed. Errors (e.g.
+  // disk full) drop the data: a full disk must not block or kill the task.
   void Write(const char* data, size_t n);
 
   int64_t base() const { return base_; }
   int64_t size() const { return size_; }
 
  private:
+  // Creates the current file afresh (whatever had its name is unlinked first, never followed).
+  bool Open();
   void Rotate();
 
   std::string path_;
@@ -49,8 +51,9 @@ class RotatingLog {
   int uid_;
   int gid_;
   int fd_ = -1;
-  int64_t size_ = 0;  // bytes in the current file
-  int64_t base_ = 0;  // logical offset of its first byte
+  bool opened_ = false;  // Open() was called (fd_ < 0 after that: it failed; data is dropped)
+  int64_t size_ = 0;     // bytes in the current file
+  int64_t base_ = 0;     // logical offset of its first byte
 };
 
 }  // namespace paceline::agent

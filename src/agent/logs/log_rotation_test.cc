@@ -28,7 +28,6 @@ TEST(LogRotationTest, KeepsAtMostTheCapAndTheNewestBytes) {
   testing::TempDir dir;
   LogFiles f{dir.Sub("stdout"), dir.Sub("stdout.1"), dir.Sub("stdout.base")};
   RotatingLog log(f.current, f.base_file, /*max_bytes=*/1000, -1, -1);
-  ASSERT_TRUE(log.Open());
   std::string all = Lines(0, 1000);  // ~9 KB
   for (size_t i = 0; i < all.size(); i += 37)
     log.Write(all.data() + i, std::min<size_t>(37, all.size() - i));
@@ -57,7 +56,6 @@ TEST(LogReaderTest, TailReturnsTheLastLinesAcrossTheRotation) {
   testing::TempDir dir;
   LogFiles f{dir.Sub("stdout"), dir.Sub("stdout.1"), dir.Sub("stdout.base")};
   RotatingLog log(f.current, f.base_file, 400, -1, -1);
-  ASSERT_TRUE(log.Open());
   std::string all = Lines(0, 100);
   log.Write(all.data(), all.size());
   absl::StatusOr<LogChunk> t = ReadLogTail(f, 3, 1 << 20);
@@ -75,9 +73,10 @@ TEST(LogReaderTest, TailReturnsTheLastLinesAcrossTheRotation) {
 TEST(LogReaderTest, SmallLogWithoutRotationAndMissingFile) {
   testing::TempDir dir;
   LogFiles f{dir.Sub("stdout"), dir.Sub("stdout.1"), dir.Sub("stdout.base")};
-  EXPECT_EQ(ReadLogFrom(f, 0, 10).status().code(), absl::StatusCode::kNotFound);
   RotatingLog log(f.current, f.base_file, 1 << 20, -1, -1);
-  ASSERT_TRUE(log.Open());
+  // Nothing written, no file: the log is created by its first byte.
+  EXPECT_FALSE(PathExists(f.current));
+  EXPECT_EQ(ReadLogFrom(f, 0, 10).status().code(), absl::StatusCode::kNotFound);
   log.Write("a\nb\nc", 5);
   EXPECT_EQ(ReadLogTail(f, 2, 1 << 20)->data, "b\nc");
   absl::StatusOr<LogChunk> c = ReadLogFrom(f, 2, 2);
@@ -98,9 +97,12 @@ TEST(LogRotationTest, NeverWritesThroughWhatTheTaskPlantedAndNeverReadsIt) {
   LogFiles f{dir.Sub("stdout"), dir.Sub("stdout.1"), dir.Sub("stdout.base")};
   ASSERT_EQ(::symlink(secret.c_str(), f.current.c_str()), 0);
   RotatingLog log(f.current, f.base_file, 100, -1, -1);
-  ASSERT_TRUE(log.Open());  // replaces the symlink with a fresh file
-  log.Write("0123456789", 10);
+  log.Write("0123456789", 10);  // replaces the symlink with a fresh file
   EXPECT_EQ(testing::ReadAll(secret), "do not touch\n");
+  struct stat st;
+  ASSERT_EQ(::lstat(f.current.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(testing::ReadAll(f.current), "0123456789");
   // The task swaps its log for a symlink to a file it may not read: the reader refuses it.
   ASSERT_EQ(::unlink(f.current.c_str()), 0);
   ASSERT_EQ(::symlink(secret.c_str(), f.current.c_str()), 0);
