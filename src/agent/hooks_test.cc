@@ -63,11 +63,11 @@ TEST(SandboxHookTest, CreatesAPrivateSandboxPerRun) {
   RunContext c = Ctx(MakeRun(7, 2, 3));
   if (::geteuid() == 0) c.user = TaskUserHook::Lookup("nobody").value();
   ASSERT_TRUE(hook.Prepare(c).ok());
-  EXPECT_EQ(c.sandbox, dir.path() + "/sandboxes/7/2/3");
+  EXPECT_EQ(c.sandbox, dir.path() + "/sandboxes/7_2_3");
   EXPECT_EQ(c.run_state, dir.path() + "/runs/7_2_3");
   EXPECT_EQ(c.env.at("PACELINE_SANDBOX"), c.sandbox);
   EXPECT_EQ(ModeOf(c.sandbox), 0700u);
-  EXPECT_EQ(ModeOf(dir.path() + "/sandboxes/7/2"), 0711u);
+  EXPECT_EQ(ModeOf(dir.path() + "/sandboxes"), 0711u);
   if (c.user.uid >= 0) {
     struct stat st;
     ::stat(c.sandbox.c_str(), &st);

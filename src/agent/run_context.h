@@ -32,7 +32,7 @@ struct RunContext {
 
   // Filled by the hooks (Prepare), in order: user, sandbox, volume, ports, gpu, gang, cgroup.
   TaskUser user;
-  std::string sandbox;    // <work_dir>/sandboxes/<job>/<instance>/<run>
+  std::string sandbox;    // <work_dir>/sandboxes/<job>_<instance>_<run>
   std::string run_state;  // <work_dir>/runs/<key>: prefix of the agent-private run files
                           // (.status written by the wrapper, .stdout.base, .stderr.base)
   std::string volume;     // <work_dir>/volumes/<job>/<instance>, or ""

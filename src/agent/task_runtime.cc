@@ -228,8 +228,8 @@ absl::Status TaskRuntime::StartRun(const LaunchRequest& request) {
   ctx.request = request;
   ctx.key = RunKey(request.run);
   ctx.boot_id = services_.boot_id;
-  std::string sandbox = SandboxHook::SandboxPath(config_.work_dir, request.run);
-  if (PathExists(sandbox)) {
+  std::string sandbox = SandboxHook::FindSandbox(config_.work_dir, request.run);
+  if (!sandbox.empty()) {
     // Launched here before. If its wrapper never got the go (the agent died in the middle of
     // the launch, before the task could start: no started mark), the leftovers go and the
     // launch proceeds; otherwise this run already ran.

@@ -210,10 +210,22 @@ TEST_F(RetentionTest, FinishedSandboxesAreRemovedAfterTheRetention) {
   LaunchRequest live = Req(25, 1, 1, "sleep 30");
   ASSERT_TRUE(rt_->Launch(live).ok());
   ASSERT_TRUE(Until([&] { return !log_.For(live.run).empty(); }));
+  // A sandbox in the layout of earlier agents, sandboxes/<job>/<instance>/<run>: its logs are
+  // read, its run is not launched again, and it expires like the others.
+  LaunchRequest old = Req(25, 2, 1, "echo again");
+  std::string old_dir = absl::StrCat(config_.work_dir, "/sandboxes/25/2/1");
+  ASSERT_TRUE(MakeDirs(old_dir, 0711).ok());
+  ASSERT_TRUE(WriteFile(old_dir + "/stdout", "old\n").ok());
+  absl::StatusOr<LogChunk> old_log = rt_->ReadLog({old.run, LogStream::kStdout, 1});
+  ASSERT_TRUE(old_log.ok()) << old_log.status();
+  EXPECT_EQ(old_log->data, "old\n");
+  EXPECT_EQ(rt_->Launch(old).code(), absl::StatusCode::kAlreadyExists);
   rt_->Poll(absl::Now() + absl::Minutes(1));  // within the retention: kept
   EXPECT_TRUE(PathExists(Sandbox(done.run)));
+  EXPECT_TRUE(PathExists(old_dir));
   rt_->Poll(absl::Now() + absl::Hours(1));  // the next collection, past the retention
   EXPECT_FALSE(PathExists(Sandbox(done.run)));
+  EXPECT_FALSE(PathExists(absl::StrCat(config_.work_dir, "/sandboxes/25")));
   EXPECT_TRUE(PathExists(Sandbox(live.run)));  // a live run keeps its sandbox
   EXPECT_EQ(rt_->ReadLog({done.run, LogStream::kStdout, 1}).status().code(),
             absl::StatusCode::kNotFound);

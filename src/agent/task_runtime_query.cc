@@ -98,12 +98,14 @@ UsageSnapshot TaskRuntime::Usage(absl::Time now) const {
 }
 
 absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
-  std::string sandbox = SandboxHook::SandboxPath(config_.work_dir, req.run);
   std::string state = SandboxHook::RunStatePath(config_.work_dir, req.run);
   auto it = runners_.find(req.run);
+  // A live run's own path (a run recovered from an earlier agent may use the nested layout).
+  std::string sandbox = it != runners_.end() ? it->second->context().sandbox
+                                             : SandboxHook::FindSandbox(config_.work_dir, req.run);
   bool finished = it == runners_.end() || it->second->state() == TaskRunner::State::kDraining ||
                   it->second->done();
-  if (!PathExists(sandbox)) {
+  if (sandbox.empty() || !PathExists(sandbox)) {
     if (!finished) {  // a run being launched has no sandbox yet: no output so far, no error
       LogChunk empty;
       empty.offset = empty.next_offset = req.offset;

@@ -160,7 +160,6 @@ TEST_F(RuntimeTest, ASilentTaskLeavesNoLogFilesAndIsStillNeverLaunchedTwice) {
   // What a launch leaves when the agent dies before the go: a sandbox without the mark. The run
   // never started, so it is launched.
   LaunchRequest cut = Req(3, 2, 1, "echo ran");
-  ASSERT_TRUE(MakeDirs(Dirname(Sandbox(cut.run)), 0711).ok());
   ASSERT_EQ(::mkdir(Sandbox(cut.run).c_str(), 0700), 0);
   end = RunToEnd(cut);
   ASSERT_TRUE(end);

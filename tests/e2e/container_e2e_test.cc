@@ -486,7 +486,7 @@ TEST_F(ContainerE2E, AStatefulContainerWritesItsVolumeAndNetworkNoneHasOnlyLoopb
   ASSERT_TRUE(WaitTaskState(db, "RUNNING", absl::Seconds(60))) << Task(db).dump();
   std::string work_dir = cluster_->dir() + "/" + cluster_->agent_name(0);
   std::string volume_file = absl::StrCat(work_dir, "/volumes/", db, "/0/f");
-  std::string net_file = absl::StrCat(work_dir, "/sandboxes/", db, "/0/1/net");
+  std::string net_file = absl::StrCat(work_dir, "/sandboxes/", db, "_0_1/net");
   // The shell creates each file before it writes it: wait for whole lines, not for the files.
   std::string kept, net;
   WaitFor(

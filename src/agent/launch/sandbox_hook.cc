@@ -14,8 +14,15 @@
 namespace paceline::agent {
 
 std::string SandboxHook::SandboxPath(const std::string& work_dir, const RunId& run) {
-  return absl::StrCat(work_dir, "/sandboxes/", run.task.job.value(), "/", run.task.instance, "/",
-                      run.run);
+  return absl::StrCat(work_dir, "/sandboxes/", RunKey(run));
+}
+
+std::string SandboxHook::FindSandbox(const std::string& work_dir, const RunId& run) {
+  std::string flat = SandboxPath(work_dir, run);
+  if (PathExists(flat)) return flat;
+  std::string nested = absl::StrCat(work_dir, "/sandboxes/", run.task.job.value(), "/",
+                                    run.task.instance, "/", run.run);
+  return PathExists(nested) ? nested : "";
 }
 
 std::string SandboxHook::RunStatePath(const std::string& work_dir, const RunId& run) {
@@ -28,17 +35,16 @@ std::string SandboxHook::StatusPath(const std::string& work_dir, const RunId& ru
 
 absl::Status SandboxHook::Prepare(RunContext& ctx) {
   const RunId& run = ctx.run();
-  std::string job_dir = absl::StrCat(work_dir_, "/sandboxes/", run.task.job.value());
-  std::string instance_dir = absl::StrCat(job_dir, "/", run.task.instance);
-  struct stat st;
-  if (::stat(instance_dir.c_str(), &st) != 0) {
-    RETURN_IF_ERROR(MakeDirs(instance_dir, 0711));
-    ::chmod(job_dir.c_str(), 0711);  // whatever the umask
-    ::chmod(instance_dir.c_str(), 0711);
-  }
   ctx.sandbox = SandboxPath(work_dir_, run);
   ctx.run_state = RunStatePath(work_dir_, run);
-  if (::mkdir(ctx.sandbox.c_str(), 0700) != 0) {
+  int made = ::mkdir(ctx.sandbox.c_str(), 0700);
+  if (made != 0 && errno == ENOENT) {  // no sandboxes/ yet (the runtime makes it at start)
+    std::string root = absl::StrCat(work_dir_, "/sandboxes");
+    RETURN_IF_ERROR(MakeDirs(root, 0711));
+    ::chmod(root.c_str(), 0711);  // whatever the umask
+    made = ::mkdir(ctx.sandbox.c_str(), 0700);
+  }
+  if (made != 0) {
     if (errno == EEXIST) {
       return absl::AlreadyExistsError(absl::StrCat("run ", run.ToString(), " was launched before"));
     }

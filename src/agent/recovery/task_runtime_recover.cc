@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -30,16 +31,24 @@ std::optional<RunId> ParseRunKey(absl::string_view key) {
   return RunId{TaskId{JobId(job), instance}, run};
 }
 
-std::vector<std::string> ListNumericDirs(const std::string& path) {
+// The subdirectories of `path` whose names `keep` accepts.
+std::vector<std::string> ListDirs(const std::string& path,
+                                  const std::function<bool(const char*)>& keep) {
   std::vector<std::string> out;
   DIR* dir = ::opendir(path.c_str());
   if (dir == nullptr) return out;
   while (struct dirent* e = ::readdir(dir)) {
-    uint64_t n = 0;
-    if (e->d_type == DT_DIR && absl::SimpleAtoi(e->d_name, &n)) out.push_back(e->d_name);
+    if (e->d_type == DT_DIR && keep(e->d_name)) out.push_back(e->d_name);
   }
   ::closedir(dir);
   return out;
+}
+
+std::vector<std::string> ListNumericDirs(const std::string& path) {
+  return ListDirs(path, [](const char* name) {
+    uint64_t n = 0;
+    return absl::SimpleAtoi(name, &n);
+  });
 }
 
 }  // namespace
@@ -78,31 +87,38 @@ void TaskRuntime::CollectGarbage(absl::Time now) {
   if (images_) images_->CollectGarbage();
   cgroups_->TrimReleased();
   if (config_.sandbox_retention <= absl::ZeroDuration()) return;
-  // sandboxes/<job>/<instance>/<run>: a finished run's sandbox expires `sandbox_retention`
-  // after its last change (the task's last output).
+  // A finished run's sandbox expires `sandbox_retention` after its last change (the task's last
+  // output): sandboxes/<job>_<instance>_<run>, and sandboxes/<job>/<instance>/<run> of agents
+  // before that layout.
   std::string root = absl::StrCat(config_.work_dir, "/sandboxes");
   size_t removed = 0;
+  auto expire = [&](const std::string& sandbox, const RunId& run) {
+    if (runners_.contains(run)) return;
+    absl::Time last = absl::InfinitePast();
+    for (const std::string& p : {sandbox, sandbox + "/stdout", sandbox + "/stderr"}) {
+      struct stat st;
+      if (::stat(p.c_str(), &st) == 0) last = std::max(last, absl::FromTimeT(st.st_mtime));
+    }
+    if (last + config_.sandbox_retention >= now) return;
+    RemoveTree(sandbox).IgnoreError();
+    std::string state = SandboxHook::RunStatePath(config_.work_dir, run);
+    for (const char* suffix :
+         {wrapper::kStdoutBaseSuffix, wrapper::kStderrBaseSuffix, wrapper::kStatusSuffix}) {
+      ::unlink(absl::StrCat(state, suffix).c_str());
+    }
+    ++removed;
+  };
+  for (const std::string& key :
+       ListDirs(root, [](const char* name) { return ParseRunKey(name).has_value(); })) {
+    expire(absl::StrCat(root, "/", key), *ParseRunKey(key));
+  }
   for (const std::string& job : ListNumericDirs(root)) {
     std::string job_dir = absl::StrCat(root, "/", job);
     for (const std::string& instance : ListNumericDirs(job_dir)) {
       std::string instance_dir = absl::StrCat(job_dir, "/", instance);
       for (const std::string& run_name : ListNumericDirs(instance_dir)) {
         std::optional<RunId> run = ParseRunKey(absl::StrCat(job, "_", instance, "_", run_name));
-        if (!run || runners_.contains(*run)) continue;
-        std::string sandbox = absl::StrCat(instance_dir, "/", run_name);
-        absl::Time last = absl::InfinitePast();
-        for (const std::string& p : {sandbox, sandbox + "/stdout", sandbox + "/stderr"}) {
-          struct stat st;
-          if (::stat(p.c_str(), &st) == 0) last = std::max(last, absl::FromTimeT(st.st_mtime));
-        }
-        if (last + config_.sandbox_retention >= now) continue;
-        RemoveTree(sandbox).IgnoreError();
-        std::string state = SandboxHook::RunStatePath(config_.work_dir, *run);
-        for (const char* suffix :
-             {wrapper::kStdoutBaseSuffix, wrapper::kStderrBaseSuffix, wrapper::kStatusSuffix}) {
-          ::unlink(absl::StrCat(state, suffix).c_str());
-        }
-        ++removed;
+        if (run) expire(absl::StrCat(instance_dir, "/", run_name), *run);
       }
       ::rmdir(instance_dir.c_str());  // only when empty
     }

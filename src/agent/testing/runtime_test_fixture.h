@@ -60,8 +60,8 @@ class RuntimeTest : public ::testing::Test {
   }
 
   std::string Sandbox(const RunId& run) const {
-    return absl::StrCat(config_.work_dir, "/sandboxes/", run.task.job.value(), "/",
-                        run.task.instance, "/", run.run);
+    return absl::StrCat(config_.work_dir, "/sandboxes/", run.task.job.value(), "_",
+                        run.task.instance, "_", run.run);
   }
 
   TempDir dir_;
