@@ -133,6 +133,16 @@ TEST(CgroupV1Test, CreatesTheTaskCgroupInEveryHierarchy) {
   EXPECT_TRUE((*d)->Pids("9_1_2").value().empty());
 }
 
+// A v1 driver for agent "a1" on a fake tree of the four hierarchies under `root`.
+std::unique_ptr<CgroupDriver> FakeV1Driver(const std::string& root) {
+  for (const char* h : {"memory", "cpu", "cpuacct", "pids"})
+    Touch(root + "/" + h + "/cgroup.procs");
+  AgentConfig c;
+  c.name = "a1";
+  c.cgroup_root = root;
+  return CreateCgroupV1Driver(c).value();
+}
+
 // The files of a fake v1 task cgroup `name` in every hierarchy (see the test above).
 void FakeV1Cgroup(const std::string& root, const std::string& name) {
   std::string m = root + "/memory/paceline.a1/" + name;
@@ -148,12 +158,7 @@ void FakeV1Cgroup(const std::string& root, const std::string& name) {
 
 TEST(CgroupV1Test, AFinishedRunsCgroupIsRenamedAndReusedWritingOnlyWhatDiffers) {
   TempDir root;
-  for (const char* h : {"memory", "cpu", "cpuacct", "pids"})
-    Touch(root.path() + "/" + h + "/cgroup.procs");
-  AgentConfig c;
-  c.name = "a1";
-  c.cgroup_root = root.path();
-  std::unique_ptr<CgroupDriver> d = CreateCgroupV1Driver(c).value();
+  std::unique_ptr<CgroupDriver> d = FakeV1Driver(root.path());
   auto at = [&](const char* h, const std::string& name, const char* file) {
     return root.path() + "/" + h + "/paceline.a1/" + name + "/" + file;
   };
@@ -212,12 +217,7 @@ TEST(CgroupV1Test, AFinishedRunsCgroupIsRenamedAndReusedWritingOnlyWhatDiffers) 
 
 TEST(CgroupV1Test, KeptCgroupsNoTaskTookSinceTheLastTrimAreDropped) {
   TempDir root;
-  for (const char* h : {"memory", "cpu", "cpuacct", "pids"})
-    Touch(root.path() + "/" + h + "/cgroup.procs");
-  AgentConfig c;
-  c.name = "a1";
-  c.cgroup_root = root.path();
-  std::unique_ptr<CgroupDriver> d = CreateCgroupV1Driver(c).value();
+  std::unique_ptr<CgroupDriver> d = FakeV1Driver(root.path());
   auto exists = [&](const std::string& name) {
     return PathExists(root.path() + "/memory/paceline.a1/" + name);
   };

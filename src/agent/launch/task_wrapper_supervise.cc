@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -145,16 +144,9 @@ pid_t SpawnTask(TaskStart& start) {
   if (pid == 0) StartTask(&start);
   return pid;
 #else
-  constexpr size_t kStack = 256 << 10;
-  void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return -1;
-  pid_t pid = ::clone(StartTask, static_cast<char*>(stack) + kStack,
-                      CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
-  int err = errno;
-  ::munmap(stack, kStack);  // the child has exec'd or exited by now
-  errno = err;
-  return pid;
+  // The child's stack; the wrapper starts one task and is suspended while the child uses it.
+  alignas(64) static char stack[256 << 10];
+  return ::clone(StartTask, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
 #endif
 }
 

@@ -108,9 +108,8 @@ void TaskRuntime::CollectGarbage(absl::Time now) {
     }
     ++removed;
   };
-  for (const std::string& key :
-       ListDirs(root, [](const char* name) { return ParseRunKey(name).has_value(); })) {
-    expire(absl::StrCat(root, "/", key), *ParseRunKey(key));
+  for (const std::string& name : ListDirs(root, [](const char*) { return true; })) {
+    if (std::optional<RunId> run = ParseRunKey(name)) expire(absl::StrCat(root, "/", name), *run);
   }
   for (const std::string& job : ListNumericDirs(root)) {
     std::string job_dir = absl::StrCat(root, "/", job);
