@@ -115,13 +115,18 @@ TEST_F(IsolationTest, AFinishedRunsCgroupServesTheNextTaskWithItsOwnLimits) {
     }
     return n;
   };
-  LaunchRequest first = Req(24, 0, 1, "true");
-  first.spec.resources = Resources::Of(500, 64LL << 20);
-  std::optional<TaskEvent> end = RunToEnd(first);
-  ASSERT_TRUE(end);
-  ASSERT_EQ(end->exit_code, 0);
-  ASSERT_TRUE(Until([&] { return released() == 1; }));
-  EXPECT_FALSE(PathExists(agent_dir + "/24_0_1"));
+  // A task's cgroup is released before its end is reported. It is kept unless it holds more than
+  // the bound (e.g. the page cache of a binary this task was the first to read): then another try.
+  std::optional<TaskEvent> end;
+  for (int i = 0; i < 5 && released() == 0; ++i) {
+    LaunchRequest warm = Req(24, 1000 + i, 1, "true");
+    warm.spec.resources = Resources::Of(500, 64LL << 20);
+    end = RunToEnd(warm);
+    ASSERT_TRUE(end);
+    ASSERT_EQ(end->exit_code, 0);
+    EXPECT_FALSE(PathExists(absl::StrCat(agent_dir, "/24_", 1000 + i, "_1")));
+  }
+  ASSERT_EQ(released(), 1);
 
   // Writes the task's own memory cgroup, its limit, and the cgroups kept for reuse meanwhile.
   std::string show =

@@ -217,7 +217,7 @@ class CgroupV1Driver final : public CgroupDriver {
     CgroupLimits limits;  // what its control files hold
   };
   static constexpr size_t kMaxReleased = 1024;
-  static constexpr int64_t kMaxReleasedCharge = 1 << 20;
+  static constexpr int64_t kMaxReleasedCharge = 4 << 20;
 
   // Writes the limits of `to` that differ from `from` (what the cgroup holds now).
   absl::Status ApplyLimits(const Hierarchy& h, const std::string& d, const CgroupLimits& from,
