@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <sstream>
-#include "absl/container/flat_hash_map.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "yaml-cpp/eventhandler.h"

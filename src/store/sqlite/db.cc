@@ -100,6 +100,14 @@ bool Statement::ColumnIsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }
 
+Statement& Statement::BindTime(int index, absl::Time t, absl::Time null_means) {
+  return t == null_means ? BindNull(index) : Bind(index, absl::ToUnixMicros(t));
+}
+
+absl::Time Statement::ColumnTime(int col, absl::Time null_means) const {
+  return ColumnIsNull(col) ? null_means : absl::FromUnixMicros(ColumnInt(col));
+}
+
 absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path,
                                                          const OpenOptions& options) {
   sqlite3* raw = nullptr;

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -32,6 +33,9 @@ class Statement {
   Statement& Bind(int index, absl::string_view text);
   Statement& BindBlob(int index, absl::string_view bytes);
   Statement& BindNull(int index);
+  // A time in Unix microseconds; NULL stands for `null_means` (InfinitePast: "not set";
+  // InfiniteFuture for "never expires" and "not revoked"). ColumnTime reads it back.
+  Statement& BindTime(int index, absl::Time t, absl::Time null_means = absl::InfinitePast());
 
   // Runs one step: true when a row is ready to read, false when done.
   absl::StatusOr<bool> Step();
@@ -47,6 +51,7 @@ class Statement {
   // The bytes of a BLOB column, valid until the next Step, Reset or column read of `col`.
   absl::string_view ColumnBlob(int col) const;
   bool ColumnIsNull(int col) const;
+  absl::Time ColumnTime(int col, absl::Time null_means = absl::InfinitePast()) const;
 
  private:
   sqlite3* db_;

@@ -9,20 +9,6 @@
 namespace paceline::store {
 namespace {
 
-// A time that may be infinite: NULL stands for `null_means` (InfinitePast for a creation time,
-// InfiniteFuture for "never expires" and "not revoked").
-void BindTime(Statement& s, int index, absl::Time t, absl::Time null_means) {
-  if (t == null_means) {
-    s.BindNull(index);
-  } else {
-    s.Bind(index, absl::ToUnixMicros(t));
-  }
-}
-
-absl::Time ColumnTime(const Statement& s, int col, absl::Time null_means) {
-  return s.ColumnIsNull(col) ? null_means : absl::FromUnixMicros(s.ColumnInt(col));
-}
-
 // The columns of `audit` from seq on, as AuditSelectSql reads them.
 records::AuditRecord AuditAt(const Statement& st) {
   records::AuditRecord a;
@@ -58,9 +44,9 @@ absl::Status SqliteStore::ApplyAccess(const records::WriteBatch& b) {
         .Bind(7, t.salt)
         .Bind(8, t.hash)
         .Bind(9, t.created_by);
-    BindTime(*st, 10, t.created_at, absl::InfinitePast());
-    BindTime(*st, 11, t.expires_at, absl::InfiniteFuture());
-    BindTime(*st, 12, t.revoked_at, absl::InfiniteFuture());
+    st->BindTime(10, t.created_at, absl::InfinitePast());
+    st->BindTime(11, t.expires_at, absl::InfiniteFuture());
+    st->BindTime(12, t.revoked_at, absl::InfiniteFuture());
     RETURN_IF_ERROR(st->Run());
   }
   for (const std::string& path : b.delete_secrets) {
@@ -77,8 +63,8 @@ absl::Status SqliteStore::ApplyAccess(const records::WriteBatch& b) {
                             "created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?)"));
     st->Reset();
     st->Bind(1, r.path).Bind(2, r.key_id).Bind(3, r.sealed).Bind(4, r.created_by);
-    BindTime(*st, 5, r.created_at, absl::InfinitePast());
-    BindTime(*st, 6, r.updated_at, absl::InfinitePast());
+    st->BindTime(5, r.created_at, absl::InfinitePast());
+    st->BindTime(6, r.updated_at, absl::InfinitePast());
     RETURN_IF_ERROR(st->Run());
   }
   for (const records::AuditRecord& a : b.audit) {
@@ -126,9 +112,9 @@ absl::Status SqliteStore::LoadTokens(records::StoreContents& out) {
     t.salt = st.ColumnText(6);
     t.hash = st.ColumnText(7);
     t.created_by = st.ColumnText(8);
-    t.created_at = ColumnTime(st, 9, absl::InfinitePast());
-    t.expires_at = ColumnTime(st, 10, absl::InfiniteFuture());
-    t.revoked_at = ColumnTime(st, 11, absl::InfiniteFuture());
+    t.created_at = st.ColumnTime(9, absl::InfinitePast());
+    t.expires_at = st.ColumnTime(10, absl::InfiniteFuture());
+    t.revoked_at = st.ColumnTime(11, absl::InfiniteFuture());
     out.tokens.push_back(std::move(t));
   }
 }
@@ -145,8 +131,8 @@ absl::Status SqliteStore::LoadSecrets(records::StoreContents& out) {
     r.key_id = st.ColumnText(1);
     r.sealed = st.ColumnText(2);
     r.created_by = st.ColumnText(3);
-    r.created_at = ColumnTime(st, 4, absl::InfinitePast());
-    r.updated_at = ColumnTime(st, 5, absl::InfinitePast());
+    r.created_at = st.ColumnTime(4, absl::InfinitePast());
+    r.updated_at = st.ColumnTime(5, absl::InfinitePast());
     out.secrets.push_back(std::move(r));
   }
 }

@@ -21,18 +21,6 @@ std::string RandomHexId() {
   return absl::StrFormat("%08x%08x", rd(), rd());
 }
 
-void BindTime(Statement& s, int index, absl::Time t) {
-  if (t == absl::InfinitePast()) {
-    s.BindNull(index);
-  } else {
-    s.Bind(index, absl::ToUnixMicros(t));
-  }
-}
-
-absl::Time ColumnTime(const Statement& s, int col) {
-  return s.ColumnIsNull(col) ? absl::InfinitePast() : absl::FromUnixMicros(s.ColumnInt(col));
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& data_dir) {
@@ -189,7 +177,7 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
         .Bind(3, PrintJobSpec(j.spec))
         .Bind(4, static_cast<int64_t>(j.version))
         .Bind(5, static_cast<int64_t>(j.goal));
-    BindTime(*st, 6, j.created_at);
+    st->BindTime(6, j.created_at);
     st->Bind(7, EncodeOldSpecs(j.old_specs))
         .Bind(8, EncodeUpdates(j.updates))
         .Bind(9, static_cast<int64_t>(j.instances))
@@ -211,14 +199,14 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
         .Bind(3, static_cast<int64_t>(t.run))
         .Bind(4, static_cast<int64_t>(t.state))
         .Bind(5, t.host);
-    BindTime(*st, 6, t.started_at);
-    BindTime(*st, 7, t.finished_at);
+    st->BindTime(6, t.started_at);
+    st->BindTime(7, t.finished_at);
     st->Bind(8, static_cast<int64_t>(t.exit_code))
         .Bind(9, static_cast<int64_t>(t.signal))
         .Bind(10, t.reason)
         .Bind(11, t.message)
         .Bind(12, static_cast<int64_t>(t.failures));
-    BindTime(*st, 13, t.not_before);
+    st->BindTime(13, t.not_before);
     st->Bind(14, static_cast<int64_t>(t.restart_requested))
         .Bind(15, static_cast<int64_t>(t.spec_version))
         .Bind(16, static_cast<int64_t>(t.next_spec_version))
@@ -293,7 +281,7 @@ absl::Status SqliteStore::LoadJobs(std::optional<JobId> only, std::vector<record
     spec_texts.push_back(st.ColumnText(2));
     j.version = static_cast<uint64_t>(st.ColumnInt(3));
     j.goal = static_cast<records::JobGoal>(st.ColumnInt(4));
-    j.created_at = ColumnTime(st, 5);
+    j.created_at = st.ColumnTime(5);
     absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(st.ColumnText(6));
     if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
     j.old_specs = *std::move(old);

@@ -15,10 +15,6 @@ void AssignText(const Statement& st, int col, std::string& out) {
   out.assign(text.data(), text.size());
 }
 
-absl::Time ColumnTime(const Statement& st, int col) {
-  return st.ColumnIsNull(col) ? absl::InfinitePast() : absl::FromUnixMicros(st.ColumnInt(col));
-}
-
 absl::StatusOr<int64_t> CountRows(SqliteDb& db, int64_t from, int64_t to) {
   ASSIGN_OR_RETURN(Statement st,
                    db.Prepare("SELECT count(*) FROM tasks WHERE job >= ?1 AND job < ?2"));
@@ -61,14 +57,14 @@ absl::Status ReadRange(SqliteDb& db, int64_t from, int64_t to, bool reserve,
     }
     t.state = static_cast<TaskState>(state);
     AssignText(st, 4, t.host);
-    t.started_at = ColumnTime(st, 5);
-    t.finished_at = ColumnTime(st, 6);
+    t.started_at = st.ColumnTime(5);
+    t.finished_at = st.ColumnTime(6);
     t.exit_code = static_cast<int32_t>(st.ColumnInt(7));
     t.signal = static_cast<int32_t>(st.ColumnInt(8));
     AssignText(st, 9, t.reason);
     AssignText(st, 10, t.message);
     t.failures = static_cast<uint32_t>(st.ColumnInt(11));
-    t.not_before = ColumnTime(st, 12);
+    t.not_before = st.ColumnTime(12);
     t.restart_requested = st.ColumnInt(13) != 0;
     t.spec_version = static_cast<uint64_t>(st.ColumnInt(14));
     t.next_spec_version = static_cast<uint64_t>(st.ColumnInt(15));
