@@ -21,7 +21,7 @@ if (($# > 0)); then
   TARGETS=("$@")
 else
   TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz token_fuzz certificate_fuzz secret_fuzz peloton_fuzz archive_fuzz
-           layer_unpack_fuzz registry_documents_fuzz event_block_fuzz)
+           layer_unpack_fuzz registry_documents_fuzz event_block_fuzz task_row_fuzz)
 fi
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -136,4 +136,16 @@ CREATE TABLE event_blocks (
 CREATE INDEX event_blocks_by_job ON event_blocks (job, seq);
 )sql";
 
+// Version 7: a task's row is its key and one blob (store/task_row.h) instead of seventeen
+// columns: a restart reads three columns per task. The migration (task_rows.cc) writes each row
+// of `tasks` into `task_rows`, drops `tasks` and renames `task_rows` to `tasks`.
+inline constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE task_rows (
+  job INTEGER NOT NULL,
+  instance INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (job, instance)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace paceline::store

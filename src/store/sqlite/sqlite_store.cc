@@ -12,6 +12,7 @@
 #include "store/spec_parsing.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/task_rows.h"
+#include "store/task_row.h"
 
 namespace paceline::store {
 namespace {
@@ -79,6 +80,10 @@ absl::Status SqliteStore::Migrate() {
     if (version < 6) {
       RETURN_IF_ERROR(MigrateEventsToBlocks());
       RETURN_IF_ERROR(PutMeta("schema_version", "6"));
+    }
+    if (version < 7) {
+      RETURN_IF_ERROR(MigrateTaskColumnsToRows(*db_));
+      RETURN_IF_ERROR(PutMeta("schema_version", "7"));
     }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
@@ -188,29 +193,11 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
   for (const records::TaskRecord& t : b.put_tasks) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st,
-                     Cached("INSERT OR REPLACE INTO tasks (job, instance, run, state, host, "
-                            "started_us, finished_us, exit_code, signal, reason, message, "
-                            "failures, not_before_us, restart_requested, spec_version, "
-                            "next_spec_version, volume_host) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                     Cached("INSERT OR REPLACE INTO tasks (job, instance, data) VALUES (?, ?, ?)"));
     st->Reset();
     st->Bind(1, static_cast<int64_t>(t.id.job.value()))
         .Bind(2, static_cast<int64_t>(t.id.instance))
-        .Bind(3, static_cast<int64_t>(t.run))
-        .Bind(4, static_cast<int64_t>(t.state))
-        .Bind(5, t.host);
-    st->BindTime(6, t.started_at);
-    st->BindTime(7, t.finished_at);
-    st->Bind(8, static_cast<int64_t>(t.exit_code))
-        .Bind(9, static_cast<int64_t>(t.signal))
-        .Bind(10, t.reason)
-        .Bind(11, t.message)
-        .Bind(12, static_cast<int64_t>(t.failures));
-    st->BindTime(13, t.not_before);
-    st->Bind(14, static_cast<int64_t>(t.restart_requested))
-        .Bind(15, static_cast<int64_t>(t.spec_version))
-        .Bind(16, static_cast<int64_t>(t.next_spec_version))
-        .Bind(17, t.volume_host);
+        .BindBlob(3, EncodeTaskRow(t));
     RETURN_IF_ERROR(st->Run());
   }
   for (const TaskId& t : b.delete_tasks) {

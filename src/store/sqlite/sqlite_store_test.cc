@@ -333,6 +333,93 @@ TEST(SqliteStore, MigratesAVersionFiveStoreToSixAndKeepsEveryEventInOrder) {
   std::filesystem::remove_all(dir);
 }
 
+// A store as version 6 wrote it, with `tasks_sql` inserted into its column-per-field tasks.
+void WriteVersionSixStore(const std::string& dir, const std::string& tasks_sql) {
+  std::filesystem::create_directories(dir);
+  auto db = SqliteDb::Open(dir + "/paceline.db");
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)").ok());
+  for (const char* sql : {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5, kSchemaV6}) {
+    ASSERT_TRUE((*db)->Exec(sql).ok());
+  }
+  ASSERT_TRUE((*db)->Exec("DROP TABLE events").ok());
+  ASSERT_TRUE((*db)
+                  ->Exec("INSERT INTO meta VALUES ('schema_version', '6'), ('cluster_id', "
+                         "'00112233aabbccdd'), ('next_job_id', '3')")
+                  .ok());
+  ASSERT_TRUE((*db)->Exec(tasks_sql).ok());
+}
+
+TEST(SqliteStore, MigratesAVersionSixStoreToSevenAndKeepsEveryTaskField) {
+  std::string dir = TempDir("pl-store");
+  WriteVersionSixStore(dir,
+                       "INSERT INTO tasks (job, instance, run, state, host, started_us, "
+                       "finished_us, exit_code, signal, reason, message, failures, not_before_us, "
+                       "restart_requested, spec_version, next_spec_version, volume_host) VALUES "
+                       "(2, 0, 1, 4, 'h1', 1000, NULL, -1, 0, '', '', 0, NULL, 0, 1, 0, ''), "
+                       "(1, 5, 3, 6, 'h2', 10, 20, 137, 9, 'OOM_KILLED', 'over 64 MiB', 2, 30, "
+                       "1, 4, 5, 'h3'), "
+                       "(1, 0, 0, 0, '', NULL, NULL, -1, 0, '', '', 0, NULL, 0, 0, 0, '')");
+  auto store = SqliteStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto contents = (*store)->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->tasks.size(), 3u);
+  records::TaskRecord failed{TaskId{JobId(1), 5}};
+  failed.run = 3;
+  failed.state = TaskState::kFailed;
+  failed.host = "h2";
+  failed.started_at = absl::FromUnixMicros(10);
+  failed.finished_at = absl::FromUnixMicros(20);
+  failed.exit_code = 137;
+  failed.signal = 9;
+  failed.reason = "OOM_KILLED";
+  failed.message = "over 64 MiB";
+  failed.failures = 2;
+  failed.not_before = absl::FromUnixMicros(30);
+  failed.restart_requested = true;
+  failed.spec_version = 4;
+  failed.next_spec_version = 5;
+  failed.volume_host = "h3";
+  records::TaskRecord running{TaskId{JobId(2), 0}};
+  running.run = 1;
+  running.state = TaskState::kRunning;
+  running.host = "h1";
+  running.started_at = absl::FromUnixMicros(1000);
+  running.spec_version = 1;
+  EXPECT_EQ(contents->tasks, (std::vector<records::TaskRecord>{
+                                 records::TaskRecord{TaskId{JobId(1), 0}}, failed, running}));
+  auto db = SqliteDb::Open(dir + "/paceline.db");
+  ASSERT_TRUE(db.ok());
+  auto columns = (*db)->Prepare("SELECT count(*) FROM pragma_table_info('tasks')");
+  ASSERT_TRUE(columns.ok());
+  ASSERT_TRUE(*columns->Step());
+  EXPECT_EQ(columns->ColumnInt(0), 3);  // job, instance, data
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteStore, AVersionSixRowWithAnUnknownStateStopsTheMigrationAndChangesNothing) {
+  std::string dir = TempDir("pl-store");
+  WriteVersionSixStore(dir,
+                       "INSERT INTO tasks (job, instance, run, state, host, exit_code, signal, "
+                       "reason, message, failures) VALUES (1, 0, 1, 4, 'h1', -1, 0, '', '', 0), "
+                       "(1, 1, 1, 99, 'h1', -1, 0, '', '', 0)");
+  auto store = SqliteStore::Open(dir);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr("row 1/1: unknown state 99"));
+  auto db = SqliteDb::Open(dir + "/paceline.db");
+  ASSERT_TRUE(db.ok());
+  auto version = (*db)->Prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  ASSERT_TRUE(version.ok());
+  ASSERT_TRUE(*version->Step());
+  EXPECT_EQ(version->ColumnText(0), "6");
+  auto rows = (*db)->Prepare("SELECT count(*) FROM tasks WHERE state = 4");
+  ASSERT_TRUE(rows.ok()) << rows.status();  // still the column-per-field table
+  ASSERT_TRUE(*rows->Step());
+  EXPECT_EQ(rows->ColumnInt(0), 1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SqliteStore, EveryJobGetsItsOwnSpecAndABadOneIsDataLossNamingItsJob) {
   // The specs are parsed on a thread of their own while the tasks are read (SpecParsing: 300
   // jobs are past its kThreadFrom).

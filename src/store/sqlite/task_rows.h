@@ -1,6 +1,8 @@
 #pragma once
 // Reading the `tasks` table of the SQLite store into task records: ReadTaskRows for Load and
-// ReadJob, StreamAllTaskRows for LoadInto.
+// ReadJob, StreamAllTaskRows for LoadInto. A row is (job, instance, data), data a task row
+// (store/task_row.h); MigrateTaskColumnsToRows turns the column rows of schema versions 3 to 6
+// into such rows.
 //
 // StreamAllTaskRows hands every row over in batches as it reads them (Store::LoadInto). From
 // kParallelFrom instances on, it reads the upper half of the jobs on a second connection and
@@ -40,5 +42,9 @@ int64_t SplitJob(const std::vector<records::JobRecord>& jobs);
 // jobs below `split` (SplitJob) read on `db`, the others on a second connection and thread at
 // once (kNoEnd: all on `db`). CANCELLED when the sink gave up.
 absl::Status StreamAllTaskRows(SqliteDb& db, int64_t split, LoadSink& sink);
+
+// Schema version 6 -> 7 (kSchemaV7), inside the caller's transaction: every row of `tasks`
+// rewritten as a task row, with every field kept; DATA_LOSS on a row with an unknown state.
+absl::Status MigrateTaskColumnsToRows(SqliteDb& db);
 
 }  // namespace paceline::store
