@@ -59,6 +59,7 @@ absl::Status Cluster::LoadAndRebuild() {
     while (std::optional<std::vector<records::TaskRecord>> batch = queue.Next()) {
       tasks += batch->size();
       RETURN_IF_ERROR(take(*batch));
+      queue.Recycle(*std::move(batch));
     }
     return queue.Wait();
   };

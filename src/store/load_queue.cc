@@ -22,6 +22,20 @@ bool LoadQueue::Tasks(std::vector<records::TaskRecord> batch) {
   return true;
 }
 
+std::vector<records::TaskRecord> LoadQueue::TakeSpare() {
+  absl::MutexLock lock(&mu_);
+  if (spares_.empty()) return {};
+  std::vector<records::TaskRecord> spare = std::move(spares_.back());
+  spares_.pop_back();
+  return spare;
+}
+
+void LoadQueue::Recycle(std::vector<records::TaskRecord> batch) {
+  batch.clear();  // outside the lock: it frees what the records own
+  absl::MutexLock lock(&mu_);
+  if (!cancelled_ && spares_.size() < capacity_ + 2) spares_.push_back(std::move(batch));
+}
+
 void LoadQueue::Close(absl::Status loaded) {
   absl::MutexLock lock(&mu_);
   closed_ = true;
@@ -56,6 +70,7 @@ void LoadQueue::Cancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
   batches_.clear();
+  spares_.clear();
 }
 
 absl::Status LoadQueue::Wait() {

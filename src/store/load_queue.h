@@ -7,7 +7,9 @@
 //   loader thread:  q.Close(store.LoadInto(q));
 //   reader thread:  std::optional<records::StoreContents> head = q.WaitHead();
 //                   // nullopt: the load ended before its head; Wait() says why
-//                   while (std::optional<std::vector<records::TaskRecord>> b = q.Next()) ...
+//                   while (std::optional<std::vector<records::TaskRecord>> b = q.Next()) {
+//                     ...; q.Recycle(*std::move(b));  // optional: the loader refills it
+//                   }
 //                   absl::Status loaded = q.Wait();  // the load's result, once it closed
 //
 // A reader that stops early calls Cancel(): the loader's next Tasks() answers false, the
@@ -36,12 +38,15 @@ class LoadQueue final : public LoadSink {
   // LoadSink, for the loader.
   void Head(records::StoreContents contents) override;
   bool Tasks(std::vector<records::TaskRecord> batch) override;
+  std::vector<records::TaskRecord> TakeSpare() override;
   // The loader is done (with the load's result); Next() drains what is left, then ends.
   void Close(absl::Status loaded);
 
   // For the reader.
   std::optional<records::StoreContents> WaitHead();
   std::optional<std::vector<records::TaskRecord>> Next();
+  // A batch Next() gave, done with: emptied and kept (up to capacity + 2) for TakeSpare().
+  void Recycle(std::vector<records::TaskRecord> batch);
   void Cancel();
   absl::Status Wait();
 
@@ -51,6 +56,7 @@ class LoadQueue final : public LoadSink {
   std::optional<records::StoreContents> head_ ABSL_GUARDED_BY(mu_);
   bool head_given_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<std::vector<records::TaskRecord>> batches_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<records::TaskRecord>> spares_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status loaded_ ABSL_GUARDED_BY(mu_);

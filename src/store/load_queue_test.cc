@@ -35,6 +35,31 @@ TEST(LoadQueue, TheReaderGetsTheHeadThenEveryBatchThenTheLoadsResult) {
   loader.join();
 }
 
+TEST(LoadQueue, ARecycledBatchComesBackEmptyWithItsRoomAsTheLoadersSpare) {
+  LoadQueue q(1);
+  EXPECT_TRUE(q.TakeSpare().empty());  // none yet
+  ASSERT_TRUE(q.Tasks(Batch(1, 100)));
+  std::optional<std::vector<records::TaskRecord>> b = q.Next();
+  ASSERT_TRUE(b.has_value());
+  const records::TaskRecord* memory = b->data();
+  q.Recycle(*std::move(b));
+  std::vector<records::TaskRecord> spare = q.TakeSpare();
+  EXPECT_TRUE(spare.empty());
+  EXPECT_GE(spare.capacity(), 100u);
+  EXPECT_EQ(spare.data(), memory);
+  EXPECT_EQ(q.TakeSpare().capacity(), 0u);  // one given, one taken
+  for (int i = 0; i < 5; ++i) q.Recycle(Batch(2, 10));
+  int kept = 0;
+  while (q.TakeSpare().capacity() > 0) ++kept;
+  EXPECT_EQ(kept, 3);  // capacity + 2
+  q.Recycle(Batch(3, 10));
+  q.Cancel();
+  EXPECT_EQ(q.TakeSpare().capacity(), 0u);  // a cancelled queue keeps nothing
+  q.Recycle(Batch(4, 10));
+  EXPECT_EQ(q.TakeSpare().capacity(), 0u);
+  q.Close(absl::OkStatus());
+}
+
 TEST(LoadQueue, ALoadThatFailsBeforeItsHeadGivesNoHeadAndItsError) {
   LoadQueue q(2);
   std::thread loader([&] { q.Close(absl::DataLossError("bad row")); });

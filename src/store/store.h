@@ -57,6 +57,9 @@ class LoadSink {
   // The next batch of task records, by (job, instance) within the batch; batches come in any
   // order, and from up to two threads at once. False: the receiver gave up, stop reading.
   virtual bool Tasks(std::vector<records::TaskRecord> batch) = 0;
+  // A batch the receiver is done with, emptied, to fill next: its memory is already touched, so
+  // that millions of records do not fault in fresh pages batch after batch. Empty when none.
+  virtual std::vector<records::TaskRecord> TakeSpare() { return {}; }
 };
 
 // What LoadInto answers when the sink gave up (LoadSink::Tasks returned false).

@@ -62,8 +62,8 @@ absl::StatusOr<int64_t> CountRows(SqliteDb& db, int64_t from, int64_t to) {
 absl::Status ReadRange(SqliteDb& db, int64_t from, int64_t to, bool reserve,
                        std::vector<records::TaskRecord>& out, LoadSink* sink = nullptr) {
   auto flush = [&]() -> absl::Status {
-    if (!sink->Tasks(std::exchange(out, {}))) return LoadAbandoned();
-    out.reserve(kBatchRows);
+    if (!sink->Tasks(std::exchange(out, sink->TakeSpare()))) return LoadAbandoned();
+    out.reserve(kBatchRows);  // a spare has the room already
     return absl::OkStatus();
   };
   if (sink != nullptr) out.reserve(kBatchRows);
