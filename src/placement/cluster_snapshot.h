@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "common/chunked_array.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/ids.h"
@@ -104,10 +105,7 @@ class ClusterSnapshot {
   size_t num_hosts() const { return num_hosts_; }
   size_t num_tasks() const { return tasks_.size(); }
   // Room for this many task records without growing (a restart knows how many will be adopted).
-  void ReserveTasks(size_t tasks) {
-    records_.reserve(tasks);
-    tasks_.reserve(tasks);
-  }
+  void ReserveTasks(size_t tasks) { tasks_.reserve(tasks); }
   // Revocable tasks placed (engine holds included), over all hosts.
   uint64_t revocable_tasks() const { return revocable_tasks_; }
   std::optional<HostId> TaskHost(TaskId task) const;
@@ -190,7 +188,7 @@ class ClusterSnapshot {
   absl::flat_hash_map<std::string, int64_t> image_sizes_;  // the largest size reported
   // Task records live in a dense vector (freed entries reused) and the hash map finds them:
   // the map's spare slots then cost 4 bytes of index each, not a whole record.
-  std::vector<TaskRecord> records_;
+  ChunkedArray<TaskRecord> records_;  // never moves as it grows (common/chunked_array.h)
   std::vector<uint32_t> free_records_;
   absl::flat_hash_map<TaskId, uint32_t> tasks_;  // -> index in records_
   std::vector<uint32_t> log_;

@@ -141,7 +141,6 @@ uint32_t RmState::Add(const GangRequest& r, uint64_t seq, absl::Time now,
 }
 
 void RmState::Reserve(size_t tasks) {
-  gangs_.reserve(tasks);
   gang_index_.reserve(tasks);
   task_index_.reserve(tasks);
 }

@@ -29,6 +29,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "common/chunked_array.h"
 #include "absl/time/time.h"
 #include "resmgr/admission_queue.h"
 #include "resmgr/gang.h"
@@ -157,7 +158,7 @@ class RmState {
   void EraseVictim(uint32_t slot);
   void Remove(uint32_t slot);
 
-  std::vector<Gang> gangs_;
+  ChunkedArray<Gang> gangs_;  // never moves: 10M gangs are 2.4 GB
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_map<GangId, uint32_t> gang_index_;
   absl::flat_hash_map<TaskId, TaskRef> task_index_;
