@@ -29,8 +29,8 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
-#include "common/chunked_array.h"
 #include "absl/time/time.h"
+#include "common/chunked_array.h"
 #include "resmgr/admission_queue.h"
 #include "resmgr/gang.h"
 #include "resmgr/types.h"
