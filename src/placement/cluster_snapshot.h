@@ -33,9 +33,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "common/chunked_array.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/chunked_array.h"
 #include "common/ids.h"
 #include "placement/free_index.h"
 #include "placement/host_state.h"
