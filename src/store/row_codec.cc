@@ -134,8 +134,4 @@ absl::StatusOr<std::map<std::string, std::string>> DecodeLabels(const std::strin
   return labels;
 }
 
-absl::Status BadRow(absl::string_view table, absl::string_view key, absl::string_view why) {
-  return absl::DataLossError(absl::StrCat("store table ", table, ", row ", key, ": ", why));
-}
-
 }  // namespace paceline::store

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "records/records.h"
 #include "spec/job_spec.h"
+#include "store/bad_row.h"  // BadRow, for the decoders
 
 namespace paceline::store {
 
@@ -25,8 +26,5 @@ absl::StatusOr<std::vector<records::UpdateRecord>> DecodeUpdates(const std::stri
 
 std::string EncodeLabels(const std::map<std::string, std::string>& labels);
 absl::StatusOr<std::map<std::string, std::string>> DecodeLabels(const std::string& text);
-
-// DATA_LOSS naming the table, the row's key and what is wrong with it.
-absl::Status BadRow(absl::string_view table, absl::string_view key, absl::string_view why);
 
 }  // namespace paceline::store

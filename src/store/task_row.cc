@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/task_state.h"
+#include "store/bad_row.h"
 #include "store/varint.h"
 
 namespace paceline::store {
@@ -67,9 +68,7 @@ std::string EncodeTaskRow(const records::TaskRecord& t) {
 }
 
 absl::Status DecodeTaskRow(TaskId id, absl::string_view row, records::TaskRecord& out) {
-  auto bad = [&](absl::string_view why) {
-    return absl::DataLossError(absl::StrCat("store table tasks, row ", id.ToString(), ": ", why));
-  };
+  auto bad = [&](absl::string_view why) { return BadRow("tasks", id.ToString(), why); };
   varint::Reader r(row);
   uint8_t format = 0, flags = 0, state = 0;
   if (!r.Byte(format) || format != kFormat) return bad("unknown row format");

@@ -54,8 +54,8 @@ class CgroupV1Driver final : public CgroupDriver {
         live_[name] = limits;
         return absl::OkStatus();
       }
-      RemoveEverywhere(c.name);  // what is left of it, under either name
-      RemoveEverywhere(name);
+      Remove(c.name).IgnoreError();  // what is left of it, under either name
+      Remove(name).IgnoreError();
     }
     for (const Hierarchy& h : hierarchies_) {
       std::string d = absl::StrCat(h.dir, "/", name);
@@ -84,7 +84,7 @@ class CgroupV1Driver final : public CgroupDriver {
     Released c{absl::StrCat("released.", next_released_++), it->second};
     live_.erase(it);
     if (!RenameEverywhere(name, c.name).ok()) {
-      RemoveEverywhere(c.name);
+      Remove(c.name).IgnoreError();
       return Remove(name);
     }
     released_.push_back(std::move(c));
@@ -94,7 +94,7 @@ class CgroupV1Driver final : public CgroupDriver {
   void TrimReleased() override {
     size_t unused =
         released_.size() > reused_since_trim_ ? released_.size() - reused_since_trim_ : 0;
-    for (size_t i = 0; i < unused; ++i) RemoveEverywhere(released_[i].name);  // the oldest
+    for (size_t i = 0; i < unused; ++i) Remove(released_[i].name).IgnoreError();  // the oldest
     released_.erase(released_.begin(), released_.begin() + static_cast<ptrdiff_t>(unused));
     reused_since_trim_ = 0;
   }
@@ -192,7 +192,7 @@ class CgroupV1Driver final : public CgroupDriver {
   }
 
   void RemoveAgentCgroupsIfEmpty() override {
-    for (const Released& c : released_) RemoveEverywhere(c.name);
+    for (const Released& c : released_) Remove(c.name).IgnoreError();
     released_.clear();
     for (const Hierarchy& h : hierarchies_) ::rmdir(h.dir.c_str());  // EBUSY while in use
   }
@@ -290,9 +290,6 @@ class CgroupV1Driver final : public CgroupDriver {
       }
     }
     return absl::OkStatus();
-  }
-  void RemoveEverywhere(const std::string& name) {
-    for (const Hierarchy& h : hierarchies_) ::rmdir(absl::StrCat(h.dir, "/", name).c_str());
   }
 
   std::vector<Hierarchy> hierarchies_;                   // the memory hierarchy first

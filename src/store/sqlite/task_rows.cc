@@ -17,6 +17,12 @@ void AssignText(const Statement& st, int col, std::string& out) {
   out.assign(text.data(), text.size());
 }
 
+// The key of a `tasks` row read with (job, instance) as its first two columns.
+TaskId KeyOf(const Statement& st) {
+  return TaskId{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
+                static_cast<uint32_t>(st.ColumnInt(1))};
+}
+
 // A row of the `tasks` table as versions 3 to 6 kept it, one column per field (kSchemaV3).
 constexpr const char* kColumnRows =
     "SELECT job, instance, run, state, host, started_us, finished_us, exit_code, signal, reason, "
@@ -24,8 +30,7 @@ constexpr const char* kColumnRows =
     "volume_host FROM tasks ORDER BY job, instance";
 
 absl::Status ReadColumnRow(const Statement& st, records::TaskRecord& t) {
-  t.id =
-      TaskId{JobId(static_cast<uint64_t>(st.ColumnInt(0))), static_cast<uint32_t>(st.ColumnInt(1))};
+  t.id = KeyOf(st);
   t.run = static_cast<uint32_t>(st.ColumnInt(2));
   int64_t state = st.ColumnInt(3);
   if (state < 0 || state >= kNumTaskStates) {
@@ -77,9 +82,7 @@ absl::Status ReadRange(SqliteDb& db, int64_t from, int64_t to, bool reserve,
   while (true) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
-    const TaskId id{JobId(static_cast<uint64_t>(st.ColumnInt(0))),
-                    static_cast<uint32_t>(st.ColumnInt(1))};
-    RETURN_IF_ERROR(DecodeTaskRow(id, st.ColumnBlob(2), out.emplace_back()));
+    RETURN_IF_ERROR(DecodeTaskRow(KeyOf(st), st.ColumnBlob(2), out.emplace_back()));
     if (sink != nullptr && out.size() == kBatchRows) RETURN_IF_ERROR(flush());
   }
   if (sink != nullptr && !out.empty()) RETURN_IF_ERROR(flush());
