@@ -14,6 +14,7 @@
 #   NO_CGROUP_RUN  1 (default): also one Paceline run with --cgroup none, to show what cgroups cost
 #   SKIP_SLURM     1: Paceline only (for a quick look; no ratio)
 #   OUT            the result file (bench/results/vs-slurm-DATE.md)
+#   PACELINE_BIN   the paceline binary (build/release/paceline; its task wrapper beside it)
 #
 # Slurm side: the harness's setup.sh / bench.sh / stop.sh (needs root; it creates a private
 # network namespace). Paceline side: `paceline up` (master + real local agent, real processes,
@@ -34,7 +35,7 @@ CYCLE=${CYCLE:-}
 NO_CGROUP_RUN=${NO_CGROUP_RUN:-1}
 SKIP_SLURM=${SKIP_SLURM:-0}
 OUT=${OUT:-$root/bench/results/vs-slurm-$(date +%F).md}
-bin=$root/build/release/paceline
+bin=${PACELINE_BIN:-$root/build/release/paceline}
 hz=$(getconf CLK_TCK)
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -79,15 +80,21 @@ cleanup_paceline() {
       sleep 1
       kill -KILL "${left[@]}" 2>/dev/null || true
     fi
-    rm -rf "$tmp"
+    # Deleted when the script ends, not now: on ext4 without a journal, every inode allocation
+    # in the next 60 s (longer while the inode table is dirty) steps over recently deleted
+    # inodes (ext4's recently_deleted), and the next run's sandbox mkdirs would cost ~0.4 ms
+    # instead of ~0.03 ms each. Wait a few minutes between invocations for the same reason.
+    done_dirs+=("$tmp")
     # The agent's (now empty) cgroup directories, named after this run's unique agent name.
     for d in /sys/fs/cgroup/*/paceline."$agent_name"; do [[ -d $d ]] && rmdir "$d" 2>/dev/null; done
   fi
   tmp=""
 }
 slurm_started=0
+done_dirs=()
 cleanup() {
   cleanup_paceline
+  ((${#done_dirs[@]})) && rm -rf "${done_dirs[@]}"
   if [[ $slurm_started == 1 ]]; then (cd "$harness" && ./stop.sh >&2) || true; fi
 }
 trap cleanup EXIT
@@ -172,10 +179,14 @@ EOF
 
   c1=$(proc_cpu "$up_pid"); th1=$(thread_cpu "$up_pid"); s1=$(sys_busy); l1=$(load1)
   cg1=$(cg_ns "$cg_dir")
-  # CPU of the up process's live children (the wrapper zygote) and of everything they reaped
-  local kids_ticks=0 k
+  # CPU of the up process's live children (the wrapper zygote), of theirs (the supervisors that
+  # are free for the next runs) and of everything they reaped
+  local kids_ticks=0 k g
   for k in $(cat /proc/"$up_pid"/task/*/children 2>/dev/null); do
     kids_ticks=$((kids_ticks + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$k/stat" 2>/dev/null || echo 0)))
+    for g in $(cat /proc/"$k"/task/*/children 2>/dev/null); do
+      kids_ticks=$((kids_ticks + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$g/stat" 2>/dev/null || echo 0)))
+    done
   done
   zyg_pids=$(cat /proc/"$up_pid"/task/*/children 2>/dev/null | tr '\n' ' ')
   [[ $rc == 0 ]] || { tail -5 "$tmp/wait.log" >&2; log "job wait failed (exit $rc)"; }

@@ -60,7 +60,6 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s
   a.cwd = c.sandbox;
   a.user = c.user;
   a.cgroup_procs = c.cgroup_procs;
-  a.self_cgroups = s.cgroups->SupervisorProcsFiles();
   a.state = c.run_state;
   a.stdout_path = absl::StrCat(c.sandbox, "/stdout");
   a.stderr_path = absl::StrCat(c.sandbox, "/stderr");
@@ -74,22 +73,22 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s
   }
   const std::vector<std::string> env = c.TaskEnv();
   a.env = &env;
-  absl::StatusOr<SpawnedWrapper> w = s.spawner->Spawn(a);
+  absl::StatusOr<Supervisor> w = s.supervisors->Take();
   if (!w.ok()) return fail(w.status());
   c.wrapper_pid = w->pid;
-  absl::StatusOr<PidStat> st = ReadPidStat(w->pid);
-  c.wrapper_start = st.ok() ? st->start_ticks : 0;
+  c.wrapper_start = w->start_ticks;
   c.started = s.now;
-  // The record (with the wrapper's identity) exists before the wrapper may start the task.
+  // The record (with the supervisor's identity) exists before the supervisor may start the task.
   absl::Status put = s.checkpoint->Put(c);
   if (!put.ok()) {
-    ::kill(w->pid, SIGKILL);
-    ::waitpid(w->pid, nullptr, 0);
+    s.supervisors->Give(*std::move(w));  // it got no request: still free
     return fail(put);
   }
-  char go = wrapper::kGoByte;
-  if (::write(w->control.get(), &go, 1) != 1) {
-    spdlog::warn("run {}: wrapper {} went away before start", c.key, w->pid);
+  absl::Status sent = SupervisorPool::Send(*w, a);
+  if (!sent.ok()) {
+    s.checkpoint->Remove(c.key).IgnoreError();
+    s.supervisors->LetGo(*std::move(w));
+    return fail(sent);
   }
   absl::Status watch = r->Watch(w->pidfd.Release(), w->control.Release());
   if (!watch.ok()) return watch;

@@ -30,8 +30,8 @@
 #include "agent/container/container_hook.h"
 #include "agent/health/health_monitor.h"
 #include "agent/isolation/cgroup_driver.h"
+#include "agent/launch/supervisor_pool.h"
 #include "agent/launch/wrapper_protocol.h"
-#include "agent/launch/wrapper_spawner.h"
 #include "agent/poller.h"
 #include "agent/recovery/checkpoint.h"
 #include "agent/run_context.h"
@@ -52,7 +52,7 @@ struct RuntimeServices {
   std::function<void(TaskEvent)> emit;           // into the outbox
   std::function<void(const RunId&)> reschedule;  // the runner's NextDeadline() changed
   std::function<void(UniqueFd pidfd)> reap;      // waits for and reaps an exiting wrapper
-  WrapperSpawner* spawner = nullptr;
+  SupervisorPool* supervisors = nullptr;
   const OciRuntime* oci = nullptr;  // containers: the runtime's command lines
   absl::Time now;                   // time of the current runtime call
 };
@@ -61,7 +61,7 @@ class TaskRunner {
  public:
   enum class State { kStarting, kRunning, kDraining, kDone };
 
-  // Spawns the wrapper for a prepared context, checkpoints it, then lets it start the task.
+  // Takes a supervisor for a prepared context, checkpoints it, then sends it the run request.
   // Takes `ctx` on success; on error nothing runs and `ctx` is left for the caller's rollback.
   static absl::StatusOr<std::unique_ptr<TaskRunner>> Start(RuntimeServices& services,
                                                            RunContext& ctx);

@@ -72,16 +72,26 @@ void TaskRunner::TryFinish() {
   s_.emit(std::move(e));
   absl::Status s = s_.checkpoint->Remove(ctx_.key);
   if (!s.ok()) spdlog::error("checkpoint removal of run {}: {}", ctx_.key, s.ToString());
-  // The exit is recorded: let the wrapper go, and leave its reaping to the runtime.
+  // The exit is recorded: acknowledge it. The supervisor is then free for another run (unless it
+  // said this was its last); one that is gone or done is left to the runtime to reap.
+  bool reusable = false;
   if (control_.valid()) {
     char ack = wrapper::kAckByte;
-    if (::write(control_.get(), &ack, 1) != 1) {
-      spdlog::warn("run {}: could not release wrapper {}", ctx_.key, ctx_.wrapper_pid);
+    if (::write(control_.get(), &ack, 1) == 1) {
+      reusable = !status_.last_run;
+    } else {
+      spdlog::warn("run {}: could not release supervisor {}", ctx_.key, ctx_.wrapper_pid);
     }
   }
   if (pidfd_watch_ != 0) s_.poller->Remove(pidfd_watch_);
-  pidfd_watch_ = 0;
-  if (pidfd_.valid()) s_.reap(std::move(pidfd_));
+  if (control_watch_ != 0) s_.poller->Remove(control_watch_);
+  pidfd_watch_ = control_watch_ = 0;
+  if (reusable) {
+    s_.supervisors->Give(
+        Supervisor{ctx_.wrapper_pid, ctx_.wrapper_start, std::move(pidfd_), std::move(control_)});
+  } else if (pidfd_.valid()) {
+    s_.reap(std::move(pidfd_));
+  }
   Unwatch();
   state_ = State::kDone;
   retry_at_ = absl::InfiniteFuture();

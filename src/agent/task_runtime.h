@@ -179,6 +179,7 @@ class TaskRuntime {
   std::unique_ptr<PortAllocator> ports_;
   std::unique_ptr<GpuAllocator> gpus_;
   std::unique_ptr<WrapperSpawner> spawner_;
+  std::unique_ptr<SupervisorPool> supervisors_;
   OciRuntime oci_;
   std::unique_ptr<image::ImageStore> images_;
   std::unique_ptr<ImagePulls> pulls_;
@@ -196,6 +197,7 @@ class TaskRuntime {
   bool recovered_ = false;
   absl::Time last_sync_ = absl::InfinitePast();
   absl::Time next_gc_ = absl::InfinitePast();
+  absl::Time next_pool_trim_ = absl::InfinitePast();
 };
 
 }  // namespace paceline::agent

@@ -4,7 +4,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "agent/testing/runtime_test_fixture.h"
 
 namespace paceline::agent::testing {
@@ -34,6 +39,15 @@ TEST_F(IsolationTest, ReportsWhichCgroupVersionIsUsed) {
     EXPECT_NE(h.isolation_detail.find("paceline." + config_.name), std::string::npos);
   }
   std::cout << "isolation: " << CgroupModeName(h.isolation) << " — " << h.isolation_detail << "\n";
+}
+
+// The memory cgroup's path in a /proc/PID/cgroup text (cgroup v1): "/paceline.<agent>/task.<n>".
+std::string MemoryCgroupV1(const std::string& proc_cgroup) {
+  for (absl::string_view line : absl::StrSplit(proc_cgroup, '\n')) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (f.size() == 3 && f[1] == "memory") return std::string(f[2]);
+  }
+  return "";
 }
 
 TEST_F(IsolationTest, TaskOverItsMemoryLimitIsOomKilled) {
@@ -73,11 +87,20 @@ TEST_F(IsolationTest, TaskRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
   ASSERT_TRUE(end);
   ASSERT_EQ(end->exit_code, 0);
   std::string cg = ReadAll(Sandbox(r.run) + "/cgroup.txt");
-  EXPECT_NE(cg.find("paceline." + config_.name + "/21_0_1"), std::string::npos) << cg;
-  std::string dir = rt_->host().isolation == CgroupMode::kV2
-                        ? config_.cgroup_root + "/paceline." + config_.name + "/21_0_1"
-                        : config_.cgroup_root + "/memory/paceline." + config_.name + "/21_0_1";
-  EXPECT_FALSE(PathExists(dir)) << dir << " was not removed";
+  if (rt_->host().isolation == CgroupMode::kV2) {
+    EXPECT_NE(cg.find("paceline." + config_.name + "/21_0_1"), std::string::npos) << cg;
+    std::string dir = config_.cgroup_root + "/paceline." + config_.name + "/21_0_1";
+    EXPECT_FALSE(PathExists(dir)) << dir << " was not removed";
+  } else {
+    // cgroup v1: "task.<n>", in every hierarchy; kept empty for the next task, or removed.
+    std::string mem = MemoryCgroupV1(cg);
+    EXPECT_EQ(mem.rfind("/paceline." + config_.name + "/task.", 0), 0u) << cg;
+    for (const char* h : {"cpu", "pids"}) {
+      EXPECT_NE(cg.find(absl::StrCat(h, ":", mem)), std::string::npos) << h << ": " << cg;
+    }
+    std::string procs = config_.cgroup_root + "/memory" + mem + "/cgroup.procs";
+    EXPECT_TRUE(!PathExists(procs) || ReadAll(procs).empty()) << procs;
+  }
 }
 
 TEST_F(IsolationTest, LimitsAreWrittenFromTheRequest) {
@@ -93,46 +116,50 @@ TEST_F(IsolationTest, LimitsAreWrittenFromTheRequest) {
     EXPECT_EQ(ReadAll(d + "/cpu.max"), "25000 100000\n");
     EXPECT_EQ(ReadAll(d + "/cpu.weight"), "25\n");
   } else {
-    std::string m = base + "/memory/paceline." + config_.name + "/22_0_1";
-    std::string c = base + "/cpu/paceline." + config_.name + "/22_0_1";
+    std::string mem =
+        MemoryCgroupV1(ReadAll(absl::StrCat("/proc/", log_.For(r.run)[0].pid, "/cgroup")));
+    std::string m = base + "/memory" + mem;
+    std::string c = base + "/cpu" + mem;
     EXPECT_EQ(ReadAll(m + "/memory.limit_in_bytes"), std::to_string(48 << 20) + "\n");
     EXPECT_EQ(ReadAll(c + "/cpu.cfs_quota_us"), "25000\n");
     EXPECT_EQ(ReadAll(c + "/cpu.shares"), "256\n");
   }
 }
 
-// cgroup v1 keeps a finished run's cgroup and renames it for the next task (cgroup_v1.cc): each
-// task must still be in a cgroup named after its run, with its own limits, whether they go down
-// (memory first, then memory+swap) or up (the other way round, or the kernel refuses).
+// cgroup v1 keeps a finished run's cgroup for the next task (cgroup_v1.cc): each task must still
+// be in a cgroup of its own, with its own limits, whether they go down (memory first, then
+// memory+swap) or up (the other way round, or the kernel refuses).
 TEST_F(IsolationTest, AFinishedRunsCgroupServesTheNextTaskWithItsOwnLimits) {
   SkipWithoutCgroups();
   if (rt_->host().isolation != CgroupMode::kV1) GTEST_SKIP() << "cgroup v2 creates every cgroup";
   std::string agent_dir = config_.cgroup_root + "/memory/paceline." + config_.name;
-  auto released = [&] {
-    int n = 0;
+  auto cgroups = [&] {
+    std::set<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(agent_dir)) {
-      n += e.path().filename().string().rfind("released.", 0) == 0;
+      if (e.is_directory()) names.insert(e.path().filename().string());
     }
-    return n;
+    return names;
   };
   // A task's cgroup is released before its end is reported. It is kept unless it holds more than
   // the bound (e.g. the page cache of a binary this task was the first to read): then another try.
   std::optional<TaskEvent> end;
-  for (int i = 0; i < 5 && released() == 0; ++i) {
+  std::set<std::string> kept;
+  for (int i = 0; i < 5 && kept.empty(); ++i) {
     LaunchRequest warm = Req(24, 1000 + i, 1, "true");
     warm.spec.resources = Resources::Of(500, 64LL << 20);
     end = RunToEnd(warm);
     ASSERT_TRUE(end);
     ASSERT_EQ(end->exit_code, 0);
-    EXPECT_FALSE(PathExists(absl::StrCat(agent_dir, "/24_", 1000 + i, "_1")));
+    kept = cgroups();
   }
-  ASSERT_EQ(released(), 1);
+  ASSERT_EQ(kept.size(), 1u);
+  const std::string name = *kept.begin();
+  EXPECT_EQ(name.rfind("task.", 0), 0u) << name;
 
-  // Writes the task's own memory cgroup, its limit, and the cgroups kept for reuse meanwhile.
+  // Writes the task's own memory cgroup and its limit.
   std::string show =
       absl::StrCat("p=$(grep ':memory:' /proc/self/cgroup | cut -d: -f3); echo $p > cgroup.txt; d=",
-                   config_.cgroup_root, "/memory$p; cat $d/memory.limit_in_bytes > limit.txt; ls ",
-                   agent_dir, " | grep -c '^released' > released.txt; true");
+                   config_.cgroup_root, "/memory$p; cat $d/memory.limit_in_bytes > limit.txt");
   for (int64_t mib : {32, 128}) {
     LaunchRequest r = Req(24, static_cast<int>(mib), 1, show);
     r.spec.resources = Resources::Of(250, mib << 20);
@@ -140,11 +167,12 @@ TEST_F(IsolationTest, AFinishedRunsCgroupServesTheNextTaskWithItsOwnLimits) {
     ASSERT_TRUE(end);
     ASSERT_EQ(end->exit_code, 0) << end->ToString();
     EXPECT_EQ(ReadAll(Sandbox(r.run) + "/cgroup.txt"),
-              absl::StrCat("/paceline.", config_.name, "/24_", mib, "_1\n"));
+              absl::StrCat("/paceline.", config_.name, "/", name, "\n"))
+        << "the kept cgroup was not taken";
     EXPECT_EQ(ReadAll(Sandbox(r.run) + "/limit.txt"), absl::StrCat(mib << 20, "\n"));
-    EXPECT_EQ(ReadAll(Sandbox(r.run) + "/released.txt"), "0\n") << "the kept one was not taken";
     // Kept again (unless what its files left charged to it is over the bound: then removed).
-    ASSERT_TRUE(Until([&] { return !PathExists(absl::StrCat(agent_dir, "/24_", mib, "_1")); }));
+    std::set<std::string> now = cgroups();
+    EXPECT_TRUE(now.empty() || now == kept) << "a second cgroup was made";
   }
 }
 

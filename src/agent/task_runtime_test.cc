@@ -157,8 +157,8 @@ TEST_F(RuntimeTest, ASilentTaskLeavesNoLogFilesAndIsStillNeverLaunchedTwice) {
   EXPECT_TRUE(out->finished);
   EXPECT_EQ(rt_->Launch(r).code(), absl::StatusCode::kAlreadyExists);
 
-  // What a launch leaves when the agent dies before the go: a sandbox without the mark. The run
-  // never started, so it is launched.
+  // What a launch leaves when the agent dies before the run request: a sandbox without the mark.
+  // The run never started, so it is launched.
   LaunchRequest cut = Req(3, 2, 1, "echo ran");
   ASSERT_EQ(::mkdir(Sandbox(cut.run).c_str(), 0700), 0);
   end = RunToEnd(cut);

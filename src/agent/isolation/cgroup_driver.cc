@@ -64,7 +64,9 @@ class NullCgroupDriver final : public CgroupDriver {
   explicit NullCgroupDriver(std::string reason) : reason_(std::move(reason)) {}
   CgroupMode mode() const override { return CgroupMode::kNone; }
   std::string Describe() const override { return absl::StrCat("none: ", reason_); }
-  absl::Status Create(const std::string&, const CgroupLimits&) override { return absl::OkStatus(); }
+  absl::StatusOr<std::string> Create(const std::string& name, const CgroupLimits&) override {
+    return name;
+  }
   std::vector<std::string> ProcsFiles(const std::string&) const override { return {}; }
   std::vector<std::string> SupervisorProcsFiles() const override { return {}; }
   absl::StatusOr<std::vector<pid_t>> Pids(const std::string&) const override {

@@ -6,7 +6,9 @@
 // Layout (v2; v1 repeats it under each controller's mount):
 //   <cgroup_root>/<cgroup_parent>/paceline.<agent name>/        controllers enabled, no process
 //   <cgroup_root>/<cgroup_parent>/paceline.<agent name>/supervisors/   task wrappers (v2 only)
-//   <cgroup_root>/<cgroup_parent>/paceline.<agent name>/<run key>/     one task (leaf)
+//   <cgroup_root>/<cgroup_parent>/paceline.<agent name>/<run key>/     one task (leaf; v2)
+//   <cgroup_root>/<controller>/<cgroup_parent>/paceline.<agent name>/task.<n>/   one task (v1)
+// A run's cgroup name is in its checkpoint record (RunContext::cgroup).
 // cgroup v2's "no internal processes" rule: we write subtree_control only in the parent (the
 // top of the hierarchy by default, which is exempt) and in paceline.<name>, which never holds a
 // process; the agent process itself never moves.
@@ -57,8 +59,12 @@ class CgroupDriver {
   // "none: <why isolation is not possible>".
   virtual std::string Describe() const = 0;
 
-  // Creates the task cgroup `name` (reused when it exists) and applies the limits.
-  virtual absl::Status Create(const std::string& name, const CgroupLimits& limits) = 0;
+  // Creates a task cgroup for the run `name` with the limits and returns the cgroup's name, which
+  // every other call takes: `name` itself (cgroup v2; reused when it exists), or a name of the
+  // driver's own ("task.<n>", cgroup v1), possibly a finished run's cgroup kept for reuse.
+  // On error nothing of it is left.
+  virtual absl::StatusOr<std::string> Create(const std::string& name,
+                                             const CgroupLimits& limits) = 0;
   // The cgroup.procs files a process writes its pid into to join the task cgroup.
   virtual std::vector<std::string> ProcsFiles(const std::string& name) const = 0;
   // The cgroup.procs files task wrappers join (may be empty).
@@ -75,7 +81,7 @@ class CgroupDriver {
   // The task cgroup's run is over and it is empty: the driver may keep it for a later Create
   // (cgroup v1 does: see cgroup_v1.cc) instead of removing it. Default: Remove.
   virtual absl::Status Release(const std::string& name) { return Remove(name); }
-  // Removes the kept cgroups that no Create took since the previous call (the agent's GC).
+  // Removes the kept cgroups that no Create took since the previous call (every minute).
   virtual void TrimReleased() {}
   // Names of the task cgroups that exist now (leftovers are cleaned up at recovery).
   virtual std::vector<std::string> List() const = 0;

@@ -105,32 +105,49 @@ TEST(CgroupV1Test, CreatesTheTaskCgroupInEveryHierarchy) {
   absl::StatusOr<std::unique_ptr<CgroupDriver>> d = CreateCgroupV1Driver(c);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ((*d)->mode(), CgroupMode::kV1);
-  std::string m = root.path() + "/memory/paceline.a1/9_1_2";
-  std::string cpu = root.path() + "/cpu/paceline.a1/9_1_2";
-  std::string acct = root.path() + "/cpuacct/paceline.a1/9_1_2";
-  std::string pids = root.path() + "/pids/paceline.a1/9_1_2";
+  // Task cgroups are named by the driver ("task.<n>"), not after the run.
+  std::string m = root.path() + "/memory/paceline.a1/task.0";
+  std::string cpu = root.path() + "/cpu/paceline.a1/task.0";
+  std::string acct = root.path() + "/cpuacct/paceline.a1/task.0";
+  std::string pids = root.path() + "/pids/paceline.a1/task.0";
   Touch(m + "/memory.limit_in_bytes");
   Touch(m + "/cgroup.procs", "");
   for (const char* f : {"cpu.shares", "cpu.cfs_period_us", "cpu.cfs_quota_us"})
     Touch(cpu + "/" + f);
   Touch(pids + "/pids.max");
   Touch(acct + "/cpuacct.usage", "5000000\n");
-  ASSERT_TRUE((*d)->Create("9_1_2", CgroupLimits{32 << 20, 250, true, 50}).ok());
+  EXPECT_EQ((*d)->Create("9_1_2", CgroupLimits{32 << 20, 250, true, 50}).value(), "task.0");
   EXPECT_EQ(ReadAll(m + "/memory.limit_in_bytes"), std::to_string(32 << 20));
   EXPECT_EQ(ReadAll(cpu + "/cpu.shares"), "256");
   EXPECT_EQ(ReadAll(cpu + "/cpu.cfs_quota_us"), "25000");
   EXPECT_EQ(ReadAll(pids + "/pids.max"), "50");
-  EXPECT_EQ((*d)->ProcsFiles("9_1_2").size(), 4u);
+  EXPECT_EQ((*d)->ProcsFiles("task.0").size(), 4u);
 
   Touch(m + "/memory.usage_in_bytes", "4096\n");
   Touch(m + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
-  absl::StatusOr<CgroupStats> st = (*d)->Stats("9_1_2");
+  absl::StatusOr<CgroupStats> st = (*d)->Stats("task.0");
   ASSERT_TRUE(st.ok()) << st.status();
   EXPECT_EQ(st->memory_bytes, 4096);
   EXPECT_EQ(st->cpu_usec, 5000);
   EXPECT_EQ(st->oom_kills, 1u);
   ASSERT_TRUE(WriteFile(m + "/cgroup.procs", "").ok());
-  EXPECT_TRUE((*d)->Pids("9_1_2").value().empty());
+  EXPECT_TRUE((*d)->Pids("task.0").value().empty());
+}
+
+TEST(CgroupV1Test, NewCgroupsAreNumberedAfterTheOnesThereAre) {
+  TempDir root;
+  for (const char* h : {"memory", "cpu", "cpuacct", "pids"}) {
+    Touch(root.path() + "/" + h + "/cgroup.procs");
+    // A restarted agent: its runs' cgroups are still there, and one of another naming.
+    ASSERT_TRUE(MakeDirs(root.path() + "/" + h + "/paceline.a1/task.7", 0755).ok());
+    ASSERT_TRUE(MakeDirs(root.path() + "/" + h + "/paceline.a1/3_0_1", 0755).ok());
+  }
+  AgentConfig c;
+  c.name = "a1";
+  c.cgroup_root = root.path();
+  std::unique_ptr<CgroupDriver> d = CreateCgroupV1Driver(c).value();
+  EXPECT_EQ(d->Create("4_0_1", CgroupLimits{}).value(), "task.8");
+  EXPECT_EQ(d->Create("5_0_1", CgroupLimits{}).value(), "task.9");
 }
 
 // A v1 driver for agent "a1" on a fake tree of the four hierarchies under `root`.
@@ -156,87 +173,83 @@ void FakeV1Cgroup(const std::string& root, const std::string& name) {
   Touch(root + "/cpuacct/paceline.a1/" + name + "/cpuacct.usage", "5000000\n");
 }
 
-TEST(CgroupV1Test, AFinishedRunsCgroupIsRenamedAndReusedWritingOnlyWhatDiffers) {
+TEST(CgroupV1Test, AFinishedRunsCgroupIsKeptAndReusedWritingOnlyWhatDiffers) {
   TempDir root;
   std::unique_ptr<CgroupDriver> d = FakeV1Driver(root.path());
   auto at = [&](const char* h, const std::string& name, const char* file) {
     return root.path() + "/" + h + "/paceline.a1/" + name + "/" + file;
   };
-  FakeV1Cgroup(root.path(), "1_0_1");
-  ASSERT_TRUE(d->Create("1_0_1", CgroupLimits{32 << 20, 250, true, 50}).ok());
-  ASSERT_TRUE(d->Release("1_0_1").ok());
+  auto exists = [&](const std::string& name) {
+    return PathExists(root.path() + "/memory/paceline.a1/" + name);
+  };
+  FakeV1Cgroup(root.path(), "task.0");
+  ASSERT_EQ(d->Create("1_0_1", CgroupLimits{32 << 20, 250, true, 50}).value(), "task.0");
+  ASSERT_TRUE(d->Release("task.0").ok());
   for (const char* h : {"memory", "cpu", "cpuacct", "pids"}) {
-    EXPECT_FALSE(PathExists(root.path() + "/" + h + "/paceline.a1/1_0_1")) << h;
-    EXPECT_TRUE(PathExists(root.path() + "/" + h + "/paceline.a1/released.0")) << h;
+    EXPECT_TRUE(PathExists(root.path() + "/" + h + "/paceline.a1/task.0")) << h;
   }
-  // The next task takes it: renamed to its run, the new memory limit (and memory+swap), the
+  // The next task takes it, under the same name: the new memory limit (and memory+swap), the
   // same cpu and pids values left as they are, the CPU counter zeroed.
   // (The fake's files are plain files: a write does not truncate them, so they start empty.)
-  ASSERT_TRUE(WriteFile(at("pids", "released.0", "pids.max"), "untouched").ok());
-  ASSERT_TRUE(WriteFile(at("cpuacct", "released.0", "cpuacct.usage"), "").ok());
-  ASSERT_TRUE(d->Create("2_0_1", CgroupLimits{64 << 20, 250, true, 50}).ok());
-  EXPECT_FALSE(PathExists(root.path() + "/memory/paceline.a1/released.0"));
-  EXPECT_EQ(ReadAll(at("memory", "2_0_1", "memory.limit_in_bytes")), std::to_string(64 << 20));
-  EXPECT_EQ(ReadAll(at("memory", "2_0_1", "memory.memsw.limit_in_bytes")),
-            std::to_string(64 << 20));
-  EXPECT_EQ(ReadAll(at("cpu", "2_0_1", "cpu.shares")), "256");
-  EXPECT_EQ(ReadAll(at("cpu", "2_0_1", "cpu.cfs_quota_us")), "25000");
-  EXPECT_EQ(ReadAll(at("pids", "2_0_1", "pids.max")), "untouched");
-  EXPECT_EQ(ReadAll(at("cpuacct", "2_0_1", "cpuacct.usage")), "0");
-  // Other limits: each knob that differs is written, "no quota" and "no limit" included.
-  ASSERT_TRUE(d->Release("2_0_1").ok());
+  ASSERT_TRUE(WriteFile(at("pids", "task.0", "pids.max"), "untouched").ok());
+  ASSERT_TRUE(WriteFile(at("cpuacct", "task.0", "cpuacct.usage"), "").ok());
   for (const char* f : {"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"})
-    ASSERT_TRUE(WriteFile(at("memory", "released.1", f), "").ok());
-  ASSERT_TRUE(WriteFile(at("cpu", "released.1", "cpu.cfs_quota_us"), "").ok());
-  ASSERT_TRUE(d->Create("3_0_1", CgroupLimits{0, 2000, false, 50}).ok());
-  EXPECT_EQ(ReadAll(at("memory", "3_0_1", "memory.limit_in_bytes")), "-1");
-  EXPECT_EQ(ReadAll(at("cpu", "3_0_1", "cpu.shares")), "2048");
-  EXPECT_EQ(ReadAll(at("cpu", "3_0_1", "cpu.cfs_quota_us")), "-1");
+    ASSERT_TRUE(WriteFile(at("memory", "task.0", f), "").ok());
+  ASSERT_EQ(d->Create("2_0_1", CgroupLimits{64 << 20, 250, true, 50}).value(), "task.0");
+  EXPECT_EQ(ReadAll(at("memory", "task.0", "memory.limit_in_bytes")), std::to_string(64 << 20));
+  EXPECT_EQ(ReadAll(at("memory", "task.0", "memory.memsw.limit_in_bytes")),
+            std::to_string(64 << 20));
+  EXPECT_EQ(ReadAll(at("cpu", "task.0", "cpu.shares")), "256");
+  EXPECT_EQ(ReadAll(at("cpu", "task.0", "cpu.cfs_quota_us")), "25000");
+  EXPECT_EQ(ReadAll(at("pids", "task.0", "pids.max")), "untouched");
+  EXPECT_EQ(ReadAll(at("cpuacct", "task.0", "cpuacct.usage")), "0");
+  // Other limits: each knob that differs is written, "no quota" and "no limit" included.
+  ASSERT_TRUE(d->Release("task.0").ok());
+  for (const char* f : {"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"})
+    ASSERT_TRUE(WriteFile(at("memory", "task.0", f), "").ok());
+  ASSERT_TRUE(WriteFile(at("cpu", "task.0", "cpu.cfs_quota_us"), "").ok());
+  ASSERT_EQ(d->Create("3_0_1", CgroupLimits{0, 2000, false, 50}).value(), "task.0");
+  EXPECT_EQ(ReadAll(at("memory", "task.0", "memory.limit_in_bytes")), "-1");
+  EXPECT_EQ(ReadAll(at("cpu", "task.0", "cpu.shares")), "2048");
+  EXPECT_EQ(ReadAll(at("cpu", "task.0", "cpu.cfs_quota_us")), "-1");
 
   // Not kept: a cgroup that counted an OOM kill, one with a process left, one holding memory.
-  // (Removal is an rmdir, which the fake's plain files make fail: the directory stays.)
-  ASSERT_TRUE(WriteFile(at("memory", "3_0_1", "memory.oom_control"), "oom_kill 1\n").ok());
-  d->Release("3_0_1").IgnoreError();
-  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/3_0_1"));
-  FakeV1Cgroup(root.path(), "4_0_1");
-  ASSERT_TRUE(d->Create("4_0_1", CgroupLimits{}).ok());
-  ASSERT_TRUE(WriteFile(at("memory", "4_0_1", "cgroup.procs"), "123\n").ok());
-  d->Release("4_0_1").IgnoreError();
-  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/4_0_1"));
-  FakeV1Cgroup(root.path(), "5_0_1");
-  ASSERT_TRUE(d->Create("5_0_1", CgroupLimits{}).ok());
-  ASSERT_TRUE(WriteFile(at("memory", "5_0_1", "memory.usage_in_bytes"), "8388608\n").ok());
-  d->Release("5_0_1").IgnoreError();
-  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/5_0_1"));
+  // (Removal is an rmdir, which the fake's plain files make fail: the directory stays, and the
+  // next Create makes a new cgroup instead of taking it.)
+  ASSERT_TRUE(WriteFile(at("memory", "task.0", "memory.oom_control"), "oom_kill 1\n").ok());
+  d->Release("task.0").IgnoreError();
+  FakeV1Cgroup(root.path(), "task.1");
+  ASSERT_EQ(d->Create("4_0_1", CgroupLimits{}).value(), "task.1");
+  ASSERT_TRUE(WriteFile(at("memory", "task.1", "cgroup.procs"), "123\n").ok());
+  d->Release("task.1").IgnoreError();
+  FakeV1Cgroup(root.path(), "task.2");
+  ASSERT_EQ(d->Create("5_0_1", CgroupLimits{}).value(), "task.2");
+  ASSERT_TRUE(WriteFile(at("memory", "task.2", "memory.usage_in_bytes"), "8388608\n").ok());
+  d->Release("task.2").IgnoreError();
   // A cgroup this driver did not create (a run recovered after a restart) is removed too.
   FakeV1Cgroup(root.path(), "6_0_1");
   d->Release("6_0_1").IgnoreError();
-  EXPECT_TRUE(PathExists(root.path() + "/memory/paceline.a1/6_0_1"));
-  EXPECT_FALSE(PathExists(root.path() + "/memory/paceline.a1/released.2"));
+  FakeV1Cgroup(root.path(), "task.3");
+  EXPECT_EQ(d->Create("7_0_1", CgroupLimits{}).value(), "task.3") << "none was kept";
+  EXPECT_TRUE(exists("task.0") && exists("task.1") && exists("task.2") && exists("6_0_1"));
 }
 
 TEST(CgroupV1Test, KeptCgroupsNoTaskTookSinceTheLastTrimAreDropped) {
   TempDir root;
   std::unique_ptr<CgroupDriver> d = FakeV1Driver(root.path());
-  auto exists = [&](const std::string& name) {
-    return PathExists(root.path() + "/memory/paceline.a1/" + name);
-  };
-  for (const char* name : {"1_0_1", "2_0_1", "5_0_1"}) FakeV1Cgroup(root.path(), name);
-  ASSERT_TRUE(d->Create("1_0_1", CgroupLimits{}).ok());
-  ASSERT_TRUE(d->Create("2_0_1", CgroupLimits{}).ok());
-  ASSERT_TRUE(d->Release("1_0_1").ok());  // released.0
-  ASSERT_TRUE(d->Release("2_0_1").ok());  // released.1
-  ASSERT_TRUE(d->Create("3_0_1", CgroupLimits{}).ok());
-  EXPECT_FALSE(exists("released.1")) << "the newest is taken first";
+  for (const char* name : {"task.0", "task.1", "task.2"}) FakeV1Cgroup(root.path(), name);
+  ASSERT_EQ(d->Create("1_0_1", CgroupLimits{}).value(), "task.0");
+  ASSERT_EQ(d->Create("2_0_1", CgroupLimits{}).value(), "task.1");
+  ASSERT_TRUE(d->Release("task.0").ok());
+  ASSERT_TRUE(d->Release("task.1").ok());
+  EXPECT_EQ(d->Create("3_0_1", CgroupLimits{}).value(), "task.1") << "the newest is taken first";
   d->TrimReleased();  // one was taken since the start, so one stays kept
-  ASSERT_TRUE(d->Create("4_0_1", CgroupLimits{}).ok());
-  EXPECT_FALSE(exists("released.0"));
-  EXPECT_TRUE(exists("4_0_1"));
+  EXPECT_EQ(d->Create("4_0_1", CgroupLimits{}).value(), "task.0");
 
-  ASSERT_TRUE(d->Release("4_0_1").ok());  // released.2
-  d->TrimReleased();                      // none taken since the last trim: dropped (rmdir)
-  ASSERT_TRUE(d->Create("5_0_1", CgroupLimits{}).ok());
-  EXPECT_TRUE(exists("released.2")) << "was renamed, not dropped";
+  ASSERT_TRUE(d->Release("task.0").ok());
+  d->TrimReleased();  // taken since the last trim: kept
+  d->TrimReleased();  // none taken since the last trim: dropped (an rmdir, failing on the fake)
+  EXPECT_EQ(d->Create("5_0_1", CgroupLimits{}).value(), "task.2") << "a new one, not task.0";
 }
 
 TEST(CgroupDetectTest, FallsBackToNoneWithAReason) {

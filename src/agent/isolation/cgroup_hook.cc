@@ -11,13 +11,13 @@ absl::Status CgroupHook::Prepare(RunContext& ctx) {
   limits.cpu_milli = ctx.request.spec.resources.cpu_milli();
   limits.cpu_hard_limit = cpu_hard_limit_;
   limits.pids_max = pids_max_;
-  absl::Status s = driver_.Create(ctx.key, limits);
-  if (!s.ok()) {
-    driver_.Remove(ctx.key).IgnoreError();
-    return absl::Status(s.code(), absl::StrCat("cgroup for ", ctx.key, ": ", s.message()));
+  absl::StatusOr<std::string> name = driver_.Create(ctx.key, limits);
+  if (!name.ok()) {
+    return absl::Status(name.status().code(),
+                        absl::StrCat("cgroup for ", ctx.key, ": ", name.status().message()));
   }
-  ctx.cgroup = ctx.key;
-  ctx.cgroup_procs = driver_.ProcsFiles(ctx.key);
+  ctx.cgroup = *std::move(name);
+  ctx.cgroup_procs = driver_.ProcsFiles(ctx.cgroup);
   return absl::OkStatus();
 }
 

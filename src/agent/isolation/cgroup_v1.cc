@@ -11,9 +11,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/file_util.h"
@@ -34,7 +37,16 @@ struct Hierarchy {
 
 class CgroupV1Driver final : public CgroupDriver {
  public:
-  explicit CgroupV1Driver(std::vector<Hierarchy> h) : hierarchies_(std::move(h)) {}
+  // Numbers new cgroups after the highest "task.<n>" there is (a restarted agent's runs keep
+  // theirs).
+  explicit CgroupV1Driver(std::vector<Hierarchy> h) : hierarchies_(std::move(h)), next_(0) {
+    for (const std::string& n : List()) {
+      uint64_t k = 0;
+      if (absl::StartsWith(n, kPrefix) && absl::SimpleAtoi(n.substr(std::strlen(kPrefix)), &k)) {
+        next_ = std::max(next_, k + 1);
+      }
+    }
+  }
 
   CgroupMode mode() const override { return CgroupMode::kV1; }
   std::string Describe() const override {
@@ -45,49 +57,53 @@ class CgroupV1Driver final : public CgroupDriver {
     return absl::StrCat("cgroup v1 at ", absl::StrJoin(parts, ", "));
   }
 
-  absl::Status Create(const std::string& name, const CgroupLimits& limits) override {
+  // A task cgroup is named "task.<n>", not after its run: a finished run's cgroup is kept and
+  // serves a later run under the same name, with only the limits that differ rewritten. On
+  // cgroup v1 the mkdir and rmdir in every hierarchy, and the kernel's work to free a cgroup, are
+  // a large part of what isolation costs a short task; so would be renaming it (four renames
+  // when it is released and four when it is taken, each a lookup in a directory of thousands).
+  absl::StatusOr<std::string> Create(const std::string& /*run*/,
+                                     const CgroupLimits& limits) override {
     while (!released_.empty()) {
       Released c = std::move(released_.back());
       released_.pop_back();
-      if (Reuse(c, name, limits).ok()) {
+      if (Reuse(c, limits).ok()) {
         ++reused_since_trim_;
-        live_[name] = limits;
-        return absl::OkStatus();
+        live_[c.name] = Live{limits};
+        return c.name;
       }
-      Remove(c.name).IgnoreError();  // what is left of it, under either name
-      Remove(name).IgnoreError();
+      Remove(c.name).IgnoreError();
     }
+    std::string name = absl::StrCat(kPrefix, next_++);
     for (const Hierarchy& h : hierarchies_) {
       std::string d = absl::StrCat(h.dir, "/", name);
+      absl::Status s = absl::OkStatus();
       if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
-        return ErrnoStatus(errno, absl::StrCat("mkdir ", d));
+        s = ErrnoStatus(errno, absl::StrCat("mkdir ", d));
+      } else {
+        // A new cgroup starts with the kernel defaults (no limits, 1024 shares, no quota): only
+        // what differs is written, which keeps a launch cheap.
+        s = ApplyLimits(h, d, CgroupLimits{}, limits);
       }
-      // A new cgroup starts with the kernel defaults (no limits, 1024 shares, no quota): only
-      // what differs is written, which keeps a launch cheap.
-      RETURN_IF_ERROR(ApplyLimits(h, d, CgroupLimits{}, limits));
+      if (!s.ok()) {
+        Remove(name).IgnoreError();
+        return s;
+      }
     }
-    live_[name] = limits;
-    return absl::OkStatus();
+    live_[name] = Live{limits};
+    return name;
   }
 
-  // A finished run's cgroup is renamed "released.<n>" and kept for the next Create, which
-  // renames it again and rewrites only the limits that differ: on cgroup v1 the mkdir and rmdir
-  // in every hierarchy, and the kernel's work to free a cgroup, are a large part of what
-  // isolation costs a short task. Kept only when it is empty, counted no OOM kill (the counter
-  // cannot be reset) and holds at most kMaxReleasedCharge (kernel objects; page cache left
-  // behind would count against the next task). Anything else is removed.
+  // A finished run's cgroup is kept for the next Create only when it is empty, counted no OOM
+  // kill (the counter cannot be reset) and holds at most kMaxReleasedCharge (kernel objects;
+  // page cache left behind would count against the next task). Anything else is removed.
   absl::Status Release(const std::string& name) override {
     auto it = live_.find(name);
-    if (it == live_.end() || released_.size() >= kMaxReleased || !Reusable(name)) {
+    if (it == live_.end() || released_.size() >= kMaxReleased || !Reusable(it->second, name)) {
       return Remove(name);
     }
-    Released c{absl::StrCat("released.", next_released_++), it->second};
+    released_.push_back(Released{name, it->second.limits});
     live_.erase(it);
-    if (!RenameEverywhere(name, c.name).ok()) {
-      Remove(c.name).IgnoreError();
-      return Remove(name);
-    }
-    released_.push_back(std::move(c));
     return absl::OkStatus();
   }
 
@@ -116,7 +132,9 @@ class CgroupV1Driver final : public CgroupDriver {
       if (absl::IsNotFound(text.status())) return std::vector<pid_t>{};
       return text.status();
     }
-    return ParsePids(*text);
+    std::vector<pid_t> pids = ParsePids(*text);
+    if (auto it = live_.find(name); it != live_.end()) it->second.emptied = pids.empty();
+    return pids;
   }
 
   absl::StatusOr<uint64_t> OomKills(const std::string& name) const override {
@@ -126,7 +144,10 @@ class CgroupV1Driver final : public CgroupDriver {
       absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
       if (!oc.ok()) return oc.status();
       int64_t kills = KeyedValue(*oc, "oom_kill", -1);
-      if (kills >= 0) return static_cast<uint64_t>(kills);
+      if (kills >= 0) {
+        if (auto it = live_.find(name); it != live_.end()) it->second.oom_kills = kills;
+        return static_cast<uint64_t>(kills);
+      }
       // Before Linux 4.13 there is no counter: a failed charge is the best hint.
       absl::StatusOr<std::string> fc = ReadFile(absl::StrCat(d, "/memory.failcnt"));
       return fc.ok() && KeyedValue(absl::StrCat("v ", *fc), "v", 0) > 0 ? 1u : 0u;
@@ -213,10 +234,19 @@ class CgroupV1Driver final : public CgroupDriver {
 
  private:
   struct Released {
-    std::string name;     // "released.<n>"
+    std::string name;     // "task.<n>"
     CgroupLimits limits;  // what its control files hold
   };
-  static constexpr size_t kMaxReleased = 1024;
+  // A task cgroup Create made. What Pids and OomKills saw last is kept with it (so live_ is
+  // mutable): an empty cgroup stays empty (no process is left to fork, and only the run's own
+  // task joins it), so Release need not read again what the run's end just read.
+  struct Live {
+    CgroupLimits limits;
+    bool emptied = false;    // the last Pids() found no process
+    int64_t oom_kills = -1;  // the last OomKills() counter (-1: not read)
+  };
+  static constexpr const char* kPrefix = "task.";
+  static constexpr size_t kMaxReleased = 4096;
   static constexpr int64_t kMaxReleasedCharge = 4 << 20;
 
   // Writes the limits of `to` that differ from `from` (what the cgroup holds now).
@@ -259,11 +289,10 @@ class CgroupV1Driver final : public CgroupDriver {
     return absl::OkStatus();
   }
 
-  // Renames the released cgroup `c` to `name`, sets its limits and zeroes its CPU counter.
-  absl::Status Reuse(const Released& c, const std::string& name, const CgroupLimits& limits) {
-    RETURN_IF_ERROR(RenameEverywhere(c.name, name));
+  // Sets a kept cgroup's limits for its next run and zeroes its CPU counter.
+  absl::Status Reuse(const Released& c, const CgroupLimits& limits) {
     for (const Hierarchy& h : hierarchies_) {
-      std::string d = absl::StrCat(h.dir, "/", name);
+      std::string d = absl::StrCat(h.dir, "/", c.name);
       RETURN_IF_ERROR(ApplyLimits(h, d, c.limits, limits));
       if (h.Has("cpuacct")) {
         RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpuacct.usage"), "0"));
@@ -271,32 +300,29 @@ class CgroupV1Driver final : public CgroupDriver {
     }
     return absl::OkStatus();
   }
-  bool Reusable(const std::string& name) const {
-    absl::StatusOr<std::vector<pid_t>> pids = Pids(name);
-    if (!pids.ok() || !pids->empty()) return false;
+  // What the run's end already read (Pids, OomKills) is not read again.
+  bool Reusable(const Live& c, const std::string& name) const {
+    if (!c.emptied) {
+      absl::StatusOr<std::vector<pid_t>> pids = Pids(name);
+      if (!pids.ok() || !pids->empty()) return false;
+    }
     std::string d = absl::StrCat(hierarchies_.front().dir, "/", name);
-    absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
-    if (!oc.ok() || KeyedValue(*oc, "oom_kill", -1) != 0) return false;
+    int64_t kills = c.oom_kills;
+    if (kills < 0) {
+      absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
+      if (!oc.ok()) return false;
+      kills = KeyedValue(*oc, "oom_kill", -1);
+    }
+    if (kills != 0) return false;
     absl::StatusOr<std::string> usage = ReadFile(absl::StrCat(d, "/memory.usage_in_bytes"));
     return usage.ok() &&
            KeyedValue(absl::StrCat("v ", *usage), "v", INT64_MAX) <= kMaxReleasedCharge;
   }
-  absl::Status RenameEverywhere(const std::string& from, const std::string& to) {
-    for (const Hierarchy& h : hierarchies_) {
-      std::string a = absl::StrCat(h.dir, "/", from);
-      std::string b = absl::StrCat(h.dir, "/", to);
-      if (::rename(a.c_str(), b.c_str()) != 0) {
-        return ErrnoStatus(errno, absl::StrCat("rename ", a, " to ", to));
-      }
-    }
-    return absl::OkStatus();
-  }
-
   std::vector<Hierarchy> hierarchies_;                   // the memory hierarchy first
   bool swap_accounting_ = true;                          // memory.memsw.* exists
-  absl::flat_hash_map<std::string, CgroupLimits> live_;  // the task cgroups Create made
+  mutable absl::flat_hash_map<std::string, Live> live_;  // see Live
   std::vector<Released> released_;                       // oldest first
-  uint64_t next_released_ = 0;
+  uint64_t next_;                                        // the next new cgroup's number
   size_t reused_since_trim_ = 0;
 };
 

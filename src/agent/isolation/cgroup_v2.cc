@@ -34,34 +34,13 @@ class CgroupV2Driver final : public CgroupDriver {
     return absl::StrCat("cgroup v2 at ", dir_, " (", absl::StrJoin(controllers_, " "), ")");
   }
 
-  absl::Status Create(const std::string& name, const CgroupLimits& limits) override {
-    std::string d = Path(name);
-    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoStatus(errno, absl::StrCat("mkdir ", d));
+  absl::StatusOr<std::string> Create(const std::string& name, const CgroupLimits& limits) override {
+    absl::Status s = Apply(name, limits);
+    if (!s.ok()) {
+      Remove(name).IgnoreError();
+      return s;
     }
-    // A new cgroup starts with the kernel defaults (no limits, weight 100): only what differs
-    // is written, which keeps a launch cheap.
-    if (Has("memory") && limits.memory_bytes > 0) {
-      RETURN_IF_ERROR(
-          WriteExisting(absl::StrCat(d, "/memory.max"), absl::StrCat(limits.memory_bytes)));
-      // A task must not dodge its limit by swapping; absent when swap accounting is off.
-      WriteExisting(absl::StrCat(d, "/memory.swap.max"), "0").IgnoreError();
-    }
-    if (Has("cpu")) {
-      int64_t weight = cgroup_internal::CpuWeightV2(limits.cpu_milli);
-      if (weight != 100) {
-        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.weight"), absl::StrCat(weight)));
-      }
-      if (limits.cpu_hard_limit && limits.cpu_milli > 0) {
-        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.max"),
-                                      absl::StrCat(cgroup_internal::CpuQuotaUsec(limits.cpu_milli),
-                                                   " ", cgroup_internal::kCpuPeriodUsec)));
-      }
-    }
-    if (Has("pids") && limits.pids_max > 0) {
-      RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"), absl::StrCat(limits.pids_max)));
-    }
-    return absl::OkStatus();
+    return name;
   }
 
   std::vector<std::string> ProcsFiles(const std::string& name) const override {
@@ -136,6 +115,37 @@ class CgroupV2Driver final : public CgroupDriver {
   }
 
  private:
+  // Makes the cgroup and writes the limits that differ from a new cgroup's defaults.
+  absl::Status Apply(const std::string& name, const CgroupLimits& limits) {
+    std::string d = Path(name);
+    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoStatus(errno, absl::StrCat("mkdir ", d));
+    }
+    // A new cgroup starts with the kernel defaults (no limits, weight 100): only what differs
+    // is written, which keeps a launch cheap.
+    if (Has("memory") && limits.memory_bytes > 0) {
+      RETURN_IF_ERROR(
+          WriteExisting(absl::StrCat(d, "/memory.max"), absl::StrCat(limits.memory_bytes)));
+      // A task must not dodge its limit by swapping; absent when swap accounting is off.
+      WriteExisting(absl::StrCat(d, "/memory.swap.max"), "0").IgnoreError();
+    }
+    if (Has("cpu")) {
+      int64_t weight = cgroup_internal::CpuWeightV2(limits.cpu_milli);
+      if (weight != 100) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.weight"), absl::StrCat(weight)));
+      }
+      if (limits.cpu_hard_limit && limits.cpu_milli > 0) {
+        RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/cpu.max"),
+                                      absl::StrCat(cgroup_internal::CpuQuotaUsec(limits.cpu_milli),
+                                                   " ", cgroup_internal::kCpuPeriodUsec)));
+      }
+    }
+    if (Has("pids") && limits.pids_max > 0) {
+      RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"), absl::StrCat(limits.pids_max)));
+    }
+    return absl::OkStatus();
+  }
+
   std::string Path(const std::string& name) const { return absl::StrCat(dir_, "/", name); }
   bool Has(absl::string_view c) const {
     for (const std::string& x : controllers_) {

@@ -29,10 +29,12 @@ struct Options {
   std::string stdout_path;
   std::string stderr_path;
   long long log_max = 64LL << 20;
-  std::vector<char*> command;  // argv of the task, NULL-terminated
+  std::vector<char*> command;  // argv of the task, NULL-terminated (empty: none)
+  std::vector<char*> env;      // the task's environment, NULL-terminated (empty: environ)
 };
 
-// Parses "--name=value ... -- COMMAND..."; false on an unknown flag or a missing command.
+// Parses "--name=value ... -- COMMAND..."; false on an unknown flag, or a missing command in
+// exec and init mode (a supervisor gets its commands in run requests; a zygote has none).
 bool ParseOptions(int argc, char** argv, Options* o);
 bool WriteAllFd(int fd, const char* data, size_t n);
 // Writes `pid` into a cgroup.procs file (0: the calling process).
@@ -42,7 +44,8 @@ bool JoinCgroup(const std::string& procs_file, pid_t pid);
 // `error`. It allocates nothing and changes no state of the wrapper's memory, since it may run
 // in a vfork-style child.
 void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, size_t error_len);
-// Supervise mode (see wrapper_protocol.h); returns the wrapper's exit code.
+// Supervise mode (see wrapper_protocol.h): runs the requests that come on fd 3, one at a time,
+// until EOF; returns the wrapper's exit code.
 int Supervise(const Options& o);
 // Zygote mode (task_wrapper_zygote.cc): forks supervising wrappers on request until EOF.
 int Zygote(const Options& o);

@@ -76,8 +76,9 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     }
   }
   for (; i < argc; ++i) o->command.push_back(argv[i]);
+  const bool supervise = !o->exec_mode && !o->zygote_mode && !o->init_mode;
   if (o->zygote_mode) return o->command.empty();
-  if (o->command.empty()) return false;
+  if (o->command.empty()) return supervise;
   o->command.push_back(nullptr);
   return true;
 }
@@ -149,7 +150,7 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::umask(022);
-  ::execve(o.command[0], o.command.data(), environ);
+  ::execve(o.command[0], o.command.data(), o.env.empty() ? environ : o.env.data());
   fail("exec", o.command[0]);
 }
 

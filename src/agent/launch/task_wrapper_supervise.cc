@@ -1,6 +1,6 @@
-// paceline-task-wrapper: supervise mode — start the task, copy its output into capped logs,
-// reap it and every descendant, and report to the agent (or, once it is gone, to the status
-// file). See wrapper_protocol.h.
+// paceline-task-wrapper: supervise mode — for each run request: start the task, copy its output
+// into capped logs, reap it and every descendant, and report to the agent (or, once it is gone,
+// to the status file); then wait for the next request. See wrapper_protocol.h.
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "agent/launch/task_wrapper.h"
 #include "agent/launch/wrapper_protocol.h"
@@ -25,10 +26,15 @@
 namespace paceline::agent::wrapper {
 namespace {
 
+// Where a run's records go. The connection to the agent outlives a run; the status file and the
+// history are the current run's.
 class Reporter {
  public:
-  explicit Reporter(const Options& o) : path_(o.state + kStatusSuffix) {}
   bool connected() const { return connected_; }
+  void BeginRun(const std::string& state) {
+    path_ = state.empty() ? std::string() : state + kStatusSuffix;
+    history_.clear();
+  }
 
   void Record(const ExitStatus& s) {
     std::string line = FormatStatusLine(s);
@@ -38,6 +44,10 @@ class Reporter {
     } else if (!WriteAllFd(kControlFd, line.data(), line.size())) {
       Disconnect();
     }
+  }
+  // Says `line` to the agent only (not a record of the run).
+  void Tell(const char* line) {
+    if (connected_ && !WriteAllFd(kControlFd, line, std::strlen(line))) Disconnect();
   }
   // The agent is gone: everything recorded so far goes to the file (one write per call, so a
   // reader sees whole lines), and from now on every record.
@@ -60,7 +70,7 @@ class Reporter {
 
  private:
   void Append(const std::string& text) {
-    if (text.empty()) return;
+    if (text.empty() || path_.empty()) return;
     int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0) return;
     WriteAllFd(fd, text.data(), text.size());
@@ -156,29 +166,46 @@ int64_t MonotonicMs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-}  // namespace
+// Reads the next run request into `argv` and `env`; false at EOF or on a broken stream.
+bool ReadRequest(std::vector<std::string>* argv, std::vector<std::string>* env, bool* malformed) {
+  std::string in;
+  size_t need = 0, header = 0;
+  char buf[65536];
+  for (;;) {
+    if (need == 0) {
+      size_t eol = in.find('\n');
+      if (eol != std::string::npos) {
+        char* end = nullptr;
+        unsigned long long n = std::strtoull(in.c_str(), &end, 10);
+        if (end != in.c_str() + eol || n == 0 || n > kMaxRunRequest) return false;
+        header = eol + 1;
+        need = header + static_cast<size_t>(n);
+      } else if (in.size() > 32) {
+        return false;
+      }
+    }
+    if (need > 0 && in.size() >= need) break;
+    ssize_t n = ::read(kControlFd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  *malformed = in.size() != need || !DecodeRequest(in.data() + header, need - header, argv, env);
+  return true;
+}
 
-int Supervise(const Options& o) {
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  ::fcntl(kControlFd, F_SETFD, FD_CLOEXEC);
-  for (const std::string& f : o.self_cgroups) JoinCgroup(f, ::getpid());
-
-  // Wait for the agent to have checkpointed this wrapper; EOF = the agent died first.
-  char go = 0;
-  ssize_t got;
-  do {
-    got = ::read(kControlFd, &go, 1);
-  } while (got < 0 && errno == EINTR);
-  if (got != 1 || go != kGoByte) return 0;
-
-  Reporter reporter(o);
+// Runs one task for `o` and records its end; returns once the agent acknowledged the exit
+// record (or is gone). False when something of the task may be left (a child that could not be
+// reaped, a pipe still held open when the drain bound passed): this supervisor then takes no
+// other run.
+bool RunTask(const Options& o, Reporter& reporter, int sig_fd) {
   ExitStatus status;
   auto fail_launch = [&](const std::string& message) {
     status.kind = ExitStatus::Kind::kLaunchError;
     status.error = message;
     reporter.Record(status);
     reporter.AwaitAck();
-    return 0;
+    return true;
   };
 
   if (!o.cwd.empty() && !MarkStarted(o.cwd)) {
@@ -188,22 +215,28 @@ int Supervise(const Options& o) {
   RotatingLog err(o.stderr_path, o.state + kStderrBaseSuffix, o.log_max, o.uid, o.gid);
 
   int out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
     return fail_launch(std::string("pipe: ") + std::strerror(errno));
   }
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
-  int sig_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return fail_launch(std::string("pipe: ") + std::strerror(errno));
+  }
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    return fail_launch(std::string("pipe: ") + std::strerror(errno));
+  }
   TaskStart start{&o, out_pipe[1], err_pipe[1], exec_pipe[1]};
   pid_t child = SpawnTask(start);
-  if (child < 0) return fail_launch(std::string("fork: ") + std::strerror(errno));
+  int spawn_errno = errno;
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(exec_pipe[1]);
+  if (child < 0) {
+    for (int fd : {out_pipe[0], err_pipe[0], exec_pipe[0]}) ::close(fd);
+    return fail_launch(std::string("fork: ") + std::strerror(spawn_errno));
+  }
   std::string exec_error;
   char buf[65536];
   for (;;) {
@@ -220,6 +253,8 @@ int Supervise(const Options& o) {
     int ws = 0;
     while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
     }
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
     return fail_launch(exec_error);
   }
   status.task_pid = child;
@@ -296,8 +331,55 @@ int Supervise(const Options& o) {
     }
     if (main_done && children_left) KillChildren();
   }
+  bool clean = main_done && !children_left;
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i].fd >= 0) {
+      ::close(fds[i].fd);  // abandoned after the drain bound
+      clean = false;
+    }
+  }
+  if (!clean) reporter.Tell("last_run 1\n");
   reporter.Record(status);
   reporter.AwaitAck();
+  return clean;
+}
+
+}  // namespace
+
+int Supervise(const Options& self) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  ::fcntl(kControlFd, F_SETFD, FD_CLOEXEC);
+  for (const std::string& f : self.self_cgroups) JoinCgroup(f, ::getpid());
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
+  int sig_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  Reporter reporter;
+  // One run at a time, until the agent lets this supervisor go (EOF while it is free) or is gone.
+  while (reporter.connected()) {
+    std::vector<std::string> args, env;
+    bool malformed = false;
+    if (!ReadRequest(&args, &env, &malformed)) return 0;
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    Options o;
+    if (malformed || !ParseOptions(static_cast<int>(argv.size()) - 1, argv.data(), &o) ||
+        o.command.empty() || o.exec_mode || o.zygote_mode || o.init_mode) {
+      reporter.BeginRun("");
+      ExitStatus bad;
+      bad.kind = ExitStatus::Kind::kLaunchError;
+      bad.error = "malformed run request";
+      reporter.Record(bad);
+      reporter.AwaitAck();
+      continue;
+    }
+    for (std::string& e : env) o.env.push_back(e.data());
+    o.env.push_back(nullptr);
+    reporter.BeginRun(o.state);
+    if (!RunTask(o, reporter, sig_fd)) return 0;
+  }
   return 0;
 }
 

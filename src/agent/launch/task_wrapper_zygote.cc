@@ -1,24 +1,21 @@
 // paceline-task-wrapper --mode=zygote: a long-lived, single-threaded, already-initialized copy of
-// the wrapper that forks one supervising wrapper per task on the agent's request. A fork of this
-// small process skips what an exec costs on every launch (loading the binary, page faults, libc's
-// CPU feature probing — cpuid traps in a VM), which is a large part of a trivial task's cost.
+// the wrapper that forks supervisors on the agent's request (each then runs many tasks in turn,
+// see wrapper_protocol.h). A fork of this small process skips what an exec costs (loading the
+// binary, page faults, libc's CPU feature probing — cpuid traps in a VM).
 //
-// fd 3 is a SOCK_SEQPACKET socket to the agent. Each request is one message:
-//   "<argc>\0<arg>\0...<envc>\0<env>\0..." with the wrapper's end of its control socket attached
+// fd 3 is a SOCK_SEQPACKET socket to the agent. Each request is one message, EncodeRequest of
+//   the supervisor's argv and environment, with the wrapper's end of its control socket attached
 //   (SCM_RIGHTS). The zygote forks; the child becomes exactly what `posix_spawn` of the wrapper
 //   would have been (own session, the control socket as fd 3, that argv and environment) and
-//   runs Supervise(). The zygote answers with the child's pid in decimal, and reaps its children
-//   when they exit. EOF on fd 3 (the agent is gone) ends the zygote; running wrappers carry on.
+//   runs Supervise(). The zygote answers with the child's pid in decimal; the kernel reaps its
+//   children (SIGCHLD ignored). EOF on fd 3 (the agent is gone) ends the zygote; running wrappers
+//   carry on.
 
-#include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,34 +28,9 @@ extern char** environ;
 namespace paceline::agent::wrapper {
 namespace {
 
-// Splits "<n>\0s1\0...sn\0" starting at `pos`; false when malformed.
-bool TakeStrings(const std::vector<char>& buf, size_t len, size_t* pos,
-                 std::vector<std::string>* out) {
-  auto take = [&](std::string* s) {
-    size_t end = *pos;
-    while (end < len && buf[end] != '\0') ++end;
-    if (end >= len) return false;
-    s->assign(buf.data() + *pos, end - *pos);
-    *pos = end + 1;
-    return true;
-  };
-  std::string count;
-  if (!take(&count)) return false;
-  long n = std::strtol(count.c_str(), nullptr, 10);
-  if (n < 0 || n > 100000) return false;
-  out->resize(static_cast<size_t>(n));
-  for (std::string& s : *out) {
-    if (!take(&s)) return false;
-  }
-  return true;
-}
-
 [[noreturn]] void BecomeWrapper(std::vector<std::string>& args, std::vector<std::string>& env,
-                                int control, int sig_fd) {
-  ::close(sig_fd);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+                                int control) {
+  ::signal(SIGCHLD, SIG_DFL);  // a supervisor waits for its tasks
   ::setsid();
   if (::dup2(control, kControlFd) < 0) ::_exit(2);
   ::close(control);
@@ -70,7 +42,8 @@ bool TakeStrings(const std::vector<char>& buf, size_t len, size_t* pos,
   envp.push_back(nullptr);
   environ = envp.data();
   Options o;
-  if (!ParseOptions(static_cast<int>(argv.size()) - 1, argv.data(), &o) || o.exec_mode) {
+  if (!ParseOptions(static_cast<int>(argv.size()) - 1, argv.data(), &o) || o.exec_mode ||
+      o.zygote_mode || o.init_mode || !o.command.empty()) {
     ::_exit(2);
   }
   ::_exit(Supervise(o));
@@ -80,23 +53,11 @@ bool TakeStrings(const std::vector<char>& buf, size_t len, size_t* pos,
 
 int Zygote(const Options& o) {
   for (const std::string& f : o.self_cgroups) JoinCgroup(f, ::getpid());  // children inherit
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
-  int sig_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  // Its children are reaped by the kernel as they exit: with thousands of live supervisors, a
+  // wait for one would scan them all.
+  ::signal(SIGCHLD, SIG_IGN);
   std::vector<char> buf(kZygoteMaxRequest);
   for (;;) {
-    struct pollfd fds[2] = {{kControlFd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) return 1;
-    if (fds[1].revents & POLLIN) {
-      struct signalfd_siginfo si;
-      while (::read(sig_fd, &si, sizeof(si)) > 0) {
-      }
-      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-      }
-    }
-    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     char cbuf[CMSG_SPACE(sizeof(int))];
     struct iovec iov = {buf.data(), buf.size()};
     struct msghdr msg {};
@@ -114,13 +75,11 @@ int Zygote(const Options& o) {
       }
     }
     std::vector<std::string> args, env;
-    size_t pos = 0;
     pid_t pid = -1;
     if (control >= 0 && !(msg.msg_flags & MSG_TRUNC) &&
-        TakeStrings(buf, static_cast<size_t>(n), &pos, &args) &&
-        TakeStrings(buf, static_cast<size_t>(n), &pos, &env) && !args.empty()) {
+        DecodeRequest(buf.data(), static_cast<size_t>(n), &args, &env) && !args.empty()) {
       pid = ::fork();
-      if (pid == 0) BecomeWrapper(args, env, control, sig_fd);
+      if (pid == 0) BecomeWrapper(args, env, control);
     }
     if (control >= 0) ::close(control);
     std::string reply = std::to_string(pid);

@@ -50,7 +50,6 @@ std::vector<std::string> BuildWrapperArgv(const WrapperArgs& a) {
     argv.push_back(absl::StrCat("--groups=", absl::StrJoin(a.user.groups, ",")));
   }
   for (const std::string& f : a.cgroup_procs) argv.push_back(absl::StrCat("--cgroup=", f));
-  for (const std::string& f : a.self_cgroups) argv.push_back(absl::StrCat("--self-cgroup=", f));
   if (!a.exec_mode) {
     argv.push_back(absl::StrCat("--state=", a.state));
     argv.push_back(absl::StrCat("--stdout=", a.stdout_path));
@@ -68,19 +67,24 @@ std::vector<std::string> BuildWrapperArgv(const WrapperArgs& a) {
 }
 
 absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& a) {
-  std::vector<std::string> argv = BuildWrapperArgv(a);
+  return SpawnWrapperArgv(BuildWrapperArgv(a), a.env, !a.exec_mode);
+}
+
+absl::StatusOr<SpawnedWrapper> SpawnWrapperArgv(const std::vector<std::string>& argv,
+                                                const std::vector<std::string>* env,
+                                                bool with_control) {
   std::vector<char*> cargv;
-  for (std::string& s : argv) cargv.push_back(s.data());
+  for (const std::string& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
   cargv.push_back(nullptr);
   std::vector<char*> cenv;
-  if (a.env != nullptr) {
-    for (const std::string& s : *a.env) cenv.push_back(const_cast<char*>(s.c_str()));
+  if (env != nullptr) {
+    for (const std::string& s : *env) cenv.push_back(const_cast<char*>(s.c_str()));
   }
   cenv.push_back(nullptr);
 
   SpawnedWrapper out;
   UniqueFd child_end;
-  if (!a.exec_mode) {
+  if (with_control) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
       return ErrnoStatus(errno, "socketpair");
@@ -100,10 +104,10 @@ absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& a) {
     posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   }
   pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, a.wrapper.c_str(), &fa, &attr, cargv.data(), cenv.data());
+  int rc = ::posix_spawn(&pid, argv[0].c_str(), &fa, &attr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return ErrnoStatus(rc, absl::StrCat("spawn ", a.wrapper));
+  if (rc != 0) return ErrnoStatus(rc, absl::StrCat("spawn ", argv[0]));
   out.pid = pid;
   out.pidfd.Reset(PidfdOpen(pid));
   if (!out.pidfd.valid()) {

@@ -3,6 +3,9 @@
 // vfork-style clone in glibc, so the cost does not grow with the agent's memory — in a new
 // session, with default signal dispositions, an empty signal mask, stdin/stdout/stderr on
 // /dev/null and no inherited descriptor except the control socket (fd 3, supervise mode).
+// Supervisors are started by the WrapperSpawner (a zygote's fork when it can) and kept by the
+// SupervisorPool; this starts exec-mode wrappers (command health checks) and is the spawner's
+// fallback.
 //
 // Thread-safety: callable from any thread; the runtime calls it on its own.
 
@@ -23,7 +26,6 @@ struct WrapperArgs {
   std::string cwd;
   TaskUser user;  // switched to when uid >= 0
   std::vector<std::string> cgroup_procs;
-  std::vector<std::string> self_cgroups;
   std::string state;  // supervise mode: path prefix of the status and log offset files
   std::string stdout_path;
   std::string stderr_path;
@@ -41,7 +43,13 @@ struct SpawnedWrapper {
 };
 
 absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& args);
-// The wrapper's argv for `args` (argv[0] = args.wrapper).
+// The same for a wrapper argv of its own (`env` may be null: none); `with_control`: a control
+// socket as fd 3 (supervise mode).
+absl::StatusOr<SpawnedWrapper> SpawnWrapperArgv(const std::vector<std::string>& argv,
+                                                const std::vector<std::string>* env,
+                                                bool with_control);
+// The wrapper's argv for `args` (argv[0] = args.wrapper): an exec-mode command line, or the argv
+// of a supervisor's run request.
 std::vector<std::string> BuildWrapperArgv(const WrapperArgs& args);
 
 // The wrapper executable to use: `configured` if set, else "paceline-task-wrapper" beside

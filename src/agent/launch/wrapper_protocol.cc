@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 namespace paceline::agent::wrapper {
 
@@ -55,9 +56,63 @@ ExitStatus ParseStatus(const std::string& text) {
     } else if (key == "launch_error") {
       s.kind = ExitStatus::Kind::kLaunchError;
       s.error = rest;
+    } else if (key == "last_run") {
+      s.last_run = true;
     }
   }
   return s;
+}
+
+namespace {
+
+void PutStrings(const std::vector<std::string>& v, std::string* out) {
+  *out += std::to_string(v.size());
+  out->push_back('\0');
+  for (const std::string& s : v) {
+    *out += s;
+    out->push_back('\0');
+  }
+}
+
+// Takes "<n>\0s1\0...sn\0" from data[*pos, len); false when malformed.
+bool TakeStrings(const char* data, size_t len, size_t* pos, std::vector<std::string>* out) {
+  auto take = [&](std::string* s) {
+    const void* nul = std::memchr(data + *pos, '\0', len - *pos);
+    if (nul == nullptr) return false;
+    size_t end = static_cast<size_t>(static_cast<const char*>(nul) - data);
+    s->assign(data + *pos, end - *pos);
+    *pos = end + 1;
+    return true;
+  };
+  std::string count;
+  if (*pos >= len || !take(&count) || count.empty() || count.size() > 7) return false;
+  size_t n = 0;
+  for (char c : count) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  if (n > len) return false;  // each string takes at least its terminator
+  out->resize(n);
+  for (std::string& s : *out) {
+    if (*pos >= len || !take(&s)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeRequest(const std::vector<std::string>& argv,
+                          const std::vector<std::string>& env) {
+  std::string out;
+  PutStrings(argv, &out);
+  PutStrings(env, &out);
+  return out;
+}
+
+bool DecodeRequest(const char* data, size_t len, std::vector<std::string>* argv,
+                   std::vector<std::string>* env) {
+  size_t pos = 0;
+  return TakeStrings(data, len, &pos, argv) && TakeStrings(data, len, &pos, env) && pos == len;
 }
 
 void InitWrapperSpawn(posix_spawnattr_t* attr, posix_spawn_file_actions_t* fa) {

@@ -23,9 +23,9 @@ namespace paceline::agent {
 
 WrapperSpawner::WrapperSpawner(std::string wrapper, std::vector<std::string> self_cgroups,
                                bool use_zygote)
-    : wrapper_(std::move(wrapper)),
-      self_cgroups_(std::move(self_cgroups)),
-      use_zygote_(use_zygote) {}
+    : wrapper_(std::move(wrapper)), argv_{wrapper_, "--mode=supervise"}, use_zygote_(use_zygote) {
+  for (const std::string& f : self_cgroups) argv_.push_back(absl::StrCat("--self-cgroup=", f));
+}
 
 WrapperSpawner::~WrapperSpawner() { StopZygote(); }
 
@@ -46,8 +46,8 @@ absl::Status WrapperSpawner::StartZygote() {
     return ErrnoStatus(errno, "socketpair");
   }
   UniqueFd ours(sv[0]), theirs(sv[1]);
-  std::vector<std::string> argv = {wrapper_, "--mode=zygote"};
-  for (const std::string& f : self_cgroups_) argv.push_back(absl::StrCat("--self-cgroup=", f));
+  std::vector<std::string> argv = argv_;
+  argv[1] = "--mode=zygote";
   std::vector<char*> cargv;
   for (std::string& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);
@@ -67,26 +67,8 @@ absl::Status WrapperSpawner::StartZygote() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<SpawnedWrapper> WrapperSpawner::SpawnViaZygote(const WrapperArgs& a) {
-  std::string req;
-  std::vector<std::string> argv = BuildWrapperArgv(a);
-  absl::StrAppend(&req, argv.size());
-  req.push_back('\0');
-  for (const std::string& s : argv) {
-    req += s;
-    req.push_back('\0');
-  }
-  absl::StrAppend(&req, a.env != nullptr ? a.env->size() : 0);
-  req.push_back('\0');
-  if (a.env != nullptr) {
-    for (const std::string& s : *a.env) {
-      req += s;
-      req.push_back('\0');
-    }
-  }
-  if (req.size() > wrapper::kZygoteMaxRequest) {
-    return absl::ResourceExhaustedError("request too large for the zygote");
-  }
+absl::StatusOr<SpawnedWrapper> WrapperSpawner::SpawnViaZygote() {
+  std::string req = wrapper::EncodeRequest(argv_, {});
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     return ErrnoStatus(errno, "socketpair");
@@ -124,32 +106,31 @@ absl::StatusOr<SpawnedWrapper> WrapperSpawner::SpawnViaZygote(const WrapperArgs&
     return absl::InternalError("the wrapper zygote could not fork");
   }
   out.pid = pid;
-  // The wrapper waits for the go byte, so it cannot have exited (and its pid been reused) yet.
+  // The supervisor waits for its first request, so it cannot have exited (and its pid been
+  // reused) yet.
   out.pidfd.Reset(PidfdOpen(pid));
   if (!out.pidfd.valid()) return ErrnoStatus(errno, "pidfd_open of a zygote-made wrapper");
   return out;
 }
 
-absl::StatusOr<SpawnedWrapper> WrapperSpawner::Spawn(const WrapperArgs& a) {
-  if (use_zygote_ && !a.exec_mode) {
+absl::StatusOr<SpawnedWrapper> WrapperSpawner::Spawn() {
+  if (use_zygote_) {
     if (!zygote_.valid() && absl::Now() >= retry_after_) {
       absl::Status s = StartZygote();
-      if (!s.ok()) spdlog::warn("wrapper zygote: {}; spawning wrappers directly", s.ToString());
+      if (!s.ok()) spdlog::warn("wrapper zygote: {}; spawning supervisors directly", s.ToString());
       retry_after_ = absl::Now() + absl::Seconds(1);
     }
     if (zygote_.valid()) {
-      absl::StatusOr<SpawnedWrapper> w = SpawnViaZygote(a);
+      absl::StatusOr<SpawnedWrapper> w = SpawnViaZygote();
       if (w.ok()) {
         ++by_zygote_;
         return w;
       }
-      if (!absl::IsResourceExhausted(w.status())) {
-        spdlog::warn("wrapper zygote: {}; restarting it", w.status().ToString());
-        StopZygote();
-      }
+      spdlog::warn("wrapper zygote: {}; restarting it", w.status().ToString());
+      StopZygote();
     }
   }
-  return SpawnWrapper(a);
+  return SpawnWrapperArgv(argv_, nullptr, /*with_control=*/true);
 }
 
 }  // namespace paceline::agent

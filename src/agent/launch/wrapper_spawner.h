@@ -1,14 +1,15 @@
 #pragma once
-// WrapperSpawner: starts supervising wrappers for the runtime, through the wrapper zygote when it
-// can (paceline-task-wrapper --mode=zygote, see task_wrapper_zygote.cc: a fork of a small,
-// initialized process instead of an exec per task), and with posix_spawn otherwise (exec-mode
-// health checks, requests too large for one message, or a zygote that is not available). The
-// zygote is started lazily, restarted after a failure (at most once per second), and told to go
-// away (EOF) when the spawner is destroyed; wrappers it started keep running either way.
+// WrapperSpawner: starts supervisors (paceline-task-wrapper --mode=supervise, waiting for their
+// first run request; see wrapper_protocol.h) for the SupervisorPool, through the wrapper zygote
+// when it can (paceline-task-wrapper --mode=zygote, see task_wrapper_zygote.cc: a fork of a
+// small, initialized process instead of an exec), and with posix_spawn otherwise (a zygote that
+// is not available). The zygote is started lazily, restarted after a failure (at most once per
+// second), and told to go away (EOF) when the spawner is destroyed; supervisors it started keep
+// running either way.
 //
-// The result is the same either way: a wrapper in its own session with the control socket as
-// fd 3. A zygote-made wrapper is not the agent's child (the zygote reaps it); the runtime watches
-// it through its pidfd like any other.
+// The result is the same either way: a supervisor in its own session, in the supervisors'
+// cgroups, with the control socket as fd 3. A zygote-made one is not the agent's child (the
+// zygote reaps it); the runtime watches it through its pidfd like any other.
 //
 // Thread-safety: runtime thread only.
 
@@ -31,7 +32,7 @@ class WrapperSpawner {
   WrapperSpawner(const WrapperSpawner&) = delete;
   WrapperSpawner& operator=(const WrapperSpawner&) = delete;
 
-  absl::StatusOr<SpawnedWrapper> Spawn(const WrapperArgs& args);
+  absl::StatusOr<SpawnedWrapper> Spawn();
 
   bool zygote_running() const { return zygote_.valid(); }
   size_t spawned_by_zygote() const { return by_zygote_; }
@@ -39,10 +40,10 @@ class WrapperSpawner {
  private:
   absl::Status StartZygote();
   void StopZygote();
-  absl::StatusOr<SpawnedWrapper> SpawnViaZygote(const WrapperArgs& args);
+  absl::StatusOr<SpawnedWrapper> SpawnViaZygote();
 
   std::string wrapper_;
-  std::vector<std::string> self_cgroups_;
+  std::vector<std::string> argv_;  // a supervisor's
   bool use_zygote_;
   pid_t zygote_pid_ = 0;
   UniqueFd zygote_;

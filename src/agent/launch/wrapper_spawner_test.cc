@@ -1,6 +1,8 @@
-// The wrapper and its protocol end to end, started through the zygote and directly.
+// The supervisor and its protocol end to end, started through the zygote and directly.
 
 #include "agent/launch/wrapper_spawner.h"
+
+#include "agent/launch/supervisor_pool.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -36,70 +38,97 @@ wrapper::ExitStatus ReadUntilExit(int fd) {
   return wrapper::ParseStatus(text);
 }
 
-class WrapperSpawnerTest : public ::testing::TestWithParam<bool> {};
+class WrapperSpawnerTest : public ::testing::TestWithParam<bool> {
+ protected:
+  WrapperArgs Args(const testing::TempDir& dir, const std::string& command,
+                   const std::vector<std::string>* env) {
+    WrapperArgs a;
+    a.wrapper = testing::WrapperPath();
+    a.cwd = dir.path();
+    a.state = dir.Sub("run");
+    a.stdout_path = dir.Sub("stdout");
+    a.stderr_path = dir.Sub("stderr");
+    a.log_max = 1 << 20;
+    a.command = command;
+    a.env = env;
+    return a;
+  }
+};
 
-TEST_P(WrapperSpawnerTest, RunsATaskAndReportsItsExit) {
+TEST_P(WrapperSpawnerTest, ASupervisorRunsTasksInTurnUntilEof) {
   const bool zygote = GetParam();
-  testing::TempDir dir;
   WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
   std::vector<std::string> env = {"GREETING=hi", "PATH=/usr/bin:/bin"};
-  WrapperArgs a;
-  a.wrapper = testing::WrapperPath();
-  a.cwd = dir.path();
-  a.state = dir.Sub("run");
-  a.stdout_path = dir.Sub("stdout");
-  a.stderr_path = dir.Sub("stderr");
-  a.log_max = 1 << 20;
-  a.command = "echo $GREETING; exit 7";
-  a.env = &env;
-  for (int round = 0; round < 3; ++round) {  // the zygote serves many requests
-    absl::StatusOr<SpawnedWrapper> w = spawner.Spawn(a);
+  for (int round = 0; round < 2; ++round) {  // the zygote serves many requests
+    absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
     ASSERT_TRUE(w.ok()) << w.status();
-    ASSERT_EQ(::write(w->control.get(), &wrapper::kGoByte, 1), 1);
-    ::fcntl(w->control.get(), F_SETFL, 0);
-    wrapper::ExitStatus s = ReadUntilExit(w->control.get());
-    // The wrapper waits for the ack: look at it now.
-    absl::StatusOr<PidStat> st = ReadPidStat(w->pid);
-    ASSERT_TRUE(st.ok());
-    EXPECT_EQ(st->ppid == ::getpid(), !zygote) << "who started the wrapper";
-    EXPECT_EQ(st->session, w->pid);  // its own session, either way
-    EXPECT_EQ(s.kind, wrapper::ExitStatus::Kind::kExited);
-    EXPECT_EQ(s.value, 7);
-    EXPECT_GT(s.task_pid, 0);
-    ASSERT_EQ(::write(w->control.get(), &wrapper::kAckByte, 1), 1);
-    struct pollfd p = {w->pidfd.get(), POLLIN, 0};
-    EXPECT_EQ(::poll(&p, 1, 10000), 1);  // the wrapper exits once acknowledged
-    EXPECT_EQ(testing::ReadAll(a.stdout_path), "hi\n");
-    EXPECT_FALSE(PathExists(a.state + wrapper::kStatusSuffix));  // the agent was there
-    if (!zygote) ::waitpid(w->pid, nullptr, 0);
+    Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+    for (int run = 0; run < 3; ++run) {  // one supervisor, many runs
+      testing::TempDir dir;
+      WrapperArgs a = Args(dir, absl::StrCat("echo $GREETING ", run, "; exit ", 7 + run), &env);
+      ASSERT_TRUE(SupervisorPool::Send(sup, a).ok());
+      wrapper::ExitStatus s = ReadUntilExit(sup.control.get());
+      absl::StatusOr<PidStat> st = ReadPidStat(sup.pid);
+      ASSERT_TRUE(st.ok());
+      EXPECT_EQ(st->ppid == ::getpid(), !zygote) << "who started the supervisor";
+      EXPECT_EQ(st->session, sup.pid);  // its own session, either way
+      EXPECT_EQ(s.kind, wrapper::ExitStatus::Kind::kExited);
+      EXPECT_EQ(s.value, 7 + run);
+      EXPECT_GT(s.task_pid, 0);
+      EXPECT_NE(s.task_pid, sup.pid);
+      EXPECT_FALSE(s.last_run);
+      EXPECT_EQ(testing::ReadAll(a.stdout_path), absl::StrCat("hi ", run, "\n"));
+      EXPECT_FALSE(PathExists(a.state + wrapper::kStatusSuffix));  // the agent was there
+      ASSERT_EQ(::write(sup.control.get(), &wrapper::kAckByte, 1), 1);
+      // Acknowledged: free for the next run, not gone.
+      struct pollfd p = {sup.pidfd.get(), POLLIN, 0};
+      EXPECT_EQ(::poll(&p, 1, 100), 0) << "the supervisor exited after its run";
+    }
+    sup.control.Reset();  // EOF while free: it exits
+    struct pollfd p = {sup.pidfd.get(), POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 10000), 1);
+    if (!zygote) ::waitpid(sup.pid, nullptr, 0);
   }
-  EXPECT_EQ(spawner.spawned_by_zygote(), zygote ? 3u : 0u);
+  EXPECT_EQ(spawner.spawned_by_zygote(), zygote ? 2u : 0u);
 }
 
-TEST_P(WrapperSpawnerTest, WithoutAnAgentTheWrapperWritesTheStatusFile) {
+TEST_P(WrapperSpawnerTest, WithoutAnAgentTheSupervisorWritesTheStatusFileAndExits) {
   const bool zygote = GetParam();
   testing::TempDir dir;
   WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
   std::vector<std::string> env;
-  WrapperArgs a;
-  a.wrapper = testing::WrapperPath();
-  a.cwd = dir.path();
-  a.state = dir.Sub("run");
-  a.stdout_path = dir.Sub("stdout");
-  a.stderr_path = dir.Sub("stderr");
-  a.log_max = 1 << 20;
-  a.command = "exit 3";
-  a.env = &env;
-  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn(a);
+  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
   ASSERT_TRUE(w.ok());
-  ASSERT_EQ(::write(w->control.get(), &wrapper::kGoByte, 1), 1);
-  w->control.Reset();  // the agent "dies" right after the go
-  struct pollfd p = {w->pidfd.get(), POLLIN, 0};
+  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  ASSERT_TRUE(SupervisorPool::Send(sup, Args(dir, "sleep 0.2; exit 3", &env)).ok());
+  sup.control.Reset();  // the agent "dies" right after the request
+  struct pollfd p = {sup.pidfd.get(), POLLIN, 0};
   ASSERT_EQ(::poll(&p, 1, 10000), 1);
-  wrapper::ExitStatus s = wrapper::ParseStatus(testing::ReadAll(a.state + ".status"));
+  wrapper::ExitStatus s = wrapper::ParseStatus(testing::ReadAll(dir.Sub("run") + ".status"));
   EXPECT_EQ(s.kind, wrapper::ExitStatus::Kind::kExited);
   EXPECT_EQ(s.value, 3);
-  if (!zygote) ::waitpid(w->pid, nullptr, 0);
+  if (!zygote) ::waitpid(sup.pid, nullptr, 0);
+}
+
+TEST_P(WrapperSpawnerTest, AMalformedRequestIsALaunchErrorAndTheSupervisorCarriesOn) {
+  const bool zygote = GetParam();
+  testing::TempDir dir;
+  WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
+  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
+  ASSERT_TRUE(w.ok());
+  ::fcntl(w->control.get(), F_SETFL, 0);
+  const std::string bad("5\n1\0x\0z", 7);  // one argument, then an environment count "z"
+  ASSERT_TRUE(WriteAll(w->control.get(), bad).ok());
+  wrapper::ExitStatus s = ReadUntilExit(w->control.get());
+  EXPECT_EQ(s.kind, wrapper::ExitStatus::Kind::kLaunchError);
+  EXPECT_EQ(s.error, "malformed run request");
+  ASSERT_EQ(::write(w->control.get(), &wrapper::kAckByte, 1), 1);
+  std::vector<std::string> env;
+  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  ASSERT_TRUE(SupervisorPool::Send(sup, Args(dir, "exit 4", &env)).ok());
+  EXPECT_EQ(ReadUntilExit(sup.control.get()).value, 4);
+  sup.control.Reset();
+  if (!zygote) ::waitpid(sup.pid, nullptr, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(ZygoteAndDirect, WrapperSpawnerTest, ::testing::Bool(),

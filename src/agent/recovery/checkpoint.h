@@ -6,8 +6,8 @@
 //
 // Durability: Put/Remove are visible to a restarted agent immediately (page cache); Sync() makes
 // them survive a machine crash, and the runtime calls it once per batch (Poll), not per task.
-// Ordering with the wrapper's go byte (wrapper_protocol.h) guarantees that no task runs without
-// a record holding its wrapper's pid and start time.
+// Ordering with the supervisor's run request (wrapper_protocol.h) guarantees that no task runs
+// without a record holding its supervisor's pid and start time.
 //
 // Thread-safety: not thread-safe; owned by the runtime.
 

@@ -57,10 +57,10 @@ absl::Status TaskRuntime::Recover() {
   if (recovered_) return absl::OkStatus();
   services_.now = clock_.Now();
   std::vector<RunContext> loaded = checkpoint_->TakeLoaded();
-  std::set<std::string> keys;
+  std::set<std::string> cgroups;  // of the recovered runs
   size_t adopted = 0;
   for (RunContext& ctx : loaded) {
-    keys.insert(ctx.key);
+    if (!ctx.cgroup.empty()) cgroups.insert(ctx.cgroup);
     RunId run = ctx.run();
     absl::Status s = lifecycle_.Recover(ctx);
     if (!s.ok()) spdlog::warn("{}", s.ToString());
@@ -71,7 +71,7 @@ absl::Status TaskRuntime::Recover() {
   }
   // Cgroups nobody owns (the agent died in the middle of a launch or a cleanup).
   for (const std::string& name : cgroups_->List()) {
-    if (keys.contains(name)) continue;
+    if (cgroups.contains(name)) continue;
     cgroups_->KillAll(name);
     cgroups_->Remove(name).IgnoreError();
   }
@@ -85,7 +85,6 @@ absl::Status TaskRuntime::Recover() {
 void TaskRuntime::CollectGarbage(absl::Time now) {
   // Images whose last task ended since (or that `paceline image load` added) count too.
   if (images_) images_->CollectGarbage();
-  cgroups_->TrimReleased();
   if (config_.sandbox_retention <= absl::ZeroDuration()) return;
   // A finished run's sandbox expires `sandbox_retention` after its last change (the task's last
   // output): sandboxes/<job>_<instance>_<run>, and sandboxes/<job>/<instance>/<run> of agents
