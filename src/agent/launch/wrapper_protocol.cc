@@ -85,7 +85,10 @@ bool TakeStrings(const char* data, size_t len, size_t* pos, std::vector<std::str
     return true;
   };
   std::string count;
-  if (*pos >= len || !take(&count) || count.empty() || count.size() > 7) return false;
+  if (*pos >= len || !take(&count) || count.empty() || count.size() > 7 ||
+      (count.size() > 1 && count[0] == '0')) {
+    return false;  // a count in decimal, as EncodeRequest writes it
+  }
   size_t n = 0;
   for (char c : count) {
     if (c < '0' || c > '9') return false;

@@ -74,7 +74,10 @@ TEST(WrapperProtocolTest, AMalformedRequestIsRefused) {
   EXPECT_FALSE(DecodeRequest(trailing.data(), trailing.size(), &a, &e));
   for (std::string bad :
        {std::string("x\0", 2), std::string("-1\0", 3), std::string("99999999\0", 9),
-        std::string("3\0a\0\0\0", 7), std::string("\0\0", 2)}) {
+        std::string("3\0a\0\0\0", 7), std::string("\0\0", 2),
+        std::string("01\0a\0"
+                    "0\0",
+                    7)}) {  // a count with a leading zero
     EXPECT_FALSE(DecodeRequest(bad.data(), bad.size(), &a, &e)) << bad;
   }
 }
