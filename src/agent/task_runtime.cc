@@ -363,4 +363,6 @@ std::vector<TaskEvent> TaskRuntime::PendingEvents(size_t max) {
 
 absl::Status TaskRuntime::Ack(uint64_t seq) { return outbox_->Ack(seq); }
 
+uint64_t TaskRuntime::LastEventSeq() const { return outbox_->last_seq(); }
+
 }  // namespace paceline::agent

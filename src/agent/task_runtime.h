@@ -137,6 +137,8 @@ class TaskRuntime {
 
   // Events not yet acknowledged, oldest first (made durable first).
   std::vector<TaskEvent> PendingEvents(size_t max = SIZE_MAX);
+  // The sequence number of the latest event recorded (0: none yet).
+  uint64_t LastEventSeq() const;
   // Acknowledges every event up to `seq`.
   absl::Status Ack(uint64_t seq);
 
