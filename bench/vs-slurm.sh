@@ -179,14 +179,14 @@ EOF
 
   c1=$(proc_cpu "$up_pid"); th1=$(thread_cpu "$up_pid"); s1=$(sys_busy); l1=$(load1)
   cg1=$(cg_ns "$cg_dir")
-  # CPU of the up process's live children (the wrapper zygote), of theirs (the supervisors that
-  # are free for the next runs) and of everything they reaped
-  local kids_ticks=0 k g
+  # CPU of the up process's live children (the wrapper zygote) and of theirs (the supervisors,
+  # which outlive their runs): each supervisor uses less than a clock tick, so their own CPU is
+  # read in nanoseconds from /proc/PID/schedstat. The tasks are counted in their cgroups, not here.
+  local kids_ticks=0 kids_ns=0 k
   for k in $(cat /proc/"$up_pid"/task/*/children 2>/dev/null); do
-    kids_ticks=$((kids_ticks + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$k/stat" 2>/dev/null || echo 0)))
-    for g in $(cat /proc/"$k"/task/*/children 2>/dev/null); do
-      kids_ticks=$((kids_ticks + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$g/stat" 2>/dev/null || echo 0)))
-    done
+    kids_ticks=$((kids_ticks + $(awk '{print $14 + $15}' "/proc/$k/stat" 2>/dev/null || echo 0)))
+    kids_ns=$((kids_ns + $(cat /proc/"$k"/task/*/children 2>/dev/null | tr ' ' '\n' |
+      awk 'NF {f = "/proc/" $1 "/schedstat"; if ((getline l < f) > 0) {split(l, a, " "); s += a[1]}; close(f)} END {printf "%d", s}')))
   done
   zyg_pids=$(cat /proc/"$up_pid"/task/*/children 2>/dev/null | tr '\n' ' ')
   [[ $rc == 0 ]] || { tail -5 "$tmp/wait.log" >&2; log "job wait failed (exit $rc)"; }
@@ -196,7 +196,7 @@ EOF
   local wall self_ms child_ms busy_ms
   wall=$(fsub "$t1" "$t0")
   self_ms=$(awk -v a="${c1% *}" -v b="${c0% *}" -v hz="$hz" 'BEGIN {printf "%.0f", (a - b) * 1000 / hz}')
-  child_ms=$(awk -v a="${c1#* }" -v b="${c0#* }" -v k="$kids_ticks" -v hz="$hz" 'BEGIN {printf "%.0f", (a - b + k) * 1000 / hz}')
+  child_ms=$(awk -v a="${c1#* }" -v b="${c0#* }" -v k="$kids_ticks" -v ns="$kids_ns" -v hz="$hz" 'BEGIN {printf "%.0f", (a - b + k) * 1000 / hz + ns / 1e6}')
   busy_ms=$(awk -v a="$s1" -v b="$s0" -v hz="$hz" 'BEGIN {printf "%.0f", (a - b) * 1000 / hz}')
   # per thread: delta ms, busiest first
   local threads
@@ -280,9 +280,10 @@ echo "ratio slurm/paceline end to end: ${ratio}x"
   done
   echo
   echo "CPU per task (ms), from /proc/PID/stat of \`paceline up\` (master and agent threads), its"
-  echo "children (wrapper zygote, wrappers, tasks, reaped), the tasks' cgroup tree (cpuacct), the machine:"
+  echo "children (the wrapper zygote and the supervisors, the live ones' from /proc/PID/schedstat), the"
+  echo "tasks' cgroup tree (cpuacct), the machine:"
   echo
-  echo "| run | up process | children | task cgroups | whole machine (incl. other work) |"
+  echo "| run | up process | zygote and supervisors | task cgroups | whole machine (incl. other work) |"
   echo "|---|---:|---:|---:|---:|"
   for l in "${results[@]}"; do
     echo "| $(kv "$l" tag) | $(per "$(kv "$l" up_cpu_ms)") | $(per "$(kv "$l" children_cpu_ms)") |" \
