@@ -2,7 +2,6 @@
 
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +12,6 @@
 #include "absl/strings/str_split.h"
 #include "agent/file_util.h"
 #include "agent/health/health_probe.h"
-#include "agent/host/proc_stat.h"
 #include "agent/launch/wrapper_launcher.h"
 #include "spdlog/spdlog.h"
 

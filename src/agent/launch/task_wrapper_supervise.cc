@@ -45,6 +45,14 @@ class Reporter {
       Disconnect();
     }
   }
+  // Records that the run could not start, and waits for the acknowledgement.
+  void LaunchError(const std::string& message) {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kLaunchError;
+    s.error = message;
+    Record(s);
+    AwaitAck();
+  }
   // Says `line` to the agent only (not a record of the run).
   void Tell(const char* line) {
     if (connected_ && !WriteAllFd(kControlFd, line, std::strlen(line))) Disconnect();
@@ -201,10 +209,7 @@ bool ReadRequest(std::vector<std::string>* argv, std::vector<std::string>* env, 
 bool RunTask(const Options& o, Reporter& reporter, int sig_fd) {
   ExitStatus status;
   auto fail_launch = [&](const std::string& message) {
-    status.kind = ExitStatus::Kind::kLaunchError;
-    status.error = message;
-    reporter.Record(status);
-    reporter.AwaitAck();
+    reporter.LaunchError(message);
     return true;
   };
 
@@ -361,22 +366,15 @@ int Supervise(const Options& self) {
     std::vector<std::string> args, env;
     bool malformed = false;
     if (!ReadRequest(&args, &env, &malformed)) return 0;
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<char*> argv = ExecArray(args);
     Options o;
     if (malformed || !ParseOptions(static_cast<int>(argv.size()) - 1, argv.data(), &o) ||
         o.command.empty() || o.exec_mode || o.zygote_mode || o.init_mode) {
       reporter.BeginRun("");
-      ExitStatus bad;
-      bad.kind = ExitStatus::Kind::kLaunchError;
-      bad.error = "malformed run request";
-      reporter.Record(bad);
-      reporter.AwaitAck();
+      reporter.LaunchError("malformed run request");
       continue;
     }
-    for (std::string& e : env) o.env.push_back(e.data());
-    o.env.push_back(nullptr);
+    o.env = ExecArray(env);
     reporter.BeginRun(o.state);
     if (!RunTask(o, reporter, sig_fd)) return 0;
   }

@@ -34,12 +34,8 @@ namespace {
   ::setsid();
   if (::dup2(control, kControlFd) < 0) ::_exit(2);
   ::close(control);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<char*> argv = ExecArray(args);
+  std::vector<char*> envp = ExecArray(env);
   environ = envp.data();
   Options o;
   if (!ParseOptions(static_cast<int>(argv.size()) - 1, argv.data(), &o) || o.exec_mode ||

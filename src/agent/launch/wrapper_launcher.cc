@@ -73,14 +73,9 @@ absl::StatusOr<SpawnedWrapper> SpawnWrapper(const WrapperArgs& a) {
 absl::StatusOr<SpawnedWrapper> SpawnWrapperArgv(const std::vector<std::string>& argv,
                                                 const std::vector<std::string>* env,
                                                 bool with_control) {
-  std::vector<char*> cargv;
-  for (const std::string& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
-  cargv.push_back(nullptr);
-  std::vector<char*> cenv;
-  if (env != nullptr) {
-    for (const std::string& s : *env) cenv.push_back(const_cast<char*>(s.c_str()));
-  }
-  cenv.push_back(nullptr);
+  std::vector<char*> cargv = wrapper::ExecArray(argv);
+  static const std::vector<std::string> kNoEnv;
+  std::vector<char*> cenv = wrapper::ExecArray(env != nullptr ? *env : kNoEnv);  // no copy
 
   SpawnedWrapper out;
   UniqueFd child_end;

@@ -112,6 +112,14 @@ std::string EncodeRequest(const std::vector<std::string>& argv,
   return out;
 }
 
+std::vector<char*> ExecArray(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (const std::string& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
 bool DecodeRequest(const char* data, size_t len, std::vector<std::string>* argv,
                    std::vector<std::string>* env) {
   size_t pos = 0;

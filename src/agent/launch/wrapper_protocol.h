@@ -89,8 +89,11 @@ inline constexpr size_t kMaxRunRequest = 16 << 20;
 // A request: "<n>\0s1\0...sn\0" for the argv, then the same for the environment ("K=V").
 std::string EncodeRequest(const std::vector<std::string>& argv,
                           const std::vector<std::string>& env);
-// The inverse; false when malformed (a count that is not a decimal number as EncodeRequest
-// writes it, or too large; a missing terminator; trailing bytes).
+// NULL-terminated pointers to the strings of `v`, as exec and posix_spawn take them; valid while
+// `v` lives unchanged.
+std::vector<char*> ExecArray(const std::vector<std::string>& v);
+// The inverse of EncodeRequest; false when malformed (a count that is not a decimal number as
+// EncodeRequest writes it, or too large; a missing terminator; trailing bytes).
 bool DecodeRequest(const char* data, size_t len, std::vector<std::string>* argv,
                    std::vector<std::string>* env);
 // Exit code of the wrapper (exec mode) or of the task when it could not be started.

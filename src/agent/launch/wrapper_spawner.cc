@@ -48,9 +48,7 @@ absl::Status WrapperSpawner::StartZygote() {
   UniqueFd ours(sv[0]), theirs(sv[1]);
   std::vector<std::string> argv = argv_;
   argv[1] = "--mode=zygote";
-  std::vector<char*> cargv;
-  for (std::string& s : argv) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
+  std::vector<char*> cargv = wrapper::ExecArray(argv);
   char* no_env[] = {nullptr};
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t fa;
