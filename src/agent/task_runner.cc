@@ -71,7 +71,7 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Start(RuntimeServices& s
   }
   const std::vector<std::string> env = c.TaskEnv();
   a.env = &env;
-  absl::StatusOr<Supervisor> w = s.supervisors->Take();
+  absl::StatusOr<Supervisor> w = s.supervisors->Take(c.cgroup);
   if (!w.ok()) return fail(w.status());
   c.wrapper_pid = w->pid;
   c.wrapper_start = w->start_ticks;

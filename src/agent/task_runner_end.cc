@@ -87,8 +87,8 @@ void TaskRunner::TryFinish() {
   if (control_watch_ != 0) s_.poller->Remove(control_watch_);
   pidfd_watch_ = control_watch_ = 0;
   if (reusable) {
-    s_.supervisors->Give(
-        Supervisor{ctx_.wrapper_pid, ctx_.wrapper_start, std::move(pidfd_), std::move(control_)});
+    s_.supervisors->Give(Supervisor{ctx_.wrapper_pid, ctx_.wrapper_start, std::move(pidfd_),
+                                    std::move(control_), ctx_.cgroup});
   } else if (pidfd_.valid()) {
     s_.reap(std::move(pidfd_));
   }

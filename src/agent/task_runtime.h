@@ -5,8 +5,8 @@
 //
 // What it does for one run: see task_lifecycle.h (prepare -> start -> watch -> health -> stop ->
 // cleanup -> recover) and docs/agent.md. In short: a sandbox directory, a cgroup (v2, v1 or
-// none), ports, GPUs, a volume, a gang peer file, then `/bin/sh -c COMMAND` in its own session
-// under paceline-task-wrapper (wrapper_protocol.h), as an unprivileged user when the agent is
+// none), ports, GPUs, a volume, a gang peer file, then `/bin/sh -c COMMAND` in its own process
+// group under paceline-task-wrapper (wrapper_protocol.h), as an unprivileged user when the agent is
 // root. Status updates go to a durable outbox until acknowledged.
 //
 // Threading: single-threaded and not thread-safe. One thread (the "agent loop") owns the object

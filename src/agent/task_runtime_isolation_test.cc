@@ -174,6 +174,25 @@ TEST_F(IsolationTest, AFinishedRunsCgroupServesTheNextTaskWithItsOwnLimits) {
     std::set<std::string> now = cgroups();
     EXPECT_TRUE(now.empty() || now == kept) << "a second cgroup was made";
   }
+
+  // The supervisor that ran in the kept cgroup kept its cgroup.procs files open. If the cgroup
+  // was removed and made again under its name (as a restarted agent may), those files are dead:
+  // the task joins the new one by path.
+  if (cgroups() != kept) return;  // not kept this time: nothing of the kind to test
+  for (const auto& h : std::filesystem::directory_iterator(config_.cgroup_root)) {
+    std::string d = absl::StrCat(h.path().string(), "/paceline.", config_.name, "/", name);
+    if (::access(d.c_str(), F_OK) != 0) continue;
+    ASSERT_EQ(::rmdir(d.c_str()), 0) << d;
+    ASSERT_EQ(::mkdir(d.c_str(), 0755), 0) << d;
+  }
+  LaunchRequest r = Req(24, 64, 1, show);
+  r.spec.resources = Resources::Of(250, 64LL << 20);
+  end = RunToEnd(r);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->exit_code, 0) << end->ToString();
+  EXPECT_EQ(ReadAll(Sandbox(r.run) + "/cgroup.txt"),
+            absl::StrCat("/paceline.", config_.name, "/", name, "\n"));
+  EXPECT_EQ(ReadAll(Sandbox(r.run) + "/limit.txt"), absl::StrCat(64LL << 20, "\n"));
 }
 
 class LogCapTest : public RuntimeTest {

@@ -38,6 +38,10 @@ constexpr absl::Duration kRefusedRetry = absl::Milliseconds(250);
 // time goes as one batch, with one fsync of the outbox here and one commit there, instead of one
 // each per loop turn.
 constexpr absl::Duration kUpdateInterval = absl::Milliseconds(5);
+// In a burst of launches, the runtime handles what happened (runs that ended) after this many:
+// the supervisors and kept cgroups of the runs that ended serve the next launches, instead of a
+// new supervisor and a new cgroup for every launch of the burst.
+constexpr int kLaunchesPerTurn = 16;
 
 }  // namespace
 
@@ -241,6 +245,7 @@ struct AgentDaemon::Impl {
       msgs.swap(inbox);
       done = reader_done;
     }
+    int launches = 0;
     for (const v1::MasterMessage& m : msgs) {
       if (m.has_registered()) {
         sent_images.reset();  // a new connection: the master gets the whole inventory again
@@ -262,6 +267,7 @@ struct AgentDaemon::Impl {
         // A batch of launches can take seconds on a loaded host: keep the master from taking
         // the host for dead meanwhile.
         SendHeartbeatIfDue(absl::Now());
+        if (++launches % kLaunchesPerTurn == 0) runtime->RunOnce(absl::ZeroDuration());
       } else if (m.has_kill()) {
         (void)runtime->Kill(wire::FromProto(m.kill().run()),
                             absl::Milliseconds(m.kill().grace_ms()));

@@ -125,7 +125,7 @@ class CommandProbe final : public HealthProbe {
 
   void Abort() override {
     if (pid_ > 0) {
-      ::kill(-pid_, SIGKILL);  // the command leads its own session and process group
+      ::kill(-pid_, SIGKILL);  // the command leads its own process group
       ::kill(pid_, SIGKILL);
       int ws = 0;
       // SIGKILL cannot be ignored; the wait is short (a process stuck in D state is the rare

@@ -21,7 +21,15 @@ SupervisorPool::~SupervisorPool() {
   for (Supervisor& s : free_) LetGo(std::move(s));
 }
 
-absl::StatusOr<Supervisor> SupervisorPool::Take() {
+absl::StatusOr<Supervisor> SupervisorPool::Take(const std::string& cgroup) {
+  if (!cgroup.empty()) {
+    constexpr size_t kLookBack = 8;
+    for (size_t i = free_.size(), n = 0; i > 0 && n < kLookBack; --i, ++n) {
+      if (free_[i - 1].cgroup != cgroup) continue;
+      std::swap(free_[i - 1], free_.back());
+      break;
+    }
+  }
   while (!free_.empty()) {
     Supervisor s = std::move(free_.back());
     free_.pop_back();

@@ -4,7 +4,8 @@
 // record, waits for the next run request (wrapper_protocol.h): so a short task costs no fork and
 // no exit of a supervisor, no new control socket and no pidfd (docs/agent.md, "Performance").
 //
-//   Take()  a free supervisor (checked to be alive and idle), else a new one from the spawner
+//   Take()  a free supervisor (checked to be alive and idle), preferring one whose last run had
+//           the same cgroup (it kept that cgroup's files open), else a new one from the spawner
 //   Send()  its run request — only after the run's checkpoint names the supervisor
 //   Give()  back after the run: kept while fewer than `max_free` are free, else let go
 //   Trim()  lets go of the free ones no Take used since the previous Trim (the agent's GC)
@@ -32,6 +33,7 @@ struct Supervisor {
   uint64_t start_ticks = 0;  // its start time (/proc/PID/stat), its identity with the pid
   UniqueFd pidfd;            // readable when it exits
   UniqueFd control;          // the agent's end of its control socket (non-blocking)
+  std::string cgroup;        // its last run's cgroup (CgroupDriver name; empty: none)
 };
 
 class SupervisorPool {
@@ -42,7 +44,11 @@ class SupervisorPool {
   SupervisorPool(const SupervisorPool&) = delete;
   SupervisorPool& operator=(const SupervisorPool&) = delete;
 
-  absl::StatusOr<Supervisor> Take();
+  // `cgroup`: the cgroup of the run to come. A kept cgroup is usually taken again together with
+  // the supervisor that ran in it (both are taken most recently freed first), and the
+  // supervisor then joins it through the files it kept open; among the few most recently freed,
+  // the one whose last run had `cgroup` is preferred.
+  absl::StatusOr<Supervisor> Take(const std::string& cgroup = "");
   // Sends the run request for `args` (BuildWrapperArgv) and its environment. The supervisor
   // starts the task as soon as it reads it. Unavailable when the supervisor is gone.
   static absl::Status Send(const Supervisor& s, const WrapperArgs& args);

@@ -45,6 +45,24 @@ TEST_F(SupervisorPoolTest, AGivenSupervisorIsTakenAgain) {
   EXPECT_TRUE(Exits(reaped_[0])) << "a supervisor let go exits";
 }
 
+TEST_F(SupervisorPoolTest, TakePrefersTheSupervisorWhoseLastRunHadTheCgroup) {
+  Supervisor a = pool_.Take().value();
+  Supervisor b = pool_.Take().value();
+  pid_t in_a = a.pid;
+  pid_t in_b = b.pid;
+  a.cgroup = "task.1";
+  b.cgroup = "task.2";
+  pool_.Give(std::move(a));
+  pool_.Give(std::move(b));  // the most recently freed
+  Supervisor c = pool_.Take("task.1").value();
+  EXPECT_EQ(c.pid, in_a) << "the one that ran in task.1, though not the most recently freed";
+  Supervisor d = pool_.Take("task.7").value();
+  EXPECT_EQ(d.pid, in_b) << "no match: the most recently freed";
+  EXPECT_EQ(pool_.started(), 2u);
+  pool_.LetGo(std::move(c));
+  pool_.LetGo(std::move(d));
+}
+
 TEST_F(SupervisorPoolTest, ASupervisorThatDiedWhileFreeIsNotHandedOut) {
   absl::StatusOr<Supervisor> a = pool_.Take();
   ASSERT_TRUE(a.ok());

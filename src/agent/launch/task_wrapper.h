@@ -23,6 +23,9 @@ struct Options {
   std::vector<gid_t> groups;
   bool set_groups = false;
   std::vector<std::string> cgroups;
+  // Open files of `cgroups`, in the same order (-1: joined by path). Not a flag: a supervisor
+  // keeps the files of its last run's cgroup open for the next run (task_wrapper_supervise.cc).
+  std::vector<int> cgroup_fds;
   std::vector<std::string> self_cgroups;
   std::vector<std::string> unmounts;
   std::string state;  // path prefix of the status and log offset files
@@ -39,8 +42,8 @@ bool ParseOptions(int argc, char** argv, Options* o);
 bool WriteAllFd(int fd, const char* data, size_t n);
 // Writes `pid` into a cgroup.procs file (0: the calling process).
 bool JoinCgroup(const std::string& procs_file, pid_t pid);
-// Sets up the calling process as the task (session, cgroups, stdout/stderr, user, cwd, signals)
-// and execs the command. Returns only on failure, with a message naming the failed step in
+// Sets up the calling process as the task (process group, cgroups, stdout/stderr, user, cwd,
+// signals) and execs the command. Returns only on failure, with a message naming the failed step in
 // `error`. It allocates nothing and changes no state of the wrapper's memory, since it may run
 // in a vfork-style child.
 void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, size_t error_len);

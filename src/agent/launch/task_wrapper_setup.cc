@@ -114,9 +114,17 @@ void SetupAndExec(const Options& o, int stdout_fd, int stderr_fd, char* error, s
   auto fail = [&](const char* step, const std::string& arg) {
     std::snprintf(error, error_len, "%s %s: %s", step, arg.c_str(), std::strerror(errno));
   };
-  if (::setsid() < 0 && ::getsid(0) != ::getpid()) return fail("setsid", "");
-  for (const std::string& f : o.cgroups) {
-    if (!JoinCgroup(f, 0)) return fail("join cgroup", f);  // 0: the writing process
+  // A process group of its own (the supervisor kills the group when the task ends), not a
+  // session: a new session is also a new scheduler autogroup, which the kernel allocates and
+  // frees per task and walks on every cpu quota write.
+  // (A session leader, as the wrapper in exec mode is, already leads its group.)
+  if (::setpgid(0, 0) != 0 && ::getpgid(0) != ::getpid()) return fail("setpgid", "");
+  for (size_t i = 0; i < o.cgroups.size(); ++i) {
+    // "0": the writing process. An open file that fails (its cgroup was removed) is retried by
+    // path.
+    int fd = i < o.cgroup_fds.size() ? o.cgroup_fds[i] : -1;
+    if (fd >= 0 && ::write(fd, "0", 1) == 1) continue;
+    if (!JoinCgroup(o.cgroups[i], 0)) return fail("join cgroup", o.cgroups[i]);
   }
   if (!o.unmounts.empty()) {
     if (::unshare(CLONE_NEWNS) != 0) return fail("unshare", "mount namespace");

@@ -135,38 +135,85 @@ void KillChildren() {
   }
 }
 
-// The task's process: set up and exec'd by StartTask, reporting a failure on `exec_fd`.
+// The task's process: set up and exec'd by StartTask, which leaves why it could not in `error`.
 struct TaskStart {
   const Options* options;
   int stdout_fd;
   int stderr_fd;
-  int exec_fd;
+  int error_fd;     // where the error goes too (-1: `error` is shared memory, see SpawnTask)
+  char error[512];  // empty when the task was exec'd
 };
 
 int StartTask(void* arg) {
-  const TaskStart& t = *static_cast<const TaskStart*>(arg);
-  char error[512];
-  SetupAndExec(*t.options, t.stdout_fd, t.stderr_fd, error, sizeof(error));
-  WriteAllFd(t.exec_fd, error, std::strlen(error));
+  TaskStart& t = *static_cast<TaskStart*>(arg);
+  SetupAndExec(*t.options, t.stdout_fd, t.stderr_fd, t.error, sizeof(t.error));
+  if (t.error_fd >= 0) WriteAllFd(t.error_fd, t.error, std::strlen(t.error));
   ::_exit(kLaunchFailureExitCode);
 }
 
 // Starts the task as a vfork-style child: it shares the wrapper's memory until it execs (the
 // wrapper waits meanwhile), so no page table is copied and no page is copied on write — about
-// a tenth of a trivial task's cost. SetupAndExec is written for this (no allocation, no state
+// a tenth of a trivial task's cost — and a failure to exec is left in `start.error`, which the
+// wrapper reads when clone returns. SetupAndExec is written for this (no allocation, no state
 // of the wrapper changed). Under AddressSanitizer, whose runtime does not follow a child on a
-// borrowed stack, it is a plain fork.
-pid_t SpawnTask(TaskStart& start) {
+// borrowed stack, it is a plain fork, and the error comes over a close-on-exec pipe.
+// Returns the child's pid (or -1 with errno); `exec_error` is why it did not exec.
+pid_t SpawnTask(TaskStart& start, std::string* exec_error) {
+  start.error[0] = '\0';
 #if defined(__SANITIZE_ADDRESS__)
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  start.error_fd = pipe_fds[1];
   pid_t pid = ::fork();
   if (pid == 0) StartTask(&start);
+  int err = errno;
+  ::close(pipe_fds[1]);
+  char buf[sizeof(start.error)];
+  ssize_t n;
+  while ((n = ::read(pipe_fds[0], buf, sizeof(buf))) != 0) {
+    if (n > 0) exec_error->append(buf, static_cast<size_t>(n));
+    if (n < 0 && errno != EINTR) break;
+  }
+  ::close(pipe_fds[0]);
+  errno = err;
   return pid;
 #else
   // The child's stack; the wrapper starts one task and is suspended while the child uses it.
   alignas(64) static char stack[256 << 10];
-  return ::clone(StartTask, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  start.error_fd = -1;
+  pid_t pid = ::clone(StartTask, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  if (pid > 0) *exec_error = start.error;
+  return pid;
 #endif
 }
+
+// The cgroup.procs files of the last run, kept open: the agent gives a free supervisor the
+// cgroup its last run had when it can (a kept cgroup, see SupervisorPool::Take), and then
+// joining costs the task one write per hierarchy instead of a path lookup, an open, a write and
+// a close. A file that cannot be opened is left to the task to open (and to report).
+class CgroupFiles {
+ public:
+  ~CgroupFiles() { Close(); }
+  const std::vector<int>& For(const std::vector<std::string>& paths) {
+    if (paths != paths_) {
+      Close();
+      paths_ = paths;
+      for (const std::string& p : paths_) fds_.push_back(::open(p.c_str(), O_WRONLY | O_CLOEXEC));
+    }
+    return fds_;
+  }
+
+ private:
+  void Close() {
+    for (int fd : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+    fds_.clear();
+    paths_.clear();
+  }
+  std::vector<std::string> paths_;
+  std::vector<int> fds_;
+};
 
 int64_t MonotonicMs() {
   struct timespec ts;
@@ -219,7 +266,7 @@ bool RunTask(const Options& o, Reporter& reporter, int sig_fd) {
   RotatingLog out(o.stdout_path, o.state + kStdoutBaseSuffix, o.log_max, o.uid, o.gid);
   RotatingLog err(o.stderr_path, o.state + kStderrBaseSuffix, o.log_max, o.uid, o.gid);
 
-  int out_pipe[2], err_pipe[2], exec_pipe[2];
+  int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
     return fail_launch(std::string("pipe: ") + std::strerror(errno));
   }
@@ -228,32 +275,18 @@ bool RunTask(const Options& o, Reporter& reporter, int sig_fd) {
     ::close(out_pipe[1]);
     return fail_launch(std::string("pipe: ") + std::strerror(errno));
   }
-  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
-    return fail_launch(std::string("pipe: ") + std::strerror(errno));
-  }
-  TaskStart start{&o, out_pipe[1], err_pipe[1], exec_pipe[1]};
-  pid_t child = SpawnTask(start);
+  TaskStart start{&o, out_pipe[1], err_pipe[1], -1, {}};
+  std::string exec_error;
+  pid_t child = SpawnTask(start, &exec_error);
   int spawn_errno = errno;
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
-  ::close(exec_pipe[1]);
   if (child < 0) {
-    for (int fd : {out_pipe[0], err_pipe[0], exec_pipe[0]}) ::close(fd);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
     return fail_launch(std::string("fork: ") + std::strerror(spawn_errno));
   }
-  std::string exec_error;
   char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(exec_pipe[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n > 0) {
-      exec_error.append(buf, static_cast<size_t>(n));
-      continue;
-    }
-    break;
-  }
-  ::close(exec_pipe[0]);
   if (!exec_error.empty()) {
     int ws = 0;
     while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
@@ -361,6 +394,7 @@ int Supervise(const Options& self) {
   ::sigprocmask(SIG_BLOCK, &chld, nullptr);
   int sig_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   Reporter reporter;
+  CgroupFiles cgroup_files;
   // One run at a time, until the agent lets this supervisor go (EOF while it is free) or is gone.
   while (reporter.connected()) {
     std::vector<std::string> args, env;
@@ -375,6 +409,7 @@ int Supervise(const Options& self) {
       continue;
     }
     o.env = ExecArray(env);
+    o.cgroup_fds = cgroup_files.For(o.cgroups);
     reporter.BeginRun(o.state);
     if (!RunTask(o, reporter, sig_fd)) return 0;
   }

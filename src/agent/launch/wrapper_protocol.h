@@ -3,9 +3,9 @@
 // sits between the agent and every task (see task_wrapper_main.cc for why it exists).
 //
 //   agent ──zygote fork or posix_spawn──> paceline-task-wrapper --mode=supervise   (no task yet)
-//     "run" request on fd 3 ──>  │ clone; child: setsid, join cgroups, drop to the task user,
+//     "run" request on fd 3 ──>  │ clone; child: setpgid, join cgroups, drop to the task user,
 //                                │ chdir sandbox, stdout/stderr -> pipes, exec
-//                                └──> task (own session and process group; pgid = task pid)
+//                                └──> task (own process group; pgid = task pid)
 //     'a' (exit recorded) ──>    the supervisor waits for the next request, or EOF
 //
 // A supervisor runs one task at a time, and many in turn: after a run is over and acknowledged

@@ -131,6 +131,39 @@ TEST_P(WrapperSpawnerTest, AMalformedRequestIsALaunchErrorAndTheSupervisorCarrie
   if (!zygote) ::waitpid(sup.pid, nullptr, 0);
 }
 
+TEST_P(WrapperSpawnerTest, ASetupFailureIsALaunchErrorNamingTheStep) {
+  const bool zygote = GetParam();
+  testing::TempDir dir;
+  WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
+  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
+  ASSERT_TRUE(w.ok());
+  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  std::vector<std::string> env;
+  WrapperArgs a = Args(dir, "exit 0", &env);
+  a.cgroup_procs = {dir.Sub("missing/cgroup.procs")};
+  ASSERT_TRUE(SupervisorPool::Send(sup, a).ok());
+  wrapper::ExitStatus s = ReadUntilExit(sup.control.get());
+  EXPECT_EQ(s.kind, wrapper::ExitStatus::Kind::kLaunchError);
+  EXPECT_EQ(s.error, absl::StrCat("join cgroup ", dir.Sub("missing/cgroup.procs"),
+                                  ": No such file or directory"));
+  ASSERT_EQ(::write(sup.control.get(), &wrapper::kAckByte, 1), 1);
+
+  // A plain file stands in for a cgroup.procs file. The supervisor keeps the file of its last
+  // run open, so two runs with the same one write "0" twice through one open file.
+  ASSERT_TRUE(WriteFile(dir.Sub("procs"), "").ok());
+  for (int run = 0; run < 2; ++run) {
+    testing::TempDir sandbox;
+    WrapperArgs b = Args(sandbox, "exit 5", &env);
+    b.cgroup_procs = {dir.Sub("procs")};
+    ASSERT_TRUE(SupervisorPool::Send(sup, b).ok());
+    EXPECT_EQ(ReadUntilExit(sup.control.get()).value, 5);
+    ASSERT_EQ(::write(sup.control.get(), &wrapper::kAckByte, 1), 1);
+  }
+  EXPECT_EQ(testing::ReadAll(dir.Sub("procs")), "00");
+  sup.control.Reset();
+  if (!zygote) ::waitpid(sup.pid, nullptr, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(ZygoteAndDirect, WrapperSpawnerTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? "Zygote" : "Direct";
