@@ -124,12 +124,18 @@ void TaskRunner::OnControlReadable() {
     }
     break;
   }
+  // The records of one read are checkpointed once, after all of them: a short task's RUNNING and
+  // exit records usually come together, and its end removes its checkpoint record anyway.
+  reading_control_ = true;
   size_t eol;
   while ((eol = control_buf_.find('\n')) != std::string::npos) {
     std::string line = control_buf_.substr(0, eol);
     control_buf_.erase(0, eol + 1);
     HandleControlLine(line);
   }
+  reading_control_ = false;
+  if (checkpoint_deferred_ && state_ != State::kDone) Checkpoint();
+  checkpoint_deferred_ = false;
 }
 
 void TaskRunner::HandleControlLine(const std::string& line) {
@@ -159,7 +165,11 @@ void TaskRunner::MarkRunning(int pid, uint64_t start_ticks, bool live) {
   e.ports = ctx_.ports;
   e.sandbox = ctx_.sandbox;
   s_.emit(std::move(e));
-  Checkpoint();
+  if (reading_control_) {
+    checkpoint_deferred_ = true;
+  } else {
+    Checkpoint();
+  }
   if (!live) return;  // it already ended: nothing to signal or check
   if (ctx_.kill_requested) {
     SignalTask(ctx_.kill_forced ? SIGKILL : SIGTERM);

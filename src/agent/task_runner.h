@@ -119,7 +119,9 @@ class TaskRunner {
   uint64_t pidfd_watch_ = 0;
   uint64_t control_watch_ = 0;
   std::string control_buf_;
-  std::string control_record_;  // complete status lines received from the wrapper
+  std::string control_record_;    // complete status lines received from the wrapper
+  bool reading_control_ = false;  // in OnControlReadable: checkpoints wait for its end
+  bool checkpoint_deferred_ = false;
   wrapper::ExitStatus status_;
   std::unique_ptr<HealthMonitor> health_;
   absl::Time retry_at_ = absl::InfiniteFuture();  // draining: next attempt; starting: status poll
