@@ -90,6 +90,15 @@ class Reporter {
   std::string history_;
 };
 
+// The clock /proc/PID/stat counts a process's start time in: boot time in clock ticks.
+uint64_t BootTicksNow() {
+  static const uint64_t kNsPerTick = 1000000000ULL / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
+  struct timespec ts;
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return (static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec)) /
+         kNsPerTick;
+}
+
 uint64_t StartTicks(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -277,8 +286,13 @@ bool RunTask(const Options& o, Reporter& reporter, int sig_fd) {
   }
   TaskStart start{&o, out_pipe[1], err_pipe[1], -1, {}};
   std::string exec_error;
+  // The kernel stamps the child's start time (boot time, in ticks in /proc/PID/stat) between
+  // these two readings: when both fall in the same tick, that tick is its start time, and
+  // /proc need not be read.
+  const uint64_t ticks_before = BootTicksNow();
   pid_t child = SpawnTask(start, &exec_error);
   int spawn_errno = errno;
+  const uint64_t ticks_after = BootTicksNow();
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (child < 0) {
@@ -296,7 +310,7 @@ bool RunTask(const Options& o, Reporter& reporter, int sig_fd) {
     return fail_launch(exec_error);
   }
   status.task_pid = child;
-  status.task_start = StartTicks(child);
+  status.task_start = ticks_before == ticks_after ? ticks_before : StartTicks(child);
   status.kind = ExitStatus::Kind::kRunning;
   reporter.Record(status);
 

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +128,38 @@ TEST_P(WrapperSpawnerTest, AMalformedRequestIsALaunchErrorAndTheSupervisorCarrie
   Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
   ASSERT_TRUE(SupervisorPool::Send(sup, Args(dir, "exit 4", &env)).ok());
   EXPECT_EQ(ReadUntilExit(sup.control.get()).value, 4);
+  sup.control.Reset();
+  if (!zygote) ::waitpid(sup.pid, nullptr, 0);
+}
+
+TEST_P(WrapperSpawnerTest, TheRunningRecordNamesTheTaskByPidAndStartTime) {
+  const bool zygote = GetParam();
+  WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
+  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
+  ASSERT_TRUE(w.ok());
+  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  std::vector<std::string> env;
+  for (int run = 0; run < 5; ++run) {
+    testing::TempDir dir;
+    ASSERT_TRUE(SupervisorPool::Send(sup, Args(dir, "sleep 30", &env)).ok());
+    std::string text;
+    wrapper::ExitStatus s;
+    while (s.task_pid <= 0) {
+      struct pollfd p = {sup.control.get(), POLLIN, 0};
+      ASSERT_EQ(::poll(&p, 1, 10000), 1);
+      char buf[256];
+      ssize_t n = ::read(sup.control.get(), buf, sizeof(buf));
+      ASSERT_GT(n, 0);
+      text.append(buf, static_cast<size_t>(n));
+      s = wrapper::ParseStatus(text);
+    }
+    absl::StatusOr<PidStat> st = ReadPidStat(s.task_pid);
+    ASSERT_TRUE(st.ok()) << st.status();
+    EXPECT_EQ(s.task_start, st->start_ticks) << "the task's identity for a restarted agent";
+    ::kill(-s.task_pid, SIGKILL);
+    EXPECT_EQ(ReadUntilExit(sup.control.get()).kind, wrapper::ExitStatus::Kind::kSignaled);
+    ASSERT_EQ(::write(sup.control.get(), &wrapper::kAckByte, 1), 1);
+  }
   sup.control.Reset();
   if (!zygote) ::waitpid(sup.pid, nullptr, 0);
 }
