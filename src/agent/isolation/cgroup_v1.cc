@@ -141,16 +141,10 @@ class CgroupV1Driver final : public CgroupDriver {
     for (const Hierarchy& h : hierarchies_) {
       if (!h.Has("memory")) continue;
       std::string d = absl::StrCat(h.dir, "/", name);
-      absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
-      if (!oc.ok()) return oc.status();
-      int64_t kills = KeyedValue(*oc, "oom_kill", -1);
-      if (kills >= 0) {
-        if (auto it = live_.find(name); it != live_.end()) it->second.oom_kills = kills;
-        return static_cast<uint64_t>(kills);
-      }
-      // Before Linux 4.13 there is no counter: a failed charge is the best hint.
-      absl::StatusOr<std::string> fc = ReadFile(absl::StrCat(d, "/memory.failcnt"));
-      return fc.ok() && KeyedValue(absl::StrCat("v ", *fc), "v", 0) > 0 ? 1u : 0u;
+      ASSIGN_OR_RETURN(int64_t kills, OomKillCounter(d));
+      if (kills < 0) return FailedChargeHint(d);
+      if (auto it = live_.find(name); it != live_.end()) it->second.oom_kills = kills;
+      return static_cast<uint64_t>(kills);
     }
     return absl::NotFoundError("no memory hierarchy");
   }
@@ -181,15 +175,8 @@ class CgroupV1Driver final : public CgroupDriver {
               std::max<int64_t>(0, s.memory_bytes - KeyedValue(*st, "total_inactive_file", 0));
         }
         any = true;
-        // "oom_kill N" (Linux >= 4.13); older kernels: any failed charge counts as a hint.
-        if (absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
-            oc.ok()) {
-          int64_t kills = KeyedValue(*oc, "oom_kill", -1);
-          if (kills < 0) {
-            absl::StatusOr<std::string> fc = ReadFile(absl::StrCat(d, "/memory.failcnt"));
-            kills = fc.ok() && KeyedValue(absl::StrCat("v ", *fc), "v", 0) > 0 ? 1 : 0;
-          }
-          s.oom_kills = static_cast<uint64_t>(kills);
+        if (absl::StatusOr<int64_t> kills = OomKillCounter(d); kills.ok()) {
+          s.oom_kills = *kills >= 0 ? static_cast<uint64_t>(*kills) : FailedChargeHint(d);
         }
       }
     }
@@ -300,6 +287,16 @@ class CgroupV1Driver final : public CgroupDriver {
     }
     return absl::OkStatus();
   }
+  // The memory cgroup `d`'s "oom_kill" counter; -1 when the kernel has none (before 4.13).
+  static absl::StatusOr<int64_t> OomKillCounter(const std::string& d) {
+    ASSIGN_OR_RETURN(std::string oc, ReadFile(absl::StrCat(d, "/memory.oom_control")));
+    return KeyedValue(oc, "oom_kill", -1);
+  }
+  // Without the counter, a failed charge is the best hint of an OOM kill (1, else 0).
+  static uint64_t FailedChargeHint(const std::string& d) {
+    absl::StatusOr<std::string> fc = ReadFile(absl::StrCat(d, "/memory.failcnt"));
+    return fc.ok() && KeyedValue(absl::StrCat("v ", *fc), "v", 0) > 0 ? 1u : 0u;
+  }
   // What the run's end already read (Pids, OomKills) is not read again.
   bool Reusable(const Live& c, const std::string& name) const {
     if (!c.emptied) {
@@ -309,9 +306,9 @@ class CgroupV1Driver final : public CgroupDriver {
     std::string d = absl::StrCat(hierarchies_.front().dir, "/", name);
     int64_t kills = c.oom_kills;
     if (kills < 0) {
-      absl::StatusOr<std::string> oc = ReadFile(absl::StrCat(d, "/memory.oom_control"));
-      if (!oc.ok()) return false;
-      kills = KeyedValue(*oc, "oom_kill", -1);
+      absl::StatusOr<int64_t> counter = OomKillCounter(d);
+      if (!counter.ok()) return false;
+      kills = *counter;  // -1 without a counter (Linux < 4.13): not kept
     }
     if (kills != 0) return false;
     absl::StatusOr<std::string> usage = ReadFile(absl::StrCat(d, "/memory.usage_in_bytes"));

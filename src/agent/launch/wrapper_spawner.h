@@ -9,7 +9,8 @@
 //
 // The result is the same either way: a supervisor in its own session, in the supervisors'
 // cgroups, with the control socket as fd 3. A zygote-made one is not the agent's child (the
-// zygote reaps it); the runtime watches it through its pidfd like any other.
+// kernel reaps it: the zygote ignores SIGCHLD); the runtime watches it through its pidfd like
+// any other.
 //
 // Thread-safety: runtime thread only.
 
