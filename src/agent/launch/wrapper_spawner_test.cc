@@ -54,6 +54,20 @@ class WrapperSpawnerTest : public ::testing::TestWithParam<bool> {
     a.env = env;
     return a;
   }
+  // A new supervisor from `spawner` (pid 0, with the failure recorded, when none started).
+  static Supervisor Start(WrapperSpawner& spawner) {
+    absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
+    if (!w.ok()) {
+      ADD_FAILURE() << w.status();
+      return Supervisor{};
+    }
+    return Supervisor{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  }
+  // Lets `sup` go (EOF while free: it exits), and reaps it when it is this process's child.
+  void LetGo(Supervisor& sup) {
+    sup.control.Reset();
+    if (!GetParam()) ::waitpid(sup.pid, nullptr, 0);
+  }
 };
 
 TEST_P(WrapperSpawnerTest, ASupervisorRunsTasksInTurnUntilEof) {
@@ -61,9 +75,8 @@ TEST_P(WrapperSpawnerTest, ASupervisorRunsTasksInTurnUntilEof) {
   WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
   std::vector<std::string> env = {"GREETING=hi", "PATH=/usr/bin:/bin"};
   for (int round = 0; round < 2; ++round) {  // the zygote serves many requests
-    absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
-    ASSERT_TRUE(w.ok()) << w.status();
-    Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+    Supervisor sup = Start(spawner);
+    ASSERT_GT(sup.pid, 0);
     for (int run = 0; run < 3; ++run) {  // one supervisor, many runs
       testing::TempDir dir;
       WrapperArgs a = Args(dir, absl::StrCat("echo $GREETING ", run, "; exit ", 7 + run), &env);
@@ -98,9 +111,8 @@ TEST_P(WrapperSpawnerTest, WithoutAnAgentTheSupervisorWritesTheStatusFileAndExit
   testing::TempDir dir;
   WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
   std::vector<std::string> env;
-  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
-  ASSERT_TRUE(w.ok());
-  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  Supervisor sup = Start(spawner);
+  ASSERT_GT(sup.pid, 0);
   ASSERT_TRUE(SupervisorPool::Send(sup, Args(dir, "sleep 0.2; exit 3", &env)).ok());
   sup.control.Reset();  // the agent "dies" right after the request
   struct pollfd p = {sup.pidfd.get(), POLLIN, 0};
@@ -115,29 +127,26 @@ TEST_P(WrapperSpawnerTest, AMalformedRequestIsALaunchErrorAndTheSupervisorCarrie
   const bool zygote = GetParam();
   testing::TempDir dir;
   WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
-  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
-  ASSERT_TRUE(w.ok());
-  ::fcntl(w->control.get(), F_SETFL, 0);
+  Supervisor sup = Start(spawner);
+  ASSERT_GT(sup.pid, 0);
+  ::fcntl(sup.control.get(), F_SETFL, 0);
   const std::string bad("5\n1\0x\0z", 7);  // one argument, then an environment count "z"
-  ASSERT_TRUE(WriteAll(w->control.get(), bad).ok());
-  wrapper::ExitStatus s = ReadUntilExit(w->control.get());
+  ASSERT_TRUE(WriteAll(sup.control.get(), bad).ok());
+  wrapper::ExitStatus s = ReadUntilExit(sup.control.get());
   EXPECT_EQ(s.kind, wrapper::ExitStatus::Kind::kLaunchError);
   EXPECT_EQ(s.error, "malformed run request");
-  ASSERT_EQ(::write(w->control.get(), &wrapper::kAckByte, 1), 1);
+  ASSERT_EQ(::write(sup.control.get(), &wrapper::kAckByte, 1), 1);
   std::vector<std::string> env;
-  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
   ASSERT_TRUE(SupervisorPool::Send(sup, Args(dir, "exit 4", &env)).ok());
   EXPECT_EQ(ReadUntilExit(sup.control.get()).value, 4);
-  sup.control.Reset();
-  if (!zygote) ::waitpid(sup.pid, nullptr, 0);
+  LetGo(sup);
 }
 
 TEST_P(WrapperSpawnerTest, TheRunningRecordNamesTheTaskByPidAndStartTime) {
   const bool zygote = GetParam();
   WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
-  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
-  ASSERT_TRUE(w.ok());
-  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  Supervisor sup = Start(spawner);
+  ASSERT_GT(sup.pid, 0);
   std::vector<std::string> env;
   for (int run = 0; run < 5; ++run) {
     testing::TempDir dir;
@@ -160,17 +169,15 @@ TEST_P(WrapperSpawnerTest, TheRunningRecordNamesTheTaskByPidAndStartTime) {
     EXPECT_EQ(ReadUntilExit(sup.control.get()).kind, wrapper::ExitStatus::Kind::kSignaled);
     ASSERT_EQ(::write(sup.control.get(), &wrapper::kAckByte, 1), 1);
   }
-  sup.control.Reset();
-  if (!zygote) ::waitpid(sup.pid, nullptr, 0);
+  LetGo(sup);
 }
 
 TEST_P(WrapperSpawnerTest, ASetupFailureIsALaunchErrorNamingTheStep) {
   const bool zygote = GetParam();
   testing::TempDir dir;
   WrapperSpawner spawner(testing::WrapperPath(), {}, zygote);
-  absl::StatusOr<SpawnedWrapper> w = spawner.Spawn();
-  ASSERT_TRUE(w.ok());
-  Supervisor sup{w->pid, 0, std::move(w->pidfd), std::move(w->control)};
+  Supervisor sup = Start(spawner);
+  ASSERT_GT(sup.pid, 0);
   std::vector<std::string> env;
   WrapperArgs a = Args(dir, "exit 0", &env);
   a.cgroup_procs = {dir.Sub("missing/cgroup.procs")};
@@ -193,8 +200,7 @@ TEST_P(WrapperSpawnerTest, ASetupFailureIsALaunchErrorNamingTheStep) {
     ASSERT_EQ(::write(sup.control.get(), &wrapper::kAckByte, 1), 1);
   }
   EXPECT_EQ(testing::ReadAll(dir.Sub("procs")), "00");
-  sup.control.Reset();
-  if (!zygote) ::waitpid(sup.pid, nullptr, 0);
+  LetGo(sup);
 }
 
 INSTANTIATE_TEST_SUITE_P(ZygoteAndDirect, WrapperSpawnerTest, ::testing::Bool(),
