@@ -1,6 +1,7 @@
 #pragma once
 // Store: the narrow, domain-level interface to durable state. Backends: MemoryStore (tests,
-// sim), SqliteStore (embedded default). One conformance suite (store_conformance_test.cc) runs
+// sim), SqliteStore (embedded default), PostgresStore (postgres/postgres_store.h: several
+// masters sharing one cluster state). One conformance suite (store_conformance_test.cc) runs
 // against every backend, and FaultInjectingStore wraps any of them to make writes fail.
 //
 // Contract:
