@@ -6,6 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "store/sql_tables.h"
+#include "store/sql_text.h"
 
 namespace paceline::store {
 namespace {
@@ -50,11 +52,10 @@ AuditSelect AuditSelectSql(const records::AuditQuery& q, char marker) {
   if (q.before_seq != 0) where.push_back(absl::StrCat("seq < ", param(q.before_seq)));
   constexpr size_t kMaxLimit = std::numeric_limits<int64_t>::max();
   int64_t limit = static_cast<int64_t>(std::min(q.limit, kMaxLimit));
-  out.sql = absl::StrCat(
-      "SELECT seq, at_us, user_name, source, action, pool, target, outcome, message, "
-      "request_id FROM audit",
-      where.empty() ? "" : " WHERE ", absl::StrJoin(where, " AND "), " ORDER BY seq DESC LIMIT ",
-      param(limit));
+  static const std::string kSelect =
+      absl::StrCat("SELECT ", sql::SelectList(sql::ShapeOf(kAuditTable)), " FROM audit");
+  out.sql = absl::StrCat(kSelect, where.empty() ? "" : " WHERE ", absl::StrJoin(where, " AND "),
+                         " ORDER BY seq DESC LIMIT ", param(limit));
   return out;
 }
 

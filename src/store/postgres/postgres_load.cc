@@ -5,16 +5,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "spec/yaml_spec.h"
 #include "store/audit_query.h"
 #include "store/postgres/postgres_store.h"
-#include "store/row_codec.h"
+#include "store/postgres/pg_rows.h"
 #include "store/spec_parsing.h"
+#include "store/sql_tables.h"
 
 namespace paceline::store {
 namespace {
 
-// Reads the columns of one row in order, as the types they should hold.
+// Reads the columns of one row in order, as the types they should hold (the deletions, which
+// are no record's table).
 class RowReader {
  public:
   RowReader(const PgRows& rows, int row, absl::string_view table)
@@ -22,15 +23,6 @@ class RowReader {
   absl::StatusOr<int64_t> Int() {
     int c = col_++;
     return rows_.Int(row_, c, absl::StrCat("store table ", table_, ", column ", c));
-  }
-  // NULL stands for `null_means` (schema.h).
-  absl::StatusOr<absl::Time> Time(absl::Time null_means = absl::InfinitePast()) {
-    if (rows_.IsNull(row_, col_)) {
-      ++col_;
-      return null_means;
-    }
-    ASSIGN_OR_RETURN(int64_t us, Int());
-    return absl::FromUnixMicros(us);
   }
   std::string Text() { return std::string(rows_.Text(row_, col_++)); }
 
@@ -41,40 +33,15 @@ class RowReader {
   int col_ = 0;
 };
 
-absl::StatusOr<TaskState> StateOf(int64_t v, absl::string_view table, const TaskId& task) {
-  if (v < 0 || v >= kNumTaskStates) {
-    return BadRow(table, task.ToString(), absl::StrCat("unknown state ", v));
-  }
-  return static_cast<TaskState>(v);
-}
+constexpr sql::Dialect kPg = sql::Dialect::kPostgres;
 
-// The columns after (job, instance): run, at_us, state, host, reason, message.
-absl::StatusOr<records::TaskEvent> ReadEvent(RowReader& r, TaskId task) {
-  records::TaskEvent e;
-  ASSIGN_OR_RETURN(int64_t run, r.Int());
-  e.run = RunId{task, static_cast<uint32_t>(run)};
-  ASSIGN_OR_RETURN(e.at, r.Time());
-  ASSIGN_OR_RETURN(int64_t state, r.Int());
-  ASSIGN_OR_RETURN(e.state, StateOf(state, "events", task));
-  e.host = r.Text();
-  e.reason = r.Text();
-  e.message = r.Text();
-  return e;
-}
-
-// Each Load* reads the rows of one table written after revision `since` (all: kNoRevision).
-absl::Status LoadPools(PgConn& c, const std::string& since, records::StoreContents& out) {
-  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT path, spec FROM pools WHERE rev > $1 ORDER BY path",
-                                        {since}, "loading pools"));
-  for (int i = 0; i < rows.size(); ++i) {
-    records::PoolRecord p;
-    p.path = std::string(rows.Text(i, 0));
-    absl::StatusOr<PoolSpec> spec = ParsePoolSpec(std::string(rows.Text(i, 1)), "stored pool");
-    if (!spec.ok()) return BadRow("pools", p.path, spec.status().message());
-    p.spec = *std::move(spec);
-    out.pools.push_back(std::move(p));
-  }
-  return absl::OkStatus();
+// The rows of table `t` written after revision `since` (all: kNoRevision), in its order.
+template <typename Record>
+absl::Status LoadTable(PgConn& c, const sql::Table<Record>& t, const std::string& since,
+                       std::vector<Record>& out) {
+  ASSIGN_OR_RETURN(PgRows rows, c.Query(sql::SelectSql(sql::ShapeOf(t), kPg, "WHERE rev > $1"),
+                                        {since}, absl::StrCat("loading ", t.name)));
+  return pg::ReadRows(rows, t, out);
 }
 
 // The rows changed after revision `since`, or (`only`) those of one job.
@@ -82,7 +49,7 @@ struct RowFilter {
   std::string since = absl::StrCat(kNoRevision);
   std::optional<JobId> only;
   std::string Where(absl::string_view job_column) const {
-    return only ? absl::StrCat(" WHERE ", job_column, " = $1") : " WHERE rev > $1";
+    return only ? absl::StrCat("WHERE ", job_column, " = $1") : "WHERE rev > $1";
   }
   std::string Param() const { return only ? absl::StrCat(only->value()) : since; }
 };
@@ -90,34 +57,12 @@ struct RowFilter {
 // The jobs' specs are left to parse (SpecParsing): their texts go to `spec_texts`.
 absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out,
                       std::vector<std::string>& spec_texts) {
-  ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query(absl::StrCat("SELECT id, pool, spec, version, goal, created_us, "
-                                        "old_specs, updates, instances, owner, owner_group "
-                                        "FROM jobs",
-                                        f.Where("id"), " ORDER BY id"),
-                           {f.Param()}, "loading jobs"));
+  ASSIGN_OR_RETURN(PgRows rows, c.Query(sql::SelectSql(sql::ShapeOf(kJobTable), kPg, f.Where("id")),
+                                        {f.Param()}, "loading jobs"));
   for (int i = 0; i < rows.size(); ++i) {
-    RowReader r(rows, i, "jobs");
-    records::JobRecord j;
-    ASSIGN_OR_RETURN(int64_t id, r.Int());
-    j.id = JobId(static_cast<uint64_t>(id));
-    j.pool = r.Text();
-    spec_texts.push_back(r.Text());
-    ASSIGN_OR_RETURN(int64_t version, r.Int());
-    j.version = static_cast<uint64_t>(version);
-    ASSIGN_OR_RETURN(int64_t goal, r.Int());
-    j.goal = static_cast<records::JobGoal>(goal);
-    ASSIGN_OR_RETURN(j.created_at, r.Time());
-    absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(r.Text());
-    if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
-    j.old_specs = *std::move(old);
-    absl::StatusOr<std::vector<records::UpdateRecord>> updates = DecodeUpdates(r.Text());
-    if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
-    j.updates = *std::move(updates);
-    ASSIGN_OR_RETURN(int64_t instances, r.Int());
-    j.instances = static_cast<uint32_t>(instances);
-    j.owner = r.Text();
-    j.owner_group = r.Text();
+    JobRow j;
+    RETURN_IF_ERROR(pg::ReadRow(rows, i, kJobTable, j));
+    spec_texts.push_back(std::move(j.spec_text));
     out.jobs.push_back(std::move(j));
   }
   return absl::OkStatus();
@@ -125,113 +70,19 @@ absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out
 
 absl::Status LoadTasks(PgConn& c, const RowFilter& f, records::StoreContents& out) {
   ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query(absl::StrCat("SELECT job, instance, run, state, host, started_us, "
-                                        "finished_us, exit_code, signal, reason, message, "
-                                        "failures, not_before_us, restart_requested, "
-                                        "spec_version, next_spec_version, volume_host FROM tasks",
-                                        f.Where("job"), " ORDER BY job, instance"),
+                   c.Query(sql::SelectSql(sql::ShapeOf(kPgTaskTable), kPg, f.Where("job")),
                            {f.Param()}, "loading tasks"));
-  out.tasks.reserve(static_cast<size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    RowReader r(rows, i, "tasks");
-    records::TaskRecord t;
-    ASSIGN_OR_RETURN(int64_t job, r.Int());
-    ASSIGN_OR_RETURN(int64_t instance, r.Int());
-    t.id = TaskId{JobId(static_cast<uint64_t>(job)), static_cast<uint32_t>(instance)};
-    ASSIGN_OR_RETURN(int64_t run, r.Int());
-    t.run = static_cast<uint32_t>(run);
-    ASSIGN_OR_RETURN(int64_t state, r.Int());
-    ASSIGN_OR_RETURN(t.state, StateOf(state, "tasks", t.id));
-    t.host = r.Text();
-    ASSIGN_OR_RETURN(t.started_at, r.Time());
-    ASSIGN_OR_RETURN(t.finished_at, r.Time());
-    ASSIGN_OR_RETURN(int64_t exit_code, r.Int());
-    t.exit_code = static_cast<int32_t>(exit_code);
-    ASSIGN_OR_RETURN(int64_t signal, r.Int());
-    t.signal = static_cast<int32_t>(signal);
-    t.reason = r.Text();
-    t.message = r.Text();
-    ASSIGN_OR_RETURN(int64_t failures, r.Int());
-    t.failures = static_cast<uint32_t>(failures);
-    ASSIGN_OR_RETURN(t.not_before, r.Time());
-    ASSIGN_OR_RETURN(int64_t restart, r.Int());
-    t.restart_requested = restart != 0;
-    ASSIGN_OR_RETURN(int64_t spec_version, r.Int());
-    t.spec_version = static_cast<uint64_t>(spec_version);
-    ASSIGN_OR_RETURN(int64_t next_spec_version, r.Int());
-    t.next_spec_version = static_cast<uint64_t>(next_spec_version);
-    t.volume_host = r.Text();
-    out.tasks.push_back(std::move(t));
-  }
-  return absl::OkStatus();
+  return pg::ReadRows(rows, kPgTaskTable, out.tasks);
 }
 
-absl::Status LoadHosts(PgConn& c, const std::string& since, records::StoreContents& out) {
-  ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "
-                           "gpu_milli, labels FROM hosts WHERE rev > $1 ORDER BY name",
-                           {since}, "loading hosts"));
-  for (int i = 0; i < rows.size(); ++i) {
-    RowReader r(rows, i, "hosts");
-    records::HostRecord h;
-    h.name = r.Text();
-    ASSIGN_OR_RETURN(int64_t maintenance, r.Int());
-    h.maintenance = static_cast<records::HostMaintenance>(maintenance);
-    ASSIGN_OR_RETURN(int64_t cpu, r.Int());
-    ASSIGN_OR_RETURN(int64_t memory, r.Int());
-    ASSIGN_OR_RETURN(int64_t disk, r.Int());
-    ASSIGN_OR_RETURN(int64_t gpu, r.Int());
-    h.capacity = Resources::Of(cpu, memory, disk, gpu);
-    absl::StatusOr<std::map<std::string, std::string>> labels = DecodeLabels(r.Text());
-    if (!labels.ok()) return BadRow("hosts", h.name, labels.status().message());
-    h.labels = *std::move(labels);
-    out.hosts.push_back(std::move(h));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status LoadTokens(PgConn& c, const std::string& since, records::StoreContents& out) {
-  ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query("SELECT id, name, user_name, group_name, role, scope, salt, hash, "
-                           "created_by, created_us, expires_us, revoked_us FROM tokens "
-                           "WHERE rev > $1 ORDER BY id",
-                           {since}, "loading tokens"));
-  for (int i = 0; i < rows.size(); ++i) {
-    RowReader r(rows, i, "tokens");
-    records::TokenRecord t;
-    t.id = r.Text();
-    t.name = r.Text();
-    t.user = r.Text();
-    t.group = r.Text();
-    t.role = r.Text();
-    t.scope = r.Text();
-    t.salt = r.Text();
-    t.hash = r.Text();
-    t.created_by = r.Text();
-    ASSIGN_OR_RETURN(t.created_at, r.Time());
-    ASSIGN_OR_RETURN(t.expires_at, r.Time(absl::InfiniteFuture()));
-    ASSIGN_OR_RETURN(t.revoked_at, r.Time(absl::InfiniteFuture()));
-    out.tokens.push_back(std::move(t));
-  }
-  return absl::OkStatus();
-}
-
-// Secrets by path in byte order, as every backend sorts them, whatever the database's collation.
-absl::Status LoadSecrets(PgConn& c, const std::string& since, records::StoreContents& out) {
-  ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query("SELECT path, key_id, sealed, created_by, created_us, updated_us "
-                           "FROM secrets WHERE rev > $1 ORDER BY path COLLATE \"C\"",
-                           {since}, "loading secrets"));
-  for (int i = 0; i < rows.size(); ++i) {
-    RowReader r(rows, i, "secrets");
-    records::SecretRecord s;
-    s.path = r.Text();
-    s.key_id = r.Text();
-    s.sealed = r.Text();
-    s.created_by = r.Text();
-    ASSIGN_OR_RETURN(s.created_at, r.Time());
-    ASSIGN_OR_RETURN(s.updated_at, r.Time());
-    out.secrets.push_back(std::move(s));
+// The events of the rows of a query of kPgEventTable's columns, from row `from` to row `to`
+// (exclusive; a step of -1 reads them backwards).
+absl::Status ReadEvents(const PgRows& rows, int from, int to, std::vector<records::TaskEvent>& out) {
+  const int step = from <= to ? 1 : -1;
+  for (int i = from; i != to; i += step) {
+    records::TaskEvent e;
+    RETURN_IF_ERROR(pg::ReadRow(rows, i, kPgEventTable, e));
+    out.push_back(std::move(e));
   }
   return absl::OkStatus();
 }
@@ -288,7 +139,7 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
   absl::Status s = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t newest, NewestRevision(*c));
     out.rev = std::max(since, newest);
-    RETURN_IF_ERROR(LoadPools(*c, after, changed));
+    RETURN_IF_ERROR(LoadTable(*c, kPoolTable, after, changed.pools));
     std::vector<std::string> spec_texts;
     RETURN_IF_ERROR(LoadJobs(*c, RowFilter{after}, changed, spec_texts));
     {
@@ -297,9 +148,9 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
       RETURN_IF_ERROR(parsing.Wait());
       RETURN_IF_ERROR(tasks);
     }
-    RETURN_IF_ERROR(LoadHosts(*c, after, changed));
-    RETURN_IF_ERROR(LoadTokens(*c, after, changed));
-    RETURN_IF_ERROR(LoadSecrets(*c, after, changed));
+    RETURN_IF_ERROR(LoadTable(*c, kHostTable, after, changed.hosts));
+    RETURN_IF_ERROR(LoadTable(*c, kTokenTable, after, changed.tokens));
+    RETURN_IF_ERROR(LoadTable(*c, kSecretTable, after, changed.secrets));
     if (since != kNoRevision) RETURN_IF_ERROR(LoadDeletions(*c, after, out));
     ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
     if (!absl::SimpleAtoi(next, &changed.next_job_id)) {
@@ -318,17 +169,14 @@ absl::StatusOr<std::vector<records::TaskEvent>> PostgresStore::ListEvents(TaskId
   ASSIGN_OR_RETURN(PgConn * c, Conn());
   std::optional<std::string> lim;
   if (limit > 0) lim = absl::StrCat(limit);
+  static const std::string kSelect = sql::SelectSql(
+      sql::ShapeOf(kPgEventTable), kPg,
+      "WHERE job = $1 AND instance = $2 ORDER BY seq DESC LIMIT $3", /*order=*/false);
   ASSIGN_OR_RETURN(PgRows rows,
-                   c->Query("SELECT run, at_us, state, host, reason, message FROM events "
-                            "WHERE job = $1 AND instance = $2 ORDER BY seq DESC LIMIT $3",
-                            {absl::StrCat(task.job.value()), absl::StrCat(task.instance), lim},
+                   c->Query(kSelect, {absl::StrCat(task.job.value()), absl::StrCat(task.instance), lim},
                             "reading events"));
   std::vector<records::TaskEvent> out;
-  for (int i = rows.size() - 1; i >= 0; --i) {
-    RowReader r(rows, i, "events");
-    ASSIGN_OR_RETURN(records::TaskEvent e, ReadEvent(r, task));
-    out.push_back(std::move(e));
-  }
+  RETURN_IF_ERROR(ReadEvents(rows, rows.size() - 1, -1, out));
   return out;
 }
 
@@ -346,17 +194,12 @@ absl::StatusOr<std::optional<records::JobHistory>> PostgresStore::ReadJob(JobId 
     RETURN_IF_ERROR(ParseStoredSpecs(spec_texts, found.jobs));
     RETURN_IF_ERROR(LoadTasks(*c, only, found));
     records::JobHistory h{std::move(found.jobs.front()), std::move(found.tasks), {}};
+    static const std::string kSelect =
+        sql::SelectSql(sql::ShapeOf(kPgEventTable), kPg,
+                       "WHERE job = $1 ORDER BY instance, seq", /*order=*/false);
     ASSIGN_OR_RETURN(PgRows rows,
-                     c->Query("SELECT instance, run, at_us, state, host, reason, message "
-                              "FROM events WHERE job = $1 ORDER BY instance, seq",
-                              {absl::StrCat(job.value())}, "reading a job's events"));
-    for (int i = 0; i < rows.size(); ++i) {
-      RowReader r(rows, i, "events");
-      ASSIGN_OR_RETURN(int64_t instance, r.Int());
-      ASSIGN_OR_RETURN(records::TaskEvent e,
-                       ReadEvent(r, TaskId{job, static_cast<uint32_t>(instance)}));
-      h.events.push_back(std::move(e));
-    }
+                     c->Query(kSelect, {absl::StrCat(job.value())}, "reading a job's events"));
+    RETURN_IF_ERROR(ReadEvents(rows, 0, rows.size(), h.events));
     return h;
   }();
   if (out.ok()) {
@@ -391,27 +234,20 @@ absl::Status PostgresStore::ForEachEvent(const EventFn& fn) {
   constexpr int kPage = 10'000;
   std::string job = "-1", instance = "0", seq = "0";
   while (true) {
-    ASSIGN_OR_RETURN(
-        PgRows rows,
-        c->Query(absl::StrCat("SELECT job, instance, seq, run, at_us, state, host, reason, "
-                              "message FROM events WHERE (job, instance, seq) > ($1, $2, $3) "
-                              "ORDER BY job, instance, seq LIMIT ",
-                              kPage),
-                 {job, instance, seq}, "reading events"));
-    for (int i = 0; i < rows.size(); ++i) {
-      RowReader r(rows, i, "events");
-      ASSIGN_OR_RETURN(int64_t j, r.Int());
-      ASSIGN_OR_RETURN(int64_t n, r.Int());
-      (void)r.Int();  // seq
-      ASSIGN_OR_RETURN(records::TaskEvent e, ReadEvent(r, TaskId{JobId(static_cast<uint64_t>(j)),
-                                                                 static_cast<uint32_t>(n)}));
-      RETURN_IF_ERROR(fn(e));
-    }
+    static const std::string kSelect = sql::SelectSql(
+        sql::ShapeOf(kPgEventTable), kPg,
+        absl::StrCat("WHERE (job, instance, seq) > ($1, $2, $3) ORDER BY job, instance, seq LIMIT ",
+                     kPage),
+        /*order=*/false);
+    ASSIGN_OR_RETURN(PgRows rows, c->Query(kSelect, {job, instance, seq}, "reading events"));
+    std::vector<records::TaskEvent> page;
+    RETURN_IF_ERROR(ReadEvents(rows, 0, rows.size(), page));
+    for (const records::TaskEvent& e : page) RETURN_IF_ERROR(fn(e));
     if (rows.size() < kPage) return absl::OkStatus();
-    int last = rows.size() - 1;
-    job = std::string(rows.Text(last, 0));
-    instance = std::string(rows.Text(last, 1));
-    seq = std::string(rows.Text(last, 2));
+    int last = rows.size() - 1;  // the columns of kPgEventTable: seq, job, instance, ...
+    seq = std::string(rows.Text(last, 0));
+    job = std::string(rows.Text(last, 1));
+    instance = std::string(rows.Text(last, 2));
   }
 }
 
@@ -425,22 +261,7 @@ absl::StatusOr<std::vector<records::AuditRecord>> PostgresStore::ListAudit(
   }
   ASSIGN_OR_RETURN(PgRows rows, c->Query(select.sql, params, "reading the audit log"));
   std::vector<records::AuditRecord> out;
-  out.reserve(static_cast<size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    RowReader r(rows, i, "audit");
-    records::AuditRecord a;
-    ASSIGN_OR_RETURN(a.seq, r.Int());
-    ASSIGN_OR_RETURN(a.at, r.Time());
-    a.user = r.Text();
-    a.source = r.Text();
-    a.action = r.Text();
-    a.pool = r.Text();
-    a.target = r.Text();
-    a.outcome = r.Text();
-    a.message = r.Text();
-    a.request_id = r.Text();
-    out.push_back(std::move(a));
-  }
+  RETURN_IF_ERROR(pg::ReadRows(rows, kAuditTable, out));
   return out;
 }
 

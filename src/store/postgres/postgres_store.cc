@@ -6,8 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
+#include "store/postgres/pg_rows.h"
 #include "store/postgres/postgres_write.h"
 #include "store/postgres/schema.h"
+#include "store/sql_tables.h"
 
 namespace paceline::store {
 namespace {
@@ -87,6 +89,12 @@ absl::Status PostgresStore::Migrate() {
       RETURN_IF_ERROR(c->Exec(m.sql, absl::StrCat("migrating to schema version ", m.version)));
     }
     RETURN_IF_ERROR(put("schema_version", absl::StrCat(pg::kSchemaVersion)));
+    for (const sql::Shape& t :
+         {sql::ShapeOf(kPoolTable), sql::ShapeOf(kJobTable), sql::ShapeOf(kPgTaskTable),
+          sql::ShapeOf(kPgEventTable), sql::ShapeOf(kHostTable), sql::ShapeOf(kTokenTable),
+          sql::ShapeOf(kSecretTable), sql::ShapeOf(kAuditTable)}) {
+      RETURN_IF_ERROR(pg::CheckPgTable(*c, t));
+    }
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
     if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {

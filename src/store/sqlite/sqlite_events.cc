@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "store/event_block.h"
 #include "store/row_codec.h"
+#include "store/sql_tables.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -32,14 +33,15 @@ absl::Status SqliteStore::QueueEvents(const records::WriteBatch& b) {
 
 absl::Status SqliteStore::FlushEvents() {
   if (pending_events_.empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(Statement * st,
-                   Cached("INSERT INTO event_blocks (job, count, data) VALUES (?, ?, ?)"));
+  static const std::string kAppendBlock =
+      sql::InsertSql(sql::ShapeOf(kSqliteEventBlockTable), sql::Dialect::kSqlite);
+  ASSIGN_OR_RETURN(Statement * st, Cached(kAppendBlock));
   absl::Status s;
   for (const auto& [job, events] : pending_events_) {
     st->Reset();
-    st->Bind(1, static_cast<int64_t>(job))
-        .Bind(2, static_cast<int64_t>(events.size()))
-        .BindBlob(3, EncodeEventBlock(events));
+    BindRow(*st, kSqliteEventBlockTable,
+            EventBlockRow{static_cast<int64_t>(job), static_cast<int64_t>(events.size()),
+                          EncodeEventBlock(events)});
     s = st->Run();
     if (!s.ok()) break;
   }

@@ -10,12 +10,20 @@
 #include "spec/yaml_spec.h"
 #include "store/row_codec.h"
 #include "store/spec_parsing.h"
+#include "store/sql_tables.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/task_rows.h"
 #include "store/task_row.h"
 
 namespace paceline::store {
 namespace {
+
+constexpr sql::Dialect kSqlite = sql::Dialect::kSqlite;
+const std::string kPutPool = sql::UpsertSql(sql::ShapeOf(kPoolTable), kSqlite);
+const std::string kPutJob = sql::UpsertSql(sql::ShapeOf(kJobTable), kSqlite);
+const std::string kPutTask = sql::UpsertSql(sql::ShapeOf(kSqliteTaskTable), kSqlite);
+const std::string kPutHost = sql::UpsertSql(sql::ShapeOf(kHostTable), kSqlite);
 
 std::string RandomHexId() {
   std::random_device rd;
@@ -85,6 +93,7 @@ absl::Status SqliteStore::Migrate() {
       RETURN_IF_ERROR(MigrateTaskColumnsToRows(*db_));
       RETURN_IF_ERROR(PutMeta("schema_version", "7"));
     }
+    RETURN_IF_ERROR(CheckTables());
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
     if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {
@@ -99,6 +108,16 @@ absl::Status SqliteStore::Migrate() {
   }
   RETURN_IF_ERROR(db_->Exec("COMMIT"));
   ASSIGN_OR_RETURN(cluster_id_, GetMeta("cluster_id"));
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::CheckTables() {
+  for (const sql::Shape& t :
+       {sql::ShapeOf(kPoolTable), sql::ShapeOf(kJobTable), sql::ShapeOf(kSqliteTaskTable),
+        sql::ShapeOf(kSqliteEventBlockTable), sql::ShapeOf(kHostTable),
+        sql::ShapeOf(kTokenTable), sql::ShapeOf(kSecretTable), sql::ShapeOf(kAuditTable)}) {
+    RETURN_IF_ERROR(CheckSqliteTable(*db_, t));
+  }
   return absl::OkStatus();
 }
 
@@ -162,43 +181,10 @@ absl::Status SqliteStore::CommitAll(const std::vector<const records::WriteBatch*
 }
 
 absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
-  for (const records::PoolRecord& p : b.put_pools) {
-    RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(Statement * st, Cached("INSERT OR REPLACE INTO pools (path, spec) "
-                                            "VALUES (?, ?)"));
-    st->Reset();
-    st->Bind(1, p.path).Bind(2, PrintPoolSpec(p.spec));
-    RETURN_IF_ERROR(st->Run());
-  }
-  for (const records::JobRecord& j : b.put_jobs) {
-    RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(Statement * st,
-                     Cached("INSERT OR REPLACE INTO jobs (id, pool, spec, version, goal, "
-                            "created_us, old_specs, updates, instances, owner, owner_group) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    st->Reset();
-    st->Bind(1, static_cast<int64_t>(j.id.value()))
-        .Bind(2, j.pool)
-        .Bind(3, PrintJobSpec(j.spec))
-        .Bind(4, static_cast<int64_t>(j.version))
-        .Bind(5, static_cast<int64_t>(j.goal));
-    st->BindTime(6, j.created_at);
-    st->Bind(7, EncodeOldSpecs(j.old_specs))
-        .Bind(8, EncodeUpdates(j.updates))
-        .Bind(9, static_cast<int64_t>(j.instances))
-        .Bind(10, j.owner)
-        .Bind(11, j.owner_group);
-    RETURN_IF_ERROR(st->Run());
-  }
+  for (const records::PoolRecord& p : b.put_pools) RETURN_IF_ERROR(Put(kPutPool, kPoolTable, p));
+  for (const records::JobRecord& j : b.put_jobs) RETURN_IF_ERROR(Put(kPutJob, kJobTable, j));
   for (const records::TaskRecord& t : b.put_tasks) {
-    RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(Statement * st,
-                     Cached("INSERT OR REPLACE INTO tasks (job, instance, data) VALUES (?, ?, ?)"));
-    st->Reset();
-    st->Bind(1, static_cast<int64_t>(t.id.job.value()))
-        .Bind(2, static_cast<int64_t>(t.id.instance))
-        .BindBlob(3, EncodeTaskRow(t));
-    RETURN_IF_ERROR(st->Run());
+    RETURN_IF_ERROR(Put(kPutTask, kSqliteTaskTable, t));
   }
   for (const TaskId& t : b.delete_tasks) {
     RETURN_IF_ERROR(CountWrite());
@@ -208,22 +194,7 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
     RETURN_IF_ERROR(st->Run());
   }
   RETURN_IF_ERROR(QueueEvents(b));
-  for (const records::HostRecord& h : b.put_hosts) {
-    RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(Statement * st,
-                     Cached("INSERT OR REPLACE INTO hosts (name, maintenance, cpu_milli, "
-                            "memory_bytes, disk_bytes, gpu_milli, labels) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)"));
-    st->Reset();
-    st->Bind(1, h.name)
-        .Bind(2, static_cast<int64_t>(h.maintenance))
-        .Bind(3, h.capacity.cpu_milli())
-        .Bind(4, h.capacity.memory_bytes())
-        .Bind(5, h.capacity.disk_bytes())
-        .Bind(6, h.capacity.gpu_milli())
-        .Bind(7, EncodeLabels(h.labels));
-    RETURN_IF_ERROR(st->Run());
-  }
+  for (const records::HostRecord& h : b.put_hosts) RETURN_IF_ERROR(Put(kPutHost, kHostTable, h));
   if (!b.delete_jobs.empty()) RETURN_IF_ERROR(FlushEvents());
   for (JobId id : b.delete_jobs) {
     RETURN_IF_ERROR(CountWrite());
@@ -253,69 +224,28 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
 
 absl::Status SqliteStore::LoadJobs(std::optional<JobId> only, std::vector<records::JobRecord>& out,
                                    std::vector<std::string>& spec_texts) {
-  ASSIGN_OR_RETURN(Statement st,
-                   db_->Prepare(absl::StrCat("SELECT id, pool, spec, version, goal, created_us, "
-                                             "old_specs, updates, instances, owner, "
-                                             "owner_group FROM jobs",
-                                             only ? " WHERE id = ?" : "", " ORDER BY id")));
+  static const std::string kAll = sql::SelectSql(sql::ShapeOf(kJobTable), kSqlite);
+  static const std::string kOne = sql::SelectSql(sql::ShapeOf(kJobTable), kSqlite, "WHERE id = ?");
+  ASSIGN_OR_RETURN(Statement st, db_->Prepare(only ? kOne : kAll));
   if (only) st.Bind(1, static_cast<int64_t>(only->value()));
   while (true) {
     ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    records::JobRecord j;
-    j.id = JobId(static_cast<uint64_t>(st.ColumnInt(0)));
-    j.pool = st.ColumnText(1);
-    spec_texts.push_back(st.ColumnText(2));
-    j.version = static_cast<uint64_t>(st.ColumnInt(3));
-    j.goal = static_cast<records::JobGoal>(st.ColumnInt(4));
-    j.created_at = st.ColumnTime(5);
-    absl::StatusOr<std::map<uint64_t, JobSpec>> old = DecodeOldSpecs(st.ColumnText(6));
-    if (!old.ok()) return BadRow("jobs", j.id.ToString(), old.status().message());
-    j.old_specs = *std::move(old);
-    absl::StatusOr<std::vector<records::UpdateRecord>> updates = DecodeUpdates(st.ColumnText(7));
-    if (!updates.ok()) return BadRow("jobs", j.id.ToString(), updates.status().message());
-    j.updates = *std::move(updates);
-    j.instances = static_cast<uint32_t>(st.ColumnInt(8));
-    j.owner = st.ColumnText(9);
-    j.owner_group = st.ColumnText(10);
+    if (!row) return absl::OkStatus();
+    JobRow j;
+    RETURN_IF_ERROR(ReadRow(st, kJobTable, j));
+    spec_texts.push_back(std::move(j.spec_text));
     out.push_back(std::move(j));
   }
-  return absl::OkStatus();
 }
 
 absl::Status SqliteStore::LoadPools(records::StoreContents& c) {
-  ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT path, spec FROM pools ORDER BY path"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    records::PoolRecord p;
-    p.path = st.ColumnText(0);
-    absl::StatusOr<PoolSpec> spec = ParsePoolSpec(st.ColumnText(1), "stored pool spec");
-    if (!spec.ok()) return BadRow("pools", p.path, spec.status().message());
-    p.spec = *std::move(spec);
-    c.pools.push_back(std::move(p));
-  }
-  return absl::OkStatus();
+  return ReadAll(kPoolTable, c.pools);
 }
 
 absl::Status SqliteStore::LoadHostsAndAccess(records::StoreContents& c) {
-  ASSIGN_OR_RETURN(Statement st,
-                   db_->Prepare("SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, "
-                                "gpu_milli, labels FROM hosts ORDER BY name"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    records::HostRecord h;
-    h.name = st.ColumnText(0);
-    h.maintenance = static_cast<records::HostMaintenance>(st.ColumnInt(1));
-    h.capacity = Resources::Of(st.ColumnInt(2), st.ColumnInt(3), st.ColumnInt(4), st.ColumnInt(5));
-    absl::StatusOr<std::map<std::string, std::string>> labels = DecodeLabels(st.ColumnText(6));
-    if (!labels.ok()) return BadRow("hosts", h.name, labels.status().message());
-    h.labels = *std::move(labels);
-    c.hosts.push_back(std::move(h));
-  }
-  RETURN_IF_ERROR(LoadTokens(c));
-  RETURN_IF_ERROR(LoadSecrets(c));
+  RETURN_IF_ERROR(ReadAll(kHostTable, c.hosts));
+  RETURN_IF_ERROR(ReadAll(kTokenTable, c.tokens));
+  RETURN_IF_ERROR(ReadAll(kSecretTable, c.secrets));
   ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
   if (!absl::SimpleAtoi(next, &c.next_job_id)) {
     return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));

@@ -14,7 +14,11 @@
 // Specs are stored as their canonical YAML (spec/yaml_spec.h), so the stored form is readable
 // with the sqlite3 shell and is exactly what `paceline job validate` accepts.
 //
-// API tokens, secrets and the audit log are written, loaded and listed by sqlite_access.cc.
+// The columns of pools, jobs, hosts, tokens, secrets, the audit log and the key and blob of
+// tasks and event blocks are described once (store/sql_tables.h): the statements are made from
+// those descriptions, and Open() checks that the database has exactly those columns.
+//
+// API tokens, secrets and the audit log are written and listed by sqlite_access.cc.
 //
 // Thread-safety: not thread-safe; the master gives it to one writer thread.
 
@@ -24,7 +28,9 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "store/sql_table.h"
 #include "store/sqlite/db.h"
+#include "store/sqlite/sqlite_rows.h"
 #include "store/store.h"
 
 namespace paceline::store {
@@ -73,9 +79,15 @@ class SqliteStore final : public Store {
   absl::Status LoadPools(records::StoreContents& out);
   // The hosts, tokens, secrets, next job id and cluster id.
   absl::Status LoadHostsAndAccess(records::StoreContents& out);
-  absl::Status LoadTokens(records::StoreContents& out);
-  absl::Status LoadSecrets(records::StoreContents& out);
   absl::Status CountWrite();
+  // Writes `r` with `sql`, an insert or upsert of `t`'s columns (sql_text.h).
+  template <typename Record, typename Row>
+  absl::Status Put(const std::string& sql, const sql::Table<Record, Row>& t, const Record& r);
+  // Appends every row of `t`, in its order.
+  template <typename Record>
+  absl::Status ReadAll(const sql::Table<Record>& t, std::vector<Record>& out);
+  // Whether every described table has its described columns (sql_tables.h).
+  absl::Status CheckTables();
   // Events (sqlite_events.cc): a batch's events wait by job until FlushEvents writes a block of
   // each job's, before the transaction ends or anything deletes events.
   absl::Status QueueEvents(const records::WriteBatch& batch);
@@ -97,5 +109,30 @@ class SqliteStore final : public Store {
   // The events of the commit in progress, by job (they point into its batches).
   absl::btree_map<uint64_t, std::vector<const records::TaskEvent*>> pending_events_;
 };
+
+template <typename Record, typename Row>
+absl::Status SqliteStore::Put(const std::string& sql, const sql::Table<Record, Row>& t,
+                              const Record& r) {
+  if (absl::Status s = CountWrite(); !s.ok()) return s;
+  absl::StatusOr<Statement*> st = Cached(sql);
+  if (!st.ok()) return st.status();
+  (*st)->Reset();
+  BindRow(**st, t, r);
+  return (*st)->Run();
+}
+
+template <typename Record>
+absl::Status SqliteStore::ReadAll(const sql::Table<Record>& t, std::vector<Record>& out) {
+  absl::StatusOr<Statement> st =
+      db_->Prepare(sql::SelectSql(sql::ShapeOf(t), sql::Dialect::kSqlite));
+  if (!st.ok()) return st.status();
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok() || !*row) return row.status();
+    Record r;
+    if (absl::Status s = ReadRow(*st, t, r); !s.ok()) return s;
+    out.push_back(std::move(r));
+  }
+}
 
 }  // namespace paceline::store

@@ -1,0 +1,48 @@
+#pragma once
+// The tables of the SQL stores, each described once (sql_table.h): its columns in the order the
+// backends write and read them, with their encoders and decoders. Both backends share the
+// tables of pools, jobs, hosts, tokens, secrets and the audit log; tasks and events are kept
+// differently (SQLite: a task's row is its key and one blob, task_row.h, and events go in blocks
+// per job and commit, event_block.h; PostgreSQL: a column per field, events a row each).
+//
+// To add a field to a record: add its column here, and a migration that adds the column in each
+// backend's schema.h. Every open checks that the database has exactly these columns.
+//
+// Thread-safety: immutable.
+
+#include <string>
+
+#include "records/records.h"
+#include "store/sql_table.h"
+
+namespace paceline::store {
+
+// A job's row: the record and its spec's text, parsed after the rows are read (spec_parsing.h).
+struct JobRow : records::JobRecord {
+  std::string spec_text;
+};
+
+// One block of a job's events of one commit (SQLite, event_block.h).
+struct EventBlockRow {
+  int64_t job = 0;
+  int64_t count = 0;
+  std::string data;
+};
+
+extern const sql::Table<records::PoolRecord> kPoolTable;
+extern const sql::Table<records::JobRecord, JobRow> kJobTable;
+extern const sql::Table<records::HostRecord> kHostTable;
+extern const sql::Table<records::TokenRecord> kTokenTable;
+extern const sql::Table<records::SecretRecord> kSecretTable;
+// The audit log: `seq` is the database's (a sequence), read but never written.
+extern const sql::Table<records::AuditRecord> kAuditTable;
+
+// SQLite: a task is (job, instance, data); data is task_row.h's blob.
+extern const sql::Table<records::TaskRecord> kSqliteTaskTable;
+extern const sql::Table<EventBlockRow> kSqliteEventBlockTable;
+
+// PostgreSQL: a task's fields in columns; an event a row, `seq` the database's.
+extern const sql::Table<records::TaskRecord> kPgTaskTable;
+extern const sql::Table<records::TaskEvent> kPgEventTable;
+
+}  // namespace paceline::store
