@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "hostmgr/maintenance.h"
-#include "scheduler/scheduler_core.h"
 
 namespace paceline::scheduler {
 
@@ -20,28 +19,28 @@ absl::Status AgentControl::RegisterHost(const HostRegistration& reg,
   spec.capacity[Dim::kGpu] = static_cast<int64_t>(reg.gpu_models.size()) * kMilliPerUnit;
   spec.gpu_models = reg.gpu_models;
   spec.ports = reg.ports;
-  HostId id = core_.hosts_.Register(spec, now).first;
+  HostId id = parts_.hosts.Register(spec, now).first;
   spec.id = id;
-  if (core_.snapshot_.host(id) == nullptr) {
-    RETURN_IF_ERROR(core_.snapshot_.AddHost(spec));
+  if (parts_.snapshot.host(id) == nullptr) {
+    RETURN_IF_ERROR(parts_.snapshot.AddHost(spec));
   } else {
     // A host that reconnects keeps the tasks the snapshot holds for it; it takes work again.
-    RETURN_IF_ERROR(core_.snapshot_.SetHostLabels(id, spec.labels));
-    RETURN_IF_ERROR(core_.snapshot_.SetHostStatus(id, placement::HostStatus::kUp));
+    RETURN_IF_ERROR(parts_.snapshot.SetHostLabels(id, spec.labels));
+    RETURN_IF_ERROR(parts_.snapshot.SetHostStatus(id, placement::HostStatus::kUp));
   }
   // Its maintenance state (drained, down ...) outlives reconnections.
-  core_.ApplyMaintenance(id, core_.hosts_.Get(id).maintenance, out);
-  core_.daemons_.MarkDirty();
+  parts_.upkeep.ApplyMaintenance(id, parts_.hosts.Get(id).maintenance, out);
+  parts_.upkeep.MarkDirty();
 
   // Reconcile: what the agent has against what the core believes.
   jobmgr::Effects fx;
-  std::vector<RunId> believed = core_.jobs_.LiveRunsOnHost(reg.name);
+  std::vector<RunId> believed = parts_.jobs.LiveRunsOnHost(reg.name);
   std::vector<RunId> reported;
   for (const ReportedRun& r : running) reported.push_back(r.run);
   std::sort(reported.begin(), reported.end());
   for (const RunId& run : believed) {
     if (!std::binary_search(reported.begin(), reported.end(), run)) {
-      core_.jobs_.OnStatus({run, reg.name, TaskState::kLost, -1, 0, jobmgr::TaskReason::kHostLost,
+      parts_.jobs.OnStatus({run, reg.name, TaskState::kLost, -1, 0, jobmgr::TaskReason::kHostLost,
                             "the agent no longer has this task"},
                            now, fx);
     }
@@ -49,41 +48,40 @@ absl::Status AgentControl::RegisterHost(const HostRegistration& reg,
   // At millions of tasks every run's records are far apart in memory: ask for all of them first,
   // so that the loads overlap instead of waiting one after the other.
   // (Each adopted run gets the next gang id.)
-  uint64_t gang = core_.next_gang_;
+  uint64_t gang = parts_.gangs.next_id();
   for (const ReportedRun& r : running) {
-    core_.rm_.Prefetch(r.run.task, resmgr::GangId(gang++));
-    core_.snapshot_.Prefetch(r.run.task);
-    if (const jobmgr::Job* job = core_.jobs_.GetJob(r.run.task.job);
+    parts_.rm.Prefetch(r.run.task, resmgr::GangId(gang++));
+    parts_.snapshot.Prefetch(r.run.task);
+    if (const jobmgr::Job* job = parts_.jobs.GetJob(r.run.task.job);
         job != nullptr && r.run.task.instance < job->instances()) {
       __builtin_prefetch(&job->task(r.run.task.instance));
     }
   }
   for (const ReportedRun& r : running) {
-    core_.jobs_.OnStatus({r.run, reg.name, TaskState::kRunning}, now, fx);
+    parts_.jobs.OnStatus({r.run, reg.name, TaskState::kRunning}, now, fx);
     // Only a run placed on this host is accounted on it (OnStatus stops the others).
-    const jobmgr::Job* job = core_.jobs_.GetJob(r.run.task.job);
+    const jobmgr::Job* job = parts_.jobs.GetJob(r.run.task.job);
     if (job == nullptr || r.run.task.instance >= job->instances()) continue;
     const uint32_t placed_on = job->task(r.run.task.instance).host;
-    if (placed_on == jobmgr::kNoHost || core_.jobs_.HostName(placed_on) == reg.name) {
+    if (placed_on == jobmgr::kNoHost || parts_.jobs.HostName(placed_on) == reg.name) {
       Adopt(r, id, now);
     }
   }
-  core_.Absorb(fx, now, out);
+  parts_.absorber.Absorb(fx, now, out);
   return absl::OkStatus();
 }
 
 void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
   const TaskId task = r.run.task;
-  const jobmgr::Job* job = core_.jobs_.GetJob(task.job);
+  const jobmgr::Job* job = parts_.jobs.GetJob(task.job);
   if (job == nullptr || task.instance >= job->instances()) return;
   const jobmgr::TaskRuntime& t = job->task(task.instance);
   if (t.run != r.run.run || !MayHaveProcess(t.state)) return;  // not ours: being killed
   absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape =
-      core_.ShapeOf(*job, task.instance);
+      parts_.shapes.ShapeOf(*job, task.instance);
   if (!shape.ok()) return;
   // ALREADY_EXISTS: accounted for already (its agent registered again).
-  absl::Status accounted =
-      core_.rm_.Adopt(core_.GangRequestOf(*job, {task}, core_.next_gang_++), now);
+  absl::Status accounted = parts_.gangs.Adopt(*job, task, now);
   if (absl::IsAlreadyExists(accounted)) return;
   placement::Assignment a;
   a.task = task;
@@ -99,23 +97,23 @@ void AgentControl::Adopt(const ReportedRun& r, HostId host, absl::Time now) {
     a.gpus.push_back({static_cast<uint16_t>(d),
                       static_cast<int32_t>(gpu < kMilliPerUnit ? gpu : kMilliPerUnit)});
   }
-  absl::Status committed = core_.snapshot_.Adopt(a);
+  absl::Status committed = parts_.snapshot.Adopt(a);
   if (!committed.ok()) {
-    core_.why_[task] = absl::StrCat("adopted after a restart but not accounted on its host: ",
-                                    committed.message());
+    parts_.why.Set(task, absl::StrCat("adopted after a restart but not accounted on its host: ",
+                                      committed.message()));
   }
 }
 
 bool AgentControl::Heartbeat(const std::string& host, absl::Time now) {
-  return core_.hosts_.Heartbeat(host, now);
+  return parts_.hosts.Heartbeat(host, now);
 }
 
 void AgentControl::OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  core_.jobs_.OnStatus(report, now, fx);
+  parts_.jobs.OnStatus(report, now, fx);
   // NOT_FOUND: the task holds nothing in the resource manager.
-  if (report.state == TaskState::kRunning) (void)core_.rm_.MarkRunning(report.run.task, now);
-  core_.Absorb(fx, now, out);
+  if (report.state == TaskState::kRunning) (void)parts_.rm.MarkRunning(report.run.task, now);
+  parts_.absorber.Absorb(fx, now, out);
 }
 
 void AgentControl::ReportUsage(const std::string& host, const HostUsageSample& sample,
@@ -123,11 +121,11 @@ void AgentControl::ReportUsage(const std::string& host, const HostUsageSample& s
   std::vector<RunUsageSample> samples;
   samples.reserve(runs.size());
   for (const ReportedUsage& r : runs) {
-    const jobmgr::Job* job = core_.jobs_.GetJob(r.run.task.job);
+    const jobmgr::Job* job = parts_.jobs.GetJob(r.run.task.job);
     if (job == nullptr || r.run.task.instance >= job->instances()) continue;
     const jobmgr::TaskRuntime& t = job->task(r.run.task.instance);
     if (t.run != r.run.run || t.state != TaskState::kRunning || t.host == jobmgr::kNoHost ||
-        core_.jobs_.HostName(t.host) != host) {
+        parts_.jobs.HostName(t.host) != host) {
       continue;
     }
     const JobSpec& spec = job->spec();
@@ -139,22 +137,22 @@ void AgentControl::ReportUsage(const std::string& host, const HostUsageSample& s
     s.regular = resmgr::SlaClassOf(spec.sla) != resmgr::SlaClass::kRevocable;
     samples.push_back(s);
   }
-  core_.usage_.Report(host, sample, samples, now);
+  parts_.usage.Report(host, sample, samples, now);
   if (sample.images) {
-    if (const hostmgr::TrackedHost* h = core_.hosts_.Find(host)) {
+    if (const hostmgr::TrackedHost* h = parts_.hosts.Find(host)) {
       absl::flat_hash_map<std::string, int64_t> by_ref;
       for (const HostImage& img : *sample.images) {
         for (const std::string& ref : img.refs) by_ref[ref] = img.size_bytes;
       }
-      core_.snapshot_.SetHostImages(h->id, std::move(by_ref)).IgnoreError();
-      core_.host_images_[host] = *sample.images;
+      parts_.snapshot.SetHostImages(h->id, std::move(by_ref)).IgnoreError();
+      host_images_[host] = *sample.images;
     }
   }
 }
 
 std::optional<RunUsageView> AgentControl::RunUsage(TaskId task, absl::Time now) const {
-  std::optional<RunUsageView> v = core_.usage_.RunUsage(task, now);
-  const jobmgr::Job* job = core_.jobs_.GetJob(task.job);
+  std::optional<RunUsageView> v = parts_.usage.RunUsage(task, now);
+  const jobmgr::Job* job = parts_.jobs.GetJob(task.job);
   if (!v || job == nullptr || task.instance >= job->instances() ||
       job->task(task.instance).run != v->run) {
     return std::nullopt;
@@ -163,34 +161,34 @@ std::optional<RunUsageView> AgentControl::RunUsage(TaskId task, absl::Time now) 
 }
 
 void AgentControl::SetIsolation(const std::string& host, std::string isolation) {
-  core_.hosts_.SetIsolation(host, std::move(isolation));
+  parts_.hosts.SetIsolation(host, std::move(isolation));
 }
 
 absl::Status AgentControl::SetMaintenance(const std::string& name, records::HostMaintenance next,
                                           absl::Time now, Actions& out) {
-  const hostmgr::TrackedHost* h = core_.hosts_.Find(name);
+  const hostmgr::TrackedHost* h = parts_.hosts.Find(name);
   if (h == nullptr) return absl::NotFoundError(absl::StrCat("host ", name, " not found"));
-  ASSIGN_OR_RETURN(bool changes, hostmgr::CheckTransition(*h, next, core_.jobs_));
+  ASSIGN_OR_RETURN(bool changes, hostmgr::CheckTransition(*h, next, parts_.jobs));
   if (!changes) return absl::OkStatus();
-  core_.ApplyMaintenance(h->id, next, out);
-  core_.daemons_.MarkDirty();
-  if (next == records::HostMaintenance::kDraining) core_.DrainHosts(now, out);
+  parts_.upkeep.ApplyMaintenance(h->id, next, out);
+  parts_.upkeep.MarkDirty();
+  if (next == records::HostMaintenance::kDraining) parts_.upkeep.Drain(now, out);
   return absl::OkStatus();
 }
 
 const std::vector<HostImage>& AgentControl::HostImages(const std::string& host) const {
   static const auto* none = new std::vector<HostImage>();
-  auto it = core_.host_images_.find(host);
-  return it == core_.host_images_.end() ? *none : it->second;
+  auto it = host_images_.find(host);
+  return it == host_images_.end() ? *none : it->second;
 }
 
 std::optional<HostUsageView> AgentControl::HostUsage(const std::string& host,
                                                      absl::Time now) const {
-  return core_.usage_.HostUsage(host, now);
+  return parts_.usage.HostUsage(host, now);
 }
 
 Resources AgentControl::AllocatedUnused(absl::Time now) const {
-  return core_.usage_.AllocatedUnused(now);
+  return parts_.usage.AllocatedUnused(now);
 }
 
 }  // namespace paceline::scheduler

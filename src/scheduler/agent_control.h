@@ -2,8 +2,9 @@
 // AgentControl: the agents' entry points into the scheduler core (for the agent protocol,
 // masterd/agent_connection.h, and `paceline sim`'s simulated hosts): registration and
 // reconciliation, heartbeats, status reports, usage reports, and the operator's host
-// maintenance. Each call applies its effects through the core; the changes are in `out`
-// (commit its batch before acknowledging).
+// maintenance. Each call applies its effects through the core's Absorber; the changes are in
+// `out` (commit its batch before acknowledging). It works on the core's parts it is given
+// (Parts) and keeps the one thing only it uses: each host's image cache as its agent reported it.
 //
 // Thread-safety: single-threaded, like the core it belongs to (SchedulerCore::agents()).
 
@@ -12,18 +13,25 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
+#include "hostmgr/host_tracker.h"
 #include "jobmgr/job_manager.h"
+#include "placement/cluster_snapshot.h"
 #include "placement/host_state.h"
 #include "records/records.h"
+#include "resmgr/resource_manager.h"
+#include "scheduler/absorber.h"
 #include "scheduler/actions.h"
+#include "scheduler/gangs.h"
+#include "scheduler/host_upkeep.h"
+#include "scheduler/shape_cache.h"
 #include "scheduler/usage_tracker.h"
+#include "scheduler/wait_reasons.h"
 
 namespace paceline::scheduler {
-
-class SchedulerCore;
 
 // What an agent declares when it (re)connects.
 struct HostRegistration {
@@ -49,7 +57,21 @@ struct ReportedUsage {
 
 class AgentControl {
  public:
-  explicit AgentControl(SchedulerCore& core) : core_(core) {}
+  // The parts of the core the agents' calls work on.
+  struct Parts {
+    hostmgr::HostTracker& hosts;
+    placement::ClusterSnapshot& snapshot;
+    jobmgr::JobManager& jobs;
+    resmgr::ResourceManager& rm;
+    UsageTracker& usage;
+    Gangs& gangs;
+    ShapeCache& shapes;
+    WaitReasons& why;
+    Absorber& absorber;
+    HostUpkeep& upkeep;
+  };
+
+  explicit AgentControl(Parts parts) : parts_(parts) {}
 
   // `running`: the runs the agent has (from its checkpoint). Runs the core does not own are
   // killed; runs the core believes are on this host but the agent does not have are LOST; runs
@@ -85,7 +107,8 @@ class AgentControl {
  private:
   void Adopt(const ReportedRun& run, HostId host, absl::Time now);
 
-  SchedulerCore& core_;
+  Parts parts_;
+  absl::flat_hash_map<std::string, std::vector<HostImage>> host_images_;  // by host name
 };
 
 }  // namespace paceline::scheduler

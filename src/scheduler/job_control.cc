@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "common/units.h"
-#include "scheduler/scheduler_core.h"
 
 namespace paceline::scheduler {
 
@@ -15,27 +14,26 @@ auto JobControl::Run(absl::Time now, Actions& out, Command command) {
   jobmgr::Effects fx;
   auto result = command(fx);
   // The job manager validates before it changes anything: a refused command has no effects.
-  if (result.ok()) core_.Absorb(fx, now, out);
+  if (result.ok()) absorber_.Absorb(fx, now, out);
   return result;
 }
 
 absl::StatusOr<JobId> JobControl::CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
                                             Actions& out, jobmgr::JobOwner owner) {
-  ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(pool));
-  if (!core_.rm_.tree().children(pool_id).empty()) {
+  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(pool));
+  if (!rm_.tree().children(pool_id).empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("pool ", pool, " has child pools; jobs run only in leaf pools"));
   }
   RETURN_IF_ERROR(CheckGangFits(spec, pool_id, pool));
   bool daemon = spec.type == JobType::kDaemon;
   jobmgr::Effects fx;
-  ASSIGN_OR_RETURN(JobId id,
-                   core_.jobs_.CreateJob(std::move(spec), pool, now, fx, std::move(owner)));
-  core_.Absorb(fx, now, out);
+  ASSIGN_OR_RETURN(JobId id, jobs_.CreateJob(std::move(spec), pool, now, fx, std::move(owner)));
+  absorber_.Absorb(fx, now, out);
   if (daemon) {
-    core_.daemons_.Add(id);
-    core_.daemons_.MarkDirty();
-    core_.ReconcileDaemons(now, out);
+    upkeep_.AddDaemonJob(id);
+    upkeep_.MarkDirty();
+    upkeep_.ReconcileDaemons(now, out);
   }
   return id;
 }
@@ -44,7 +42,7 @@ absl::Status JobControl::CheckGangFits(const JobSpec& spec, PoolId pool_id,
                                        const std::string& pool) const {
   uint32_t gang = std::max<uint32_t>(1, std::min(spec.sla.min_running_instances, spec.instances));
   std::optional<Resources> gang_total = CheckedMultiply(spec.task.resources, gang);
-  Resources limit = core_.rm_.tree().spec(pool_id).Limit();
+  Resources limit = rm_.tree().spec(pool_id).Limit();
   if (!gang_total || !gang_total->FitsIn(limit)) {
     Dim d = gang_total ? *gang_total->FirstExceeding(limit) : Dim::kCpu;
     return absl::FailedPreconditionError(absl::StrCat(
@@ -57,61 +55,59 @@ absl::Status JobControl::CheckGangFits(const JobSpec& spec, PoolId pool_id,
 
 absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::UpdateRequest req, absl::Time now,
                                                Actions& out) {
-  const jobmgr::Job* job = core_.jobs_.GetJob(id);
+  const jobmgr::Job* job = jobs_.GetJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
-  ASSIGN_OR_RETURN(PoolId pool_id, core_.rm_.tree().Lookup(job->pool()));
+  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(job->pool()));
   RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
   return Run(now, out, [&](jobmgr::Effects& fx) {
-    return core_.jobs_.updates().Start(id, std::move(req), now, fx);
+    return jobs_.updates().Start(id, std::move(req), now, fx);
   });
 }
 
 absl::Status JobControl::PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out) {
   return Run(now, out,
-             [&](jobmgr::Effects& fx) { return core_.jobs_.updates().Pause(id, paused, now, fx); });
+             [&](jobmgr::Effects& fx) { return jobs_.updates().Pause(id, paused, now, fx); });
 }
 
 absl::Status JobControl::AbortUpdate(JobId id, absl::Time now, Actions& out) {
-  return Run(now, out,
-             [&](jobmgr::Effects& fx) { return core_.jobs_.updates().Abort(id, now, fx); });
+  return Run(now, out, [&](jobmgr::Effects& fx) { return jobs_.updates().Abort(id, now, fx); });
 }
 
 absl::StatusOr<uint64_t> JobControl::RollbackJob(JobId id, uint64_t version, UpdateSpec options,
                                                  absl::Time now, Actions& out) {
   return Run(now, out, [&](jobmgr::Effects& fx) {
-    return core_.jobs_.updates().Rollback(id, version, options, now, fx);
+    return jobs_.updates().Rollback(id, version, options, now, fx);
   });
 }
 
 absl::Status JobControl::KillJob(JobId id, absl::Time now, Actions& out) {
-  return Run(now, out, [&](jobmgr::Effects& fx) { return core_.jobs_.KillJob(id, now, fx); });
+  return Run(now, out, [&](jobmgr::Effects& fx) { return jobs_.KillJob(id, now, fx); });
 }
 
 absl::Status JobControl::ReleaseVolume(TaskId task, absl::Time now, Actions& out) {
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.instances().ReleaseVolume(task, now, fx));
-  core_.why_.erase(task);
-  core_.Absorb(fx, now, out);
+  RETURN_IF_ERROR(jobs_.instances().ReleaseVolume(task, now, fx));
+  why_.Erase(task);
+  absorber_.Absorb(fx, now, out);
   return absl::OkStatus();
 }
 
 absl::Status JobControl::KillInstance(TaskId task, absl::Time now, Actions& out) {
-  return Run(now, out,
-             [&](jobmgr::Effects& fx) { return core_.jobs_.instances().Kill(task, now, fx); });
+  return Run(now, out, [&](jobmgr::Effects& fx) { return jobs_.instances().Kill(task, now, fx); });
 }
 
 absl::Status JobControl::RestartInstances(JobId id, const std::vector<uint32_t>& instances,
                                           absl::Time now, Actions& out) {
   return Run(now, out, [&](jobmgr::Effects& fx) {
-    return core_.jobs_.instances().Restart(id, instances, now, fx);
+    return jobs_.instances().Restart(id, instances, now, fx);
   });
 }
 
 absl::Status JobControl::DeleteJob(JobId id, Actions& out) {
   jobmgr::Effects fx;
-  RETURN_IF_ERROR(core_.jobs_.DeleteJob(id, fx));
+  RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
   ForgetJobs({id});
-  core_.Absorb(fx, absl::InfinitePast(), out);
+  absorber_.Absorb(fx, absl::InfinitePast(), out);
   return absl::OkStatus();
 }
 
@@ -121,31 +117,19 @@ std::vector<JobId> JobControl::PurgeExpired(const std::vector<JobId>& jobs, absl
   absl::flat_hash_set<JobId> purged;
   std::vector<JobId> done;
   for (JobId id : jobs) {
-    if (!core_.retention_.IsExpired(id, now) || !core_.jobs_.DeleteJob(id, fx).ok()) continue;
+    if (!retention_.IsExpired(id, now) || !jobs_.DeleteJob(id, fx).ok()) continue;
     purged.insert(id);
     done.push_back(id);
   }
   if (!purged.empty()) ForgetJobs(purged);
-  core_.Absorb(fx, now, out);
+  absorber_.Absorb(fx, now, out);
   return done;
 }
 
 void JobControl::ForgetJobs(const absl::flat_hash_set<JobId>& jobs) {
-  for (JobId id : jobs) core_.daemons_.Remove(id);
-  for (auto it = core_.shapes_.begin(); it != core_.shapes_.end();) {
-    if (jobs.contains(it->first.first)) {
-      core_.shapes_.erase(it++);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = core_.why_.begin(); it != core_.why_.end();) {
-    if (jobs.contains(it->first.job)) {
-      core_.why_.erase(it++);
-    } else {
-      ++it;
-    }
-  }
+  for (JobId id : jobs) upkeep_.ForgetJob(id);
+  shapes_.ForgetJobs(jobs);
+  why_.ForgetJobs(jobs);
 }
 
 }  // namespace paceline::scheduler

@@ -6,6 +6,11 @@
 // before answering). CreateJob and UpdateJob first check that the pool is a leaf and that one
 // gang of the spec could ever fit the pool's limit (FAILED_PRECONDITION otherwise).
 //
+// It works on the core's parts it is given: the job manager it drives, the resource manager's
+// pool tree (read), the retention index (read), the Absorber that applies the effects, the
+// HostUpkeep for daemon jobs, and what the core keeps on the side about jobs (WaitReasons,
+// ShapeCache), which it drops when a job is deleted.
+//
 // Thread-safety: single-threaded, like the core it belongs to (SchedulerCore::job_control()).
 
 #include <string>
@@ -16,16 +21,29 @@
 #include "absl/time/time.h"
 #include "common/ids.h"
 #include "jobmgr/job_manager.h"
+#include "resmgr/resource_manager.h"
+#include "scheduler/absorber.h"
 #include "scheduler/actions.h"
+#include "scheduler/host_upkeep.h"
+#include "scheduler/retention.h"
+#include "scheduler/shape_cache.h"
+#include "scheduler/wait_reasons.h"
 #include "spec/job_spec.h"
 
 namespace paceline::scheduler {
 
-class SchedulerCore;
-
 class JobControl {
  public:
-  explicit JobControl(SchedulerCore& core) : core_(core) {}
+  JobControl(jobmgr::JobManager& jobs, const resmgr::ResourceManager& rm,
+             const Retention& retention, Absorber& absorber, HostUpkeep& upkeep, WaitReasons& why,
+             ShapeCache& shapes)
+      : jobs_(jobs),
+        rm_(rm),
+        retention_(retention),
+        absorber_(absorber),
+        upkeep_(upkeep),
+        why_(why),
+        shapes_(shapes) {}
 
   absl::StatusOr<JobId> CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
                                   Actions& out, jobmgr::JobOwner owner = {});
@@ -58,7 +76,13 @@ class JobControl {
   // Drops what the core keeps on the side about deleted jobs: daemon entries, shapes, reasons.
   void ForgetJobs(const absl::flat_hash_set<JobId>& jobs);
 
-  SchedulerCore& core_;
+  jobmgr::JobManager& jobs_;
+  const resmgr::ResourceManager& rm_;
+  const Retention& retention_;
+  Absorber& absorber_;
+  HostUpkeep& upkeep_;
+  WaitReasons& why_;
+  ShapeCache& shapes_;
 };
 
 }  // namespace paceline::scheduler

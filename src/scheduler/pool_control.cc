@@ -1,12 +1,11 @@
 #include "scheduler/pool_control.h"
 
 #include "common/status.h"
-#include "scheduler/scheduler_core.h"
 
 namespace paceline::scheduler {
 
 absl::Status PoolControl::CreatePool(const std::string& path, const PoolSpec& spec, Actions& out) {
-  RETURN_IF_ERROR(core_.rm_.CreatePool(path, spec).status());
+  RETURN_IF_ERROR(rm_.CreatePool(path, spec).status());
   out.batch.put_pools.push_back({path, spec});
   return absl::OkStatus();
 }
@@ -15,18 +14,18 @@ absl::StatusOr<std::vector<std::string>> PoolControl::UpdatePool(const std::stri
                                                                  const PoolSpec& spec, bool force,
                                                                  Actions& out) {
   std::optional<absl::Duration> retained;
-  if (std::optional<PoolId> id = core_.rm_.tree().Find(path)) {
-    retained = core_.rm_.tree().spec(*id).retain_terminal;
+  if (std::optional<PoolId> id = rm_.tree().Find(path)) {
+    retained = rm_.tree().spec(*id).retain_terminal;
   }
-  ASSIGN_OR_RETURN(std::vector<std::string> broke, core_.rm_.UpdatePool(path, spec, force));
+  ASSIGN_OR_RETURN(std::vector<std::string> broke, rm_.UpdatePool(path, spec, force));
   out.batch.put_pools.push_back({path, spec});
   // The finished jobs of the subtree expire at other times now.
-  if (retained != spec.retain_terminal) core_.retention_.Rewindow();
+  if (retained != spec.retain_terminal) retention_.Rewindow();
   return broke;
 }
 
 absl::Status PoolControl::DeletePool(const std::string& path, Actions& out) {
-  RETURN_IF_ERROR(core_.rm_.DeletePool(path));
+  RETURN_IF_ERROR(rm_.DeletePool(path));
   out.batch.delete_pools.push_back(path);
   return absl::OkStatus();
 }

@@ -1,7 +1,8 @@
 #pragma once
 // PoolControl: the pool tree's entry points into the scheduler core (for PoolService): create,
 // update and delete pools. Each change is validated by the resource manager and, when it holds,
-// recorded in the Actions' batch (commit it before answering).
+// recorded in the Actions' batch (commit it before answering). It works on the core's resource
+// manager, and tells the core's retention index when a pool's retention window changes.
 //
 // Thread-safety: single-threaded, like the core it belongs to (SchedulerCore::pools()).
 
@@ -10,16 +11,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "resmgr/resource_manager.h"
 #include "scheduler/actions.h"
+#include "scheduler/retention.h"
 #include "spec/pool_spec.h"
 
 namespace paceline::scheduler {
 
-class SchedulerCore;
-
 class PoolControl {
  public:
-  explicit PoolControl(SchedulerCore& core) : core_(core) {}
+  PoolControl(resmgr::ResourceManager& rm, Retention& retention) : rm_(rm), retention_(retention) {}
 
   absl::Status CreatePool(const std::string& path, const PoolSpec& spec, Actions& out);
   // Returns what the change breaks when `force` lets it through (see ResourceManager).
@@ -28,7 +29,8 @@ class PoolControl {
   absl::Status DeletePool(const std::string& path, Actions& out);
 
  private:
-  SchedulerCore& core_;
+  resmgr::ResourceManager& rm_;
+  Retention& retention_;
 };
 
 }  // namespace paceline::scheduler

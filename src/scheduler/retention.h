@@ -9,7 +9,7 @@
 // where `window` is its pool's retain_terminal, inherited down the pool tree, and at the root
 // the master's --retain-terminal; a job whose window is forever never expires.
 //
-// The core keeps this index up to date as its jobs change (SchedulerCore::Absorb calls Update
+// The core keeps this index up to date as its jobs change (Absorber::Absorb calls Update
 // for every job a batch touched, Forget for every job it deleted); the master's retention
 // worker asks for the expired ones in bounded batches, archives them, then deletes them through
 // JobControl::PurgeExpired (docs/operations.md, "Retention and archive").

@@ -40,22 +40,12 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
       RETURN_IF_ERROR(rm_.CreatePool(p.path, p.spec).status());
     }
   }
-  for (const records::HostRecord& h : contents.hosts) {
-    placement::HostSpec spec;
-    spec.name = h.name;
-    spec.capacity = h.capacity;
-    for (const auto& [k, v] : h.labels) spec.labels.emplace_back(k, v);
-    // Known but not connected: it must register again; its tasks wait for it until the
-    // host timeout, counted from now.
-    HostId id = hosts_.Restore(spec, now);
-    hosts_.SetMaintenance(id, h.maintenance);
-    draining_hosts_ += h.maintenance == records::HostMaintenance::kDraining;
-  }
+  for (const records::HostRecord& h : contents.hosts) upkeep_.Restore(h, now);
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.Restore(contents, now, fx, more));
   size_t adoptable = 0;  // tasks whose agents will report them as they register again
   jobs_.ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
-    if (job.spec().type == JobType::kDaemon) daemons_.Add(job.id());
+    if (job.spec().type == JobType::kDaemon) upkeep_.AddDaemonJob(job.id());
     retention_.Restore(job);
     for (int s = 0; s < kNumTaskStates; ++s) {
       if (MayHaveProcess(TaskState(s))) adoptable += job.count(TaskState(s));
@@ -65,7 +55,7 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
   // Adopting them then grows nothing: no rehash of millions of entries while the fleet returns.
   rm_.Reserve(adoptable);
   snapshot_.ReserveTasks(adoptable);
-  Absorb(fx, now, out);
+  absorber_.Absorb(fx, now, out);
   return absl::OkStatus();
 }
 
@@ -92,58 +82,15 @@ std::optional<HostId> SchedulerCore::VolumeHostOf(const jobmgr::Job& job, uint32
 }
 
 // ---------------------------------------------------------------------------------------------
-// Hosts: liveness, maintenance, daemons (the rules are hostmgr's)
-
-void SchedulerCore::ExpireHosts(absl::Time now, Actions& out) {
-  for (HostId id : hosts_.Expire(now)) {
-    daemons_.MarkDirty();
-    const std::string& name = hosts_.Get(id).spec.name;
-    (void)snapshot_.FailHost(id, placement::HostStatus::kLost);
-    usage_.ForgetHost(name);
-    jobmgr::Effects fx;
-    jobs_.OnHostLost(name, now, fx);
-    Absorb(fx, now, out);
-  }
-}
-
-void SchedulerCore::ApplyMaintenance(HostId id, records::HostMaintenance m, Actions& out) {
-  draining_hosts_ -= hosts_.Get(id).maintenance == records::HostMaintenance::kDraining;
-  draining_hosts_ += m == records::HostMaintenance::kDraining;
-  hosts_.SetMaintenance(id, m);
-  const hostmgr::TrackedHost& h = hosts_.Get(id);
-  if (h.connected) (void)snapshot_.SetHostStatus(id, hostmgr::StatusOf(m));
-  out.batch.put_hosts.push_back(hostmgr::RecordOf(h));
-}
-
-void SchedulerCore::DrainHosts(absl::Time now, Actions& out) {
-  for (const hostmgr::TrackedHost& h : hosts_.all()) {
-    if (h.maintenance != records::HostMaintenance::kDraining) continue;
-    jobmgr::Effects fx;
-    if (hostmgr::DrainStep(h, jobs_, now, fx)) {
-      ApplyMaintenance(h.id, records::HostMaintenance::kDrained, out);
-    }
-    Absorb(fx, now, out);
-  }
-}
-
-void SchedulerCore::ReconcileDaemons(absl::Time now, Actions& out) {
-  jobmgr::Effects fx;
-  daemons_.Reconcile(hosts_, jobs_, now, fx);
-  Absorb(fx, now, out);
-}
-
-// ---------------------------------------------------------------------------------------------
 // The cycle
 
 void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   {
     jobmgr::Effects fx;
     jobs_.Tick(now, fx);
-    Absorb(fx, now, out);
+    absorber_.Absorb(fx, now, out);
   }
-  ExpireHosts(now, out);
-  if (draining_hosts_ > 0) DrainHosts(now, out);
-  if (!daemons_.empty()) ReconcileDaemons(now, out);
+  upkeep_.Tick(now, out);
 
   resmgr::CycleResult cycle =
       rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now)}, now);
@@ -151,14 +98,14 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     const std::string& why = p.reason;
     jobmgr::Effects fx;
     for (const TaskId& t : p.tasks) jobs_.instances().Preempt(t, why, now, fx);
-    Absorb(fx, now, out);
+    absorber_.Absorb(fx, now, out);
   }
   for (const resmgr::AdmittedGang& a : cycle.admitted) {
     std::optional<resmgr::GangMembers> g = rm_.Members(a.gang);
     if (!g.has_value()) continue;
     jobmgr::Effects fx;
     for (const TaskId& t : g->tasks) jobs_.OnAdmitted(t, now, fx);
-    Absorb(fx, now, out);
+    absorber_.Absorb(fx, now, out);
     to_place_.push_back(a.gang.value());
   }
   SyncSlack(now, out);
@@ -202,14 +149,15 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     bool ok = true;
     for (const TaskId& t : g->tasks) {
       if (job->task(t.instance).state != TaskState::kReady) continue;
-      absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape = ShapeOf(*job, t.instance);
+      absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape =
+          shapes_.ShapeOf(*job, t.instance);
       if (!shape.ok()) {
-        why_[t] = std::string(shape.status().message());
+        why_.Set(t, std::string(shape.status().message()));
         ok = false;
         break;
       }
       std::optional<HostId> pin;
-      if (job->spec().type == JobType::kDaemon) pin = daemons_.HostOf(t, jobs_, hosts_);
+      if (job->spec().type == JobType::kDaemon) pin = upkeep_.DaemonHostOf(t);
       if (job->spec().type == JobType::kStateful) pin = VolumeHostOf(*job, t.instance);
       req.tasks.push_back(placement::PlacementTask{t, *shape, InPlaceHost(*job, t.instance), pin});
     }
@@ -227,7 +175,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   for (const placement::Assignment& a : plan.assignments) {
     if (rejected.contains(a.request_index)) continue;
     if (!a.shape->revocable) regular_hosts.push_back(a.host);
-    why_.erase(a.task);
+    why_.Erase(a.task);
     ++placements_;
     jobmgr::Placement placed{.host = hosts_.Get(a.host).spec.name};
     for (size_t i = 0; i < a.ports.size() && i < a.shape->port_names.size(); ++i) {
@@ -239,83 +187,22 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   absl::flat_hash_map<uint64_t, bool> still_waiting;
   for (const placement::PendingRequest& p : plan.pending) {
     std::string line = p.explanation.OneLine();
-    for (const TaskId& t : p.tasks) why_[t] = line;
+    for (const TaskId& t : p.tasks) why_.Set(t, line);
     still_waiting[request_gang[p.request_index]] = true;
   }
   for (const auto& r : applied.rejected) {
     still_waiting[request_gang[r.request_index]] = true;
-    why_[r.task] = absl::StrCat("placement raced: ", r.status.message());
+    why_.Set(r.task, absl::StrCat("placement raced: ", r.status.message()));
   }
   std::vector<uint64_t> next;
   for (uint64_t gid : to_place_) {
     if (still_waiting.contains(gid)) next.push_back(gid);
   }
   to_place_ = std::move(next);
-  Absorb(fx, now, out);
+  absorber_.Absorb(fx, now, out);
   std::sort(regular_hosts.begin(), regular_hosts.end());
   regular_hosts.erase(std::unique(regular_hosts.begin(), regular_hosts.end()), regular_hosts.end());
   for (HostId h : regular_hosts) ReclaimRevocable(h, ReclaimCause::kRegularWork, now, out);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Effects of the job manager
-
-void SchedulerCore::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
-  for (const TaskId& t : fx.release) ReleaseTask(t);
-  for (const TaskId& t : fx.withdraw) {
-    std::optional<resmgr::GangId> gid = rm_.GangOf(t);
-    if (!gid.has_value()) continue;
-    std::optional<resmgr::GangMembers> g = rm_.Members(*gid);
-    if (g.has_value() && g->state == resmgr::GangState::kQueued) {
-      (void)rm_.Cancel(*gid);
-    } else {
-      ReleaseTask(t);
-    }
-  }
-  if (!fx.enqueue.empty()) EnqueueGangs(fx.enqueue, now);
-
-  PeerCache peers;
-  PlacedNow placed;
-  for (const jobmgr::LaunchCommand& l : fx.launches) placed[l.run.task] = &l.placed;
-  for (const jobmgr::LaunchCommand& l : fx.launches) {
-    const jobmgr::Job* job = jobs_.GetJob(l.run.task.job);
-    if (job == nullptr) continue;
-    Launch launch;
-    launch.run = l.run;
-    launch.host = l.placed.host;
-    launch.pool = job->pool();
-    launch.ports = l.placed.ports;
-    launch.gpu_devices = l.placed.gpu_devices;
-    launch.task = job->TaskFor(l.run.task.instance);
-    launch.spec_version = job->task(l.run.task.instance).spec_version;
-    launch.gang_size = std::max<uint32_t>(1, job->spec().sla.min_running_instances);
-    if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, launch.gang_size, placed, peers);
-    out.launches.push_back(std::move(launch));
-  }
-  auto move_all = [](auto& to, auto& from) {
-    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-  };
-  NoteFinished(fx, now);
-  move_all(out.kills, fx.kills);
-  move_all(out.batch.put_jobs, fx.batch.put_jobs);
-  move_all(out.batch.put_tasks, fx.batch.put_tasks);
-  move_all(out.batch.delete_tasks, fx.batch.delete_tasks);
-  move_all(out.batch.events, fx.batch.events);
-  for (JobId id : fx.batch.delete_jobs) retention_.Forget(id);
-  move_all(out.batch.delete_jobs, fx.batch.delete_jobs);
-  if (fx.batch.next_job_id) out.batch.next_job_id = fx.batch.next_job_id;
-  fx = jobmgr::Effects();
-}
-
-void SchedulerCore::NoteFinished(const jobmgr::Effects& fx, absl::Time now) {
-  JobId last(0);  // events come in runs of one job: skip the repeats
-  auto note = [&](JobId id) {
-    if (id == last) return;
-    last = id;
-    if (const jobmgr::Job* job = jobs_.GetJob(id)) retention_.Update(*job, now);
-  };
-  for (const records::JobRecord& j : fx.batch.put_jobs) note(j.id);
-  for (const records::TaskEvent& e : fx.batch.events) note(e.run.task.job);
 }
 
 absl::Duration SchedulerCore::RetentionWindow(const std::string& pool) const {
@@ -327,116 +214,6 @@ absl::Duration SchedulerCore::RetentionWindow(const std::string& pool) const {
     id = tree.parent(*id);
   }
   return config_.retain_terminal;
-}
-
-std::shared_ptr<const std::vector<GangPeer>> SchedulerCore::PeersOf(TaskId task, uint32_t gang_size,
-                                                                    const PlacedNow& placed,
-                                                                    PeerCache& cache) const {
-  const jobmgr::Job* job = jobs_.GetJob(task.job);
-  if (job == nullptr || gang_size < 2) return nullptr;
-  const uint32_t first = task.instance / gang_size * gang_size;
-  const uint32_t end = std::min(first + gang_size, job->instances());
-  if (end - first < 2) return nullptr;  // a last gang of one
-  auto [it, missing] = cache.try_emplace(std::make_pair(task.job, first));
-  if (!missing) return it->second;
-  auto list = std::make_shared<std::vector<GangPeer>>();
-  for (uint32_t i = first; i < end; ++i) {
-    const TaskId member{task.job, i};
-    GangPeer p;
-    p.instance = i;
-    if (auto a = placed.find(member); a != placed.end()) {
-      p.host = a->second->host;
-      p.ports = a->second->ports;
-    } else {
-      // Not placed now: a member whose run is live where the job manager records it, with the
-      // ports it holds there. Members without a live run (waiting, being stopped) are left out.
-      const jobmgr::TaskRuntime& t = job->task(i);
-      if ((t.state != TaskState::kLaunching && t.state != TaskState::kRunning) ||
-          t.host == jobmgr::kNoHost) {
-        continue;
-      }
-      p.host = jobs_.HostName(t.host);
-      if (const placement::Usage* u = snapshot_.TaskUsage(member)) {
-        const std::vector<std::string> names = job->TaskFor(i)->ports;
-        for (size_t k = 0; k < u->ports().size() && k < names.size(); ++k) {
-          p.ports.emplace_back(names[k], u->ports()[k]);
-        }
-      }
-    }
-    list->push_back(std::move(p));
-  }
-  it->second = std::move(list);
-  return it->second;
-}
-
-void SchedulerCore::EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now) {
-  size_t i = 0;
-  while (i < tasks.size()) {
-    const jobmgr::Job* job = jobs_.GetJob(tasks[i].job);
-    if (job == nullptr) {
-      ++i;
-      continue;
-    }
-    const JobSpec& spec = job->spec();
-    uint32_t size = std::max<uint32_t>(1, spec.sla.min_running_instances);
-    // A gang: up to `size` consecutive instances of the same job, within one multiple of
-    // `size` (instances 0..size-1, size..2*size-1, ...), so that a gang is always the same
-    // instances, whichever of them are enqueued together.
-    size_t j = i + 1;
-    while (j < tasks.size() && j - i < size && tasks[j].job == tasks[i].job &&
-           tasks[j].instance == tasks[j - 1].instance + 1 &&
-           tasks[j].instance / size == tasks[i].instance / size) {
-      ++j;
-    }
-    absl::Span<const TaskId> members(&tasks[i], j - i);
-    absl::Status s = rm_.Enqueue(GangRequestOf(*job, members, next_gang_++), now);
-    if (!s.ok()) {
-      for (const TaskId& t : members) why_[t] = std::string(s.message());
-    }
-    i = j;
-  }
-}
-
-resmgr::GangRequest SchedulerCore::GangRequestOf(const jobmgr::Job& job,
-                                                 absl::Span<const TaskId> tasks,
-                                                 uint64_t gid) const {
-  const JobSpec& spec = job.spec();
-  resmgr::GangRequest req;
-  req.id = resmgr::GangId(gid);
-  req.job = job.id();
-  req.pool = *rm_.tree().Find(job.pool());
-  req.priority = spec.priority;
-  req.sla = resmgr::SlaClassOf(spec.sla);
-  req.max_running_instances = spec.sla.max_running_instances;
-  for (const TaskId& t : tasks) {
-    const std::shared_ptr<const TaskSpec> task = job.TaskFor(t.instance);
-    req.controller = req.controller || task->controller;
-    req.tasks.push_back({t, task->resources});
-  }
-  return req;
-}
-
-void SchedulerCore::ReleaseTask(TaskId task) {
-  (void)snapshot_.Release(task);
-  usage_.Forget(task);
-  (void)rm_.Release(task);  // NOT_FOUND: it held nothing
-}
-
-absl::StatusOr<std::shared_ptr<const placement::TaskShape>> SchedulerCore::ShapeOf(
-    const jobmgr::Job& job, uint32_t instance) {
-  uint32_t version = job.task(instance).spec_version;
-  const JobSpec* spec = job.SpecOf(version);
-  if (spec == nullptr) spec = &job.spec();
-  bool overridden = spec->instance_overrides.contains(instance);
-  std::pair<JobId, uint32_t> key{job.id(), version};
-  if (!overridden) {
-    auto it = shapes_.find(key);
-    if (it != shapes_.end()) return it->second;
-  }
-  ASSIGN_OR_RETURN(std::shared_ptr<const placement::TaskShape> shape,
-                   placement::TaskShapeFromSpec(job.id(), *spec, instance));
-  if (!overridden) shapes_[key] = shape;
-  return shape;
 }
 
 std::string SchedulerCore::WhyPending(TaskId task) const {
@@ -453,8 +230,7 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
                           "` starts it elsewhere with an empty volume");
     }
   }
-  auto w = why_.find(task);
-  if (w != why_.end()) return w->second;
+  if (const std::string* w = why_.Find(task)) return *w;
   if (std::optional<resmgr::GangId> gang = rm_.GangOf(task)) {
     absl::StatusOr<resmgr::GangView> view = rm_.DescribeGang(*gang);
     if (view.ok() && view->queued.has_value()) return view->queued->why;

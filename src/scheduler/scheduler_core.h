@@ -15,7 +15,8 @@
 //      queued gangs;
 //   3. each host's slack (what its regular tasks hold but do not use, from the usage reports)
 //      is brought into the placement snapshot; a host whose slack shrank below what its
-//      revocable tasks hold (a new report, or a report gone stale) reclaims some (reclaim.cc);
+//      revocable tasks hold (a new report, or a report gone stale) reclaims some
+//      (scheduler_core_reclaim.cc);
 //   4. the placement engine places every admitted gang that has no host yet (all-or-nothing per
 //      gang); a gang that does not fit keeps its admission and is retried next cycle, with an
 //      explanation on each of its tasks ("why pending");
@@ -43,8 +44,17 @@
 // through pools() (pool_control.h), and the agents' messages through agents()
 // (agent_control.h); the driver (master or sim) calls Restore once and RunCycle every cycle;
 // readers use the const views (jobs(), resources(), snapshot(), hosts(), WhyPending). The core
-// is the one owner of the mutable state; the controls are its entry points, grouped by caller.
-// Host records, maintenance and daemon fan-out are hostmgr's (src/hostmgr).
+// owns its parts and wires them together; each part has its own state and is handed, at
+// construction, only the parts it uses:
+//   - jobmgr::JobManager, resmgr::ResourceManager, placement::ClusterSnapshot and the engine,
+//     hostmgr::HostTracker, UsageTracker, History, Retention: the state;
+//   - WaitReasons (why a task waits), ShapeCache (tasks' shapes for placement), Gangs (tasks to
+//     the resource manager as gangs), Absorber (the job manager's effects applied to the rest),
+//     HostUpkeep (expiry, drain, maintenance, daemons);
+//   - PoolControl, JobControl, AgentControl: the entry points, grouped by caller.
+// The core itself runs the cycle: admission's results placed, and revocable work reclaimed
+// (scheduler_core_reclaim.cc). Host records, maintenance and daemon fan-out are hostmgr's
+// (src/hostmgr).
 //
 // Thread-safety: single-threaded; not thread-safe.
 
@@ -58,19 +68,23 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/defaults.h"
-#include "hostmgr/daemon_set.h"
 #include "hostmgr/host_tracker.h"
 #include "jobmgr/job_manager.h"
 #include "placement/cluster_snapshot.h"
 #include "placement/engine.h"
 #include "resmgr/resource_manager.h"
+#include "scheduler/absorber.h"
 #include "scheduler/actions.h"
 #include "scheduler/agent_control.h"
+#include "scheduler/gangs.h"
 #include "scheduler/history.h"
+#include "scheduler/host_upkeep.h"
 #include "scheduler/job_control.h"
 #include "scheduler/pool_control.h"
 #include "scheduler/retention.h"
+#include "scheduler/shape_cache.h"
 #include "scheduler/usage_tracker.h"
+#include "scheduler/wait_reasons.h"
 
 namespace paceline::scheduler {
 
@@ -122,53 +136,24 @@ class SchedulerCore {
   const Retention& retention() const { return retention_; }
 
  private:
-  friend class PoolControl;
-  friend class JobControl;
-  friend class AgentControl;
-
   explicit SchedulerCore(CoreConfig config, std::unique_ptr<placement::PlacementEngine> engine);
 
-  // Applies what the job manager asked (enqueue, withdraw, release) to the resource manager
-  // and the snapshot, and moves its batch, launches and kills into `out`.
-  void Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out);
-  // Tells the retention index about every job whose record or tasks `fx` changes.
-  void NoteFinished(const jobmgr::Effects& fx, absl::Time now);
-  void EnqueueGangs(const std::vector<TaskId>& tasks, absl::Time now);
-  // Every member of `task`'s gang with a host: launched in this batch (`placed`) or with a live
-  // run (its host and ports in the snapshot). Built once per gang, kept in `cache`.
-  using PeerCache =
-      absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const std::vector<GangPeer>>>;
-  using PlacedNow = absl::flat_hash_map<TaskId, const jobmgr::Placement*>;
-  std::shared_ptr<const std::vector<GangPeer>> PeersOf(TaskId task, uint32_t gang_size,
-                                                       const PlacedNow& placed,
-                                                       PeerCache& cache) const;
-  // Revocable work (reclaim.cc). Brings the hosts' slack into the snapshot and reclaims on
-  // the hosts whose revocable work no longer fits it.
+  // Revocable work (scheduler_core_reclaim.cc). Brings the hosts' slack into the snapshot and
+  // reclaims on the hosts whose revocable work no longer fits it.
   enum class ReclaimCause { kRegularWork, kSlackShrank, kUsageUnknown };
   void SyncSlack(absl::Time now, Actions& out);
   // Preempts (REVOKED) revocable tasks of `host` until the rest fits (HostState::
   // RevocableExcess, not counting those already being stopped). No-op when nothing exceeds.
   void ReclaimRevocable(HostId host, ReclaimCause cause, absl::Time now, Actions& out);
-  // Builds the resource manager's request for `tasks` of one job, as gang `gid`.
-  resmgr::GangRequest GangRequestOf(const jobmgr::Job& job, absl::Span<const TaskId> tasks,
-                                    uint64_t gid) const;
-  void ReleaseTask(TaskId task);
   void PlaceAdmitted(absl::Time now, Actions& out);
   // Adds the cluster's and every pool's point of `now` to the history.
   void RecordHistory(absl::Time now);
-  void ExpireHosts(absl::Time now, Actions& out);
-  // Host maintenance (hostmgr/maintenance.h): records the state and tells placement.
-  void ApplyMaintenance(HostId id, records::HostMaintenance m, Actions& out);
-  void DrainHosts(absl::Time now, Actions& out);
-  void ReconcileDaemons(absl::Time now, Actions& out);
   // The retention window of a pool's finished jobs: the nearest retain_terminal up the tree.
   absl::Duration RetentionWindow(const std::string& pool) const;
   std::optional<HostId> VolumeHostOf(const jobmgr::Job& job, uint32_t instance) const;
   // During an update with in_place: the instance's previous host, preferred when it still fits.
   std::optional<placement::PreviousHost> InPlaceHost(const jobmgr::Job& job,
                                                      uint32_t instance) const;
-  absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeOf(const jobmgr::Job& job,
-                                                                      uint32_t instance);
 
   CoreConfig config_;
   jobmgr::JobManager jobs_;
@@ -176,25 +161,23 @@ class SchedulerCore {
   placement::ClusterSnapshot snapshot_;
   std::unique_ptr<placement::PlacementEngine> engine_;
   hostmgr::HostTracker hosts_;
-  hostmgr::DaemonSet daemons_;
   UsageTracker usage_;
-  absl::flat_hash_map<std::string, std::vector<HostImage>> host_images_;  // by host name
-  uint32_t draining_hosts_ = 0;
-  uint64_t next_gang_ = 1;
   uint64_t placements_ = 0;
   History history_;
   Retention retention_{[this](const std::string& pool) { return RetentionWindow(pool); }};
   uint64_t placements_at_last_point_ = 0;
   // Gangs and their members are the resource manager's (rm_.GangOf, rm_.Members): the core
   // keeps no copy of them, which at ten million running tasks would be two more hash maps.
-  std::vector<uint64_t> to_place_;                // admitted gangs without hosts
-  absl::flat_hash_map<TaskId, std::string> why_;  // placement explanations
-  // By job and spec version.
-  absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const placement::TaskShape>>
-      shapes_;
-  PoolControl pools_{*this};
-  JobControl job_control_{*this};
-  AgentControl agents_{*this};
+  std::vector<uint64_t> to_place_;  // admitted gangs without hosts
+  WaitReasons why_;                 // placement explanations
+  ShapeCache shapes_;
+  Gangs gangs_{jobs_, rm_, why_};
+  Absorber absorber_{jobs_, rm_, snapshot_, usage_, retention_, gangs_};
+  HostUpkeep upkeep_{hosts_, jobs_, snapshot_, usage_, absorber_};
+  PoolControl pools_{rm_, retention_};
+  JobControl job_control_{jobs_, rm_, retention_, absorber_, upkeep_, why_, shapes_};
+  AgentControl agents_{
+      {hosts_, snapshot_, jobs_, rm_, usage_, gangs_, shapes_, why_, absorber_, upkeep_}};
 };
 
 }  // namespace paceline::scheduler

@@ -125,7 +125,7 @@ void SchedulerCore::ReclaimRevocable(HostId id, ReclaimCause cause, absl::Time n
                                 now, fx, jobmgr::TaskReason::kRevoked);
     }
   }
-  Absorb(fx, now, out);
+  absorber_.Absorb(fx, now, out);
 }
 
 }  // namespace paceline::scheduler
