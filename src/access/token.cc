@@ -2,33 +2,19 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/hex.h"
+#include "common/random_bytes.h"
 
 namespace paceline::access {
 namespace {
 
 constexpr size_t kIdDigits = 16;
 constexpr size_t kSecretDigits = 64;
-
-bool IsLowerHex(absl::string_view s) {
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
-absl::StatusOr<std::string> RandomHex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
-    return absl::UnavailableError("the system's random source failed");
-  }
-  return absl::BytesToHexString(raw);
-}
 
 }  // namespace
 

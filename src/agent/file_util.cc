@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
 
 namespace paceline::agent {
 
@@ -75,21 +76,15 @@ absl::Status SyncDir(const std::string& dir) {
 }
 
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view data, bool sync) {
-  std::string tmp = absl::StrCat(path, ".tmp");
-  {
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd.valid()) return ErrnoStatus(errno, absl::StrCat("open ", tmp));
-    absl::Status s = WriteAll(fd.get(), data);
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(tmp, ": ", s.message()));
-    if (sync && ::fdatasync(fd.get()) != 0) {
-      return ErrnoStatus(errno, absl::StrCat("fdatasync ", tmp));
-    }
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return ErrnoStatus(errno, absl::StrCat("rename ", tmp, " to ", path));
-  }
-  if (sync) return SyncDir(Dirname(path));
-  return absl::OkStatus();
+  using Options = AtomicWriteOptions;
+  return WriteFileAtomically(
+      path, data,
+      {.mode = 0600,
+       .temp_suffix = ".tmp",
+       .sync = sync ? Options::Sync::kData : Options::Sync::kNone,
+       .dir_sync = sync ? Options::DirSync::kChecked : Options::DirSync::kNone,
+       .remove_temp_on_failure = false},
+      ErrnoStatus);
 }
 
 std::string Dirname(absl::string_view path) {

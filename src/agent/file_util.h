@@ -49,8 +49,9 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::Status WriteFile(const std::string& path, absl::string_view data, mode_t mode = 0600);
 // Writes `data` to an existing file without O_CREAT/O_TRUNC (cgroup control files).
 absl::Status WriteExisting(const std::string& path, absl::string_view data);
-// Replaces `path` atomically: writes `path.tmp`, optionally fsyncs it, renames it over `path`
-// and (when `sync`) fsyncs the directory, so a reader sees the old or the new content.
+// Replaces `path` atomically: writes `path.tmp` (0600), optionally fdatasyncs it, renames it
+// over `path` and (when `sync`) fsyncs the directory, so a reader sees the old or the new
+// content (common/atomic_file.h with these options; a failure leaves `path.tmp`).
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view data, bool sync);
 // fsync of a directory (after a rename or create inside it).
 absl::Status SyncDir(const std::string& dir);

@@ -3,8 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
-#include "resmgr/pool_path.h"
 #include "secrets/secret_path.h"
+#include "spec/pool_path.h"
 #include "wire/core.h"
 
 namespace paceline::api {
@@ -60,7 +60,7 @@ grpc::Status SecretServiceImpl::ListSecrets(grpc::ServerContext* ctx,
                                             const v1::ListSecretsRequest* req,
                                             v1::ListSecretsResponse* resp) {
   const std::string pool = req->pool().empty() ? "/" : req->pool();
-  if (absl::Status s = resmgr::ValidatePoolPath(pool); !s.ok()) {
+  if (absl::Status s = spec::ValidatePoolPath(pool); !s.ok()) {
     if (grpc::Status a = access_->Check(ctx); !a.ok()) return a;
     return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat("pool: ", s.message())));
   }

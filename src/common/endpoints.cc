@@ -1,10 +1,12 @@
 #include "common/endpoints.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
 #include "nlohmann/json.hpp"
 
 namespace paceline {
@@ -20,23 +22,24 @@ std::string EndpointsPath(const std::string& data_dir) {
 
 absl::Status WriteEndpointsFile(const std::string& data_dir, const MasterEndpoints& e) {
   std::string path = EndpointsPath(data_dir);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << nlohmann::json{{"grpc", e.grpc},
-                          {"http", e.http},
-                          {"pid", e.pid},
-                          {"token_file", e.token_file},
-                          {"agent_token_file", e.agent_token_file},
-                          {"ca_file", e.ca_file}}
-               .dump()
-        << "\n";
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot write ", path, ": ", ec.message()));
-  return absl::OkStatus();
+  std::string text = nlohmann::json{{"grpc", e.grpc},
+                                    {"http", e.http},
+                                    {"pid", e.pid},
+                                    {"token_file", e.token_file},
+                                    {"agent_token_file", e.agent_token_file},
+                                    {"ca_file", e.ca_file}}
+                         .dump() +
+                     "\n";
+  // Atomic for readers, not synced: the file describes a running process.
+  return WriteFileAtomically(path, text,
+                             {.mode = 0666,
+                              .sync = AtomicWriteOptions::Sync::kNone,
+                              .dir_sync = AtomicWriteOptions::DirSync::kNone,
+                              .remove_temp_on_failure = false},
+                             [&](int err, absl::string_view what) {
+                               return absl::UnavailableError(absl::StrCat(
+                                   "cannot write ", path, ": ", what, ": ", std::strerror(err)));
+                             });
 }
 
 absl::StatusOr<MasterEndpoints> ReadEndpointsFile(const std::string& data_dir) {

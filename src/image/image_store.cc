@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
 #include "common/status.h"
 #include "image/digest.h"
 #include "image/layer_unpack.h"
@@ -38,34 +39,8 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
 
 // Writes `data` to `path` atomically and durably (temp file, fsync, rename, fsync dir).
 absl::Status WriteDurably(const std::string& path, absl::string_view data) {
-  std::string tmp = absl::StrCat(path, ".tmp");
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", tmp));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return IoError(err, absl::StrCat("write ", tmp));
-    }
-    done += static_cast<size_t>(n);
-  }
-  bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return IoError(err, absl::StrCat("write ", path));
-  }
-  int dfd = ::open(fs::path(path).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(
+      path, data, {.mode = 0644, .dir_sync = AtomicWriteOptions::DirSync::kBestEffort}, IoError);
 }
 
 // Holds the store's flock for one change (across processes).

@@ -4,14 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "jobmgr/restart_policy.h"
-#include "store/memory_store.h"
+#include "jobmgr/test_util.h"
 
 namespace paceline::jobmgr {
 namespace {
 
 using ::testing::HasSubstr;
-
-const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
 JobSpec Batch(uint32_t instances) {
   JobSpec s;
@@ -24,44 +22,12 @@ JobSpec Batch(uint32_t instances) {
 }
 
 // Drives tasks through the happy path and keeps a MemoryStore in step with every Effects, as
-// the master does.
-class JobManagerTest : public ::testing::Test {
+// the master does (jobmgr/test_util.h).
+class JobManagerTest : public JobManagerFixture {
  protected:
-  Effects Do(const std::function<void(Effects&)>& f) {
-    Effects fx;
-    f(fx);
-    EXPECT_TRUE(store_.Commit(fx.batch).ok());
-    return fx;
-  }
-  JobId Create(JobSpec spec) {
-    JobId id;
-    Do([&](Effects& fx) {
-      auto r = jm_.CreateJob(std::move(spec), "/pool", now_, fx);
-      ASSERT_TRUE(r.ok());
-      id = *r;
-    });
-    return id;
-  }
-  // PENDING -> READY -> LAUNCHING -> RUNNING on `host`.
-  void Start(TaskId t, const std::string& host = "h1") {
-    Do([&](Effects& fx) { jm_.OnAdmitted(t, now_, fx); });
-    Effects placed = Do([&](Effects& fx) { jm_.OnPlaced(t, {.host = host}, now_, fx); });
-    ASSERT_EQ(placed.launches.size(), 1u);
-    EXPECT_EQ(placed.launches[0].run, (RunId{t, Run(t)}));
-    EXPECT_EQ(placed.launches[0].placed.host, host);
-    Do([&](Effects& fx) { jm_.OnStatus({RunId{t, Run(t)}, host, TaskState::kRunning}, now_, fx); });
-  }
   void Exit(TaskId t, int code, const std::string& host = "h1") {
-    StatusReport r{RunId{t, Run(t)}, host, code == 0 ? TaskState::kSucceeded : TaskState::kFailed,
-                   code};
-    Do([&](Effects& fx) { jm_.OnStatus(r, now_, fx); });
+    Report(t, code == 0 ? TaskState::kSucceeded : TaskState::kFailed, code, host);
   }
-  uint32_t Run(TaskId t) { return jm_.GetJob(t.job)->task(t.instance).run; }
-  TaskState State(TaskId t) { return jm_.GetJob(t.job)->task(t.instance).state; }
-
-  JobManager jm_;
-  store::MemoryStore store_;
-  absl::Time now_ = kT0;
 };
 
 TEST_F(JobManagerTest, CreateEnqueuesEveryInstanceAndPersistsTheJob) {

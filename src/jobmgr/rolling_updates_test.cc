@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "jobmgr/job_manager.h"
+#include "jobmgr/test_util.h"
 #include "jobmgr/update_plan.h"
-#include "store/memory_store.h"
 
 namespace paceline::jobmgr {
 namespace {
@@ -33,33 +33,14 @@ UpdateSpec Options(uint32_t batch, uint32_t max_failures = 0, bool rollback = fa
   return o;
 }
 
-class UpdateTest : public ::testing::Test {
+class UpdateTest : public JobManagerFixture {
  protected:
-  Effects Do(const std::function<void(Effects&)>& f) {
-    Effects fx;
-    f(fx);
-    EXPECT_TRUE(store_.Commit(fx.batch).ok());
-    return fx;
-  }
   JobId CreateRunning(const JobSpec& spec) {
-    JobId id;
-    Do([&](Effects& fx) { id = *jm_.CreateJob(spec, "/pool", now_, fx); });
+    JobId id = Create(spec);
     for (uint32_t i = 0; i < spec.instances; ++i) Start(TaskId{id, i});
     return id;
   }
-  const TaskRuntime& T(JobId id, uint32_t i) { return jm_.GetJob(id)->task(i); }
-  void Start(TaskId t) {
-    Do([&](Effects& fx) { jm_.OnAdmitted(t, now_, fx); });
-    Do([&](Effects& fx) { jm_.OnPlaced(t, {.host = "h1"}, now_, fx); });
-    Do([&](Effects& fx) {
-      jm_.OnStatus({RunId{t, T(t.job, t.instance).run}, "h1", TaskState::kRunning}, now_, fx);
-    });
-  }
-  void End(TaskId t, TaskState state, int code = 0) {
-    Do([&](Effects& fx) {
-      jm_.OnStatus({RunId{t, T(t.job, t.instance).run}, "h1", state, code}, now_, fx);
-    });
-  }
+  void End(TaskId t, TaskState state, int code = 0) { Report(t, state, code); }
   // Every instance that was asked to stop for the update stops, and every new run starts.
   void Cycle(JobId id) {
     const Job* job = jm_.GetJob(id);
@@ -92,10 +73,6 @@ class UpdateTest : public ::testing::Test {
     });
     return r;
   }
-
-  JobManager jm_;
-  store::MemoryStore store_;
-  absl::Time now_ = absl::FromUnixSeconds(1'700'000'000);
 };
 
 TEST_F(UpdateTest, RollsInBatchesAndNeverTakesDownMoreThanTheBatch) {

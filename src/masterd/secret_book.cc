@@ -4,8 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "resmgr/pool_path.h"
 #include "secrets/secret_path.h"
+#include "spec/pool_path.h"
 
 namespace paceline::masterd {
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/check.h"
 #include "common/units.h"
-#include "resmgr/pool_path.h"
+#include "spec/pool_path.h"
 
 namespace paceline::resmgr {
 namespace {
@@ -169,12 +169,12 @@ std::vector<std::string> PoolTree::RelationalViolations(PoolId parent_id,
 }
 
 absl::StatusOr<PoolId> PoolTree::Create(absl::string_view path, const PoolSpec& spec) {
-  if (auto s = ValidatePoolPath(path); !s.ok()) return s;
+  if (auto s = spec::ValidatePoolPath(path); !s.ok()) return s;
   if (path == "/") return absl::AlreadyExistsError("pool / (the root) always exists");
   if (Find(path).has_value()) {
     return absl::AlreadyExistsError(absl::StrCat("pool ", path, " already exists"));
   }
-  const absl::string_view parent_path = ParentPath(path);
+  const absl::string_view parent_path = spec::ParentPath(path);
   const std::optional<PoolId> parent = Find(parent_path);
   if (!parent.has_value()) {
     return absl::NotFoundError(
@@ -202,7 +202,7 @@ absl::StatusOr<PoolId> PoolTree::Create(absl::string_view path, const PoolSpec& 
 
 absl::StatusOr<std::vector<std::string>> PoolTree::Update(absl::string_view path,
                                                           const PoolSpec& spec, bool force) {
-  if (auto s = ValidatePoolPath(path); !s.ok()) return s;
+  if (auto s = spec::ValidatePoolPath(path); !s.ok()) return s;
   if (path == "/") {
     return absl::FailedPreconditionError(
         "pool / (the root) cannot be updated: its entitlement is the cluster capacity");
@@ -221,7 +221,7 @@ absl::StatusOr<std::vector<std::string>> PoolTree::Update(absl::string_view path
 }
 
 absl::Status PoolTree::Delete(absl::string_view path) {
-  if (auto s = ValidatePoolPath(path); !s.ok()) return s;
+  if (auto s = spec::ValidatePoolPath(path); !s.ok()) return s;
   if (path == "/") return absl::FailedPreconditionError("pool / (the root) cannot be deleted");
   auto id = Lookup(path);
   if (!id.ok()) return id.status();

@@ -8,7 +8,7 @@
 //
 // Rules, checked on Create and Update (each failure names the pool, the dimension and the
 // numbers, e.g. "pool /ads/training: cpu reservation 30 exceeds limit 20"):
-//   - valid path (pool_path.h), existing parent, unique sibling names      INVALID_ARGUMENT,
+//   - valid path (spec/pool_path.h), existing parent, unique sibling names INVALID_ARGUMENT,
 //                                                                          NOT_FOUND,
 //                                                                          ALREADY_EXISTS
 //   - per dimension: reservation >= 0, reservation <= limit, share > 0;

@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "resmgr/pool_path.h"
 #include "resmgr/test_builders.h"
 
 namespace paceline::resmgr {
@@ -14,27 +13,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::Spec;
-
-TEST(PoolPathTest, AcceptsValidPaths) {
-  for (absl::string_view p : {"/", "/ads", "/ads/training", "/a-b/c_d/e.f/0x"}) {
-    EXPECT_TRUE(ValidatePoolPath(p).ok()) << p;
-  }
-}
-
-TEST(PoolPathTest, RejectsInvalidPathsWithReason) {
-  EXPECT_THAT(ValidatePoolPath("").message(), HasSubstr("must start with '/'"));
-  EXPECT_THAT(ValidatePoolPath("ads").message(), HasSubstr("must start with '/'"));
-  EXPECT_THAT(ValidatePoolPath("/ads/").message(), HasSubstr("must not end with '/'"));
-  EXPECT_THAT(ValidatePoolPath("/ads//x").message(), HasSubstr("empty segment"));
-  EXPECT_THAT(ValidatePoolPath("/ads/.x").message(), HasSubstr("letter or a digit"));
-  EXPECT_THAT(ValidatePoolPath("/ads/a b").message(), HasSubstr("only letters"));
-  EXPECT_THAT(ValidatePoolPath("/" + std::string(65, 'a')).message(), HasSubstr("longer than"));
-  EXPECT_EQ(ParentPath("/ads/training"), "/ads");
-  EXPECT_EQ(ParentPath("/ads"), "/");
-  EXPECT_EQ(BaseName("/ads/training"), "training");
-  EXPECT_EQ(ChildPath("/", "ads"), "/ads");
-  EXPECT_EQ(ChildPath("/ads", "x"), "/ads/x");
-}
 
 TEST(PoolTreeTest, CreatesNestedPoolsAndFindsThemByPath) {
   PoolTree tree;

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status.h"
-#include "resmgr/pool_path.h"
 #include "spec/job_spec.h"
+#include "spec/pool_path.h"
 
 namespace paceline::resmgr {
 
@@ -24,8 +24,9 @@ std::string ResourceManager::WorkSummary(const PoolRuntime& p) const {
 
 absl::StatusOr<PoolId> ResourceManager::CreatePool(absl::string_view path, const PoolSpec& spec) {
   // Jobs only in leaf pools: a pool holding work cannot become a parent.
-  const std::optional<PoolId> parent =
-      ValidatePoolPath(path).ok() && path != "/" ? tree_.Find(ParentPath(path)) : std::nullopt;
+  const std::optional<PoolId> parent = spec::ValidatePoolPath(path).ok() && path != "/"
+                                           ? tree_.Find(spec::ParentPath(path))
+                                           : std::nullopt;
   if (parent.has_value()) {
     const PoolRuntime* p = state_.FindPool(*parent);
     if (p != nullptr && p->HasWork() && !tree_.Find(path).has_value()) {

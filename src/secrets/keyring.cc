@@ -1,8 +1,6 @@
 #include "secrets/keyring.h"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +15,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/atomic_file.h"
+#include "common/hex.h"
+#include "common/random_bytes.h"
 
 namespace paceline::secrets {
 namespace {
@@ -25,21 +26,6 @@ constexpr size_t kKeyBytes = 32;
 constexpr size_t kNonceBytes = 12;
 constexpr size_t kTagBytes = 16;
 constexpr size_t kIdBytes = 4;
-
-bool IsLowerHex(absl::string_view s) {
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
-absl::StatusOr<std::string> Random(size_t bytes) {
-  std::string raw(bytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
-    return absl::UnavailableError("the system's random source failed");
-  }
-  return raw;
-}
 
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
 
@@ -53,25 +39,20 @@ absl::Status FileError(absl::string_view what, const std::string& path) {
       absl::StrCat("secrets key file ", path, ": ", what, ": ", std::strerror(errno)));
 }
 
-// Creates `path` with `text`, 0600, only if it does not exist (a temporary file linked into
-// place, so that no reader sees half a key).
-absl::Status CreateExclusive(const std::string& path, const std::string& text, bool replace) {
-  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return FileError("cannot create", tmp);
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return FileError("cannot write", tmp);
-  }
-  int rc = replace ? ::rename(tmp.c_str(), path.c_str()) : ::link(tmp.c_str(), path.c_str());
-  int err = errno;
-  ::unlink(tmp.c_str());
-  errno = err;
-  if (rc != 0 && !(errno == EEXIST && !replace)) return FileError("cannot write", path);
-  return absl::OkStatus();
+// Writes `path` with `text`, 0600, through a temporary file so that no reader sees half a key:
+// renamed over it when `replace`, otherwise linked into place only if it does not exist.
+absl::Status WriteKeyFile(const std::string& path, const std::string& text, bool replace) {
+  return WriteFileAtomically(
+      path, text,
+      {.mode = 0600,
+       .temp_suffix = absl::StrCat(".tmp.", ::getpid()),
+       .sync = AtomicWriteOptions::Sync::kFull,
+       .dir_sync = AtomicWriteOptions::DirSync::kNone,
+       .replace = replace},
+      [&](int err, absl::string_view what) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "secrets key file ", path, ": cannot write (", what, "): ", std::strerror(err)));
+      });
 }
 
 absl::StatusOr<std::string> ReadKeyFile(const std::string& path) {
@@ -117,9 +98,9 @@ absl::StatusOr<Keyring> Keyring::Parse(absl::string_view text) {
 }
 
 absl::StatusOr<std::string> Keyring::NewKeyLine() {
-  absl::StatusOr<std::string> id = Random(kIdBytes);
+  absl::StatusOr<std::string> id = RandomBytes(kIdBytes);
   if (!id.ok()) return id.status();
-  absl::StatusOr<std::string> key = Random(kKeyBytes);
+  absl::StatusOr<std::string> key = RandomBytes(kKeyBytes);
   if (!key.ok()) return key.status();
   return absl::StrCat(absl::BytesToHexString(*id), " ", absl::BytesToHexString(*key), "\n");
 }
@@ -134,7 +115,7 @@ absl::StatusOr<Keyring> Keyring::LoadOrCreate(const std::string& path) {
         "# Paceline's secrets keyring: the first key seals new values, every key opens its own.\n"
         "# Keep it outside the store and give every master the same file (docs/security.md).\n",
         *line);
-    if (absl::Status s = CreateExclusive(path, text, false); !s.ok()) return s;
+    if (absl::Status s = WriteKeyFile(path, text, false); !s.ok()) return s;
   }
   absl::StatusOr<std::string> text = ReadKeyFile(path);
   if (!text.ok()) return text.status();
@@ -161,13 +142,13 @@ absl::StatusOr<std::string> Keyring::AddKeyToFile(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat("secrets key file ", path, ": ", k.status().message()));
   }
-  if (absl::Status s = CreateExclusive(path, text, true); !s.ok()) return s;
+  if (absl::Status s = WriteKeyFile(path, text, true); !s.ok()) return s;
   return line->substr(0, 2 * kIdBytes);
 }
 
 absl::StatusOr<Sealed> Keyring::Seal(absl::string_view path, absl::string_view value) const {
   const std::string& key = keys_.at(current_);
-  absl::StatusOr<std::string> nonce = Random(kNonceBytes);
+  absl::StatusOr<std::string> nonce = RandomBytes(kNonceBytes);
   if (!nonce.ok()) return nonce.status();
   CipherCtx ctx(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
   std::string out = *nonce;

@@ -2,8 +2,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "resmgr/pool_path.h"
 #include "spec/job_spec.h"
+#include "spec/pool_path.h"
 
 namespace paceline::secrets {
 
@@ -29,7 +29,7 @@ absl::StatusOr<SecretPath> ParseSecretPath(absl::string_view path) {
     return absl::InvalidArgumentError(absl::StrCat(
         "secret path \"", path.substr(0, 80), "\" has an empty segment; expected <pool>/<name>"));
   }
-  if (absl::Status s = resmgr::ValidatePoolPath(p.pool); !s.ok()) {
+  if (absl::Status s = spec::ValidatePoolPath(p.pool); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("secret path \"", path.substr(0, 80), "\": its pool: ", s.message()));
   }
@@ -51,7 +51,7 @@ std::vector<std::string> Candidates(absl::string_view pool, absl::string_view na
   while (true) {
     out.push_back(JoinSecretPath(p, name));
     if (p == "/" || p.empty()) break;
-    p = resmgr::ParentPath(p);
+    p = spec::ParentPath(p);
   }
   return out;
 }

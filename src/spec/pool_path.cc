@@ -1,9 +1,9 @@
-#include "resmgr/pool_path.h"
+#include "spec/pool_path.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace paceline::resmgr {
+namespace paceline::spec {
 namespace {
 
 bool IsNameChar(char c) { return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-'; }
@@ -66,4 +66,4 @@ std::string ChildPath(absl::string_view parent, absl::string_view name) {
   return absl::StrCat(parent, "/", name);
 }
 
-}  // namespace paceline::resmgr
+}  // namespace paceline::spec

@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace paceline::resmgr {
+namespace paceline::spec {
 
 inline constexpr int kMaxPoolNameLength = 64;
 
@@ -27,4 +27,4 @@ absl::string_view BaseName(absl::string_view path);
 // Joins a parent path and a child name ("/" + "ads" -> "/ads").
 std::string ChildPath(absl::string_view parent, absl::string_view name);
 
-}  // namespace paceline::resmgr
+}  // namespace paceline::spec

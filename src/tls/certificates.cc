@@ -1,6 +1,5 @@
 #include "tls/certificates.h"
 
-#include <fcntl.h>
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -17,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/atomic_file.h"
 
 namespace paceline::tls {
 namespace {
@@ -60,18 +60,13 @@ absl::StatusOr<std::string> KeyPem(EVP_PKEY* k) {
   return BioText(bio.get());
 }
 
-// Writes `text` to `path` whole: a temporary file of mode `mode`, then renamed.
+// Writes `text` to `path` whole: a temporary file of mode `mode`, fsynced, then renamed.
 absl::Status WriteWhole(const std::string& path, const std::string& text, mode_t mode) {
-  const std::string tmp = absl::StrCat(path, ".", ::getpid(), ".tmp");
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  }
+  absl::Status s = WriteFileAtomically(path, text,
+                                       {.mode = mode,
+                                        .temp_suffix = absl::StrCat(".", ::getpid(), ".tmp"),
+                                        .dir_sync = AtomicWriteOptions::DirSync::kNone});
+  if (!s.ok()) return absl::UnavailableError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
 }
 
