@@ -1,8 +1,10 @@
 #pragma once
 // InstanceControl: the commands on single instances of a job — kill, restart, stop, preempt, run
-// again, add, release a stateful instance's volume. A view over the JobManager that owns the
-// jobs (`JobManager::instances()`); every command fills `fx` under the JobManager's contract
-// (job_manager.h): commit fx.batch before acting on its launches and kills.
+// again, add, release a stateful instance's volume. Part of the JobManager
+// (`JobManager::instances()`): it finds jobs in the JobTable, names hosts with HostNames and
+// drives tasks through the TaskLifecycle it is given; every command fills `fx` under the
+// JobManager's contract (job_manager.h): commit fx.batch before acting on its launches and
+// kills.
 //
 // Callers: the job API (through scheduler::JobControl), host maintenance and daemon fan-out
 // (hostmgr), the resource manager's preemptions and the reclaim of revocable work (scheduler).
@@ -16,16 +18,18 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
+#include "jobmgr/effects.h"
+#include "jobmgr/host_names.h"
+#include "jobmgr/job_table.h"
 #include "jobmgr/reasons.h"
+#include "jobmgr/task_lifecycle.h"
 
 namespace paceline::jobmgr {
 
-class JobManager;
-struct Effects;
-
 class InstanceControl {
  public:
-  explicit InstanceControl(JobManager& jm) : jm_(jm) {}
+  InstanceControl(JobTable& jobs, const HostNames& hosts, TaskLifecycle& life)
+      : jobs_(jobs), hosts_(hosts), life_(life) {}
 
   // Kills one instance (KILLED_BY_USER); it stays KILLED. NOT_FOUND for an unknown task.
   absl::Status Kill(TaskId task, absl::Time now, Effects& fx);
@@ -52,7 +56,9 @@ class InstanceControl {
   void Add(JobId id, uint32_t n, absl::Time now, Effects& fx);
 
  private:
-  JobManager& jm_;
+  JobTable& jobs_;
+  const HostNames& hosts_;
+  TaskLifecycle& life_;
 };
 
 }  // namespace paceline::jobmgr

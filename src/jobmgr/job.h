@@ -1,7 +1,9 @@
 #pragma once
 // Job: one job in the master's memory — its spec (shared by every instance), its goal, and the
-// compact runtime state of each instance (TaskRuntime, ~56 bytes). Per-state counts are kept up
-// to date on every change, so the job's derived state and `job get` counts cost O(1).
+// compact runtime state of each instance (TaskRuntime, ~56 bytes) — as everyone reads it: a
+// read-only view over its JobData, which its MutableJob owns and changes (mutable_job.h). Per-state
+// counts are kept up to date on every change, so the job's derived state and `job get` counts
+// cost O(1).
 //
 // Thread-safety: single-threaded (owned by the JobManager on the master's event loop).
 
@@ -62,82 +64,62 @@ struct TaskRuntime {
   uint32_t last_host = kNoHost;    // the previous run's host (in-place updates prefer it)
 };
 
-// Everyone reads a Job; only the JobManager and its two views (InstanceControl,
-// RollingUpdates) change it, so that the per-state counts and the spec versions stay consistent
-// with the tasks.
+// The state of one job: owned by its MutableJob (mutable_job.h), which alone changes it, and
+// read by everyone through the Job over it.
+struct JobData {
+  JobId id;
+  std::string pool;
+  std::shared_ptr<const JobSpec> spec;  // the current one
+  uint64_t version = 0;
+  records::JobGoal goal = records::JobGoal::kRun;
+  JobOrigin origin;
+  std::vector<TaskRuntime> tasks;
+  std::array<uint32_t, kNumTaskStates> counts{};                 // tasks by state
+  std::array<uint32_t, kNumTaskHealths> health_counts{};         // tasks by health
+  std::map<uint64_t, std::shared_ptr<const JobSpec>> old_specs;  // earlier versions still kept
+  std::vector<records::UpdateRecord> updates;
+};
+
+// The spec of `version`, shared: the current one or an earlier one still kept (nullptr if not).
+std::shared_ptr<const JobSpec> SharedSpecOf(const JobData& job, uint64_t version);
+
+// A job, read-only. Everyone reads a Job; the job manager changes it through the MutableJob
+// that owns its state (mutable_job.h: the jobs' mutations keep the per-state counts and the spec
+// versions consistent with the tasks), and hands out only this view.
 class Job {
  public:
-  Job(JobId id, std::string pool, std::shared_ptr<const JobSpec> spec, uint64_t version,
-      records::JobGoal goal, JobOrigin origin);
+  explicit Job(const JobData& data) : d_(data) {}
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
 
-  JobId id() const { return id_; }
-  const std::string& pool() const { return pool_; }
-  records::JobGoal goal() const { return goal_; }
-  const JobOrigin& origin() const { return origin_; }
+  JobId id() const { return d_.id; }
+  const std::string& pool() const { return d_.pool; }
+  records::JobGoal goal() const { return d_.goal; }
+  const JobOrigin& origin() const { return d_.origin; }
   // Derived from the tasks' states and the goal (see common/task_state.h).
   JobState state() const;
 
   // The current spec: what new instances and updated ones run.
-  const JobSpec& spec() const { return *spec_; }
-  uint64_t version() const { return version_; }
+  const JobSpec& spec() const { return *d_.spec; }
+  uint64_t version() const { return d_.version; }
   // The spec of `version`: the current one or an earlier one still kept (nullptr if not kept).
   const JobSpec* SpecOf(uint64_t version) const;
   // The effective task of an instance's current run (its run's spec version, overrides
   // applied): shared with the job's spec (no copy) when the instance has no override.
   std::shared_ptr<const TaskSpec> TaskFor(uint32_t instance) const;
   // Rolling updates, oldest first; the last one may be active.
-  const std::vector<records::UpdateRecord>& updates() const { return updates_; }
+  const std::vector<records::UpdateRecord>& updates() const { return d_.updates; }
 
-  uint32_t instances() const { return static_cast<uint32_t>(tasks_.size()); }
-  const TaskRuntime& task(uint32_t instance) const { return tasks_[instance]; }
-  uint32_t count(TaskState s) const { return counts_[static_cast<int>(s)]; }
+  uint32_t instances() const { return static_cast<uint32_t>(d_.tasks.size()); }
+  const TaskRuntime& task(uint32_t instance) const { return d_.tasks[instance]; }
+  uint32_t count(TaskState s) const { return d_.counts[static_cast<int>(s)]; }
   // Instances whose current run has health `h` (kNone included).
-  uint32_t health_count(TaskHealth h) const { return health_counts_[static_cast<int>(h)]; }
+  uint32_t health_count(TaskHealth h) const { return d_.health_counts[static_cast<int>(h)]; }
   // Live = not terminal (PENDING ... RUNNING, PREEMPTING, KILLING).
   uint32_t live() const;
 
  private:
-  friend class JobManager;
-  friend class InstanceControl;
-  friend class RollingUpdates;
-
-  const std::shared_ptr<const JobSpec>& shared_spec() const { return spec_; }
-  std::shared_ptr<const JobSpec> SharedSpecOf(uint64_t version) const;
-  // A new current spec and version; the old one is kept while any run uses it (see Prune).
-  void SetSpec(std::shared_ptr<const JobSpec> spec, uint64_t version);
-  // Keeps the earlier specs that a run or a pending update uses, plus the latest `keep` others
-  // (for `job rollback --to`); forgets the rest.
-  void PruneOldSpecs(size_t keep);
-  const std::map<uint64_t, std::shared_ptr<const JobSpec>>& old_specs() const { return old_specs_; }
-  // Grows (new instances PENDING on the current version) or shrinks (the caller has ended the
-  // instances it removes) the job to `n` instances.
-  void Resize(uint32_t n);
-  std::vector<records::UpdateRecord>& mutable_updates() { return updates_; }
-  records::UpdateRecord* active_update() {
-    return !updates_.empty() && records::IsActive(updates_.back().state) ? &updates_.back()
-                                                                         : nullptr;
-  }
-  void set_goal(records::JobGoal g) { goal_ = g; }
-  // Mutable access for everything except the state (use SetState, which keeps counts).
-  TaskRuntime& mutable_task(uint32_t instance) { return tasks_[instance]; }
-  void SetState(uint32_t instance, TaskState s);
-  // Sets an instance's health, keeping the per-health counts.
-  void SetHealth(uint32_t instance, TaskHealth h);
-  records::JobRecord ToRecord() const;
-  // After construction from a record: its earlier versions, updates and instance count.
-  void RestoreHistory(const records::JobRecord& r);
-
-  JobId id_;
-  std::string pool_;
-  std::shared_ptr<const JobSpec> spec_;
-  uint64_t version_;
-  records::JobGoal goal_;
-  JobOrigin origin_;
-  std::vector<TaskRuntime> tasks_;
-  std::array<uint32_t, kNumTaskStates> counts_{};
-  std::array<uint32_t, kNumTaskHealths> health_counts_{};
-  std::map<uint64_t, std::shared_ptr<const JobSpec>> old_specs_;
-  std::vector<records::UpdateRecord> updates_;
+  const JobData& d_;
 };
 
 }  // namespace paceline::jobmgr

@@ -31,41 +31,16 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "jobmgr/effects.h"
+#include "jobmgr/host_names.h"
 #include "jobmgr/instance_control.h"
 #include "jobmgr/job.h"
+#include "jobmgr/job_table.h"
 #include "jobmgr/rolling_updates.h"
+#include "jobmgr/task_lifecycle.h"
 #include "records/records.h"
 
 namespace paceline::jobmgr {
-
-// The placement engine's decision for one run, as one value from the engine to the launch
-// message: the host, the named ports it holds there and the GPU devices it was given.
-struct Placement {
-  std::string host;
-  std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
-  std::vector<uint32_t> gpu_devices;                    // device indexes on the host
-};
-
-struct LaunchCommand {
-  RunId run;
-  Placement placed;
-};
-
-struct KillCommand {
-  RunId run;
-  std::string host;
-  absl::Duration grace;
-  TaskReason reason;
-};
-
-struct Effects {
-  records::WriteBatch batch;
-  std::vector<TaskId> enqueue;
-  std::vector<TaskId> withdraw;
-  std::vector<TaskId> release;
-  std::vector<LaunchCommand> launches;
-  std::vector<KillCommand> kills;
-};
 
 // What an agent reported about one run.
 struct StatusReport {
@@ -80,7 +55,7 @@ struct StatusReport {
 
 class JobManager {
  public:
-  JobManager() : instances_(*this), updates_(*this) {}
+  JobManager() = default;
   JobManager(const JobManager&) = delete;
   JobManager& operator=(const JobManager&) = delete;
 
@@ -125,59 +100,23 @@ class JobManager {
   // The jobs with an id above `after`, by id, until `fn` returns false: O(visited), for paging.
   template <typename Fn>
   void ForEachJobAfter(JobId after, Fn fn) const {
-    for (auto it = ids_.upper_bound(after); it != ids_.end(); ++it) {
-      if (!fn(*GetJob(*it))) return;
-    }
+    jobs_.ForEachAfter(after, fn);
   }
-  const std::string& HostName(uint32_t index) const { return hosts_[index]; }
+  const std::string& HostName(uint32_t index) const { return hosts_.Name(index); }
 
  private:
-  friend class InstanceControl;
-  friend class RollingUpdates;
-
-  struct Timer {
-    absl::Time at;
-    RunId run;
-    friend bool operator>(const Timer& a, const Timer& b) { return a.at > b.at; }
-  };
-  using TimerHeap = std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>>;
-
-  Job* FindJob(JobId id);
-  uint32_t InternHost(const std::string& host);
   // Restore's steps: the stored tasks (DATA_LOSS for one of no stored job), then what the
   // restored states ask for (PENDING runs queued or waiting for their backoff, kills).
   absl::Status RestoreTasks(const std::vector<records::TaskRecord>& tasks);
   void FinishRestore(absl::Time now, Effects& fx);
-  // Moves a task to `to`, records the event, and writes the task record when `persist`.
-  void Transition(Job& job, uint32_t instance, TaskState to, TaskReason reason,
-                  const std::string& message, absl::Time now, Effects& fx, bool persist);
-  // A run ended in terminal state `ended`: decide restart, release resources.
-  void EndRun(Job& job, uint32_t instance, TaskState ended, TaskReason reason,
-              const std::string& message, absl::Time now, Effects& fx);
-  void StartNewRun(Job& job, uint32_t instance, absl::Time not_before, absl::Time now, Effects& fx);
-  void KillTask(Job& job, uint32_t instance, TaskReason reason, absl::Time now, Effects& fx);
-  records::TaskRecord Record(const Job& job, uint32_t instance, const std::string& message) const;
-  // The tasks whose current run is on host `h` (index in hosts_), so that a host's runs are
-  // found without scanning every task: a task is appended when a run is placed (or restored)
-  // there, and entries of tasks that moved on are dropped when the list is read or has doubled
-  // since it was last compacted (amortised O(1) per placement).
-  void NoteOnHost(uint32_t h, TaskId task);
-  const std::vector<TaskId>& TasksOnHost(uint32_t h) const;  // compacts; t.host == h for each
-  void CompactHost(uint32_t h) const;
 
-  absl::flat_hash_map<JobId, std::unique_ptr<Job>> jobs_;
-  absl::btree_set<JobId> ids_;  // the keys of jobs_, in order
+  // The parts, each with its own state, wired to the ones it uses.
+  JobTable jobs_;
+  HostNames hosts_{jobs_};
+  TaskLifecycle life_{jobs_, hosts_};
+  InstanceControl instances_{jobs_, hosts_, life_};
+  RollingUpdates updates_{jobs_, life_};
   uint64_t next_job_id_ = 1;
-  std::vector<std::string> hosts_;
-  absl::flat_hash_map<std::string, uint32_t> host_index_;
-  mutable std::vector<std::vector<TaskId>> on_host_;  // by host index
-  mutable std::vector<uint32_t> on_host_compacted_;   // its size after the last compaction
-  TimerHeap backoff_timers_;                          // PENDING runs waiting for their backoff
-  TimerHeap deadline_timers_;                         // RUNNING runs with a max_running_time
-  // Why each PREEMPTING task is being preempted, until its run ends (soft: not stored).
-  absl::flat_hash_map<TaskId, std::string> preempt_why_;
-  InstanceControl instances_;
-  RollingUpdates updates_;
 };
 
 }  // namespace paceline::jobmgr

@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
-#include "jobmgr/job_manager.h"
 #include "jobmgr/restart_policy.h"
 #include "jobmgr/update_plan.h"
 
@@ -26,40 +25,41 @@ uint32_t Count(const UpdateRecord& u, records::EntryProgress c) {
 
 }  // namespace
 
-std::vector<uint32_t> RollingUpdates::AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec,
+std::vector<uint32_t> RollingUpdates::AdoptVersion(MutableJob& job,
+                                                   std::shared_ptr<const JobSpec> spec,
                                                    absl::Time now, Effects& fx) {
-  uint64_t version = job.version() + 1;
+  uint64_t version = job.view().version() + 1;
   job.SetSpec(spec, version);
-  UpdatePlan plan = PlanUpdate(job, *spec);
+  UpdatePlan plan = PlanUpdate(job.view(), *spec);
   for (uint32_t i : plan.unchanged) {
     TaskRuntime& t = job.mutable_task(i);
     t.spec_version = static_cast<uint32_t>(version);
     t.next_spec_version = 0;
     if (t.state != TaskState::kPending || t.run > 1) {
-      fx.batch.put_tasks.push_back(jm_.Record(job, i, ""));
+      fx.batch.put_tasks.push_back(life_.Record(job.view(), i, ""));
     }
   }
   (void)now;
-  if (spec->instances > job.instances()) job.Resize(spec->instances);
+  if (spec->instances > job.view().instances()) job.Resize(spec->instances);
   return plan.Order();
 }
 
 absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl::Time now,
                                                Effects& fx) {
-  Job* job = jm_.FindJob(id);
+  MutableJob* job = jobs_.Find(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
-  if (req.spec.type != job->spec().type) {
+  if (req.spec.type != job->view().spec().type) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "type: a job's type cannot change (job ", id.value(), " is ", JobTypeName(job->spec().type),
-        ", the spec says ", JobTypeName(req.spec.type), ")"));
+        "type: a job's type cannot change (job ", id.value(), " is ",
+        JobTypeName(job->view().spec().type), ", the spec says ", JobTypeName(req.spec.type), ")"));
   }
-  if (job->goal() == records::JobGoal::kKill) {
+  if (job->view().goal() == records::JobGoal::kKill) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", id.value(), " was killed; restart it (paceline job restart) before updating it"));
   }
-  if (req.expected_version != job->version()) {
-    return absl::AbortedError(absl::StrCat("job ", id.value(), " is at version ", job->version(),
-                                           ", not ", req.expected_version,
+  if (req.expected_version != job->view().version()) {
+    return absl::AbortedError(absl::StrCat("job ", id.value(), " is at version ",
+                                           job->view().version(), ", not ", req.expected_version,
                                            "; read it again and retry"));
   }
   if (req.options.batch_size == 0) {
@@ -72,7 +72,7 @@ absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl
                      records::UpdateStateName(active->state),
                      "); wait for it, pause or abort it, or override it (--override)"));
   }
-  uint64_t uid = job->updates().empty() ? 1 : job->updates().back().id + 1;
+  uint64_t uid = job->view().updates().empty() ? 1 : job->view().updates().back().id + 1;
   if (active != nullptr) {
     active->state = UpdateState::kAborted;
     active->finished_at = now;
@@ -80,14 +80,14 @@ absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl
   }
   UpdateRecord u;
   u.id = uid;
-  u.from_version = job->version();
+  u.from_version = job->view().version();
   u.options = req.options;
   u.paused = req.paused;
-  u.from_instances = job->instances();
+  u.from_instances = job->view().instances();
   u.to_instances = req.spec.instances;
   u.started_at = now;
   u.instances = AdoptVersion(*job, std::make_shared<const JobSpec>(std::move(req.spec)), now, fx);
-  u.to_version = job->version();
+  u.to_version = job->view().version();
   u.progress.assign(u.instances.size(), records::EntryProgress::kWaiting);
   auto& updates = job->mutable_updates();
   updates.push_back(std::move(u));
@@ -100,8 +100,8 @@ absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl
   return uid;
 }
 
-absl::StatusOr<Job*> RollingUpdates::JobWithActiveUpdate(JobId id) {
-  Job* job = jm_.FindJob(id);
+absl::StatusOr<MutableJob*> RollingUpdates::JobWithActiveUpdate(JobId id) {
+  MutableJob* job = jobs_.Find(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   if (job->active_update() == nullptr) {
     return absl::FailedPreconditionError(
@@ -111,7 +111,7 @@ absl::StatusOr<Job*> RollingUpdates::JobWithActiveUpdate(JobId id) {
 }
 
 absl::Status RollingUpdates::Pause(JobId id, bool paused, absl::Time now, Effects& fx) {
-  ASSIGN_OR_RETURN(Job * job, JobWithActiveUpdate(id));
+  ASSIGN_OR_RETURN(MutableJob * job, JobWithActiveUpdate(id));
   UpdateRecord* u = job->active_update();
   if (u->paused == paused) return absl::OkStatus();
   u->paused = paused;
@@ -121,7 +121,7 @@ absl::Status RollingUpdates::Pause(JobId id, bool paused, absl::Time now, Effect
 }
 
 absl::Status RollingUpdates::Abort(JobId id, absl::Time now, Effects& fx) {
-  ASSIGN_OR_RETURN(Job * job, JobWithActiveUpdate(id));
+  ASSIGN_OR_RETURN(MutableJob * job, JobWithActiveUpdate(id));
   UpdateRecord* u = job->active_update();
   u->message = "aborted by the user";
   FinishUpdate(*job, *u, UpdateState::kAborted, now, fx);
@@ -130,7 +130,7 @@ absl::Status RollingUpdates::Abort(JobId id, absl::Time now, Effects& fx) {
 
 absl::StatusOr<uint64_t> RollingUpdates::Rollback(JobId id, uint64_t version, UpdateSpec options,
                                                   absl::Time now, Effects& fx) {
-  Job* job = jm_.FindJob(id);
+  MutableJob* job = jobs_.Find(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   if (version == 0) {
     if (job->old_specs().empty()) {
@@ -139,32 +139,34 @@ absl::StatusOr<uint64_t> RollingUpdates::Rollback(JobId id, uint64_t version, Up
     }
     version = job->old_specs().rbegin()->first;
   }
-  const JobSpec* spec = job->SpecOf(version);
-  if (spec == nullptr || version == job->version()) {
+  const JobSpec* spec = job->view().SpecOf(version);
+  if (spec == nullptr || version == job->view().version()) {
     std::vector<std::string> kept;
     for (const auto& [v, _] : job->old_specs()) kept.push_back(absl::StrCat(v));
     return absl::NotFoundError(
         absl::StrCat("job ", id.value(), " has no earlier version ", version,
                      "; kept: ", kept.empty() ? "none" : absl::StrJoin(kept, ", ")));
   }
-  UpdateRequest req{*spec, job->version(), options, false, /*override_active=*/true};
+  UpdateRequest req{*spec, job->view().version(), options, false, /*override_active=*/true};
   return Start(id, std::move(req), now, fx);
 }
+
+void RollingUpdates::Track(JobId id) { updating_.push_back(id); }
 
 void RollingUpdates::ProgressAll(absl::Time now, Effects& fx) {
   std::vector<JobId> updating = updating_;  // an update that ends leaves updating_
   for (JobId id : updating) {
-    if (Job* job = jm_.FindJob(id); job != nullptr) Progress(*job, now, fx);
+    if (MutableJob* job = jobs_.Find(id); job != nullptr) Progress(*job, now, fx);
   }
 }
 
-void RollingUpdates::Progress(Job& job, absl::Time now, Effects& fx) {
+void RollingUpdates::Progress(MutableJob& job, absl::Time now, Effects& fx) {
   UpdateRecord* u = job.active_update();
   if (u == nullptr) return;
   bool changed = false;
   for (size_t k = 0; k < u->instances.size(); ++k) {
     if (u->progress[k] != records::EntryProgress::kInFlight) continue;
-    records::EntryProgress c = CheckEntry(job, *u, k, now);
+    records::EntryProgress c = CheckEntry(job.view(), *u, k, now);
     if (c != u->progress[k]) {
       u->progress[k] = c;
       changed = true;
@@ -188,7 +190,7 @@ void RollingUpdates::Progress(Job& job, absl::Time now, Effects& fx) {
     for (size_t k = 0; k < u->instances.size() && in_flight < u->options.batch_size; ++k) {
       if (u->progress[k] != records::EntryProgress::kWaiting) continue;
       BeginEntry(job, *u, k, now, fx);
-      u->progress[k] = CheckEntry(job, *u, k, now);
+      u->progress[k] = CheckEntry(job.view(), *u, k, now);
       if (u->progress[k] == records::EntryProgress::kInFlight) ++in_flight;
       changed = true;
     }
@@ -202,15 +204,15 @@ void RollingUpdates::Progress(Job& job, absl::Time now, Effects& fx) {
   if (changed) fx.batch.put_jobs.push_back(job.ToRecord());
 }
 
-void RollingUpdates::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::Time now,
+void RollingUpdates::BeginEntry(MutableJob& job, UpdateRecord& u, size_t entry, absl::Time now,
                                 Effects& fx) {
   uint32_t i = u.instances[entry];
-  if (i >= job.instances()) return;
+  if (i >= job.view().instances()) return;
   TaskRuntime& t = job.mutable_task(i);
-  TaskId id{job.id(), i};
+  TaskId id{job.view().id(), i};
   if (i >= u.to_instances) {  // removed
     t.restart_requested = false;
-    jm_.KillTask(job, i, TaskReason::kScaledDown, now, fx);
+    life_.KillTask(job, i, TaskReason::kScaledDown, now, fx);
     return;
   }
   if (i >= u.from_instances) {  // added: first run, on the new version
@@ -221,17 +223,17 @@ void RollingUpdates::BeginEntry(Job& job, UpdateRecord& u, size_t entry, absl::T
   t.next_spec_version = static_cast<uint32_t>(u.to_version);
   if (MayHaveProcess(t.state)) {
     t.restart_requested = true;
-    jm_.KillTask(job, i, TaskReason::kUpdated, now, fx);
+    life_.KillTask(job, i, TaskReason::kUpdated, now, fx);
   } else if (IsLiveBeforeLaunch(t.state)) {
-    jm_.KillTask(job, i, TaskReason::kUpdated, now, fx);
-    jm_.StartNewRun(job, i, now, now, fx);
-  } else if (job.spec().type != JobType::kBatch) {
-    jm_.StartNewRun(job, i, now, now, fx);
+    life_.KillTask(job, i, TaskReason::kUpdated, now, fx);
+    life_.StartNewRun(job, i, now, now, fx);
+  } else if (job.view().spec().type != JobType::kBatch) {
+    life_.StartNewRun(job, i, now, now, fx);
   } else {
     // A batch instance that has ended keeps its result; it runs the new version if it reruns.
     t.spec_version = t.next_spec_version;
     t.next_spec_version = 0;
-    fx.batch.put_tasks.push_back(jm_.Record(job, i, ""));
+    fx.batch.put_tasks.push_back(life_.Record(job.view(), i, ""));
   }
 }
 
@@ -260,19 +262,20 @@ records::EntryProgress RollingUpdates::CheckEntry(const Job& job, const UpdateRe
   return records::EntryProgress::kDone;
 }
 
-void RollingUpdates::StartRollingBack(Job& job, UpdateRecord& u, absl::Time now, Effects& fx) {
+void RollingUpdates::StartRollingBack(MutableJob& job, UpdateRecord& u, absl::Time now,
+                                      Effects& fx) {
   std::shared_ptr<const JobSpec> from = job.SharedSpecOf(u.from_version);
   u.state = UpdateState::kRollingBack;
-  u.from_instances = job.instances();  // from here on: what the rollback starts from
+  u.from_instances = job.view().instances();  // from here on: what the rollback starts from
   u.to_instances = from->instances;
   u.instances = AdoptVersion(job, from, now, fx);
-  u.to_version = job.version();
+  u.to_version = job.view().version();
   u.progress.assign(u.instances.size(), records::EntryProgress::kWaiting);
   fx.batch.put_jobs.push_back(job.ToRecord());
   Progress(job, now, fx);
 }
 
-void RollingUpdates::FinishUpdate(Job& job, UpdateRecord& u, UpdateState end, absl::Time now,
+void RollingUpdates::FinishUpdate(MutableJob& job, UpdateRecord& u, UpdateState end, absl::Time now,
                                   Effects& fx) {
   u.state = end;
   u.finished_at = now;
@@ -280,19 +283,20 @@ void RollingUpdates::FinishUpdate(Job& job, UpdateRecord& u, UpdateState end, ab
     uint32_t i = u.instances[k];
     // Instances an unfinished update added but never started: they start now.
     if (u.progress[k] == records::EntryProgress::kWaiting && i >= u.from_instances &&
-        i < u.to_instances && i < job.instances()) {
+        i < u.to_instances && i < job.view().instances()) {
       job.mutable_task(i).spec_version = static_cast<uint32_t>(u.to_version);
-      fx.enqueue.push_back(TaskId{job.id(), i});
+      fx.enqueue.push_back(TaskId{job.view().id(), i});
     }
   }
   // Removed instances that have ended leave the job.
-  uint32_t keep = job.instances();
-  while (keep > u.to_instances && IsTerminal(job.task(keep - 1).state)) --keep;
-  for (uint32_t i = keep; i < job.instances(); ++i) {
-    fx.batch.delete_tasks.push_back(TaskId{job.id(), i});
+  uint32_t keep = job.view().instances();
+  while (keep > u.to_instances && IsTerminal(job.view().task(keep - 1).state)) --keep;
+  for (uint32_t i = keep; i < job.view().instances(); ++i) {
+    fx.batch.delete_tasks.push_back(TaskId{job.view().id(), i});
   }
   job.Resize(keep);
-  updating_.erase(std::remove(updating_.begin(), updating_.end(), job.id()), updating_.end());
+  updating_.erase(std::remove(updating_.begin(), updating_.end(), job.view().id()),
+                  updating_.end());
   job.PruneOldSpecs(kKeptVersions);
   fx.batch.put_jobs.push_back(job.ToRecord());
 }

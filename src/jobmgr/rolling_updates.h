@@ -1,7 +1,8 @@
 #pragma once
-// RollingUpdates: moves a job from one spec version to the next in batches. Owned by the
-// JobManager (`JobManager::updates()`), whose task primitives it drives; it keeps the jobs with
-// an update in flight and advances them on every JobManager::Tick.
+// RollingUpdates: moves a job from one spec version to the next in batches. Part of the
+// JobManager (`JobManager::updates()`): it finds jobs in the JobTable and drives their tasks
+// through the TaskLifecycle it is given; it keeps the jobs with an update in flight and
+// advances them on every JobManager::Tick (ProgressAll).
 //
 // An update replaces the job's spec with a new version and moves the instances over in
 // batches: at most `batch_size` instances are in flight (being removed, restarted on the new
@@ -25,14 +26,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
+#include "jobmgr/effects.h"
+#include "jobmgr/job_table.h"
+#include "jobmgr/mutable_job.h"
+#include "jobmgr/task_lifecycle.h"
 #include "records/records.h"
 #include "spec/job_spec.h"
 
 namespace paceline::jobmgr {
-
-class Job;
-class JobManager;
-struct Effects;
 
 struct UpdateRequest {
   JobSpec spec;
@@ -44,7 +45,7 @@ struct UpdateRequest {
 
 class RollingUpdates {
  public:
-  explicit RollingUpdates(JobManager& jm) : jm_(jm) {}
+  RollingUpdates(JobTable& jobs, TaskLifecycle& life) : jobs_(jobs), life_(life) {}
   RollingUpdates(const RollingUpdates&) = delete;
   RollingUpdates& operator=(const RollingUpdates&) = delete;
 
@@ -60,26 +61,29 @@ class RollingUpdates {
   absl::StatusOr<uint64_t> Rollback(JobId id, uint64_t version, UpdateSpec options, absl::Time now,
                                     Effects& fx);
 
- private:
-  friend class JobManager;  // Tick advances the updates; Restore lists those in flight
-
-  // Advances every update in flight.
+  // Advances every update in flight (the JobManager's Tick).
   void ProgressAll(absl::Time now, Effects& fx);
+  // A job restored with an update in flight (the JobManager's Restore).
+  void Track(JobId id);
+
+ private:
   // The job, or NOT_FOUND / FAILED_PRECONDITION when it has no update in flight.
-  absl::StatusOr<Job*> JobWithActiveUpdate(JobId id);
-  void Progress(Job& job, absl::Time now, Effects& fx);
-  void BeginEntry(Job& job, records::UpdateRecord& u, size_t entry, absl::Time now, Effects& fx);
+  absl::StatusOr<MutableJob*> JobWithActiveUpdate(JobId id);
+  void Progress(MutableJob& job, absl::Time now, Effects& fx);
+  void BeginEntry(MutableJob& job, records::UpdateRecord& u, size_t entry, absl::Time now,
+                  Effects& fx);
   records::EntryProgress CheckEntry(const Job& job, const records::UpdateRecord& u, size_t entry,
                                     absl::Time now) const;
-  void StartRollingBack(Job& job, records::UpdateRecord& u, absl::Time now, Effects& fx);
-  void FinishUpdate(Job& job, records::UpdateRecord& u, records::UpdateState end, absl::Time now,
-                    Effects& fx);
+  void StartRollingBack(MutableJob& job, records::UpdateRecord& u, absl::Time now, Effects& fx);
+  void FinishUpdate(MutableJob& job, records::UpdateRecord& u, records::UpdateState end,
+                    absl::Time now, Effects& fx);
   // A new current version `version` of `job` with `spec`; instances whose task does not change
   // move to it at once. Returns the plan.
-  std::vector<uint32_t> AdoptVersion(Job& job, std::shared_ptr<const JobSpec> spec, absl::Time now,
-                                     Effects& fx);
+  std::vector<uint32_t> AdoptVersion(MutableJob& job, std::shared_ptr<const JobSpec> spec,
+                                     absl::Time now, Effects& fx);
 
-  JobManager& jm_;
+  JobTable& jobs_;
+  TaskLifecycle& life_;
   std::vector<JobId> updating_;  // jobs with an update in flight
 };
 
