@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "agent/agent_config.h"
-#include "agent/task_hook.h"
+#include "agent/base/agent_config.h"
+#include "agent/base/task_hook.h"
 
 namespace paceline::agent {
 

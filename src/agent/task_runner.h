@@ -26,16 +26,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/agent_config.h"
+#include "agent/base/agent_config.h"
+#include "agent/base/poller.h"
+#include "agent/base/run_context.h"
+#include "agent/base/task_event.h"
 #include "agent/container/container_hook.h"
 #include "agent/health/health_monitor.h"
 #include "agent/isolation/cgroup_driver.h"
 #include "agent/launch/supervisor_pool.h"
 #include "agent/launch/wrapper_protocol.h"
-#include "agent/poller.h"
 #include "agent/recovery/checkpoint.h"
-#include "agent/run_context.h"
-#include "agent/task_event.h"
 #include "agent/task_lifecycle.h"
 
 namespace paceline::agent {

@@ -34,19 +34,20 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/agent_config.h"
+#include "agent/base/agent_config.h"
+#include "agent/base/launch_request.h"
+#include "agent/base/poller.h"
+#include "agent/base/task_event.h"
 #include "agent/container/container_hook.h"
 #include "agent/container/image_pulls.h"
 #include "agent/host/host_info.h"
+#include "agent/host/usage.h"
 #include "agent/isolation/cgroup_driver.h"
 #include "agent/isolation/gpu_hook.h"
-#include "agent/launch/launch_request.h"
 #include "agent/launch/port_allocator.h"
 #include "agent/logs/log_reader.h"
-#include "agent/poller.h"
 #include "agent/recovery/checkpoint.h"
 #include "agent/recovery/outbox.h"
-#include "agent/task_event.h"
 #include "agent/task_lifecycle.h"
 #include "agent/task_runner.h"
 #include "common/clock.h"
@@ -64,26 +65,6 @@ struct RunStatus {
   std::vector<int> gpus;
   std::string sandbox;
   absl::Time started;
-};
-
-struct TaskUsage {
-  RunId run;
-  int64_t cpu_usec = 0;      // cumulative CPU time (cgroup, or the main process without one)
-  int64_t memory_bytes = 0;  // current (cgroup usage, or the main process's RSS)
-  bool from_cgroup = false;
-};
-
-struct HostUsage {
-  int64_t cpu_busy_usec = 0;   // cumulative over all CPUs since boot (/proc/stat)
-  int64_t cpu_total_usec = 0;  // busy + idle
-  int64_t memory_total_bytes = 0;
-  int64_t memory_available_bytes = 0;
-};
-
-struct UsageSnapshot {
-  absl::Time time;
-  HostUsage host;
-  std::vector<TaskUsage> tasks;
 };
 
 struct LogRequest {

@@ -25,7 +25,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "agent/agent_config.h"
+#include "agent/base/agent_config.h"
 #include "common/defaults.h"
 
 namespace paceline::agentd {

@@ -8,9 +8,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/base/launch_request.h"
+#include "agent/base/task_event.h"
 #include "agent/host/usage_sampler.h"
-#include "agent/launch/launch_request.h"
-#include "agent/task_event.h"
 #include "paceline/v1/host.pb.h"
 
 namespace paceline::wire {

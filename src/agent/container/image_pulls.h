@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "agent/launch/launch_request.h"
+#include "agent/base/launch_request.h"
 #include "image/image_store.h"
 
 namespace paceline::agent {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/run_context.h"
+#include "agent/base/run_context.h"
 #include "image/oci_types.h"
 
 namespace paceline::agent {

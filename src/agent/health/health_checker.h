@@ -19,7 +19,7 @@
 #include <optional>
 
 #include "absl/time/time.h"
-#include "agent/task_event.h"
+#include "agent/base/task_event.h"
 #include "spec/job_spec.h"
 
 namespace paceline::agent {

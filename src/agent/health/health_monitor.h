@@ -10,9 +10,9 @@
 #include <memory>
 
 #include "absl/time/time.h"
+#include "agent/base/poller.h"
 #include "agent/health/health_checker.h"
 #include "agent/health/health_probe.h"
-#include "agent/poller.h"
 
 namespace paceline::agent {
 

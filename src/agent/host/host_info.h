@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "agent/agent_config.h"
+#include "agent/base/agent_config.h"
 #include "agent/isolation/cgroup_driver.h"
 #include "common/resources.h"
 

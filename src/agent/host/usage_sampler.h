@@ -13,7 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
-#include "agent/task_runtime.h"
+#include "agent/host/usage.h"
 #include "common/ids.h"
 
 namespace paceline::agent {

@@ -29,7 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "agent/agent_config.h"
+#include "agent/base/agent_config.h"
 
 namespace paceline::agent {
 

@@ -8,8 +8,8 @@
 //
 // Thread-safety: runtime thread only.
 
+#include "agent/base/task_hook.h"
 #include "agent/isolation/cgroup_driver.h"
-#include "agent/task_hook.h"
 
 namespace paceline::agent {
 

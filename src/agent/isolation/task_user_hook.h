@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "agent/task_hook.h"
+#include "agent/base/task_hook.h"
 
 namespace paceline::agent {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/task_hook.h"
+#include "agent/base/task_hook.h"
 
 namespace paceline::agent {
 

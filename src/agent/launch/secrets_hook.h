@@ -12,7 +12,7 @@
 //
 // Thread-safety: runtime thread only.
 
-#include "agent/task_hook.h"
+#include "agent/base/task_hook.h"
 
 namespace paceline::agent {
 

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "agent/task_hook.h"
+#include "agent/base/task_hook.h"
 
 namespace paceline::agent {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/base/run_context.h"
 #include "agent/file_util.h"
-#include "agent/run_context.h"
 
 namespace paceline::agent {
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "agent/agent_json.h"
+#include "agent/base/agent_json.h"
 #include "common/status.h"
 
 namespace paceline::agent {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/base/run_context.h"
 #include "agent/logs/append_log.h"
-#include "agent/run_context.h"
 
 namespace paceline::agent {
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/base/task_event.h"
 #include "agent/logs/append_log.h"
-#include "agent/task_event.h"
 
 namespace paceline::agent {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/agent_config.h"
-#include "agent/launch/launch_request.h"
-#include "agent/task_event.h"
+#include "agent/base/agent_config.h"
+#include "agent/base/launch_request.h"
+#include "agent/base/task_event.h"
 #include "agent/task_runtime.h"
 
 namespace paceline::agent::testing {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/launch/launch_request.h"
+#include "agent/base/launch_request.h"
 
 namespace paceline::agent {
 

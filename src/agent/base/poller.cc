@@ -1,4 +1,4 @@
-#include "agent/poller.h"
+#include "agent/base/poller.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "agent/run_context.h"
-#include "agent/task_event.h"
+#include "agent/base/run_context.h"
+#include "agent/base/task_event.h"
 
 namespace paceline::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/task_event.h"
+#include "agent/base/task_event.h"
 
 #include "absl/strings/str_cat.h"
 

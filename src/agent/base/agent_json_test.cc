@@ -1,4 +1,4 @@
-#include "agent/agent_json.h"
+#include "agent/base/agent_json.h"
 
 #include "agent/testing/agent_test_util.h"
 #include "gtest/gtest.h"

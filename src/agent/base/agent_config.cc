@@ -1,4 +1,4 @@
-#include "agent/agent_config.h"
+#include "agent/base/agent_config.h"
 
 #include "absl/strings/str_cat.h"
 

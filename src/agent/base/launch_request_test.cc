@@ -1,4 +1,4 @@
-#include "agent/launch/launch_request.h"
+#include "agent/base/launch_request.h"
 
 #include "agent/testing/agent_test_util.h"
 #include "gtest/gtest.h"

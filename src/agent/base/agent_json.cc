@@ -1,4 +1,4 @@
-#include "agent/agent_json.h"
+#include "agent/base/agent_json.h"
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"

@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "agent/run_context.h"
+#include "agent/base/run_context.h"
 
 namespace paceline::agent {
 
