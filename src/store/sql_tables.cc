@@ -128,12 +128,13 @@ constexpr std::array kJobColumns{
     Int<&JobRecord::version, JobRow>("version"),
     Int<&JobRecord::goal, JobRow>("goal", Type::kInt16),
     Time<&JobRecord::created_at, false, JobRow>("created_us"),
-    Column<JobRecord, JobRow>{"old_specs", Type::kText,
-                              [](const JobRecord& j) -> Value { return EncodeOldSpecs(j.old_specs); },
-                              [](const Cell& c, JobRow& j) -> absl::Status {
-                                ASSIGN_OR_RETURN(j.old_specs, DecodeOldSpecs(std::string(c.s)));
-                                return absl::OkStatus();
-                              }},
+    Column<JobRecord, JobRow>{
+        "old_specs", Type::kText,
+        [](const JobRecord& j) -> Value { return EncodeOldSpecs(j.old_specs); },
+        [](const Cell& c, JobRow& j) -> absl::Status {
+          ASSIGN_OR_RETURN(j.old_specs, DecodeOldSpecs(std::string(c.s)));
+          return absl::OkStatus();
+        }},
     Column<JobRecord, JobRow>{"updates", Type::kText,
                               [](const JobRecord& j) -> Value { return EncodeUpdates(j.updates); },
                               [](const Cell& c, JobRow& j) -> absl::Status {
@@ -368,12 +369,11 @@ constinit const sql::Table<AuditRecord> kAuditTable{
     .order_by = "seq",
     .followed = false,
     .key_of = [](const AuditRecord& a) { return absl::StrCat(a.seq); }};
-constinit const sql::Table<TaskRecord> kSqliteTaskTable{
-    .name = "tasks",
-    .columns = kSqliteTaskColumns,
-    .key = kTaskKey,
-    .order_by = "job, instance",
-    .key_of = &TaskKey<TaskRecord>};
+constinit const sql::Table<TaskRecord> kSqliteTaskTable{.name = "tasks",
+                                                        .columns = kSqliteTaskColumns,
+                                                        .key = kTaskKey,
+                                                        .order_by = "job, instance",
+                                                        .key_of = &TaskKey<TaskRecord>};
 constinit const sql::Table<EventBlockRow> kSqliteEventBlockTable{
     .name = "event_blocks",
     .columns = kSqliteEventBlockColumns,
@@ -381,12 +381,11 @@ constinit const sql::Table<EventBlockRow> kSqliteEventBlockTable{
     .order_by = "seq",
     .followed = false,
     .key_of = [](const EventBlockRow& b) { return absl::StrCat(b.job); }};
-constinit const sql::Table<TaskRecord> kPgTaskTable{
-    .name = "tasks",
-    .columns = kPgTaskColumns,
-    .key = kTaskKey,
-    .order_by = "job, instance",
-    .key_of = &TaskKey<TaskRecord>};
+constinit const sql::Table<TaskRecord> kPgTaskTable{.name = "tasks",
+                                                    .columns = kPgTaskColumns,
+                                                    .key = kTaskKey,
+                                                    .order_by = "job, instance",
+                                                    .key_of = &TaskKey<TaskRecord>};
 constinit const sql::Table<TaskEvent> kPgEventTable{
     .name = "events",
     .columns = kPgEventColumns,

@@ -28,10 +28,9 @@ std::vector<absl::string_view> Written(const Shape& t) {
 std::string InsertHead(const Shape& t, Dialect d, int rows, bool replace) {
   std::vector<absl::string_view> cols = Written(t);
   const bool rev = Revised(t, d);
-  std::string sql = absl::StrCat(replace && d == Dialect::kSqlite ? "INSERT OR REPLACE INTO "
-                                                                    : "INSERT INTO ",
-                                 t.name, " (", absl::StrJoin(cols, ", "), rev ? ", rev" : "",
-                                 ") VALUES ");
+  std::string sql =
+      absl::StrCat(replace && d == Dialect::kSqlite ? "INSERT OR REPLACE INTO " : "INSERT INTO ",
+                   t.name, " (", absl::StrJoin(cols, ", "), rev ? ", rev" : "", ") VALUES ");
   int n = 0;
   for (int r = 0; r < rows; ++r) {
     absl::StrAppend(&sql, r == 0 ? "(" : ", (");
@@ -112,13 +111,12 @@ absl::Status CheckColumns(const Shape& t, Dialect d,
   if (Revised(t, d)) expected.emplace_back(kRev, DeclaredType(Type::kInt64, d));
   std::vector<std::string> problems;
   for (const auto& [name, type] : expected) {
-    auto it = std::find_if(actual.begin(), actual.end(),
-                           [&](const auto& a) { return a.first == name; });
+    auto it =
+        std::find_if(actual.begin(), actual.end(), [&](const auto& a) { return a.first == name; });
     if (it == actual.end()) {
       problems.push_back(absl::StrCat("column ", name, " is missing"));
     } else if (!absl::EqualsIgnoreCase(it->second, type)) {
-      problems.push_back(
-          absl::StrCat("column ", name, " is ", it->second, ", expected ", type));
+      problems.push_back(absl::StrCat("column ", name, " is ", it->second, ", expected ", type));
     }
   }
   for (const auto& [name, type] : actual) {
@@ -129,7 +127,8 @@ absl::Status CheckColumns(const Shape& t, Dialect d,
   }
   if (problems.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      absl::StrCat("store table ", t.name, " does not have the columns this paceline reads and "
+      absl::StrCat("store table ", t.name,
+                   " does not have the columns this paceline reads and "
                    "writes (a schema migration is missing from schema.h?): ",
                    absl::StrJoin(problems, "; ")));
 }

@@ -40,7 +40,8 @@ struct Shape {
 template <typename Record, typename Row>
 Shape ShapeOf(const Table<Record, Row>& t) {
   Shape s{t.name, {}, t.key, t.order_by, t.byte_order, t.followed};
-  for (const Column<Record, Row>& c : t.columns) s.columns.push_back({c.name, c.type, c.generated()});
+  for (const Column<Record, Row>& c : t.columns)
+    s.columns.push_back({c.name, c.type, c.generated()});
   return s;
 }
 
@@ -48,8 +49,7 @@ Shape ShapeOf(const Table<Record, Row>& t) {
 std::string SelectList(const Shape& t);
 // SELECT <every column> FROM <table> <where> ORDER BY <order>; `where` may be empty, and may
 // end with the ORDER BY's replacement when `order` is false.
-std::string SelectSql(const Shape& t, Dialect d, absl::string_view where = "",
-                      bool order = true);
+std::string SelectSql(const Shape& t, Dialect d, absl::string_view where = "", bool order = true);
 // Writes `rows` rows (PostgreSQL only: SQLite writes one) of the written columns; an upsert
 // replaces a row with the same key. Parameters are numbered row by row.
 std::string UpsertSql(const Shape& t, Dialect d, int rows = 1);

@@ -104,6 +104,8 @@ Statement& Statement::BindTime(int index, absl::Time t, absl::Time null_means) {
   return t == null_means ? BindNull(index) : Bind(index, absl::ToUnixMicros(t));
 }
 
+int Statement::ColumnCount() const { return sqlite3_column_count(stmt_); }
+
 absl::Time Statement::ColumnTime(int col, absl::Time null_means) const {
   return ColumnIsNull(col) ? null_means : absl::FromUnixMicros(ColumnInt(col));
 }

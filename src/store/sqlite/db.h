@@ -44,6 +44,8 @@ class Statement {
   // Resets the statement so it can be bound and run again.
   void Reset();
 
+  // The number of columns of the statement's rows.
+  int ColumnCount() const;
   int64_t ColumnInt(int col) const;
   std::string ColumnText(int col) const;
   // The text of a column, valid until the next Step, Reset or column read of `col`.

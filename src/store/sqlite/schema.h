@@ -125,7 +125,7 @@ CREATE TABLE secrets (
 
 // Version 6: task events in blocks (store/event_block.h): one row per job per commit holding
 // that commit's events of the job, in order, instead of a row and an index entry per event. The
-// migration (sqlite_events.cc) moves each job's events of the `events` table into one block.
+// migration (sqlite_store_events.cc) moves each job's events of the `events` table into one block.
 inline constexpr const char* kSchemaV6 = R"sql(
 CREATE TABLE event_blocks (
   seq INTEGER PRIMARY KEY,

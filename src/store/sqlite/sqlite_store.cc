@@ -114,8 +114,8 @@ absl::Status SqliteStore::Migrate() {
 absl::Status SqliteStore::CheckTables() {
   for (const sql::Shape& t :
        {sql::ShapeOf(kPoolTable), sql::ShapeOf(kJobTable), sql::ShapeOf(kSqliteTaskTable),
-        sql::ShapeOf(kSqliteEventBlockTable), sql::ShapeOf(kHostTable),
-        sql::ShapeOf(kTokenTable), sql::ShapeOf(kSecretTable), sql::ShapeOf(kAuditTable)}) {
+        sql::ShapeOf(kSqliteEventBlockTable), sql::ShapeOf(kHostTable), sql::ShapeOf(kTokenTable),
+        sql::ShapeOf(kSecretTable), sql::ShapeOf(kAuditTable)}) {
     RETURN_IF_ERROR(CheckSqliteTable(*db_, t));
   }
   return absl::OkStatus();

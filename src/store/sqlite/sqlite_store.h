@@ -9,7 +9,7 @@
 // transaction of everything that queued up while the previous one was being written.
 //
 // Task events are kept in blocks, one row per job per commit (store/event_block.h); their
-// writing and reading is in sqlite_events.cc.
+// writing and reading is in sqlite_store_events.cc.
 //
 // Specs are stored as their canonical YAML (spec/yaml_spec.h), so the stored form is readable
 // with the sqlite3 shell and is exactly what `paceline job validate` accepts.
@@ -18,7 +18,7 @@
 // tasks and event blocks are described once (store/sql_tables.h): the statements are made from
 // those descriptions, and Open() checks that the database has exactly those columns.
 //
-// API tokens, secrets and the audit log are written and listed by sqlite_access.cc.
+// API tokens, secrets and the audit log are written and listed by sqlite_store_access.cc.
 //
 // Thread-safety: not thread-safe; the master gives it to one writer thread.
 
@@ -88,8 +88,8 @@ class SqliteStore final : public Store {
   absl::Status ReadAll(const sql::Table<Record>& t, std::vector<Record>& out);
   // Whether every described table has its described columns (sql_tables.h).
   absl::Status CheckTables();
-  // Events (sqlite_events.cc): a batch's events wait by job until FlushEvents writes a block of
-  // each job's, before the transaction ends or anything deletes events.
+  // Events (sqlite_store_events.cc): a batch's events wait by job until FlushEvents writes a block
+  // of each job's, before the transaction ends or anything deletes events.
   absl::Status QueueEvents(const records::WriteBatch& batch);
   absl::Status FlushEvents();
   // Calls fn on each block of `job`'s events, in commit order or newest first, until it

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "store/audit_query.h"
-#include "store/postgres/postgres_store.h"
 #include "store/postgres/pg_rows.h"
+#include "store/postgres/postgres_store.h"
 #include "store/spec_parsing.h"
 #include "store/sql_tables.h"
 
@@ -77,7 +77,8 @@ absl::Status LoadTasks(PgConn& c, const RowFilter& f, records::StoreContents& ou
 
 // The events of the rows of a query of kPgEventTable's columns, from row `from` to row `to`
 // (exclusive; a step of -1 reads them backwards).
-absl::Status ReadEvents(const PgRows& rows, int from, int to, std::vector<records::TaskEvent>& out) {
+absl::Status ReadEvents(const PgRows& rows, int from, int to,
+                        std::vector<records::TaskEvent>& out) {
   const int step = from <= to ? 1 : -1;
   for (int i = from; i != to; i += step) {
     records::TaskEvent e;
@@ -172,9 +173,10 @@ absl::StatusOr<std::vector<records::TaskEvent>> PostgresStore::ListEvents(TaskId
   static const std::string kSelect = sql::SelectSql(
       sql::ShapeOf(kPgEventTable), kPg,
       "WHERE job = $1 AND instance = $2 ORDER BY seq DESC LIMIT $3", /*order=*/false);
-  ASSIGN_OR_RETURN(PgRows rows,
-                   c->Query(kSelect, {absl::StrCat(task.job.value()), absl::StrCat(task.instance), lim},
-                            "reading events"));
+  ASSIGN_OR_RETURN(
+      PgRows rows,
+      c->Query(kSelect, {absl::StrCat(task.job.value()), absl::StrCat(task.instance), lim},
+               "reading events"));
   std::vector<records::TaskEvent> out;
   RETURN_IF_ERROR(ReadEvents(rows, rows.size() - 1, -1, out));
   return out;
@@ -194,9 +196,8 @@ absl::StatusOr<std::optional<records::JobHistory>> PostgresStore::ReadJob(JobId 
     RETURN_IF_ERROR(ParseStoredSpecs(spec_texts, found.jobs));
     RETURN_IF_ERROR(LoadTasks(*c, only, found));
     records::JobHistory h{std::move(found.jobs.front()), std::move(found.tasks), {}};
-    static const std::string kSelect =
-        sql::SelectSql(sql::ShapeOf(kPgEventTable), kPg,
-                       "WHERE job = $1 ORDER BY instance, seq", /*order=*/false);
+    static const std::string kSelect = sql::SelectSql(
+        sql::ShapeOf(kPgEventTable), kPg, "WHERE job = $1 ORDER BY instance, seq", /*order=*/false);
     ASSIGN_OR_RETURN(PgRows rows,
                      c->Query(kSelect, {absl::StrCat(job.value())}, "reading a job's events"));
     RETURN_IF_ERROR(ReadEvents(rows, 0, rows.size(), h.events));

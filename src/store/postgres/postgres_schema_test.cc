@@ -1,0 +1,267 @@
+// The PostgreSQL store against its schema, on a real server: rows as the statements of the
+// release before the tables were described wrote them read back the same (tasks and events
+// included), and the described statements write the same columns; a database that lacks a
+// described column is refused at open and left as it was; and a new column is one description
+// and one migration (store/testing/widget_table.h).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "spec/yaml_spec.h"
+#include "store/postgres/pg_rows.h"
+#include "store/postgres/postgres_store.h"
+#include "store/testing/postgres_test_base.h"
+#include "store/testing/widget_table.h"
+
+namespace paceline::store {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class PostgresSchemaTest : public testing::PostgresDatabaseTest {
+ protected:
+  std::unique_ptr<PgConn> Connect() {
+    auto c = PgConn::Connect(url_, absl::Seconds(5));
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  // Each table's columns as the earlier statements read them, as text, row by row.
+  std::vector<std::string> Dump() {
+    std::unique_ptr<PgConn> c = Connect();
+    std::vector<std::string> out;
+    if (c == nullptr) return out;
+    for (const char* sql :
+         {"SELECT path, spec FROM pools",
+          "SELECT id, pool, spec, version, goal, created_us, old_specs, updates, instances, "
+          "owner, owner_group FROM jobs",
+          "SELECT job, instance, run, state, host, started_us, finished_us, exit_code, signal, "
+          "reason, message, failures, not_before_us, restart_requested, spec_version, "
+          "next_spec_version, volume_host FROM tasks",
+          "SELECT job, instance, run, at_us, state, host, reason, message FROM events",
+          "SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, gpu_milli, labels "
+          "FROM hosts",
+          "SELECT id, name, user_name, group_name, role, scope, salt, hash, created_by, "
+          "created_us, expires_us, revoked_us FROM tokens",
+          "SELECT path, key_id, sealed, created_by, created_us, updated_us FROM secrets",
+          "SELECT seq, at_us, user_name, source, action, pool, target, outcome, message, "
+          "request_id FROM audit"}) {
+      auto rows = c->Query(sql, {}, "dump");
+      EXPECT_TRUE(rows.ok()) << rows.status();
+      if (!rows.ok()) continue;
+      for (int i = 0; i < rows->size(); ++i) {
+        std::string row;
+        for (int col = 0; col < ColumnCount(sql); ++col) {
+          absl::StrAppend(&row, col ? "|" : "", rows->IsNull(i, col) ? "NULL" : rows->Text(i, col));
+        }
+        out.push_back(row);
+      }
+    }
+    return out;
+  }
+
+  static int ColumnCount(absl::string_view select) {
+    absl::string_view list = select.substr(0, select.find(" FROM "));
+    return static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
+  }
+};
+
+struct Golden {
+  records::PoolRecord pool;
+  records::JobRecord job;
+  records::TaskRecord task;
+  records::TaskEvent event;
+  records::HostRecord host;
+  records::TokenRecord token;
+  records::SecretRecord secret;
+  records::AuditRecord audit;
+};
+
+Golden MakeGolden() {
+  Golden g;
+  g.pool.path = "/ads";
+  g.pool.spec.description = "ads";
+  g.job.id = JobId(7);
+  g.job.pool = "/ads";
+  g.job.spec.name = "etl";
+  g.job.spec.instances = 2;
+  g.job.spec.task.command = "true";
+  g.job.spec.task.resources = Resources::Of(100, int64_t{16} << 20);
+  g.job.version = 3;
+  g.job.goal = records::JobGoal::kKill;
+  g.job.created_at = absl::FromUnixMicros(1'700'000'000'000'000);
+  g.job.instances = 2;
+  g.job.owner = "alice";
+  g.job.owner_group = "ads-team";
+  g.task.id = TaskId{JobId(7), 1};
+  g.task.run = 2;
+  g.task.state = TaskState::kRunning;
+  g.task.host = "host-1";
+  g.task.started_at = absl::FromUnixMicros(100);
+  g.task.failures = 1;
+  g.task.restart_requested = true;
+  g.task.spec_version = 3;
+  g.task.volume_host = "host-1";
+  g.event.run = RunId{g.task.id, 2};
+  g.event.at = absl::FromUnixMicros(100);
+  g.event.state = TaskState::kRunning;
+  g.event.host = "host-1";
+  g.event.reason = "STARTED";
+  g.host.name = "host-1";
+  g.host.maintenance = records::HostMaintenance::kDraining;
+  g.host.capacity = Resources::Of(4000, int64_t{8} << 30, int64_t{100} << 30, 2000);
+  g.host.labels = {{"zone", "a"}};
+  g.token = {"tok-1",
+             "ci",
+             "alice",
+             "ads-team",
+             "submitter",
+             "/ads",
+             "00ff",
+             "beef",
+             "root",
+             absl::FromUnixMicros(5),
+             absl::InfiniteFuture(),
+             absl::FromUnixMicros(9)};
+  g.secret = {"/ads/db", "k1", "00aa", "alice", absl::FromUnixMicros(10), absl::FromUnixMicros(20)};
+  g.audit = {1,
+             absl::FromUnixMicros(30),
+             "alice",
+             "127.0.0.1:1",
+             "JobService.KillJob",
+             "/ads",
+             "job 7",
+             "OK",
+             "",
+             "req-1"};
+  return g;
+}
+
+// The statements of the release before the descriptions, with the golden records' values, in
+// one transaction that took a revision.
+std::string EarlierStatements(const Golden& g) {
+  const int running = static_cast<int>(TaskState::kRunning);
+  return absl::StrCat(
+      "BEGIN; SELECT nextval('changes_rev'); ",
+      "INSERT INTO pools (path, spec, rev) VALUES ('/ads', '", PrintPoolSpec(g.pool.spec),
+      "', currval('changes_rev')); ",
+      "INSERT INTO jobs (id, pool, spec, version, goal, created_us, old_specs, updates, "
+      "instances, owner, owner_group, rev) VALUES (7, '/ads', '",
+      PrintJobSpec(g.job.spec),
+      "', 3, 1, 1700000000000000, '{}', '[]', 2, 'alice', 'ads-team', currval('changes_rev')); ",
+      "INSERT INTO tasks (job, instance, run, state, host, started_us, finished_us, exit_code, "
+      "signal, reason, message, failures, not_before_us, restart_requested, spec_version, "
+      "next_spec_version, volume_host, rev) VALUES (7, 1, 2, ",
+      running, ", 'host-1', 100, NULL, -1, 0, '', '', 1, NULL, 1, 3, 0, 'host-1', ",
+      "currval('changes_rev')); ",
+      "INSERT INTO events (job, instance, run, at_us, state, host, reason, message) VALUES "
+      "(7, 1, 2, 100, ",
+      running, ", 'host-1', 'STARTED', ''); ",
+      "INSERT INTO hosts (name, maintenance, cpu_milli, memory_bytes, disk_bytes, gpu_milli, "
+      "labels, rev) VALUES ('host-1', 1, 4000, 8589934592, 107374182400, 2000, "
+      "'{\"zone\":\"a\"}', currval('changes_rev')); ",
+      "INSERT INTO tokens (id, name, user_name, group_name, role, scope, salt, hash, "
+      "created_by, created_us, expires_us, revoked_us, rev) VALUES ('tok-1', 'ci', 'alice', "
+      "'ads-team', 'submitter', '/ads', '00ff', 'beef', 'root', 5, NULL, 9, "
+      "currval('changes_rev')); ",
+      "INSERT INTO secrets (path, key_id, sealed, created_by, created_us, updated_us, rev) "
+      "VALUES ('/ads/db', 'k1', '00aa', 'alice', 10, 20, currval('changes_rev')); ",
+      "INSERT INTO audit (at_us, user_name, source, action, pool, target, outcome, message, "
+      "request_id) VALUES (30, 'alice', '127.0.0.1:1', 'JobService.KillJob', '/ads', 'job 7', "
+      "'OK', '', 'req-1'); COMMIT;");
+}
+
+TEST_F(PostgresSchemaTest, RowsTheEarlierStatementsWroteReadBackAndTheDescribedOnesWriteTheSame) {
+  const Golden g = MakeGolden();
+  ASSERT_NE(MustOpen(), nullptr);
+  {
+    std::unique_ptr<PgConn> c = Connect();
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->Exec(EarlierStatements(g), "the earlier statements").ok());
+  }
+  const std::vector<std::string> earlier = Dump();
+  ASSERT_EQ(earlier.size(), 8u);
+  std::unique_ptr<PostgresStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->pools, ElementsAre(g.pool));
+  EXPECT_THAT(c->jobs, ElementsAre(g.job));
+  EXPECT_THAT(c->tasks, ElementsAre(g.task));
+  EXPECT_THAT(c->hosts, ElementsAre(g.host));
+  EXPECT_THAT(c->tokens, ElementsAre(g.token));
+  EXPECT_THAT(c->secrets, ElementsAre(g.secret));
+  auto events = store->ListEvents(g.task.id, 0);
+  ASSERT_TRUE(events.ok()) << events.status();
+  EXPECT_THAT(*events, ElementsAre(g.event));
+  auto audit = store->ListAudit({});
+  ASSERT_TRUE(audit.ok()) << audit.status();
+  EXPECT_THAT(*audit, ElementsAre(g.audit));
+
+  // The same records written again by the described statements, over the rows: the same
+  // columns (the audit record and the event are appended: they come twice).
+  records::WriteBatch b;
+  b.put_pools = {g.pool};
+  b.put_jobs = {g.job};
+  b.put_tasks = {g.task};
+  b.events = {g.event};
+  b.put_hosts = {g.host};
+  b.put_tokens = {g.token};
+  b.put_secrets = {g.secret};
+  ASSERT_TRUE(store->Commit(b).ok());
+  std::vector<std::string> expected = earlier;
+  expected.insert(expected.begin() + 4, earlier[3]);  // the event, appended again
+  EXPECT_EQ(Dump(), expected);
+}
+
+TEST_F(PostgresSchemaTest, ADatabaseWithoutADescribedColumnIsRefusedNamingItAndLeftAsItWas) {
+  ASSERT_NE(MustOpen(), nullptr);
+  {
+    std::unique_ptr<PgConn> c = Connect();
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->Exec("ALTER TABLE tasks DROP COLUMN volume_host", "drop").ok());
+  }
+  auto store = PostgresStore::Open(url_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(),
+              AllOf(HasSubstr("store table tasks"), HasSubstr("column volume_host is missing")));
+  std::unique_ptr<PgConn> c = Connect();
+  ASSERT_NE(c, nullptr);
+  auto opens = c->Query("SELECT value FROM meta WHERE key = 'open_count'", {}, "opens");
+  ASSERT_TRUE(opens.ok()) << opens.status();
+  EXPECT_EQ(opens->Text(0, 0), "1");  // the refused open changed nothing
+}
+
+TEST_F(PostgresSchemaTest, ANewColumnIsOneDescriptionAndOneMigration) {
+  using testing::kWidgetsV1;
+  using testing::kWidgetsV2;
+  using testing::Widget;
+  std::unique_ptr<PgConn> c = Connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec(testing::kCreateWidgetsPg, "create").ok());
+  ASSERT_TRUE(pg::CheckPgTable(*c, sql::ShapeOf(kWidgetsV1)).ok());
+  auto put = [&](const sql::Table<Widget>& t, const Widget& w) {
+    auto r = c->Query(sql::UpsertSql(sql::ShapeOf(t), sql::Dialect::kPostgres), pg::ParamsOf(t, w),
+                      "put");
+    ASSERT_TRUE(r.ok()) << r.status();
+  };
+  put(kWidgetsV1, Widget{"a", 1, ""});
+  EXPECT_THAT(pg::CheckPgTable(*c, sql::ShapeOf(kWidgetsV2)).message(),
+              HasSubstr("column color is missing"));
+  ASSERT_TRUE(c->Exec(testing::kAddColorPg, "add color").ok());
+  ASSERT_TRUE(pg::CheckPgTable(*c, sql::ShapeOf(kWidgetsV2)).ok());
+  put(kWidgetsV2, Widget{"b", 2, "red"});
+  put(kWidgetsV2, Widget{"a", 3, "blue"});  // an upsert: replaces a's row
+  auto rows =
+      c->Query(sql::SelectSql(sql::ShapeOf(kWidgetsV2), sql::Dialect::kPostgres), {}, "read");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  std::vector<Widget> read;
+  ASSERT_TRUE(pg::ReadRows(*rows, kWidgetsV2, read).ok());
+  EXPECT_THAT(read, ElementsAre(Widget{"a", 3, "blue"}, Widget{"b", 2, "red"}));
+}
+
+}  // namespace
+}  // namespace paceline::store
