@@ -3,8 +3,8 @@
 // SELECT the SQL backends run for it.
 //
 // A pool filter holds that pool and every pool below it: "/ads" holds "/ads" and "/ads/x", not
-// "/adsx"; "/" holds every pool. The SELECT reads the columns of the `audit` table (schema.h of
-// each SQL backend) in AuditRecord's order, seq first, newest first, with only the conditions
+// "/adsx"; "/" holds every pool. The SELECT reads the columns of the `audit` table as
+// sql_tables.h describes them (kAuditTable: seq first), newest first, with only the conditions
 // the query sets, so that an index serves each: (user_name, seq) for a user, at_us for a time.
 //
 // Thread-safety: pure functions.
