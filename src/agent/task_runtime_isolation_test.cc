@@ -126,8 +126,8 @@ TEST_F(IsolationTest, LimitsAreWrittenFromTheRequest) {
   }
 }
 
-// cgroup v1 keeps a finished run's cgroup for the next task (cgroup_v1.cc): each task must still
-// be in a cgroup of its own, with its own limits, whether they go down (memory first, then
+// cgroup v1 keeps a finished run's cgroup for the next task (cgroup_v1_driver.cc): each task must
+// still be in a cgroup of its own, with its own limits, whether they go down (memory first, then
 // memory+swap) or up (the other way round, or the kernel refuses).
 TEST_F(IsolationTest, AFinishedRunsCgroupServesTheNextTaskWithItsOwnLimits) {
   SkipWithoutCgroups();

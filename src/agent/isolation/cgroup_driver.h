@@ -79,7 +79,7 @@ class CgroupDriver {
   // Removes the task cgroup: OK when gone, Unavailable while processes remain.
   virtual absl::Status Remove(const std::string& name) = 0;
   // The task cgroup's run is over and it is empty: the driver may keep it for a later Create
-  // (cgroup v1 does: see cgroup_v1.cc) instead of removing it. Default: Remove.
+  // (cgroup v1 does: see cgroup_v1_driver.cc) instead of removing it. Default: Remove.
   virtual absl::Status Release(const std::string& name) { return Remove(name); }
   // Removes the kept cgroups that no Create took since the previous call (every minute).
   virtual void TrimReleased() {}
