@@ -20,6 +20,11 @@
 // ones straight to KILLED); preemption to PREEMPTING, then back to PENDING as a new run.
 // Restarts follow jobmgr/restart_policy.h; each restart is a new run (run number + 1).
 //
+// Its parts, each with its own state: the JobTable (the jobs, each a MutableJob that alone
+// changes it; everyone else reads a Job), HostNames (hosts by index, and the tasks on each), the
+// TaskLifecycle (the task primitives and the timers); InstanceControl and RollingUpdates are
+// given the parts they use.
+//
 // Thread-safety: single-threaded; not thread-safe.
 
 #include <functional>
