@@ -1,7 +1,8 @@
 #pragma once
-// JobServiceImpl and TaskServiceImpl: gRPC adapters for paceline.v1.JobService and
-// TaskService. Specs are parsed with the strict YAML parser; changes go through the Cluster
-// (durable before answered); reads run on the event loop; task events come from the store.
+// JobServiceImpl: the gRPC adapter for paceline.v1.JobService. Specs are parsed with the strict
+// YAML parser; changes go through the Cluster (durable before answered); reads run on the event
+// loop. Its calls are in three files: jobs and watches (job_service_impl.cc), rolling updates
+// (job_service_impl_updates.cc), the archive of retired jobs (job_service_impl_archive.cc).
 //
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
@@ -34,7 +35,7 @@ class JobServiceImpl final : public v1::JobService::Service {
                          v1::DeleteJobResponse* resp) override;
   grpc::Status RestartJob(grpc::ServerContext* ctx, const v1::RestartJobRequest* req,
                           v1::RestartJobResponse* resp) override;
-  // archive_calls.cc
+  // The archive of retired jobs (job_service_impl_archive.cc).
   grpc::Status GetArchivedJob(grpc::ServerContext* ctx, const v1::GetArchivedJobRequest* req,
                               v1::GetArchivedJobResponse* resp) override;
   grpc::Status QueryArchive(grpc::ServerContext* ctx, const v1::QueryArchiveRequest* req,
@@ -43,7 +44,7 @@ class JobServiceImpl final : public v1::JobService::Service {
   grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
 
-  // Rolling updates (update_service.cc).
+  // Rolling updates (job_service_impl_updates.cc).
   grpc::Status UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
                          v1::UpdateJobResponse* resp) override;
   grpc::Status GetUpdate(grpc::ServerContext* ctx, const v1::GetUpdateRequest* req,
@@ -66,28 +67,6 @@ class JobServiceImpl final : public v1::JobService::Service {
   AccessControl* const access_;
   const SecretRecords* const secrets_;
   const archive::ArchiveReader* const archive_;
-};
-
-class TaskServiceImpl final : public v1::TaskService::Service {
- public:
-  TaskServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
-
-  grpc::Status ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
-                         v1::ListTasksResponse* resp) override;
-  grpc::Status GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
-                       v1::GetTaskResponse* resp) override;
-  grpc::Status ListTaskEvents(grpc::ServerContext* ctx, const v1::ListTaskEventsRequest* req,
-                              v1::ListTaskEventsResponse* resp) override;
-  grpc::Status GetTaskLogs(grpc::ServerContext* ctx, const v1::GetTaskLogsRequest* req,
-                           v1::GetTaskLogsResponse* resp) override;
-  grpc::Status KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
-                        v1::KillTaskResponse* resp) override;
-  grpc::Status ReleaseVolume(grpc::ServerContext* ctx, const v1::ReleaseVolumeRequest* req,
-                             v1::ReleaseVolumeResponse* resp) override;
-
- private:
-  Backend* const cluster_;
-  AccessControl* const access_;
 };
 
 }  // namespace paceline::api

@@ -1,10 +1,10 @@
-// JobService: rolling updates — UpdateJob (with dry runs), Get/ListUpdates, Pause/Resume/Abort,
+// JobServiceImpl: rolling updates — UpdateJob (with dry runs), Get/ListUpdates, Pause/Resume/Abort,
 // RollbackJob. The work happens in the job manager (jobmgr/job_manager.h).
 
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
-#include "api/job_service.h"
+#include "api/job_service_impl.h"
 #include "api/secret_service.h"
 #include "common/status.h"
 #include "jobmgr/update_plan.h"

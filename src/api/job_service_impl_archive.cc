@@ -1,9 +1,9 @@
-// JobService's calls on the archive of retired jobs (job_service.h; archive/archive_reader.h).
+// JobServiceImpl: the calls on the archive of retired jobs (archive/archive_reader.h).
 
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
-#include "api/job_service.h"
+#include "api/job_service_impl.h"
 #include "nlohmann/json.hpp"
 
 namespace paceline::api {

@@ -1,0 +1,36 @@
+#pragma once
+// TaskServiceImpl: the gRPC adapter for paceline.v1.TaskService: a job's tasks as the core has
+// them (reads run on the event loop), a task's events from the store, a run's logs from its
+// host's agent, and kills and volume releases (durable before answered).
+//
+// Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
+
+#include "api/access_control.h"
+#include "api/backend.h"
+#include "paceline/v1/job.grpc.pb.h"
+
+namespace paceline::api {
+
+class TaskServiceImpl final : public v1::TaskService::Service {
+ public:
+  TaskServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
+
+  grpc::Status ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
+                         v1::ListTasksResponse* resp) override;
+  grpc::Status GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
+                       v1::GetTaskResponse* resp) override;
+  grpc::Status ListTaskEvents(grpc::ServerContext* ctx, const v1::ListTaskEventsRequest* req,
+                              v1::ListTaskEventsResponse* resp) override;
+  grpc::Status GetTaskLogs(grpc::ServerContext* ctx, const v1::GetTaskLogsRequest* req,
+                           v1::GetTaskLogsResponse* resp) override;
+  grpc::Status KillTask(grpc::ServerContext* ctx, const v1::KillTaskRequest* req,
+                        v1::KillTaskResponse* resp) override;
+  grpc::Status ReleaseVolume(grpc::ServerContext* ctx, const v1::ReleaseVolumeRequest* req,
+                             v1::ReleaseVolumeResponse* resp) override;
+
+ private:
+  Backend* const cluster_;
+  AccessControl* const access_;
+};
+
+}  // namespace paceline::api
