@@ -62,7 +62,7 @@ absl::StatusOr<absl::Duration> LocalMaster::Restart() {
 absl::Status LocalMaster::WaitServing() {
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
   while (true) {
-    absl::Status serving = master_->cluster()->Serving();
+    absl::Status serving = master_->cluster()->keeper().Serving();
     if (serving.ok()) return serving;
     if (absl::Now() > deadline) return serving;  // e.g. it never took the lease
     absl::SleepFor(absl::Milliseconds(5));

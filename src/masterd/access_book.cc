@@ -54,7 +54,7 @@ void AccessBook::Audit(records::AuditRecord record) {
   records::WriteBatch batch;
   batch.audit.push_back(std::move(record));
   batch.prune_audit_before = prune;
-  cluster_->CommitAside(std::move(batch), [](absl::Status s) {
+  cluster_->committer().Submit(std::move(batch), [](absl::Status s) {
     if (!s.ok()) std::cerr << "master: an audit record was not written: " << s << std::endl;
   });
 }
@@ -62,7 +62,7 @@ void AccessBook::Audit(records::AuditRecord record) {
 absl::StatusOr<std::vector<records::AuditRecord>> AccessBook::ListAudit(
     const records::AuditQuery& query) {
   absl::StatusOr<std::vector<records::AuditRecord>> result;
-  cluster_->ReadStore([&](store::Store& s) { result = s.ListAudit(query); });
+  cluster_->committer().RunOnWriter([&](store::Store& s) { result = s.ListAudit(query); });
   return result;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // AccessBook: the master's api::AccessRecords (api/access_control.h) over its Cluster — the
-// tokens in memory, loaded from the store whenever the cluster is (Cluster::OnRecords), and
+// tokens in memory, loaded from the store whenever the cluster is (CoreKeeper::OnRecords), and
 // written through the cluster like any change (durable before used; refused by a standby);
 // the audit log appended straight through the group committer without waiting (no turn of the
 // loop), read from the store.

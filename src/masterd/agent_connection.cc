@@ -28,7 +28,7 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   scheduler::HostRegistration reg = wire::RegistrationOf(r);
   std::vector<scheduler::ReportedRun> running = wire::RunsOf(r);
   std::unique_ptr<AgentConnection> conn(new AgentConnection(cluster, std::move(link)));
-  cluster->Attach(conn->link_);
+  cluster->agents().Attach(conn->link_);
   absl::Status registered =
       cluster->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
         absl::Status s = core.agents().RegisterHost(reg, running, now, out);
@@ -49,7 +49,7 @@ AgentConnection::~AgentConnection() { Close(); }
 void AgentConnection::Close() {
   if (closed_) return;
   closed_ = true;
-  cluster_->Detach(link_.get());
+  cluster_->agents().Detach(link_.get());
   link_->Close();
 }
 
@@ -102,7 +102,7 @@ void AgentConnection::Apply(const v1::AgentMessage& msg) {
           if (auto link = weak.lock()) link->Abort();  // the agent registers again
         });
   } else if (msg.has_logs()) {
-    cluster_->DeliverLogs(host, msg.logs());
+    cluster_->agents().DeliverLogs(host, msg.logs());
   } else if (msg.has_usage()) {
     auto [sample, runs] = wire::UsageOf(msg.usage());
     cluster_->MutateAsync(

@@ -14,9 +14,9 @@
 // link: the agent connects and registers again. Usage reports are soft state (applied, never
 // stored or acked).
 //
-// Lifetime: Open() attaches the link to the cluster; Close() (or the destructor) detaches and
-// closes it. Thread-safety: OnMessage is called by one thread at a time (the transport's
-// reader); all state lives in the Cluster.
+// Lifetime: Open() attaches the link to the cluster's AgentRegistry; Close() (or the
+// destructor) detaches and closes it. Thread-safety: OnMessage is called by one thread at a time
+// (the transport's reader); all state lives in the Cluster.
 
 #include <memory>
 

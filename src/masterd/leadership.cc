@@ -8,10 +8,10 @@
 namespace paceline::masterd {
 
 Leadership::Leadership(std::unique_ptr<store::PgLease> lease, store::PostgresStore* store,
-                       Cluster* cluster, std::string holder, std::string address)
+                       CoreKeeper* keeper, std::string holder, std::string address)
     : lease_(std::move(lease)),
       store_(store),
-      cluster_(cluster),
+      keeper_(keeper),
       holder_(std::move(holder)),
       address_(std::move(address)),
       period_(lease_->duration() / 5) {}
@@ -27,7 +27,7 @@ void Leadership::Stop() {
   stop_.Notify();
   thread_.join();
   if (leading_) {
-    cluster_->StepDown(absl::UnavailableError("this master is stopping"));
+    keeper_->StepDown(absl::UnavailableError("this master is stopping"));
     (void)lease_->Release(term_);  // a standby takes over at once
     leading_ = false;
   }
@@ -50,9 +50,9 @@ void Leadership::Tick() {
     absl::Status renewed = lease_->Renew(term_);
     if (renewed.ok()) {
       last_renewal_ = now;
-      if (cluster_->Serving().ok()) return;
+      if (keeper_->Serving().ok()) return;
       // The cluster stopped by itself (a refused commit): lead again under a new term.
-      std::cerr << "master: reloading under a new term after: " << cluster_->Serving().message()
+      std::cerr << "master: reloading under a new term after: " << keeper_->Serving().message()
                 << std::endl;
     } else if (renewed.code() != absl::StatusCode::kFailedPrecondition &&
                now - last_renewal_ < lease_->duration() - period_) {
@@ -73,7 +73,7 @@ void Leadership::Tick() {
   if (!won.ok() || !info.ok()) {
     status_.leader_address.clear();
     absl::Status why = won.ok() ? info.status() : won.status();
-    cluster_->StepDown(absl::UnavailableError(
+    keeper_->StepDown(absl::UnavailableError(
         absl::StrCat("this master is a standby and cannot reach the store: ", why.message())));
     return;
   }
@@ -82,7 +82,7 @@ void Leadership::Tick() {
   status_.lease_age = info->since_renewal;
   if (status_.leader_address != info->address) {
     status_.leader_address = info->address;
-    cluster_->StepDown(absl::UnavailableError(
+    keeper_->StepDown(absl::UnavailableError(
         absl::StrCat("this master is a standby; the leader (term ", info->term, ") is at ",
                      info->address, "; ", kLeaderMarker, info->address)));
   }
@@ -90,7 +90,7 @@ void Leadership::Tick() {
 
 void Leadership::Lead(uint64_t term) {
   term_ = term;
-  absl::Status s = cluster_->BecomeLeader([this, term](store::Store&) { store_->FenceWith(term); });
+  absl::Status s = keeper_->BecomeLeader([this, term](store::Store&) { store_->FenceWith(term); });
   if (!s.ok()) {
     std::cerr << "master: could not take over as leader of term " << term << ": " << s.message()
               << std::endl;
@@ -107,7 +107,7 @@ void Leadership::Lead(uint64_t term) {
 void Leadership::Follow(const absl::Status& why) {
   leading_ = false;
   std::cerr << "master: stepping down from term " << term_ << ": " << why.message() << std::endl;
-  cluster_->StepDown(absl::UnavailableError(
+  keeper_->StepDown(absl::UnavailableError(
       absl::StrCat("this master stopped leading (", why.message(), "); retry another master")));
   absl::MutexLock lock(&mu_);
   status_.leader = false;

@@ -3,7 +3,7 @@
 // "High availability"). A thread of its own runs, every `lease / 5`:
 //
 //   standby  TryAcquire the lease. Won: fence the store by the new term, have the cluster
-//            rebuild from the store and serve (Cluster::BecomeLeader); the agents, which the
+//            rebuild from the store and serve (CoreKeeper::BecomeLeader); the agents, which the
 //            standbys turned away, register here and the tasks are adopted as after a restart.
 //            Lost: remember who leads, so that every call answers UNAVAILABLE naming the
 //            leader ("... leader: HOST:PORT") and clients and agents go there.
@@ -26,7 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "masterd/cluster.h"
+#include "masterd/core_keeper.h"
 #include "store/postgres/pg_lease.h"
 #include "store/postgres/postgres_store.h"
 
@@ -41,9 +41,9 @@ struct LeadershipStatus {
 
 class Leadership {
  public:
-  // `store` and `cluster` must outlive this object. `holder` is unique per process; `address`
-  // is where clients reach this master's gRPC API.
-  Leadership(std::unique_ptr<store::PgLease> lease, store::PostgresStore* store, Cluster* cluster,
+  // `store` and `keeper` (the Cluster's) must outlive this object. `holder` is unique per process;
+  // `address` is where clients reach this master's gRPC API.
+  Leadership(std::unique_ptr<store::PgLease> lease, store::PostgresStore* store, CoreKeeper* keeper,
              std::string holder, std::string address);
   ~Leadership();
   Leadership(const Leadership&) = delete;
@@ -61,7 +61,7 @@ class Leadership {
 
   std::unique_ptr<store::PgLease> lease_;
   store::PostgresStore* const store_;
-  Cluster* const cluster_;
+  CoreKeeper* const keeper_;
   const std::string holder_;
   const std::string address_;
   const absl::Duration period_;

@@ -189,12 +189,13 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   ASSIGN_OR_RETURN(
       impl->secret_book,
       SecretBook::Open(impl->cluster.get(), in_data_dir(config.secrets_key_file, "secrets.key")));
-  impl->cluster->OnRecords([access = impl->access_book.get(), secrets = impl->secret_book.get()](
-                               const store::StoreChanges& c, bool all) {
-    access->Take(c.changed.tokens, all);
-    secrets->Take(c.changed.secrets, c.deleted_secrets, all);
-  });
-  impl->cluster->OnLaunch(
+  impl->cluster->keeper().OnRecords(
+      [access = impl->access_book.get(), secrets = impl->secret_book.get()](
+          const store::StoreChanges& c, bool all) {
+        access->Take(c.changed.tokens, all);
+        secrets->Take(c.changed.secrets, c.deleted_secrets, all);
+      });
+  impl->cluster->agents().OnLaunch(
       [secrets = impl->secret_book.get()](const scheduler::Launch& l, v1::LaunchTask& msg) {
         if (msg.task().secrets_size() > 0 || !msg.task().container().pull_secret().empty()) {
           secrets->FillLaunch(l.pool, msg);
@@ -208,7 +209,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
       {agent_token, access::Principal{"*", "", access::Role::kAgent, "*", "bootstrap-agent"}}};
   impl->access = std::make_unique<api::AccessControl>(
       std::move(bootstrap), impl->access_book.get(),
-      [cluster = impl->cluster.get()] { return cluster->Serving(); }, access_options);
+      [cluster = impl->cluster.get()] { return cluster->keeper().Serving(); }, access_options);
 
   RetentionOptions retention;
   retention.archive_dir = in_data_dir(config.archive_dir, "archive");
@@ -225,7 +226,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
                            LeadershipStatus s = impl->leadership->status();
                            return api::MasterRole{s.leader ? "leader" : "standby", s.term,
                                                   s.leader_address, s.lease_age,
-                                                  impl->cluster->ReplicationLag()};
+                                                  impl->cluster->keeper().ReplicationLag()};
                          },
                          [worker = impl->retention.get()] { return worker->Facts(); }};
   api::AccessControl* auth = impl->access.get();
@@ -297,7 +298,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
         absl::StrCat(endpoints.grpc, "/", endpoints.pid, "/", absl::ToUnixNanos(absl::Now()));
     impl->leadership = std::make_unique<Leadership>(
         std::make_unique<store::PgLease>(config.store, config.lease, absl::Seconds(2)), postgres,
-        impl->cluster.get(), holder, AdvertisedAddress(config, grpc_port));
+        &impl->cluster->keeper(), holder, AdvertisedAddress(config, grpc_port));
     impl->leadership->Start();
   }
 

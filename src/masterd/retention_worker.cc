@@ -76,7 +76,7 @@ absl::StatusOr<RetiredBatch> RetireBatch(const RetirePorts& ports, archive::Arch
 }
 
 absl::StatusOr<size_t> RetentionWorker::RunOnce() {
-  if (!cluster_->Serving().ok()) return 0;  // a standby: the leader retires jobs
+  if (!cluster_->keeper().Serving().ok()) return 0;  // a standby: the leader retires jobs
   RetirePorts ports;
   ports.expired = [&](size_t limit) {
     return cluster_->Read<std::vector<JobId>>([&](const scheduler::SchedulerCore& core) {
@@ -84,7 +84,7 @@ absl::StatusOr<size_t> RetentionWorker::RunOnce() {
     });
   };
   ports.read_store = [&](const std::function<void(store::Store&)>& read) {
-    cluster_->ReadStore(read);
+    cluster_->committer().RunOnWriter(read);
   };
   ports.purge = [&](const std::vector<JobId>& jobs) -> absl::StatusOr<std::vector<JobId>> {
     std::vector<JobId> purged;
@@ -113,7 +113,7 @@ void RetentionWorker::SampleStore() {
   if (options_.stats) {
     stats = options_.stats();
   } else {
-    cluster_->ReadStore([&](store::Store& s) { stats = s.Stats(); });
+    cluster_->committer().RunOnWriter([&](store::Store& s) { stats = s.Stats(); });
   }
   absl::MutexLock lock(&mu_);
   if (stats.ok()) {

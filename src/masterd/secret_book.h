@@ -1,6 +1,6 @@
 #pragma once
 // SecretBook: the master's api::SecretRecords over its Cluster — every secret sealed, in memory,
-// loaded from the store whenever the cluster is (Cluster::OnRecords), and written through the
+// loaded from the store whenever the cluster is (CoreKeeper::OnRecords), and written through the
 // cluster like any change (durable before used; refused by a standby). It holds the keyring
 // (secrets/keyring.h) read from the key file, and opens a value at one moment only: when a
 // launch message for a task that names it is about to be sent to the task's agent (FillLaunch).

@@ -1,0 +1,197 @@
+#include "masterd/core_keeper.h"
+
+#include <iostream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/status.h"
+#include "store/load_queue.h"
+
+namespace paceline::masterd {
+
+namespace {
+constexpr absl::Duration kReloadEvery = absl::Seconds(1);
+// How far a start's load may read ahead of the rebuild, in batches of task records.
+constexpr size_t kLoadBatchesAhead = 16;
+
+// A duration for the log, to the millisecond.
+std::string Ms(absl::Duration d) {
+  return absl::FormatDuration(absl::Trunc(d, absl::Milliseconds(1)));
+}
+}  // namespace
+
+CoreKeeper::CoreKeeper(scheduler::CoreConfig core_config, bool led_by_lease, Parts parts)
+    : core_config_(std::move(core_config)),
+      led_by_lease_(led_by_lease),
+      parts_(parts),
+      follower_(parts.committer, parts.loop, [this](const store::StoreChanges& c) {
+        if (on_records_ && (!c.changed.tokens.empty() || !c.changed.secrets.empty() ||
+                            !c.deleted_secrets.empty())) {
+          on_records_(c, false);
+        }
+      }) {}
+
+absl::Status CoreKeeper::Start() {
+  if (!led_by_lease_) return LoadAndRebuild();
+  // A standby serves nothing until the leadership makes it the leader (BecomeLeader).
+  ASSIGN_OR_RETURN(core_, scheduler::SchedulerCore::Create(core_config_));
+  SetRefusal(absl::UnavailableError("this master is a standby and has not led yet"));
+  return absl::OkStatus();
+}
+
+absl::Status CoreKeeper::LoadAndRebuild() {
+  const absl::Time start = absl::Now();
+  // The writer thread reads the store while this one rebuilds from what it has read so far.
+  store::LoadQueue queue(kLoadBatchesAhead);
+  parts_.committer->SubmitRead([&queue](store::Store& s) { queue.Close(s.LoadInto(queue)); });
+  std::optional<records::StoreContents> head = queue.WaitHead();
+  if (!head) return queue.Wait();
+  const absl::Time head_read = absl::Now();
+  size_t tasks = 0;
+  auto batches = [&](const records::TaskBatchFn& take) -> absl::Status {
+    while (std::optional<std::vector<records::TaskRecord>> batch = queue.Next()) {
+      tasks += batch->size();
+      RETURN_IF_ERROR(take(*batch));
+      queue.Recycle(*std::move(batch));
+    }
+    return queue.Wait();
+  };
+  absl::Status rebuilt = Rebuild(*head, batches);
+  if (!rebuilt.ok()) {
+    queue.Cancel();
+    (void)queue.Wait();  // the writer is done with the queue
+    return rebuilt;
+  }
+  std::cerr << "master: rebuilt " << head->jobs.size() << " jobs and " << tasks
+            << " tasks from the store in " << Ms(absl::Now() - start)
+            << " (all but the tasks read in " << Ms(head_read - start) << ")" << std::endl;
+  return absl::OkStatus();
+}
+
+absl::Status CoreKeeper::BecomeLeader(const std::function<void(store::Store&)>& fence) {
+  return parts_.loop->Call<absl::Status>([&] {
+    parts_.committer->RunOnWriter(fence);
+    return TakeOver();
+  });
+}
+
+absl::Status CoreKeeper::TakeOver() {
+  const absl::Time start = absl::Now();
+  store::StoreMirror mirror = follower_.Take();
+  if (mirror.rev() == store::kNoRevision) return LoadAndRebuild();  // nothing followed
+  // The lease is ours and fences the old leader: these are the last changes it made.
+  absl::StatusOr<store::StoreChanges> delta;
+  parts_.committer->RunOnWriter([&](store::Store& s) { delta = s.ReadChanges(mirror.rev()); });
+  RETURN_IF_ERROR(delta.status());
+  const int64_t from = mirror.rev();
+  const size_t rows = delta->rows();
+  const size_t tasks = mirror.tasks();
+  mirror.Apply(*std::move(delta));
+  const int64_t to = mirror.rev();
+  absl::Status s = Rebuild(std::move(mirror).TakeContents());
+  if (s.ok()) {
+    std::cerr << "master: took over from the followed state in " << Ms(absl::Now() - start) << ": "
+              << rows << " changed rows read (revisions " << from << " to " << to << "), " << tasks
+              << " tasks followed" << std::endl;
+  }
+  return s;
+}
+
+absl::Duration CoreKeeper::ReplicationLag() const { return follower_.Lag(); }
+
+void CoreKeeper::StepDown(const absl::Status& why) {
+  parts_.loop->Call<bool>([&] {
+    Refuse(why);
+    return true;
+  });
+}
+
+absl::Status CoreKeeper::Serving() const {
+  absl::MutexLock lock(&refusal_mu_);
+  return shared_refusal_;
+}
+
+void CoreKeeper::SetRefusal(absl::Status s) {
+  refusal_ = s;
+  absl::MutexLock lock(&refusal_mu_);
+  shared_refusal_ = std::move(s);
+}
+
+absl::Status CoreKeeper::Rebuild(const records::StoreContents& contents,
+                                 const records::TaskBatches& more) {
+  ASSIGN_OR_RETURN(std::unique_ptr<scheduler::SchedulerCore> core,
+                   scheduler::SchedulerCore::Create(core_config_));
+  scheduler::Actions actions;
+  RETURN_IF_ERROR(core->Restore(contents, absl::Now(), actions, more));
+  parts_.committer->Resume();
+  RETURN_IF_ERROR(parts_.committer->CommitSync(std::move(actions.batch)));
+  core_ = std::move(core);
+  if (on_records_) {
+    store::StoreChanges all;
+    all.changed.tokens = contents.tokens;
+    all.changed.secrets = contents.secrets;
+    on_records_(all, true);
+  }
+  parts_.commits->NewEpoch();
+  SetRefusal(absl::OkStatus());
+  return absl::OkStatus();
+}
+
+void CoreKeeper::Recover() {
+  if (led_by_lease_) {
+    follower_.Follow();
+  } else {
+    TryReload();
+  }
+}
+
+void CoreKeeper::TryReload() {
+  if (reloading_ || absl::Now() < next_reload_) return;
+  reloading_ = true;
+  // The store is read on the writer thread, so that the loop keeps answering reads meanwhile.
+  parts_.committer->SubmitRead([this](store::Store& s) {
+    auto contents = std::make_shared<absl::StatusOr<records::StoreContents>>(s.Load());
+    parts_.loop->Post([this, contents] {
+      reloading_ = false;
+      absl::Status rebuilt = contents->ok() ? Rebuild(**contents) : contents->status();
+      if (!rebuilt.ok()) {
+        // A commit that failed again keeps the committer stopped: the next try starts over.
+        next_reload_ = absl::Now() + kReloadEvery;
+        std::cerr << "master: reloading from the store failed: " << rebuilt.message()
+                  << "; retrying in " << absl::FormatDuration(kReloadEvery) << std::endl;
+        return;
+      }
+      std::cerr << "master: reloaded the cluster state from the store" << std::endl;
+    });
+  });
+}
+
+void CoreKeeper::OnStoreFailure(const absl::Status& s) {
+  if (!refusal_.ok()) return;
+  if (led_by_lease_) {  // led by the leadership: it decides what comes next
+    Refuse(absl::UnavailableError(
+        s.code() == absl::StatusCode::kFailedPrecondition
+            ? absl::StrCat("this master lost the leader lease (", s.message(), ")")
+            : absl::StrCat("the store is unavailable (", s.message(),
+                           "); this master leads again once it answers, or another takes over")));
+    return;
+  }
+  Refuse(absl::UnavailableError(
+      absl::StrCat("the store is unavailable (", s.message(),
+                   "); the master reloads from it by itself once it answers again")));
+  next_reload_ = absl::Now() + kReloadEvery;
+}
+
+void CoreKeeper::Refuse(const absl::Status& why) {
+  SetRefusal(why);
+  std::cerr << "master: " << why.message() << std::endl;
+  // Watchers and agents start over against the reloaded state, or another leader.
+  parts_.hub->CloseAll(why);
+  parts_.agents->AbortAll();
+}
+
+}  // namespace paceline::masterd
