@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
+#include "api/job_not_found.h"
 #include "api/secret_service.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
@@ -45,13 +46,6 @@ v1::JobSummary SummaryOf(const jobmgr::Job& job) {
   s.set_unhealthy(job.health_count(jobmgr::TaskHealth::kUnhealthy));
   s.set_health_unknown(job.health_count(jobmgr::TaskHealth::kUnknown));
   return s;
-}
-
-absl::Status JobNotFound(uint64_t id) {
-  return absl::NotFoundError(absl::StrCat("job ", id,
-                                          " not found (a finished job is archived after its "
-                                          "pool's retention: paceline job get --archived ",
-                                          id, ")"));
 }
 
 }  // namespace

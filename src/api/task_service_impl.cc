@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
+#include "api/job_not_found.h"
 #include "common/status.h"
 #include "wire/agent_protocol.h"
 #include "wire/core.h"
@@ -41,13 +42,6 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
     info.set_usage_at_unix_ms(wire::ToUnixMillis(u->at));
   }
   return info;
-}
-
-absl::Status JobNotFound(uint64_t id) {
-  return absl::NotFoundError(absl::StrCat("job ", id,
-                                          " not found (a finished job is archived after its "
-                                          "pool's retention: paceline job get --archived ",
-                                          id, ")"));
 }
 
 }  // namespace
