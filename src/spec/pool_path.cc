@@ -61,7 +61,7 @@ absl::string_view BaseName(absl::string_view path) {
   return slash == absl::string_view::npos ? path : path.substr(slash + 1);
 }
 
-std::string ChildPath(absl::string_view parent, absl::string_view name) {
+std::string ChildPoolPath(absl::string_view parent, absl::string_view name) {
   if (parent == "/") return absl::StrCat("/", name);
   return absl::StrCat(parent, "/", name);
 }

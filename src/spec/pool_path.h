@@ -24,7 +24,8 @@ absl::Status ValidatePoolPath(absl::string_view path);
 absl::string_view ParentPath(absl::string_view path);
 // The last segment of a valid non-root path ("/ads/training" -> "training").
 absl::string_view BaseName(absl::string_view path);
-// Joins a parent path and a child name ("/" + "ads" -> "/ads").
-std::string ChildPath(absl::string_view parent, absl::string_view name);
+// Joins a parent path and a child name ("/" + "ads" -> "/ads"). (ChildPath, in field_path.h,
+// joins the field paths of a spec.)
+std::string ChildPoolPath(absl::string_view parent, absl::string_view name);
 
 }  // namespace paceline::spec

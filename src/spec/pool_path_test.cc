@@ -25,8 +25,8 @@ TEST(PoolPathTest, RejectsInvalidPathsWithReason) {
   EXPECT_EQ(ParentPath("/ads/training"), "/ads");
   EXPECT_EQ(ParentPath("/ads"), "/");
   EXPECT_EQ(BaseName("/ads/training"), "training");
-  EXPECT_EQ(ChildPath("/", "ads"), "/ads");
-  EXPECT_EQ(ChildPath("/ads", "x"), "/ads/x");
+  EXPECT_EQ(ChildPoolPath("/", "ads"), "/ads");
+  EXPECT_EQ(ChildPoolPath("/ads", "x"), "/ads/x");
 }
 
 }  // namespace
