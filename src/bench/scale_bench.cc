@@ -335,7 +335,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   report.p99_ms = Percentile(ms, 0.99);
   report.max_ms = ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end());
 
-  store::GroupCommitStats cs = m->master().cluster()->committer().stats();
+  store::GroupCommitStats cs = m->master().cluster()->CommitStats();
   report.commits = cs.commits;
   report.batches = cs.batches;
   report.commit_mean_ms =

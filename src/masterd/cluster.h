@@ -81,11 +81,10 @@ class Cluster final : public api::Backend {
   AgentRegistry& agents() { return agents_; }
   // The core's keeper: serving or not, leadership (masterd/leadership.h), the records hook.
   CoreKeeper& keeper() { return keeper_; }
-  // The group committer, for what bypasses the loop: batches that no state of the core depends
-  // on (audit records: Submit, `done` on the writer thread) and reads of the store on its
-  // writer thread after every earlier commit (RunOnWriter). Commits that change the core's
-  // state go through Mutate.
-  store::GroupCommitter& committer() { return *committer_; }
+  // The group committer's side door, for what bypasses the loop: batches that no state of the
+  // core depends on (audit records) and reads of the store on its writer thread
+  // (store/group_commit.h, StoreWriter). Commits that change the core's state go through Mutate.
+  store::StoreWriter& committer() { return *committer_; }
 
  private:
   void OnTick();

@@ -44,9 +44,22 @@ struct GroupCommitStats {
   absl::Duration CommitTimeQuantile(double q) const;
 };
 
-class GroupCommitter {
+// What a committer offers to those who write beside its owner: batches that no state of the
+// owner depends on (Submit: `done` on the writer thread), and reads of the store on the writer
+// thread after every earlier batch (RunOnWriter). Neither can resume a stopped committer nor
+// wait for a commit.
+class StoreWriter {
  public:
   using Done = std::function<void(absl::Status)>;
+  virtual ~StoreWriter() = default;
+  virtual void Submit(records::WriteBatch batch, Done done) = 0;
+  // Runs `read` on the writer thread, after every batch submitted before it, and waits: the
+  // way for other threads to read the store without racing the writer.
+  virtual void RunOnWriter(const std::function<void(Store&)>& read) = 0;
+};
+
+class GroupCommitter final : public StoreWriter {
+ public:
   struct Options {
     size_t max_batches_per_commit = 4096;
   };
@@ -59,12 +72,10 @@ class GroupCommitter {
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
 
-  void Submit(records::WriteBatch batch, Done done);
+  void Submit(records::WriteBatch batch, Done done) override;
   // Submits and waits for the outcome.
   absl::Status CommitSync(records::WriteBatch batch);
-  // Runs `read` on the writer thread, after every batch submitted before it, and waits: the
-  // way for other threads to read the store without racing the writer.
-  void RunOnWriter(const std::function<void(Store&)>& read);
+  void RunOnWriter(const std::function<void(Store&)>& read) override;
   // The same without waiting: `read` runs on the writer thread after every earlier batch.
   void SubmitRead(std::function<void(Store&)> read);
   // Lets batches reach the store again after a failure (see above).
