@@ -73,14 +73,6 @@ struct Table {
   std::string (*key_of)(const Row&);
 };
 
-// The values of `r`'s columns that are written (not generated), in order.
-template <typename Record, typename Row>
-void EncodeInto(const Table<Record, Row>& t, const Record& r, auto& out) {
-  for (const Column<Record, Row>& c : t.columns) {
-    if (!c.generated()) out.push_back(c.encode(r));
-  }
-}
-
 // Helpers for descriptions: times are microseconds since the Unix epoch, NULL standing for
 // `null_means` (InfinitePast: "never happened"; InfiniteFuture: "never will").
 inline Value TimeValue(absl::Time t, absl::Time null_means = absl::InfinitePast()) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
+#include "store/event_block.h"
 #include "store/row_codec.h"
 #include "store/task_row.h"
 
@@ -257,16 +258,28 @@ constexpr std::array kSqliteTaskColumns{
 constexpr const char* kTaskKey[] = {"job", "instance"};
 
 constexpr std::array kSqliteEventBlockColumns{
-    Column<EventBlockRow>{"seq", Type::kInt64, nullptr,
-                          [](const Cell&, EventBlockRow&) { return absl::OkStatus(); }},
-    Int<&EventBlockRow::job>("job"),
-    Int<&EventBlockRow::count>("count"),
-    Column<EventBlockRow>{"data", Type::kBlob,
-                          [](const EventBlockRow& b) -> Value { return b.data; },
-                          [](const Cell& c, EventBlockRow& b) {
-                            b.data = std::string(c.s);
-                            return absl::OkStatus();
-                          }},
+    Column<EventBlock, EventBlockRow>{"seq", Type::kInt64, nullptr,
+                                      [](const Cell&, EventBlockRow&) { return absl::OkStatus(); }},
+    Column<EventBlock, EventBlockRow>{"job", Type::kInt64,
+                                      [](const EventBlock& b) -> Value { return b.job; },
+                                      [](const Cell& c, EventBlockRow& b) {
+                                        b.job = c.i;
+                                        return absl::OkStatus();
+                                      }},
+    Column<EventBlock, EventBlockRow>{
+        "count", Type::kInt64,
+        [](const EventBlock& b) -> Value { return static_cast<int64_t>(b.events->size()); },
+        [](const Cell& c, EventBlockRow& b) {
+          b.count = c.i;
+          return absl::OkStatus();
+        }},
+    Column<EventBlock, EventBlockRow>{
+        "data", Type::kBlob,
+        [](const EventBlock& b) -> Value { return EncodeEventBlock(*b.events); },
+        [](const Cell& c, EventBlockRow& b) {
+          b.data = std::string(c.s);
+          return absl::OkStatus();
+        }},
 };
 
 constexpr std::array kPgTaskColumns{
@@ -374,7 +387,7 @@ constinit const sql::Table<TaskRecord> kSqliteTaskTable{.name = "tasks",
                                                         .key = kTaskKey,
                                                         .order_by = "job, instance",
                                                         .key_of = &TaskKey<TaskRecord>};
-constinit const sql::Table<EventBlockRow> kSqliteEventBlockTable{
+constinit const sql::Table<EventBlock, EventBlockRow> kSqliteEventBlockTable{
     .name = "event_blocks",
     .columns = kSqliteEventBlockColumns,
     .key = kSeqKey,
@@ -393,5 +406,28 @@ constinit const sql::Table<TaskEvent> kPgEventTable{
     .order_by = "job, instance, seq",
     .followed = false,
     .key_of = [](const TaskEvent& e) { return e.run.task.ToString(); }};
+
+namespace {
+
+std::vector<sql::Shape> SharedTableShapes() {
+  return {sql::ShapeOf(kPoolTable),  sql::ShapeOf(kJobTable),    sql::ShapeOf(kHostTable),
+          sql::ShapeOf(kTokenTable), sql::ShapeOf(kSecretTable), sql::ShapeOf(kAuditTable)};
+}
+
+}  // namespace
+
+std::vector<sql::Shape> SqliteTableShapes() {
+  std::vector<sql::Shape> out = SharedTableShapes();
+  out.push_back(sql::ShapeOf(kSqliteTaskTable));
+  out.push_back(sql::ShapeOf(kSqliteEventBlockTable));
+  return out;
+}
+
+std::vector<sql::Shape> PgTableShapes() {
+  std::vector<sql::Shape> out = SharedTableShapes();
+  out.push_back(sql::ShapeOf(kPgTaskTable));
+  out.push_back(sql::ShapeOf(kPgEventTable));
+  return out;
+}
 
 }  // namespace paceline::store

@@ -11,9 +11,11 @@
 // Thread-safety: immutable.
 
 #include <string>
+#include <vector>
 
 #include "records/records.h"
 #include "store/sql_table.h"
+#include "store/sql_text.h"
 
 namespace paceline::store {
 
@@ -22,7 +24,12 @@ struct JobRow : records::JobRecord {
   std::string spec_text;
 };
 
-// One block of a job's events of one commit (SQLite, event_block.h).
+// One block of a job's events of one commit (SQLite, event_block.h): written from the events
+// themselves (encoded once, as the statement is bound), read back as the stored block.
+struct EventBlock {
+  int64_t job = 0;
+  const std::vector<const records::TaskEvent*>* events = nullptr;
+};
 struct EventBlockRow {
   int64_t job = 0;
   int64_t count = 0;
@@ -39,10 +46,14 @@ extern const sql::Table<records::AuditRecord> kAuditTable;
 
 // SQLite: a task is (job, instance, data); data is task_row.h's blob.
 extern const sql::Table<records::TaskRecord> kSqliteTaskTable;
-extern const sql::Table<EventBlockRow> kSqliteEventBlockTable;
+extern const sql::Table<EventBlock, EventBlockRow> kSqliteEventBlockTable;
 
 // PostgreSQL: a task's fields in columns; an event a row, `seq` the database's.
 extern const sql::Table<records::TaskRecord> kPgTaskTable;
 extern const sql::Table<records::TaskEvent> kPgEventTable;
+
+// What each backend checks at open: the tables both keep, then its own (tasks and events).
+std::vector<sql::Shape> SqliteTableShapes();
+std::vector<sql::Shape> PgTableShapes();
 
 }  // namespace paceline::store

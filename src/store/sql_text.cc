@@ -47,6 +47,24 @@ std::string InsertHead(const Shape& t, Dialect d, int rows, bool replace) {
   return sql;
 }
 
+// The type a column is declared with in dialect `d`, as the database lists it.
+absl::string_view DeclaredType(Type type, Dialect d) {
+  const bool lite = d == Dialect::kSqlite;
+  switch (type) {
+    case Type::kInt16:
+      return lite ? "INTEGER" : "smallint";
+    case Type::kInt32:
+      return lite ? "INTEGER" : "integer";
+    case Type::kInt64:
+      return lite ? "INTEGER" : "bigint";
+    case Type::kText:
+      return lite ? "TEXT" : "text";
+    case Type::kBlob:
+      return lite ? "BLOB" : "bytea";
+  }
+  return "?";
+}
+
 }  // namespace
 
 std::string SelectList(const Shape& t) {
@@ -85,23 +103,6 @@ std::string UpsertSql(const Shape& t, Dialect d, int rows) {
 
 std::string CopySql(const Shape& t) {
   return absl::StrCat("COPY ", t.name, " (", absl::StrJoin(Written(t), ", "), ") FROM STDIN");
-}
-
-absl::string_view DeclaredType(Type type, Dialect d) {
-  const bool lite = d == Dialect::kSqlite;
-  switch (type) {
-    case Type::kInt16:
-      return lite ? "INTEGER" : "smallint";
-    case Type::kInt32:
-      return lite ? "INTEGER" : "integer";
-    case Type::kInt64:
-      return lite ? "INTEGER" : "bigint";
-    case Type::kText:
-      return lite ? "TEXT" : "text";
-    case Type::kBlob:
-      return lite ? "BLOB" : "bytea";
-  }
-  return "?";
 }
 
 absl::Status CheckColumns(const Shape& t, Dialect d,

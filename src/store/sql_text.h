@@ -63,8 +63,4 @@ std::string CopySql(const Shape& t);
 absl::Status CheckColumns(const Shape& t, Dialect d,
                           const std::vector<std::pair<std::string, std::string>>& actual);
 
-// The type a column is declared with in dialect `d` ("INTEGER", "bigint", ...), as the
-// database lists it.
-absl::string_view DeclaredType(Type type, Dialect d);
-
 }  // namespace paceline::store::sql

@@ -89,12 +89,7 @@ absl::Status PostgresStore::Migrate() {
       RETURN_IF_ERROR(c->Exec(m.sql, absl::StrCat("migrating to schema version ", m.version)));
     }
     RETURN_IF_ERROR(put("schema_version", absl::StrCat(pg::kSchemaVersion)));
-    for (const sql::Shape& t :
-         {sql::ShapeOf(kPoolTable), sql::ShapeOf(kJobTable), sql::ShapeOf(kPgTaskTable),
-          sql::ShapeOf(kPgEventTable), sql::ShapeOf(kHostTable), sql::ShapeOf(kTokenTable),
-          sql::ShapeOf(kSecretTable), sql::ShapeOf(kAuditTable)}) {
-      RETURN_IF_ERROR(pg::CheckPgTable(*c, t));
-    }
+    for (const sql::Shape& t : PgTableShapes()) RETURN_IF_ERROR(pg::CheckPgTable(*c, t));
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;
     if (!opens.empty() && !absl::SimpleAtoi(opens, &n)) {

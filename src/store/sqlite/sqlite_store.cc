@@ -112,12 +112,7 @@ absl::Status SqliteStore::Migrate() {
 }
 
 absl::Status SqliteStore::CheckTables() {
-  for (const sql::Shape& t :
-       {sql::ShapeOf(kPoolTable), sql::ShapeOf(kJobTable), sql::ShapeOf(kSqliteTaskTable),
-        sql::ShapeOf(kSqliteEventBlockTable), sql::ShapeOf(kHostTable), sql::ShapeOf(kTokenTable),
-        sql::ShapeOf(kSecretTable), sql::ShapeOf(kAuditTable)}) {
-    RETURN_IF_ERROR(CheckSqliteTable(*db_, t));
-  }
+  for (const sql::Shape& t : SqliteTableShapes()) RETURN_IF_ERROR(CheckSqliteTable(*db_, t));
   return absl::OkStatus();
 }
 

@@ -39,9 +39,7 @@ absl::Status SqliteStore::FlushEvents() {
   absl::Status s;
   for (const auto& [job, events] : pending_events_) {
     st->Reset();
-    BindRow(*st, kSqliteEventBlockTable,
-            EventBlockRow{static_cast<int64_t>(job), static_cast<int64_t>(events.size()),
-                          EncodeEventBlock(events)});
+    BindRow(*st, kSqliteEventBlockTable, EventBlock{static_cast<int64_t>(job), &events});
     s = st->Run();
     if (!s.ok()) break;
   }
