@@ -13,13 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "access/role.h"
 #include "api/access_control.h"
@@ -35,6 +34,8 @@
 #include "api/secret_service.h"
 #include "api/task_service_impl.h"
 #include "api/ui_routes.h"
+#include "common/atomic_file.h"
+#include "common/random_bytes.h"
 #include "common/status.h"
 #include "masterd/access_book.h"
 #include "masterd/cluster.h"
@@ -47,36 +48,38 @@
 
 namespace paceline::masterd {
 
-absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
+namespace {
+
+// The token in the file `path`; nullopt when there is no such file.
+absl::StatusOr<std::optional<std::string>> ReadToken(const std::string& path) {
   std::ifstream in(path);
-  if (in) {
-    std::stringstream s;
-    s << in.rdbuf();
-    std::string token(absl::StripAsciiWhitespace(s.str()));
-    if (token.empty()) return absl::FailedPreconditionError(absl::StrCat(path, " is empty"));
-    return token;
-  }
-  std::random_device rd;
-  std::string token;
-  for (int i = 0; i < 8; ++i) token += absl::StrFormat("%08x", rd());
-  // Written whole under another name, then linked into place: a master or agent reading the
-  // file at the same time sees all of it or none, and of two creators the first one wins.
-  const std::string tmp = absl::StrCat(path, ".", ::getpid(), ".tmp");
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot create token file ", path));
-  std::string line = token + "\n";
-  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
-            ::fsync(fd) == 0;
-  ::close(fd);
-  const bool linked = ok && ::link(tmp.c_str(), path.c_str()) == 0;
-  const int link_errno = errno;
-  ::unlink(tmp.c_str());
-  if (!ok) return absl::UnavailableError(absl::StrCat("cannot write token file ", path));
-  if (!linked) {
-    if (link_errno == EEXIST) return LoadOrCreateToken(path);  // another process was first
-    return absl::UnavailableError(absl::StrCat("cannot create token file ", path));
-  }
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string token(absl::StripAsciiWhitespace(s.str()));
+  if (token.empty()) return absl::FailedPreconditionError(absl::StrCat(path, " is empty"));
   return token;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
+  ASSIGN_OR_RETURN(std::optional<std::string> existing, ReadToken(path));
+  if (existing) return *std::move(existing);
+  ASSIGN_OR_RETURN(std::string token, RandomHex(32));
+  // Written whole under another name, then linked into place: a master or agent reading the
+  // file at the same time sees all of it or none, and of two creators the first one wins; the
+  // file is read back, so that every creator answers the winner's token.
+  AtomicWriteOptions options;
+  options.temp_suffix = absl::StrCat(".", ::getpid(), ".tmp");
+  options.dir_sync = AtomicWriteOptions::DirSync::kNone;
+  options.replace = false;
+  RETURN_IF_ERROR(WriteFileAtomically(path, token + "\n", options, [&](int, absl::string_view) {
+    return absl::UnavailableError(absl::StrCat("cannot write token file ", path));
+  }));
+  ASSIGN_OR_RETURN(existing, ReadToken(path));
+  if (!existing) return absl::UnavailableError(absl::StrCat("cannot read token file ", path));
+  return *std::move(existing);
 }
 
 namespace {
