@@ -1,10 +1,8 @@
 #include "store/postgres/postgres_store.h"
 
-#include <random>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "common/random_bytes.h"
 #include "common/status.h"
 #include "store/postgres/pg_rows.h"
 #include "store/postgres/postgres_write.h"
@@ -16,11 +14,6 @@ namespace {
 
 // Any fixed number: the advisory lock that serialises migrations of masters starting together.
 constexpr int64_t kMigrationLock = 0x7061'6365'6c69'6e65;  // "paceline"
-
-std::string RandomHexId() {
-  std::random_device rd;
-  return absl::StrFormat("%08x%08x", rd(), rd());
-}
 
 }  // namespace
 
@@ -81,7 +74,8 @@ absl::Status PostgresStore::Migrate() {
     };
     if (version < 1) {
       RETURN_IF_ERROR(c->Exec(pg::kSchemaV1, "creating the schema (version 1)"));
-      RETURN_IF_ERROR(put("cluster_id", RandomHexId()));
+      ASSIGN_OR_RETURN(std::string cluster_id, RandomHex(8));
+      RETURN_IF_ERROR(put("cluster_id", cluster_id));
       RETURN_IF_ERROR(put("next_job_id", "1"));
     }
     for (const pg::Migration& m : pg::kMigrations) {

@@ -1,11 +1,10 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <filesystem>
-#include <random>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "common/random_bytes.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
 #include "store/row_codec.h"
@@ -24,11 +23,6 @@ const std::string kPutPool = sql::UpsertSql(sql::ShapeOf(kPoolTable), kSqlite);
 const std::string kPutJob = sql::UpsertSql(sql::ShapeOf(kJobTable), kSqlite);
 const std::string kPutTask = sql::UpsertSql(sql::ShapeOf(kSqliteTaskTable), kSqlite);
 const std::string kPutHost = sql::UpsertSql(sql::ShapeOf(kHostTable), kSqlite);
-
-std::string RandomHexId() {
-  std::random_device rd;
-  return absl::StrFormat("%08x%08x", rd(), rd());
-}
 
 }  // namespace
 
@@ -65,7 +59,8 @@ absl::Status SqliteStore::Migrate() {
   absl::Status s = [&]() -> absl::Status {
     if (version < 1) {
       RETURN_IF_ERROR(db_->Exec(kSchemaV1));
-      RETURN_IF_ERROR(PutMeta("cluster_id", RandomHexId()));
+      ASSIGN_OR_RETURN(std::string cluster_id, RandomHex(8));
+      RETURN_IF_ERROR(PutMeta("cluster_id", cluster_id));
       RETURN_IF_ERROR(PutMeta("next_job_id", "1"));
       RETURN_IF_ERROR(PutMeta("schema_version", "1"));
     }
