@@ -24,6 +24,7 @@ struct GangPeer {
   uint32_t instance = 0;
   std::string host;
   std::vector<std::pair<std::string, uint32_t>> ports;  // port name -> host port
+  std::string role;  // the member's role (job.roles); empty without roles
 };
 
 struct Launch {
@@ -41,6 +42,12 @@ struct Launch {
   // are); members without a live run are left out. Null for a task whose gang is of one.
   // Shared by the launches of one gang in one cycle.
   std::shared_ptr<const std::vector<GangPeer>> peers;
+  std::string role;  // the instance's role (job.roles); empty without roles
+  // The gang's rendezvous (job.gang): its kind, port name, and how many times the gang was
+  // restarted together (a new rendezvous each time). kNone: peers.json alone.
+  Rendezvous rendezvous = Rendezvous::kNone;
+  std::string rendezvous_port;
+  uint32_t gang_attempt = 0;
 };
 
 struct Actions {

@@ -155,6 +155,9 @@ struct TaskSpec {
   std::string exclusive;    // only hosts labelled paceline.exclusive=<this>; empty = none
   bool controller = false;  // counts against the pool's controller_limit
   std::string user;         // run as this user; empty = the agent's default task user
+  // The task gets a credential scoped to its own job (docs/frameworks.md "Task identity"):
+  // read the job and its tasks, scale it, kill its instances. Always on for a controller.
+  bool identity = false;
   // Simulated run time, used by `paceline sim` only; zero = runs until killed.
   absl::Duration duration = absl::ZeroDuration();
   friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
@@ -189,6 +192,51 @@ struct UpdateSpec {
   friend bool operator==(const UpdateSpec&, const UpdateSpec&) = default;
 };
 
+// How the members of a gang meet (docs/frameworks.md): the conventions of a framework, written
+// into each member's environment and sandbox by the agent from the gang's peers.
+//   pytorch     MASTER_ADDR, MASTER_PORT (instance 0's `port`), WORLD_SIZE, RANK, LOCAL_RANK,
+//               LOCAL_WORLD_SIZE, GROUP_RANK (torchrun's static rendezvous)
+//   mpi         a hostfile (one line per host, `ADDRESS slots=N`), PACELINE_MPI_HOSTFILE
+//   tensorflow  TF_CONFIG: the cluster by role ("worker" without roles) and this task's place
+enum class Rendezvous : uint8_t { kNone = 0, kPyTorch = 1, kMpi = 2, kTensorFlow = 3 };
+absl::string_view RendezvousName(Rendezvous r);
+std::optional<Rendezvous> RendezvousFromName(absl::string_view name);
+
+// What happens to a gang when one of its members fails, is preempted or loses its host.
+//   instance  only that member is restarted, by its restart policy (the default without a
+//             rendezvous)
+//   gang      every member is stopped and the gang placed again together, with a new
+//             rendezvous, up to `max_restarts` times (the default with a rendezvous)
+enum class GangRestart : uint8_t { kInstance = 0, kGang = 1 };
+absl::string_view GangRestartName(GangRestart r);
+
+// job.gang: a gang's size stays sla.min_running_instances; this says how it meets and restarts.
+struct GangSpec {
+  Rendezvous rendezvous = Rendezvous::kNone;
+  std::string port = "rendezvous";  // pytorch/tensorflow: the port name the rendezvous uses;
+                                    // added to the task's ports when it is not declared
+  GangRestart restart = GangRestart::kInstance;
+  uint32_t max_restarts = 3;  // gang restarts before the job fails
+  friend bool operator==(const GangSpec&, const GangSpec&) = default;
+};
+
+// When a batch job is done.
+//   all         when every instance has ended (the default)
+//   instance-0  when instance 0 ends: its end is the job's, and the other instances are
+//               killed (an MPI launcher, a driver)
+enum class Completion : uint8_t { kAllInstances = 0, kInstanceZero = 1 };
+absl::string_view CompletionName(Completion c);
+
+// A named group of a job's instances with its own task: a launcher and workers, a parameter
+// server and workers, a driver and executors. Instances are numbered through the roles in
+// their order: the first role's are 0..n-1, the next role's follow.
+struct RoleSpec {
+  std::string name;  // [a-z0-9][a-z0-9-]*, unique in the job
+  uint32_t instances = 0;
+  TaskSpec task;  // the job's task with the role's fields applied
+  friend bool operator==(const RoleSpec&, const RoleSpec&) = default;
+};
+
 struct JobSpec {
   std::string name;
   std::string description;
@@ -201,6 +249,13 @@ struct JobSpec {
   TaskSpec task;
   std::map<uint32_t, InstanceOverride> instance_overrides;
   UpdateSpec update;
+  GangSpec gang;
+  Completion completion = Completion::kAllInstances;
+  // Empty: every instance runs `task`. Otherwise `instances` is the sum of the roles'.
+  std::vector<RoleSpec> roles;
+
+  // The role an instance belongs to; nullptr without roles (or past the last role).
+  const RoleSpec* RoleOf(uint32_t instance) const;
 
   // The effective task of one instance: the template with its override applied.
   TaskSpec TaskFor(uint32_t instance) const;

@@ -84,22 +84,66 @@ absl::string_view ConstraintOpName(ConstraintOp op) {
   return "?";
 }
 
+const RoleSpec* JobSpec::RoleOf(uint32_t instance) const {
+  uint32_t first = 0;
+  for (const RoleSpec& role : roles) {
+    if (instance - first < role.instances) return &role;
+    first += role.instances;
+  }
+  return nullptr;
+}
+
 const TaskSpec& JobSpec::TaskFor(uint32_t instance, TaskSpec& scratch) const {
-  if (!instance_overrides.contains(instance)) return task;
+  if (!instance_overrides.contains(instance)) {
+    const RoleSpec* role = roles.empty() ? nullptr : RoleOf(instance);
+    return role != nullptr ? role->task : task;
+  }
   scratch = TaskFor(instance);
   return scratch;
 }
 
 TaskSpec JobSpec::TaskFor(uint32_t instance) const {
+  const RoleSpec* role = roles.empty() ? nullptr : RoleOf(instance);
+  const TaskSpec& base = role != nullptr ? role->task : task;
   auto it = instance_overrides.find(instance);
-  if (it == instance_overrides.end()) return task;
-  TaskSpec t = task;
+  if (it == instance_overrides.end()) return base;
+  TaskSpec t = base;
   const InstanceOverride& o = it->second;
   if (o.command) t.command = *o.command;
   if (o.resources) t.resources = *o.resources;
   if (o.controller) t.controller = *o.controller;
   for (const auto& [k, v] : o.env) t.env[k] = v;
   return t;
+}
+
+absl::string_view RendezvousName(Rendezvous r) {
+  switch (r) {
+    case Rendezvous::kNone:
+      return "none";
+    case Rendezvous::kPyTorch:
+      return "pytorch";
+    case Rendezvous::kMpi:
+      return "mpi";
+    case Rendezvous::kTensorFlow:
+      return "tensorflow";
+  }
+  return "?";
+}
+
+std::optional<Rendezvous> RendezvousFromName(absl::string_view name) {
+  for (Rendezvous r : {Rendezvous::kNone, Rendezvous::kPyTorch, Rendezvous::kMpi,
+                       Rendezvous::kTensorFlow}) {
+    if (RendezvousName(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+absl::string_view GangRestartName(GangRestart r) {
+  return r == GangRestart::kGang ? "gang" : "instance";
+}
+
+absl::string_view CompletionName(Completion c) {
+  return c == Completion::kInstanceZero ? "instance-0" : "all";
 }
 
 }  // namespace paceline

@@ -22,7 +22,17 @@ struct GangPeer {
   std::string host;
   std::map<std::string, uint16_t> ports;
   std::string address;  // the host's IP address as the master knows it; empty if unknown
+  std::string role;     // its role (job.roles); empty without roles
   friend bool operator==(const GangPeer&, const GangPeer&) = default;
+};
+
+// How the gang meets (job.gang.rendezvous): the environment and files its framework reads,
+// made by the gang hook from `peers` (docs/frameworks.md).
+struct GangRendezvousRequest {
+  Rendezvous kind = Rendezvous::kNone;
+  std::string port;      // the port name the rendezvous uses
+  uint32_t attempt = 0;  // the gang's restarts together so far
+  friend bool operator==(const GangRendezvousRequest&, const GangRendezvousRequest&) = default;
 };
 
 struct LaunchRequest {
@@ -35,6 +45,8 @@ struct LaunchRequest {
   std::vector<int> gpu_devices;
   // The gang's members, instance id -> peer; written to peers.json in the sandbox.
   std::optional<std::map<uint32_t, GangPeer>> peers;
+  std::optional<GangRendezvousRequest> rendezvous;  // only with peers
+  std::string role;  // the instance's role; empty without roles
   // The values of spec.secrets, by name: held in memory for the launch, never written to the
   // agent's disk but into the task's secrets directory. When the master could not give them,
   // `secret_error` says why and the launch fails with it.
