@@ -22,6 +22,10 @@ PACKAGES=(
   # run by crun; the tests push a busybox-static image to Debian's registry (htpasswd from
   # apache2-utils for its basic auth); the container benchmark pushes its image with skopeo.
   libcurl4-openssl-dev libarchive-dev crun docker-registry busybox-static apache2-utils skopeo
+  # Real frameworks across hosts (docs/frameworks.md): network namespaces on a bridge for the
+  # multi-host test bed, PyTorch (DDP over gloo), Dask, OpenMPI with mpi4py.
+  iproute2 python3-torch python3-numpy python3-distributed python3-dask openmpi-bin
+  python3-mpi4py
 )
 
 missing=()
