@@ -52,6 +52,9 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.TaskService/GetTaskLogs", Need::kReadPool, "read logs", false},
     {"paceline.v1.TaskService/KillTask", Need::kActOnJob, "kill tasks", true},
     {"paceline.v1.TaskService/ReleaseVolume", Need::kActOnJob, "release volumes", true},
+    // A command inside a running task (`paceline task exec`): whoever may submit to the job's
+    // pool. The handler (api/task_exec.cc) names the instance in the audit record's target.
+    {"paceline.v1.TaskService/Exec", Need::kSubmit, "exec into tasks", true},
     // --- secrets (values go in, never out)
     {"paceline.v1.SecretService/PutSecret", Need::kManageSecrets, "put secrets", true},
     {"paceline.v1.SecretService/ListSecrets", Need::kReadPool, "list secrets", false},
