@@ -40,6 +40,7 @@
 #include "agent/base/task_event.h"
 #include "agent/container/container_hook.h"
 #include "agent/container/image_pulls.h"
+#include "agent/exec/exec_command.h"
 #include "agent/host/host_info.h"
 #include "agent/host/usage.h"
 #include "agent/isolation/cgroup_driver.h"
@@ -128,6 +129,11 @@ class TaskRuntime {
   UsageSnapshot Usage(absl::Time now) const;
   // stdout/stderr of a live or finished run (until its sandbox is removed by retention).
   absl::StatusOr<LogChunk> ReadLog(const LogRequest& request) const;
+  // `argv` inside the environment of live run `run` (`paceline task exec`, exec_command.h);
+  // `session` names the command's private files. NOT_FOUND when the run is not on this host,
+  // FAILED_PRECONDITION when it is not running (starting, or ending).
+  absl::StatusOr<ExecCommand> ExecCommandFor(const RunId& run, const std::vector<std::string>& argv,
+                                             bool tty, uint64_t session) const;
 
   // fsyncs the checkpoint and the outbox now.
   absl::Status Sync();

@@ -136,4 +136,21 @@ absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
   return c;
 }
 
+absl::StatusOr<ExecCommand> TaskRuntime::ExecCommandFor(const RunId& run,
+                                                       const std::vector<std::string>& argv,
+                                                       bool tty, uint64_t session) const {
+  auto it = runners_.find(run);
+  if (it == runners_.end() || it->second->done()) {
+    return absl::NotFoundError(absl::StrCat("run ", run.ToString(), " is not on this host"));
+  }
+  const TaskRunner& r = *it->second;
+  if (r.state() != TaskRunner::State::kRunning || r.context().kill_requested) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", run.ToString(), " is not running (it is starting or stopping)"));
+  }
+  const RunContext& c = r.context();
+  return agent::ExecCommandFor(c, services_.wrapper_path, &oci_, argv, tty,
+                               absl::StrCat(c.run_state, ".exec-", session, ".pid"));
+}
+
 }  // namespace paceline::agent

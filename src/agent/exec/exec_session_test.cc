@@ -1,0 +1,260 @@
+// ExecSession and ExecProcess on real processes: the exec-mode wrapper runs each command, with
+// pipes or a terminal; ExecCommandFor's command lines.
+
+#include "agent/exec/exec_session.h"
+
+#include <signal.h>
+
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
+#include "agent/exec/exec_command.h"
+#include "agent/testing/agent_test_util.h"
+#include "gtest/gtest.h"
+
+namespace paceline::agent {
+namespace {
+
+using testing::TempDir;
+
+// What a session handed on, collected from its pump thread.
+struct Collected {
+  absl::Mutex mu;
+  std::string out, err;
+  bool started = false;
+  uint64_t stdin_credit = 0;
+  std::optional<ExecExit> exit;
+  size_t events = 0;
+  void Add(ExecEvent e) {
+    absl::MutexLock lock(&mu);
+    started = started || e.started;
+    out += e.out;
+    err += e.err;
+    stdin_credit += e.stdin_credit;
+    if (e.exit) exit = e.exit;
+    ++events;
+  }
+  bool WaitFor(const std::function<bool(Collected&)>& pred, absl::Duration timeout) {
+    auto holds = [&] { return pred(*this); };
+    absl::MutexLock lock(&mu);
+    return mu.AwaitWithTimeout(absl::Condition(&holds), timeout);
+  }
+};
+
+RunContext Context(const TempDir& dir) {
+  RunContext ctx;
+  ctx.key = "7_1_1";
+  ctx.sandbox = dir.path();
+  ctx.run_state = dir.Sub("run");
+  ctx.final_env = {"PATH=/usr/local/bin:/usr/bin:/bin", "PACELINE_JOB_ID=7", "PACELINE_INSTANCE=1"};
+  return ctx;
+}
+
+class Runner {
+ public:
+  Runner(const RunContext& ctx, std::vector<std::string> argv, bool tty = false,
+         uint32_t window = 256 * 1024, TerminalSize size = {}) {
+    absl::StatusOr<ExecCommand> cmd =
+        ExecCommandFor(ctx, testing::WrapperPath(), nullptr, argv, tty, "");
+    EXPECT_TRUE(cmd.ok()) << cmd.status();
+    absl::StatusOr<std::unique_ptr<ExecProcess>> p = ExecProcess::Start(*cmd, tty, size);
+    EXPECT_TRUE(p.ok()) << p.status();
+    pid_ = (*p)->pid();
+    session_ = std::make_unique<ExecSession>(*std::move(p), window,
+                                             [this](ExecEvent e) { got_.Add(std::move(e)); });
+    thread_ = std::thread([this] { session_->Run(); });
+  }
+  ~Runner() { Join(); }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  ExecSession& session() { return *session_; }
+  Collected& got() { return got_; }
+  int pid() const { return pid_; }
+
+ private:
+  Collected got_;
+  std::unique_ptr<ExecSession> session_;
+  std::thread thread_;
+  int pid_ = 0;
+};
+
+TEST(ExecSessionTest, PipesCarryStdinStdoutStderrAndTheExitCode) {
+  TempDir dir;
+  Runner r(Context(dir), {"sh", "-c", "cat; echo oops >&2; exit 3"});
+  r.session().Post(ExecInputs{.stdin = "hello\nworld\n"});
+  r.session().Post(ExecInputs{.close_stdin = true});
+  r.Join();
+  EXPECT_TRUE(r.got().started);
+  EXPECT_EQ(r.got().out, "hello\nworld\n");
+  EXPECT_EQ(r.got().err, "oops\n");
+  EXPECT_EQ(r.got().stdin_credit, 12u);
+  ASSERT_TRUE(r.got().exit.has_value());
+  EXPECT_EQ(r.got().exit->exit_code, 3);
+  EXPECT_EQ(r.got().exit->signal, 0);
+}
+
+TEST(ExecSessionTest, ArgumentsAreNotParsedByAShellAndRunInTheSandboxWithTheTaskEnvironment) {
+  TempDir dir;
+  Runner r(Context(dir), {"printf", "%s|%s|%s\\n", "a b", "$PACELINE_JOB_ID", "*"});
+  r.session().Post(ExecInputs{.close_stdin = true});
+  r.Join();
+  EXPECT_EQ(r.got().out, "a b|$PACELINE_JOB_ID|*\n");
+  Runner env(Context(dir), {"sh", "-c", "pwd; echo $PACELINE_JOB_ID/$PACELINE_INSTANCE"});
+  env.session().Post(ExecInputs{.close_stdin = true});
+  env.Join();
+  EXPECT_EQ(env.got().out, dir.path() + "\n7/1\n");
+}
+
+TEST(ExecSessionTest, AnUnknownCommandFailsWithTheShellsCode) {
+  TempDir dir;
+  Runner r(Context(dir), {"no-such-command-here"});
+  r.Join();
+  ASSERT_TRUE(r.got().exit.has_value());
+  EXPECT_EQ(r.got().exit->exit_code, 127);
+  EXPECT_TRUE(absl::StrContains(r.got().err, "no-such-command-here")) << r.got().err;
+}
+
+TEST(ExecSessionTest, AKillingSignalIsReportedAsShellsDo) {
+  TempDir dir;
+  Runner r(Context(dir), {"sh", "-c", "kill -9 $$"});
+  r.Join();
+  ASSERT_TRUE(r.got().exit.has_value());
+  EXPECT_EQ(r.got().exit->signal, SIGKILL);
+  EXPECT_EQ(r.got().exit->exit_code, 128 + SIGKILL);
+}
+
+TEST(ExecSessionTest, ATerminalIsTheControllingTtyWithTheCallersSizeAndFollowsResizes) {
+  TempDir dir;
+  Runner r(Context(dir), {"sh", "-c", "tty; stty size; read line; stty size; echo \"[$TERM]\""},
+           /*tty=*/true, 256 * 1024, TerminalSize{.rows = 30, .cols = 100});
+  ASSERT_TRUE(r.got().WaitFor([](Collected& c) { return absl::StrContains(c.out, "30 100"); },
+                              absl::Seconds(10)))
+      << r.got().out;
+  r.session().Post(ExecInputs{.resize = TerminalSize{.rows = 40, .cols = 120}});
+  r.session().Post(ExecInputs{.stdin = "go\n"});
+  r.Join();
+  const std::string& out = r.got().out;
+  EXPECT_TRUE(absl::StartsWith(out, "/dev/pts/")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "40 120")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "[xterm]")) << out;
+  EXPECT_TRUE(r.got().err.empty());
+  ASSERT_TRUE(r.got().exit.has_value());
+  EXPECT_EQ(r.got().exit->exit_code, 0);
+}
+
+TEST(ExecSessionTest, ClosingATerminalsInputIsItsEndOfFile) {
+  TempDir dir;
+  Runner r(Context(dir), {"sh", "-c", "wc -c; echo done"}, /*tty=*/true);
+  r.session().Post(ExecInputs{.stdin = "abc\n"});
+  r.session().Post(ExecInputs{.close_stdin = true});
+  r.Join();
+  EXPECT_TRUE(absl::StrContains(r.got().out, "done")) << r.got().out;
+  EXPECT_EQ(r.got().exit->exit_code, 0);
+}
+
+TEST(ExecSessionTest, OutputStopsAtTheWindowUntilCredited) {
+  TempDir dir;
+  constexpr uint32_t kWindow = 64 * 1024;
+  Runner r(Context(dir), {"head", "-c", "1000000", "/dev/zero"}, false, kWindow);
+  ASSERT_TRUE(
+      r.got().WaitFor([](Collected& c) { return c.out.size() >= kWindow; }, absl::Seconds(10)));
+  // Nothing more comes without credit: the command is blocked in its write.
+  absl::SleepFor(absl::Milliseconds(300));
+  {
+    absl::MutexLock lock(&r.got().mu);
+    EXPECT_EQ(r.got().out.size(), kWindow);
+    EXPECT_FALSE(r.got().exit.has_value());
+  }
+  // Credit what was "passed on", a window at a time, until the end: never more than a window
+  // beyond the credit.
+  uint64_t credited = 0;
+  for (;;) {
+    size_t size = 0;
+    bool exited = false;
+    ASSERT_TRUE(r.got().WaitFor(
+        [&](Collected& c) { return c.exit.has_value() || c.out.size() == credited + kWindow; },
+        absl::Seconds(10)));
+    {
+      absl::MutexLock lock(&r.got().mu);
+      size = r.got().out.size();
+      exited = r.got().exit.has_value();
+    }
+    ASSERT_LE(size, credited + kWindow);
+    if (exited) break;
+    r.session().Post(ExecInputs{.output_credit = static_cast<uint32_t>(size - credited)});
+    credited = size;
+  }
+  r.Join();
+  EXPECT_EQ(r.got().out.size(), 1000000u);
+  EXPECT_EQ(r.got().exit->exit_code, 0);
+}
+
+TEST(ExecSessionTest, CancelKillsTheCommand) {
+  TempDir dir;
+  Runner r(Context(dir), {"sleep", "100"});
+  ASSERT_TRUE(r.got().WaitFor([](Collected& c) { return c.started; }, absl::Seconds(10)));
+  const int pid = r.pid();
+  const absl::Time t0 = absl::Now();
+  r.session().Cancel();
+  r.Join();
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(5));
+  EXPECT_FALSE(r.got().exit.has_value());  // a cancelled session hands nothing more on
+  EXPECT_FALSE(testing::PidAlive(pid));
+}
+
+TEST(ExecCommandTest, ACommandForAContainerRunIsCrunExecAsTheTaskUser) {
+  RunContext ctx;
+  ctx.key = "7_1_1";
+  ctx.sandbox = "/sb";
+  ctx.container_id = "paceline-7_1_1";
+  ctx.user.uid = 1000;
+  ctx.user.gid = 1001;
+  ctx.final_env = {"PACELINE_JOB_ID=7"};
+  OciRuntime oci{.path = "/usr/bin/crun", .root = "/var/run/pl"};
+  absl::StatusOr<ExecCommand> c = ExecCommandFor(ctx, "/w", &oci, {"ls", "-l"}, false, "/p.pid");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::vector<std::string> want = {"/usr/bin/crun",
+                                         "--root=/var/run/pl",
+                                         "--cgroup-manager=disabled",
+                                         "exec",
+                                         "--user=1000:1001",
+                                         "--env=PACELINE_JOB_ID=7",
+                                         "--pid-file=/p.pid",
+                                         "paceline-7_1_1",
+                                         "/bin/sh",
+                                         "-c",
+                                         "exec \"$0\" \"$@\"",
+                                         "ls",
+                                         "-l"};
+  EXPECT_EQ(c->wrapper.argv, want);
+  EXPECT_EQ(c->wrapper.user.uid, -1);  // crun switches inside the container
+  EXPECT_EQ(c->pid_file, "/p.pid");
+
+  EXPECT_EQ(ExecCommandFor(ctx, "/w", nullptr, {"ls"}, false, "/p").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ExecCommandFor(ctx, "/w", &oci, {}, false, "/p").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ExecCommandTest, AHostRunsCommandJoinsItsCgroupAsItsUserInItsSandbox) {
+  RunContext ctx;
+  ctx.sandbox = "/sb";
+  ctx.user.uid = 1000;
+  ctx.user.gid = 1000;
+  ctx.cgroup_procs = {"/sys/fs/cgroup/x/cgroup.procs"};
+  ctx.final_env = {"A=1"};
+  ctx.secret_env = {"S=2"};
+  absl::StatusOr<ExecCommand> c = ExecCommandFor(ctx, "/w", nullptr, {"id"}, true, "");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->wrapper.exec_mode);
+  EXPECT_EQ(c->wrapper.cwd, "/sb");
+  EXPECT_EQ(c->wrapper.user.uid, 1000);
+  EXPECT_EQ(c->wrapper.cgroup_procs, ctx.cgroup_procs);
+  EXPECT_EQ(c->env, (std::vector<std::string>{"A=1", "S=2", "TERM=xterm"}));
+  EXPECT_TRUE(c->pid_file.empty());
+}
+
+}  // namespace
+}  // namespace paceline::agent
