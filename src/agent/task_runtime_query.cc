@@ -137,8 +137,8 @@ absl::StatusOr<LogChunk> TaskRuntime::ReadLog(const LogRequest& req) const {
 }
 
 absl::StatusOr<ExecCommand> TaskRuntime::ExecCommandFor(const RunId& run,
-                                                       const std::vector<std::string>& argv,
-                                                       bool tty, uint64_t session) const {
+                                                        const std::vector<std::string>& argv,
+                                                        bool tty, uint64_t session) const {
   auto it = runners_.find(run);
   if (it == runners_.end() || it->second->done()) {
     return absl::NotFoundError(absl::StrCat("run ", run.ToString(), " is not on this host"));
