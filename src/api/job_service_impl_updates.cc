@@ -68,7 +68,8 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
         const jobmgr::Job* job = core.jobs().GetJob(JobId(req->job_id()));
         if (job == nullptr) return JobNotFound(req->job_id());
         JobSpec spec = parsed ? *parsed : job->spec();
-        if (req->instances() > 0) spec.instances = req->instances();
+        // With roles, the last role grows or shrinks.
+        if (req->instances() > 0) RETURN_IF_ERROR(ResizeInstances(spec, req->instances()));
         RETURN_IF_ERROR(ToStatus(ValidateJobSpec(spec)));
         RETURN_IF_ERROR(CheckSecretRefs(secrets_, job->pool(), spec.task));
         ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(spec.update, req->options()));

@@ -45,10 +45,7 @@ const JobSpec* Job::SpecOf(uint64_t version) const {
 std::shared_ptr<const TaskSpec> Job::TaskFor(uint32_t instance) const {
   std::shared_ptr<const JobSpec> s = SharedSpecOf(d_, d_.tasks[instance].spec_version);
   if (s == nullptr) s = d_.spec;
-  if (s->instance_overrides.contains(instance)) {
-    return std::make_shared<const TaskSpec>(s->TaskFor(instance));
-  }
-  const TaskSpec* task = &s->task;
+  const TaskSpec* task = &s->TaskRef(instance);  // its override's, its role's or the job's
   return std::shared_ptr<const TaskSpec>(std::move(s), task);  // shares the spec's count
 }
 

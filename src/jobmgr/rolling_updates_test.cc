@@ -154,7 +154,7 @@ TEST_F(UpdateTest, PauseStopsProgressAndResumeFinishes) {
 TEST_F(UpdateTest, ScalingUpAndDownAndTheDryRunPlan) {
   JobId id = CreateRunning(Service(4, "v1"));
   JobSpec bigger = Service(6, "v1");
-  bigger.instance_overrides[1].command = "special";
+  bigger.OverrideTask(1).command = "special";
   UpdatePlan plan = PlanUpdate(*jm_.GetJob(id), bigger);
   EXPECT_EQ(plan.updated, (std::vector<uint32_t>{1}));
   EXPECT_EQ(plan.added, (std::vector<uint32_t>{4, 5}));

@@ -130,22 +130,18 @@ void ApplySla(const Sla& s, const TaskConversion& task, JobSpec& spec, Context& 
   }
 }
 
-// The Peloton key that holds what differs between two converted tasks, apart from what an
-// instance override can carry (command, resources, env, controller); empty when nothing.
-std::string UnmergeableDifference(const TaskConversion& a, const TaskConversion& b) {
-  if (a.task.ports != b.task.ports) return "ports";
-  if (a.task.health != b.task.health) return "healthCheck";
-  if (a.task.constraints != b.task.constraints) return "constraint";
-  if (a.task.restart != b.task.restart) return "restartPolicy";
-  if (a.task.volume != b.task.volume) return "volume";
-  if (a.task.kill_grace != b.task.kill_grace) return "killGracePeriodSeconds";
-  if (a.task.user != b.task.user) return "command";
+// The Peloton key that holds what differs between two converted tasks and that Paceline keeps
+// per job, not per instance; empty when nothing does.
+std::string JobLevelDifference(const TaskConversion& a, const TaskConversion& b) {
   if (a.labels != b.labels) return "labels";
   if (a.preemptible != b.preemptible) return "preemptionPolicy";
   if (a.revocable != b.revocable) return "revocable";
+  if (a.has_volume != b.has_volume) return "volume";
   return "";
 }
 
+// An instanceConfig entry becomes the instance's override: its whole task, as Peloton merged
+// the entry over defaultConfig.
 void ConvertInstance(const Field& entry_field, uint32_t id, const TaskFields& defaults,
                      const TaskConversion& base, const std::map<std::string, std::string>& labels,
                      JobSpec& spec, Context& ctx) {
@@ -153,7 +149,7 @@ void ConvertInstance(const Field& entry_field, uint32_t id, const TaskFields& de
   if (!entry) return;
   const TaskFields merged = MergeTask(defaults, *entry);
   TaskConversion t = ConvertTask(merged, spec.type, labels, ctx);
-  if (std::string key = UnmergeableDifference(base, t); !key.empty()) {
+  if (std::string key = JobLevelDifference(base, t); !key.empty()) {
     std::optional<Field> where = entry->Get(key);
     const Field& at = where ? *where : entry_field;
     std::string why =
@@ -161,36 +157,21 @@ void ConvertInstance(const Field& entry_field, uint32_t id, const TaskFields& de
             ? "Peloton gave this instance its entry's revocable (false when the entry leaves it "
               "out), unlike defaultConfig's; Paceline's revocable is the job's: repeat "
               "defaultConfig's value in the entry, or make the instance a job of its own"
-            : absl::StrCat(
-                  "differs from defaultConfig's, and Paceline gives every instance of "
-                  "a job the same ",
-                  key,
-                  "; an instance may change only command, resource and controller: "
-                  "make the instance a job of its own");
+        : key == "volume"
+            ? absl::StrCat("is ", t.has_volume ? "given" : "not given",
+                           " here and defaultConfig's is ", base.has_volume ? "" : "not ",
+                           "; in Paceline, every instance of a stateful job has a volume and "
+                           "no instance of another job has one: make the instance a job of its "
+                           "own")
+            : absl::StrCat("differs from defaultConfig's, and Paceline keeps ", key,
+                           " per job, not per instance: make the instance a job of its own");
     ctx.diag.Error(at.loc, where ? at.path : ChildPath(at.path, key), why);
     return;
   }
-  InstanceOverride o;
-  if (t.task.command != base.task.command) o.command = t.task.command;
-  if (t.task.resources != base.task.resources) o.resources = t.task.resources;
-  if (t.task.controller != base.task.controller) o.controller = t.task.controller;
-  for (const auto& [name, value] : base.task.env) {
-    if (!t.task.env.contains(name)) {
-      std::optional<Field> cmd = entry->Get("command");
-      const Field& at = cmd ? *cmd : entry_field;
-      ctx.diag.Error(at.loc, at.path,
-                     absl::StrCat("drops the variable ", name,
-                                  " of defaultConfig (Peloton replaced the whole command), and "
-                                  "Paceline sets an instance's variables over the job's; repeat ",
-                                  name, " in this entry or remove it from defaultConfig"));
-      return;
-    }
-  }
-  for (const auto& [name, value] : t.task.env) {
-    auto it = base.task.env.find(name);
-    if (it == base.task.env.end() || it->second != value) o.env[name] = value;
-  }
-  if (o != InstanceOverride{}) spec.instance_overrides[id] = std::move(o);
+  if (t.task == base.task) return;
+  // Errors that validation finds in the override are placed at the entry.
+  ctx.diag.Record(ChildPath("instance_overrides", absl::StrCat(id)), entry_field.loc);
+  spec.OverrideTask(id) = std::move(t.task);
 }
 
 void ReadInstances(const Field& f, const TaskFields& defaults, const TaskConversion& base,

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "peloton/peloton.h"
+#include "spec/yaml_spec.h"
 
 namespace paceline::peloton {
 namespace {
@@ -124,15 +125,49 @@ TEST(PelotonJobTest, InstanceConfigReplacesWholeFieldsAsPelotonDid) {
               "    command:\n      value: last\n      environment:\n        variables:\n"
               "        - {name: A, value: '1'}\n        - {name: B, value: '2'}\n");
   ASSERT_EQ(r.spec.instance_overrides.size(), 2u);
-  EXPECT_EQ(r.spec.instance_overrides.at(1).resources, Resources::Of(2000, 64 << 20));
-  EXPECT_FALSE(r.spec.instance_overrides.at(1).command.has_value());
-  const InstanceOverride& last = r.spec.instance_overrides.at(2);
-  EXPECT_THAT(*last.command, HasSubstr("; last"));
-  EXPECT_EQ(last.env, (std::map<std::string, std::string>{{"B", "2"}}));
-  EXPECT_EQ(last.controller, true);
-  // A command without the default's environment drops A for that instance in Peloton.
-  EXPECT_THAT(Error(base + "instanceconfig:\n  1:\n    command:\n      value: other\n"),
-              HasSubstr("instanceConfig.1.command: drops the variable A of defaultConfig"));
+  const TaskSpec& first = r.spec.instance_overrides.at(1).task;
+  EXPECT_EQ(first.resources, Resources::Of(2000, 64 << 20));
+  EXPECT_EQ(first.command, r.spec.task.command);
+  const TaskSpec& last = r.spec.instance_overrides.at(2).task;
+  EXPECT_THAT(last.command, HasSubstr("; last"));
+  EXPECT_EQ(last.env, (std::map<std::string, std::string>{{"A", "1"}, {"B", "2"}}));
+  EXPECT_TRUE(last.controller);
+  // A command without the default's environment drops A for that instance, as in Peloton.
+  auto dropped = Ok(base + "instanceconfig:\n  1:\n    command:\n      value: other\n");
+  EXPECT_TRUE(dropped.spec.TaskFor(1).env.empty());
+  EXPECT_EQ(dropped.spec.TaskFor(0).env, (std::map<std::string, std::string>{{"A", "1"}}));
+  std::string printed = PrintJobSpec(dropped.spec);
+  EXPECT_THAT(printed, HasSubstr("A: ~"));
+  absl::StatusOr<JobSpec> back = ParseJobSpec(printed, "printed.yaml");
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << printed;
+  EXPECT_EQ(*back, dropped.spec);
+}
+
+// An instance's health check, grace period and ports are its own, as in Peloton: the whole merged
+// task becomes the instance's override.
+TEST(PelotonJobTest, AnInstanceConfigImportsWhole) {
+  const std::string base =
+      "name: j\ntype: 1\ninstancecount: 3\ndefaultconfig:\n  resource:\n    cpulimit: 1\n"
+      "    memlimitmb: 64\n  healthcheck: {enabled: true, type: 1, commandcheck: {command: "
+      "'true'}}\n"
+      "  command:\n    value: run\n";
+  auto r = Ok(base +
+              "instanceconfig:\n  1:\n    healthcheck: {enabled: true, type: 1, commandcheck: "
+              "{command: 'curl -f localhost'}}\n    killgraceperiodseconds: 5\n"
+              "  2:\n    ports:\n    - {name: http, envname: PORT}\n");
+  ASSERT_EQ(r.spec.instance_overrides.size(), 2u);
+  const TaskSpec& one = r.spec.TaskRef(1);
+  ASSERT_TRUE(one.health.has_value());
+  EXPECT_THAT(std::get<CommandCheck>(one.health->check).command, HasSubstr("curl -f localhost"));
+  EXPECT_EQ(one.kill_grace, absl::Seconds(5));
+  EXPECT_EQ(r.spec.TaskRef(0).kill_grace, absl::Seconds(30));
+  const TaskSpec& two = r.spec.TaskRef(2);
+  EXPECT_EQ(two.ports, std::vector<std::string>{"http"});
+  EXPECT_TRUE(r.spec.TaskRef(0).ports.empty());
+  std::string printed = PrintJobSpec(r.spec);
+  absl::StatusOr<JobSpec> back = ParseJobSpec(printed, "printed.yaml");
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << printed;
+  EXPECT_EQ(*back, r.spec);
 }
 
 TEST(PelotonJobTest, AnEntryTakesItsOwnRevocableAsPelotonsMergeDid) {
@@ -147,8 +182,9 @@ TEST(PelotonJobTest, AnEntryTakesItsOwnRevocableAsPelotonsMergeDid) {
 }
 
 TEST(PelotonJobTest, WhatAnInstanceCannotChangeIsRefusedNamingTheField) {
-  EXPECT_THAT(Error(JobYaml("", "instanceconfig:\n  0:\n    killgraceperiodseconds: 5\n")),
-              HasSubstr("instanceConfig.0.killGracePeriodSeconds: differs from defaultConfig's"));
+  EXPECT_THAT(Error(JobYaml("", "instanceconfig:\n  0:\n    labels:\n    - {key: a, value: b}\n")),
+              HasSubstr("instanceConfig.0.labels: differs from defaultConfig's, and Paceline "
+                        "keeps labels per job"));
   EXPECT_THAT(Error(JobYaml("", "instanceconfig:\n  3:\n    name: x\n")),
               HasSubstr("instance 3 is not below instanceCount (3)"));
 }

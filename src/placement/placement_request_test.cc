@@ -15,9 +15,7 @@ TEST(TaskShape, FromSpecAppliesOverridesAndSplitsConstraints) {
   spec.task.exclusive = "ml";
   spec.task.constraints = {LabelConstraint{"zone", ConstraintOp::kIn, {"a"}, 0},
                            MaxPerHostConstraint{2, "app"}};
-  InstanceOverride big;
-  big.resources = Resources::Of(4000, int64_t{8} << 30, 0, 2000);
-  spec.instance_overrides[3] = big;
+  spec.OverrideTask(3).resources = Resources::Of(4000, int64_t{8} << 30, 0, 2000);
 
   auto s0 = TaskShapeFromSpec(JobId(42), spec, 0);
   ASSERT_TRUE(s0.ok()) << s0.status();

@@ -10,7 +10,9 @@ absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeCache::ShapeOf(
   const JobSpec* spec = job.SpecOf(version);
   if (spec == nullptr) spec = &job.spec();
   bool overridden = spec->instance_overrides.contains(instance);
-  std::pair<JobId, uint32_t> key{job.id(), version};
+  const RoleSpec* role = spec->roles.empty() ? nullptr : spec->RoleOf(instance);
+  Key key{job.id(), version,
+          role == nullptr ? 0 : static_cast<uint32_t>(role - spec->roles.data()) + 1};
   if (!overridden) {
     auto it = shapes_.find(key);
     if (it != shapes_.end()) return it->second;
@@ -23,7 +25,7 @@ absl::StatusOr<std::shared_ptr<const placement::TaskShape>> ShapeCache::ShapeOf(
 
 void ShapeCache::ForgetJobs(const absl::flat_hash_set<JobId>& jobs) {
   for (auto it = shapes_.begin(); it != shapes_.end();) {
-    if (jobs.contains(it->first.first)) {
+    if (jobs.contains(std::get<0>(it->first))) {
       shapes_.erase(it++);
     } else {
       ++it;

@@ -1,12 +1,13 @@
 #pragma once
 // ShapeCache: the placement engine's shape of each job's tasks (placement/placement_request.h),
-// built once per job and spec version and shared by its instances; an instance with an override of
-// its spec gets a shape of its own, not kept.
+// built once per job, spec version and role and shared by the role's instances; an instance with
+// an override of its spec gets a shape of its own, not kept.
 //
 // Thread-safety: single-threaded, part of the core.
 
 #include <cstdint>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -28,9 +29,9 @@ class ShapeCache {
   void ForgetJobs(const absl::flat_hash_set<JobId>& jobs);
 
  private:
-  // By job and spec version.
-  absl::flat_hash_map<std::pair<JobId, uint32_t>, std::shared_ptr<const placement::TaskShape>>
-      shapes_;
+  // By job, spec version and role (1 + its index; 0 without roles).
+  using Key = std::tuple<JobId, uint32_t, uint32_t>;
+  absl::flat_hash_map<Key, std::shared_ptr<const placement::TaskShape>> shapes_;
 };
 
 }  // namespace paceline::scheduler

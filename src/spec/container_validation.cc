@@ -41,15 +41,17 @@ bool IsContainerUser(absl::string_view u) {
   return std::count(u.begin(), u.end(), ':') <= 1 && u.front() != ':' && u.back() != ':';
 }
 
-void CheckMounts(ErrorSink& sink, const JobSpec& spec, const ContainerSpec& c) {
+void CheckMounts(ErrorSink& sink, const TaskSpec& t, const ContainerSpec& c,
+                 const std::string& prefix) {
+  const std::string mounts = absl::StrCat(prefix, ".container.mounts");
   if (c.mounts.size() > kMaxContainerMounts) {
-    sink.Add("task.container.mounts", absl::StrCat("lists ", c.mounts.size(), " mounts; at most ",
-                                                   kMaxContainerMounts, " are allowed"));
+    sink.Add(mounts, absl::StrCat("lists ", c.mounts.size(), " mounts; at most ",
+                                  kMaxContainerMounts, " are allowed"));
   }
   std::set<std::string> targets;
   for (size_t i = 0; i < c.mounts.size(); ++i) {
     const ContainerMount& m = c.mounts[i];
-    std::string p = IndexPath("task.container.mounts", i);
+    std::string p = IndexPath(mounts, i);
     const std::string& s = m.source;
     bool ok_source = s == "tmpfs" || s == "volume" || s == "sandbox" ||
                      (absl::StartsWith(s, "sandbox/") && IsCleanRelativePath(s.substr(8))) ||
@@ -59,10 +61,11 @@ void CheckMounts(ErrorSink& sink, const JobSpec& spec, const ContainerSpec& c) {
                absl::StrCat("'", absl::CHexEscape(s),
                             "' is not a mount source; expected tmpfs, sandbox, sandbox/DIR, "
                             "volume, or an absolute host path without '.' or '..'"));
-    } else if (s == "volume" && !spec.task.volume) {
+    } else if (s == "volume" && !t.volume) {
       sink.Add(ChildPath(p, "source"),
-               "is volume but the task has none; set task.volume (stateful jobs only)",
-               {"task.volume"});
+               absl::StrCat("is volume but the task has none; set ", ChildPath(prefix, "volume"),
+                            " (stateful jobs only)"),
+               {ChildPath(prefix, "volume")});
     } else if (s == "/") {
       sink.Add(ChildPath(p, "source"), "is the host's root; mount a directory below it");
     }
@@ -86,46 +89,50 @@ void CheckMounts(ErrorSink& sink, const JobSpec& spec, const ContainerSpec& c) {
 
 }  // namespace
 
-void CheckContainer(ErrorSink& sink, const JobSpec& spec) {
-  if (!spec.task.container) return;
-  const ContainerSpec& c = *spec.task.container;
-  const TaskSpec& t = spec.task;
+void CheckContainer(ErrorSink& sink, const JobSpec& /*spec*/, const TaskSpec& t,
+                    const std::string& prefix) {
+  if (!t.container) return;
+  const ContainerSpec& c = *t.container;
+  // `key` may be a dotted path below the task ("restart.policy").
+  auto at = [&](absl::string_view key) { return absl::StrCat(prefix, ".", key); };
   if (c.image.empty()) {
-    sink.Add("task.container.image",
+    sink.Add(at("container.image"),
              "is required; expected an image reference such as registry.example.com/app:1.4");
   } else if (absl::StatusOr<spec::ImageRef> ref = spec::ParseImageRef(c.image); !ref.ok()) {
-    sink.Add("task.container.image", std::string(ref.status().message()));
+    sink.Add(at("container.image"), std::string(ref.status().message()));
   }
   if (!t.command.empty() && (c.entrypoint || c.args)) {
-    sink.Add("task.container",
-             "sets entrypoint or args and task.command is given too; the command runs as "
-             "/bin/sh -c COMMAND in the container: give one or the other",
-             {"task.command"});
+    sink.Add(at("container"),
+             absl::StrCat("sets entrypoint or args and ", at("command"),
+                          " is given too; the command runs as /bin/sh -c COMMAND in the "
+                          "container: give one or the other"),
+             {at("command")});
   }
   auto check_argv = [&](const std::string& path, const std::vector<std::string>& v) {
     for (size_t i = 0; i < v.size(); ++i)
       CheckText(sink, IndexPath(path, i), v[i], TextKind::kText);
   };
-  if (c.entrypoint) check_argv("task.container.entrypoint", *c.entrypoint);
-  if (c.args) check_argv("task.container.args", *c.args);
+  if (c.entrypoint) check_argv(at("container.entrypoint"), *c.entrypoint);
+  if (c.args) check_argv(at("container.args"), *c.args);
   if (!c.user.empty() && !IsContainerUser(c.user)) {
-    sink.Add("task.container.user",
+    sink.Add(at("container.user"),
              absl::StrCat("'", absl::CHexEscape(c.user),
                           "' is not a user; expected UID, UID:GID or a name in the image's "
                           "/etc/passwd"));
   }
   if (!c.pull_secret.empty() && !IsSecretName(c.pull_secret)) {
-    sink.Add("task.container.pull_secret",
+    sink.Add(at("container.pull_secret"),
              absl::StrCat("'", absl::CHexEscape(c.pull_secret),
                           "' is not a secret name; expected 1 to 63 characters from a-z, 0-9, "
                           "'.', '_' and '-'"));
   }
   if (!t.user.empty()) {
-    sink.Add("task.user",
-             "is a host user and the task runs in a container; set task.container.user instead",
-             {"task.container.user"});
+    sink.Add(at("user"),
+             absl::StrCat("is a host user and the task runs in a container; set ",
+                          at("container.user"), " instead"),
+             {at("container.user"), at("container")});
   }
-  CheckMounts(sink, spec, c);
+  CheckMounts(sink, t, c, prefix);
 }
 
 }  // namespace paceline::validation_internal

@@ -1,9 +1,10 @@
 #pragma once
 // JobSpec: what a user asks of a job (the YAML of `paceline job create -f`).
 //
-// A job has a type, N instances of one task template (TaskSpec), a priority, an SLA, and
-// optional per-instance overrides. Instances share one TaskSpec: a 100,000-instance job holds
-// one copy of it plus the few overrides. See docs/specs.md for the YAML form.
+// A job has a type, N instances of one task template (TaskSpec) or of a few roles (each with its
+// own task), a priority, an SLA, and optional per-instance overrides. Instances share their
+// role's TaskSpec: a 100,000-instance job holds one copy of it per role plus the few overrides.
+// See docs/specs.md for the YAML form.
 //
 // Thread-safety: value types.
 
@@ -14,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/resources.h"
@@ -163,12 +165,13 @@ struct TaskSpec {
   friend bool operator==(const TaskSpec&, const TaskSpec&) = default;
 };
 
-// Per-instance changes to the task template. Unset fields inherit; env is merged.
+// One instance's own task (`instance_overrides` in YAML): the task of the instance's role (the
+// job's `task` without roles) with the override's fields applied. It holds the whole task, so
+// that TaskFor needs no copy and an override may change any field a role may; the YAML form
+// lists only what differs from that base (docs/specs.md "Instance overrides"). Build one with
+// JobSpec::OverrideTask, after the template and the roles are set.
 struct InstanceOverride {
-  std::optional<std::string> command;
-  std::optional<Resources> resources;
-  std::map<std::string, std::string> env;
-  std::optional<bool> controller;
+  TaskSpec task;
   friend bool operator==(const InstanceOverride&, const InstanceOverride&) = default;
 };
 
@@ -257,13 +260,27 @@ struct JobSpec {
   // The role an instance belongs to; nullptr without roles (or past the last role).
   const RoleSpec* RoleOf(uint32_t instance) const;
 
-  // The effective task of one instance: the template with its override applied.
-  TaskSpec TaskFor(uint32_t instance) const;
-  // The same without a copy for an instance without an override: `task` itself; otherwise
-  // `scratch`, filled with the override applied.
+  // The task an instance has before its override: its role's task, or `task` without roles.
+  const TaskSpec& BaseTaskFor(uint32_t instance) const;
+  // The effective task of one instance, without a copy: its override's task, else its role's,
+  // else `task`. A reference into this spec.
+  const TaskSpec& TaskRef(uint32_t instance) const;
+  // The same as a copy.
+  TaskSpec TaskFor(uint32_t instance) const { return TaskRef(instance); }
+  // TaskRef; `scratch` is not written (kept for callers of the former copy-on-override form).
   const TaskSpec& TaskFor(uint32_t instance, TaskSpec& scratch) const;
+  // The task of `instance`'s override, made from BaseTaskFor(instance) when it has none. Set
+  // `task` and `roles` first: an override does not follow later changes of its base.
+  TaskSpec& OverrideTask(uint32_t instance);
   friend bool operator==(const JobSpec&, const JobSpec&) = default;
 };
+
+// Sets the number of instances of a job (a scale: `job update --instances`, a driver changing
+// its own job). Without roles, `instances`; with roles, the last role grows or shrinks, so that
+// the instances of the other roles keep their numbers and tasks. Overrides are kept (the
+// validator refuses one past the new end). INVALID_ARGUMENT, naming the field, for a daemon
+// job, 0 or more than kMaxInstances instances, or when the last role would have none left.
+absl::Status ResizeInstances(JobSpec& spec, uint32_t instances);
 
 // Limits shared by the parser and the API validators.
 inline constexpr uint32_t kMaxInstances = 10'000'000;

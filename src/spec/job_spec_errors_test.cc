@@ -31,7 +31,7 @@ TEST(JobSpecErrorsTest, UnknownKeyWithHint) {
       ErrorOf("  comand: x\n"),
       "j.yaml:6:3: task.comand: unknown key 'comand' (did you mean 'command'?); expected "
       "one of: command, resources, gpu_models, ports, env, secrets, restart, health, constraints, "
-      "volume, container, kill_grace, exclusive, controller, user, duration");
+      "volume, container, kill_grace, exclusive, controller, user, identity, duration");
   EXPECT_THAT(ErrorOf("sla: {max-running-time: 1h}\n"),
               HasSubstr("j.yaml:6:7: sla.max-running-time: unknown key 'max-running-time' (did "
                         "you mean 'max_running_time'?)"));

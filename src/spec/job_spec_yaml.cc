@@ -1,6 +1,7 @@
 // ParseJobSpec: the YAML form of a job spec (see yaml_spec.h, docs/specs.md). The task
 // template is read by task_spec_yaml.cc.
 
+#include <algorithm>
 #include <array>
 #include <exception>
 
@@ -21,17 +22,21 @@ using yaml_internal::MapReader;
 using yaml_internal::ReadCount;
 using yaml_internal::ReadInto;
 
-constexpr std::array<absl::string_view, 11> kJobKeys = {
-    "name",   "description", "owner", "type",   "instances",         "priority",
-    "labels", "sla",         "task",  "update", "instance_overrides"};
+constexpr std::array<absl::string_view, 14> kJobKeys = {
+    "name", "description", "owner",  "type", "instances",  "priority", "labels",
+    "sla",  "task",        "update", "gang", "completion", "roles",    "instance_overrides"};
 constexpr std::array<absl::string_view, 4> kJobTypes = {"batch", "service", "stateful", "daemon"};
 constexpr std::array<absl::string_view, 6> kSlaKeys = {
     "preemptible",           "revocable",        "max_running_instances",
     "min_running_instances", "max_running_time", "max_unavailable_instances"};
 constexpr std::array<absl::string_view, 5> kUpdateKeys = {
     "batch_size", "max_failures", "rollback_on_failure", "in_place", "min_healthy_time"};
-constexpr std::array<absl::string_view, 4> kOverrideKeys = {"command", "resources", "env",
-                                                            "controller"};
+constexpr std::array<absl::string_view, 4> kGangKeys = {"rendezvous", "port", "restart",
+                                                        "max_restarts"};
+constexpr std::array<absl::string_view, 4> kRendezvous = {"none", "pytorch", "mpi", "tensorflow"};
+constexpr std::array<absl::string_view, 2> kGangRestarts = {"instance", "gang"};
+constexpr std::array<absl::string_view, 2> kCompletions = {"all", "instance-0"};
+constexpr std::array<absl::string_view, 3> kRoleKeys = {"name", "instances", "task"};
 
 SlaSpec ReadSla(const Field& f, Diagnostics& diag) {
   SlaSpec s;
@@ -70,6 +75,50 @@ std::optional<uint32_t> ParseIndex(absl::string_view text) {
   return static_cast<uint32_t>(v);
 }
 
+GangSpec ReadGang(const Field& f, Diagnostics& diag) {
+  GangSpec g;
+  MapReader m(f, kGangKeys, "expected a map such as {rendezvous: pytorch, max_restarts: 3}", diag);
+  if (auto r = m.Get("rendezvous")) {
+    if (auto v = yaml_internal::ReadEnum(*r, kRendezvous, diag)) {
+      g.rendezvous = static_cast<Rendezvous>(*v);
+    }
+  }
+  ReadInto(m.Get("port"), g.port, yaml_internal::ReadString, diag);
+  g.restart = g.rendezvous == Rendezvous::kNone ? GangRestart::kInstance : GangRestart::kGang;
+  if (auto r = m.Get("restart")) {
+    if (auto v = yaml_internal::ReadEnum(*r, kGangRestarts, diag)) {
+      g.restart = static_cast<GangRestart>(*v);
+    }
+  }
+  ReadCount(m.Get("max_restarts"), g.max_restarts, diag);
+  return g;
+}
+
+// Each role's task is the template with the role's fields applied.
+void ReadRoles(const Field& f, JobSpec& spec, Diagnostics& diag) {
+  auto items = yaml_internal::ReadSequence(
+      f, "expected a list of roles such as [{name: launcher, instances: 1}, {name: worker, ...}]",
+      diag);
+  if (items && items->empty()) {
+    diag.Error(f.loc, f.path, "is empty; expected at least one role, or leave roles out");
+  }
+  for (const Field& item : items.value_or(std::vector<Field>{})) {
+    RoleSpec& role = spec.roles.emplace_back();
+    role.task = spec.task;
+    MapReader m(item, kRoleKeys,
+                "expected a map such as {name: worker, instances: 4, task: {command: ./work}}",
+                diag);
+    if (!m.ok()) continue;
+    ReadInto(m.Require("name", "expected a role name such as worker"), role.name,
+             yaml_internal::ReadString, diag);
+    ReadCount(m.Require("instances", "expected the number of the role's instances, such as 4"),
+              role.instances, diag, kMaxInstances);
+    if (auto t = m.Get("task")) role.task = yaml_internal::ReadTaskOver(*t, spec.task, diag);
+  }
+}
+
+// Each override's task is its instance's base task (its role's, or the template) with the
+// override's fields applied.
 void ReadOverrides(const Field& f, JobSpec& spec, Diagnostics& diag) {
   MapReader m(f, "expected a map from instance index to overrides, such as {0: {command: ...}}",
               diag);
@@ -81,17 +130,25 @@ void ReadOverrides(const Field& f, JobSpec& spec, Diagnostics& diag) {
                               " is not an instance index; expected a whole number such as 0"));
       continue;
     }
-    InstanceOverride& o = spec.instance_overrides[*index];
-    MapReader om(field, kOverrideKeys,
-                 "expected a map with some of command, resources, env, controller", diag);
-    ReadInto(om.Get("command"), o.command, yaml_internal::ReadString, diag);
-    if (auto r = om.Get("resources")) {
-      o.resources = yaml_internal::ReadResources(*r, spec.task.resources,
-                                                 /*require_cpu_memory=*/false, diag);
-    }
-    ReadInto(om.Get("env"), o.env, yaml_internal::ReadEnv, diag);
-    ReadInto(om.Get("controller"), o.controller, yaml_internal::ReadBool, diag);
+    spec.instance_overrides[*index].task =
+        yaml_internal::ReadTaskOver(field, spec.BaseTaskFor(*index), diag);
   }
+}
+
+// pytorch and tensorflow meet on a port of every member: added to each task that lacks it.
+void AddRendezvousPort(JobSpec& spec) {
+  if (spec.gang.rendezvous != Rendezvous::kPyTorch &&
+      spec.gang.rendezvous != Rendezvous::kTensorFlow) {
+    return;
+  }
+  auto add = [&](TaskSpec& t) {
+    if (std::find(t.ports.begin(), t.ports.end(), spec.gang.port) == t.ports.end()) {
+      t.ports.push_back(spec.gang.port);
+    }
+  };
+  add(spec.task);
+  for (RoleSpec& role : spec.roles) add(role.task);
+  for (auto& [index, o] : spec.instance_overrides) add(o.task);
 }
 
 JobSpec ReadJob(const Field& root, Diagnostics& diag, absl::string_view default_command = "") {
@@ -113,6 +170,8 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag, absl::string_view default_
                  "is set on a daemon job; daemon jobs run one instance on every eligible host, "
                  "remove instances");
     }
+  } else if (type_known && top.Has("roles")) {
+    ReadCount(top.Get("instances"), spec.instances, diag, kMaxInstances);
   } else if (type_known) {
     ReadCount(top.Require("instances", absl::StrCat("a ", JobTypeName(spec.type),
                                                     " job needs a number of instances such as 10")),
@@ -134,7 +193,22 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag, absl::string_view default_
     spec.task = yaml_internal::ReadTask(*f, diag, default_command);
   }
   if (auto f = top.Get("update")) spec.update = ReadUpdate(*f, diag);
+  if (auto f = top.Get("gang")) spec.gang = ReadGang(*f, diag);
+  if (auto f = top.Get("completion")) {
+    if (auto v = yaml_internal::ReadEnum(*f, kCompletions, diag)) {
+      spec.completion = static_cast<Completion>(*v);
+    }
+  }
+  if (auto f = top.Get("roles")) {
+    ReadRoles(*f, spec, diag);
+    if (!top.Has("instances") && spec.type != JobType::kDaemon) {
+      uint64_t sum = 0;
+      for (const RoleSpec& role : spec.roles) sum += role.instances;
+      spec.instances = static_cast<uint32_t>(std::min<uint64_t>(sum, kMaxInstances + 1));
+    }
+  }
   if (auto f = top.Get("instance_overrides")) ReadOverrides(*f, spec, diag);
+  AddRendezvousPort(spec);
   return spec;
 }
 

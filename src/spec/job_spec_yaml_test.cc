@@ -83,14 +83,15 @@ TEST(ParseJobSpecTest, Example) {
   EXPECT_EQ(t.user, "nobody");
   EXPECT_EQ(t.duration, absl::Minutes(10));
   ASSERT_EQ(spec->instance_overrides.size(), 1u);
-  const InstanceOverride& o = spec->instance_overrides.at(0);
+  const TaskSpec& o = spec->instance_overrides.at(0).task;
   EXPECT_EQ(o.command, "./etl --coordinator");
   EXPECT_EQ(o.controller, true);
   // Dimensions the override leaves out are inherited from the template.
   EXPECT_EQ(o.resources, Resources::Of(2000, 4 * kGi, kGi, 500));
-  TaskSpec driver = spec->TaskFor(0);
-  EXPECT_EQ(driver.env, (std::map<std::string, std::string>{{"MODE", "full"}, {"ROLE", "driver"}}));
-  EXPECT_EQ(spec->TaskFor(1), spec->task);
+  EXPECT_EQ(o.env, (std::map<std::string, std::string>{{"MODE", "full"}, {"ROLE", "driver"}}));
+  EXPECT_EQ(o.health, t.health) << "what the override leaves out is the template's";
+  EXPECT_EQ(&spec->TaskRef(0), &o);
+  EXPECT_EQ(&spec->TaskRef(1), &spec->task) << "no copy for an instance without an override";
 }
 
 TEST(ParseJobSpecTest, Defaults) {
@@ -166,12 +167,12 @@ task:
     ./run
   resources: &res {cpu: 1, memory: 1Gi}
 instance_overrides:
-  2: {resources: *res}
+  2: {resources: *res, user: nobody}
 )",
                                               "j");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->task.command, "set -e\n./run\n");
-  EXPECT_EQ(spec->instance_overrides.at(2).resources, Resources::Of(1000, kGi));
+  EXPECT_EQ(spec->instance_overrides.at(2).task.resources, Resources::Of(1000, kGi));
 }
 
 TEST(ParseJobSpecTest, PriorityBounds) {

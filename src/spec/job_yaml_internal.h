@@ -19,6 +19,12 @@ inline constexpr int64_t kMaxCount = std::numeric_limits<uint32_t>::max();
 // required.
 TaskSpec ReadTask(const Field& f, Diagnostics& diag, absl::string_view default_command = "");
 
+// Reads the task of a role or of an instance override: `base` (the template, or the role's
+// task) with the fields of `f` applied. A key given replaces the base's field, except
+// `resources` (the dimensions given) and `env` (the variables given; `NAME: null` removes one);
+// `health: null`, `container: null` and `volume: null` remove the base's.
+TaskSpec ReadTaskOver(const Field& f, const TaskSpec& base, Diagnostics& diag);
+
 // Reads a resources map {cpu, memory, disk, gpu}. Dimensions not given come from `base`.
 // With `require_cpu_memory`, cpu and memory must be given. Dimensions that cannot be read keep
 // their `base` value (the error is recorded); nullopt only when `f` is not a map.

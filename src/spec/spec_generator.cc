@@ -1,5 +1,6 @@
 #include "spec/spec_generator.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -175,8 +176,122 @@ TaskSpec RandomTask(Rng& rng, const JobSpec& job) {
   if (Chance(rng, 20)) t.exclusive = Word(rng, kAlnum, "abc-", 10);
   t.controller = Chance(rng, 10);
   if (Chance(rng, 20)) t.user = Line(rng);
+  t.identity = Chance(rng, 10);
   if (Chance(rng, 30)) t.duration = RandomDuration(rng);
   return t;
+}
+
+// `base` with a few of its fields changed (a role's task, an override's), still valid.
+TaskSpec DeriveTask(Rng& rng, const JobSpec& job, const TaskSpec& base) {
+  TaskSpec t = base;
+  const TaskSpec other = RandomTask(rng, job);
+  for (int64_t n = Uniform(rng, 1, 4); n > 0; --n) {
+    switch (Uniform(rng, 0, 13)) {
+      case 0:
+        t.command = other.command;
+        break;
+      case 1: {  // one of cpu, memory, disk
+        Dim d = kAllDims[Uniform(rng, 0, 2)];
+        t.resources[d] = other.resources[d];
+        break;
+      }
+      case 2:
+        t.resources = other.resources;
+        t.gpu_models = other.gpu_models;
+        break;
+      case 3:  // add, change and remove variables
+        for (const auto& [k, v] : RandomEnv(rng, 2)) t.env[k] = v;
+        if (!t.env.empty() && Chance(rng, 50)) t.env.erase(t.env.begin());
+        break;
+      case 4:
+        t.health = other.health;
+        t.ports = other.ports;
+        break;
+      case 5:
+        t.health.reset();
+        break;
+      case 6:
+        t.kill_grace = RandomDuration(rng);
+        break;
+      case 7:
+        t.restart = other.restart;
+        break;
+      case 8:
+        t.constraints = other.constraints;
+        break;
+      case 9:
+        t.container = ContainerSpec{
+            .image = absl::StrCat("registry.example.com/", Word(rng, kLower, kLower, 8), ":1.4")};
+        t.user.clear();
+        break;
+      case 10:
+        t.user = Chance(rng, 50) && !t.container ? Line(rng) : "";
+        break;
+      case 11:
+        t.identity = !t.identity;
+        break;
+      case 12:
+        t.controller = !t.controller;
+        break;
+      default:
+        t.secrets = other.secrets;
+        for (const SecretRef& s : t.secrets) t.env.erase(s.env);
+        break;
+    }
+  }
+  if (t == base) t.identity = !t.identity;
+  return t;
+}
+
+void AddRoles(Rng& rng, JobSpec& j) {
+  const int64_t n = Uniform(rng, 1, std::min<int64_t>(3, j.instances));
+  uint32_t left = j.instances;
+  for (int64_t i = 0; i < n; ++i) {
+    RoleSpec role;
+    role.name = absl::StrCat(Word(rng, "abcdefghijklmnopqrstuvwxyz0123456789",
+                                  "abcdefghijklmnopqrstuvwxyz0123456789-", 12),
+                             "-", i);
+    role.instances = i + 1 == n ? left : static_cast<uint32_t>(Uniform(rng, 1, left - (n - 1 - i)));
+    left -= role.instances;
+    role.task = Chance(rng, 30) ? j.task : DeriveTask(rng, j, j.task);
+    j.roles.push_back(std::move(role));
+  }
+}
+
+void AddGang(Rng& rng, JobSpec& j) {
+  SlaSpec& s = j.sla;
+  s.min_running_instances =
+      static_cast<uint32_t>(Uniform(rng, 2, std::min<uint32_t>(j.instances, 50)));
+  if (s.max_running_instances != 0 && s.max_running_instances < s.min_running_instances) {
+    s.max_running_instances = s.min_running_instances;
+  }
+  GangSpec& g = j.gang;
+  g.rendezvous = static_cast<Rendezvous>(Uniform(rng, 0, 3));
+  if (Chance(rng, 30)) g.port = Word(rng, kLower, "abcdefghij_0123456789", 8);
+  g.restart = Chance(rng, 50) ? GangRestart::kGang : GangRestart::kInstance;
+  if (Chance(rng, 50)) g.max_restarts = static_cast<uint32_t>(Uniform(rng, 0, 20));
+}
+
+// As the parser does: pytorch and tensorflow need their port in every task.
+void AddRendezvousPort(JobSpec& j) {
+  if (j.gang.rendezvous != Rendezvous::kPyTorch && j.gang.rendezvous != Rendezvous::kTensorFlow) {
+    return;
+  }
+  auto add = [&](TaskSpec& t) {
+    if (std::find(t.ports.begin(), t.ports.end(), j.gang.port) == t.ports.end()) {
+      t.ports.push_back(j.gang.port);
+    }
+  };
+  add(j.task);
+  for (RoleSpec& role : j.roles) add(role.task);
+  for (auto it = j.instance_overrides.begin(); it != j.instance_overrides.end();) {
+    add(it->second.task);
+    if (it->second.task == j.BaseTaskFor(it->first)) {
+      it = j.instance_overrides.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 }  // namespace
@@ -240,18 +355,16 @@ JobSpec RandomJobSpec(Rng& rng) {
     j.update.in_place = Chance(rng, 50);
     j.update.min_healthy_time = Chance(rng, 20) ? absl::ZeroDuration() : RandomDuration(rng);
   }
+  if (j.type != JobType::kDaemon && Chance(rng, 25)) AddRoles(rng, j);
+  if (j.type == JobType::kBatch && j.instances >= 2 && Chance(rng, 25)) AddGang(rng, j);
+  if (j.type == JobType::kBatch && Chance(rng, 20)) j.completion = Completion::kInstanceZero;
   if (j.type != JobType::kDaemon) {
     for (int64_t i = Uniform(rng, 0, 3); i > 0; --i) {
-      InstanceOverride o;
-      if (Chance(rng, 60)) o.command = Text(rng);
-      if (Chance(rng, 40)) o.resources = RandomResources(rng);
-      if (Chance(rng, 40)) o.env = RandomEnv(rng, 2);
-      if (Chance(rng, 30) || (!o.command && !o.resources && o.env.empty())) {
-        o.controller = Chance(rng, 50);
-      }
-      j.instance_overrides[static_cast<uint32_t>(Uniform(rng, 0, j.instances - 1))] = o;
+      uint32_t index = static_cast<uint32_t>(Uniform(rng, 0, j.instances - 1));
+      j.OverrideTask(index) = DeriveTask(rng, j, j.BaseTaskFor(index));
     }
   }
+  AddRendezvousPort(j);
   return j;
 }
 

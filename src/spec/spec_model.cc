@@ -1,4 +1,6 @@
 #include "spec/job_spec.h"
+
+#include "absl/strings/str_cat.h"
 #include "spec/pool_spec.h"
 
 namespace paceline {
@@ -93,27 +95,55 @@ const RoleSpec* JobSpec::RoleOf(uint32_t instance) const {
   return nullptr;
 }
 
-const TaskSpec& JobSpec::TaskFor(uint32_t instance, TaskSpec& scratch) const {
-  if (!instance_overrides.contains(instance)) {
-    const RoleSpec* role = roles.empty() ? nullptr : RoleOf(instance);
-    return role != nullptr ? role->task : task;
-  }
-  scratch = TaskFor(instance);
-  return scratch;
+const TaskSpec& JobSpec::BaseTaskFor(uint32_t instance) const {
+  const RoleSpec* role = roles.empty() ? nullptr : RoleOf(instance);
+  return role != nullptr ? role->task : task;
 }
 
-TaskSpec JobSpec::TaskFor(uint32_t instance) const {
-  const RoleSpec* role = roles.empty() ? nullptr : RoleOf(instance);
-  const TaskSpec& base = role != nullptr ? role->task : task;
+const TaskSpec& JobSpec::TaskRef(uint32_t instance) const {
+  if (!instance_overrides.empty()) {
+    auto it = instance_overrides.find(instance);
+    if (it != instance_overrides.end()) return it->second.task;
+  }
+  return BaseTaskFor(instance);
+}
+
+const TaskSpec& JobSpec::TaskFor(uint32_t instance, TaskSpec& /*scratch*/) const {
+  return TaskRef(instance);
+}
+
+TaskSpec& JobSpec::OverrideTask(uint32_t instance) {
   auto it = instance_overrides.find(instance);
-  if (it == instance_overrides.end()) return base;
-  TaskSpec t = base;
-  const InstanceOverride& o = it->second;
-  if (o.command) t.command = *o.command;
-  if (o.resources) t.resources = *o.resources;
-  if (o.controller) t.controller = *o.controller;
-  for (const auto& [k, v] : o.env) t.env[k] = v;
-  return t;
+  if (it == instance_overrides.end()) {
+    it = instance_overrides.emplace(instance, InstanceOverride{BaseTaskFor(instance)}).first;
+  }
+  return it->second.task;
+}
+
+absl::Status ResizeInstances(JobSpec& spec, uint32_t instances) {
+  if (spec.type == JobType::kDaemon) {
+    return absl::InvalidArgumentError(
+        "instances: a daemon job runs one instance on every eligible host; it has no count to "
+        "change");
+  }
+  if (instances == 0 || instances > kMaxInstances) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("instances: ", instances, " is out of range; expected 1 to ", kMaxInstances));
+  }
+  if (!spec.roles.empty()) {
+    uint64_t others = 0;
+    for (size_t i = 0; i + 1 < spec.roles.size(); ++i) others += spec.roles[i].instances;
+    RoleSpec& last = spec.roles.back();
+    if (instances <= others) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "instances: ", instances, " would leave the last role, ", last.name,
+          ", without instances (the roles before it have ", others, "); expected more than ",
+          others, ": a job grows and shrinks by its last role"));
+    }
+    last.instances = static_cast<uint32_t>(instances - others);
+  }
+  spec.instances = instances;
+  return absl::OkStatus();
 }
 
 absl::string_view RendezvousName(Rendezvous r) {
@@ -131,8 +161,8 @@ absl::string_view RendezvousName(Rendezvous r) {
 }
 
 std::optional<Rendezvous> RendezvousFromName(absl::string_view name) {
-  for (Rendezvous r : {Rendezvous::kNone, Rendezvous::kPyTorch, Rendezvous::kMpi,
-                       Rendezvous::kTensorFlow}) {
+  for (Rendezvous r :
+       {Rendezvous::kNone, Rendezvous::kPyTorch, Rendezvous::kMpi, Rendezvous::kTensorFlow}) {
     if (RendezvousName(r) == name) return r;
   }
   return std::nullopt;

@@ -74,11 +74,13 @@ void PutSla(YAML::Emitter& out, const SlaSpec& s) {
   out << YAML::EndMap;
 }
 
-void PutRestart(YAML::Emitter& out, const RestartSpec& r) {
+// With `whole` (a role's or an override's restart, which replaces its base's), the policy is
+// always written, so that a restart at its defaults is still written out.
+void PutRestart(YAML::Emitter& out, const RestartSpec& r, bool whole = false) {
   const RestartSpec d;
-  if (r == d) return;
+  if (r == d && !whole) return;
   out << YAML::Key << "restart" << YAML::Value << YAML::BeginMap;
-  if (r.policy != d.policy) PutStr(out, "policy", RestartPolicyName(r.policy));
+  if (r.policy != d.policy || whole) PutStr(out, "policy", RestartPolicyName(r.policy));
   if (r.max_failures != d.max_failures) Put(out, "max_failures", r.max_failures);
   if (r.initial_backoff != d.initial_backoff) {
     PutDuration(out, "initial_backoff", r.initial_backoff);
@@ -152,6 +154,30 @@ void PutContainer(YAML::Emitter& out, const ContainerSpec& c) {
   out << YAML::EndMap;
 }
 
+void PutSecrets(YAML::Emitter& out, const std::vector<SecretRef>& secrets) {
+  out << YAML::Key << "secrets" << YAML::Value << YAML::BeginSeq;
+  for (const SecretRef& s : secrets) {
+    out << YAML::Flow << YAML::BeginMap;
+    PutStr(out, "name", s.name);
+    if (!s.env.empty()) PutStr(out, "env", s.env);
+    if (!s.file.empty()) PutStr(out, "file", s.file);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+void PutConstraints(YAML::Emitter& out, const std::vector<Constraint>& constraints) {
+  out << YAML::Key << "constraints" << YAML::Value << YAML::BeginSeq;
+  for (const Constraint& c : constraints) PutConstraint(out, c);
+  out << YAML::EndSeq;
+}
+
+void PutVolume(YAML::Emitter& out, const VolumeSpec& v) {
+  out << YAML::Key << "volume" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  PutStr(out, "size", FormatBytes(v.size_bytes));
+  out << YAML::EndMap;
+}
+
 void PutTask(YAML::Emitter& out, const TaskSpec& t) {
   const TaskSpec d;
   out << YAML::Key << "task" << YAML::Value << YAML::BeginMap;
@@ -160,36 +186,113 @@ void PutTask(YAML::Emitter& out, const TaskSpec& t) {
   if (!t.gpu_models.empty()) PutStrings(out, "gpu_models", t.gpu_models);
   if (!t.ports.empty()) PutStrings(out, "ports", t.ports);
   if (!t.env.empty()) PutMap(out, "env", t.env);
-  if (!t.secrets.empty()) {
-    out << YAML::Key << "secrets" << YAML::Value << YAML::BeginSeq;
-    for (const SecretRef& s : t.secrets) {
-      out << YAML::Flow << YAML::BeginMap;
-      PutStr(out, "name", s.name);
-      if (!s.env.empty()) PutStr(out, "env", s.env);
-      if (!s.file.empty()) PutStr(out, "file", s.file);
-      out << YAML::EndMap;
-    }
-    out << YAML::EndSeq;
-  }
+  if (!t.secrets.empty()) PutSecrets(out, t.secrets);
   PutRestart(out, t.restart);
   if (t.health) PutHealth(out, *t.health);
-  if (!t.constraints.empty()) {
-    out << YAML::Key << "constraints" << YAML::Value << YAML::BeginSeq;
-    for (const Constraint& c : t.constraints) PutConstraint(out, c);
-    out << YAML::EndSeq;
-  }
-  if (t.volume) {
-    out << YAML::Key << "volume" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    PutStr(out, "size", FormatBytes(t.volume->size_bytes));
-    out << YAML::EndMap;
-  }
+  if (!t.constraints.empty()) PutConstraints(out, t.constraints);
+  if (t.volume) PutVolume(out, *t.volume);
   if (t.container) PutContainer(out, *t.container);
   if (t.kill_grace != d.kill_grace) PutDuration(out, "kill_grace", t.kill_grace);
   if (!t.exclusive.empty()) PutStr(out, "exclusive", t.exclusive);
   if (t.controller) Put(out, "controller", true);
   if (!t.user.empty()) PutStr(out, "user", t.user);
+  if (t.identity) Put(out, "identity", true);
   if (t.duration != d.duration) PutDuration(out, "duration", t.duration);
   out << YAML::EndMap;
+}
+
+void PutNull(YAML::Emitter& out, absl::string_view key) {
+  out << YAML::Key << std::string(key) << YAML::Value << YAML::Null;
+}
+
+// The fields of `t` that differ from `base`, as ReadTaskOver reads them back (a role's task, an
+// instance override): each differing field whole, except resources and env, key by key.
+void PutTaskFields(YAML::Emitter& out, const TaskSpec& t, const TaskSpec& base) {
+  out << YAML::BeginMap;
+  if (t.command != base.command) PutStr(out, "command", t.command);
+  if (t.resources != base.resources) {
+    out << YAML::Key << "resources" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (Dim d : kAllDims) {
+      if (t.resources[d] != base.resources[d]) {
+        PutStr(out, DimName(d), FormatQuantity(d, t.resources[d]));
+      }
+    }
+    out << YAML::EndMap;
+  }
+  if (t.gpu_models != base.gpu_models) PutStrings(out, "gpu_models", t.gpu_models);
+  if (t.ports != base.ports) PutStrings(out, "ports", t.ports);
+  if (t.env != base.env) {
+    out << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : base.env) {
+      if (!t.env.contains(k)) out << YAML::Key << k << YAML::Value << YAML::Null;
+    }
+    for (const auto& [k, v] : t.env) {
+      auto it = base.env.find(k);
+      if (it == base.env.end() || it->second != v) out << YAML::Key << k << YAML::Value << v;
+    }
+    out << YAML::EndMap;
+  }
+  if (t.secrets != base.secrets) PutSecrets(out, t.secrets);
+  if (t.restart != base.restart) PutRestart(out, t.restart, /*whole=*/true);
+  if (t.health != base.health) {
+    if (t.health) {
+      PutHealth(out, *t.health);
+    } else {
+      PutNull(out, "health");
+    }
+  }
+  if (t.constraints != base.constraints) PutConstraints(out, t.constraints);
+  if (t.volume != base.volume) {
+    if (t.volume) {
+      PutVolume(out, *t.volume);
+    } else {
+      PutNull(out, "volume");
+    }
+  }
+  if (t.container != base.container) {
+    if (t.container) {
+      PutContainer(out, *t.container);
+    } else {
+      PutNull(out, "container");
+    }
+  }
+  if (t.kill_grace != base.kill_grace) PutDuration(out, "kill_grace", t.kill_grace);
+  if (t.exclusive != base.exclusive) PutStr(out, "exclusive", t.exclusive);
+  if (t.controller != base.controller) Put(out, "controller", t.controller);
+  if (t.user != base.user) PutStr(out, "user", t.user);
+  if (t.identity != base.identity) Put(out, "identity", t.identity);
+  if (t.duration != base.duration) PutDuration(out, "duration", t.duration);
+  out << YAML::EndMap;
+}
+
+// Only what differs from the defaults, where restart's default follows the rendezvous.
+void PutGang(YAML::Emitter& out, const GangSpec& g) {
+  GangSpec d;
+  d.rendezvous = g.rendezvous;
+  d.restart = g.rendezvous == Rendezvous::kNone ? GangRestart::kInstance : GangRestart::kGang;
+  if (g == d && g.rendezvous == Rendezvous::kNone) return;
+  out << YAML::Key << "gang" << YAML::Value << YAML::BeginMap;
+  if (g.rendezvous != Rendezvous::kNone) PutStr(out, "rendezvous", RendezvousName(g.rendezvous));
+  if (g.port != d.port) PutStr(out, "port", g.port);
+  if (g.restart != d.restart) PutStr(out, "restart", GangRestartName(g.restart));
+  if (g.max_restarts != d.max_restarts) Put(out, "max_restarts", g.max_restarts);
+  out << YAML::EndMap;
+}
+
+void PutRoles(YAML::Emitter& out, const JobSpec& spec) {
+  if (spec.roles.empty()) return;
+  out << YAML::Key << "roles" << YAML::Value << YAML::BeginSeq;
+  for (const RoleSpec& role : spec.roles) {
+    out << YAML::BeginMap;
+    PutStr(out, "name", role.name);
+    Put(out, "instances", role.instances);
+    if (role.task != spec.task) {
+      out << YAML::Key << "task" << YAML::Value;
+      PutTaskFields(out, role.task, spec.task);
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
 }
 
 void PutUpdate(YAML::Emitter& out, const UpdateSpec& u) {
@@ -208,16 +311,12 @@ void PutUpdate(YAML::Emitter& out, const UpdateSpec& u) {
   out << YAML::EndMap;
 }
 
-void PutOverrides(YAML::Emitter& out, const std::map<uint32_t, InstanceOverride>& overrides) {
-  if (overrides.empty()) return;
+void PutOverrides(YAML::Emitter& out, const JobSpec& spec) {
+  if (spec.instance_overrides.empty()) return;
   out << YAML::Key << "instance_overrides" << YAML::Value << YAML::BeginMap;
-  for (const auto& [index, o] : overrides) {
-    out << YAML::Key << index << YAML::Value << YAML::BeginMap;
-    if (o.command) PutStr(out, "command", *o.command);
-    if (o.resources) PutResources(out, "resources", *o.resources, /*all=*/true);
-    if (!o.env.empty()) PutMap(out, "env", o.env);
-    if (o.controller) Put(out, "controller", *o.controller);
-    out << YAML::EndMap;
+  for (const auto& [index, o] : spec.instance_overrides) {
+    out << YAML::Key << index << YAML::Value;
+    PutTaskFields(out, o.task, spec.BaseTaskFor(index));
   }
   out << YAML::EndMap;
 }
@@ -275,7 +374,12 @@ std::string PrintJobSpec(const JobSpec& spec) {
   PutSla(out, spec.sla);
   PutTask(out, spec.task);
   PutUpdate(out, spec.update);
-  PutOverrides(out, spec.instance_overrides);
+  PutGang(out, spec.gang);
+  if (spec.completion != Completion::kAllInstances) {
+    PutStr(out, "completion", CompletionName(spec.completion));
+  }
+  PutRoles(out, spec);
+  PutOverrides(out, spec);
   out << YAML::EndMap;
   return Finish(out);
 }

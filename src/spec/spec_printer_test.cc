@@ -42,10 +42,9 @@ JobSpec ExampleJob() {
   j.task.constraints = {LabelConstraint{"zone", ConstraintOp::kIn, {"a", "b"}, 0},
                         LabelConstraint{"cores", ConstraintOp::kGt, {}, 8.5},
                         MaxPerHostConstraint{1, ""}};
-  InstanceOverride o;
+  TaskSpec& o = j.OverrideTask(0);
   o.command = "./etl --coordinator";
   o.controller = true;
-  j.instance_overrides[0] = o;
   return j;
 }
 

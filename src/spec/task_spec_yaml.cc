@@ -9,10 +9,10 @@
 namespace paceline::yaml_internal {
 namespace {
 
-constexpr std::array<absl::string_view, 16> kTaskKeys = {
-    "command",   "resources",  "gpu_models",  "ports",   "env",       "secrets",
-    "restart",   "health",     "constraints", "volume",  "container", "kill_grace",
-    "exclusive", "controller", "user",        "duration"};
+constexpr std::array<absl::string_view, 17> kTaskKeys = {
+    "command",   "resources",  "gpu_models",  "ports",    "env",       "secrets",
+    "restart",   "health",     "constraints", "volume",   "container", "kill_grace",
+    "exclusive", "controller", "user",        "identity", "duration"};
 constexpr std::array<absl::string_view, 9> kContainerKeys = {
     "image",  "pull",    "entrypoint", "args", "user", "read_only_rootfs",
     "mounts", "network", "pull_secret"};
@@ -240,6 +240,77 @@ std::optional<ContainerSpec> ReadContainer(const Field& f, Diagnostics& diag) {
   return c;
 }
 
+namespace {
+
+// Over a base, `NAME: null` removes a variable.
+void ReadEnvOver(const Field& f, std::map<std::string, std::string>& env, Diagnostics& diag) {
+  MapReader m(f,
+              "expected a map of variable names to values such as {MODE: full}, where "
+              "NAME: null removes a variable of the base task",
+              diag);
+  for (const auto& [name, value] : m.entries()) {
+    if (value.node.IsNull()) {
+      env.erase(name);
+    } else if (std::optional<std::string> v = ReadString(value, diag)) {
+      env[name] = *std::move(v);
+    }
+  }
+}
+
+// The fields of a task other than command and resources, read into `t`. `over`: `t` is a base
+// that the fields given change (a role's task, an override): a key replaces the base's field,
+// env is merged, and null removes the base's health, volume or container.
+void ReadTaskFields(const MapReader& m, TaskSpec& t, bool over, Diagnostics& diag) {
+  auto removed = [&](const std::optional<Field>& f) { return over && f && f->node.IsNull(); };
+  ReadInto(m.Get("gpu_models"), t.gpu_models, ReadStringList, diag);
+  ReadInto(m.Get("ports"), t.ports, ReadStringList, diag);
+  if (auto e = m.Get("env")) {
+    if (over) {
+      ReadEnvOver(*e, t.env, diag);
+    } else {
+      ReadInto(e, t.env, ReadEnv, diag);
+    }
+  }
+  if (auto s = m.Get("secrets")) {
+    t.secrets.clear();
+    auto items =
+        ReadSequence(*s, "expected a list such as [{name: db-password, env: DB_PASSWORD}]", diag);
+    for (const Field& item : items.value_or(std::vector<Field>{})) {
+      t.secrets.push_back(ReadSecretRef(item, diag));
+    }
+  }
+  if (auto r = m.Get("restart")) t.restart = ReadRestart(*r, diag);
+  if (auto h = m.Get("health")) t.health = removed(h) ? std::nullopt : ReadHealth(*h, diag);
+  if (auto c = m.Get("constraints")) {
+    t.constraints.clear();
+    auto items = ReadSequence(*c, "expected a list of constraints", diag);
+    for (const Field& item : items.value_or(std::vector<Field>{})) {
+      t.constraints.push_back(ReadConstraint(item, diag));
+    }
+  }
+  if (auto v = m.Get("volume"); removed(v)) {
+    t.volume.reset();
+  } else if (v) {
+    MapReader volume(*v, kVolumeKeys, "expected a map such as {size: 10Gi}", diag);
+    VolumeSpec spec;
+    if (auto size = volume.Require("size", "expected a size such as 10Gi")) {
+      if (auto bytes = ReadQuantity(*size, Dim::kDisk, diag)) spec.size_bytes = *bytes;
+    }
+    if (volume.ok()) t.volume = spec;
+  }
+  if (auto c = m.Get("container")) {
+    t.container = removed(c) ? std::nullopt : ReadContainer(*c, diag);
+  }
+  ReadInto(m.Get("kill_grace"), t.kill_grace, ReadDuration, diag);
+  ReadInto(m.Get("exclusive"), t.exclusive, ReadString, diag);
+  ReadInto(m.Get("controller"), t.controller, ReadBool, diag);
+  ReadInto(m.Get("user"), t.user, ReadString, diag);
+  ReadInto(m.Get("identity"), t.identity, ReadBool, diag);
+  ReadInto(m.Get("duration"), t.duration, ReadDuration, diag);
+}
+
+}  // namespace
+
 TaskSpec ReadTask(const Field& f, Diagnostics& diag, absl::string_view default_command) {
   TaskSpec t;
   MapReader m(f, kTaskKeys, "expected a map with command and resources", diag);
@@ -255,38 +326,24 @@ TaskSpec ReadTask(const Field& f, Diagnostics& diag, absl::string_view default_c
       t.resources = *v;
     }
   }
-  ReadInto(m.Get("gpu_models"), t.gpu_models, ReadStringList, diag);
-  ReadInto(m.Get("ports"), t.ports, ReadStringList, diag);
-  ReadInto(m.Get("env"), t.env, ReadEnv, diag);
-  if (auto s = m.Get("secrets")) {
-    auto items =
-        ReadSequence(*s, "expected a list such as [{name: db-password, env: DB_PASSWORD}]", diag);
-    for (const Field& item : items.value_or(std::vector<Field>{})) {
-      t.secrets.push_back(ReadSecretRef(item, diag));
+  ReadTaskFields(m, t, /*over=*/false, diag);
+  return t;
+}
+
+TaskSpec ReadTaskOver(const Field& f, const TaskSpec& base, Diagnostics& diag) {
+  TaskSpec t = base;
+  MapReader m(f, kTaskKeys,
+              "expected a map of the task's fields to change, such as {command: ./worker, "
+              "resources: {cpu: 2}}",
+              diag);
+  if (!m.ok()) return t;
+  ReadInto(m.Get("command"), t.command, ReadString, diag);
+  if (auto r = m.Get("resources")) {
+    if (auto v = ReadResources(*r, base.resources, /*require_cpu_memory=*/false, diag)) {
+      t.resources = *v;
     }
   }
-  if (auto r = m.Get("restart")) t.restart = ReadRestart(*r, diag);
-  if (auto h = m.Get("health")) t.health = ReadHealth(*h, diag);
-  if (auto c = m.Get("constraints")) {
-    auto items = ReadSequence(*c, "expected a list of constraints", diag);
-    for (const Field& item : items.value_or(std::vector<Field>{})) {
-      t.constraints.push_back(ReadConstraint(item, diag));
-    }
-  }
-  if (auto v = m.Get("volume")) {
-    MapReader volume(*v, kVolumeKeys, "expected a map such as {size: 10Gi}", diag);
-    VolumeSpec spec;
-    if (auto size = volume.Require("size", "expected a size such as 10Gi")) {
-      if (auto bytes = ReadQuantity(*size, Dim::kDisk, diag)) spec.size_bytes = *bytes;
-    }
-    if (volume.ok()) t.volume = spec;
-  }
-  if (auto c = m.Get("container")) t.container = ReadContainer(*c, diag);
-  ReadInto(m.Get("kill_grace"), t.kill_grace, ReadDuration, diag);
-  ReadInto(m.Get("exclusive"), t.exclusive, ReadString, diag);
-  ReadInto(m.Get("controller"), t.controller, ReadBool, diag);
-  ReadInto(m.Get("user"), t.user, ReadString, diag);
-  ReadInto(m.Get("duration"), t.duration, ReadDuration, diag);
+  ReadTaskFields(m, t, /*over=*/true, diag);
   return t;
 }
 

@@ -19,6 +19,7 @@ class ErrorSink {
  public:
   void Add(std::string path, std::string message,
            std::initializer_list<absl::string_view> related = {});
+  void Add(FieldError e) { errors_.push_back(std::move(e)); }
   std::vector<FieldError> Take() { return std::move(errors_); }
 
  private:
@@ -48,7 +49,22 @@ void CheckTaskResources(ErrorSink& sink, const std::string& path, const Resource
 void CheckEnv(ErrorSink& sink, const std::string& path,
               const std::map<std::string, std::string>& env);
 
-// Checks task.container (container_validation.cc) of a job of type `type`.
-void CheckContainer(ErrorSink& sink, const JobSpec& spec);
+// Checks the container of task `t` of `spec`, its fields named under `prefix` ("task",
+// "roles[1].task", "instance_overrides.3"); container_validation.cc.
+void CheckContainer(ErrorSink& sink, const JobSpec& spec, const TaskSpec& t,
+                    const std::string& prefix);
+
+// Checks task `t` of `spec`, its fields named under `prefix` (task_validation.cc).
+void CheckTask(ErrorSink& sink, const JobSpec& spec, const TaskSpec& t, const std::string& prefix);
+
+// Checks a task made from `base` (a role's from the template, an override's from its role's or
+// the template): only the errors of the fields that differ from the base, or that depend on one
+// that does, since the base's own check reports the rest.
+void CheckDerivedTask(ErrorSink& sink, const JobSpec& spec, const TaskSpec& t, const TaskSpec& base,
+                      const std::string& prefix);
+
+// Whether the field `key` of a TaskSpec ("command", "health", ... as in YAML) differs between
+// `a` and `b`; true for a key that is not a task field.
+bool TaskFieldDiffers(const TaskSpec& a, const TaskSpec& b, absl::string_view key);
 
 }  // namespace paceline::validation_internal
