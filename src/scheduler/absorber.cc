@@ -37,6 +37,9 @@ void Absorber::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
     launch.spec_version = job->task(l.run.task.instance).spec_version;
     launch.gang_size = std::max<uint32_t>(1, job->spec().sla.min_running_instances);
     if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, launch.gang_size, placed, peers);
+    if (const RoleSpec* role = job->spec().RoleOf(l.run.task.instance)) launch.role = role->name;
+    launch.rendezvous = job->spec().gang.rendezvous;
+    launch.rendezvous_port = job->spec().gang.port;
     out.launches.push_back(std::move(launch));
   }
   auto move_all = [](auto& to, auto& from) {
@@ -80,6 +83,7 @@ std::shared_ptr<const std::vector<GangPeer>> Absorber::PeersOf(TaskId task, uint
     const TaskId member{task.job, i};
     GangPeer p;
     p.instance = i;
+    if (const RoleSpec* role = job->spec().RoleOf(i)) p.role = role->name;
     if (auto a = placed.find(member); a != placed.end()) {
       p.host = a->second->host;
       p.ports = a->second->ports;

@@ -96,8 +96,15 @@ v1::MasterMessage ToLaunchMessage(const scheduler::Launch& launch) {
       peer->set_instance(p.instance);
       peer->set_host(p.host);
       for (const auto& [name, port] : p.ports) (*peer->mutable_ports())[name] = port;
+      peer->set_role(p.role);
     }
+    // A gang always learns its attempt; the kind says which convention the agent writes.
+    v1::GangRendezvous* r = l->mutable_rendezvous();
+    r->set_kind(std::string(RendezvousName(launch.rendezvous)));
+    r->set_port(launch.rendezvous_port);
+    r->set_attempt(launch.gang_attempt);
   }
+  l->set_role(launch.role);
   return m;
 }
 

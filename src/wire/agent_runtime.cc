@@ -58,6 +58,7 @@ absl::StatusOr<agent::LaunchRequest> FromLaunch(const v1::LaunchTask& l) {
   for (uint32_t d : l.gpu_devices()) req.gpu_devices.push_back(static_cast<int>(d));
   for (const auto& [name, value] : l.secret_values()) req.secret_values[name] = value;
   req.secret_error = l.secret_error();
+  req.task_token = l.credential().token();
   if (l.peers_size() > 0) {
     req.peers.emplace();
     for (const v1::GangPeer& p : l.peers()) {
@@ -65,8 +66,24 @@ absl::StatusOr<agent::LaunchRequest> FromLaunch(const v1::LaunchTask& l) {
       peer.host = p.host();
       peer.address = p.address();
       for (const auto& [name, port] : p.ports()) peer.ports[name] = static_cast<uint16_t>(port);
+      peer.role = p.role();
     }
   }
+  if (l.has_rendezvous()) {
+    if (!req.peers) {
+      return absl::InvalidArgumentError(
+          "launch.rendezvous: set on a launch without peers; expected it only on a gang's");
+    }
+    std::optional<Rendezvous> kind = RendezvousFromName(l.rendezvous().kind());
+    if (!kind) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("launch.rendezvous.kind: '", l.rendezvous().kind(),
+                       "'; expected none, pytorch, mpi or tensorflow"));
+    }
+    req.rendezvous =
+        agent::GangRendezvousRequest{*kind, l.rendezvous().port(), l.rendezvous().attempt()};
+  }
+  req.role = l.role();
   return req;
 }
 

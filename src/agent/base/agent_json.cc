@@ -98,10 +98,16 @@ json RequestToJson(const LaunchRequest& r) {
     json peers = json::object();
     for (const auto& [instance, p] : *r.peers) {
       peers[std::to_string(instance)] = {
-          {"host", p.host}, {"address", p.address}, {"ports", p.ports}};
+          {"host", p.host}, {"address", p.address}, {"ports", p.ports}, {"role", p.role}};
     }
     j["peers"] = peers;
   }
+  if (r.rendezvous) {
+    j["rendezvous"] = {{"kind", RendezvousName(r.rendezvous->kind)},
+                       {"port", r.rendezvous->port},
+                       {"attempt", r.rendezvous->attempt}};
+  }
+  if (!r.role.empty()) j["role"] = r.role;
   return j;
 }
 LaunchRequest RequestFromJson(const json& j) {
@@ -115,9 +121,18 @@ LaunchRequest RequestFromJson(const json& j) {
     for (const auto& [key, p] : j["peers"].items()) {
       (*r.peers)[static_cast<uint32_t>(std::stoul(key))] = GangPeer{
           p.at("host").get<std::string>(), p.at("ports").get<std::map<std::string, uint16_t>>(),
-          p.value("address", std::string())};
+          p.value("address", std::string()), p.value("role", std::string())};
     }
   }
+  if (j.contains("rendezvous")) {
+    const json& z = j["rendezvous"];
+    const std::string kind = z.at("kind").get<std::string>();
+    std::optional<Rendezvous> k = RendezvousFromName(kind);
+    if (!k) throw json::other_error::create(501, "rendezvous.kind: unknown " + kind, &z);
+    r.rendezvous =
+        GangRendezvousRequest{*k, z.at("port").get<std::string>(), z.at("attempt").get<uint32_t>()};
+  }
+  r.role = j.value("role", std::string());
   return r;
 }
 

@@ -20,7 +20,10 @@ TEST(AgentJsonTest, RunContextRoundTrips) {
   c.request.spec.health = h;
   c.request.ports = {{"http", 31000}};
   c.request.gpu_devices = {1};
-  c.request.peers = std::map<uint32_t, GangPeer>{{0, {"h", {{"http", 1}}, "10.0.0.1"}}};
+  c.request.peers = std::map<uint32_t, GangPeer>{{0, {"h", {{"http", 1}}, "10.0.0.1", "ps"}},
+                                                 {1, {"h2", {{"http", 2}}, "", ""}}};
+  c.request.rendezvous = GangRendezvousRequest{Rendezvous::kTensorFlow, "rdv", 2};
+  c.request.role = "ps";
   c.key = "12_3_4";
   c.boot_id = "b";
   c.user = TaskUser{"nobody", 65534, 65534, {65534}, "/nonexistent"};
@@ -45,6 +48,10 @@ TEST(AgentJsonTest, RunContextRoundTrips) {
 
   RunContext empty;
   EXPECT_EQ(RunContextFromJson(RunContextToJson(empty)).value(), empty);
+  // A checkpoint with a rendezvous kind this agent does not know is refused, not guessed.
+  std::string unknown = RunContextToJson(c);
+  unknown.replace(unknown.find("\"tensorflow\""), 12, "\"jax\"");
+  EXPECT_EQ(RunContextFromJson(unknown).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(RunContextFromJson("{").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(RunContextFromJson("{}").status().code(), absl::StatusCode::kInvalidArgument);
 }
