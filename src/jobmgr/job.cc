@@ -31,6 +31,19 @@ JobState Job::state() const {
                        count(TaskState::kKilled) + count(TaskState::kLost);
     return started > 0 ? JobState::kRunning : JobState::kPending;
   }
+  if (d_.spec->completion == Completion::kInstanceZero && d_.spec->type == JobType::kBatch &&
+      instances() > 0) {
+    // The job ended with instance 0 (the others were stopped for it, or ended before).
+    switch (task(0).state) {
+      case TaskState::kSucceeded:
+        return JobState::kSucceeded;
+      case TaskState::kFailed:
+      case TaskState::kLost:
+        return JobState::kFailed;
+      default:
+        return JobState::kKilled;
+    }
+  }
   if (count(TaskState::kSucceeded) == instances()) return JobState::kSucceeded;
   if (count(TaskState::kFailed) + count(TaskState::kLost) > 0) return JobState::kFailed;
   return JobState::kKilled;

@@ -62,6 +62,7 @@ struct TaskRuntime {
   uint32_t next_spec_version = 0;  // set by an update: the next run runs this version; 0 = none
   uint32_t volume_host = kNoHost;  // stateful: where the volume is (the instance returns there)
   uint32_t last_host = kNoHost;    // the previous run's host (in-place updates prefer it)
+  uint32_t gang_attempt = 0;       // job.gang.restart: gang: its gang's restarts before this run
 };
 
 // The state of one job: owned by its MutableJob (mutable_job.h), which alone changes it, and
@@ -96,7 +97,8 @@ class Job {
   const std::string& pool() const { return d_.pool; }
   records::JobGoal goal() const { return d_.goal; }
   const JobOrigin& origin() const { return d_.origin; }
-  // Derived from the tasks' states and the goal (see common/task_state.h).
+  // Derived from the tasks' states and the goal (see common/task_state.h); with completion:
+  // instance-0 (batch), an ended job's state is instance 0's.
   JobState state() const;
 
   // The current spec: what new instances and updated ones run.

@@ -125,14 +125,14 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
   t.exit_code = r.exit_code;
   t.signal = r.signal;
   if (t.state == TaskState::kKilling) {
-    life_.EndRun(*job, i, TaskState::kKilled, t.reason, r.message, now, fx);
+    ends_.EndRun(*job, i, TaskState::kKilled, t.reason, r.message, now, fx);
     return;
   }
   if (t.state == TaskState::kPreempting) {
     // The run ends with the reason it was preempted for, so that its history says why.
     std::string why = life_.PreemptWhy(r.run.task);
     if (!r.message.empty()) why = why.empty() ? r.message : absl::StrCat(why, "; ", r.message);
-    life_.EndRun(*job, i, TaskState::kKilled, t.reason, why, now, fx);
+    ends_.EndRun(*job, i, TaskState::kKilled, t.reason, why, now, fx);
     return;
   }
   TaskState ended = r.state;
@@ -147,7 +147,7 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
       reason = r.signal != 0 ? TaskReason::kSignaled : TaskReason::kExitNonzero;
     }
   }
-  life_.EndRun(*job, i, ended, reason, r.message, now, fx);
+  ends_.EndRun(*job, i, ended, reason, r.message, now, fx);
 }
 
 void JobManager::OnHostLost(const std::string& host, absl::Time now, Effects& fx) {
@@ -157,7 +157,7 @@ void JobManager::OnHostLost(const std::string& host, absl::Time now, Effects& fx
   for (const TaskId& task : on_host) {
     MutableJob* job = jobs_.Find(task.job);
     if (job != nullptr && MayHaveProcess(job->view().task(task.instance).state)) {
-      life_.EndRun(*job, task.instance, TaskState::kLost, TaskReason::kHostLost,
+      ends_.EndRun(*job, task.instance, TaskState::kLost, TaskReason::kHostLost,
                    absl::StrCat("host ", host, " was lost"), now, fx);
     }
   }
@@ -209,7 +209,9 @@ absl::Status JobManager::RestoreTasks(const std::vector<records::TaskRecord>& ta
         static_cast<uint32_t>(r.spec_version != 0 ? r.spec_version : job->view().version());
     t.next_spec_version = static_cast<uint32_t>(r.next_spec_version);
     t.volume_host = r.volume_host.empty() ? kNoHost : hosts_.Intern(r.volume_host);
+    t.gang_attempt = r.gang_attempt;
     t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
+    ends_.NoteRestored(job->view(), r);
     job->SetState(r.id.instance, r.state);
     if (MayHaveProcess(r.state) && job->view().TaskFor(r.id.instance)->health) {
       job->SetHealth(r.id.instance, t.reason == TaskReason::kHealthy     ? TaskHealth::kHealthy
@@ -249,6 +251,7 @@ void JobManager::FinishRestore(absl::Time now, Effects& fx) {
         fx.enqueue.push_back(TaskId{id, i});
       }
     }
+    ends_.Resume(*job, now, fx);  // a gang restart whose members all stopped
   }
 }
 

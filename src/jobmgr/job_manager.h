@@ -18,12 +18,14 @@
 // Task life (see common/task_state.h for the diagram): PENDING → READY → PLACED → LAUNCHING →
 // RUNNING → SUCCEEDED | FAILED | KILLED | LOST; a kill moves live tasks to KILLING (pending
 // ones straight to KILLED); preemption to PREEMPTING, then back to PENDING as a new run.
-// Restarts follow jobmgr/restart_policy.h; each restart is a new run (run number + 1).
+// Restarts follow jobmgr/restart_policy.h; each restart is a new run (run number + 1). A gang
+// with job.gang.restart: gang restarts together, and a job with completion: instance-0 ends with
+// its instance 0 (jobmgr/gang_restarts.h).
 //
 // Its parts, each with its own state: the JobTable (the jobs, each a MutableJob that alone
 // changes it; everyone else reads a Job), HostNames (hosts by index, and the tasks on each), the
-// TaskLifecycle (the task primitives and the timers); InstanceControl and RollingUpdates are
-// given the parts they use.
+// TaskLifecycle (the task primitives and the timers); InstanceControl, RollingUpdates and
+// GangRestarts (what follows a run's end) are given the parts they use.
 //
 // Thread-safety: single-threaded; not thread-safe.
 
@@ -37,6 +39,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "jobmgr/effects.h"
+#include "jobmgr/gang_restarts.h"
 #include "jobmgr/host_names.h"
 #include "jobmgr/instance_control.h"
 #include "jobmgr/job.h"
@@ -121,6 +124,7 @@ class JobManager {
   TaskLifecycle life_{jobs_, hosts_};
   InstanceControl instances_{jobs_, hosts_, life_};
   RollingUpdates updates_{jobs_, life_};
+  GangRestarts ends_{hosts_, life_};
   uint64_t next_job_id_ = 1;
 };
 

@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 25> kNames = {"",
+constexpr std::array<absl::string_view, 28> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -29,7 +29,10 @@ constexpr std::array<absl::string_view, 25> kNames = {"",
                                                       "SCALED_DOWN",
                                                       "HOST_DRAINING",
                                                       "HOST_LEFT",
-                                                      "REVOKED"};
+                                                      "REVOKED",
+                                                      "GANG_RESTART",
+                                                      "GANG_FAILED",
+                                                      "JOB_COMPLETED"};
 
 }  // namespace
 

@@ -37,6 +37,9 @@ enum class TaskReason : uint8_t {
   kHostDraining,        // PREEMPTING / KILLED: moved off a host being drained (runs elsewhere)
   kHostLeft,            // KILLING / KILLED: a daemon instance whose host left (drained, down, lost)
   kRevoked,             // PREEMPTING / KILLED: a revocable task whose host needs its capacity back
+  kGangRestart,         // KILLING / KILLED: its gang restarts together (job.gang.restart: gang)
+  kGangFailed,          // KILLING / KILLED / FAILED: its gang failed with no gang restarts left
+  kJobCompleted,        // KILLING / KILLED: the job completed with instance 0 (job.completion)
 };
 
 absl::string_view TaskReasonName(TaskReason r);

@@ -70,8 +70,21 @@ void TaskLifecycle::EndRun(MutableJob& job, uint32_t instance, TaskState ended, 
   if (d.restart) StartNewRun(job, instance, d.not_before, now, fx);
 }
 
+void TaskLifecycle::StopRun(MutableJob& job, uint32_t instance, TaskState ended, TaskReason reason,
+                            const std::string& message, absl::Time now, Effects& fx) {
+  PL_CHECK(IsTerminal(ended)) << TaskStateName(ended);
+  TaskRuntime& t = job.mutable_task(instance);
+  t.finished_at = now;
+  if (ended == TaskState::kFailed) ++t.failures;
+  TaskId id{job.view().id(), instance};
+  fx.release.push_back(id);
+  preempt_why_.erase(id);
+  t.restart_requested = false;
+  Transition(job, instance, ended, reason, message, now, fx, true);
+}
+
 void TaskLifecycle::StartNewRun(MutableJob& job, uint32_t instance, absl::Time not_before,
-                                absl::Time now, Effects& fx) {
+                                absl::Time now, Effects& fx, const std::string& why) {
   TaskRuntime& t = job.mutable_task(instance);
   ++t.run;
   if (t.host != kNoHost) t.last_host = t.host;
@@ -90,7 +103,7 @@ void TaskLifecycle::StartNewRun(MutableJob& job, uint32_t instance, absl::Time n
       not_before > now
           ? absl::StrCat("backoff until ",
                          absl::FormatTime(absl::RFC3339_sec, not_before, absl::UTCTimeZone()))
-          : "";
+          : why;
   Transition(job, instance, TaskState::kPending, TaskReason::kRestarting, msg, now, fx, true);
   TaskId id{job.view().id(), instance};
   if (not_before <= now) {
@@ -101,19 +114,19 @@ void TaskLifecycle::StartNewRun(MutableJob& job, uint32_t instance, absl::Time n
 }
 
 void TaskLifecycle::KillTask(MutableJob& job, uint32_t instance, TaskReason reason, absl::Time now,
-                             Effects& fx) {
+                             Effects& fx, const std::string& message) {
   TaskRuntime& t = job.mutable_task(instance);
   TaskId id{job.view().id(), instance};
   if (IsLiveBeforeLaunch(t.state)) {
     if (t.state != TaskState::kPending) fx.release.push_back(id);
     fx.withdraw.push_back(id);
     t.finished_at = now;
-    Transition(job, instance, TaskState::kKilled, reason, "", now, fx, true);
+    Transition(job, instance, TaskState::kKilled, reason, message, now, fx, true);
     return;
   }
   if (t.state == TaskState::kLaunching || t.state == TaskState::kRunning ||
       t.state == TaskState::kPreempting) {
-    Transition(job, instance, TaskState::kKilling, reason, "", now, fx, true);
+    Transition(job, instance, TaskState::kKilling, reason, message, now, fx, true);
     fx.kills.push_back(KillCommand{RunId{id, t.run}, hosts_.Name(t.host),
                                    job.view().TaskFor(instance)->kill_grace, reason});
   }
@@ -139,6 +152,7 @@ records::TaskRecord TaskLifecycle::Record(const Job& job, uint32_t instance,
   r.spec_version = t.spec_version;
   r.next_spec_version = t.next_spec_version;
   r.volume_host = t.volume_host == kNoHost ? "" : hosts_.Name(t.volume_host);
+  r.gang_attempt = t.gang_attempt;
   return r;
 }
 

@@ -35,11 +35,18 @@ class TaskLifecycle {
   // A run ended in terminal state `ended`: decide restart, release resources.
   void EndRun(MutableJob& job, uint32_t instance, TaskState ended, TaskReason reason,
               const std::string& message, absl::Time now, Effects& fx);
-  // A new run, PENDING: enqueued at once, or when its backoff `not_before` is over.
+  // A run ended in terminal state `ended`, and its own restart policy is not asked: the caller
+  // decides what follows (the gang failure policy, gang_restarts.h). Releases its resources.
+  void StopRun(MutableJob& job, uint32_t instance, TaskState ended, TaskReason reason,
+               const std::string& message, absl::Time now, Effects& fx);
+  // A new run, PENDING: enqueued at once, or when its backoff `not_before` is over. `why`: the
+  // message of its PENDING event when it has no backoff.
   void StartNewRun(MutableJob& job, uint32_t instance, absl::Time not_before, absl::Time now,
-                   Effects& fx);
+                   Effects& fx, const std::string& why = "");
   // PENDING/READY/PLACED: KILLED at once; LAUNCHING/RUNNING/PREEMPTING: KILLING and a kill.
-  void KillTask(MutableJob& job, uint32_t instance, TaskReason reason, absl::Time now, Effects& fx);
+  // `message`: the event's.
+  void KillTask(MutableJob& job, uint32_t instance, TaskReason reason, absl::Time now, Effects& fx,
+                const std::string& message = "");
   records::TaskRecord Record(const Job& job, uint32_t instance, const std::string& message) const;
 
   // Why a PREEMPTING task is being preempted, until its run ends (soft: not stored); empty when

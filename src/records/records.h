@@ -117,6 +117,8 @@ struct TaskRecord {
   uint64_t spec_version = 0;       // the job version the current run runs; 0 = the job's
   uint64_t next_spec_version = 0;  // an update's: the next run runs this version; 0 = none
   std::string volume_host;         // stateful: the host that holds the instance's volume
+  // job.gang.restart: gang: the gang restarts before the current run (its rendezvous attempt).
+  uint32_t gang_attempt = 0;
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 

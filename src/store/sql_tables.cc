@@ -305,6 +305,7 @@ constexpr std::array kPgTaskColumns{
     Int<&TaskRecord::spec_version>("spec_version"),
     Int<&TaskRecord::next_spec_version>("next_spec_version"),
     Text<&TaskRecord::volume_host>("volume_host"),
+    Int<&TaskRecord::gang_attempt>("gang_attempt"),
 };
 
 constexpr std::array kPgEventColumns{

@@ -16,7 +16,8 @@ enum Flag : uint8_t {
   kFinished = 2,
   kNotBefore = 4,
   kRestartRequested = 8,
-  kAllFlags = 15,
+  kGangAttempt = 16,
+  kAllFlags = 31,
 };
 
 bool IsSet(absl::Time t) { return t != absl::InfinitePast(); }
@@ -49,7 +50,8 @@ std::string EncodeTaskRow(const records::TaskRecord& t) {
   out.push_back(kFormat);
   out.push_back(static_cast<char>(
       (IsSet(t.started_at) ? kStarted : 0) | (IsSet(t.finished_at) ? kFinished : 0) |
-      (IsSet(t.not_before) ? kNotBefore : 0) | (t.restart_requested ? kRestartRequested : 0)));
+      (IsSet(t.not_before) ? kNotBefore : 0) | (t.restart_requested ? kRestartRequested : 0) |
+      (t.gang_attempt != 0 ? kGangAttempt : 0)));
   varint::Put(out, t.run);
   out.push_back(static_cast<char>(t.state));
   varint::PutString(out, t.host);
@@ -64,6 +66,7 @@ std::string EncodeTaskRow(const records::TaskRecord& t) {
   varint::Put(out, t.spec_version);
   varint::Put(out, t.next_spec_version);
   varint::PutString(out, t.volume_host);
+  if (t.gang_attempt != 0) varint::Put(out, t.gang_attempt);
   return out;
 }
 
@@ -74,14 +77,14 @@ absl::Status DecodeTaskRow(TaskId id, absl::string_view row, records::TaskRecord
   if (!r.Byte(format) || format != kFormat) return bad("unknown row format");
   if (!r.Byte(flags) || (flags & ~kAllFlags) != 0) return bad("unknown flags");
   out.id = id;
-  uint64_t run = 0, failures = 0;
+  uint64_t run = 0, failures = 0, gang_attempt = 0;
   if (!r.Varint(run, 32) || !r.Byte(state) || !r.String(out.host) ||
       !ReadTime(r, flags & kStarted, out.started_at) ||
       !ReadTime(r, flags & kFinished, out.finished_at) || !ReadInt32(r, out.exit_code) ||
       !ReadInt32(r, out.signal) || !r.String(out.reason) || !r.String(out.message) ||
       !r.Varint(failures, 32) || !ReadTime(r, flags & kNotBefore, out.not_before) ||
       !r.Varint(out.spec_version) || !r.Varint(out.next_spec_version) ||
-      !r.String(out.volume_host)) {
+      !r.String(out.volume_host) || ((flags & kGangAttempt) != 0 && !r.Varint(gang_attempt, 32))) {
     return bad("cut short or malformed");
   }
   if (state >= kNumTaskStates) return bad(absl::StrCat("unknown state ", state));
@@ -90,6 +93,7 @@ absl::Status DecodeTaskRow(TaskId id, absl::string_view row, records::TaskRecord
   out.state = static_cast<TaskState>(state);
   out.failures = static_cast<uint32_t>(failures);
   out.restart_requested = (flags & kRestartRequested) != 0;
+  out.gang_attempt = static_cast<uint32_t>(gang_attempt);
   return absl::OkStatus();
 }
 

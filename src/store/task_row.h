@@ -7,8 +7,9 @@
 // and the bytes; the bracketed times are present when their flag is set):
 //   row   := 0x01 (format) u8:flags v:run u8:state str:host [z:started_us] [z:finished_us]
 //            z:exit_code z:signal str:reason str:message v:failures [z:not_before_us]
-//            v:spec_version v:next_spec_version str:volume_host
-//   flags := 1 started_at set | 2 finished_at set | 4 not_before set | 8 restart_requested
+//            v:spec_version v:next_spec_version str:volume_host [v:gang_attempt]
+//   flags := 1 started_at set | 2 finished_at set | 4 not_before set | 8 restart_requested |
+//            16 gang_attempt set (not zero; rows written before gang restarts never have it)
 // A time that is not set is absl::InfinitePast(), as in TaskRecord. DecodeTaskRow validates
 // everything (format, flags, widths, state, lengths, trailing bytes) and answers DATA_LOSS
 // naming the task and what is wrong: a row that does not decode cannot be trusted.

@@ -27,6 +27,7 @@ records::TaskRecord Full() {
   t.spec_version = 5;
   t.next_spec_version = std::numeric_limits<uint64_t>::max();
   t.volume_host = "host-00002";
+  t.gang_attempt = 3;
   return t;
 }
 
@@ -41,6 +42,7 @@ TEST(TaskRow, EveryFieldRoundTrips) {
   extremes.signal = std::numeric_limits<int32_t>::max();
   extremes.run = std::numeric_limits<uint32_t>::max();
   extremes.failures = std::numeric_limits<uint32_t>::max();
+  extremes.gang_attempt = std::numeric_limits<uint32_t>::max();
   records::TaskRecord back;
   ASSERT_TRUE(DecodeTaskRow(extremes.id, EncodeTaskRow(extremes), back).ok());
   EXPECT_EQ(back, extremes);
@@ -64,6 +66,20 @@ TEST(TaskRow, ARunningTasksRowIsSmall) {
   EXPECT_LE(EncodeTaskRow(t).size(), 32u);  // 10 of them the host name
 }
 
+TEST(TaskRow, ARowWithoutAGangAttemptHasNoFieldForItAndReadsAsZero) {
+  records::TaskRecord t = Full();
+  const std::string with = EncodeTaskRow(t);
+  t.gang_attempt = 0;
+  const std::string without = EncodeTaskRow(t);
+  EXPECT_EQ(without.size() + 1, with.size());  // the flag, and one byte of varint
+  EXPECT_EQ(without[1] & 0x10, 0);             // as every row written before gang restarts
+  records::TaskRecord back;
+  ASSERT_TRUE(DecodeTaskRow(t.id, without, back).ok());
+  EXPECT_EQ(back.gang_attempt, 0u);
+  ASSERT_TRUE(DecodeTaskRow(t.id, with, back).ok());
+  EXPECT_EQ(back.gang_attempt, 3u);
+}
+
 TEST(TaskRow, ABadRowIsDataLossNamingTheTaskAndWhatIsWrong) {
   const TaskId id{JobId(12), 7};
   const std::string good = EncodeTaskRow(Full());
@@ -78,7 +94,7 @@ TEST(TaskRow, ABadRowIsDataLossNamingTheTaskAndWhatIsWrong) {
   format[0] = '\x02';
   EXPECT_THAT(error_of(format), ::testing::HasSubstr("unknown row format"));
   std::string flags = good;
-  flags[1] = static_cast<char>(flags[1] | 0x10);
+  flags[1] = static_cast<char>(flags[1] | 0x20);
   EXPECT_THAT(error_of(flags), ::testing::HasSubstr("unknown flags"));
   for (size_t cut = 2; cut < good.size(); ++cut) {
     EXPECT_THAT(error_of(good.substr(0, cut)), ::testing::HasSubstr("cut short")) << cut;

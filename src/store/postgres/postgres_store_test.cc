@@ -255,7 +255,43 @@ TEST_F(PostgresStoreTest, ASchemaVersionFourDatabaseIsMigratedToFiveAndKeepsItsT
   auto version =
       (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
   ASSERT_TRUE(version.ok());
-  EXPECT_EQ(version->Text(0, 0), "5");
+  EXPECT_EQ(version->Text(0, 0), absl::StrCat(pg::kSchemaVersion));
+}
+
+TEST_F(PostgresStoreTest, ASchemaVersionFiveDatabaseIsMigratedAndItsTasksAreAtGangAttemptZero) {
+  {
+    // A database as version 5 left it: one task, no gang attempts.
+    auto c = PgConn::Connect(url_, absl::Seconds(5));
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (const char* sql :
+         {pg::kSchemaV1, pg::kSchemaV2, pg::kSchemaV3, pg::kSchemaV4, pg::kSchemaV5}) {
+      ASSERT_TRUE((*c)->Exec(sql, "schema 1 to 5").ok());
+    }
+    ASSERT_TRUE((*c)->Exec("INSERT INTO meta VALUES ('schema_version', '5'), "
+                           "('cluster_id', 'c5'), ('next_job_id', '2'); "
+                           "INSERT INTO tasks (job, instance, run, state, host, exit_code, "
+                           "signal, reason, message, failures, restart_requested, spec_version, "
+                           "next_spec_version, volume_host, rev) VALUES (1, 0, 2, 0, '', -1, 0, "
+                           "'RESTARTING', '', 1, 0, 1, 0, '', 1); "
+                           "SELECT setval('changes_rev', 1)",
+                           "rows of version 5")
+                    .ok());
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto contents = store->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->tasks.size(), 1u);
+  EXPECT_EQ(contents->tasks[0].run, 2u);
+  EXPECT_EQ(contents->tasks[0].gang_attempt, 0u);
+  records::TaskRecord task = contents->tasks[0];
+  task.gang_attempt = 4;
+  records::WriteBatch b;
+  b.put_tasks.push_back(task);
+  ASSERT_TRUE(store->Commit(b).ok());
+  auto again = store->Load();
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(again->tasks, ::testing::ElementsAre(task));
 }
 
 // Secrets are written by their own statements, pipelined with the rest: one that fails takes

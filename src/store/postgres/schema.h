@@ -184,8 +184,14 @@ ALTER TABLE deletions ADD CONSTRAINT deletions_kind_check
   CHECK (kind IN ('pool', 'job', 'task', 'secret'));
 )sql";
 
-inline constexpr std::array<Migration, 4> kMigrations{
-    {{2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}}};
+// Version 6: a task's gang attempt (records.h TaskRecord::gang_attempt): how many times its gang
+// was restarted together before its current run (job.gang.restart: gang).
+inline constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE tasks ADD COLUMN gang_attempt BIGINT NOT NULL DEFAULT 0;
+)sql";
+
+inline constexpr std::array<Migration, 5> kMigrations{
+    {{2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());

@@ -174,6 +174,7 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
     b.put_tasks.back().spec_version = 2;
     b.put_tasks.back().next_spec_version = 3;
     b.put_tasks.back().volume_host = "host-2";
+    b.put_tasks.back().gang_attempt = 2;
     b.put_tasks.push_back(Task(7, 2, TaskState::kFailed));
     b.events.push_back(Event(7, 0, 1, TaskState::kLaunching, 10));
     b.events.push_back(Event(7, 0, 1, TaskState::kRunning, 11));
