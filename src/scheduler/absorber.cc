@@ -40,6 +40,7 @@ void Absorber::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
     if (const RoleSpec* role = job->spec().RoleOf(l.run.task.instance)) launch.role = role->name;
     launch.rendezvous = job->spec().gang.rendezvous;
     launch.rendezvous_port = job->spec().gang.port;
+    launch.gang_attempt = job->task(l.run.task.instance).gang_attempt;
     out.launches.push_back(std::move(launch));
   }
   auto move_all = [](auto& to, auto& from) {

@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "common/units.h"
 #include "hostmgr/maintenance.h"
+#include "jobmgr/gang_restarts.h"
 #include "placement/plan.h"
 
 namespace paceline::scheduler {
@@ -221,7 +222,17 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   if (job == nullptr || task.instance >= job->instances()) return "";
   const jobmgr::TaskRuntime& t = job->task(task.instance);
   if (t.state != TaskState::kPending && t.state != TaskState::kReady) return "";
-  if (job->spec().type == JobType::kStateful && t.volume_host != jobmgr::kNoHost) {
+  std::string why = WhyWaiting(*job, task);
+  if (t.gang_attempt == 0 || !jobmgr::RestartsAsGang(job->spec())) return why;
+  // A gang restarted together: its members wait for each other (their events say why).
+  std::string restart = absl::StrCat("gang restart ", t.gang_attempt, "/",
+                                     job->spec().gang.max_restarts, ", every member together");
+  return why.empty() ? restart : absl::StrCat(restart, ": ", why);
+}
+
+std::string SchedulerCore::WhyWaiting(const jobmgr::Job& job, TaskId task) const {
+  const jobmgr::TaskRuntime& t = job.task(task.instance);
+  if (job.spec().type == JobType::kStateful && t.volume_host != jobmgr::kNoHost) {
     const hostmgr::TrackedHost* h = hosts_.Find(jobs_.HostName(t.volume_host));
     if (h != nullptr && (!h->connected || h->maintenance != records::HostMaintenance::kUp)) {
       return absl::StrCat("waiting for its volume on host ", h->spec.name, " (",

@@ -151,6 +151,8 @@ class SchedulerCore {
   // The retention window of a pool's finished jobs: the nearest retain_terminal up the tree.
   absl::Duration RetentionWindow(const std::string& pool) const;
   std::optional<HostId> VolumeHostOf(const jobmgr::Job& job, uint32_t instance) const;
+  // WhyPending without a gang restart's part: what `task` (PENDING or READY) waits for.
+  std::string WhyWaiting(const jobmgr::Job& job, TaskId task) const;
   // During an update with in_place: the instance's previous host, preferred when it still fits.
   std::optional<placement::PreviousHost> InPlaceHost(const jobmgr::Job& job,
                                                      uint32_t instance) const;
