@@ -59,7 +59,7 @@ grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::Creat
   absl::StatusOr<JobSpec> spec =
       ParseJobSpec(req->spec_yaml(), req->spec_name().empty() ? "request" : req->spec_name());
   if (!spec.ok()) return ToGrpcStatus(spec.status());
-  if (absl::Status s = CheckSecretRefs(secrets_, req->pool(), spec->task); !s.ok()) {
+  if (absl::Status s = CheckSecretRefs(secrets_, req->pool(), *spec); !s.ok()) {
     return ToGrpcStatus(s);
   }
   jobmgr::JobOwner owner;

@@ -71,7 +71,7 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
         // With roles, the last role grows or shrinks.
         if (req->instances() > 0) RETURN_IF_ERROR(ResizeInstances(spec, req->instances()));
         RETURN_IF_ERROR(ToStatus(ValidateJobSpec(spec)));
-        RETURN_IF_ERROR(CheckSecretRefs(secrets_, job->pool(), spec.task));
+        RETURN_IF_ERROR(CheckSecretRefs(secrets_, job->pool(), spec));
         ASSIGN_OR_RETURN(UpdateSpec options, MergeOptions(spec.update, req->options()));
         jobmgr::UpdatePlan plan = jobmgr::PlanUpdate(*job, spec);
         if (spec.type == JobType::kBatch && !req->options().has_batch_size()) {

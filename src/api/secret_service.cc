@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
+#include "common/status.h"
 #include "secrets/secret_path.h"
 #include "spec/pool_path.h"
 #include "wire/core.h"
@@ -96,13 +97,16 @@ grpc::Status SecretServiceImpl::RekeySecrets(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
-absl::Status CheckSecretRefs(const SecretRecords* secrets, const std::string& pool,
-                             const TaskSpec& task) {
+namespace {
+
+// `prefix`: where the task sits in the spec ("task", "roles[1].task", "instance_overrides.3").
+absl::Status CheckTaskSecretRefs(const SecretRecords* secrets, const std::string& pool,
+                                 const TaskSpec& task, absl::string_view prefix) {
   for (size_t i = 0; i < task.secrets.size(); ++i) {
     const std::string& name = task.secrets[i].name;
     if (secrets != nullptr && secrets->Resolve(pool, name).has_value()) continue;
     return absl::InvalidArgumentError(absl::StrCat(
-        "task.secrets[", i, "].name: no secret ", name, " in ", pool,
+        prefix, ".secrets[", i, "].name: no secret ", name, " in ", pool,
         pool == "/" ? "" : " or a pool above it", "; create it: paceline secret create ",
         secrets::JoinSecretPath(pool, name), " --from-file FILE"));
   }
@@ -110,11 +114,27 @@ absl::Status CheckSecretRefs(const SecretRecords* secrets, const std::string& po
     const std::string& name = task.container->pull_secret;
     if (secrets == nullptr || !secrets->Resolve(pool, name).has_value()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("task.container.pull_secret: no secret ", name, " in ", pool,
+          absl::StrCat(prefix, ".container.pull_secret: no secret ", name, " in ", pool,
                        pool == "/" ? "" : " or a pool above it",
                        "; create it with the registry's USER:PASSWORD: paceline secret create ",
                        secrets::JoinSecretPath(pool, name), " --from-file FILE"));
     }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckSecretRefs(const SecretRecords* secrets, const std::string& pool,
+                             const JobSpec& spec) {
+  RETURN_IF_ERROR(CheckTaskSecretRefs(secrets, pool, spec.task, "task"));
+  for (size_t i = 0; i < spec.roles.size(); ++i) {
+    RETURN_IF_ERROR(CheckTaskSecretRefs(secrets, pool, spec.roles[i].task,
+                                        absl::StrCat("roles[", i, "].task")));
+  }
+  for (const auto& [index, o] : spec.instance_overrides) {
+    RETURN_IF_ERROR(
+        CheckTaskSecretRefs(secrets, pool, o.task, absl::StrCat("instance_overrides.", index)));
   }
   return absl::OkStatus();
 }

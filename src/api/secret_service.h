@@ -31,9 +31,11 @@ class SecretServiceImpl final : public v1::SecretService::Service {
   AccessControl* const access_;
 };
 
-// OK when every secret `task` names resolves from `pool`; INVALID_ARGUMENT naming the first
-// that does not, with the command that would create it. Null `secrets`: none resolves.
+// OK when every secret a task of `spec` names (the template's, each role's, each override's)
+// resolves from `pool`; INVALID_ARGUMENT naming the first that does not, at its field
+// ("roles[1].task.secrets[0].name"), with the command that would create it. Null `secrets`:
+// none resolves.
 absl::Status CheckSecretRefs(const SecretRecords* secrets, const std::string& pool,
-                             const TaskSpec& task);
+                             const JobSpec& spec);
 
 }  // namespace paceline::api

@@ -118,6 +118,22 @@ TEST_F(JobManagerTest, OnFailureRetriesWithBackoffThenFailsForGood) {
               HasSubstr("no more restarts: 4 failed runs (max_failures 3)"));
 }
 
+TEST_F(JobManagerTest, EachRoleAndOverrideRestartsByItsOwnPolicy) {
+  JobSpec spec = Batch(4);
+  spec.roles = {RoleSpec{"launcher", 1, spec.task}, RoleSpec{"worker", 3, spec.task}};
+  spec.roles[1].task.restart = {RestartPolicy::kOnFailure, 1, absl::Seconds(1), absl::Seconds(1)};
+  spec.OverrideTask(3).restart = RestartSpec{};
+  JobId id = Create(spec);
+  TaskId launcher{id, 0}, worker{id, 1}, odd{id, 3};
+  for (TaskId t : {launcher, worker, odd}) {
+    Start(t);
+    Exit(t, 1);
+  }
+  EXPECT_EQ(State(worker), TaskState::kPending) << "a worker restarts on failure";
+  EXPECT_EQ(State(launcher), TaskState::kFailed) << "the launcher's policy is never";
+  EXPECT_EQ(State(odd), TaskState::kFailed) << "instance 3's override: never";
+}
+
 TEST_F(JobManagerTest, KillJobKillsPendingAtOnceAndRunningWithGrace) {
   JobId id = Create(Batch(3));
   Start(TaskId{id, 0});

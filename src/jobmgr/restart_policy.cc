@@ -11,8 +11,8 @@ absl::Duration Backoff(const RestartSpec& spec, uint32_t failures) {
   return std::min(d, spec.max_backoff);
 }
 
-RestartSpec EffectiveRestart(const JobSpec& spec) {
-  RestartSpec r = spec.task.restart;
+RestartSpec EffectiveRestart(const JobSpec& spec, uint32_t instance) {
+  RestartSpec r = spec.TaskRef(instance).restart;
   if (spec.type != JobType::kBatch) r.policy = RestartPolicy::kAlways;
   return r;
 }

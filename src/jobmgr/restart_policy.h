@@ -30,9 +30,10 @@ struct RestartDecision {
 };
 
 // `failures` counts failed runs including the one that just ended.
-// The restart policy a job's tasks follow: the spec's, except that long-running jobs (service,
-// stateful, daemon) always restart, with the spec's backoff and max_failures.
-RestartSpec EffectiveRestart(const JobSpec& spec);
+// The restart policy an instance follows: its task's (its override's, its role's or the job's),
+// except that long-running jobs (service, stateful, daemon) always restart, with the task's
+// backoff and max_failures.
+RestartSpec EffectiveRestart(const JobSpec& spec, uint32_t instance);
 
 RestartDecision DecideRestart(const RestartSpec& spec, TaskState ended, uint32_t failures,
                               absl::Time now);

@@ -247,7 +247,7 @@ records::EntryProgress RollingUpdates::CheckEntry(const Job& job, const UpdateRe
   if (t.spec_version != u.to_version)
     return records::EntryProgress::kInFlight;  // the old run is ending
   const JobSpec& spec = *job.SpecOf(u.to_version);
-  RestartSpec restart = EffectiveRestart(spec);
+  RestartSpec restart = EffectiveRestart(spec, i);
   uint32_t allowed = restart.policy == RestartPolicy::kNever ? 0 : restart.max_failures;
   if (t.failures > allowed || t.state == TaskState::kFailed) return records::EntryProgress::kFailed;
   if (spec.type == JobType::kBatch) {
@@ -257,7 +257,7 @@ records::EntryProgress RollingUpdates::CheckEntry(const Job& job, const UpdateRe
   if (t.state != TaskState::kRunning || now - t.started_at < u.options.min_healthy_time) {
     return records::EntryProgress::kInFlight;
   }
-  bool checked = spec.TaskFor(i).health.has_value();
+  bool checked = spec.TaskRef(i).health.has_value();
   if (checked && t.health != TaskHealth::kHealthy) return records::EntryProgress::kInFlight;
   return records::EntryProgress::kDone;
 }

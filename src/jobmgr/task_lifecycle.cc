@@ -59,7 +59,7 @@ void TaskLifecycle::EndRun(MutableJob& job, uint32_t instance, TaskState ended, 
     StartNewRun(job, instance, now, now, fx);
     return;
   }
-  const RestartSpec policy = EffectiveRestart(job.view().spec());
+  const RestartSpec policy = EffectiveRestart(job.view().spec(), instance);
   RestartDecision d = DecideRestart(policy, ended, t.failures, now);
   std::string detail = message;
   if (!d.restart && ended == TaskState::kFailed && policy.policy == RestartPolicy::kOnFailure) {

@@ -41,7 +41,15 @@ absl::StatusOr<JobId> JobControl::CreateJob(JobSpec spec, const std::string& poo
 absl::Status JobControl::CheckGangFits(const JobSpec& spec, PoolId pool_id,
                                        const std::string& pool) const {
   uint32_t gang = std::max<uint32_t>(1, std::min(spec.sla.min_running_instances, spec.instances));
-  std::optional<Resources> gang_total = CheckedMultiply(spec.task.resources, gang);
+  std::optional<Resources> gang_total;
+  if (spec.roles.empty() && spec.instance_overrides.empty()) {
+    gang_total = CheckedMultiply(spec.task.resources, gang);
+  } else {  // the first gang's own tasks: roles and overrides ask for different amounts
+    gang_total = Resources();
+    for (uint32_t i = 0; i < gang && gang_total; ++i) {
+      gang_total = CheckedAdd(*gang_total, spec.TaskRef(i).resources);
+    }
+  }
   Resources limit = rm_.tree().spec(pool_id).Limit();
   if (!gang_total || !gang_total->FitsIn(limit)) {
     Dim d = gang_total ? *gang_total->FirstExceeding(limit) : Dim::kCpu;

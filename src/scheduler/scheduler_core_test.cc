@@ -92,6 +92,14 @@ TEST_F(CoreTest, CreateJobRejectsBadPoolsAndImpossibleGangs) {
   auto r = core_->job_control().CreateJob(gang, "/small", now_, a);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(r.status().message(), HasSubstr("a gang of 4 instances needs cpu 4"));
+  // With roles, the gang's own tasks count: a launcher of 0.5 cpu and workers of 0.5 fit.
+  JobSpec roles = Batch(4, 500);
+  roles.sla.min_running_instances = 4;
+  roles.roles = {RoleSpec{"launcher", 1, roles.task}, RoleSpec{"worker", 3, roles.task}};
+  EXPECT_TRUE(core_->job_control().CreateJob(roles, "/small", now_, a).ok());
+  roles.roles[1].task.resources = Resources::Of(1000, kGi);
+  EXPECT_THAT(core_->job_control().CreateJob(roles, "/small", now_, a).status().message(),
+              HasSubstr("a gang of 4 instances needs cpu 3.5"));
 }
 
 TEST_F(CoreTest, KillJobStopsRunningAndPendingTasks) {

@@ -130,8 +130,26 @@ void ReadOverrides(const Field& f, JobSpec& spec, Diagnostics& diag) {
                               " is not an instance index; expected a whole number such as 0"));
       continue;
     }
+    if (field.node.IsMap() && field.node.size() == 0) {
+      diag.Error(field.loc, field.path,
+                 "changes nothing; expected at least one field of the task, such as command");
+      continue;
+    }
     spec.instance_overrides[*index].task =
         yaml_internal::ReadTaskOver(field, spec.BaseTaskFor(*index), diag);
+  }
+}
+
+// An override of an existing instance whose fields all equal its base's is not kept, so that
+// every spec reads and prints back the same (and specs stored before overrides held whole
+// tasks, where such overrides were valid, still read).
+void DropIdleOverrides(JobSpec& spec) {
+  for (auto it = spec.instance_overrides.begin(); it != spec.instance_overrides.end();) {
+    if (it->first < spec.instances && it->second.task == spec.BaseTaskFor(it->first)) {
+      it = spec.instance_overrides.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
@@ -209,6 +227,7 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag, absl::string_view default_
   }
   if (auto f = top.Get("instance_overrides")) ReadOverrides(*f, spec, diag);
   AddRendezvousPort(spec);
+  DropIdleOverrides(spec);
   return spec;
 }
 

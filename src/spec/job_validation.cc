@@ -44,7 +44,7 @@ void CheckInstances(ErrorSink& sink, const JobSpec& spec) {
     }
     return;
   }
-  if (spec.instances == 0) {
+  if (spec.instances == 0 && spec.roles.empty()) {  // roles: each has its own count
     sink.Add(
         "instances",
         absl::StrCat("is 0; expected at least 1 instance for a ", JobTypeName(spec.type), " job"),

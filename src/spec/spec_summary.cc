@@ -27,6 +27,16 @@ std::string SummarizeJobSpec(const JobSpec& spec) {
   std::string out =
       absl::StrCat("job ", spec.name, ": ", JobTypeName(spec.type), ", ", instances, ", priority ",
                    spec.priority, ", per instance ", spec.task.resources.ToString());
+  if (!spec.roles.empty()) {
+    absl::StrAppend(&out, ", roles");
+    for (size_t i = 0; i < spec.roles.size(); ++i) {
+      absl::StrAppend(&out, i == 0 ? " " : " + ", spec.roles[i].name, " ", spec.roles[i].instances);
+    }
+  }
+  if (spec.gang.rendezvous != Rendezvous::kNone) {
+    absl::StrAppend(&out, ", gangs of ", spec.sla.min_running_instances, " meeting by ",
+                    RendezvousName(spec.gang.rendezvous));
+  }
   if (!spec.instance_overrides.empty()) {
     absl::StrAppend(&out, ", ", spec.instance_overrides.size(), " instance override",
                     spec.instance_overrides.size() == 1 ? "" : "s");

@@ -172,6 +172,27 @@ TEST_F(SecretE2E, OnlyJobsOfThePoolsSubtreeUseASecretAndOnlyItsAdminsManageIt) {
       c_.Cli({"job", "create", "-f", c_.WriteFile("job.yaml", kReader), "--pool", "/search"});
   EXPECT_NE(sibling.exit_code, 0);
   EXPECT_THAT(sibling.err, HasSubstr("task.secrets[0].name: no secret db-password in /search"));
+  // Nor may one of its roles, or an instance's override.
+  RunResult role = c_.Cli(
+      {"job", "create", "-f",
+       c_.WriteFile("roles.yaml",
+                    "name: r\ntask: {command: 'true', resources: {cpu: 0.1, memory: 32Mi}}\n"
+                    "roles:\n  - {name: plain, instances: 1}\n  - name: reader\n"
+                    "    instances: 1\n    task: {secrets: [{name: db-password, env: PW}]}\n"),
+       "--pool", "/search"});
+  EXPECT_NE(role.exit_code, 0);
+  EXPECT_THAT(role.err,
+              HasSubstr("roles[1].task.secrets[0].name: no secret db-password in /search"));
+  RunResult instance = c_.Cli(
+      {"job", "create", "-f",
+       c_.WriteFile("override.yaml",
+                    "name: o\ninstances: 2\n"
+                    "task: {command: 'true', resources: {cpu: 0.1, memory: 32Mi}}\n"
+                    "instance_overrides:\n  1: {secrets: [{name: db-password, file: pw}]}\n"),
+       "--pool", "/search"});
+  EXPECT_NE(instance.exit_code, 0);
+  EXPECT_THAT(instance.err,
+              HasSubstr("instance_overrides.1.secrets[0].name: no secret db-password in /search"));
   // Roles: a pool-admin of /ads manages its secrets; a submitter of /ads may not; a viewer of
   // /search does not see them.
   auto token = [&](std::vector<std::string> args) {
