@@ -320,8 +320,9 @@ TEST(OverridesTest, ErrorsOfAnOverridesFieldsAreAtTheirPlace) {
                         "one field of the task, such as command"));
   // An override equal to its base (as stored before overrides held whole tasks) is dropped.
   absl::StatusOr<JobSpec> same =
-      Parse(head + "instance_overrides:\n  1: {command: run, resources: {cpu: 1, memory: 1Gi, "
-                   "disk: 0, gpu: 0}}\n");
+      Parse(head +
+            "instance_overrides:\n  1: {command: run, resources: {cpu: 1, memory: 1Gi, "
+            "disk: 0, gpu: 0}}\n");
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_TRUE(same->instance_overrides.empty());
 }
