@@ -1,0 +1,292 @@
+// End to end: gangs that restart together (job.gang.restart: gang) and jobs that complete with
+// instance 0 (completion: instance-0), on a real master and four real agents running real
+// processes. A rank that fails stops every other member; the gang runs again, all members
+// together, in its next attempt (PACELINE_GANG_ATTEMPT), each member's events saying why; past
+// max_restarts the job fails; a master killed with SIGKILL in the middle of a gang restart
+// finishes it after its restart. Also measured: the time from a rank's death to its whole gang
+// running again (bench/results/gang-restart-*.md).
+
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "tests/e2e/cluster_fixture.h"
+
+namespace paceline::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+constexpr char kPool[] = R"(
+description: gangs
+resources:
+  cpu:    {reservation: 8, limit: 8}
+  memory: {reservation: 1Gi}
+)";
+
+const absl::Duration kJobTimeout = absl::Seconds(kSanitized ? 300 : 120);
+
+// A gang of four, one member per agent (1.5 of each agent's 2 cores). Every run appends
+// "start RUN NANOS" to MARKERS/<instance> and "stop RUN NANOS" as it ends (the run markers of
+// cluster_fixture.h), and prints its gang attempt. Runs up to `last_failing` fail: `rank` waits
+// until the other members of its run have started, appends "fail RUN NANOS" to MARKERS/fail and
+// exits 1; the others wait to be stopped (`stop_s` seconds to stop after SIGTERM). Later runs
+// succeed after a second.
+std::string GangSpec(const std::string& markers, int rank, int last_failing, int max_restarts,
+                     int stop_s = 0) {
+  return absl::StrReplaceAll(R"yaml(
+name: ranks
+instances: 4
+sla: {min_running_instances: 4}
+gang: {restart: gang, max_restarts: @MAX@}
+task:
+  resources: {cpu: 1.5, memory: 32Mi}
+  kill_grace: 20s
+  env: {MARKERS: "@MARKERS@"}
+  command: |
+    run=${PACELINE_RUN_ID##*/}
+    mark() { echo "$1 $run $(date +%s%N)" >> $MARKERS/$2; }
+    mark start $PACELINE_INSTANCE_ID
+    echo "attempt $PACELINE_GANG_ATTEMPT run $run"
+    if [ "$run" -gt @LAST@ ]; then sleep 1; mark stop $PACELINE_INSTANCE_ID; exit 0; fi
+    if [ "$PACELINE_INSTANCE_ID" = @RANK@ ]; then
+      until [ "$(cat $MARKERS/[0-9] 2>/dev/null | grep -c "^start $run ")" -ge 4 ]; do
+        sleep 0.05
+      done
+      mark fail fail
+      mark stop $PACELINE_INSTANCE_ID
+      exit 1
+    fi
+    trap 'sleep @STOP@; mark stop $PACELINE_INSTANCE_ID; exit 0' TERM
+    sleep 600 & wait
+)yaml",
+                             {{"@MAX@", absl::StrCat(max_restarts)},
+                              {"@MARKERS@", markers},
+                              {"@LAST@", absl::StrCat(last_failing)},
+                              {"@RANK@", absl::StrCat(rank)},
+                              {"@STOP@", absl::StrCat(stop_s)}});
+}
+
+bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (pred()) return true;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return pred();
+}
+
+// "KEY RUN NANOS" lines of a markers file: run -> nanos, for lines of `key`.
+std::map<int, int64_t> Marks(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  std::map<int, int64_t> out;
+  std::string what;
+  int run = 0;
+  int64_t at = 0;
+  while (in >> what >> run >> at) {
+    if (what == key) out[run] = at;
+  }
+  return out;
+}
+
+class GangRestartE2E : public ::testing::Test {
+ protected:
+  GangRestartE2E() : c_({.agents = 4}) {}
+  void SetUp() override {
+    RunResult r = c_.Cli({"pool", "create", "/gangs", "-f", c_.WriteFile("pool.yaml", kPool)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(c_.WaitForHosts(4));
+    markers_ = MakeMarkersDir(c_.dir());
+  }
+  std::string State(uint64_t job) {
+    return c_.CliJson({"job", "get", std::to_string(job)})["job"]["state"];
+  }
+  bool WaitForState(uint64_t job, const std::string& state) {
+    return c_.WaitForJob(
+        job, [&](const Json& j) { return j["state"] == state; }, kJobTimeout);
+  }
+  Json Events(uint64_t job, uint32_t instance) {
+    return c_.CliJson({"task", "events", absl::StrCat(job, "/", instance)})["events"];
+  }
+  // Every member's events: each of its first runs' end, and its next run's PENDING event, say
+  // `why`.
+  void ExpectEveryMemberSays(uint64_t job, const std::string& why, uint32_t runs) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      Json events = Events(job, i);
+      std::set<uint32_t> said;
+      for (const Json& e : events) {
+        if (std::string(e["message"]).find(why) != std::string::npos)
+          said.insert(e["run"].get<uint32_t>());
+      }
+      for (uint32_t run = 1; run <= runs; ++run) {
+        EXPECT_TRUE(said.contains(run)) << "instance " << i << " run " << run << ": " << events;
+      }
+    }
+  }
+
+  TestCluster c_;
+  std::string markers_;
+};
+
+TEST_F(GangRestartE2E, AFailedRankRestartsTheWholeGangTogetherAndTheJobSucceeds) {
+  uint64_t job = c_.CreateJob("/gangs", GangSpec(markers_, 2, 1, 2));
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(WaitForState(job, "SUCCEEDED")) << c_.Cli({"task", "list", std::to_string(job)}).out;
+
+  Json tasks = c_.CliJson({"task", "list", std::to_string(job)});
+  ASSERT_EQ(tasks["tasks"].size(), 4u);
+  std::set<std::string> hosts;
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t;
+    EXPECT_EQ(t["run"], 2) << "every member ran again, once: " << t;
+    hosts.insert(t["host"]);
+    // The new run knew its new attempt (a new rendezvous).
+    RunResult logs = c_.Cli({"task", "logs", absl::StrCat(job, "/", t["instance"].get<int>())});
+    EXPECT_EQ(logs.out, "attempt 1 run 2\n") << logs.err;
+  }
+  EXPECT_EQ(hosts.size(), 4u);
+  const std::string why = "gang restart 1/2: instance 2 failed: exit 1";
+  ExpectEveryMemberSays(job, why, 2);
+  for (uint32_t i : {0u, 1u, 3u}) {
+    bool stopped = false;
+    for (const Json& e : Events(job, i)) {
+      stopped |= e["run"] == 1 && e["state"] == "KILLED" && e["reason"] == "GANG_RESTART";
+    }
+    EXPECT_TRUE(stopped) << "instance " << i << ": " << Events(job, i);
+  }
+  // Together: no member's second run started before every first run had stopped, and no
+  // instance ever ran twice at once.
+  ExpectRunsNeverOverlap(markers_, 4);
+  const int64_t failed_at = Marks(markers_ + "/fail", "fail").at(1);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GT(Marks(absl::StrCat(markers_, "/", i), "start").at(2), failed_at) << i;
+  }
+}
+
+TEST_F(GangRestartE2E, PastMaxRestartsTheJobFailsAndEveryMemberSaysWhy) {
+  uint64_t job = c_.CreateJob("/gangs", GangSpec(markers_, 1, 99, 1));
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(WaitForState(job, "FAILED")) << c_.Cli({"task", "list", std::to_string(job)}).out;
+  Json tasks = c_.CliJson({"task", "list", std::to_string(job)});
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["run"], 2) << "one gang restart, then no more: " << t;
+    EXPECT_EQ(t["state"], t["instance"] == 1 ? "FAILED" : "KILLED") << t;
+    if (t["instance"] != 1) {
+      EXPECT_EQ(t["reason"], "GANG_FAILED") << t;
+    }
+  }
+  const std::string why = "no gang restarts left (1 of 1 used): instance 1 failed: exit 1";
+  for (uint32_t i = 0; i < 4; ++i) {
+    Json events = Events(job, i);
+    ASSERT_FALSE(events.empty());
+    EXPECT_THAT(std::string(events.back()["message"]), HasSubstr(why)) << i << ": " << events;
+  }
+  ExpectEveryMemberSays(job, "gang restart 1/1: instance 1 failed: exit 1", 2);
+}
+
+TEST_F(GangRestartE2E, AMasterKilledDuringAGangRestartFinishesItAfterItsRestart) {
+  // The members take four seconds to stop: the master dies while they do.
+  uint64_t job = c_.CreateJob("/gangs", GangSpec(markers_, 2, 1, 2, /*stop_s=*/4));
+  ASSERT_GT(job, 0u);
+  Json at_failure;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        at_failure = c_.CliJson({"task", "list", std::to_string(job)})["tasks"];
+        for (const Json& t : at_failure) {
+          if (t["instance"] == 2 && t["state"] == "FAILED") return true;
+        }
+        return false;
+      },
+      kJobTimeout));
+  for (const Json& t : at_failure) {
+    if (t["instance"] != 2) {
+      EXPECT_EQ(t["state"], "KILLING") << "a gang restart in progress: " << at_failure;
+      EXPECT_EQ(t["reason"], "GANG_RESTART") << at_failure;
+    }
+  }
+  c_.master().Signal(SIGKILL);
+  ASSERT_TRUE(c_.master().WaitExit(absl::Seconds(10)).has_value());
+  c_.StartMaster();
+  ASSERT_TRUE(c_.WaitForHosts(4, absl::Seconds(60)));
+  ASSERT_TRUE(WaitForState(job, "SUCCEEDED")) << c_.Cli({"task", "list", std::to_string(job)}).out;
+  Json tasks = c_.CliJson({"task", "list", std::to_string(job)});
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["run"], 2) << t;
+    RunResult logs = c_.Cli({"task", "logs", absl::StrCat(job, "/", t["instance"].get<int>())});
+    EXPECT_EQ(logs.out, "attempt 1 run 2\n") << logs.err;
+  }
+  ExpectEveryMemberSays(job, "gang restart 1/2: instance 2 failed: exit 1", 2);
+  ExpectRunsNeverOverlap(markers_, 4);
+}
+
+TEST_F(GangRestartE2E, AJobCompletesWithInstanceZero) {
+  uint64_t job = c_.CreateJob("/gangs", R"(
+name: launcher
+instances: 3
+completion: instance-0
+task:
+  resources: {cpu: 0.5, memory: 32Mi}
+  command: |
+    if [ "$PACELINE_INSTANCE_ID" = 0 ]; then sleep 2; exit 0; fi
+    exec sleep 600
+)");
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(WaitForState(job, "SUCCEEDED")) << c_.Cli({"task", "list", std::to_string(job)}).out;
+  Json tasks = c_.CliJson({"task", "list", std::to_string(job)});
+  for (const Json& t : tasks["tasks"]) {
+    if (t["instance"] == 0) {
+      EXPECT_EQ(t["state"], "SUCCEEDED") << t;
+      continue;
+    }
+    EXPECT_EQ(t["state"], "KILLED") << t;
+    EXPECT_EQ(t["reason"], "JOB_COMPLETED") << t;
+    Json events = Events(job, t["instance"].get<uint32_t>());
+    EXPECT_EQ(events.back()["message"], "the job completes with instance 0") << events;
+  }
+}
+
+// The time from a rank's death to its whole gang running again: each of `kRestarts` runs, rank
+// 2 fails once every member has started; the sample is the last member's start in the next run
+// minus the failure, both as the processes wrote them.
+TEST_F(GangRestartE2E, GangRestartTimeIsMeasured) {
+  constexpr int kRestarts = kSanitized ? 3 : 10;
+  uint64_t job = c_.CreateJob("/gangs", GangSpec(markers_, 2, kRestarts, kRestarts));
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(c_.WaitForJob(
+      job, [](const Json& j) { return j["state"] == "SUCCEEDED"; }, kJobTimeout * 2))
+      << c_.Cli({"task", "list", std::to_string(job)}).out;
+  std::map<int, int64_t> failed = Marks(markers_ + "/fail", "fail");
+  ASSERT_EQ(failed.size(), static_cast<size_t>(kRestarts));
+  std::vector<double> seconds;
+  for (const auto& [run, at] : failed) {
+    int64_t all_running = 0;
+    for (int i = 0; i < 4; ++i) {
+      all_running =
+          std::max(all_running, Marks(absl::StrCat(markers_, "/", i), "start").at(run + 1));
+    }
+    seconds.push_back(static_cast<double>(all_running - at) / 1e9);
+  }
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const double p50 = sorted[(sorted.size() - 1) / 2];
+  std::ostringstream each;
+  for (double s : seconds) each << " " << s;
+  std::printf(
+      "gang restart (rank death -> all 4 members running again), %d restarts: p50 %.3f s, "
+      "max %.3f s; each:%s\n",
+      kRestarts, p50, sorted.back(), each.str().c_str());
+  EXPECT_LT(p50, kSanitized ? 20.0 : 5.0);
+}
+
+}  // namespace
+}  // namespace paceline::e2e
