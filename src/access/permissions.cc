@@ -70,7 +70,17 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"POST /api/v1/:service/:method", Need::kViaRpc, "call the API", false},
 });
 
-bool IsClient(Role r) { return r != Role::kAgent; }
+// What a task's credential may call, on its own job only (see OpenToTasks).
+constexpr std::array<absl::string_view, 12> kTaskRoutes = {
+    "paceline.v1.AccessService/WhoAmI",    "paceline.v1.JobService/GetJob",
+    "paceline.v1.JobService/UpdateJob",    "paceline.v1.JobService/GetUpdate",
+    "paceline.v1.JobService/ListUpdates",  "paceline.v1.TaskService/ListTasks",
+    "paceline.v1.TaskService/GetTask",     "paceline.v1.TaskService/ListTaskEvents",
+    "paceline.v1.TaskService/GetTaskLogs", "paceline.v1.TaskService/KillTask",
+    "paceline.v1.TaskService/Exec",        "paceline.v1.JobService/Watch",
+};
+
+bool IsClient(Role r) { return r != Role::kAgent && r != Role::kTask; }
 
 bool HoldsPool(const Principal& who, const Target& target) {
   if (who.role == Role::kAdmin) return true;
@@ -86,7 +96,31 @@ absl::Status Deny(const Principal& who, const Permission& what, const Target& ta
   return absl::PermissionDeniedError(msg);
 }
 
+// A task's credential: the routes open to tasks, on its own job.
+absl::Status AuthorizeTask(const Principal& who, const Permission& what, const Target& target) {
+  if (what.need == Need::kPublic || what.need == Need::kViaRpc) return absl::OkStatus();
+  if (!OpenToTasks(what.route)) {
+    return Deny(who, what, target,
+                "a task's credential reads its own job, scales it and kills and execs into its "
+                "instances; nothing else");
+  }
+  if (what.need == Need::kSignedIn) return absl::OkStatus();  // who am I
+  if (target.job == 0 || target.job != who.job) {
+    return Deny(who, what, target,
+                absl::StrCat(target.object.empty() ? "that" : target.object,
+                             " is not the task's own job (job ", who.job, ")"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+bool OpenToTasks(absl::string_view route) {
+  for (absl::string_view r : kTaskRoutes) {
+    if (r == route) return true;
+  }
+  return false;
+}
 
 absl::Span<const Permission> Permissions() { return kTable; }
 
@@ -103,6 +137,7 @@ absl::string_view RpcRoute(absl::string_view grpc_method) {
 }
 
 absl::Status Authorize(const Principal& who, const Permission& what, const Target& target) {
+  if (who.role == Role::kTask) return AuthorizeTask(who, what, target);
   switch (what.need) {
     case Need::kPublic:
     case Need::kViaRpc:

@@ -47,6 +47,7 @@ struct Target {
   std::string owner_group;  // and that user's group
   std::string host;         // an agent's host
   std::string object;       // for the audit log: "job 12", "token t-3f…"
+  uint64_t job = 0;         // the job acted on (0: none, or unknown)
 };
 
 absl::Span<const Permission> Permissions();
@@ -55,6 +56,12 @@ const Permission* FindPermission(absl::string_view route);
 // The route name of a gRPC method: "/paceline.v1.JobService/KillJob" (as gRPC names it) ->
 // "paceline.v1.JobService/KillJob".
 absl::string_view RpcRoute(absl::string_view grpc_method);
+
+// The routes a task's credential may call (access/task_credential.h): ask who it is, read its
+// job, its tasks, their events, logs and updates, change its job (UpdateJob: its instance count
+// only, TaskMayUpdate), kill and exec into its instances. Every other route is refused to it,
+// and these only on the task's own job.
+bool OpenToTasks(absl::string_view route);
 
 // OK when `who` may make a call of `what` about `target`; PERMISSION_DENIED otherwise, saying
 // who, what and where: "alice (submitter on /ads) may not kill jobs in /search".

@@ -19,6 +19,7 @@ constexpr std::array<std::pair<Role, absl::string_view>, 5> kNames = {{
 }  // namespace
 
 absl::string_view RoleName(Role role) {
+  if (role == Role::kTask) return "task";
   for (const auto& [r, name] : kNames) {
     if (r == role) return name;
   }
@@ -50,6 +51,9 @@ std::string Principal::Describe() const {
       return absl::StrCat(user, " (admin)");
     case Role::kAgent:
       return absl::StrCat("the agent credential for ", scope == "*" ? "any host" : scope);
+    case Role::kTask:
+      return absl::StrCat(user, " (the credential of task ", job, "/", instance, ", run ", run,
+                          ")");
     default:
       return absl::StrCat(user, " (", RoleName(role), " on ", scope, ")");
   }

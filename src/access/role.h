@@ -6,6 +6,8 @@
 //   submitter   on a pool subtree: submit jobs there; act on its own jobs and its group's; read
 //   viewer      read only, in its subtree
 //   agent       the agent protocol only, as its host (or any host: scope "*")
+//   task        a task's credential (access/task_credential.h): its own job only, and only
+//               what permissions.cc opens to tasks; never given by a token of the store
 //
 // A scope is a pool path: a role on /ads applies to /ads and every pool below it; "/" is the
 // whole tree.
@@ -19,9 +21,10 @@
 
 namespace paceline::access {
 
-enum class Role : uint8_t { kAdmin, kPoolAdmin, kSubmitter, kViewer, kAgent };
+enum class Role : uint8_t { kAdmin, kPoolAdmin, kSubmitter, kViewer, kAgent, kTask };
 
-absl::string_view RoleName(Role role);  // "admin", "pool-admin", ...
+absl::string_view RoleName(Role role);  // "admin", "pool-admin", ..., "task"
+// The roles a token of the store may hold (never "task").
 std::optional<Role> RoleFromName(absl::string_view name);
 // "admin, pool-admin, submitter, viewer, agent", for messages.
 std::string RoleNames();
@@ -36,8 +39,13 @@ struct Principal {
   Role role = Role::kViewer;
   std::string scope = "/";  // a pool path; agents: a host name or "*"
   std::string token_id;     // the credential's id ("bootstrap" for a master's token file)
+  // A task's credential: the run it was given to (its user is "task:JOB/INSTANCE/RUN").
+  uint64_t job = 0;
+  uint32_t instance = 0;
+  uint32_t run = 0;
 
-  // "alice (submitter on /ads)", "admin (admin)", "agent for host-1".
+  // "alice (submitter on /ads)", "admin (admin)", "agent for host-1",
+  // "task:12/0/1 (the credential of task 12/0, run 1)".
   std::string Describe() const;
 };
 

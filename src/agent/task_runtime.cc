@@ -14,6 +14,7 @@
 #include "agent/isolation/cgroup_hook.h"
 #include "agent/isolation/task_user_hook.h"
 #include "agent/launch/gang_hook.h"
+#include "agent/launch/identity_hook.h"
 #include "agent/launch/sandbox_hook.h"
 #include "agent/launch/secrets_hook.h"
 #include "agent/launch/volume_hook.h"
@@ -127,6 +128,7 @@ absl::Status TaskRuntime::Init() {
   lifecycle_.AddHook(std::make_unique<SandboxHook>(wd));
   lifecycle_.AddHook(std::make_unique<VolumeHook>(wd));
   lifecycle_.AddHook(std::make_unique<SecretsHook>());
+  lifecycle_.AddHook(std::make_unique<IdentityHook>(config_.master_addr, config_.master_ca_pem));
   lifecycle_.AddHook(std::make_unique<PortsHook>(*ports_));
   lifecycle_.AddHook(std::make_unique<GpuHook>(*gpus_));
   lifecycle_.AddHook(std::make_unique<GangHook>());

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "agent/host/usage_sampler.h"
+#include "agent/launch/identity_hook.h"
 #include "agent/task_runtime.h"
 #include "common/leader_hint.h"
 #include "common/status.h"
@@ -277,9 +278,23 @@ struct AgentDaemon::Impl {
         SendLogs(m.logs());
       } else if (m.has_purge_volumes()) {
         PurgeVolumes(m.purge_volumes().job_id());
+      } else if (m.has_renew_credential()) {
+        RenewCredential(m.renew_credential());
       }
     }
     if (done && connected) Disconnect(now);
+  }
+
+  // A new credential for a live run: replaces its token file (a run that is not here, or has
+  // ended, has nothing to replace).
+  void RenewCredential(const v1::TaskCredentialRenewal& r) {
+    std::optional<agent::RunStatus> run = runtime->GetRun(wire::FromProto(r.run()));
+    if (!run.has_value() || run->sandbox.empty()) return;
+    absl::Status s = agent::IdentityHook::ReplaceToken(run->sandbox, r.credential().token());
+    if (!s.ok()) {
+      std::cerr << "agent " << config.agent.name << ": the credential of run "
+                << run->run.ToString() << " was not renewed: " << s << std::endl;
+    }
   }
 
   void PurgeVolumes(uint64_t job) {
@@ -398,7 +413,10 @@ struct AgentDaemon::Impl {
 absl::Status AgentDaemon::Run() {
   auto impl = std::make_unique<Impl>();
   impl->config = config_;
-  ASSIGN_OR_RETURN(impl->runtime, agent::TaskRuntime::Create(config_.agent));
+  agent::AgentConfig runtime_config = config_.agent;
+  runtime_config.master_addr = config_.master_addr;
+  runtime_config.master_ca_pem = config_.ca_pem;
+  ASSIGN_OR_RETURN(impl->runtime, agent::TaskRuntime::Create(std::move(runtime_config)));
   RETURN_IF_ERROR(impl->runtime->Recover());
   grpc::ChannelArguments& args = impl->channel_args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "access/task_credential.h"
 #include "access/token.h"
 #include "api/grpc_status.h"
 
@@ -48,6 +49,19 @@ absl::StatusOr<access::Principal> AccessControl::Authenticate(absl::string_view 
   for (const BootstrapCredential& b : bootstrap_) {
     if (SameSecret(*token, b.token)) return b.who;
   }
+  if (access::IsTaskToken(*token)) {
+    if (options_.task_key.empty() || records_ == nullptr) {
+      return absl::UnauthenticatedError("this master does not accept task credentials");
+    }
+    absl::StatusOr<access::TaskClaim> claim =
+        access::VerifyTaskToken(options_.task_key, *token, now);
+    if (!claim.ok()) return claim.status();
+    if (absl::Status live = records_->CheckRunLive(claim->job, claim->instance, claim->run);
+        !live.ok()) {
+      return live;
+    }
+    return access::TaskPrincipal(*claim);
+  }
   if (!absl::StartsWith(*token, access::kTokenPrefix) || records_ == nullptr) {
     return absl::UnauthenticatedError("wrong token");
   }
@@ -75,10 +89,19 @@ void AccessControl::BeginCall(grpc::ServerContextBase* call, absl::string_view m
   c.permission = access::FindPermission(c.method);
   c.caller = enabled_ ? Authenticate(authorization, absl::Now())
                       : absl::StatusOr<access::Principal>(absl::NotFoundError("off"));
+  if (!c.caller.ok() && enabled_) c.claimed_task = ClaimedTask(authorization);
   c.source = std::move(source);
   c.request_id = std::move(request_id);
   absl::MutexLock lock(&mu_);
   calls_[call] = std::move(c);
+}
+
+std::string AccessControl::ClaimedTask(absl::string_view authorization) const {
+  absl::StatusOr<absl::string_view> token = access::BearerToken(authorization);
+  if (!token.ok() || !access::IsTaskToken(*token) || options_.task_key.empty()) return "";
+  absl::StatusOr<access::TaskClaim> claim =
+      access::VerifyTaskToken(options_.task_key, *token, absl::InfinitePast());
+  return claim.ok() ? access::TaskPrincipal(*claim).user : "";
 }
 
 bool AccessControl::MayAnswer(const grpc::ServerContextBase* call) const {
@@ -115,8 +138,9 @@ std::optional<grpc::Status> AccessControl::EndCall(const grpc::ServerContextBase
   }
   const grpc::Status& sent = instead.has_value() ? *instead : status;
   const auto code = static_cast<absl::StatusCode>(sent.error_code());
+  const bool by_task = c.caller.ok() && c.caller->role == access::Role::kTask;
   if (enabled_ && records_ != nullptr &&
-      (IsRefusal(code) || (c.permission != nullptr && c.permission->audited))) {
+      (IsRefusal(code) || by_task || (c.permission != nullptr && c.permission->audited))) {
     WriteAudit(c, code, sent.error_message());
   }
   return instead;
@@ -240,7 +264,7 @@ void AccessControl::WriteAudit(const Call& call, absl::StatusCode code, absl::st
   records::AuditRecord r;
   r.at = absl::Now();
   if (IsRefusal(code) && !AllowRefusalRecord(call.source, r.at)) return;
-  r.user = call.caller.ok() ? call.caller->user : "";
+  r.user = call.caller.ok() ? call.caller->user : call.claimed_task;
   r.source = call.source;
   r.action = ActionName(call.method);
   r.pool = call.target.pool;

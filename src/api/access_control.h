@@ -3,8 +3,10 @@
 // shared by the gRPC services, the gRPC interceptor (access_interceptor.h) and the HTTP router.
 //
 // A call is authenticated by its bearer token: one of the master's bootstrap tokens (its token
-// files: the admin's and the agents'), or a token of the store (access/token.h), which must be
-// neither revoked nor expired. Then the permission table (access/permissions.h) decides:
+// files: the admin's and the agents'), a token of the store (access/token.h), which must be
+// neither revoked nor expired, or a task's credential (access/task_credential.h), signed with
+// AccessOptions::task_key, not expired, and whose run still lives (AccessRecords::CheckRunLive).
+// Then the permission table (access/permissions.h) decides:
 //   - the interceptor calls BeginCall when a call's metadata arrives (the method's entry, the
 //     caller, the client's address, a request id) and EndCall with the status it answers;
 //   - every handler calls Check first, with what the call is about (the pool, the job's owner,
@@ -14,7 +16,8 @@
 //   - a call that answers without having passed Check has its answer emptied (MayAnswer, at
 //     the interceptor's send) and its status replaced by INTERNAL: a handler that forgot its
 //     check leaks nothing;
-//   - EndCall writes an audit record for every call of a mutation and every refusal. Refusals
+//   - EndCall writes an audit record for every call of a mutation, every refusal, and every call
+//     made with a task's credential (reads too: as "task:JOB/INSTANCE/RUN"). Refusals
 //     are recorded at most kRefusalsPerMinute a minute per client address (the others are
 //     counted and logged), so that requests without a token cannot fill the store. A master
 //     that does not serve (a standby) writes nothing: it may not write to the store;
@@ -58,12 +61,20 @@ class AccessRecords {
   virtual void Audit(records::AuditRecord record) = 0;
   virtual absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) = 0;
+  // OK when run `run` of task job/instance is live (launching or running, not being stopped);
+  // UNAUTHENTICATED saying why not. A task's credential is valid only while its run lives.
+  virtual absl::Status CheckRunLive(uint64_t job, uint32_t instance, uint32_t run) const {
+    (void)job, (void)instance, (void)run;
+    return absl::UnauthenticatedError("this master does not accept task credentials");
+  }
 };
 
 struct AccessOptions {
   // With TLS: an agent must present a client certificate of the cluster whose common name is
   // the host it registers as (CheckAgentCertificate).
   bool agents_need_certificates = false;
+  // The key that signs task credentials (access::DeriveTaskKey); empty: they are refused.
+  std::string task_key;
 };
 
 // A token from one of the master's files and who it acts as.
@@ -121,7 +132,12 @@ class AccessControl {
     std::string request_id;
     access::Target target;
     bool checked = false;
+    // A refused task credential whose signature holds: the task it names, for the audit log.
+    std::string claimed_task;
   };
+  // "task:JOB/INSTANCE/RUN" when `authorization` carries a task credential signed with the key
+  // (expired or not); "" otherwise.
+  std::string ClaimedTask(absl::string_view authorization) const;
   void WriteAudit(const Call& call, absl::StatusCode code, absl::string_view message);
   // Whether a refusal from `source` is still within its minute's allowance.
   bool AllowRefusalRecord(const std::string& source, absl::Time now);

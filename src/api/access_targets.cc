@@ -6,7 +6,7 @@
 namespace paceline::api {
 
 access::Target JobTargetIn(const scheduler::SchedulerCore& core, uint64_t job_id) {
-  access::Target t{.pool = "/", .object = absl::StrCat("job ", job_id)};
+  access::Target t{.pool = "/", .object = absl::StrCat("job ", job_id), .job = job_id};
   if (const jobmgr::Job* job = core.jobs().GetJob(JobId(job_id)); job != nullptr) {
     t.pool = job->pool();
     t.owner = job->origin().owner.user;
@@ -27,7 +27,8 @@ absl::Status CheckJob(AccessControl& access, const grpc::ServerContext* ctx,
 
 bool MayRead(const std::optional<access::Principal>& caller, absl::string_view pool) {
   if (!caller.has_value() || caller->role == access::Role::kAdmin) return true;
-  return caller->role != access::Role::kAgent && access::InScope(caller->scope, pool);
+  return caller->role != access::Role::kAgent && caller->role != access::Role::kTask &&
+         access::InScope(caller->scope, pool);
 }
 
 }  // namespace paceline::api

@@ -2,6 +2,7 @@
 // RollbackJob. The work happens in the job manager (jobmgr/job_manager.h).
 
 #include "absl/strings/str_cat.h"
+#include "access/task_credential.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
 #include "api/job_service_impl.h"
@@ -51,6 +52,10 @@ grpc::Status JobServiceImpl::UpdateJob(grpc::ServerContext* ctx, const v1::Updat
                                        v1::UpdateJobResponse* resp) {
   if (grpc::Status a = access_->Check(ctx, JobTarget(*cluster_, req->job_id())); !a.ok()) {
     return a;
+  }
+  if (std::optional<access::Principal> who = access_->Caller(ctx); who.has_value()) {
+    absl::Status may = access::TaskMayUpdate(*who, !req->spec_yaml().empty(), req->instances() > 0);
+    if (!may.ok()) return ToGrpcStatus(may);
   }
   std::optional<JobSpec> parsed;
   if (!req->spec_yaml().empty()) {

@@ -17,7 +17,8 @@ namespace {
 
 using scheduler::SchedulerCore;
 
-v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint32_t i) {
+v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint32_t i,
+                        const TaskServiceImpl::AddressOf& address_of) {
   const jobmgr::TaskRuntime& t = job.task(i);
   v1::TaskInfo info;
   info.set_job_id(job.id().value());
@@ -36,6 +37,17 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
   *info.mutable_resources() = wire::ToProto(job.TaskFor(i)->resources);
   info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
+  // A live run: where it listens (the ports it holds, its host's address).
+  if ((t.state == TaskState::kLaunching || t.state == TaskState::kRunning) &&
+      t.host != jobmgr::kNoHost) {
+    if (const placement::Usage* u = core.snapshot().TaskUsage(TaskId{job.id(), i})) {
+      const std::vector<std::string>& names = job.TaskFor(i)->ports;
+      for (size_t k = 0; k < u->ports().size() && k < names.size(); ++k) {
+        (*info.mutable_ports())[names[k]] = u->ports()[k];
+      }
+    }
+    if (address_of) info.set_address(address_of(core.jobs().HostName(t.host)));
+  }
   if (std::optional<scheduler::RunUsageView> u =
           core.agents().RunUsage(TaskId{job.id(), i}, absl::Now())) {
     *info.mutable_used() = wire::ToProto(u->used);
@@ -82,7 +94,7 @@ grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* ctx, const v1::List
     if (job == nullptr) return JobNotFound(req->job_id());
     for (uint32_t i = 0; i < job->instances(); ++i) {
       if (!req->states().empty() && !wanted[static_cast<int>(job->task(i).state)]) continue;
-      *resp->add_tasks() = TaskInfoOf(core, *job, i);
+      *resp->add_tasks() = TaskInfoOf(core, *job, i, address_of_);
     }
     return absl::OkStatus();
   }));
@@ -100,7 +112,7 @@ grpc::Status TaskServiceImpl::GetTask(grpc::ServerContext* ctx, const v1::GetTas
       return absl::NotFoundError(absl::StrCat("job ", req->job_id(), " has ", job->instances(),
                                               " instances; no instance ", req->instance()));
     }
-    *resp->mutable_task() = TaskInfoOf(core, *job, req->instance());
+    *resp->mutable_task() = TaskInfoOf(core, *job, req->instance(), address_of_);
     return absl::OkStatus();
   });
   if (!s.ok()) return ToGrpcStatus(s);

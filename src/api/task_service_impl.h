@@ -5,6 +5,9 @@
 //
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
+#include <functional>
+#include <string>
+
 #include "api/access_control.h"
 #include "api/backend.h"
 #include "paceline/v1/job.grpc.pb.h"
@@ -13,7 +16,10 @@ namespace paceline::api {
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:
-  TaskServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
+  // The IP address of a host's agent as the master sees it ("" when unknown): TaskInfo.address.
+  using AddressOf = std::function<std::string(const std::string& host)>;
+  TaskServiceImpl(Backend* cluster, AccessControl* access, AddressOf address_of = nullptr)
+      : cluster_(cluster), access_(access), address_of_(std::move(address_of)) {}
 
   grpc::Status ListTasks(grpc::ServerContext* ctx, const v1::ListTasksRequest* req,
                          v1::ListTasksResponse* resp) override;
@@ -31,6 +37,7 @@ class TaskServiceImpl final : public v1::TaskService::Service {
  private:
   Backend* const cluster_;
   AccessControl* const access_;
+  const AddressOf address_of_;
 };
 
 }  // namespace paceline::api

@@ -46,7 +46,8 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
                  "the longest outage they ride through)")
       ->capture_default_str();
   app.add_option("--token", ctx.client.token,
-                 "API token (default: $PACELINE_TOKEN, ~/.paceline/config)");
+                 "API token (default: $PACELINE_TOKEN, the file $PACELINE_TASK_TOKEN_FILE, "
+                 "~/.paceline/config)");
   app.add_option("--ca", ctx.client.ca,
                  "the cluster's CA, to verify the master (default: $PACELINE_CA, "
                  "~/.paceline/config, ./data/tls/ca.pem; none: plain text)");

@@ -113,6 +113,8 @@ absl::StatusOr<ResolvedClient> ResolveClient(const ClientFlags& flags) {
     r.token = flags.token;
   } else if (std::string env = Env("PACELINE_TOKEN"); !env.empty()) {
     r.token = env;
+  } else if (std::string task = Env("PACELINE_TASK_TOKEN_FILE"); !task.empty()) {
+    r.token = ReadTokenFile(task);  // inside a task with an identity: its credential
   } else if (!file->token.empty()) {
     r.token = file->token;
   } else {

@@ -4,6 +4,7 @@
 // requests finish, the endpoints file is removed) and exit 0. An agent that stops leaves its
 // tasks running: the next agent on the same work dir re-adopts them.
 
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct MasterFlags {
   std::string agent_token_file;
   std::string secrets_key_file;
   std::string audit_retention = "90d";
+  std::string task_credential_ttl = "10m";
   std::string retain_terminal = "7d";
   std::string archive_dir;
   std::string retention_period = "10s";
@@ -68,6 +70,8 @@ struct AgentFlags {
   std::string ports = "31000-32999";
   std::string task_user = "nobody";
   std::string cgroup = "auto";
+  std::string cgroup_parent;
+  std::string address;
   std::string usage_interval = "5s";
   std::string container_runtime = "crun";
   std::string image_dir;
@@ -105,6 +109,10 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                 "serve plain text instead of TLS; only on loopback addresses");
   cmd->add_option("--audit-retention", f.audit_retention,
                   "delete audit records older than this (0: keep them forever)")
+      ->capture_default_str();
+  cmd->add_option("--task-credential-ttl", f.task_credential_ttl,
+                  "how long a task's credential is valid; renewed at a third of it "
+                  "(docs/security.md)")
       ->capture_default_str();
   cmd->add_option("--retain-terminal", f.retain_terminal,
                   "archive finished jobs this long after they end and remove them from the "
@@ -165,6 +173,11 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
   cmd->add_option("--cgroup", f.cgroup, "isolation: auto, v2, v1 or none")
       ->check(CLI::IsMember({"auto", "v2", "v1", "none"}))
       ->capture_default_str();
+  cmd->add_option("--cgroup-parent", f.cgroup_parent,
+                  "the agent's cgroups go under this cgroup (relative to the cgroup root; v2: "
+                  "it must exist); default: the root");
+  cmd->add_option("--address", f.address,
+                  "this host's IP address, given to every task as PACELINE_HOST_ADDRESS");
   cmd->add_option("--usage-interval", f.usage_interval,
                   "how often the agent reports the cpu and memory its tasks and the host use")
       ->capture_default_str();
@@ -206,6 +219,13 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
     return absl::InvalidArgumentError("--audit-retention: must not be negative");
   }
   config.audit_retention = *retention;
+  auto task_ttl = ParseDurationStrict(f.task_credential_ttl);
+  if (!task_ttl.ok()) return WithFlag(task_ttl.status(), "--task-credential-ttl");
+  if (*task_ttl < absl::Seconds(3)) {
+    return absl::InvalidArgumentError(absl::StrCat("--task-credential-ttl: ", f.task_credential_ttl,
+                                                   " is too short; expected 3s or more"));
+  }
+  config.task_credential_ttl = *task_ttl;
   if (f.retain_terminal == "forever") {
     config.retain_terminal = absl::InfiniteDuration();
   } else {
@@ -307,6 +327,16 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
                    : f.cgroup == "v1"   ? agent::CgroupPreference::kV1
                    : f.cgroup == "none" ? agent::CgroupPreference::kNone
                                         : agent::CgroupPreference::kAuto;
+  c.agent.cgroup_parent = f.cgroup_parent;
+  if (!f.address.empty()) {
+    in6_addr ip;
+    if (::inet_pton(AF_INET, f.address.c_str(), &ip) != 1 &&
+        ::inet_pton(AF_INET6, f.address.c_str(), &ip) != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--address: '", f.address, "' is not an IPv4 or IPv6 address"));
+    }
+    c.agent.base_env["PACELINE_HOST_ADDRESS"] = f.address;
+  }
   auto usage_interval = ParseDurationStrict(f.usage_interval);
   if (!usage_interval.ok()) return WithFlag(usage_interval.status(), "--usage-interval");
   if (*usage_interval < absl::Milliseconds(100)) {

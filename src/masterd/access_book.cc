@@ -4,8 +4,13 @@
 
 namespace paceline::masterd {
 
-AccessBook::AccessBook(Cluster* cluster, absl::Duration retention)
-    : cluster_(cluster), retention_(retention) {}
+AccessBook::AccessBook(Cluster* cluster, absl::Duration retention, const TaskCredentials* tasks)
+    : cluster_(cluster), tasks_(tasks), retention_(retention) {}
+
+absl::Status AccessBook::CheckRunLive(uint64_t job, uint32_t instance, uint32_t run) const {
+  if (tasks_ == nullptr) return AccessRecords::CheckRunLive(job, instance, run);
+  return tasks_->CheckRunLive(job, instance, run);
+}
 
 void AccessBook::Take(const std::vector<records::TokenRecord>& tokens, bool all) {
   absl::MutexLock lock(&mu_);

@@ -5,6 +5,8 @@
 // the audit log appended straight through the group committer without waiting (no turn of the
 // loop), read from the store.
 //
+// Whether a task credential's run still lives is TaskCredentials' answer (task_credentials.h).
+//
 // Audit records older than `retention` are deleted, at most once an hour, with the next record
 // written (zero retention: kept forever).
 //
@@ -15,12 +17,14 @@
 #include "absl/synchronization/mutex.h"
 #include "api/access_control.h"
 #include "masterd/cluster.h"
+#include "masterd/task_credentials.h"
 
 namespace paceline::masterd {
 
 class AccessBook final : public api::AccessRecords {
  public:
-  AccessBook(Cluster* cluster, absl::Duration retention);
+  // `tasks` may be null: task credentials are then refused.
+  AccessBook(Cluster* cluster, absl::Duration retention, const TaskCredentials* tasks = nullptr);
 
   // Replaces the tokens with the store's (`all`), or adds or replaces these (a standby's read
   // of what the leader wrote: revocations reach it too).
@@ -32,9 +36,11 @@ class AccessBook final : public api::AccessRecords {
   void Audit(records::AuditRecord record) override;
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override;
+  absl::Status CheckRunLive(uint64_t job, uint32_t instance, uint32_t run) const override;
 
  private:
   Cluster* const cluster_;
+  const TaskCredentials* const tasks_;
   const absl::Duration retention_;
   mutable absl::Mutex mu_;
   std::map<std::string, records::TokenRecord> tokens_ ABSL_GUARDED_BY(mu_);

@@ -60,6 +60,12 @@ void AgentRegistry::CloseAll() {
   for (auto& [host, session] : sessions_) session->Close();
 }
 
+std::string AgentRegistry::AddressOf(const std::string& host) {
+  absl::MutexLock lock(&sessions_mu_);
+  auto it = sessions_.find(host);
+  return it == sessions_.end() ? "" : it->second->address();
+}
+
 bool AgentRegistry::SendTo(const std::string& host, v1::MasterMessage msg) {
   absl::MutexLock lock(&sessions_mu_);
   auto it = sessions_.find(host);

@@ -56,9 +56,12 @@ class AgentRegistry {
   // sent to another host, or one nobody waits for any more, is dropped.
   void DeliverLogs(const std::string& host, const v1::LogResponse& response);
 
- private:
   // Sends `msg` to `host` if it is connected and its link open; whether it was sent.
   bool SendTo(const std::string& host, v1::MasterMessage msg);
+  // The IP address of `host`'s agent as this master sees it; "" when it is not connected.
+  std::string AddressOf(const std::string& host);
+
+ private:
 
   LaunchFn on_launch_;
   absl::Mutex sessions_mu_;

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "access/role.h"
+#include "access/task_credential.h"
 #include "api/access_control.h"
 #include "api/access_interceptor.h"
 #include "api/access_service.h"
@@ -43,6 +44,7 @@
 #include "masterd/master_tls.h"
 #include "masterd/retention_worker.h"
 #include "masterd/secret_book.h"
+#include "masterd/task_credentials.h"
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
 
@@ -129,6 +131,7 @@ struct Master::Impl {
   MasterConfig config;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<Cluster> cluster;
+  std::unique_ptr<TaskCredentials> task_credentials;
   std::unique_ptr<AccessBook> access_book;
   std::unique_ptr<SecretBook> secret_book;
   std::unique_ptr<api::AccessControl> access;
@@ -188,7 +191,10 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->cluster = std::make_unique<Cluster>(
       core_config, impl->store.get(),
       ClusterOptions{config.cycle, config.heartbeat_interval, postgres != nullptr});
-  impl->access_book = std::make_unique<AccessBook>(impl->cluster.get(), config.audit_retention);
+  impl->task_credentials = std::make_unique<TaskCredentials>(
+      impl->cluster.get(), access::DeriveTaskKey(token), config.task_credential_ttl);
+  impl->access_book = std::make_unique<AccessBook>(impl->cluster.get(), config.audit_retention,
+                                                   impl->task_credentials.get());
   ASSIGN_OR_RETURN(
       impl->secret_book,
       SecretBook::Open(impl->cluster.get(), in_data_dir(config.secrets_key_file, "secrets.key")));
@@ -199,14 +205,17 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
         secrets->Take(c.changed.secrets, c.deleted_secrets, all);
       });
   impl->cluster->agents().OnLaunch(
-      [secrets = impl->secret_book.get()](const scheduler::Launch& l, v1::LaunchTask& msg) {
+      [secrets = impl->secret_book.get(), tasks = impl->task_credentials.get()](
+          const scheduler::Launch& l, v1::LaunchTask& msg) {
         if (msg.task().secrets_size() > 0 || !msg.task().container().pull_secret().empty()) {
           secrets->FillLaunch(l.pool, msg);
         }
+        tasks->FillLaunch(l, msg, absl::Now());
       });
   RETURN_IF_ERROR(WithContext(impl->cluster->Start(), "restoring the cluster from the store"));
   api::AccessOptions access_options;
   access_options.agents_need_certificates = tls.on;
+  access_options.task_key = impl->task_credentials->key();
   std::vector<api::BootstrapCredential> bootstrap = {
       {token, access::Principal{"admin", "", access::Role::kAdmin, "/", "bootstrap"}},
       {agent_token, access::Principal{"*", "", access::Role::kAgent, "*", "bootstrap-agent"}}};
@@ -239,7 +248,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth, secrets);
   impl->job_service =
       std::make_unique<api::JobServiceImpl>(cluster, auth, secrets, impl->archive.get());
-  impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth);
+  impl->task_service = std::make_unique<api::TaskServiceImpl>(
+      cluster, auth,
+      [cluster](const std::string& host) { return cluster->agents().AddressOf(host); });
   impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth);
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
   impl->access_service = std::make_unique<api::AccessServiceImpl>(auth);
@@ -306,6 +317,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
 
   impl->retention->Start();
+  impl->task_credentials->Start();
   impl->trimmer = std::thread([stop = &impl->stop_trimmer] {
     while (!stop->WaitForNotificationWithTimeout(absl::Seconds(30))) TrimMemory();
   });
@@ -343,6 +355,7 @@ void Master::Shutdown() {
   impl_->stop_trimmer.Notify();
   if (impl_->trimmer.joinable()) impl_->trimmer.join();
   impl_->retention->Stop();
+  impl_->task_credentials->Stop();
   if (impl_->leadership) impl_->leadership->Stop();  // hands the lease over at once
   // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
   impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));

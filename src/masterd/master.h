@@ -58,6 +58,8 @@ struct MasterConfig {
   // the bound listen address; set it when listening on 0.0.0.0).
   absl::Duration lease = defaults::kLease;
   std::string advertise;
+  // How long a task's credential is valid (renewed at a third of it): masterd/task_credentials.h.
+  absl::Duration task_credential_ttl = absl::Minutes(10);
 };
 
 class Master {

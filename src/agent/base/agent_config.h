@@ -91,6 +91,12 @@ struct AgentConfig {
   // Host directories a container may mount (task.container.mounts source), by prefix.
   std::vector<std::string> container_host_paths;
 
+  // What a task with an identity gets besides its token (launch/identity_hook.h): the masters'
+  // gRPC addresses as this agent reaches them, and the cluster's CA (PEM; "" = plain text). Set
+  // by the agent daemon from its own master address and CA.
+  std::string master_addr;
+  std::string master_ca_pem;
+
   // Added to every task's environment before the spec's env (e.g. PATH).
   std::map<std::string, std::string> base_env = {
       {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};

@@ -52,6 +52,9 @@ struct LaunchRequest {
   // `secret_error` says why and the launch fails with it.
   std::map<std::string, std::string> secret_values;
   std::string secret_error;
+  // A task with an identity: its credential, written into the sandbox by the identity hook
+  // (launch/identity_hook.h); never into the agent's own files. Empty: no identity.
+  std::string task_token;
   friend bool operator==(const LaunchRequest&, const LaunchRequest&) = default;
 };
 
