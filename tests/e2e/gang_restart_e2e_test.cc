@@ -195,8 +195,9 @@ TEST_F(GangRestartE2E, PastMaxRestartsTheJobFailsAndEveryMemberSaysWhy) {
 }
 
 TEST_F(GangRestartE2E, AMasterKilledDuringAGangRestartFinishesItAfterItsRestart) {
-  // The members take four seconds to stop: the master dies while they do.
-  uint64_t job = c_.CreateJob("/gangs", GangSpec(markers_, 2, 1, 2, /*stop_s=*/4));
+  // The members take a few seconds to stop: the master dies while they do.
+  uint64_t job =
+      c_.CreateJob("/gangs", GangSpec(markers_, 2, 1, 2, /*stop_s=*/kSanitized ? 10 : 4));
   ASSERT_GT(job, 0u);
   Json at_failure;
   ASSERT_TRUE(WaitFor(
