@@ -22,6 +22,11 @@ TestCluster::TestCluster(ClusterOptions options) : options_(options) {
   suffix_ = dir_.substr(dir_.rfind('-') + 1);
   masters_.resize(options_.masters);
   master_addrs_.resize(options_.masters);
+  if (options_.netns) {
+    options_.tls = true;
+    SetUpNetns();
+    if (netns_run_.empty()) return;  // the failure is recorded
+  }
   for (int i = 0; i < options_.masters; ++i) StartMaster(i);
   if (options_.masters > 1) {
     EXPECT_GE(FindLeader(absl::Seconds(30)), 0);
@@ -69,6 +74,7 @@ TestCluster::~TestCluster() {
       m->WaitExit(absl::Seconds(10));
     }
   }
+  if (!netns_run_.empty()) TearDownNetns();
   if (::testing::Test::HasFailure()) {
     PrintTails();
   } else {
@@ -96,7 +102,8 @@ void TestCluster::StartMaster(int i) {
   std::string data = dir_ + (i == 0 ? "/master" : absl::StrCat("/master", i));
   std::filesystem::remove(data + "/master.json");
   // A restarted master listens where it did before: the agents reconnect there.
-  std::string listen = master_addrs_[i].empty() ? "127.0.0.1:0" : master_addrs_[i];
+  const std::string host = options_.netns ? bridge_address_ : "127.0.0.1";
+  std::string listen = master_addrs_[i].empty() ? host + ":0" : master_addrs_[i];
   // Agents heartbeat six times per host timeout, as in production (2 s of 30 s is fifteen): a
   // heartbeat late by a second on a loaded machine must not make a live host LOST.
   absl::Duration timeout;
@@ -108,7 +115,7 @@ void TestCluster::StartMaster(int i) {
                                    "--listen",
                                    listen,
                                    "--http-listen",
-                                   "127.0.0.1:0",
+                                   host + ":0",
                                    "--host-timeout",
                                    options_.host_timeout,
                                    "--heartbeat-interval",
@@ -134,6 +141,7 @@ void TestCluster::StartMaster(int i) {
   args.insert(args.end(), options_.master_args.begin(), options_.master_args.end());
   std::filesystem::create_directories(dir_ + "/master");
   masters_[i] = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
+  if (options_.netns) TrackInNetns(masters_[i]->pid(), absl::StrCat("master", i));
   bool up =
       WaitFor([&] { return std::filesystem::exists(data + "/master.json"); }, absl::Seconds(30));
   ASSERT_TRUE(up) << masters_[i]->Output();
@@ -202,8 +210,15 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
                 {"--ca", tls + "/ca.pem", "--cert", tls + "/agents/" + agent_name(i) + ".pem",
                  "--key", tls + "/agents/" + agent_name(i) + ".key"});
   }
-  agents_[i] =
-      std::make_unique<Process>(Process::Start(args, {.cwd = dir_, .env = options_.agent_env}));
+  Process::Options run = {.cwd = dir_, .env = options_.agent_env};
+  if (options_.netns) {
+    ASSERT_LT(i, static_cast<int>(netns_names_.size())) << "no network namespace for agent " << i;
+    args.insert(args.end(), {"--address", netns_address_[i], "--cgroup-parent", cgroup_parent_,
+                             "--label", "netns=" + netns_names_[i]});
+    run.netns = netns_names_[i];
+  }
+  agents_[i] = std::make_unique<Process>(Process::Start(args, run));
+  if (options_.netns) TrackInNetns(agents_[i]->pid(), agent_name(i));
 }
 
 int TestCluster::AddAgent(const std::string& masters) {

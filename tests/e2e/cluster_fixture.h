@@ -2,7 +2,8 @@
 // A real cluster for end-to-end tests: one `paceline master` and N `paceline agent` processes
 // on loopback, each agent with its own name, work dir and port range, all under one temp dir.
 // Client commands run the real CLI with --addr and --token. Everything started is stopped by
-// PID when the fixture is destroyed.
+// PID when the fixture is destroyed. With `netns`, the agents run as hosts of their own, each in
+// a network namespace with its own address (see ClusterOptions::netns).
 
 #include <map>
 #include <memory>
@@ -45,6 +46,15 @@ struct ClusterOptions {
   // made with `paceline cert agent`, the CLI verifies the master (--ca). Otherwise plain text
   // (--insecure-loopback).
   bool tls = false;
+  // Several hosts on one machine (needs root; see scripts/netns-cluster.sh): a bridge made for
+  // the cluster and one network namespace per agent. Agent i runs in its namespace as host
+  // "host-<i>", with its own address host_address(i) in 198.18.0.0/15 (given to its tasks as
+  // PACELINE_HOST_ADDRESS and seen by the master, so peers.json carries it) and its cgroups
+  // under the cluster's own parent; the master listens on the bridge's address, with TLS
+  // (`tls` is implied), and the CLI reaches it there. The fixture's destructor takes it all
+  // down (`netns-cluster.sh down`: processes by PID and by namespace, namespaces, veths,
+  // bridge); after a test that died, the next cluster's setup does (its owner is gone).
+  bool netns = false;
 };
 
 // Run markers: every run of an instance appends "start RUN NANOS" and "stop RUN NANOS" to
@@ -81,7 +91,20 @@ class TestCluster {
   const std::string& dir() const { return dir_; }
   // Unique per cluster: agents of clusters that run at the same time (ctest -j) must not share
   // names, since an agent owns the cgroups named after it.
-  std::string agent_name(int i) const { return "agent" + std::to_string(i) + "-" + suffix_; }
+  // With netns, "host-<i>" (the cgroups are under the cluster's own parent).
+  std::string agent_name(int i) const;
+  // Agent i's address as its peers and the master see it: with netns its namespace's address
+  // (198.18.K.<10+i>), otherwise 127.0.0.1.
+  std::string host_address(int i) const;
+  // With netns: agent i's network namespace (`ip netns exec NAME ...`), the run's name in
+  // netns-cluster.sh (`netns-cluster.sh --run NAME status`) and the bridge's address; "" else.
+  std::string netns_name(int i) const;
+  const std::string& netns_run() const { return netns_run_; }
+  const std::string& bridge_address() const { return bridge_address_; }
+  // Runs `program args...` on agent i's host (in its namespace with netns), as root, to
+  // completion; e.g. RunOnHost(1, {"python3", "-c", "..."}).
+  RunResult RunOnHost(int i, const std::vector<std::string>& argv,
+                      absl::Duration timeout = absl::Seconds(60));
 
   // The master's HTTP side (HTTPS verified against the CA with `tls`); `master` is an index
   // (several masters), -1 the current one.
@@ -117,6 +140,11 @@ class TestCluster {
  private:
   // On a failed test: the last lines each master and agent printed, to stderr.
   void PrintTails() const;
+  // netns (netns_fixture.cc): makes the network with netns-cluster.sh net-up, records a
+  // process it started in the run (so that down and gc stop it), takes the run down.
+  void SetUpNetns();
+  void TrackInNetns(pid_t pid, const std::string& name);
+  void TearDownNetns();
   ClusterOptions options_;
   std::string dir_;
   std::string suffix_;
@@ -127,6 +155,11 @@ class TestCluster {
   std::vector<std::string> master_addrs_;  // "" until started once
   int current_ = 0;
   std::vector<std::unique_ptr<Process>> agents_;
+  std::string netns_run_;                   // netns: the script's run, "" until set up
+  std::string bridge_address_;              // netns: the master's host
+  std::string cgroup_parent_;               // netns: the agents' --cgroup-parent
+  std::vector<std::string> netns_names_;    // netns: agent i's namespace
+  std::vector<std::string> netns_address_;  // netns: agent i's address
 };
 
 }  // namespace paceline::e2e

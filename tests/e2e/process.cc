@@ -1,6 +1,7 @@
 #include "tests/e2e/process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,7 +61,8 @@ Process Process::Start(const std::vector<std::string>& args, const Options& opti
   std::string stem = absl::StrCat(log_dir, "/proc-", ::getpid(), "-", counter++);
   p.out_path_ = stem + ".out";
   p.err_path_ = stem + ".err";
-  std::vector<std::string> argv_s = {PacelineBinary()};
+  std::vector<std::string> argv_s = {options.program.empty() ? PacelineBinary() : options.program};
+  const std::string netns = options.netns.empty() ? "" : "/run/netns/" + options.netns;
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<std::string> env_s = options.env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -78,6 +80,10 @@ Process Process::Start(const std::vector<std::string>& args, const Options& opti
   if (pid == 0) {
     setpgid(0, 0);  // own process group: a signal to the test never hits it by accident
     if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(127);
+    if (!netns.empty()) {
+      int fd = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) _exit(126);
+    }
     int out = open(p.out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = open(p.err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
@@ -85,7 +91,7 @@ Process Process::Start(const std::vector<std::string>& args, const Options& opti
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execve(argv[0], argv.data(), envp.data());
+    execvpe(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   p.pid_ = pid;
@@ -142,8 +148,14 @@ std::string Process::Stderr() const { return ReadFile(err_path_); }
 
 RunResult RunPaceline(const std::vector<std::string>& args, const std::string& cwd,
                       absl::Duration timeout) {
+  return RunProgram(args, {.cwd = cwd}, timeout);
+}
+
+RunResult RunProgram(const std::vector<std::string>& args, Process::Options options,
+                     absl::Duration timeout) {
   std::string dir = MakeTempDir("pl-run");
-  Process p = Process::Start(args, {.cwd = cwd, .log_dir = dir});
+  options.log_dir = dir;
+  Process p = Process::Start(args, options);
   RunResult r;
   std::optional<int> code = p.WaitExit(timeout);
   r.exit_code = code.value_or(-1);

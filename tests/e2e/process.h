@@ -41,6 +41,10 @@ class Process {
     std::string log_dir;  // stdout/stderr files go here (default: cwd or /tmp)
     // NAME=VALUE entries added to the test's environment (replacing the same names).
     std::vector<std::string> env;
+    // Another program than paceline (looked up in PATH); the args are its arguments.
+    std::string program;
+    // A network namespace (`ip netns` name) the child enters before it execs.
+    std::string netns;
   };
   static Process Start(const std::vector<std::string>& args, const Options& options);
   Process(Process&& o) noexcept;
@@ -62,6 +66,11 @@ class Process {
   pid_t pid_ = -1;
   std::string out_path_, err_path_;
 };
+
+// Runs `options.program args...` (paceline without a program) to completion, bounded by
+// `timeout`, and captures its output.
+RunResult RunProgram(const std::vector<std::string>& args, Process::Options options,
+                     absl::Duration timeout = absl::Seconds(60));
 
 // Polls `cond` every 20 ms until it holds or `timeout` passes; returns whether it held.
 bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout);
