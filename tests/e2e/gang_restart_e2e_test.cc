@@ -2,8 +2,8 @@
 // instance 0 (completion: instance-0), on a real master and four real agents running real
 // processes. A rank that fails stops every other member; the gang runs again, all members
 // together, in its next attempt (PACELINE_GANG_ATTEMPT), each member's events saying why; past
-// max_restarts the job fails; a master killed with SIGKILL in the middle of a gang restart
-// finishes it after its restart. Also measured: the time from a rank's death to its whole gang
+// max_restarts the job fails; a member whose agent dies restarts the gang on the other hosts; a
+// master killed with SIGKILL in the middle of a gang restart finishes it after its restart. Also measured: the time from a rank's death to its whole gang
 // running again (bench/results/gang-restart-*.md).
 
 #include <signal.h>
@@ -228,6 +228,67 @@ TEST_F(GangRestartE2E, AMasterKilledDuringAGangRestartFinishesItAfterItsRestart)
   }
   ExpectEveryMemberSays(job, "gang restart 1/2: instance 2 failed: exit 1", 2);
   ExpectRunsNeverOverlap(markers_, 4);
+}
+
+// A member's agent dies (SIGKILL): once its host is lost, the gang runs again, together, on the
+// four hosts left, and the job succeeds. The agent's orphaned run is stopped when it comes back.
+TEST(GangRestartHostLossE2E, AMemberWhoseAgentDiesRestartsTheGangOnTheOtherHosts) {
+  TestCluster c({.agents = 5, .host_timeout = "3s"});
+  ASSERT_EQ(c.Cli({"pool", "create", "/gangs", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code,
+            0);
+  ASSERT_TRUE(c.WaitForHosts(5));
+  const std::string markers = MakeMarkersDir(c.dir());
+  uint64_t job = c.CreateJob("/gangs", GangSpec(markers, /*rank=*/-1, 1, 2));
+  ASSERT_GT(job, 0u);
+  Json first;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        first = c.CliJson({"task", "list", std::to_string(job)})["tasks"];
+        return std::count_if(first.begin(), first.end(),
+                             [](const Json& t) { return t["state"] == "RUNNING"; }) == 4;
+      },
+      kJobTimeout));
+  std::string victim;
+  for (const Json& t : first) {
+    if (t["instance"] == 1) victim = t["host"];
+  }
+  int victim_index = -1;
+  for (int i = 0; i < 5; ++i) {
+    if (c.agent_name(i) == victim) victim_index = i;
+  }
+  ASSERT_GE(victim_index, 0) << first;
+  c.agent(victim_index).Signal(SIGKILL);
+  ASSERT_TRUE(c.agent(victim_index).WaitExit(absl::Seconds(10)).has_value());
+
+  ASSERT_TRUE(c.WaitForJob(
+      job, [](const Json& j) { return j["state"] == "SUCCEEDED"; }, kJobTimeout))
+      << c.Cli({"task", "list", std::to_string(job)}).out;
+  Json tasks = c.CliJson({"task", "list", std::to_string(job)});
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["run"], 2) << t;
+    EXPECT_NE(t["host"], victim) << t;
+  }
+  const std::string why = absl::StrCat("gang restart 1/2: instance 1 lost its host ", victim);
+  for (uint32_t i = 0; i < 4; ++i) {
+    Json events = c.CliJson({"task", "events", absl::StrCat(job, "/", i)})["events"];
+    bool said = false;
+    for (const Json& e : events) {
+      said |= e["run"] == 2 && std::string(e["message"]) == why;
+    }
+    EXPECT_TRUE(said) << i << ": " << events;
+  }
+
+  // The agent comes back with the run it kept: the master stops it.
+  c.StartAgent(victim_index);
+  ASSERT_TRUE(c.WaitForHosts(5, absl::Seconds(60)));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (const Json& h : c.CliJson({"host", "list"})["hosts"]) {
+          if (h["tasks"] != 0) return false;
+        }
+        return true;
+      },
+      absl::Seconds(60)));
 }
 
 TEST_F(GangRestartE2E, AJobCompletesWithInstanceZero) {
