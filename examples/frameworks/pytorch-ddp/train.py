@@ -8,8 +8,9 @@ directory every rank sees every few steps, and a restarted gang resumes from the
 
 At the end each rank prints its evaluation loss and a checksum of its parameters: replicas that
 stayed in step have the same checksum. With --out-dir, each rank also writes them as JSON
-(result-RANK.json), with its timings (timing-RANK.json: the process's start, and the moment it
-was past init_process_group, in Unix seconds) and its PID (pid-RANK), for tests and benchmarks.
+(result-RANK.json), with its timings (timing-RANK.json: the process's start, the end of its
+imports, and the moment it was past init_process_group, in Unix seconds) and its PID (pid-RANK),
+for tests and benchmarks.
 """
 
 import time
@@ -25,6 +26,8 @@ import sys  # noqa: E402
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+
+IMPORTED = time.time()
 
 FEATURES = 8
 BATCH = 32
@@ -98,8 +101,8 @@ def main():
           f"{past_init - STARTED:.2f}s after start", flush=True)
     if args.out_dir:
         write_json(os.path.join(args.out_dir, f"timing-{rank}.json"),
-                   {"rank": rank, "started": STARTED, "past_init": past_init,
-                    "restart": restart})
+                   {"rank": rank, "started": STARTED, "imported": IMPORTED,
+                    "past_init": past_init, "restart": restart})
 
     torch.manual_seed(0)
     true_w = torch.linspace(-1.0, 1.0, FEATURES).reshape(FEATURES, 1)
