@@ -19,6 +19,7 @@
 #include "agent/host/usage_sampler.h"
 #include "agent/launch/identity_hook.h"
 #include "agent/task_runtime.h"
+#include "agentd/exec_sessions.h"
 #include "common/leader_hint.h"
 #include "common/status.h"
 #include "common/version.h"
@@ -49,6 +50,8 @@ constexpr int kLaunchesPerTurn = 16;
 struct AgentDaemon::Impl {
   AgentDaemonConfig config;
   std::unique_ptr<agent::TaskRuntime> runtime;
+  // `paceline task exec` sessions (after the runtime: they end first).
+  std::unique_ptr<ExecSessions> exec;
   // The masters to try, in turn (several masters: only the leader accepts the stream), and
   // any leader a refusal named that was not among them.
   std::vector<std::string> masters;
@@ -190,6 +193,7 @@ struct AgentDaemon::Impl {
     }
     if (ctx && !ended) ctx->TryCancel();
     if (reader.joinable()) reader.join();
+    exec->CancelAll();  // the master that routed them is gone
     std::optional<std::string> leader;
     grpc::Status status = stream->Finish();
     if (ended) leader = LeaderOf(status);
@@ -278,6 +282,13 @@ struct AgentDaemon::Impl {
         SendLogs(m.logs());
       } else if (m.has_purge_volumes()) {
         PurgeVolumes(m.purge_volumes().job_id());
+      } else if (m.has_exec_start()) {
+        const v1::ExecStart& e = m.exec_start();
+        std::vector<std::string> argv(e.argv().begin(), e.argv().end());
+        exec->Start(e,
+                    runtime->ExecCommandFor(wire::FromProto(e.run()), argv, e.tty(), e.session()));
+      } else if (m.has_exec_input()) {
+        exec->Input(m.exec_input());
       } else if (m.has_renew_credential()) {
         RenewCredential(m.renew_credential());
       }
@@ -348,7 +359,12 @@ struct AgentDaemon::Impl {
   }
 
   void SendPending(absl::Time now) {
+    // Exec output first: someone is waiting at a terminal for it.
+    std::vector<v1::AgentMessage> exec_out = exec->Take();
     if (!connected) return;
+    for (const v1::AgentMessage& msg : exec_out) {
+      if (!stream->Write(msg)) return Disconnect(now);
+    }
     if (UpdatesDueIn(now) == absl::ZeroDuration()) {
       // The updates ready now go as few stream messages as the master allows (batches).
       next_updates = now + kUpdateInterval;
@@ -418,6 +434,8 @@ absl::Status AgentDaemon::Run() {
   runtime_config.master_ca_pem = config_.ca_pem;
   ASSIGN_OR_RETURN(impl->runtime, agent::TaskRuntime::Create(std::move(runtime_config)));
   RETURN_IF_ERROR(impl->runtime->Recover());
+  impl->exec =
+      std::make_unique<ExecSessions>([runtime = impl->runtime.get()] { runtime->Wakeup(); });
   grpc::ChannelArguments& args = impl->channel_args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
               static_cast<int>(absl::ToInt64Milliseconds(config_.keepalive_time)));

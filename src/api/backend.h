@@ -40,6 +40,20 @@ class AgentProtocol {
   virtual void Close() = 0;
 };
 
+// One exec session (TaskService.Exec) as the API sees it: its input to the agent. Destroying it
+// forgets the session and, unless the agent ended it (an exit or an error), cancels it there:
+// the command is killed.
+class ExecChannel {
+ public:
+  virtual ~ExecChannel() = default;
+  // Sends `input` to the agent (its session id is set here); false once the link is gone.
+  virtual bool Send(v1::ExecInput input) = 0;
+};
+// Receives a session's output from its agent, on the agent stream's reader thread: it must not
+// block. After an output with `exited` or `error` (the agent could not start the command), or
+// an UNAVAILABLE status (the agent's link is gone), nothing more comes.
+using ExecSink = std::function<void(absl::StatusOr<v1::ExecOutput>)>;
+
 class Backend {
  public:
   using MutateFn =
@@ -74,6 +88,13 @@ class Backend {
   // UNAVAILABLE when the host is not connected or does not answer in time.
   virtual absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,
                                                     absl::Duration timeout) = 0;
+
+  // Starts exec session `start` (its id is set here) on `host`'s agent, its output to `sink`.
+  // UNAVAILABLE when the host is not connected. Touches no core state: the event loop never
+  // sees exec traffic.
+  virtual absl::StatusOr<std::unique_ptr<ExecChannel>> OpenExec(const std::string& host,
+                                                                v1::ExecStart start,
+                                                                ExecSink sink) = 0;
 
   // Job and task events for JobService.Watch, published once durable.
   virtual EventHub& events() = 0;

@@ -1,7 +1,8 @@
 #pragma once
 // TaskServiceImpl: the gRPC adapter for paceline.v1.TaskService: a job's tasks as the core has
 // them (reads run on the event loop), a task's events from the store, a run's logs from its
-// host's agent, and kills and volume releases (durable before answered).
+// host's agent, kills and volume releases (durable before answered), and exec sessions
+// (task_exec.cc: routed to the run's agent, never through the event loop after their start).
 //
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
@@ -33,6 +34,9 @@ class TaskServiceImpl final : public v1::TaskService::Service {
                         v1::KillTaskResponse* resp) override;
   grpc::Status ReleaseVolume(grpc::ServerContext* ctx, const v1::ReleaseVolumeRequest* req,
                              v1::ReleaseVolumeResponse* resp) override;
+  // A command in a running task's environment (task_exec.cc).
+  grpc::Status Exec(grpc::ServerContext* ctx,
+                    grpc::ServerReaderWriter<v1::ExecResponse, v1::ExecRequest>* stream) override;
 
  private:
   Backend* const cluster_;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/context.h"
+#include "cli/exec_command.h"
 #include "cli/format.h"
 #include "cli/output.h"
 #include "cli/rpc.h"
@@ -245,6 +246,8 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   });
+
+  AddTaskExecCommand(*task, ctx);
 }
 
 void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {

@@ -103,6 +103,9 @@ void AgentConnection::Apply(const v1::AgentMessage& msg) {
         });
   } else if (msg.has_logs()) {
     cluster_->agents().DeliverLogs(host, msg.logs());
+  } else if (msg.has_exec_output()) {
+    // Routed at the edge, on this stream's thread: exec traffic never reaches the loop.
+    cluster_->agents().DeliverExec(link_.get(), msg.exec_output());
   } else if (msg.has_usage()) {
     auto [sample, runs] = wire::UsageOf(msg.usage());
     cluster_->MutateAsync(

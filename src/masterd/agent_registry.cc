@@ -17,9 +17,12 @@ void AgentRegistry::Attach(std::shared_ptr<api::AgentLink> session) {
 }
 
 void AgentRegistry::Detach(const api::AgentLink* session) {
-  absl::MutexLock lock(&sessions_mu_);
-  auto it = sessions_.find(session->host());
-  if (it != sessions_.end() && it->second.get() == session) sessions_.erase(it);
+  {
+    absl::MutexLock lock(&sessions_mu_);
+    auto it = sessions_.find(session->host());
+    if (it != sessions_.end() && it->second.get() == session) sessions_.erase(it);
+  }
+  exec_.LinkGone(session);  // its exec sessions end with it
 }
 
 void AgentRegistry::Dispatch(const scheduler::Actions& actions) {

@@ -21,6 +21,8 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "api/agent_link.h"
+#include "api/backend.h"
+#include "masterd/exec_router.h"
 #include "paceline/v1/host.pb.h"
 #include "scheduler/scheduler_core.h"
 
@@ -56,6 +58,14 @@ class AgentRegistry {
   // sent to another host, or one nobody waits for any more, is dropped.
   void DeliverLogs(const std::string& host, const v1::LogResponse& response);
 
+  // Starts an exec session on `host`'s agent (api/backend.h, exec_router.h; in
+  // agent_registry_exec.cc), and an output of the agent on `link` for one of its sessions.
+  absl::StatusOr<std::unique_ptr<api::ExecChannel>> OpenExec(const std::string& host,
+                                                             v1::ExecStart start,
+                                                             api::ExecSink sink);
+  void DeliverExec(const api::AgentLink* link, const v1::ExecOutput& out);
+  ExecRouter& exec() { return exec_; }
+
   // Sends `msg` to `host` if it is connected and its link open; whether it was sent.
   bool SendTo(const std::string& host, v1::MasterMessage msg);
   // The IP address of `host`'s agent as this master sees it; "" when it is not connected.
@@ -75,6 +85,7 @@ class AgentRegistry {
   absl::Mutex logs_mu_;
   uint64_t next_log_request_ ABSL_GUARDED_BY(logs_mu_) = 1;
   absl::flat_hash_map<uint64_t, std::shared_ptr<LogWaiter>> log_waiters_ ABSL_GUARDED_BY(logs_mu_);
+  ExecRouter exec_;
 };
 
 }  // namespace paceline::masterd

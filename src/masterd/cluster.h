@@ -69,6 +69,11 @@ class Cluster final : public api::Backend {
                                             absl::Duration timeout) override {
     return agents_.FetchLogs(host, std::move(request), timeout);
   }
+  absl::StatusOr<std::unique_ptr<api::ExecChannel>> OpenExec(const std::string& host,
+                                                             v1::ExecStart start,
+                                                             api::ExecSink sink) override {
+    return agents_.OpenExec(host, std::move(start), std::move(sink));
+  }
   api::EventHub& events() override { return hub_; }
   store::GroupCommitStats CommitStats() const override { return committer_->stats(); }
   DurationHistogram CycleTimes() const override {

@@ -15,6 +15,7 @@ docs/python.md in the Paceline repository describes every call.
 
 from ._version import __version__
 from .client import JOB_TERMINAL_STATES, Client, EventStream, Spec, TaskRef
+from .exec import ExecResult
 from .discovery import Settings, resolve
 from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError,
                      FailedPreconditionError, InvalidArgumentError, JobFailedError, NotFoundError,
@@ -27,6 +28,7 @@ __all__ = [
     "EventStream",
     "Spec",
     "TaskRef",
+    "ExecResult",
     "JOB_TERMINAL_STATES",
     "Settings",
     "resolve",

@@ -19,6 +19,7 @@ import yaml
 
 from . import discovery
 from ._transport import Transport
+from .exec import ExecResult, run_exec
 from .errors import (DeadlineExceededError, FailedPreconditionError, JobFailedError,
                      NotFoundError, from_rpc_error)
 from .v1 import access_pb2, cluster_pb2, common_pb2, job_pb2, pool_pb2
@@ -395,6 +396,14 @@ class Client:
         job_id, instance = _task_ref(task)
         self.call("TaskService", "KillTask",
                   job_pb2.KillTaskRequest(job_id=job_id, instance=instance), write=True)
+
+    def exec(self, task: TaskRef, argv: Sequence[str], stdin: Union[bytes, str, None] = None,
+             *, timeout: Optional[float] = None) -> ExecResult:
+        """Runs `argv` inside a running task (its cgroup, sandbox, user, variables and
+        container), `stdin` its input: (exit_code, stdout, stderr), as ``paceline task exec``.
+        See paceline/exec.py."""
+        job_id, instance = _task_ref(task)
+        return run_exec(self._t, job_id, instance, argv, stdin, timeout)
 
     def logs(self, task: TaskRef, follow: bool = True, *, stderr: bool = False, run: int = 0,
              tail: int = 0, poll_interval: float = 0.5) -> Iterator[str]:

@@ -47,7 +47,8 @@ RunContext Context(const TempDir& dir) {
   ctx.key = "7_1_1";
   ctx.sandbox = dir.path();
   ctx.run_state = dir.Sub("run");
-  ctx.final_env = {"PATH=/usr/local/bin:/usr/bin:/bin", "PACELINE_JOB_ID=7", "PACELINE_INSTANCE=1"};
+  ctx.final_env = {"PATH=/usr/local/bin:/usr/bin:/bin", "PACELINE_JOB_ID=7",
+                   "PACELINE_INSTANCE_ID=1"};
   return ctx;
 }
 
@@ -101,7 +102,7 @@ TEST(ExecSessionTest, ArgumentsAreNotParsedByAShellAndRunInTheSandboxWithTheTask
   r.session().Post(ExecInputs{.close_stdin = true});
   r.Join();
   EXPECT_EQ(r.got().out, "a b|$PACELINE_JOB_ID|*\n");
-  Runner env(Context(dir), {"sh", "-c", "pwd; echo $PACELINE_JOB_ID/$PACELINE_INSTANCE"});
+  Runner env(Context(dir), {"sh", "-c", "pwd; echo $PACELINE_JOB_ID/$PACELINE_INSTANCE_ID"});
   env.session().Post(ExecInputs{.close_stdin = true});
   env.Join();
   EXPECT_EQ(env.got().out, dir.path() + "\n7/1\n");
