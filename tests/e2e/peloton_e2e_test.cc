@@ -148,6 +148,7 @@ TEST_F(PelotonE2E, ServicesRunWithTheirChecksPortsAndVolumes) {
   const uint64_t web = Create("service.yaml");
   const uint64_t status = Create("service-http-check.yaml");
   const uint64_t ledger = Create("stateful.yaml");
+  const uint64_t cache = Create("instance-config.yaml");
   auto healthy = [&](uint64_t job, int n) {
     return c_.WaitForJob(
         job, [n](const Json& j) { return j.value("healthy", 0) == n; }, absl::Seconds(90));
@@ -165,7 +166,13 @@ TEST_F(PelotonE2E, ServicesRunWithTheirChecksPortsAndVolumes) {
   EXPECT_TRUE(
       WaitFor([&] { return absl::StrContains(Logs(ledger, 0), "started at "); }, absl::Seconds(30)))
       << Logs(ledger, 0);
-  for (uint64_t job : {web, status, ledger}) {
+  // An instanceConfig entry with a health check of its own: instance 0 makes only the file
+  // `primary` and checks it, the others make and check `ready`; each check passes only on the
+  // instances it belongs to.
+  ASSERT_TRUE(healthy(cache, 3)) << c_.Cli({"task", "list", std::to_string(cache)}).out;
+  EXPECT_THAT(c_.CliJson({"job", "get", std::to_string(cache)}).value("spec_yaml", ""),
+              HasSubstr("instance_overrides:\n  0:\n"));
+  for (uint64_t job : {web, status, ledger, cache}) {
     EXPECT_EQ(c_.Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
   }
 }
