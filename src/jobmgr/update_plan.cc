@@ -21,7 +21,7 @@ UpdatePlan PlanUpdate(const Job& job, const JobSpec& next) {
     // A pending update's version counts as what the instance runs.
     const JobSpec* runs =
         job.SpecOf(t.next_spec_version != 0 ? t.next_spec_version : t.spec_version);
-    bool same = runs != nullptr && runs->TaskFor(i) == next.TaskFor(i);
+    bool same = runs != nullptr && runs->TaskRef(i) == next.TaskRef(i);  // no copies
     (same ? p.unchanged : p.updated).push_back(i);
   }
   for (uint32_t i = now; i < target; ++i) p.added.push_back(i);
