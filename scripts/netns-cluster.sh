@@ -26,8 +26,8 @@
 #        [--master-arg ARG]... [--agent-arg ARG]...
 #       The network, a master on BRIDGE_ADDRESS (data in DIR/master, default the run's state dir)
 #       and N agents host-<I> (work dirs DIR/host-<I>, cgroups under paceline-netns.pln<K>,
-#       label netns=NAMESPACE, --address = their own address, given to tasks as
-#       PACELINE_HOST_ADDRESS); returns when all N are connected (prints the time it took).
+#       labels netns=NAMESPACE and address=ADDRESS, --address = their own address, given to
+#       tasks as PACELINE_HOST_ADDRESS); returns when all N are connected (prints the time).
 #   net-up N [--owner PID]
 #       The network alone, for a caller that starts the daemons itself (the e2e fixture):
 #       prints run.env's lines and a "host I NAMESPACE ADDRESS" line per host.
@@ -318,7 +318,7 @@ up() {
       --token-file "$data/master/agent-token" --ca "$tls/ca.pem" \
       --cert "$tls/agents/$name.pem" --key "$tls/agents/$name.key" --name "$name" \
       --work-dir "$data/$name/work" --address "$addr" --cgroup-parent "$RUN_CGROUP_PARENT" \
-      --label "netns=$ns" --cpu "$cpu" --memory "$memory" --ports "$ports" \
+      --label "netns=$ns" --label "address=$addr" --cpu "$cpu" --memory "$memory" --ports "$ports" \
       "${agent_args[@]}" >"$data/$name.log" 2>&1 </dev/null &
     track "$run" $! "$name"
   done <"$dir/hosts"
@@ -345,12 +345,15 @@ up_failed() {
   teardown "$UP_RUN"
 }
 
-write_env() {  # write_env RUN GRPC DATA
-  cat >"$ROOT/$1/cli.env" <<EOF
+write_env() {  # write_env RUN GRPC DATA: the admin's token too, so root's alone
+  (
+    umask 077
+    cat >"$ROOT/$1/cli.env" <<EOF
 export PACELINE_ADDR=$2
 export PACELINE_CA=$3/master/tls/ca.pem
-export PACELINE_TOKEN=\$(cat $3/master/token)
+export PACELINE_TOKEN=$(cat "$3/master/token")
 EOF
+  )
 }
 
 cli_of() {
@@ -379,7 +382,11 @@ status() {
 
 main() {
   RUN=""
-  while [[ ${1:-} == --run ]]; do RUN=$2; shift 2; done
+  while [[ ${1:-} == --run ]]; do
+    [[ ${2:-} =~ ^${PREFIX}[0-9]+$ ]] || die "--run: expected a run such as ${PREFIX}0, got '${2:-}'"
+    RUN=$2
+    shift 2
+  done
   local cmd=${1:-}
   [[ -n $cmd ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
   shift

@@ -213,8 +213,9 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
   Process::Options run = {.cwd = dir_, .env = options_.agent_env};
   if (options_.netns) {
     ASSERT_LT(i, static_cast<int>(netns_names_.size())) << "no network namespace for agent " << i;
-    args.insert(args.end(), {"--address", netns_address_[i], "--cgroup-parent", cgroup_parent_,
-                             "--label", "netns=" + netns_names_[i]});
+    args.insert(args.end(),
+                {"--address", netns_address_[i], "--cgroup-parent", cgroup_parent_, "--label",
+                 "netns=" + netns_names_[i], "--label", "address=" + netns_address_[i]});
     run.netns = netns_names_[i];
   }
   agents_[i] = std::make_unique<Process>(Process::Start(args, run));

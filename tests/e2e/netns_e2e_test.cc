@@ -148,6 +148,7 @@ TEST(NetnsE2E, FourHostsOfTheirOwnAndAGangThatTalksAcrossThem) {
     int i = std::stoi(name.substr(5));
     EXPECT_EQ(h["labels"]["hostname"], name);
     EXPECT_EQ(h["labels"]["netns"], c.netns_name(i)) << h.dump();
+    EXPECT_EQ(h["labels"]["address"], c.host_address(i)) << h.dump();
     namespaces.erase(h["labels"]["netns"].get<std::string>());
   }
   EXPECT_TRUE(namespaces.empty()) << "every namespace has its host";
@@ -238,21 +239,21 @@ task:
   c.agent(v).Signal(SIGKILL);
   ASSERT_TRUE(c.agent(v).WaitExit(absl::Seconds(10)).has_value());
 
-  std::string moved_to;
+  Json moved;
   ASSERT_TRUE(WaitFor(
       [&] {
-        Json t = c.CliJson({"task", "get", absl::StrCat(job, "/0")})["task"];
-        if (t["state"] != "RUNNING" || t["host"] == victim) return false;
-        moved_to = t["host"];
-        return true;
+        moved = c.CliJson({"task", "get", absl::StrCat(job, "/0")})["task"];
+        return moved["state"] == "RUNNING" && moved["host"] != victim;
       },
       absl::Seconds(40)));
+  const std::string moved_to = moved["host"];
   Json events = c.CliJson({"task", "events", absl::StrCat(job, "/0")})["events"];
   bool lost = false;
   for (const Json& e : events) lost |= e["state"] == "LOST" && e["host"] == victim;
   EXPECT_TRUE(lost) << events.dump(1);
   // The new run is on another host, in its namespace, at its address.
   const std::string moved_address = c.host_address(std::stoi(moved_to.substr(5)));
+  EXPECT_EQ(moved["address"], moved_address) << "the master sees the new host's address";
   ASSERT_TRUE(
       WaitFor([&] { return absl::StrContains(ReadFile(out + "/0"), " " + moved_address + "\n"); },
               absl::Seconds(20)))
