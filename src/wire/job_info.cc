@@ -60,4 +60,24 @@ v1::UpdateInfo UpdateInfoOf(JobId job, const records::UpdateRecord& u) {
   return info;
 }
 
+void SetRolesAndGang(const JobSpec& spec, v1::GetJobResponse& resp) {
+  uint32_t first = 0;
+  for (const RoleSpec& role : spec.roles) {
+    v1::JobRole* r = resp.add_roles();
+    r->set_name(role.name);
+    r->set_instances(role.instances);
+    r->set_first_instance(first);
+    first += role.instances;
+  }
+  if (spec.sla.min_running_instances > 1) {
+    v1::JobGang* g = resp.mutable_gang();
+    g->set_size(spec.sla.min_running_instances);
+    g->set_rendezvous(std::string(RendezvousName(spec.gang.rendezvous)));
+    g->set_restart(std::string(GangRestartName(spec.gang.restart)));
+    g->set_max_restarts(spec.gang.max_restarts);
+  }
+  if (spec.type == JobType::kBatch)
+    resp.set_completion(std::string(CompletionName(spec.completion)));
+}
+
 }  // namespace paceline::wire
