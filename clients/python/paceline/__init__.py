@@ -5,6 +5,7 @@
     import paceline
 
     client = paceline.Client.from_env()          # the CLI's address, token and CA
+    # inside a task with an identity: paceline.Client.from_task()
     job = client.create_job("job.yaml", pool="/batch")
     summary = client.wait(job)                   # progress on stderr
     for t in client.tasks(job):
@@ -16,7 +17,7 @@ docs/python.md in the Paceline repository describes every call.
 from ._version import __version__
 from .client import JOB_TERMINAL_STATES, Client, EventStream, Spec, TaskRef
 from .exec import ExecResult
-from .discovery import Settings, resolve
+from .discovery import Settings, TaskIdentity, resolve
 from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError,
                      FailedPreconditionError, InvalidArgumentError, JobFailedError, NotFoundError,
                      PacelineError, PermissionDeniedError, ResourceExhaustedError,
@@ -31,6 +32,7 @@ __all__ = [
     "ExecResult",
     "JOB_TERMINAL_STATES",
     "Settings",
+    "TaskIdentity",
     "resolve",
     "PacelineError",
     "InvalidArgumentError",

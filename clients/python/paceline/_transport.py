@@ -21,6 +21,7 @@ gives up `timeout` seconds after it began, retries included. Each retry is logge
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -154,8 +155,36 @@ class Transport:
         self._channels: dict[str, grpc.Channel] = {}
         self._proven: set[str] = set()  # masters whose channel answered since it was made
         self._lock = threading.Lock()
-        self.metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {settings.token}"),) if settings.token else ())
+        self._token = settings.token
+        self._token_stamp = self._stamp()
+
+    def _stamp(self) -> Optional[tuple[int, int, int]]:
+        """The token file's identity and change time (None without a file, or unreadable)."""
+        if not self.settings.token_file:
+            return None
+        try:
+            st = os.stat(self.settings.token_file)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """The call's metadata: the token, read again from its file when the file changed (a
+        task's credential, which the agent renews by replacing the file)."""
+        if self.settings.token_file:
+            stamp = self._stamp()
+            if stamp is not None and stamp != self._token_stamp:
+                try:
+                    with open(self.settings.token_file, encoding="utf-8") as f:
+                        token = f.read().strip()
+                except OSError:
+                    token = ""
+                if token:
+                    with self._lock:
+                        self._token, self._token_stamp = token, stamp
+        token = self._token
+        return (("authorization", f"Bearer {token}"),) if token else ()
 
     @property
     def address(self) -> str:

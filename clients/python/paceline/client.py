@@ -205,6 +205,8 @@ class Client:
 
     def _init(self, settings: discovery.Settings, timeout: float) -> None:
         self.settings = settings
+        # Inside a task (from_task): its job, instance and run; None otherwise.
+        self.identity: Optional[discovery.TaskIdentity] = None
         self.timeout = timeout
         self._t = Transport(settings, timeout)
 
@@ -223,12 +225,27 @@ class Client:
         """A client configured as the CLI is (:mod:`paceline.discovery` has the rules).
 
         `addr`, `token` and `ca` (a file) win over everything, as the CLI's flags; then
-        ``$PACELINE_ADDR``, ``$PACELINE_TOKEN``, ``$PACELINE_CA``; then ``~/.paceline/config``;
+        ``$PACELINE_ADDR``, ``$PACELINE_TOKEN`` (or the file ``$PACELINE_TASK_TOKEN_FILE``),
+        ``$PACELINE_CA``; then ``~/.paceline/config``;
         then what a local ``paceline up`` wrote in ``./data``. Raises
         :class:`~paceline.InvalidArgumentError` for a malformed config or CA file.
         """
         return cls.from_settings(discovery.resolve(addr, token, ca, environ=environ, cwd=cwd),
                                  timeout=timeout)
+
+    @classmethod
+    def from_task(cls, *, timeout: float = 30.0,
+                  environ: Optional[Mapping[str, str]] = None) -> "Client":
+        """A client inside a task with an identity (``task.identity: true``, or a controller),
+        acting as the task: the masters, the credential and the CA the agent gave it
+        (:func:`paceline.discovery.task_settings`). The credential is read again whenever the
+        agent renews its file. It may read the task's own job and its tasks, change its
+        instance count, kill and exec into its instances; :attr:`identity` names the run.
+        Raises :class:`~paceline.InvalidArgumentError` outside such a task.
+        """
+        client = cls.from_settings(discovery.task_settings(environ), timeout=timeout)
+        client.identity = discovery.task_identity(environ)
+        return client
 
     def __enter__(self) -> "Client":
         return self

@@ -8,8 +8,10 @@ address
     ``127.0.0.1:5390``. Each of the first three may list several masters separated by commas
     (``"m1:5390,m2:5390"``), tried in turn; an empty entry is an error.
 token
-    the ``token`` argument, ``$PACELINE_TOKEN``, ``token:`` in ``~/.paceline/config``,
-    ``./data/token`` (surrounding whitespace removed). None: calls go without one.
+    the ``token`` argument, ``$PACELINE_TOKEN``, the file ``$PACELINE_TASK_TOKEN_FILE`` (inside a
+    task with an identity: its credential, read again whenever the agent replaces it),
+    ``token:`` in ``~/.paceline/config``, ``./data/token`` (surrounding whitespace removed).
+    None: calls go without one.
 CA
     the ``ca`` argument (a file), ``$PACELINE_CA``, ``ca:`` in ``~/.paceline/config``,
     ``./data/tls/ca.pem``: the CA the master's certificate is verified against (TLS). None
@@ -33,7 +35,8 @@ import yaml
 
 from .errors import InvalidArgumentError
 
-__all__ = ["Settings", "resolve", "read_ca", "split_addrs", "DEFAULT_ADDR", "DATA_DIR"]
+__all__ = ["Settings", "TaskIdentity", "resolve", "task_settings", "task_identity", "read_ca",
+           "read_token_file", "split_addrs", "DEFAULT_ADDR", "DATA_DIR"]
 
 DEFAULT_ADDR = "127.0.0.1:5390"
 DATA_DIR = "data"  # what a local `paceline up` writes: master.json, token, tls/ca.pem
@@ -50,6 +53,9 @@ class Settings:
     ca_pem: Optional[bytes] = field(default=None, repr=False)  # None: plain text
     addr_source: str = "the default address"
     ca_source: str = ""  # "" when there is no CA
+    # A task's credential file ($PACELINE_TASK_TOKEN_FILE): the token is read from it again
+    # whenever the file changes (the agent renews it). "" when the token is given as is.
+    token_file: str = ""
 
     @property
     def addr(self) -> str:
@@ -122,6 +128,63 @@ def read_ca(path: str, source: str) -> bytes:
     return pem
 
 
+def read_token_file(path: str, source: str) -> str:
+    """The token in the file `path` (surrounding whitespace removed); an error naming `source`
+    when it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise _config_error(f"{source}: cannot read {path}: {e}") from None
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """The run a task's credential belongs to, from the variables the agent sets."""
+
+    job_id: int
+    instance: int
+    run: int
+
+
+def task_identity(environ: Optional[Mapping[str, str]] = None) -> TaskIdentity:
+    """This task's job, instance and run ($PACELINE_JOB_ID, $PACELINE_INSTANCE_ID, and the
+    last part of $PACELINE_RUN_ID, "JOB/INSTANCE/RUN"); raises
+    :class:`~paceline.InvalidArgumentError` outside a task."""
+    env = os.environ if environ is None else environ
+    values = []
+    for name in ("PACELINE_JOB_ID", "PACELINE_INSTANCE_ID", "PACELINE_RUN_ID"):
+        text = env.get(name, "")
+        number = text.rpartition("/")[2] if name == "PACELINE_RUN_ID" else text
+        if not number.isdigit():
+            raise _config_error(f"${name} is {text!r}; expected "
+                                f"{'JOB/INSTANCE/RUN' if name == 'PACELINE_RUN_ID' else 'a number'}"
+                                " (set inside a task)")
+        values.append(int(number))
+    return TaskIdentity(*values)
+
+
+def task_settings(environ: Optional[Mapping[str, str]] = None) -> Settings:
+    """What a task with an identity (``task.identity: true``, or a controller) finds in its
+    environment: the masters ($PACELINE_ADDR), its credential ($PACELINE_TASK_TOKEN_FILE) and
+    the cluster's CA ($PACELINE_CA, with TLS). Raises :class:`~paceline.InvalidArgumentError`
+    when the task has no identity."""
+    env = os.environ if environ is None else environ
+    token_file = env.get("PACELINE_TASK_TOKEN_FILE", "")
+    if not token_file:
+        raise _config_error(
+            "$PACELINE_TASK_TOKEN_FILE is not set: not inside a task with an identity "
+            "(give the task identity: true, or make it a controller)")
+    addr_text = env.get("PACELINE_ADDR", "")
+    if not addr_text:
+        raise _config_error("$PACELINE_ADDR is not set: the agent sets it beside the credential")
+    ca_path = env.get("PACELINE_CA", "")
+    return Settings(addrs=split_addrs(addr_text, "$PACELINE_ADDR"),
+                    token=read_token_file(token_file, "$PACELINE_TASK_TOKEN_FILE"),
+                    ca_pem=read_ca(ca_path, "$PACELINE_CA") if ca_path else None,
+                    addr_source="$PACELINE_ADDR", ca_source="$PACELINE_CA" if ca_path else "",
+                    token_file=token_file)
+
+
 def resolve(addr: Optional[str] = None, token: Optional[str] = None, ca: Optional[str] = None,
             *, environ: Optional[Mapping[str, str]] = None,
             cwd: Optional[Union[str, "os.PathLike[str]"]] = None) -> Settings:
@@ -150,10 +213,14 @@ def resolve(addr: Optional[str] = None, token: Optional[str] = None, ca: Optiona
         addr_text, addr_source = DEFAULT_ADDR, "the default address"
     addrs = split_addrs(addr_text, addr_source)
 
+    token_file = ""
     if token:
         found_token = token
     elif env.get("PACELINE_TOKEN"):
         found_token = env["PACELINE_TOKEN"]
+    elif env.get("PACELINE_TASK_TOKEN_FILE"):
+        token_file = env["PACELINE_TASK_TOKEN_FILE"]
+        found_token = read_token_file(token_file, "$PACELINE_TASK_TOKEN_FILE")
     elif config.get("token"):
         found_token = config["token"]
     else:
@@ -173,4 +240,4 @@ def resolve(addr: Optional[str] = None, token: Optional[str] = None, ca: Optiona
         ca_path, ca_source = str(local_ca), "./data/tls/ca.pem"
     ca_pem = read_ca(ca_path, ca_source) if ca_path else None
     return Settings(addrs=addrs, token=found_token, ca_pem=ca_pem, addr_source=addr_source,
-                    ca_source=ca_source)
+                    ca_source=ca_source, token_file=token_file)
