@@ -83,6 +83,7 @@ grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRe
     if (job == nullptr) return JobNotFound(req->job_id());
     *resp->mutable_job() = SummaryOf(*job);
     resp->set_spec_yaml(PrintJobSpec(job->spec()));
+    wire::SetRolesAndGang(job->spec(), *resp);
     if (!job->updates().empty()) {
       *resp->mutable_update() = wire::UpdateInfoOf(job->id(), job->updates().back());
     }
