@@ -174,6 +174,11 @@ gc() {  # under the lock: runs whose owner died, and pln* objects without a run
     grep -E "^${PREFIX}[0-9]+-(br|v[0-9]+)$"); do
     [[ -d $ROOT/${link%%-*} ]] || ip link del "$link" 2>/dev/null || true
   done
+  if command -v iptables >/dev/null; then
+    for run in $(iptables -S FORWARD 2>/dev/null | grep -o "paceline-netns ${PREFIX}[0-9]*" | cut -d' ' -f2 | sort -u); do
+      [[ -d $ROOT/$run ]] || forward_rule -D "$run-br" "$run" 2>/dev/null || true
+    done
+  fi
 }
 
 with_lock() { mkdir -p "$ROOT"; exec 9>"$ROOT/.lock"; flock 9; }
@@ -181,14 +186,19 @@ unlock() { flock -u 9; }
 
 # --- setup ---------------------------------------------------------------------------------
 
-claim() {  # under the lock: the lowest free K; prints the run name
-  local used; used=$(ip -4 -o addr show 2>/dev/null | awk '{print $4}')
-  for ((k = 0; k < 512; k++)); do
+claim() {  # under the lock: the next free K after the last run's; prints the run name
+  # Round robin, so that a name comes back only 512 runs later: whoever still looks at a run
+  # that just ended (its logs, a check that it is gone) never sees the next one under its name.
+  local used next; used=$(ip -4 -o addr show 2>/dev/null | awk '{print $4}')
+  next=$(cat "$ROOT/.next" 2>/dev/null || echo 0)
+  [[ $next =~ ^[0-9]+$ ]] || next=0
+  for ((j = 0; j < 512; j++)); do
+    local k=$(((next + j) % 512))
     local run=$PREFIX$k net; net=$(subnet_of $k)
     [[ -e $ROOT/$run ]] && continue
     ip link show "$run-br" >/dev/null 2>&1 && continue
     grep -q "^${net//./\\.}\." <<<"$used" && continue
-    mkdir "$ROOT/$run" && { echo "$run"; return; }
+    mkdir "$ROOT/$run" && { echo $(((k + 1) % 512)) >"$ROOT/.next"; echo "$run"; return; }
   done
   die "no free /24 in 198.18.0.0/15"
 }
@@ -202,9 +212,11 @@ net_up() {  # net_up N OWNER OWNER_START: claims a run, makes its network; print
   local k=${run#"$PREFIX"} dir="$ROOT/$run" net br gw
   net=$(subnet_of "$k"); br="$run-br"; gw="$net.1"
   chmod 755 "$dir"
+  # Where bridged frames go through iptables (br_netfilter), a FORWARD chain that drops (as
+  # Docker's does) would cut the hosts off from each other: the run lets its bridge's through.
   local fwd=0
   if [[ $(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null) == 1 ]] &&
-    command -v iptables >/dev/null && ! iptables -S FORWARD 2>/dev/null | grep -qx -- "-P FORWARD ACCEPT"; then
+    command -v iptables >/dev/null; then
     fwd=1
   fi
   cat >"$dir/run.env" <<EOF
@@ -237,7 +249,9 @@ EOF
       echo "link set $run-v$i master $br up"
     done
   } | ip -batch -
-  ((fwd == 1)) && forward_rule -I "$br" "$run"
+  if ((fwd == 1)) && ! forward_rule -I "$br" "$run" 2>/dev/null; then
+    echo "netns-cluster: warning: no iptables rule for $br; if FORWARD drops, hosts cannot talk" >&2
+  fi
   for ((i = 0; i < n; i++)); do
     local ns="$run-host-$i" addr="$net.$((10 + i))"
     printf '%s\n' "addr add $addr/24 dev eth0" "link set eth0 up" "link set lo up" \

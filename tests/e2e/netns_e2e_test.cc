@@ -298,6 +298,12 @@ task:
   for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid;
 }
 
+TEST(NetnsE2E, AnAgentRefusesAnAddressThatIsNotOne) {
+  RunResult r = RunPaceline({"agent", "--master", "127.0.0.1:1", "--address", "198.18.0.300"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--address: '198.18.0.300' is not an IPv4 or IPv6 address"));
+}
+
 TEST(NetnsScript, UpCliStatusDownByTheBook) {
   RunResult up = Script({"up", "2", "--host-timeout", "10"});
   ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
