@@ -137,6 +137,21 @@ export interface GetJobResponse {
   spec_yaml: string;
   pending_reason: string;
   update?: UpdateInfo;
+  roles?: JobRole[]; // in order; absent without roles
+  gang?: JobGang; // absent when the gang is a single instance
+  completion?: string; // batch jobs: "all" or "instance-0"
+}
+// A role of a job: instances first_instance .. first_instance + instances - 1.
+export interface JobRole {
+  name: string;
+  instances: number;
+  first_instance?: number;
+}
+export interface JobGang {
+  size: number;
+  rendezvous: string;
+  restart: string; // "instance" or "gang"
+  max_restarts?: number;
 }
 export interface TaskInfo {
   job_id: Int;
@@ -152,6 +167,8 @@ export interface TaskInfo {
   failures: number;
   pending_reason: string;
   health: string;
+  role?: string; // the instance's role, when the job has roles
+  gang_attempt?: number; // how many times the run's gang restarted together
 }
 export interface TaskEvent {
   run: number;

@@ -1,8 +1,10 @@
 // The web UI in a real Chromium (Debian's, driven by playwright-core) against a real
 // `paceline up` on free loopback ports, started and stopped (by PID) here:
 //   log in with a wrong token (refused, nothing changes), then the right one; create a pool
-//   and a job from YAML; see the job reach SUCCEEDED without reloading; a job with a typo shows
-//   its line and column and creates nothing; a job that cannot fit says why it waits; a task's
+//   and a job from YAML; see the job reach SUCCEEDED without reloading; a job of roles in a
+//   gang shows its roles, each instance's role and, after a gang restart, its attempt and the
+//   restart's reason in the events; a job with a typo shows its line and column and creates
+//   nothing; a job that cannot fit says why it waits; a task's
 //   logs are followed while it prints; a host is drained (after a confirmation) and changes
 //   state, then brought up; emulated GPU hosts (`paceline bench fleet`) show their devices and
 //   the tasks sharing them; an instance is killed from its page; a service's rolling update
@@ -196,6 +198,48 @@ async function main() {
     await shot("job");
   });
 
+  await step("a job of roles in a gang: its roles, each instance's role, its gang restart's attempt and reason", async () => {
+    // Instance 2 (a worker) fails its first run: the whole gang restarts together once, and
+    // then every member succeeds.
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/web",
+      spec_yaml: [
+        "name: ranks",
+        "sla: {min_running_instances: 3}",
+        "gang: {restart: gang, max_restarts: 2}",
+        "task:",
+        '  command: "sleep 3"',
+        "  resources: {cpu: 0.1, memory: 16Mi}",
+        "  kill_grace: 1s",
+        "roles:",
+        "  - name: launcher",
+        "    instances: 1",
+        "  - name: worker",
+        "    instances: 2",
+        "    task:",
+        "      command: |",
+        "        run=${PACELINE_RUN_ID##*/}",
+        '        if [ "$PACELINE_INSTANCE_ID" = 2 ] && [ "$run" = 1 ]; then sleep 1; exit 3; fi',
+        "        sleep 3",
+        "",
+      ].join("\n"),
+    });
+    const id = Number(r.job_id);
+    await page.goto(`${base}/jobs/${id}`);
+    assert.equal(await page.locator("[data-roles]").innerText(), "Roles: launcher (instance 0) · worker (instances 1–2)");
+    assert.equal(await page.locator("[data-gang]").innerText(), "Gang of 3 · rendezvous none · restarts together, at most 2 times");
+    await page.getByRole("heading", { name: /ranks/ }).getByText("SUCCEEDED").waitFor({ timeout: 60000 });
+    assert.deepEqual(await page.locator("tr[data-instance] td.role").allInnerTexts(), ["launcher", "worker", "worker"]);
+    await waitFor("every member in gang attempt 1", async () => (await page.locator("tr[data-instance] td.attempt").allInnerTexts()).join(",") === "1,1,1");
+    await shot("job-gang");
+    // The launcher's page: its role, its attempt, and the gang restart that stopped its first run.
+    await page.locator('tr[data-instance="0"]').getByRole("link", { name: "0" }).click();
+    await page.getByText(/role launcher · run 2 · gang attempt 1/).waitFor();
+    const restart = page.getByRole("row").filter({ hasText: "GANG_RESTART" }).first();
+    await restart.waitFor();
+    assert.match(await restart.innerText(), /gang restart 1\/2: instance 2 failed/);
+  });
+
   await step("a job that cannot fit says why it waits", async () => {
     await page.goto(`${base}/jobs/new`);
     await page.getByLabel("Pool").fill("/web");
@@ -386,10 +430,10 @@ async function main() {
     await page.locator(`tr[data-job="${batchId}"]`).getByText("SUCCEEDED", { exact: true }).waitFor();
     await page.locator("select[name=state]").selectOption("SUCCEEDED");
     await page.waitForURL(/state=SUCCEEDED/);
-    // hello, printer, outlives (the unfiltered rows may still show for a moment)
+    // hello, ranks, printer, outlives (the unfiltered rows may still show for a moment)
     await waitFor("the succeeded jobs", async () => {
       const states = await page.locator("tr[data-job] td:nth-child(5)").allInnerTexts();
-      return states.length === 3 && states.every((s) => s === "SUCCEEDED");
+      return states.length === 4 && states.every((s) => s === "SUCCEEDED");
     });
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes("state="));

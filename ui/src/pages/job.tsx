@@ -1,9 +1,9 @@
-// A job: its state and counts, why its waiting instances wait, its spec, its update's progress
-// (pause, resume, abort, roll back), and the instance table (filtered by state), all live;
-// every action after a confirmation.
+// A job: its state and counts, its roles and gang, why its waiting instances wait, its spec, its
+// update's progress (pause, resume, abort, roll back), and the instance table (filtered by
+// state; each instance's role and gang attempt), all live; every action after a confirmation.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
-import { ApiError, GetJobResponse, TaskInfo, UpdateInfo, call, num } from "../api";
+import { ApiError, GetJobResponse, JobGang, JobRole, TaskInfo, UpdateInfo, call, num } from "../api";
 import { Badge, Bar, Confirm, ErrorBox, Stale } from "../components/ui";
 import { YamlView } from "../components/yaml_view";
 import { TASK_STATES, time } from "../format";
@@ -47,6 +47,45 @@ function UpdateProgress({ u }: { u: UpdateInfo }) {
         {u.message && <> · {u.message}</>}
       </p>
     </div>
+  );
+}
+
+// "instance 0" or "instances 1–4".
+function instanceRange(r: JobRole): string {
+  const first = r.first_instance ?? 0;
+  return r.instances === 1 ? `instance ${first}` : `instances ${first}–${first + r.instances - 1}`;
+}
+
+// A job's roles and how its gang meets, restarts and completes.
+function Shape({ roles, gang, completion }: { roles: JobRole[]; gang?: JobGang; completion?: string }) {
+  return (
+    <>
+      {roles.length > 0 && (
+        <p class="facts" data-roles>
+          Roles:{" "}
+          {roles.map((r, k) => (
+            <span key={r.name}>
+              {k > 0 && " · "}
+              <strong>{r.name}</strong> ({instanceRange(r)})
+            </span>
+          ))}
+        </p>
+      )}
+      {(gang || completion === "instance-0") && (
+        <p class="facts" data-gang>
+          {gang && (
+            <>
+              Gang of {gang.size} · rendezvous {gang.rendezvous} ·{" "}
+              {gang.restart === "gang"
+                ? `restarts together, at most ${gang.max_restarts ?? 0} times`
+                : "each member restarts alone"}
+            </>
+          )}
+          {gang && completion === "instance-0" && " · "}
+          {completion === "instance-0" && "done when instance 0 is done"}
+        </p>
+      )}
+    </>
   );
 }
 
@@ -148,6 +187,8 @@ export function Job({ id }: { id: number }) {
   const ended = jobEnded;
   const update = updating ? d.job.update : undefined;
   const shown = stateFilter ? d.tasks.filter((t) => t.state === stateFilter) : d.tasks;
+  const roles = d.job.roles ?? [];
+  const gangRestarts = d.job.gang?.restart === "gang";
   return (
     <section>
       <h1>
@@ -177,6 +218,7 @@ export function Job({ id }: { id: number }) {
           <button type="button" onClick={() => setPending("RollbackJob")}>Roll back</button>
         )}
       </div>
+      <Shape roles={roles} gang={d.job.gang} completion={d.job.completion} />
       {d.job.pending_reason && (
         <div class="pending-reason" role="note">
           <strong>Why waiting:</strong> {d.job.pending_reason}
@@ -206,8 +248,10 @@ export function Job({ id }: { id: number }) {
         <thead>
           <tr>
             <th class="num">instance</th>
+            {roles.length > 0 && <th>role</th>}
             <th>state</th>
             <th class="num">run</th>
+            {gangRestarts && <th class="num" title="how many times its gang restarted together">gang attempt</th>}
             <th>host</th>
             <th>started</th>
             <th>finished</th>
@@ -221,10 +265,12 @@ export function Job({ id }: { id: number }) {
               <td class="num">
                 <Link href={`/jobs/${id}/tasks/${t.instance}`}>{t.instance}</Link>
               </td>
+              {roles.length > 0 && <td class="role">{t.role}</td>}
               <td>
                 <Badge state={t.state} />
               </td>
               <td class="num">{t.run}</td>
+              {gangRestarts && <td class="num attempt">{t.gang_attempt ?? 0}</td>}
               <td>{t.host}</td>
               <td>{time(t.started_at_unix_ms)}</td>
               <td>{time(t.finished_at_unix_ms)}</td>

@@ -150,7 +150,10 @@ export function Task({ job, instance }: { job: number; instance: number }) {
             </button>
           </div>
           <p class="facts">
-            run {d.task.task.run} · host {d.task.task.host || "—"} · failures {d.task.task.failures}
+            {d.task.task.role && <>role {d.task.task.role} · </>}
+            run {d.task.task.run}
+            {(d.task.task.gang_attempt ?? 0) > 0 && <> · gang attempt {d.task.task.gang_attempt}</>} · host{" "}
+            {d.task.task.host || "—"} · failures {d.task.task.failures}
             {d.task.task.health && <> · health {d.task.task.health}</>}
           </p>
           {d.task.task.pending_reason && (
