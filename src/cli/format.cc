@@ -50,4 +50,23 @@ absl::StatusOr<int64_t> TimeFlagMillis(absl::string_view flag, const std::string
   return absl::ToUnixMillis(absl::Now() - *ago);
 }
 
+std::string RolesLine(const v1::GetJobResponse& job) {
+  std::vector<std::string> parts;
+  for (const v1::JobRole& r : job.roles()) {
+    uint32_t last = r.first_instance() + r.instances() - 1;
+    parts.push_back(r.instances() == 1
+                        ? absl::StrCat(r.name(), " ", r.first_instance())
+                        : absl::StrCat(r.name(), " ", r.first_instance(), "-", last));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string GangLine(const v1::JobGang& g) {
+  std::string line = absl::StrCat(g.size(), " instances together, rendezvous ", g.rendezvous(),
+                                  ", restart ", g.restart());
+  if (g.restart() == "gang")
+    absl::StrAppend(&line, " (at most ", g.max_restarts(), " gang restarts)");
+  return line;
+}
+
 }  // namespace paceline::cli

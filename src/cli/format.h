@@ -24,5 +24,9 @@ absl::StatusOr<int64_t> TimeFlagMillis(absl::string_view flag, const std::string
 std::string FormatResources(const v1::Resources& r);
 // "2 ROLLING_FORWARD v3 -> v4: 4/10 done, 2 in flight, 0 failed (batch 2)" and its message.
 std::string UpdateLine(const v1::UpdateInfo& u);
+// A job's roles: "launcher 0, workers 1-4" (each role's name and its instances).
+std::string RolesLine(const v1::GetJobResponse& job);
+// A job's gang: "5 instances together, rendezvous mpi, restart gang (at most 2 gang restarts)".
+std::string GangLine(const v1::JobGang& g);
 
 }  // namespace paceline::cli

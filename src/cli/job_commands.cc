@@ -125,6 +125,11 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
               FormatUnixMillis(j.created_at_unix_ms())});
     std::cout << t.Render();
     if (resp->has_update()) std::cout << "update: " << UpdateLine(resp->update()) << std::endl;
+    if (resp->roles_size() > 0) std::cout << "roles: " << RolesLine(*resp) << std::endl;
+    if (resp->has_gang()) std::cout << "gang: " << GangLine(resp->gang()) << std::endl;
+    if (resp->completion() == "instance-0") {
+      std::cout << "completion: instance-0 (the job ends when instance 0 ends)" << std::endl;
+    }
     if (j.healthy() + j.unhealthy() + j.health_unknown() > 0) {
       std::cout << "health: " << j.healthy() << " healthy, " << j.unhealthy() << " unhealthy, "
                 << j.health_unknown() << " unknown" << std::endl;

@@ -125,15 +125,35 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     std::optional<v1::ListTasksResponse> resp =
         Run(ctx, CallKind::kRead, &v1::TaskService::Stub::ListTasks, req);
     if (!resp) return;
-    Table t({"task", "run", "state", "health", "host", "started", "finished", "exit", "used",
-             "reason"});
+    // ROLE when the job has roles; ATTEMPT (the run's gang attempt) once its gang restarted.
+    bool roles = false, attempts = false;
     for (const v1::TaskInfo& ti : resp->tasks()) {
-      t.AddRow({absl::StrCat(ti.job_id(), "/", ti.instance()), absl::StrCat(ti.run()),
-                v1::Task::State_Name(ti.state()), ti.health().empty() ? "-" : ti.health(),
-                ti.host().empty() ? "-" : ti.host(), FormatUnixMillis(ti.started_at_unix_ms()),
-                FormatUnixMillis(ti.finished_at_unix_ms()), ExitText(ti),
-                UsedText(ti.used(), ti.usage_at_unix_ms()),
-                ti.pending_reason().empty() ? ti.reason() : ti.pending_reason()});
+      roles = roles || !ti.role().empty();
+      attempts = attempts || ti.gang_attempt() > 0;
+    }
+    std::vector<std::string> headers = {"task"};
+    if (roles) headers.push_back("role");
+    headers.push_back("run");
+    if (attempts) headers.push_back("attempt");
+    for (const char* h :
+         {"state", "health", "host", "started", "finished", "exit", "used", "reason"}) {
+      headers.push_back(h);
+    }
+    Table t(std::move(headers));
+    for (const v1::TaskInfo& ti : resp->tasks()) {
+      std::vector<std::string> row = {absl::StrCat(ti.job_id(), "/", ti.instance())};
+      if (roles) row.push_back(ti.role().empty() ? "-" : ti.role());
+      row.push_back(absl::StrCat(ti.run()));
+      if (attempts) row.push_back(absl::StrCat(ti.gang_attempt()));
+      for (std::string cell :
+           {v1::Task::State_Name(ti.state()), ti.health().empty() ? "-" : ti.health(),
+            ti.host().empty() ? "-" : ti.host(), FormatUnixMillis(ti.started_at_unix_ms()),
+            FormatUnixMillis(ti.finished_at_unix_ms()), ExitText(ti),
+            UsedText(ti.used(), ti.usage_at_unix_ms()),
+            ti.pending_reason().empty() ? ti.reason() : ti.pending_reason()}) {
+        row.push_back(std::move(cell));
+      }
+      t.AddRow(std::move(row));
     }
     std::cout << t.Render();
   });
@@ -151,6 +171,10 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
               << v1::Task::State_Name(ti.state()) << ", run " << ti.run()
               << (ti.host().empty() ? "" : " on " + ti.host()) << ", asks "
               << FormatResources(ti.resources()) << "\n";
+    if (!ti.role().empty()) std::cout << "role: " << ti.role() << "\n";
+    if (ti.gang_attempt() > 0) {
+      std::cout << "gang attempt: " << ti.gang_attempt() << " (its gang restarted together)\n";
+    }
     if (!ti.health().empty()) std::cout << "health: " << ti.health() << "\n";
     if (ti.usage_at_unix_ms() != 0) {
       std::cout << "uses: " << FormatResources(ti.used()) << " (at "

@@ -3,8 +3,9 @@
 // processes. A rank that fails stops every other member; the gang runs again, all members
 // together, in its next attempt (PACELINE_GANG_ATTEMPT), each member's events saying why; past
 // max_restarts the job fails; a member whose agent dies restarts the gang on the other hosts; a
-// master killed with SIGKILL in the middle of a gang restart finishes it after its restart. Also measured: the time from a rank's death to its whole gang
-// running again (bench/results/gang-restart-*.md).
+// master killed with SIGKILL in the middle of a gang restart finishes it after its restart. Also
+// measured: the time from a rank's death to its whole gang running again
+// (bench/results/gang-restart-*.md).
 
 #include <signal.h>
 
@@ -157,6 +158,17 @@ TEST_F(GangRestartE2E, AFailedRankRestartsTheWholeGangTogetherAndTheJobSucceeds)
   EXPECT_EQ(hosts.size(), 4u);
   const std::string why = "gang restart 1/2: instance 2 failed: exit 1";
   ExpectEveryMemberSays(job, why, 2);
+  // What a user sees: each run's gang attempt (the API, `task list`, `task get`) and the gang.
+  for (const Json& t : tasks["tasks"]) EXPECT_EQ(t.value("gang_attempt", 0), 1) << t;
+  RunResult list = c_.Cli({"task", "list", std::to_string(job)});
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("^TASK +RUN +ATTEMPT +STATE ")) << list.out;
+  EXPECT_THAT(list.out, ::testing::ContainsRegex(absl::StrCat(job, "/3 +2 +1 +SUCCEEDED")))
+      << list.out;
+  EXPECT_THAT(c_.Cli({"task", "get", absl::StrCat(job, "/0")}).out,
+              HasSubstr("\ngang attempt: 1 (its gang restarted together)\n"));
+  EXPECT_THAT(c_.Cli({"job", "get", std::to_string(job)}).out,
+              HasSubstr("\ngang: 4 instances together, rendezvous none, restart gang (at most 2 "
+                        "gang restarts)\n"));
   for (uint32_t i : {0u, 1u, 3u}) {
     bool stopped = false;
     for (const Json& e : Events(job, i)) {

@@ -82,6 +82,24 @@ TEST_F(RolesE2E, EachInstanceRunsItsRolesTaskAndTheJobGrowsByItsLastRole) {
 
   Json got = c_.CliJson({"job", "get", std::to_string(job)});
   EXPECT_THAT(got.value("spec_yaml", ""), HasSubstr("  - name: worker\n    instances: 2\n"));
+  // The roles where a user looks: the job's (with each role's first instance), each instance's
+  // in the API and in `task list`'s ROLE column; no gang, so no gang attempt.
+  ASSERT_EQ(got["roles"].size(), 2u) << got;
+  EXPECT_EQ(got["roles"][1]["name"], "worker");
+  EXPECT_EQ(got["roles"][1]["instances"], 2);
+  EXPECT_EQ(got["roles"][1]["first_instance"], 1);
+  EXPECT_FALSE(got.contains("gang")) << got;
+  EXPECT_THAT(c_.Cli({"job", "get", std::to_string(job)}).out,
+              HasSubstr("\nroles: driver 0, worker 1-2\n"));
+  Json tasks = c_.CliJson({"task", "list", std::to_string(job)});
+  ASSERT_EQ(tasks["tasks"].size(), 3u);
+  EXPECT_EQ(tasks["tasks"][0]["role"], "driver");
+  EXPECT_EQ(tasks["tasks"][2]["role"], "worker");
+  RunResult list = c_.Cli({"task", "list", std::to_string(job)});
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("^TASK +ROLE +RUN +STATE ")) << list.out;
+  EXPECT_THAT(list.out, ::testing::ContainsRegex(absl::StrCat(job, "/0 +driver +1 +RUNNING")));
+  EXPECT_THAT(list.out, ::testing::ContainsRegex(absl::StrCat(job, "/2 +worker +1 +RUNNING")));
+  EXPECT_THAT(c_.Cli({"task", "get", absl::StrCat(job, "/1")}).out, HasSubstr("\nrole: worker\n"));
 
   // Two more instances: the worker role grows; the driver keeps instance 0.
   RunResult grow = c_.Cli({"job", "update", std::to_string(job), "--instances", "5"});
