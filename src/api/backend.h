@@ -54,6 +54,26 @@ class ExecChannel {
 // an UNAVAILABLE status (the agent's link is gone), nothing more comes.
 using ExecSink = std::function<void(absl::StatusOr<v1::ExecOutput>)>;
 
+// What the API sends to connected agents off the core's loop: a message to all, a run's logs,
+// an exec session. Implemented by the master's agent registry; callable from any thread.
+class AgentTraffic {
+ public:
+  virtual ~AgentTraffic() = default;
+  // Sends `msg` to every connected agent.
+  virtual void Broadcast(const v1::MasterMessage& msg) = 0;
+  // Asks `host`'s agent for a piece of a run's logs and waits (at most `timeout`) for it.
+  // UNAVAILABLE when the host is not connected or does not answer in time.
+  virtual absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,
+                                                    absl::Duration timeout) = 0;
+
+  // Starts exec session `start` (its id is set here) on `host`'s agent, its output to `sink`.
+  // UNAVAILABLE when the host is not connected. Touches no core state: the event loop never
+  // sees exec traffic.
+  virtual absl::StatusOr<std::unique_ptr<ExecChannel>> OpenExec(const std::string& host,
+                                                                v1::ExecStart start,
+                                                                ExecSink sink) = 0;
+};
+
 class Backend {
  public:
   using MutateFn =
@@ -82,19 +102,8 @@ class Backend {
   // Registers an agent from the first message of its stream (see masterd/agent_connection.h).
   virtual absl::StatusOr<std::unique_ptr<AgentProtocol>> OpenAgent(
       std::shared_ptr<AgentLink> link, const v1::AgentMessage& first) = 0;
-  // Sends `msg` to every connected agent.
-  virtual void Broadcast(const v1::MasterMessage& msg) = 0;
-  // Asks `host`'s agent for a piece of a run's logs and waits (at most `timeout`) for it.
-  // UNAVAILABLE when the host is not connected or does not answer in time.
-  virtual absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,
-                                                    absl::Duration timeout) = 0;
-
-  // Starts exec session `start` (its id is set here) on `host`'s agent, its output to `sink`.
-  // UNAVAILABLE when the host is not connected. Touches no core state: the event loop never
-  // sees exec traffic.
-  virtual absl::StatusOr<std::unique_ptr<ExecChannel>> OpenExec(const std::string& host,
-                                                                v1::ExecStart start,
-                                                                ExecSink sink) = 0;
+  // The connected agents, for what goes to them outside the core (AgentTraffic).
+  virtual AgentTraffic& agents() = 0;
 
   // Job and task events for JobService.Watch, published once durable.
   virtual EventHub& events() = 0;

@@ -189,7 +189,7 @@ grpc::Status JobServiceImpl::DeleteJob(grpc::ServerContext* ctx, const v1::Delet
   if (s.ok() && stateful && req->purge_volumes()) {
     v1::MasterMessage purge;
     purge.mutable_purge_volumes()->set_job_id(req->job_id());
-    cluster_->Broadcast(purge);
+    cluster_->agents().Broadcast(purge);
   }
   return ToGrpcStatus(s);
 }

@@ -97,8 +97,8 @@ grpc::Status TaskServiceImpl::Exec(
   start.set_rows(open.size().rows());
   start.set_cols(open.size().cols());
   start.set_window(kExecWindow);
-  absl::StatusOr<std::unique_ptr<ExecChannel>> channel =
-      cluster_->OpenExec(host, std::move(start), [state](absl::StatusOr<v1::ExecOutput> out) {
+  absl::StatusOr<std::unique_ptr<ExecChannel>> channel = cluster_->agents().OpenExec(
+      host, std::move(start), [state](absl::StatusOr<v1::ExecOutput> out) {
         absl::MutexLock lock(&state->mu);
         if (out.ok() && out->credit() > 0) {
           state->stdin_in_flight -= std::min<uint64_t>(state->stdin_in_flight, out->credit());

@@ -210,7 +210,7 @@ grpc::Status TaskServiceImpl::GetTaskLogs(grpc::ServerContext* ctx,
   lr.set_tail_lines(req->tail_lines());
   lr.set_offset(req->offset());
   lr.set_max_bytes(1 << 20);
-  absl::StatusOr<v1::LogResponse> logs = cluster_->FetchLogs(host, lr, absl::Seconds(10));
+  absl::StatusOr<v1::LogResponse> logs = cluster_->agents().FetchLogs(host, lr, absl::Seconds(10));
   if (!logs.ok()) return ToGrpcStatus(logs.status());
   resp->set_data(logs->data());
   resp->set_next_offset(logs->next_offset());

@@ -28,7 +28,7 @@
 
 namespace paceline::masterd {
 
-class AgentRegistry {
+class AgentRegistry final : public api::AgentTraffic {
  public:
   // Called on the loop's thread with each launch message just before it is sent (the master
   // puts the task's secret values in; they are never stored). Set before the loop starts.
@@ -43,7 +43,7 @@ class AgentRegistry {
   // names the addresses of its gang's peers as their agents connected.
   void Dispatch(const scheduler::Actions& actions);
   // Sends `msg` to every connected agent.
-  void Broadcast(const v1::MasterMessage& msg);
+  void Broadcast(const v1::MasterMessage& msg) override;
   // Ends every agent's stream (they connect and register again), or closes every link (the
   // master stops: what is queued is still delivered).
   void AbortAll();
@@ -53,7 +53,7 @@ class AgentRegistry {
   // (agent_registry_logs.cc). UNAVAILABLE when the host is not connected or does not answer in
   // time; NOT_FOUND with the agent's error.
   absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,
-                                            absl::Duration timeout);
+                                            absl::Duration timeout) override;
   // The answer of `host`'s agent to FetchLogs (from its stream handler); an answer to a request
   // sent to another host, or one nobody waits for any more, is dropped.
   void DeliverLogs(const std::string& host, const v1::LogResponse& response);
@@ -62,7 +62,7 @@ class AgentRegistry {
   // agent_registry_exec.cc), and an output of the agent on `link` for one of its sessions.
   absl::StatusOr<std::unique_ptr<api::ExecChannel>> OpenExec(const std::string& host,
                                                              v1::ExecStart start,
-                                                             api::ExecSink sink);
+                                                             api::ExecSink sink) override;
   void DeliverExec(const api::AgentLink* link, const v1::ExecOutput& out);
   ExecRouter& exec() { return exec_; }
 
@@ -72,7 +72,6 @@ class AgentRegistry {
   std::string AddressOf(const std::string& host);
 
  private:
-
   LaunchFn on_launch_;
   absl::Mutex sessions_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<api::AgentLink>> sessions_

@@ -64,16 +64,6 @@ class Cluster final : public api::Backend {
   absl::StatusOr<std::vector<records::TaskEvent>> ReadEvents(TaskId task, size_t limit) override;
   absl::StatusOr<std::unique_ptr<api::AgentProtocol>> OpenAgent(
       std::shared_ptr<api::AgentLink> link, const v1::AgentMessage& first) override;
-  void Broadcast(const v1::MasterMessage& msg) override { agents_.Broadcast(msg); }
-  absl::StatusOr<v1::LogResponse> FetchLogs(const std::string& host, v1::LogRequest request,
-                                            absl::Duration timeout) override {
-    return agents_.FetchLogs(host, std::move(request), timeout);
-  }
-  absl::StatusOr<std::unique_ptr<api::ExecChannel>> OpenExec(const std::string& host,
-                                                             v1::ExecStart start,
-                                                             api::ExecSink sink) override {
-    return agents_.OpenExec(host, std::move(start), std::move(sink));
-  }
   api::EventHub& events() override { return hub_; }
   store::GroupCommitStats CommitStats() const override { return committer_->stats(); }
   DurationHistogram CycleTimes() const override {
@@ -83,7 +73,7 @@ class Cluster final : public api::Backend {
 
   // The parts other components of the master use.
   // The agents' connections (AgentConnection attaches and detaches its link, delivers logs).
-  AgentRegistry& agents() { return agents_; }
+  AgentRegistry& agents() override { return agents_; }
   // The core's keeper: serving or not, leadership (masterd/leadership.h), the records hook.
   CoreKeeper& keeper() { return keeper_; }
   // The group committer's side door, for what bypasses the loop: batches that no state of the

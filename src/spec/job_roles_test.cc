@@ -214,14 +214,13 @@ instance_overrides:
   absl::StatusOr<JobSpec> tf = Parse(R"(name: ps
 instances: 3
 sla: {min_running_instances: 3}
-gang: {rendezvous: tensorflow, port: grpc, restart: instance}
+gang: {rendezvous: tensorflow, port: grpc, max_restarts: 2}
 task: {command: python3 ps.py, resources: {cpu: 1, memory: 1Gi}, ports: [grpc]}
 )");
   ASSERT_TRUE(tf.ok()) << tf.status();
   EXPECT_EQ(tf->task.ports, std::vector<std::string>{"grpc"}) << "declared: not added twice";
-  EXPECT_EQ(tf->gang.restart, GangRestart::kInstance);
-  EXPECT_THAT(PrintJobSpec(*tf), HasSubstr("gang:\n  rendezvous: tensorflow\n  port: grpc\n"
-                                           "  restart: instance\n"));
+  EXPECT_EQ(tf->gang.restart, GangRestart::kGang);
+  EXPECT_THAT(PrintJobSpec(*tf), HasSubstr("gang:\n  rendezvous: tensorflow\n  port: grpc\n"));
   // Without a rendezvous a gang restarts by instance, and prints no gang block.
   absl::StatusOr<JobSpec> plain = Parse(
       "name: g\ninstances: 2\nsla: {min_running_instances: 2}\ngang: {restart: instance}\n"
@@ -251,6 +250,13 @@ TEST(GangTest, ARendezvousOnAJobThatIsNotAGangIsRefusedAtItsPlace) {
   EXPECT_THAT(ErrorOf(absl::StrCat("name: j\ninstances: 4\n", kTask, "gang: {rendevous: mpi}\n")),
               HasSubstr("j.yaml:4:8: gang.rendevous: unknown key 'rendevous' (did you mean "
                         "'rendezvous'?)"));
+}
+
+TEST(GangTest, ARendezvousWithMembersRestartedAloneIsRefused) {
+  std::string e = ErrorOf(absl::StrCat("name: j\ninstances: 2\nsla: {min_running_instances: 2}\n",
+                                       kTask, "gang: {rendezvous: mpi, restart: instance}\n"));
+  EXPECT_THAT(e, HasSubstr("gang.restart: is instance with the mpi rendezvous"));
+  EXPECT_THAT(e, HasSubstr("expected gang, or no gang.restart"));
 }
 
 TEST(CompletionTest, OnlyABatchJobCompletesByInstanceZero) {
@@ -387,6 +393,7 @@ TEST(ValidateJobSpecTest, RolesAndGangsBuiltAsStructs) {
   EXPECT_THAT(ValidateJobSpec(j), IsEmpty());
   j.sla.min_running_instances = 5;
   j.gang.rendezvous = Rendezvous::kPyTorch;
+  j.gang.restart = GangRestart::kGang;
   std::vector<FieldError> errors = ValidateJobSpec(j);
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0].path, "task.ports");

@@ -141,6 +141,13 @@ void CheckGang(ErrorSink& sink, const JobSpec& spec) {
                           "); expected sla.min_running_instances of 2 or more, the number of "
                           "members that start and meet together, or no rendezvous"),
              {"sla.min_running_instances", "sla"});
+  } else if (g.rendezvous != Rendezvous::kNone && g.restart == GangRestart::kInstance) {
+    sink.Add("gang.restart",
+             absl::StrCat("is instance with the ", RendezvousName(g.rendezvous),
+                          " rendezvous: a member restarted alone would find a world that has "
+                          "moved on (its peers, ranks and rendezvous of the last start); "
+                          "expected gang, or no gang.restart (gang is the default with a "
+                          "rendezvous)"));
   } else if (g.rendezvous == Rendezvous::kNone && g.restart == GangRestart::kGang && size <= 1) {
     sink.Add("gang.restart",
              absl::StrCat("is gang on a job that is not a gang (sla.min_running_instances is ",

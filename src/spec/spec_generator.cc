@@ -268,7 +268,9 @@ void AddGang(Rng& rng, JobSpec& j) {
   GangSpec& g = j.gang;
   g.rendezvous = static_cast<Rendezvous>(Uniform(rng, 0, 3));
   if (Chance(rng, 30)) g.port = Word(rng, kLower, "abcdefghij_0123456789", 8);
-  g.restart = Chance(rng, 50) ? GangRestart::kGang : GangRestart::kInstance;
+  // A rendezvous restarts its gang together (an instance alone would meet a moved-on world).
+  g.restart = g.rendezvous != Rendezvous::kNone || Chance(rng, 50) ? GangRestart::kGang
+                                                                   : GangRestart::kInstance;
   if (Chance(rng, 50)) g.max_restarts = static_cast<uint32_t>(Uniform(rng, 0, 20));
 }
 

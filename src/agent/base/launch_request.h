@@ -46,7 +46,7 @@ struct LaunchRequest {
   // The gang's members, instance id -> peer; written to peers.json in the sandbox.
   std::optional<std::map<uint32_t, GangPeer>> peers;
   std::optional<GangRendezvousRequest> rendezvous;  // only with peers
-  std::string role;  // the instance's role; empty without roles
+  std::string role;                                 // the instance's role; empty without roles
   // The values of spec.secrets, by name: held in memory for the launch, never written to the
   // agent's disk but into the task's secrets directory. When the master could not give them,
   // `secret_error` says why and the launch fails with it.
