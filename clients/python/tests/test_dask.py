@@ -69,11 +69,6 @@ class LocalJob:
             self.stop(i)
 
 
-def slow_square(block: Any) -> Any:
-    time.sleep(0.05)
-    return block * block
-
-
 def wait_until(cond: Any, timeout: float) -> bool:
     until = time.monotonic() + timeout
     while time.monotonic() < until:
@@ -114,6 +109,12 @@ class PacelineClusterTest(unittest.TestCase):
     def test_adaptive_adds_workers_under_load_and_removes_them_when_idle(self) -> None:
         self.cluster.adapt(minimum=0, maximum=3, interval="200ms", wait_count=3,
                            target_duration="1s")
+        # Defined here, not at the module's top: a nested function travels by value, so the
+        # dask-worker processes (which cannot import this test module) can run it.
+        def slow_square(block: Any) -> Any:
+            time.sleep(0.05)
+            return block * block
+
         with DaskClient(self.cluster) as client:
             x = da.arange(400_000, chunks=2_000, dtype=np.int64)  # type: ignore[attr-defined]
             slow = x.map_blocks(slow_square, dtype=np.int64)  # 200 chunks
