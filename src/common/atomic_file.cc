@@ -55,8 +55,17 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   using DirSync = AtomicWriteOptions::DirSync;
   const std::string tmp = absl::StrCat(path, options.temp_suffix);
   const bool remove = options.remove_temp_on_failure;
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, options.mode);
+  int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
+  if (options.owner.has_value()) {
+    ::unlink(tmp.c_str());  // ENOENT or not: O_EXCL refuses whatever is left
+    flags |= O_EXCL;
+  }
+  int fd = ::open(tmp.c_str(), flags, options.mode);
   if (fd < 0) return error(errno, absl::StrCat("open ", tmp));
+  if (options.owner.has_value() && ::fchown(fd, options.owner->uid, options.owner->gid) != 0) {
+    Abandon(fd, tmp, remove);
+    return error(errno, absl::StrCat("chown ", tmp));
+  }
   if (!WriteAll(fd, contents)) {
     Abandon(fd, tmp, remove);
     return error(errno, absl::StrCat("write ", tmp));

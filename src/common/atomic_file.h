@@ -4,6 +4,13 @@
 // `temp_suffix`, created with `mode` and O_CLOEXEC), which is synced as asked and then renamed
 // over `path`; the directory is synced afterwards as asked, which makes the rename durable.
 //
+// With an `owner`, the temporary file is given to that user and group (fchown(2)) before the
+// rename, so the file appears under `path` already theirs (the caller needs the privilege to
+// chown). Such a file is usually written into a directory that user may write too, so its
+// temporary file is made afresh: whatever is under its name is removed first and it is created
+// with O_EXCL, never reusing or following a link someone else put there. Any temporary file is
+// opened with O_NOFOLLOW.
+//
 // With `replace = false` the temporary file is linked to `path` instead of renamed, so that a
 // file already there is kept (and the call is OK): the first of several writers wins. The
 // temporary file is removed in either case.
@@ -22,6 +29,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
@@ -48,6 +56,11 @@ struct AtomicWriteOptions {
   DirSync dir_sync = DirSync::kChecked;
   bool replace = true;  // false: link(2) into place; an existing `path` stays and is no error
   bool remove_temp_on_failure = true;
+  struct Owner {
+    uid_t uid;
+    gid_t gid;
+  };
+  std::optional<Owner> owner;  // none: the writer's own
 };
 
 using ErrnoError = absl::FunctionRef<absl::Status(int err, absl::string_view what)>;

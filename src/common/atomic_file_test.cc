@@ -82,5 +82,42 @@ TEST_F(AtomicFileTest, RemovesTheTemporaryFileWhenTheRenameFails) {
   EXPECT_TRUE(fs::exists(path + ".tmp"));
 }
 
+TEST_F(AtomicFileTest, GivesTheFileToItsOwnerBeforeTheRename) {
+  const std::string path = Path("token");
+  // As root (CI), another user's; otherwise this user's own (chown to oneself is allowed).
+  const bool root = ::geteuid() == 0;
+  const Options::Owner owner{root ? 65534u : ::getuid(), root ? 65534u : ::getgid()};
+  ASSERT_TRUE(WriteFileAtomically(path, "secret", {.mode = 0400, .owner = owner}).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, owner.uid);
+  EXPECT_EQ(st.st_gid, owner.gid);
+  EXPECT_EQ(st.st_mode & 07777, 0400u);
+  EXPECT_EQ(Read(path), "secret");
+}
+
+TEST_F(AtomicFileTest, NeverWritesThroughALinkLeftAtTheTemporaryName) {
+  const std::string path = Path("token");
+  const std::string victim = Path("victim");
+  ASSERT_TRUE(WriteFileAtomically(victim, "keep").ok());
+  const Options::Owner me{::getuid(), ::getgid()};
+  // A symbolic link: without an owner the write refuses it (O_NOFOLLOW) ...
+  fs::create_symlink(victim, path + ".tmp");
+  absl::Status s = WriteFileAtomically(path, "new", {.remove_temp_on_failure = false});
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message().substr(0, 5), "open ") << s;
+  EXPECT_EQ(Read(victim), "keep");
+  // ... with one, it is removed and the file made afresh.
+  ASSERT_TRUE(WriteFileAtomically(path, "new", {.owner = me}).ok());
+  EXPECT_EQ(Read(path), "new");
+  EXPECT_EQ(Read(victim), "keep");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path)));
+  // A hard link is not reused either.
+  fs::create_hard_link(victim, path + ".tmp");
+  ASSERT_TRUE(WriteFileAtomically(path, "newer", {.owner = me}).ok());
+  EXPECT_EQ(Read(path), "newer");
+  EXPECT_EQ(Read(victim), "keep");
+}
+
 }  // namespace
 }  // namespace paceline

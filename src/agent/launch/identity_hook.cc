@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/file_util.h"
+#include "common/atomic_file.h"
 #include "common/status.h"
 
 namespace paceline::agent {
@@ -22,17 +23,18 @@ absl::Status GiveTo(const std::string& path, int uid, int gid) {
   return absl::OkStatus();
 }
 
-// Writes `data` to `path` whole: a new file beside it (mode `mode`, owned by uid/gid), renamed
-// over it.
+// Writes `data` to `path` whole (common/atomic_file.h), given to uid/gid before it appears there
+// (uid < 0: kept the agent's). The directory is the task user's: the temporary file is made
+// afresh, never through a link the task left under its name. Not synced: a token is worth
+// nothing once the host has crashed, and the master renews it.
 absl::Status Put(const std::string& path, const std::string& data, mode_t mode, int uid, int gid) {
-  const std::string tmp = absl::StrCat(path, ".new");
-  ::unlink(tmp.c_str());
-  RETURN_IF_ERROR(WriteFile(tmp, data, mode));
-  RETURN_IF_ERROR(GiveTo(tmp, uid, gid));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return ErrnoStatus(errno, absl::StrCat("rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  using Options = AtomicWriteOptions;
+  Options options{.mode = mode,
+                  .temp_suffix = ".new",
+                  .sync = Options::Sync::kNone,
+                  .dir_sync = Options::DirSync::kNone};
+  if (uid >= 0) options.owner = Options::Owner{static_cast<uid_t>(uid), static_cast<gid_t>(gid)};
+  return WriteFileAtomically(path, data, options, ErrnoStatus);
 }
 
 }  // namespace
