@@ -27,20 +27,22 @@ void Absorber::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
   for (const jobmgr::LaunchCommand& l : fx.launches) {
     const jobmgr::Job* job = jobs_.GetJob(l.run.task.job);
     if (job == nullptr) continue;
+    const uint32_t instance = l.run.task.instance;
+    const jobmgr::TaskRuntime& runtime = job->task(instance);  // read once: the run's record
     Launch launch;
     launch.run = l.run;
     launch.host = l.placed.host;
     launch.pool = job->pool();
     launch.ports = l.placed.ports;
     launch.gpu_devices = l.placed.gpu_devices;
-    launch.task = job->TaskFor(l.run.task.instance);
-    launch.spec_version = job->task(l.run.task.instance).spec_version;
+    launch.task = job->TaskFor(instance);
+    launch.spec_version = runtime.spec_version;
     launch.gang_size = std::max<uint32_t>(1, job->spec().sla.min_running_instances);
     if (launch.gang_size > 1) launch.peers = PeersOf(l.run.task, launch.gang_size, placed, peers);
-    if (const RoleSpec* role = job->spec().RoleOf(l.run.task.instance)) launch.role = role->name;
+    if (const RoleSpec* role = job->spec().RoleOf(instance)) launch.role = role->name;
     launch.rendezvous = job->spec().gang.rendezvous;
     launch.rendezvous_port = job->spec().gang.port;
-    launch.gang_attempt = job->task(l.run.task.instance).gang_attempt;
+    launch.gang_attempt = runtime.gang_attempt;
     out.launches.push_back(std::move(launch));
   }
   auto move_all = [](auto& to, auto& from) {
