@@ -47,6 +47,11 @@ void ExecSessions::Start(const v1::ExecStart& start, absl::StatusOr<agent::ExecC
         v1::AgentMessage msg;
         v1::ExecOutput* out = msg.mutable_exec_output();
         out->set_session(id);
+        if (!e.error.empty()) {
+          out->set_error(std::move(e.error));
+          Push(std::move(msg));
+          return;
+        }
         out->set_started(e.started);
         out->set_stdout(std::move(e.out));
         out->set_stderr(std::move(e.err));

@@ -20,6 +20,7 @@
 #include "image/testing/registry_server.h"
 #include "image/testing/tar_builder.h"
 #include "tests/e2e/cluster_fixture.h"
+#include "tests/e2e/exec_steps.h"
 #include "tls/certificates.h"
 
 namespace paceline::e2e {
@@ -547,6 +548,46 @@ TEST_F(ContainerE2E, PacelineUpRunsAContainerJob) {
   EXPECT_EQ(up.WaitExit(absl::Seconds(30)), 0) << up.Output();
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+}
+
+// `task exec` into a container: the command runs in the container's namespaces (its root, its
+// pid namespace: the same init as the task's), as the task's user with the task's variables,
+// and returns its exit code; pipes and a terminal work as for a plain task (exec_steps.h).
+TEST_F(ContainerE2E, ExecRunsInTheContainerWithPipesAndATerminal) {
+  uint64_t job = Job(
+      "exec-into",
+      R"(  command: "id -u > $PACELINE_SANDBOX/me.uid; cat /proc/1/cmdline > $PACELINE_SANDBOX/me.init; exec sleep 600"
+  resources: {cpu: 0.1, memory: 32Mi}
+  env: {GREETING: hello-from-the-container}
+  container: {image: "{IMAGE}"}
+)",
+      "service");
+  ASSERT_TRUE(WaitTaskState(job, "RUNNING", absl::Seconds(60))) << Task(job).dump();
+  const std::string task = absl::StrCat(job, "/0");
+  RunResult seen;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        seen = RunExec(*cluster_, task,
+                       {"sh", "-c", "cat $PACELINE_SANDBOX/me.uid $PACELINE_SANDBOX/me.init"});
+        return seen.exit_code == 0 && absl::StrContains(seen.out, "sleep");
+      },
+      absl::Seconds(20)))
+      << seen.out << seen.err;
+  RunResult r =
+      RunExec(*cluster_, task,
+              {"sh", "-c",
+               "id -u; cat /proc/1/cmdline; echo; ls /bin/busybox; test -e /usr || echo no-usr; "
+               "echo \"$GREETING $PACELINE_JOB_ID\"; exit 5"});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  const std::string task_uid = seen.out.substr(0, seen.out.find('\n'));
+  const std::string task_init = seen.out.substr(seen.out.find('\n') + 1);
+  EXPECT_EQ(task_uid, "65534");  // the agent's task user (nobody), as the task itself ran
+  EXPECT_EQ(r.out, absl::StrCat(task_uid, "\n", task_init, "\n/bin/busybox\nno-usr\n",
+                                "hello-from-the-container ", job, "\n"));
+  ASSERT_NO_FATAL_FAILURE(ExpectPipes(*cluster_, task, 1 << 20));
+  ASSERT_NO_FATAL_FAILURE(ExpectTerminal(*cluster_, task, "busybox "));
+  ASSERT_EQ(cluster_->Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
+  ASSERT_TRUE(WaitState(job, "KILLED", absl::Seconds(30))) << Task(job).dump();
 }
 
 }  // namespace

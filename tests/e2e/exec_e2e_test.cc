@@ -1,10 +1,13 @@
-// End to end: `paceline task exec` against a real master and agent. A command runs inside a
+// End to end: `paceline task exec` against a real master and agents. A command runs inside a
 // running task's environment — its cgroup, sandbox, user and variables — with stdin piped
 // through, stdout and stderr apart and its exit code returned; with -it through a terminal
 // driven from a pseudo-terminal of the test (its size, a resize, raw input); killed when the
 // caller goes. Refusals: an unknown job or instance, a finished or pending task, a viewer, a
-// token scoped to another pool; each is audited, and so is every exec. The round trip of
-// `task exec -- true` is measured (bench/results/exec-round-trip.md).
+// token scoped to another pool; each is audited, and so is every exec. On the multi-host bed
+// (ExecNetnsE2E: agents in network namespaces of their own, TLS) the pipes and the terminal
+// reach a task on a namespaced host, whose command sees that host's address. The round trip of
+// `task exec -- true` is measured (bench/results/exec-round-trip-2026-11-29.md). The steps
+// shared with the container suite are in exec_steps.h.
 
 #include <signal.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "tests/e2e/cluster_fixture.h"
+#include "tests/e2e/exec_steps.h"
 
 namespace paceline::e2e {
 namespace {
@@ -36,14 +40,17 @@ constexpr char kSleeper[] =
     "  resources: {cpu: 0.1, memory: 32Mi}\n"
     "  env: {GREETING: hello-from-the-task}\n";
 
-class ExecE2E : public ::testing::Test {
+// A cluster of `options` with the pools /a and /b and the job kSleeper running in /a.
+class ExecFixture : public ::testing::Test {
  protected:
+  explicit ExecFixture(ClusterOptions options) : c_(options), agents_(options.agents) {}
+
   void SetUp() override {
     ASSERT_EQ(c_.Cli({"pool", "create", "/a", "-f", c_.WriteFile("pool.yaml", kPool)}).exit_code,
               0);
     ASSERT_EQ(c_.Cli({"pool", "create", "/b", "-f", c_.WriteFile("pool.yaml", kPool)}).exit_code,
               0);
-    ASSERT_TRUE(c_.WaitForHosts(1));
+    ASSERT_TRUE(c_.WaitForHosts(agents_));
     job_ = c_.CreateJob("/a", kSleeper);
     ASSERT_TRUE(WaitTask(job_, 0, "RUNNING", absl::Seconds(30)));
     ASSERT_TRUE(WaitTask(job_, 1, "RUNNING", absl::Seconds(30)));
@@ -62,30 +69,12 @@ class ExecE2E : public ::testing::Test {
         },
         timeout);
   }
-  // `paceline [--token TOKEN] task exec FLAGS JOB/0 -- ARGV`, its stdin from `input` (a file).
+  // `paceline [--token TOKEN] task exec FLAGS JOB/INSTANCE -- ARGV`, its stdin `input`.
   RunResult Exec(const std::vector<std::string>& argv, const std::string& input = "",
                  const std::vector<std::string>& flags = {}, const std::string& token = "",
                  int instance = 0, uint64_t job = 0) {
-    std::string cmd =
-        absl::StrCat("exec ", Quote(PacelineBinary()), " --addr ", c_.master_address(0),
-                     " --token ", Quote(token.empty() ? c_.token() : token), " task exec");
-    for (const std::string& f : flags) absl::StrAppend(&cmd, " ", f);
-    absl::StrAppend(&cmd, " ", Task(job == 0 ? job_ : job, instance), " --");
-    for (const std::string& a : argv) absl::StrAppend(&cmd, " ", Quote(a));
-    std::string in = input.empty() ? "/dev/null" : c_.WriteFile("stdin.txt", input);
-    absl::StrAppend(&cmd, " < ", in);
-    return RunProgram({"-c", cmd}, {.cwd = c_.dir(), .program = "/bin/sh"});
-  }
-  static std::string Quote(const std::string& s) {
-    std::string out = "'";
-    for (char ch : s) {
-      if (ch == '\'') {
-        out += "'\\''";
-      } else {
-        out += ch;
-      }
-    }
-    return out + "'";
+    return RunExec(c_, Task(job == 0 ? job_ : job, instance), argv,
+                   {.input = input, .flags = flags, .token = token});
   }
   std::string NewToken(std::vector<std::string> args) {
     args.insert(args.begin(), {"token", "create"});
@@ -107,28 +96,22 @@ class ExecE2E : public ::testing::Test {
     return out;
   }
 
-  TestCluster c_{ClusterOptions{.agents = 1}};
+  TestCluster c_;
+  const int agents_;
   uint64_t job_ = 0;
 };
 
-TEST_F(ExecE2E, PipesStdinSeparatesStdoutFromStderrAndReturnsTheExitCode) {
-  RunResult r = Exec({"sh", "-c", "tr a-z A-Z; echo to-stderr >&2; exit 42"},
-                     "piped through\nline two\n", {"-i"});
-  EXPECT_EQ(r.exit_code, 42) << r.err;
-  EXPECT_EQ(r.out, "PIPED THROUGH\nLINE TWO\n");
-  EXPECT_EQ(r.err, "to-stderr\n");
-  // Without -i the command reads end of file at once.
-  RunResult no_stdin = Exec({"wc", "-c"}, "ignored");
-  EXPECT_EQ(no_stdin.exit_code, 0) << no_stdin.err;
-  EXPECT_EQ(absl::StripAsciiWhitespace(no_stdin.out), "0");
-  // A large input and output go through the windows both ways.
-  std::string big(3 << 20, 'x');
-  for (size_t i = 0; i < big.size(); i += 4096) big[i] = '\n';
-  RunResult large = Exec({"sh", "-c", "cat; cat >&2 < /dev/null"}, big, {"-i"});
-  EXPECT_EQ(large.exit_code, 0) << large.err;
-  EXPECT_EQ(large.out.size(), big.size());
-  EXPECT_TRUE(large.out == big);
-}
+// One master and one agent on loopback, plain text.
+class ExecE2E : public ExecFixture {
+ protected:
+  ExecE2E() : ExecFixture(ClusterOptions{.agents = 1}) {}
+};
+
+// The multi-host bed: two agents, each in a network namespace of its own, TLS.
+class ExecNetnsE2E : public ExecFixture {
+ protected:
+  ExecNetnsE2E() : ExecFixture(ClusterOptions{.agents = 2, .netns = true}) {}
+};
 
 TEST_F(ExecE2E, RunsInTheTasksCgroupSandboxAndUserWithItsEnvironment) {
   RunResult r = Exec({"sh", "-c",
@@ -153,52 +136,6 @@ TEST_F(ExecE2E, RunsInTheTasksCgroupSandboxAndUserWithItsEnvironment) {
   EXPECT_EQ(other.exit_code, 0);
   EXPECT_NE(other.out, lines[lines.size() - 3] + "\n");
   EXPECT_THAT(other.out, HasSubstr(absl::StrCat(job_, "_1_")));
-}
-
-TEST_F(ExecE2E, ATerminalWithItsSizeResizesAndRawInput) {
-  // The test's own pseudo-terminal drives `task exec -it` (as a user's terminal would).
-  const std::string driver = c_.WriteFile("drive.py", R"PY(
-import fcntl, os, pty, select, struct, sys, termios, time
-SIZE = lambda r, c: struct.pack("HHHH", r, c, 0, 0)
-pid, fd = pty.fork()
-if pid == 0:
-    fcntl.ioctl(0, termios.TIOCSWINSZ, SIZE(30, 100))
-    os.execv(sys.argv[1], sys.argv[1:])
-out = b""
-def wait_for(text, timeout=20):
-    global out
-    end = time.time() + timeout
-    while text not in out and time.time() < end:
-        r, _, _ = select.select([fd], [], [], 0.5)
-        if r:
-            try:
-                out += os.read(fd, 4096)
-            except OSError:
-                break
-    return text in out
-ok = wait_for(b"30 100")
-fcntl.ioctl(fd, termios.TIOCSWINSZ, SIZE(40, 120))  # SIGWINCH to the CLI
-ok = ok and wait_for(b"resized")
-os.write(fd, b"typed\r")
-ok = ok and wait_for(b"got typed")
-_, status = os.waitpid(pid, 0)
-wait_for(b"\0", 0.5)
-sys.stdout.write(out.decode(errors="replace"))
-sys.stdout.write("\nSTATUS %d OK %d\n" % (os.waitstatus_to_exitcode(status), ok))
-)PY");
-  const std::string script =
-      "tty; stty size; while [ \"$(stty size)\" != \"40 120\" ]; do sleep 0.05; done; "
-      "echo resized; read x; echo \"got $x\"; exit 7";
-  RunResult r =
-      RunProgram({driver, PacelineBinary(), "--addr", c_.master_address(0), "--token", c_.token(),
-                  "task", "exec", "-it", Task(job_, 0), "--", "sh", "-c", script},
-                 {.cwd = c_.dir(), .program = "python3"}, absl::Seconds(60));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("/dev/pts/"));
-  EXPECT_THAT(r.out, HasSubstr("30 100"));
-  EXPECT_THAT(r.out, HasSubstr("resized"));
-  EXPECT_THAT(r.out, HasSubstr("got typed"));
-  EXPECT_THAT(r.out, HasSubstr("STATUS 7 OK 1"));
 }
 
 TEST_F(ExecE2E, TheCommandIsKilledWhenTheCallerGoes) {
@@ -294,6 +231,36 @@ TEST_F(ExecE2E, RoundTripIsMeasured) {
   }
   // Generous on a shared CI machine; the figure goal is recorded in bench/results.
   EXPECT_LT(p50, kSanitized ? 2000 : 500);
+}
+
+// Pipes and a terminal to each instance on its namespaced host; the command runs on that host:
+// its PACELINE_HOST_ADDRESS and its network namespace's own addresses are the host's.
+TEST_F(ExecNetnsE2E, PipesAndATerminalReachATaskOnANamespacedHost) {
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(absl::StrCat("instance ", i));
+    const Json t = c_.CliJson({"task", "get", Task(job_, i)})["task"];
+    const std::string host = t.value("host", "");
+    ASSERT_TRUE(absl::StartsWith(host, "host-")) << t.dump();
+    const std::string address = c_.host_address(std::stoi(host.substr(5)));
+    RunResult where = Exec({"sh", "-c", "echo $PACELINE_HOST_ADDRESS; hostname -I"}, "", {}, "", i);
+    ASSERT_EQ(where.exit_code, 0) << where.err;
+    std::vector<std::string> lines = absl::StrSplit(where.out, '\n', absl::SkipEmpty());
+    ASSERT_EQ(lines.size(), 2u) << where.out;
+    EXPECT_EQ(lines[0], address);
+    // The namespace has its own address and none of the others' (nor the bridge's).
+    std::vector<std::string> own = absl::StrSplit(lines[1], ' ', absl::SkipWhitespace());
+    EXPECT_THAT(own, ::testing::ElementsAre(address)) << where.out;
+    ASSERT_NO_FATAL_FAILURE(ExpectPipes(c_, Task(job_, i), i == 0 ? (3 << 20) : 0));
+    ASSERT_NO_FATAL_FAILURE(ExpectTerminal(c_, Task(job_, i)));
+  }
+  // Each was audited, with its instance and command.
+  Json audits = ExecAudits(9);
+  for (int i = 0; i < 2; ++i) {
+    const std::string target = absl::StrCat("job ", job_, " instance ", i, ": sh -c echo");
+    EXPECT_TRUE(std::any_of(audits.begin(), audits.end(), [&](const Json& e) {
+      return absl::StartsWith(e.value("target", ""), target) && e["outcome"] == "OK";
+    })) << audits.dump(1);
+  }
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
 #include "agent/exec/exec_command.h"
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "agent/file_util.h"
 
 namespace paceline::agent {
 namespace {
+
+using Json = nlohmann::json;
 
 // argv[0] looked up in PATH, the rest passed as they are: no shell parsing of the arguments.
 std::vector<std::string> ThroughPath(const std::vector<std::string>& argv) {
@@ -20,6 +26,31 @@ bool HasVar(const std::vector<std::string>& env, absl::string_view name) {
     }
   }
   return false;
+}
+
+// The container's own process (the run's OCI config) running `argv` instead of its command.
+absl::StatusOr<std::string> ContainerProcess(const RunContext& ctx,
+                                             const std::vector<std::string>& argv, bool tty) {
+  absl::StatusOr<std::string> config = ReadFile(ctx.oci_config);
+  if (!config.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", ctx.key, ": its container's OCI config ", ctx.oci_config,
+                     " cannot be read to exec into it: ", config.status().message()));
+  }
+  Json j = Json::parse(*config, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("process") || !j["process"].is_object()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", ctx.key, ": its container's OCI config ", ctx.oci_config,
+                     " has no process object to exec with"));
+  }
+  Json process = std::move(j["process"]);
+  process["args"] = ThroughPath(argv);
+  process["terminal"] = tty;
+  if (tty && process.contains("env") && process["env"].is_array()) {
+    std::vector<std::string> env = process["env"].get<std::vector<std::string>>();
+    if (!HasVar(env, "TERM")) process["env"].push_back("TERM=xterm");
+  }
+  return process.dump();
 }
 
 }  // namespace
@@ -49,17 +80,33 @@ absl::StatusOr<ExecCommand> ExecCommandFor(const RunContext& ctx, const std::str
     return absl::FailedPreconditionError(absl::StrCat(
         "run ", ctx.key, " runs in a container, and this host has no OCI runtime to exec with"));
   }
-  // crun starts as root and switches to the task's user inside the container.
+  absl::StatusOr<std::string> process = ContainerProcess(ctx, argv, tty);
+  if (!process.ok()) return process.status();
+  // PREFIX.pid names the session's other files.
+  const std::string prefix(absl::StripSuffix(pid_file, ".pid"));
+  c.pid_file = pid_file;
+  c.process_json = *std::move(process);
+  c.process_file = absl::StrCat(prefix, ".process.json");
+  if (!ctx.secret_env.empty() && ctx.secrets_tmpfs && !ctx.secrets_dir.empty()) {
+    const size_t slash = prefix.rfind('/');
+    c.process_file = absl::StrCat(ctx.secrets_dir, "/.",
+                                  slash == std::string::npos ? prefix : prefix.substr(slash + 1),
+                                  ".process.json");
+  }
+  // crun starts as root and switches to the task's user inside the container; the terminal is
+  // the container's, made by crun.
+  c.user = TaskUser{};
   w.user = TaskUser{};
   w.unmounts = oci->hide;
-  w.argv = {oci->path, absl::StrCat("--root=", oci->root), "--cgroup-manager=disabled", "exec",
-            absl::StrCat("--user=", ctx.user.uid < 0 ? 0 : ctx.user.uid, ":",
-                         ctx.user.gid < 0 ? 0 : ctx.user.gid)};
-  for (const std::string& kv : c.env) w.argv.push_back(absl::StrCat("--env=", kv));
-  c.pid_file = pid_file;
-  w.argv.push_back(absl::StrCat("--pid-file=", pid_file));
+  w.argv = {
+      oci->path, absl::StrCat("--root=", oci->root),         "--cgroup-manager=disabled",
+      "exec",    absl::StrCat("--process=", c.process_file), absl::StrCat("--pid-file=", pid_file)};
+  if (tty) {
+    c.console_socket = absl::StrCat(prefix, ".console");
+    w.argv.push_back("--tty");
+    w.argv.push_back(absl::StrCat("--console-socket=", c.console_socket));
+  }
   w.argv.push_back(ctx.container_id);
-  for (std::string& a : ThroughPath(argv)) w.argv.push_back(std::move(a));
   return c;
 }
 

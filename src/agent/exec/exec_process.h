@@ -6,6 +6,10 @@
 //   tty:   terminal() is read for the output and written for the input; no stderr.
 //   pipes: stdin_fd() is written, stdout_fd() and stderr_fd() read.
 //
+//   a container with a terminal: crun makes the terminal in the container and hands its master
+//   side over the console socket (exec_command.h); AwaitTerminal receives it, and until then
+//   terminal() is -1. crun's own output (its errors) is read from stderr_fd().
+//
 // The command leads a session of its own (so it also leads its process group). Kill() sends
 // SIGKILL to that group, and for a container command to the pid crun wrote. The destructor
 // kills a command still running and reaps it.
@@ -17,17 +21,15 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "agent/exec/exec_command.h"
 #include "agent/file_util.h"
 
 namespace paceline::agent {
-
-struct TerminalSize {
-  uint16_t rows = 24;
-  uint16_t cols = 80;
-};
 
 // How a command ended: its exit code, or the signal that killed it (exit_code = 128 + signal,
 // as a shell reports it).
@@ -52,7 +54,14 @@ class ExecProcess {
   int stdin_fd() const { return tty_ ? terminal_.get() : stdin_.get(); }
   // Where the output comes from (the terminal, or the stdout pipe).
   int stdout_fd() const { return tty_ ? terminal_.get() : stdout_.get(); }
-  int stderr_fd() const { return stderr_.get(); }  // -1 with a tty
+  // -1 with a tty (but for a container's, where crun's own output comes from).
+  int stderr_fd() const { return stderr_.get(); }
+
+  // A container command with a terminal whose master side has not come yet.
+  bool awaiting_terminal() const { return console_.valid(); }
+  // Receives the terminal from crun, gives it the size and makes it non-blocking. UNAVAILABLE
+  // when crun exited first (with what it said) or after `timeout`.
+  absl::Status AwaitTerminal(absl::Duration timeout);
 
   // No more input: the pipe is closed; a terminal gets its end-of-file character (^D), which
   // a reading command in canonical mode takes as the end of its input.
@@ -69,13 +78,19 @@ class ExecProcess {
 
  private:
   ExecProcess() = default;
+  // Writes the process file and listens on the console socket (a container command).
+  absl::Status PrepareContainer(const ExecCommand& command);
+  void RemoveFiles();
 
   bool tty_ = false;
   pid_t pid_ = 0;
   UniqueFd pidfd_;
   UniqueFd terminal_;  // tty: the terminal's master side
   UniqueFd stdin_, stdout_, stderr_;
+  UniqueFd console_;  // a container with a terminal: listening for crun, until it connected
+  TerminalSize size_;
   std::string pid_file_;
+  std::vector<std::string> files_;  // removed once the command ended
   std::optional<ExecExit> exit_;
 };
 

@@ -17,7 +17,8 @@ ExecSession::ExecSession(std::unique_ptr<ExecProcess> process, uint32_t window, 
       window_(std::max<uint32_t>(window, kChunk)),
       sink_(std::move(sink)),
       wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (process_->tty()) err_open_ = false;  // the terminal is stdout and stderr at once
+  // A terminal is stdout and stderr at once (but a container runtime's own output is apart).
+  err_open_ = process_->stderr_fd() >= 0;
 }
 
 ExecSession::~ExecSession() = default;
@@ -95,6 +96,13 @@ bool ExecSession::ReadSome(int fd, std::string& out) {
 }
 
 void ExecSession::Run() {
+  if (process_->awaiting_terminal()) {
+    if (absl::Status s = process_->AwaitTerminal(kTerminalTimeout); !s.ok()) {
+      process_->KillAndReap();
+      sink_(ExecEvent{.error = std::string(s.message())});
+      return;
+    }
+  }
   sink_(ExecEvent{.started = true});
   std::optional<ExecExit> exit;
   absl::Time quiet_since = absl::InfiniteFuture();  // after the exit: the last output seen

@@ -9,6 +9,8 @@
 //   input   stdin, its end, resizes, credits and a cancel arrive from any thread (Post); stdin
 //           is written as the command reads it, and the bytes written are credited back to the
 //           sender in the next event, so the sender holds to its own window;
+//   start   a container's terminal is awaited first (exec_process.h); without it the one event
+//           says why;
 //   end     once the command exited and its output is drained (end of file on every output,
 //           or a moment without output when a descendant keeps them open), the last event
 //           carries the exit; a cancel kills the command and ends Run with no further event.
@@ -23,13 +25,16 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "agent/exec/exec_process.h"
 #include "agent/file_util.h"
 
 namespace paceline::agent {
 
-// What the pump hands on: output, credit for stdin, and, last, the exit.
+// What the pump hands on: output, credit for stdin, and, last, the exit; or, alone, why the
+// command could not start (a container's terminal that never came).
 struct ExecEvent {
+  std::string error;
   bool started = false;
   std::string out;
   std::string err;
@@ -52,6 +57,8 @@ class ExecSession {
   // How long output is still read after the command exited, when something else holds its
   // output open (a daemon it started).
   static constexpr int kDrainMs = 200;
+  // How long a container's runtime may take to hand its terminal over.
+  static constexpr absl::Duration kTerminalTimeout = absl::Seconds(15);
   using Sink = std::function<void(ExecEvent)>;
 
   // `window`: the bytes of output that may be handed on without credit (at least kChunk).

@@ -1,5 +1,5 @@
 // ExecSession and ExecProcess on real processes: the exec-mode wrapper runs each command, with
-// pipes or a terminal; ExecCommandFor's command lines.
+// pipes or a terminal; ExecCommandFor's command lines and a container's process.
 
 #include "agent/exec/exec_session.h"
 
@@ -7,10 +7,14 @@
 
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/exec/exec_command.h"
+#include "agent/file_util.h"
 #include "agent/testing/agent_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace paceline::agent {
@@ -205,7 +209,9 @@ TEST(ExecSessionTest, CancelKillsTheCommand) {
   EXPECT_FALSE(testing::PidAlive(pid));
 }
 
-TEST(ExecCommandTest, ACommandForAContainerRunIsCrunExecAsTheTaskUser) {
+TEST(ExecCommandTest, ACommandForAContainerRunIsCrunExecOfTheContainersOwnProcess) {
+  TempDir tmp;
+  const std::string dir = tmp.path();
   RunContext ctx;
   ctx.key = "7_1_1";
   ctx.sandbox = "/sb";
@@ -213,30 +219,66 @@ TEST(ExecCommandTest, ACommandForAContainerRunIsCrunExecAsTheTaskUser) {
   ctx.user.uid = 1000;
   ctx.user.gid = 1001;
   ctx.final_env = {"PACELINE_JOB_ID=7"};
+  ctx.oci_config = dir + "/config.json";
+  // The container's process as the container hook wrote it (oci_config.h).
+  ASSERT_TRUE(WriteFile(ctx.oci_config, R"({"ociVersion": "1.0.2", "process": {
+      "terminal": false, "user": {"uid": 1000, "gid": 1001, "additionalGids": [5]},
+      "args": ["/.paceline-init", "--mode=init", "--", "sleep", "9"],
+      "env": ["PATH=/bin", "PACELINE_JOB_ID=7"], "cwd": "/sb", "noNewPrivileges": true}})")
+                  .ok());
   OciRuntime oci{.path = "/usr/bin/crun", .root = "/var/run/pl"};
-  absl::StatusOr<ExecCommand> c = ExecCommandFor(ctx, "/w", &oci, {"ls", "-l"}, false, "/p.pid");
+  const std::string prefix = dir + "/run.exec-3";
+  absl::StatusOr<ExecCommand> c =
+      ExecCommandFor(ctx, "/w", &oci, {"ls", "-l"}, false, prefix + ".pid");
   ASSERT_TRUE(c.ok()) << c.status();
   const std::vector<std::string> want = {"/usr/bin/crun",
                                          "--root=/var/run/pl",
                                          "--cgroup-manager=disabled",
                                          "exec",
-                                         "--user=1000:1001",
-                                         "--env=PACELINE_JOB_ID=7",
-                                         "--pid-file=/p.pid",
-                                         "paceline-7_1_1",
-                                         "/bin/sh",
-                                         "-c",
-                                         "exec \"$0\" \"$@\"",
-                                         "ls",
-                                         "-l"};
+                                         "--process=" + prefix + ".process.json",
+                                         "--pid-file=" + prefix + ".pid",
+                                         "paceline-7_1_1"};
   EXPECT_EQ(c->wrapper.argv, want);
   EXPECT_EQ(c->wrapper.user.uid, -1);  // crun switches inside the container
-  EXPECT_EQ(c->pid_file, "/p.pid");
+  EXPECT_EQ(c->pid_file, prefix + ".pid");
+  EXPECT_EQ(c->process_file, prefix + ".process.json");
+  EXPECT_TRUE(c->console_socket.empty());
+  // The container's own user, groups, variables and directory; the command through its PATH.
+  nlohmann::json p = nlohmann::json::parse(c->process_json);
+  EXPECT_EQ(p["user"]["uid"], 1000);
+  EXPECT_EQ(p["user"]["additionalGids"][0], 5);
+  EXPECT_EQ(p["env"], nlohmann::json({"PATH=/bin", "PACELINE_JOB_ID=7"}));
+  EXPECT_EQ(p["cwd"], "/sb");
+  EXPECT_EQ(p["noNewPrivileges"], true);
+  EXPECT_EQ(p["terminal"], false);
+  EXPECT_EQ(p["args"], nlohmann::json({"/bin/sh", "-c", "exec \"$0\" \"$@\"", "ls", "-l"}));
+
+  // With a terminal: crun makes it and hands it over the console socket; TERM is set.
+  absl::StatusOr<ExecCommand> t = ExecCommandFor(ctx, "/w", &oci, {"sh"}, true, prefix + ".pid");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->console_socket, prefix + ".console");
+  EXPECT_THAT(t->wrapper.argv, ::testing::Contains("--tty"));
+  EXPECT_THAT(t->wrapper.argv, ::testing::Contains("--console-socket=" + prefix + ".console"));
+  nlohmann::json tp = nlohmann::json::parse(t->process_json);
+  EXPECT_EQ(tp["terminal"], true);
+  EXPECT_EQ(tp["env"].back(), "TERM=xterm");
+
+  // Secret variables: the process file lives in the secrets tmpfs.
+  ctx.secret_env = {"S=2"};
+  ctx.secrets_dir = dir + "/secrets";
+  ctx.secrets_tmpfs = true;
+  absl::StatusOr<ExecCommand> s = ExecCommandFor(ctx, "/w", &oci, {"id"}, false, prefix + ".pid");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->process_file, dir + "/secrets/.run.exec-3.process.json");
 
   EXPECT_EQ(ExecCommandFor(ctx, "/w", nullptr, {"ls"}, false, "/p").status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(ExecCommandFor(ctx, "/w", &oci, {}, false, "/p").status().code(),
             absl::StatusCode::kInvalidArgument);
+  ctx.oci_config = dir + "/missing.json";
+  absl::Status missing = ExecCommandFor(ctx, "/w", &oci, {"ls"}, false, "/p.pid").status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(missing.message(), "missing.json")) << missing;
 }
 
 TEST(ExecCommandTest, AHostRunsCommandJoinsItsCgroupAsItsUserInItsSandbox) {
