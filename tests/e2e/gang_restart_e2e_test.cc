@@ -2,8 +2,9 @@
 // instance 0 (completion: instance-0), on a real master and four real agents running real
 // processes. A rank that fails stops every other member; the gang runs again, all members
 // together, in its next attempt (PACELINE_GANG_ATTEMPT), each member's events saying why; past
-// max_restarts the job fails; a member whose agent dies restarts the gang on the other hosts; a
-// master killed with SIGKILL in the middle of a gang restart finishes it after its restart. Also
+// max_restarts the job fails; a gang preempted for a job of higher priority runs again once there
+// is room; a member whose agent dies restarts the gang on the other hosts; a master killed with
+// SIGKILL in the middle of a gang restart finishes it after its restart. Also
 // measured: the time from a rank's death to its whole gang running again
 // (bench/results/gang-restart-*.md).
 
@@ -42,16 +43,16 @@ const absl::Duration kJobTimeout = absl::Seconds(kSanitized ? 300 : 120);
 // cluster_fixture.h), and prints its gang attempt. Runs up to `last_failing` fail: `rank` waits
 // until the other members of its run have started, appends "fail RUN NANOS" to MARKERS/fail and
 // exits 1; the others wait to be stopped (`stop_s` seconds to stop after SIGTERM). Later runs
-// succeed after a second.
+// succeed after a second. Each member asks `cpu` cores.
 std::string GangSpec(const std::string& markers, int rank, int last_failing, int max_restarts,
-                     int stop_s = 0) {
+                     int stop_s = 0, const std::string& cpu = "1.5") {
   return absl::StrReplaceAll(R"yaml(
 name: ranks
 instances: 4
 sla: {min_running_instances: 4}
 gang: {restart: gang, max_restarts: @MAX@}
 task:
-  resources: {cpu: 1.5, memory: 32Mi}
+  resources: {cpu: @CPU@, memory: 32Mi}
   kill_grace: 20s
   env: {MARKERS: "@MARKERS@"}
   command: |
@@ -75,7 +76,8 @@ task:
                               {"@MARKERS@", markers},
                               {"@LAST@", absl::StrCat(last_failing)},
                               {"@RANK@", absl::StrCat(rank)},
-                              {"@STOP@", absl::StrCat(stop_s)}});
+                              {"@STOP@", absl::StrCat(stop_s)},
+                              {"@CPU@", cpu}});
 }
 
 bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout) {
@@ -239,6 +241,87 @@ TEST_F(GangRestartE2E, AMasterKilledDuringAGangRestartFinishesItAfterItsRestart)
     EXPECT_EQ(logs.out, "attempt 1 run 2\n") << logs.err;
   }
   ExpectEveryMemberSays(job, "gang restart 1/2: instance 2 failed: exit 1", 2);
+  ExpectRunsNeverOverlap(markers_, 4);
+}
+
+// A pool of 4 cores held by a gang of four (one core each) when a job of higher priority asks
+// one core: the resource manager preempts the gang (a victim as a whole), every member's events
+// say so, the urgent job runs, and the gang runs again, together, only once the urgent job has
+// given its core back; the job still succeeds, each member in its new attempt.
+TEST_F(GangRestartE2E, APreemptedMemberRestartsTheGangWhichRunsAgainOnceThereIsRoom) {
+  ASSERT_EQ(c_.Cli({"pool", "create", "/tight", "-f", c_.WriteFile("tight.yaml", R"(
+description: room for one gang of four
+resources:
+  cpu:    {reservation: 4, limit: 4}
+  memory: {reservation: 1Gi}
+)")})
+                .exit_code,
+            0);
+  uint64_t job = c_.CreateJob("/tight", GangSpec(markers_, /*rank=*/-1, 1, 2, 0, "1"));
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json tasks = c_.CliJson({"task", "list", std::to_string(job)})["tasks"];
+        return std::count_if(tasks.begin(), tasks.end(),
+                             [](const Json& t) { return t["state"] == "RUNNING"; }) == 4;
+      },
+      kJobTimeout))
+      << c_.Cli({"task", "list", std::to_string(job)}).out;
+  uint64_t urgent = c_.CreateJob("/tight", absl::StrReplaceAll(R"yaml(
+name: urgent
+instances: 1
+priority: 100
+task:
+  resources: {cpu: 1, memory: 32Mi}
+  env: {MARKERS: "@MARKERS@"}
+  command: |
+    echo "start 1 $(date +%s%N)" >> $MARKERS/urgent
+    sleep 2
+    echo "stop 1 $(date +%s%N)" >> $MARKERS/urgent
+)yaml",
+                                                               {{"@MARKERS@", markers_}}));
+  ASSERT_GT(urgent, 0u);
+  ASSERT_TRUE(WaitForState(urgent, "SUCCEEDED"))
+      << c_.Cli({"task", "list", std::to_string(urgent)}).out;
+  ASSERT_TRUE(WaitForState(job, "SUCCEEDED")) << c_.Cli({"task", "list", std::to_string(job)}).out;
+
+  Json tasks = c_.CliJson({"task", "list", std::to_string(job)});
+  ASSERT_EQ(tasks["tasks"].size(), 4u);
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t;
+    EXPECT_EQ(t["run"], 2) << "every member ran again, once: " << t;
+    RunResult logs = c_.Cli({"task", "logs", absl::StrCat(job, "/", t["instance"].get<int>())});
+    EXPECT_EQ(logs.out, "attempt 1 run 2\n") << logs.err;
+  }
+  // The member whose end came first is the one the gang restart names, with the resource
+  // manager's reason; the others were stopped for the gang, and every member says why.
+  int preempted = -1;
+  for (uint32_t i = 0; i < 4; ++i) {
+    for (const Json& e : Events(job, i)) {
+      if (e["run"] != 1 || e["state"] != "KILLED") continue;
+      if (e["reason"] == "PREEMPTED") {
+        EXPECT_EQ(preempted, -1) << "one member's end restarts the gang";
+        preempted = static_cast<int>(i);
+        EXPECT_THAT(std::string(e["message"]), HasSubstr("preempted for gang ")) << e;
+        EXPECT_THAT(std::string(e["message"]),
+                    HasSubstr(absl::StrCat("(job ", urgent, ", priority 100")))
+            << e;
+      } else {
+        EXPECT_EQ(e["reason"], "GANG_RESTART") << "instance " << i << ": " << e;
+      }
+    }
+  }
+  ASSERT_GE(preempted, 0) << Events(job, 0);
+  ExpectEveryMemberSays(
+      job, absl::StrCat("gang restart 1/2: instance ", preempted, " was preempted"), 2);
+  // The gang ran again only once the urgent job had given its core back (the pool has room
+  // for the gang, or for the urgent job and three members), never a member twice at once.
+  const std::map<int, int64_t> urgent_stop = Marks(markers_ + "/urgent", "stop");
+  ASSERT_EQ(urgent_stop.size(), 1u);
+  for (int i = 0; i < 4; ++i) {
+    const std::string file = absl::StrCat(markers_, "/", i);
+    EXPECT_GT(Marks(file, "start").at(2), urgent_stop.at(1)) << i;
+  }
   ExpectRunsNeverOverlap(markers_, 4);
 }
 
