@@ -21,11 +21,12 @@ their data to the others and closes them: ``retire_workers``), then lowers the i
 which stops those instances. Closing the cluster retires every worker and leaves the job with
 its driver alone, so that the job ends when the driver does.
 
-A worker instance runs ``python3 -m paceline.dask worker`` (:func:`worker_main`): it needs a
-credential too (``identity: true`` on the task), reads where instance 0 runs (the task's
-``address`` and its port named ``dask``) and execs ``dask-worker`` there, listening on its own
-port named ``dask``. examples/frameworks/dask/ has a whole job; docs/frameworks.md "Dask" says
-how it fits together.
+A worker instance runs ``python3 -m paceline.dask_worker`` (:mod:`paceline.dask_worker`): it
+needs a credential too (``identity: true`` on the task), finds where instance 0 runs (the task's
+``address`` and its port named ``dask``) and runs a Dask worker against it in the same
+interpreter, on its host's address and its own port named ``dask``. The scheduler listens on the
+driver's host address (``$PACELINE_HOST_ADDRESS``) by default. examples/frameworks/dask/ has a
+whole job; docs/frameworks.md "Dask" says how it fits together.
 """
 
 from __future__ import annotations
@@ -33,28 +34,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import sys
 import time
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from distributed import Scheduler
 from distributed.core import Status, rpc
 from distributed.deploy.adaptive import Adaptive
 from distributed.deploy.cluster import Cluster
 
-from .client import Client
+from .dask_worker import PORT_NAME, _port_env
 from .errors import PacelineError
+
+if TYPE_CHECKING:
+    from .client import Client
 
 __all__ = ["PacelineCluster", "PacelineAdaptive", "worker_main", "PORT_NAME"]
 
 log = logging.getLogger("paceline.dask")
-
-PORT_NAME = "dask"  # the job's port: the scheduler's on instance 0, each worker's on the others
-
-
-def _port_env(name: str) -> str:
-    return "PACELINE_PORT_" + name.upper().replace("-", "_")
 
 
 class PacelineAdaptive(Adaptive):
@@ -74,7 +71,8 @@ class PacelineCluster(Cluster):
     """A Dask cluster whose workers are the instances of this task's own Paceline job.
 
     Runs the scheduler in this process, listening on `port` (default: the job's port named
-    ``dask``, ``$PACELINE_PORT_DASK``) on `host` (default: every address). `client` is the
+    ``dask``, ``$PACELINE_PORT_DASK``) on `host` (default: the task's host address,
+    ``$PACELINE_HOST_ADDRESS``; every address outside a task). `client` is the
     Paceline client to scale with (default: :meth:`paceline.Client.from_task`); `job_id` the
     job (default: this task's). Workers are instances ``first_worker`` and up.
     """
@@ -84,7 +82,10 @@ class PacelineCluster(Cluster):
                  asynchronous: bool = False, loop: Any = None, name: Optional[str] = None,
                  scheduler_options: Optional[dict[str, Any]] = None) -> None:
         super().__init__(asynchronous=asynchronous, loop=loop, name=name)
-        self.paceline = client if client is not None else Client.from_task()
+        if client is None:
+            from .client import Client
+            client = Client.from_task()
+        self.paceline = client
         if job_id is None:
             if self.paceline.identity is None:
                 raise ValueError("job_id: not given, and the client is not a task's "
@@ -95,6 +96,7 @@ class PacelineCluster(Cluster):
         if port is None:
             text = os.environ.get(_port_env(PORT_NAME), "")
             port = int(text) if text.isdigit() else 0
+        host = host or os.environ.get("PACELINE_HOST_ADDRESS", "")
         self._scheduler_options = {"host": host or None, "port": port, "dashboard": False,
                                    "dashboard_address": None, **(scheduler_options or {})}
         self.scheduler: Optional[Scheduler] = None
@@ -254,47 +256,16 @@ class PacelineCluster(Cluster):
         await self._set_instances(count)
 
 
-def _scheduler_of(client: Client, job_id: int, instance: int, timeout: float) -> str:
-    """tcp://ADDRESS:PORT of the scheduler that instance `instance` of the job runs, once its
-    run is live and holds the port."""
-    until = time.monotonic() + timeout
-    while True:
-        t = client.task((job_id, instance)).task
-        port = t.ports.get(PORT_NAME, 0)
-        if t.address and port:
-            return f"tcp://{t.address}:{port}"
-        if time.monotonic() > until:
-            raise TimeoutError(f"instance {instance} of job {job_id} runs no scheduler after "
-                               f"{timeout:g}s (state {t.state}, ports {dict(t.ports)})")
-        time.sleep(0.2)
-
-
 def worker_main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python3 -m paceline.dask worker [DASK-WORKER ARGS...]``: finds the scheduler of this
-    task's job (instance 0) and execs ``dask-worker`` there, named after this instance and
-    listening on its port named ``dask``. Arguments go to dask-worker (e.g. --nthreads 2)."""
+    """``python3 -m paceline.dask worker [OPTIONS]``: the same as ``python3 -m
+    paceline.dask_worker [OPTIONS]`` (:func:`paceline.dask_worker.main`), which starts faster."""
+    from . import dask_worker
+
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] != "worker":
-        print("usage: python3 -m paceline.dask worker [DASK-WORKER ARGS...]", file=sys.stderr)
+        print("usage: python3 -m paceline.dask worker [OPTIONS]", file=sys.stderr)
         return 2
-    client = Client.from_task()
-    me = client.identity
-    assert me is not None
-    address = _scheduler_of(client, me.job_id, 0, timeout=120.0)
-    client.close()
-    port = os.environ.get(_port_env(PORT_NAME), "")
-    host = os.environ.get("PACELINE_HOST_ADDRESS", "")
-    exe = shutil.which("dask-worker") or "/usr/bin/dask-worker"
-    cmd = [exe, address, "--name", str(me.instance), "--no-dashboard", "--no-nanny"]
-    if port:
-        cmd += ["--worker-port", port]
-    if host:
-        cmd += ["--host", host]
-    cmd += args[1:]
-    print("paceline.dask: " + " ".join(cmd), flush=True)
-    sys.stdout.flush()
-    os.execv(exe, cmd)
-    return 0  # not reached
+    return dask_worker.main(args[1:])
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """paceline.dask's cluster manager against a small stand-in for the job it scales: a client
-whose update_job starts and stops real `dask-worker` processes, one per instance, named after
-it (what the job's worker instances do on Paceline). The real thing runs in
-tests/e2e/frameworks_dask_e2e_test.cc."""
+whose update_job starts and stops real worker processes (`python3 -m paceline.dask_worker`,
+given the scheduler's address), one per instance, named after it (what the job's worker
+instances do on Paceline). The real thing runs in tests/e2e/frameworks_dask_e2e_test.cc."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -24,7 +25,7 @@ except ImportError:  # pragma: no cover (Debian's python3-distributed is a test 
 
 
 class LocalJob:
-    """Instances 1..count-1 of a job as local dask-worker processes; instance 0 is the test."""
+    """Instances 1..count-1 of a job as local worker processes; instance 0 is the test."""
 
     def __init__(self) -> None:
         self.count = 1
@@ -42,8 +43,10 @@ class LocalJob:
         with self.lock:
             for i in range(self.count, instances):
                 self.procs[i] = subprocess.Popen(
-                    ["/usr/bin/dask-worker", self.scheduler, "--name", str(i), "--nthreads", "1",
-                     "--no-dashboard", "--no-nanny"],
+                    [sys.executable, "-m", "paceline.dask_worker", "--scheduler", self.scheduler,
+                     "--nthreads", "1"],
+                    env=dict(os.environ, PACELINE_INSTANCE_ID=str(i),
+                             PACELINE_HOST_ADDRESS="127.0.0.1"),
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             for i in range(instances, self.count):
                 self.stop(i)
@@ -110,7 +113,7 @@ class PacelineClusterTest(unittest.TestCase):
         self.cluster.adapt(minimum=0, maximum=3, interval="200ms", wait_count=3,
                            target_duration="1s")
         # Defined here, not at the module's top: a nested function travels by value, so the
-        # dask-worker processes (which cannot import this test module) can run it.
+        # worker processes (which cannot import this test module) can run it.
         def slow_square(block: Any) -> Any:
             time.sleep(0.05)
             return block * block

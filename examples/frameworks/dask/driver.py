@@ -9,8 +9,10 @@ runs two real computations:
 - a dask.bag map: the squares of 0 .. M-1 over 300 partitions, summed.
 
 Both are checked against their closed form; the driver exits non-zero when one is wrong. It
-prints a line per change of its worker count, each worker's startup latency (from the scale-up
-request to its registration with the scheduler), and ends once the idle workers are gone.
+prints a line per change of its worker count, a line per worker that registers (its address and
+the address its connection came from, as the scheduler sees them), each worker's startup latency
+(from the scale-up request to its registration with the scheduler), and ends once the idle
+workers are gone.
 
 Environment (optional): DASK_MAX_WORKERS (4), DASK_TASK_SECONDS (0.05: how long each chunk or
 partition works, so that there is load to scale for), DASK_IDLE_TIMEOUT (90 seconds to wait for
@@ -51,16 +53,34 @@ def slow_partition(part: list[int], seconds: float) -> list[int]:
     return [x * x for x in part]
 
 
+def describe_new_workers(cluster: PacelineCluster, seen: set[str]) -> None:
+    """Prints each worker the scheduler has not shown before: its name, the address it
+    registered with, and the address its connection to the scheduler comes from."""
+    scheduler = cluster.scheduler
+    if scheduler is None:
+        return
+    for address, ws in list(scheduler.workers.items()):
+        if address in seen:
+            continue
+        stream = scheduler.stream_comms.get(address)
+        comm = getattr(stream, "comm", None)
+        peer = comm.peer_address if comm is not None else "unknown"
+        print(f"worker {ws.name} at {address} connected from {peer}", flush=True)
+        seen.add(address)
+
+
 def watch_workers(cluster: PacelineCluster, stop: threading.Event) -> None:
     """Prints the worker count whenever it changes (what the cluster asked the job for, and
-    what registered with the scheduler)."""
+    what registered with the scheduler), and each new worker's addresses."""
     last = None
+    seen: set[str] = set()
     while not stop.is_set():
+        describe_new_workers(cluster, seen)
         now = (len(cluster.plan), len(cluster.observed))
         if now != last:
             print(f"workers requested={now[0]} registered={now[1]}", flush=True)
             last = now
-        stop.wait(0.2)
+        stop.wait(0.1)
 
 
 def main() -> int:
