@@ -1,7 +1,8 @@
 #pragma once
 // Defaults: every default that more than one process or command relies on, in one place —
-// the master's ports and data directory, the scheduling cycle, agent heartbeats and the host
-// timeout. The master, the agent, `paceline up` and the CLI all read them from here.
+// the master's ports and data directory, the scheduling cycle, agent heartbeats, the host
+// timeout, the leader's lease and the life of a task's credential. The master, the agent,
+// `paceline up` and the CLI all read them from here.
 //
 // Thread-safety: constants.
 
@@ -26,5 +27,8 @@ inline constexpr absl::Duration kHostTimeout = absl::Seconds(30);
 // How long a leader's lease runs without renewal (several masters on PostgreSQL): a standby
 // takes over this long after the leader died.
 inline constexpr absl::Duration kLease = absl::Seconds(5);
+// How long a task's credential is valid (the master's --task-credential-ttl); it is renewed at a
+// third of it (masterd/task_credentials.h).
+inline constexpr absl::Duration kTaskCredentialTtl = absl::Minutes(10);
 
 }  // namespace paceline::defaults

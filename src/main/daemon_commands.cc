@@ -44,7 +44,7 @@ struct MasterFlags {
   std::string agent_token_file;
   std::string secrets_key_file;
   std::string audit_retention = "90d";
-  std::string task_credential_ttl = "10m";
+  std::string task_credential_ttl = absl::FormatDuration(defaults::kTaskCredentialTtl);
   std::string retain_terminal = "7d";
   std::string archive_dir;
   std::string retention_period = "10s";

@@ -199,10 +199,14 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
       impl->secret_book,
       SecretBook::Open(impl->cluster.get(), in_data_dir(config.secrets_key_file, "secrets.key")));
   impl->cluster->keeper().OnRecords(
-      [access = impl->access_book.get(), secrets = impl->secret_book.get()](
-          const store::StoreChanges& c, bool all) {
+      [access = impl->access_book.get(), secrets = impl->secret_book.get(),
+       tasks = impl->task_credentials.get(),
+       cluster = impl->cluster.get()](const store::StoreChanges& c, bool all) {
         access->Take(c.changed.tokens, all);
         secrets->Take(c.changed.secrets, c.deleted_secrets, all);
+        // The core was just rebuilt from the store (on the loop): the runs with an identity
+        // launched before it, by this master or an earlier one, are indexed again.
+        if (all) tasks->Reindex(cluster->keeper().core());
       });
   impl->cluster->agents().OnLaunch(
       [secrets = impl->secret_book.get(), tasks = impl->task_credentials.get()](

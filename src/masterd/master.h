@@ -59,7 +59,7 @@ struct MasterConfig {
   absl::Duration lease = defaults::kLease;
   std::string advertise;
   // How long a task's credential is valid (renewed at a third of it): masterd/task_credentials.h.
-  absl::Duration task_credential_ttl = absl::Minutes(10);
+  absl::Duration task_credential_ttl = defaults::kTaskCredentialTtl;
 };
 
 class Master {

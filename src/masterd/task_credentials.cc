@@ -26,10 +26,50 @@ TaskCredentials::TaskCredentials(Cluster* cluster, std::string key, absl::Durati
     : cluster_(cluster), key_(std::move(key)), ttl_(ttl) {}
 
 void TaskCredentials::FillLaunch(const scheduler::Launch& launch, v1::LaunchTask& msg,
-                                 absl::Time now) const {
+                                 absl::Time now) {
   if (launch.task == nullptr || !HasIdentity(*launch.task)) return;
   *msg.mutable_credential() =
       Mint(key_, launch.run.task.job.value(), launch.run.task.instance, launch.run.run, now + ttl_);
+  absl::MutexLock lock(&mu_);
+  runs_[launch.run.task] = launch.run.run;  // a new run of the instance replaces the last
+}
+
+void TaskCredentials::Reindex(const scheduler::SchedulerCore& core) {
+  absl::flat_hash_map<TaskId, uint32_t> runs;
+  core.jobs().ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
+    for (uint32_t i = 0; i < job.instances(); ++i) {
+      const jobmgr::TaskRuntime& t = job.task(i);
+      if (!Live(t.state) || t.host == jobmgr::kNoHost) continue;
+      std::shared_ptr<const TaskSpec> task = job.TaskFor(i);
+      if (task != nullptr && HasIdentity(*task)) runs[TaskId{job.id(), i}] = t.run;
+    }
+    return true;
+  });
+  absl::MutexLock lock(&mu_);
+  runs_ = std::move(runs);
+}
+
+std::vector<TaskCredentials::Due> TaskCredentials::Sweep(const scheduler::SchedulerCore& core) {
+  std::vector<Due> due;
+  absl::MutexLock lock(&mu_);
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    const auto& [task, run] = *it;
+    const jobmgr::Job* job = core.jobs().GetJob(task.job);
+    const jobmgr::TaskRuntime* t =
+        job != nullptr && task.instance < job->instances() ? &job->task(task.instance) : nullptr;
+    if (t == nullptr || t->run != run || !Live(t->state) || t->host == jobmgr::kNoHost) {
+      runs_.erase(it++);  // ended (or replaced by a run the next launch indexes)
+      continue;
+    }
+    due.push_back({core.jobs().HostName(t->host), RunId{task, run}});
+    ++it;
+  }
+  return due;
+}
+
+size_t TaskCredentials::indexed() const {
+  absl::MutexLock lock(&mu_);
+  return runs_.size();
 }
 
 absl::Status TaskCredentials::CheckRunLive(uint64_t job, uint32_t instance, uint32_t run) const {
@@ -56,24 +96,8 @@ absl::Status TaskCredentials::CheckRunLive(uint64_t job, uint32_t instance, uint
 
 size_t TaskCredentials::RenewAll(absl::Time now) {
   if (!cluster_->keeper().Serving().ok()) return 0;
-  struct Due {
-    std::string host;
-    RunId run;
-  };
-  std::vector<Due> due = cluster_->Read<std::vector<Due>>([](const scheduler::SchedulerCore& core) {
-    std::vector<Due> out;
-    core.jobs().ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
-      for (uint32_t i = 0; i < job.instances(); ++i) {
-        const jobmgr::TaskRuntime& t = job.task(i);
-        if (!Live(t.state) || t.host == jobmgr::kNoHost) continue;
-        std::shared_ptr<const TaskSpec> task = job.TaskFor(i);
-        if (task == nullptr || !HasIdentity(*task)) continue;
-        out.push_back({core.jobs().HostName(t.host), RunId{TaskId{job.id(), i}, t.run}});
-      }
-      return true;
-    });
-    return out;
-  });
+  std::vector<Due> due = cluster_->Read<std::vector<Due>>(
+      [this](const scheduler::SchedulerCore& core) { return Sweep(core); });
   size_t sent = 0;
   for (const Due& d : due) {
     v1::MasterMessage msg;

@@ -3,6 +3,7 @@
 // every use is in the audit log as the task; the master renews the file while the run lives,
 // and the credential is refused once the run has ended.
 
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -192,6 +193,37 @@ TEST_F(TaskIdentityE2E, AControllerScalesItsOwnJobAndNothingElse) {
   EXPECT_TRUE(Audited(who, "JobService.GetJob", "UNAUTHENTICATED"));
   // The finished run's sandbox holds no credential.
   EXPECT_FALSE(std::filesystem::exists(TokenFile(job, 0, 1)));
+}
+
+// A master that restarts finds the runs with an identity launched before it (it indexes them
+// again from the store) and keeps renewing their credentials.
+TEST_F(TaskIdentityE2E, ARestartedMasterKeepsRenewingTheRunsItDidNotLaunch) {
+  const std::string spec = absl::StrReplaceAll(
+      kOther, {{"name: other", "name: idle"}, {"task:\n", "task:\n  identity: true\n"}});
+  const uint64_t job = c_.CreateJob("/a", spec);
+  ASSERT_GT(job, 0u);
+  std::string token;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        token = ReadFile(TokenFile(job, 0, 1));
+        return !token.empty();
+      },
+      absl::Seconds(30)));
+  c_.master().Signal(SIGKILL);
+  ASSERT_TRUE(c_.master().WaitExit(absl::Seconds(10)).has_value());
+  c_.StartMaster();
+  // What the old master sent last has landed by now: the next change is the new master's
+  // (ttl 6s: a renewal every 2s), and the new token works.
+  token = ReadFile(TokenFile(job, 0, 1));
+  std::string renewed;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        renewed = ReadFile(TokenFile(job, 0, 1));
+        return !renewed.empty() && renewed != token;
+      },
+      absl::Seconds(20)));
+  RunResult get = CliAs(renewed, {"job", "get", std::to_string(job)});
+  EXPECT_EQ(get.exit_code, 0) << get.err;
 }
 
 TEST_F(TaskIdentityE2E, AForgedOrForeignCredentialIsRefused) {
