@@ -1,9 +1,14 @@
 #include "agent/exec/exec_command.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/file_util.h"
 
@@ -17,6 +22,37 @@ std::vector<std::string> ThroughPath(const std::vector<std::string>& argv) {
   std::vector<std::string> out = {"/bin/sh", "-c", "exec \"$0\" \"$@\""};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
+}
+
+// A regular file that `user` may execute (by its mode bits; -1: the agent's own user).
+bool ExecutableBy(const std::string& path, const TaskUser& user) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (user.uid < 0 || user.uid == 0) return (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
+  if (st.st_uid == static_cast<uid_t>(user.uid)) return (st.st_mode & S_IXUSR) != 0;
+  const bool in_group =
+      st.st_gid == static_cast<gid_t>(user.gid) ||
+      std::find(user.groups.begin(), user.groups.end(), st.st_gid) != user.groups.end();
+  if (in_group) return (st.st_mode & S_IXGRP) != 0;
+  return (st.st_mode & S_IXOTH) != 0;
+}
+
+// argv[0] found in the PATH of `env` as the shell would find it, for `user`; "" when it is not
+// there (or names a path: the shell then says why it cannot run it).
+std::string LookUp(const std::string& name, const std::vector<std::string>& env,
+                   const TaskUser& user) {
+  if (name.find('/') != std::string::npos) return "";
+  for (const std::string& kv : env) {
+    if (!absl::StartsWith(kv, "PATH=")) continue;
+    for (absl::string_view dir : absl::StrSplit(absl::string_view(kv).substr(5), ':')) {
+      // An empty entry (the working directory) is left to the shell.
+      if (dir.empty() || dir[0] != '/') return "";
+      std::string path = absl::StrCat(dir, "/", name);
+      if (ExecutableBy(path, user)) return path;
+    }
+    return "";
+  }
+  return "";
 }
 
 bool HasVar(const std::vector<std::string>& env, absl::string_view name) {
@@ -73,7 +109,15 @@ absl::StatusOr<ExecCommand> ExecCommandFor(const RunContext& ctx, const std::str
   w.user = ctx.user;
   w.cgroup_procs = ctx.cgroup_procs;
   if (ctx.container_id.empty()) {
-    w.argv = ThroughPath(argv);
+    // Found in the task's PATH here, the command is exec'd by the wrapper itself (a process and
+    // a shell's start less); otherwise a shell looks it up and says why it cannot run it.
+    const std::string path = LookUp(argv[0], c.env, ctx.user);
+    if (path.empty()) {
+      w.argv = ThroughPath(argv);
+    } else {
+      w.argv = argv;
+      w.argv[0] = path;
+    }
     return c;
   }
   if (oci == nullptr || oci->path.empty()) {

@@ -4,6 +4,8 @@
 #include "agent/exec/exec_session.h"
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -279,6 +281,31 @@ TEST(ExecCommandTest, ACommandForAContainerRunIsCrunExecOfTheContainersOwnProces
   absl::Status missing = ExecCommandFor(ctx, "/w", &oci, {"ls"}, false, "/p.pid").status();
   EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(missing.message(), "missing.json")) << missing;
+}
+
+TEST(ExecCommandTest, AHostRunsCommandFoundInTheTasksPathIsExecdWithoutAShell) {
+  TempDir tmp;
+  // bin/a: executable by its owner alone (not the task's user); bin2/a and bin2/b by anyone.
+  for (const char* d : {"/bin", "/bin2"}) ASSERT_EQ(::mkdir(tmp.Sub(d).c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFile(tmp.Sub("bin/a"), "#!/bin/sh\n", 0700).ok());
+  ASSERT_EQ(::chown(tmp.Sub("bin/a").c_str(), 0, 0), 0);
+  ASSERT_TRUE(WriteFile(tmp.Sub("bin2/a"), "#!/bin/sh\n", 0755).ok());
+  ASSERT_TRUE(WriteFile(tmp.Sub("bin2/b"), "#!/bin/sh\n", 0644).ok());
+  RunContext ctx;
+  ctx.sandbox = tmp.path();
+  ctx.user.uid = 4242;
+  ctx.user.gid = 4242;
+  ctx.final_env = {"PATH=" + tmp.Sub("bin") + ":" + tmp.Sub("bin2")};
+  absl::StatusOr<ExecCommand> a = ExecCommandFor(ctx, "/w", nullptr, {"a", "x y"}, false, "");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->wrapper.argv, (std::vector<std::string>{tmp.Sub("bin2/a"), "x y"}));
+  // Not executable, not there, or a path: the shell looks it up and says why.
+  for (const char* name : {"b", "nowhere", "./a"}) {
+    absl::StatusOr<ExecCommand> c = ExecCommandFor(ctx, "/w", nullptr, {name}, false, "");
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->wrapper.argv,
+              (std::vector<std::string>{"/bin/sh", "-c", "exec \"$0\" \"$@\"", name}));
+  }
 }
 
 TEST(ExecCommandTest, AHostRunsCommandJoinsItsCgroupAsItsUserInItsSandbox) {
