@@ -26,6 +26,8 @@ PACKAGES=(
   # multi-host test bed, PyTorch (DDP over gloo), Dask, OpenMPI with mpi4py.
   iproute2 python3-torch python3-numpy python3-distributed python3-dask openmpi-bin
   python3-mpi4py
+  # Services found by name (docs/services.md): DNS messages with ldns.
+  libldns-dev
 )
 
 missing=()
