@@ -37,10 +37,12 @@ bool ExecutableBy(const std::string& path, const TaskUser& user) {
   return (st.st_mode & S_IXOTH) != 0;
 }
 
-// argv[0] found in the PATH of `env` as the shell would find it, for `user`; "" when it is not
-// there (or names a path: the shell then says why it cannot run it).
+// argv[0] found in the PATH of `env` as the shell would find it, for `user` (an absolute path
+// as it is); "" when it is not there, or names a relative path (the shell then says why it
+// cannot run it, or finds it from the working directory).
 std::string LookUp(const std::string& name, const std::vector<std::string>& env,
                    const TaskUser& user) {
+  if (name[0] == '/') return ExecutableBy(name, user) ? name : "";
   if (name.find('/') != std::string::npos) return "";
   for (const std::string& kv : env) {
     if (!absl::StartsWith(kv, "PATH=")) continue;

@@ -12,8 +12,8 @@
 // hands its master side over `console_socket` (exec_process.h receives it).
 //
 // The argv is not parsed by a shell. A host run's argv[0] is looked up in the task's PATH here
-// (the first regular file there that the task's user may execute, by its mode bits) and the
-// wrapper execs it; one not found there, and a container's, runs as
+// (the first regular file there that the task's user may execute, by its mode bits; an
+// absolute path as it is) and the wrapper execs it; one not found so, and a container's, runs as
 // `/bin/sh -c 'exec "$0" "$@"' ARGV...`, which only looks argv[0] up in the task's PATH (and
 // says why it cannot run it: 127, not found; 126, not executable).
 //

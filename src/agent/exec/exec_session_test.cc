@@ -299,8 +299,12 @@ TEST(ExecCommandTest, AHostRunsCommandFoundInTheTasksPathIsExecdWithoutAShell) {
   absl::StatusOr<ExecCommand> a = ExecCommandFor(ctx, "/w", nullptr, {"a", "x y"}, false, "");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->wrapper.argv, (std::vector<std::string>{tmp.Sub("bin2/a"), "x y"}));
-  // Not executable, not there, or a path: the shell looks it up and says why.
-  for (const char* name : {"b", "nowhere", "./a"}) {
+  absl::StatusOr<ExecCommand> abs = ExecCommandFor(ctx, "/w", nullptr, {"/bin/sh"}, false, "");
+  ASSERT_TRUE(abs.ok()) << abs.status();
+  EXPECT_EQ(abs->wrapper.argv, (std::vector<std::string>{"/bin/sh"}));
+  // Not executable, not there, or a relative path: the shell looks it up and says why.
+  for (const std::string& name :
+       std::vector<std::string>{"b", "nowhere", "./a", "bin2/a", tmp.Sub("bin2/b")}) {
     absl::StatusOr<ExecCommand> c = ExecCommandFor(ctx, "/w", nullptr, {name}, false, "");
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_EQ(c->wrapper.argv,
