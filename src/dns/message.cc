@@ -187,4 +187,17 @@ std::optional<std::vector<uint8_t>> Respond(const Zone& zone, absl::Span<const u
   return std::nullopt;
 }
 
+std::optional<std::vector<uint8_t>> TruncatedReply(absl::Span<const uint8_t> request) {
+  if (request.size() < kHeaderSize || (request[2] & 0x80) != 0) return std::nullopt;
+  ldns_pkt* parsed = nullptr;
+  if (ldns_wire2pkt(&parsed, request.data(), request.size()) != LDNS_STATUS_OK) {
+    ldns_pkt_free(parsed);
+    return std::nullopt;
+  }
+  Pkt query(parsed);
+  Pkt reply = Reply(query.get(), static_cast<uint8_t>(Rcode::kNoError));
+  ldns_pkt_set_tc(reply.get(), true);
+  return Wire(reply.get());
+}
+
 }  // namespace paceline::dns

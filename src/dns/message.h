@@ -36,4 +36,8 @@ enum class Transport : uint8_t { kUdp, kTcp };
 std::optional<std::vector<uint8_t>> Respond(const Zone& zone, absl::Span<const uint8_t> request,
                                             Transport transport);
 
+// An empty answer with TC set (the client should ask again over TCP), for a query that is not
+// answered over UDP (rate limited); nullopt when `request` is not a query that parses.
+std::optional<std::vector<uint8_t>> TruncatedReply(absl::Span<const uint8_t> request);
+
 }  // namespace paceline::dns

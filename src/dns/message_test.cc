@@ -236,5 +236,16 @@ TEST_F(MessageTest, ANameWithADotInsideALabelIsNotReadAsAnother) {
   EXPECT_EQ(ldns_pkt_get_rcode(Parse(*r).get()), LDNS_RCODE_NXDOMAIN);
 }
 
+TEST_F(MessageTest, ATruncatedReplyIsEmptyWithTheQuestionAndTc) {
+  std::optional<std::vector<uint8_t>> r = TruncatedReply(Query({.name = "web.prod.paceline."}));
+  ASSERT_TRUE(r.has_value());
+  Pkt reply = Parse(*r);
+  EXPECT_TRUE(ldns_pkt_tc(reply.get()));
+  EXPECT_EQ(ldns_pkt_id(reply.get()), 4242);
+  EXPECT_EQ(ldns_pkt_qdcount(reply.get()), 1);
+  EXPECT_EQ(ldns_pkt_ancount(reply.get()), 0);
+  EXPECT_FALSE(TruncatedReply(std::vector<uint8_t>(5, 0)).has_value());
+}
+
 }  // namespace
 }  // namespace paceline::dns

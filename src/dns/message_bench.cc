@@ -1,0 +1,63 @@
+// The CPU of one answer: a query read, looked up and written (dns::Respond), for an A query of a
+// 6-instance service, its SRV query, and a name that is not there.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "dns/ldns_cxx.h"
+#include "dns/message.h"
+
+namespace paceline::dns {
+namespace {
+
+std::vector<uint8_t> Query(const char* name, ldns_rr_type type) {
+  ldns_pkt* q = ldns_pkt_query_new(ldns_dname_new_frm_str(name), type, LDNS_RR_CLASS_IN, LDNS_RD);
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  ldns_pkt2wire(&data, q, &size);
+  std::vector<uint8_t> wire(data, data + size);
+  free(data);
+  ldns_pkt_free(q);
+  return wire;
+}
+
+const Zone& BenchZone() {
+  static const Zone* zone = [] {
+    auto* z = new Zone(ZoneOptions{});
+    for (uint64_t job = 1; job <= 1000; ++job) {
+      ServiceEndpoints s{.job_id = job, .pool = "/prod", .name = "svc" + std::to_string(job)};
+      for (uint32_t i = 0; i < 6; ++i) {
+        s.instances.push_back(
+            {.instance = i,
+             .address = "198.18." + std::to_string(job % 250) + "." + std::to_string(10 + i),
+             .ports = {{"http", static_cast<uint16_t>(31000 + i)}},
+             .ready = true});
+      }
+      (void)z->Set(s);
+    }
+    return z;
+  }();
+  return *zone;
+}
+
+void Run(benchmark::State& state, const char* name, ldns_rr_type type) {
+  const Zone& zone = BenchZone();
+  const std::vector<uint8_t> q = Query(name, type);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(Respond(zone, q, Transport::kUdp));
+  }
+}
+
+void BM_RespondA(benchmark::State& s) { Run(s, "svc500.prod.paceline.", LDNS_RR_TYPE_A); }
+void BM_RespondSrv(benchmark::State& s) {
+  Run(s, "_http._tcp.svc500.prod.paceline.", LDNS_RR_TYPE_SRV);
+}
+void BM_RespondNxDomain(benchmark::State& s) { Run(s, "nope.prod.paceline.", LDNS_RR_TYPE_A); }
+BENCHMARK(BM_RespondA);
+BENCHMARK(BM_RespondSrv);
+BENCHMARK(BM_RespondNxDomain);
+
+}  // namespace
+}  // namespace paceline::dns
