@@ -1,8 +1,8 @@
 // End to end on the multi-host bed (4 agents, each in a network namespace of its own): PyTorch
 // DDP with the unchanged example script (examples/frameworks/pytorch-ddp/train.py) and
 // `gang.rendezvous: pytorch`. The job succeeds, every rank ends with the same parameters, and the
-// model learned; with a rank killed mid-run, the gang restarts together and resumes from its
-// checkpoint.
+// model learned; with a rank killed mid-run, or the agent of a rank's host killed (on a bed of a
+// host more), the gang restarts together and resumes from its checkpoint.
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -48,17 +48,18 @@ std::string SharedDir(const std::string& path) {
 
 class PyTorchE2E : public ::testing::Test {
  protected:
+  PyTorchE2E() {
+    options_.agents = kRanks;
+    options_.agent_cpu = "2";
+    options_.agent_memory = "4Gi";
+    options_.netns = true;  // each rank on a host of its own, with its own address
+  }
   void SetUp() override {
-    ClusterOptions o;
-    o.agents = kRanks;
-    o.agent_cpu = "2";
-    o.agent_memory = "4Gi";
-    o.netns = true;  // each rank on a host of its own, with its own address
-    cluster_ = std::make_unique<TestCluster>(o);
+    cluster_ = std::make_unique<TestCluster>(options_);
     TestCluster& c = *cluster_;
     RunResult r = c.Cli({"pool", "create", "/ml", "-f", c.WriteFile("pool.yaml", kPool)});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    ASSERT_TRUE(c.WaitForHosts(kRanks));
+    ASSERT_TRUE(c.WaitForHosts(options_.agents));
     shared_ = SharedDir(c.dir() + "/shared");
     // The script as the example ships it, where the task user can read it.
     std::filesystem::copy_file(PACELINE_SOURCE_DIR "/examples/frameworks/pytorch-ddp/train.py",
@@ -113,6 +114,50 @@ task:
     }
   }
 
+  // Waits until rank 0 saved the checkpoint of `step`.
+  bool WaitForCheckpoint(int step) {
+    return WaitFor(
+        [&] {
+          return std::filesystem::exists(absl::StrCat(shared_, "/checkpoints/step-", step, ".pt"));
+        },
+        absl::Seconds(240));
+  }
+
+  // After the gang of `job` restarted once for `cause` ("gang restart 1/3: ..."): the job
+  // succeeded with identical replicas that learned, every rank ran again, met at a new
+  // rendezvous (TORCHELASTIC_RESTART_COUNT 1) and resumed from a checkpoint of step
+  // `resumed_from` or later, and every member's events give the cause.
+  void ExpectResumedAfterGangRestart(uint64_t job, int resumed_from, const std::string& cause) {
+    TestCluster& c = *cluster_;
+    RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "300s"});
+    ASSERT_EQ(wait.exit_code, 0) << wait.out << wait.err;
+    Json got = c.CliJson({"job", "get", std::to_string(job)});
+    EXPECT_EQ(got["job"]["state"], "SUCCEEDED") << got.dump();
+
+    std::map<int, Json> results = Results();
+    ExpectIdenticalReplicas(results);
+    for (const auto& [rank, r] : results) {
+      EXPECT_GE(r["restart"].get<int>(), 1) << r.dump();
+      EXPECT_GE(r["resumed_from"].get<int>(), resumed_from) << r.dump();
+    }
+    // Every member ran again, and says where it resumed.
+    Json tasks = c.CliJson({"task", "list", std::to_string(job)});
+    for (const Json& t : tasks["tasks"]) EXPECT_GE(t["run"].get<int>(), 2) << t.dump();
+    for (int i = 0; i < kRanks; ++i) {
+      RunResult logs = c.Cli({"task", "logs", absl::StrCat(job, "/", i)});
+      ASSERT_EQ(logs.exit_code, 0) << logs.err;
+      EXPECT_THAT(logs.out, HasSubstr(absl::StrCat("rank ", i, ": resumed from step ")));
+      EXPECT_THAT(logs.out, HasSubstr("restart 1"));
+    }
+    // The gang's restart is in every member's events, with its cause.
+    for (int i = 0; i < kRanks; ++i) {
+      RunResult events = c.Cli({"task", "events", absl::StrCat(job, "/", i)});
+      ASSERT_EQ(events.exit_code, 0) << events.err;
+      EXPECT_THAT(events.out, HasSubstr(cause)) << events.out;
+    }
+  }
+
+  ClusterOptions options_;
   std::unique_ptr<TestCluster> cluster_;
   std::string shared_;
 };
@@ -156,42 +201,54 @@ TEST_F(PyTorchE2E, DdpTrainsAcrossFourHostsWithIdenticalReplicas) {
 // at a new rendezvous (TORCHELASTIC_RESTART_COUNT 1), resumes from rank 0's last checkpoint, and
 // still ends with identical replicas that learned.
 TEST_F(PyTorchE2E, ARankKilledMidTrainingRestartsTheGangFromItsCheckpoint) {
-  TestCluster& c = *cluster_;
   uint64_t job = Submit("--steps 60 --checkpoint-every 10 --step-delay 0.15");
   ASSERT_GT(job, 0u);
-  const std::string checkpoint = shared_ + "/checkpoints/step-20.pt";
-  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(checkpoint); }, absl::Seconds(240)))
-      << "no checkpoint at step 20";
+  ASSERT_TRUE(WaitForCheckpoint(20)) << "no checkpoint at step 20";
   const pid_t victim = std::stoi(ReadAll(shared_ + "/out/pid-2"));
   ASSERT_GT(victim, 1);
   ASSERT_EQ(::kill(victim, SIGKILL), 0) << "rank 2 (pid " << victim << ") already gone";
+  // Its peers may see the broken connection and fail first: whichever the master heard first
+  // is the cause.
+  ExpectResumedAfterGangRestart(job, 20, "gang restart 1/3: instance ");
+}
 
-  RunResult wait = c.Cli({"job", "wait", std::to_string(job), "--timeout", "300s"});
-  ASSERT_EQ(wait.exit_code, 0) << wait.out << wait.err;
-  Json got = c.CliJson({"job", "get", std::to_string(job)});
-  EXPECT_EQ(got["job"]["state"], "SUCCEEDED") << got.dump();
+// A bed of a host more than the gang needs, hosts taken for lost after 3 s. The agent of rank 1's
+// host dies (SIGKILL) mid-training, its rank left running there as on a host cut off: once the
+// host is lost, the gang is stopped and placed again on the four hosts left, meets at a new
+// rendezvous, resumes from rank 0's last checkpoint and still ends with identical replicas.
+class PyTorchHostLossE2E : public PyTorchE2E {
+ protected:
+  PyTorchHostLossE2E() {
+    options_.agents = kRanks + 1;
+    options_.host_timeout = "3s";
+  }
+};
 
-  std::map<int, Json> results = Results();
-  ExpectIdenticalReplicas(results);
-  for (const auto& [rank, r] : results) {
-    EXPECT_GE(r["restart"].get<int>(), 1) << r.dump();
-    EXPECT_GE(r["resumed_from"].get<int>(), 20) << r.dump();
+TEST_F(PyTorchHostLossE2E, AHostLostMidTrainingRestartsTheGangOnTheOthersFromItsCheckpoint) {
+  TestCluster& c = *cluster_;
+  // Long enough that the host is taken for lost (3 s) before the ranks left would be done.
+  uint64_t job = Submit("--steps 80 --checkpoint-every 10 --step-delay 0.15");
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(WaitForCheckpoint(20)) << "no checkpoint at step 20";
+  const std::string victim = c.CliJson({"task", "get", absl::StrCat(job, "/1")})["task"]["host"];
+  int v = -1;
+  for (int i = 0; i < options_.agents; ++i) {
+    if (c.agent_name(i) == victim) v = i;
   }
-  // Every member ran again, and says where it resumed.
-  Json tasks = c.CliJson({"task", "list", std::to_string(job)});
-  for (const Json& t : tasks["tasks"]) EXPECT_GE(t["run"].get<int>(), 2) << t.dump();
-  for (int i = 0; i < kRanks; ++i) {
-    RunResult logs = c.Cli({"task", "logs", absl::StrCat(job, "/", i)});
-    ASSERT_EQ(logs.exit_code, 0) << logs.err;
-    EXPECT_THAT(logs.out, HasSubstr(absl::StrCat("rank ", i, ": resumed from step ")));
-    EXPECT_THAT(logs.out, HasSubstr("restart 1"));
+  ASSERT_GE(v, 0) << "rank 1 runs on " << victim;
+  c.agent(v).Signal(SIGKILL);
+  ASSERT_TRUE(c.agent(v).WaitExit(absl::Seconds(10)).has_value());
+
+  ExpectResumedAfterGangRestart(
+      job, 20, absl::StrCat("gang restart 1/3: instance 1 lost its host ", victim));
+  // The new runs are on the four hosts left, one rank each.
+  std::set<std::string> hosts;
+  const Json tasks = c.CliJson({"task", "list", std::to_string(job)});
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_NE(t["host"], victim) << t.dump();
+    hosts.insert(t["host"]);
   }
-  // The gang's restart is in every member's events, with the rank that failed.
-  for (int i = 0; i < kRanks; ++i) {
-    RunResult events = c.Cli({"task", "events", absl::StrCat(job, "/", i)});
-    ASSERT_EQ(events.exit_code, 0) << events.err;
-    EXPECT_THAT(events.out, HasSubstr("gang restart 1/3")) << events.out;
-  }
+  EXPECT_EQ(hosts.size(), static_cast<size_t>(kRanks));
 }
 
 }  // namespace

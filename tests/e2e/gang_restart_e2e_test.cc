@@ -325,10 +325,14 @@ task:
   ExpectRunsNeverOverlap(markers_, 4);
 }
 
-// A member's agent dies (SIGKILL): once its host is lost, the gang runs again, together, on the
-// four hosts left, and the job succeeds. The agent's orphaned run is stopped when it comes back.
+// On the multi-host bed (five agents, each in a network namespace of its own), a member's agent
+// dies (SIGKILL), its run left going in its namespace as on a host cut off: once its host is
+// lost, the gang runs again, together, on the four hosts left, and the job succeeds. The agent's
+// orphaned run is stopped when it comes back. (frameworks_pytorch_e2e_test: the same with a
+// PyTorch DDP gang that resumes from its checkpoint.)
 TEST(GangRestartHostLossE2E, AMemberWhoseAgentDiesRestartsTheGangOnTheOtherHosts) {
-  TestCluster c({.agents = 5, .host_timeout = "3s"});
+  TestCluster c({.agents = 5, .host_timeout = "3s", .netns = true});
+  ASSERT_FALSE(c.netns_run().empty());
   ASSERT_EQ(c.Cli({"pool", "create", "/gangs", "-f", c.WriteFile("pool.yaml", kPool)}).exit_code,
             0);
   ASSERT_TRUE(c.WaitForHosts(5));
