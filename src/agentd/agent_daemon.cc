@@ -152,6 +152,11 @@ struct AgentDaemon::Impl {
                            : absl::StrCat("cgroup ", agent::CgroupModeName(host.isolation)));
     reg->set_version(std::string(Version()));
     reg->set_accepts_batches(true);
+    // --address: the address its tasks are told (PACELINE_HOST_ADDRESS) is the host's.
+    if (auto a = config.agent.base_env.find("PACELINE_HOST_ADDRESS");
+        a != config.agent.base_env.end()) {
+      reg->set_address(a->second);
+    }
     // A failed write means the stream is over (a refusal comes with its status): no reader.
     const bool written = stream->Write(hello);
     {

@@ -1,5 +1,7 @@
 #include "api/agent_session.h"
 
+#include <arpa/inet.h>
+
 #include <deque>
 #include <memory>
 #include <thread>
@@ -14,6 +16,12 @@
 #include "wire/stream_batch.h"
 
 namespace paceline::api {
+
+bool IsIpAddress(const std::string& text) {
+  in6_addr ip;
+  return ::inet_pton(AF_INET, text.c_str(), &ip) == 1 ||
+         ::inet_pton(AF_INET6, text.c_str(), &ip) == 1;
+}
 
 std::string AddressOfPeer(const std::string& peer) {
   absl::string_view p = peer;
@@ -137,7 +145,15 @@ class AgentStream final : public AgentReactor {
     grpc::Status checked = access_->Check(ctx_, as_host);
     if (checked.ok()) checked = access_->CheckAgentCertificate(ctx_, host);
     if (!checked.ok()) return Finish(checked);
-    link_ = std::make_shared<StreamLink>(host, AddressOfPeer(ctx_->peer()),
+    // The host's address: the one the agent was given (--address), else where it connects from.
+    std::string address = in_.register_().address();
+    if (address.empty()) {
+      address = AddressOfPeer(ctx_->peer());
+    } else if (!IsIpAddress(address)) {
+      return Finish(ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat("register.address: '", address, "' is not an IPv4 or IPv6 address"))));
+    }
+    link_ = std::make_shared<StreamLink>(host, std::move(address),
                                          in_.register_().accepts_batches(), this, ctx_);
     absl::StatusOr<std::unique_ptr<AgentProtocol>> conn = cluster_->OpenAgent(link_, in_);
     if (!conn.ok()) return EndReads(ToGrpcStatus(conn.status()));

@@ -32,6 +32,8 @@ namespace paceline::api {
 // The IP address in a gRPC peer string: "ipv4:10.0.0.7:5123" -> "10.0.0.7",
 // "ipv6:[::1]:5123" -> "::1"; "" for anything else (e.g. a unix socket).
 std::string AddressOfPeer(const std::string& peer);
+// Whether `text` is an IPv4 or IPv6 address ("10.0.0.7", "::1").
+bool IsIpAddress(const std::string& text);
 
 using AgentReactor = grpc::ServerBidiReactor<v1::AgentMessage, v1::MasterMessage>;
 

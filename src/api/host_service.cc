@@ -167,6 +167,10 @@ grpc::Status HostServiceImpl::ListHosts(grpc::ServerContext* ctx, const v1::List
     if (n < left) resp->set_next_page_token(resp->hosts(resp->hosts_size() - 1).name());
     return true;
   });
+  // Off the loop: the agents' connections are the registry's, not the core's.
+  if (address_of_) {
+    for (v1::HostInfo& h : *resp->mutable_hosts()) h.set_address(address_of_(h.name()));
+  }
   return grpc::Status::OK;
 }
 

@@ -7,6 +7,9 @@
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
 #include <atomic>
+#include <functional>
+#include <string>
+#include <utility>
 
 #include "api/access_control.h"
 #include "api/agent_session.h"
@@ -17,7 +20,11 @@ namespace paceline::api {
 
 class HostServiceImpl final : public v1::HostService::Service {
  public:
-  HostServiceImpl(Backend* cluster, AccessControl* access) : cluster_(cluster), access_(access) {}
+  // The IP address of a host's connected agent ("" when none is); null: addresses are not shown.
+  // Called off the loop, once per listed host.
+  using AddressOf = std::function<std::string(const std::string& host)>;
+  HostServiceImpl(Backend* cluster, AccessControl* access, AddressOf address_of = nullptr)
+      : cluster_(cluster), access_(access), address_of_(std::move(address_of)) {}
   grpc::Status ListHosts(grpc::ServerContext* ctx, const v1::ListHostsRequest* req,
                          v1::ListHostsResponse* resp) override;
   grpc::Status DrainHost(grpc::ServerContext* ctx, const v1::HostMaintenanceRequest* req,
@@ -33,6 +40,7 @@ class HostServiceImpl final : public v1::HostService::Service {
 
   Backend* const cluster_;
   AccessControl* const access_;
+  const AddressOf address_of_;
 };
 
 // On gRPC's callback API: a stream holds no thread (agent_session.h).

@@ -277,7 +277,8 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
 void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* host = app.add_subcommand("host", "inspect hosts; drain, down and up for maintenance");
   host->require_subcommand(1);
-  CLI::App* list = host->add_subcommand("list", "hosts: state, capacity, allocation, labels");
+  CLI::App* list =
+      host->add_subcommand("list", "hosts: address, state, capacity, allocation, labels");
   static v1::ListHostsRequest list_req;
   list->add_option_function<std::string>(
       "--name", [](const std::string& s) { list_req.set_name_contains(s); },
@@ -289,7 +290,7 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
     std::optional<v1::ListHostsResponse> resp =
         Run(ctx, CallKind::kRead, &v1::HostService::Stub::ListHosts, list_req);
     if (!resp) return;
-    Table t({"host", "state", "tasks", "capacity", "allocated", "used", "gpus", "labels",
+    Table t({"host", "address", "state", "tasks", "capacity", "allocated", "used", "gpus", "labels",
              "isolation", "seen"});
     for (const v1::HostInfo& h : resp->hosts()) {
       std::vector<std::string> labels;
@@ -299,9 +300,10 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
       if (h.state() == "LOST" && !h.maintenance().empty() && h.maintenance() != "UP") {
         absl::StrAppend(&state, " (", h.maintenance(), ")");
       }
-      t.AddRow({h.name(), state, absl::StrCat(h.tasks()), FormatResources(h.capacity()),
-                AllocatedText(h), UsedText(h.used(), h.usage_at_unix_ms()), GpuText(h),
-                absl::StrJoin(labels, ","), h.isolation().empty() ? "-" : h.isolation(),
+      t.AddRow({h.name(), h.address().empty() ? "-" : h.address(), state, absl::StrCat(h.tasks()),
+                FormatResources(h.capacity()), AllocatedText(h),
+                UsedText(h.used(), h.usage_at_unix_ms()), GpuText(h), absl::StrJoin(labels, ","),
+                h.isolation().empty() ? "-" : h.isolation(),
                 FormatUnixMillis(h.last_seen_unix_ms())});
     }
     std::cout << t.Render();

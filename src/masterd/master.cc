@@ -255,7 +255,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->task_service = std::make_unique<api::TaskServiceImpl>(
       cluster, auth,
       [cluster](const std::string& host) { return cluster->agents().AddressOf(host); });
-  impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth);
+  impl->host_service = std::make_unique<api::HostServiceImpl>(
+      cluster, auth,
+      [cluster](const std::string& host) { return cluster->agents().AddressOf(host); });
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
   impl->access_service = std::make_unique<api::AccessServiceImpl>(auth);
   impl->secret_service = std::make_unique<api::SecretServiceImpl>(impl->secret_book.get(), auth);

@@ -1,6 +1,7 @@
 // End to end on several hosts of one machine (scripts/netns-cluster.sh): agents in network
-// namespaces of their own register from their own addresses; a gang's members bind on their
-// host's address and reach each other across namespaces at the addresses and ports of
+// namespaces of their own register from their own addresses (`host list` shows them, as it
+// shows an agent's --address, or where it connects from, off the bed); a gang's members bind on
+// their host's address and reach each other across namespaces at the addresses and ports of
 // peers.json; an agent killed in its namespace is declared lost and its task runs on another
 // host; and nothing of the bed (namespaces, veths, bridge, processes) outlives it. Also the
 // script by the book of docs/operations.md: up, the CLI, status, down; and its clean-up of a
@@ -149,9 +150,18 @@ TEST(NetnsE2E, FourHostsOfTheirOwnAndAGangThatTalksAcrossThem) {
     EXPECT_EQ(h["labels"]["hostname"], name);
     EXPECT_EQ(h["labels"]["netns"], c.netns_name(i)) << h.dump();
     EXPECT_EQ(h["labels"]["address"], c.host_address(i)) << h.dump();
+    EXPECT_EQ(h["address"], c.host_address(i)) << "host list shows the agent's --address";
     namespaces.erase(h["labels"]["netns"].get<std::string>());
   }
   EXPECT_TRUE(namespaces.empty()) << "every namespace has its host";
+  // The table has the address of each host in its ADDRESS column, on the host's row.
+  const std::string table = c.Cli({"host", "list"}).out;
+  EXPECT_THAT(table, HasSubstr("ADDRESS")) << table;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_THAT(table,
+                ::testing::ContainsRegex(absl::StrCat("host-", i, " +", c.host_address(i), " ")))
+        << table;
+  }
 
   CreatePool(c);
   const std::string out = OutDir(c);
@@ -302,6 +312,23 @@ TEST(NetnsE2E, AnAgentRefusesAnAddressThatIsNotOne) {
   RunResult r = RunPaceline({"agent", "--master", "127.0.0.1:1", "--address", "198.18.0.300"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("--address: '198.18.0.300' is not an IPv4 or IPv6 address"));
+}
+
+// Off the bed too: a host's address is the one its agent was given (--address), else the one
+// its agent connects from.
+TEST(HostAddressE2E, TheAgentsAddressElseWhereItConnectsFrom) {
+  {
+    TestCluster c({.agents = 1, .agent_args = {"--address", "192.0.2.7"}});
+    ASSERT_TRUE(c.WaitForHosts(1));
+    Json hosts = c.CliJson({"host", "list"})["hosts"];
+    ASSERT_EQ(hosts.size(), 1u);
+    EXPECT_EQ(hosts[0]["address"], "192.0.2.7") << hosts.dump();
+  }
+  TestCluster c({.agents = 1});
+  ASSERT_TRUE(c.WaitForHosts(1));
+  Json hosts = c.CliJson({"host", "list"})["hosts"];
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0]["address"], "127.0.0.1") << hosts.dump();
 }
 
 TEST(NetnsScript, UpCliStatusDownByTheBook) {

@@ -210,6 +210,7 @@ export interface HostInfo {
   isolation: string;
   maintenance: string;
   gpus?: GpuDevice[];
+  address?: string; // its agent's --address, else where it connects from; absent while none is
 }
 export interface GpuDevice {
   index: number;

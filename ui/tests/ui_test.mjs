@@ -5,9 +5,10 @@
 //   gang shows its roles, each instance's role and, after a gang restart, its attempt and the
 //   restart's reason in the events; a job with a typo shows its line and column and creates
 //   nothing; a job that cannot fit says why it waits; a task's
-//   logs are followed while it prints; a host is drained (after a confirmation) and changes
-//   state, then brought up; emulated GPU hosts (`paceline bench fleet`) show their devices and
-//   the tasks sharing them; an instance is killed from its page; a service's rolling update
+//   logs are followed while it prints; a host shows its address, is drained (after a
+//   confirmation) and changes state, then brought up; emulated GPU hosts (`paceline bench
+//   fleet`) show their devices and the tasks sharing them; an instance is killed from its
+//   page; a service's rolling update
 //   shows its progress and is paused, resumed and aborted; the master is killed under an open
 //   page; the overview's and a pool's charts have the master's history; the jobs list filters
 //   by type; the keyboard alone opens a job and a confirmation; on a phone's screen no page
@@ -283,6 +284,11 @@ async function main() {
     await page.getByRole("link", { name: "Hosts" }).click();
     const row = page.locator('tr[data-host="ui-host"]');
     await row.waitFor();
+    // Its address: the local agent's, as the master has it from its registration.
+    const listed = await api(http, token, "HostService", "ListHosts");
+    const address = listed.hosts.find((h) => h.name === "ui-host").address;
+    assert.match(address, /^\d+\.\d+\.\d+\.\d+$|:/);
+    assert.equal((await row.locator("td.address").innerText()).trim(), address);
     await shot("hosts");
     await row.getByRole("button", { name: "Drain" }).click();
     const dialog = page.getByRole("dialog");

@@ -1,5 +1,5 @@
-// Hosts: capacity, allocation, GPU devices and who shares them, state (up, draining, down,
-// lost, reconnecting), labels, tasks; drain, down and up, each after a confirmation. The
+// Hosts: address, capacity, allocation, GPU devices and who shares them, state (up, draining,
+// down, lost, reconnecting), labels, tasks; drain, down and up, each after a confirmation. The
 // master filters (by name and state) and pages (100 by name): the filters and the page are in
 // the URL. The page is read again every 2 s.
 import { useEffect, useState } from "preact/hooks";
@@ -128,6 +128,7 @@ export function Hosts() {
         <thead>
           <tr>
             <th>host</th>
+            <th>address</th>
             <th>state</th>
             <th class="wide">cpu</th>
             <th class="wide">memory</th>
@@ -142,6 +143,7 @@ export function Hosts() {
           {shown.map((h) => (
             <tr key={h.name} data-host={h.name}>
               <th scope="row">{h.name}</th>
+              <td class="address">{h.address || <span class="hint">—</span>}</td>
               <td>
                 <Badge state={h.state} />
                 {h.maintenance !== "UP" && h.maintenance !== h.state && (
