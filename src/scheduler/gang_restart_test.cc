@@ -1,6 +1,7 @@
 // Gangs that restart together (job.gang.restart: gang) through the whole core: the new runs of
 // a gang are admitted and placed together, in one cycle, each launch with the gang's new
-// attempt and the whole gang as its peers; preemption and a restarted master included.
+// attempt and the whole gang as its peers; preemption (for a job of higher priority, off a
+// draining host), a lost host and a restarted master included.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,9 +21,9 @@ using ::testing::StartsWith;
 
 class GangRestartTest : public CoreTest {
  protected:
-  JobId CreateGang(uint32_t size, uint32_t max_restarts) {
+  JobId CreateGang(uint32_t size, uint32_t max_restarts, const PoolSpec& pool = Pool(100'000)) {
     Actions a;
-    EXPECT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+    EXPECT_TRUE(core_->pools().CreatePool("/a", pool, a).ok());
     for (int h = 0; h < 4; ++h) {
       EXPECT_TRUE(core_->agents().RegisterHost(Host("h" + std::to_string(h), 2), {}, now_, a).ok());
     }
@@ -105,6 +106,58 @@ TEST_F(GangRestartTest, AGangMovedOffADrainingHostComesBackWholeAndFailsOnceItsR
   }
   EXPECT_TRUE(Cycle().launches.empty());
   EXPECT_EQ(J(id).state(), JobState::kFailed);
+  EXPECT_TRUE(core_->resources().total_allocation().regular().IsZero());
+}
+
+TEST_F(GangRestartTest, AGangPreemptedForAHigherPriorityJobComesBackWholeOnceThereIsRoom) {
+  PoolSpec four = Pool(4000);
+  four.dim(Dim::kCpu).limit = 4000;
+  JobId id = CreateGang(4, 3, four);
+  std::vector<Launch> first = LaunchAll(4, 0);
+  JobSpec urgent = Batch(1);
+  urgent.priority = 100;
+  Actions submit;
+  auto urgent_id = core_->job_control().CreateJob(urgent, "/a", now_, submit);
+  ASSERT_TRUE(urgent_id.ok()) << urgent_id.status();
+  Commit(std::move(submit));
+
+  // The gang is the resource manager's victim as a whole; the first member to stop restarts
+  // it, and the others, being preempted already, now stop for the gang.
+  Actions preempted = Cycle();
+  EXPECT_TRUE(preempted.launches.empty());
+  ASSERT_EQ(preempted.kills.size(), 4u);
+  for (const jobmgr::KillCommand& k : preempted.kills) {
+    EXPECT_EQ(k.reason, jobmgr::TaskReason::kPreempted);
+  }
+  const uint32_t named = preempted.kills[1].run.task.instance;
+  Actions ended = Report(preempted.kills[1].run, preempted.kills[1].host, TaskState::kKilled);
+  EXPECT_EQ(ended.kills.size(), 3u);
+  for (const jobmgr::KillCommand& k : ended.kills) {
+    EXPECT_EQ(k.reason, jobmgr::TaskReason::kGangRestart);
+  }
+  for (size_t k = 0; k < preempted.kills.size(); ++k) {
+    if (k != 1) Report(preempted.kills[k].run, preempted.kills[k].host, TaskState::kKilled);
+  }
+  const std::string cause =
+      "gang restart 1/3: instance " + std::to_string(named) + " was preempted";
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(J(id).task(i).state, TaskState::kPending) << i;
+    auto events = store_.ListEvents({id, i}, 100);
+    ASSERT_TRUE(events.ok());
+    EXPECT_EQ(events->back().message, cause) << i;
+  }
+
+  // The urgent job takes one core of the pool's four: the gang waits, whole, until it is done.
+  Actions next = Cycle();
+  ASSERT_EQ(next.launches.size(), 1u);
+  EXPECT_EQ(next.launches[0].run.task.job, *urgent_id);
+  Report(next.launches[0], TaskState::kRunning);
+  EXPECT_TRUE(Cycle().launches.empty());
+  EXPECT_THAT(core_->WhyPending({id, 0}), StartsWith("gang restart 1/3, every member together"));
+  Report(next.launches[0], TaskState::kSucceeded, 0);
+  std::vector<Launch> second = LaunchAll(4, 1);
+  for (const Launch& l : second) Report(l, TaskState::kSucceeded, 0);
+  EXPECT_EQ(J(id).state(), JobState::kSucceeded);
   EXPECT_TRUE(core_->resources().total_allocation().regular().IsZero());
 }
 
