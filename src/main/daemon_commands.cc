@@ -176,8 +176,10 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
   cmd->add_option("--cgroup-parent", f.cgroup_parent,
                   "the agent's cgroups go under this cgroup (relative to the cgroup root; v2: "
                   "it must exist); default: the root");
-  cmd->add_option("--address", f.address,
-                  "this host's IP address, given to every task as PACELINE_HOST_ADDRESS");
+  cmd->add_option(
+      "--address", f.address,
+      "this host's IP address: every task's PACELINE_HOST_ADDRESS, and the host's address "
+      "in host list and to its gang peers");
   cmd->add_option("--usage-interval", f.usage_interval,
                   "how often the agent reports the cpu and memory its tasks and the host use")
       ->capture_default_str();
