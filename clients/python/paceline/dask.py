@@ -2,7 +2,7 @@
 
 One Paceline job holds the whole Dask cluster: instance 0 is the driver (``controller: true``),
 which runs the Dask scheduler in its own process and the user's computation; instances 1, 2, ...
-are workers, which run ``dask-worker`` against that scheduler. The driver grows and shrinks the
+are workers, which run a Dask worker against that scheduler. The driver grows and shrinks the
 job through its task credential (``Client.from_task()``: it may read its job, change its instance
 count, and kill its instances; nothing else)::
 
@@ -13,12 +13,11 @@ count, and kill its instances; nothing else)::
         cluster.adapt(minimum=0, maximum=8)   # or cluster.scale(4)
         print(client.submit(sum, range(10)).result())
 
-Worker ``i`` is instance ``i`` and registers with the scheduler under the name ``i`` (an int,
-as ``dask-worker --name`` makes of digits). Growing
-to ``n`` workers sets the job's instance count to ``1 + n`` (``UpdateJob``: a batch job grows at
-once). Shrinking retires the highest-numbered workers first, gracefully (the scheduler moves
-their data to the others and closes them: ``retire_workers``), then lowers the instance count,
-which stops those instances. Closing the cluster retires every worker and leaves the job with
+Worker ``i`` is instance ``i`` and registers with the scheduler under the name ``i`` (an int).
+Growing to ``n`` workers sets the job's instance count to ``1 + n`` (``UpdateJob``: a batch job
+grows at once). Shrinking retires the highest-numbered workers first, gracefully (the scheduler
+moves their data to the others and closes them: ``retire_workers``), then lowers the instance
+count, which stops those instances. Closing the cluster retires every worker and leaves the job with
 its driver alone, so that the job ends when the driver does.
 
 A worker instance runs ``python3 -m paceline.dask_worker`` (:mod:`paceline.dask_worker`): it
