@@ -80,24 +80,31 @@ void GangRestarts::OnFailure(MutableJob& job, uint32_t i, TaskState ended, TaskR
                              const std::string& message, absl::Time now, Effects& fx) {
   const Job& v = job.view();
   const Range g = GangOf(v, i);
-  uint32_t attempt = 0;
-  for (uint32_t m = g.first; m < g.end; ++m) attempt = std::max(attempt, v.task(m).gang_attempt);
+  // A member's failure uses the budget; a member preempted, moved off a draining host, revoked
+  // or lost with its host does not (nothing the job did: as torchrun's membership changes).
+  const bool counts = v.task(i).state != TaskState::kPreempting && ended != TaskState::kLost;
+  uint32_t used = 0;
+  for (uint32_t m = g.first; m < g.end; ++m) used += v.task(m).failures;
   const uint32_t budget = v.spec().gang.max_restarts;
   const std::string what = Describe(v, i, ended, reason, message);
-  if (attempt >= budget) {
+  if (counts && used >= budget) {
     const std::string cause =
-        absl::StrCat("no gang restarts left (", attempt, " of ", budget, " used): ", what);
+        absl::StrCat("no gang restarts left (", used, " of ", budget, " used): ", what);
     causes_[Key{v.id(), g.first}] = cause;
-    // The gang fails, and so does the job: a preempted member's run too ends FAILED.
-    const bool killed = ended != TaskState::kFailed && ended != TaskState::kLost;
-    life_.StopRun(job, i, killed ? TaskState::kFailed : ended,
-                  killed ? TaskReason::kGangFailed : reason, Joined(message, cause), now, fx);
+    // The gang fails, and so does the job: a long-running member's exit 0 too ends FAILED.
+    const bool failed = ended == TaskState::kFailed;
+    life_.StopRun(job, i, TaskState::kFailed, failed ? reason : TaskReason::kGangFailed,
+                  Joined(message, cause), now, fx);
     StopOthers(job, g, i, TaskReason::kGangFailed, cause, now, fx);
     return;
   }
-  const std::string cause = absl::StrCat("gang restart ", attempt + 1, "/", budget, ": ", what);
+  const std::string cause = counts
+                                ? absl::StrCat("gang restart ", used + 1, "/", budget, ": ", what)
+                                : absl::StrCat("gang restart (not counted): ", what);
   causes_[Key{v.id(), g.first}] = cause;
   life_.StopRun(job, i, ended, reason, Joined(message, cause), now, fx);
+  // A long-running member's exit 0 is a failure too (StopRun counts only FAILED ends).
+  if (counts && ended != TaskState::kFailed) ++job.mutable_task(i).failures;
   StopOthers(job, g, i, TaskReason::kGangRestart, cause, now, fx);
   RelaunchIfStopped(job, i, now, fx);
 }
@@ -127,9 +134,8 @@ void GangRestarts::RelaunchIfStopped(MutableJob& job, uint32_t instance, absl::T
     attempt = std::max(attempt, v.task(m).gang_attempt);
   }
   auto it = causes_.find(Key{v.id(), g.first});
-  const std::string cause = it != causes_.end() ? it->second
-                                                : absl::StrCat("gang restart ", attempt + 1, "/",
-                                                               v.spec().gang.max_restarts);
+  const std::string cause =
+      it != causes_.end() ? it->second : absl::StrCat("gang attempt ", attempt + 1);
   if (it != causes_.end()) causes_.erase(it);
   if (v.goal() != records::JobGoal::kRun || Completed(v)) return;
   // One Effects, members in order: the scheduler enqueues them as one gang.

@@ -14,9 +14,15 @@
 //              all in one Effects (the scheduler enqueues them as one gang, placed together),
 //              with gang_attempt + 1 (a new rendezvous) and the cause in its PENDING event
 //
-//   - With gang_attempt == max_restarts already, the failure fails the gang instead: the member
-//     ends FAILED ("no gang restarts left (3 of 3 used): ..."), every other live member is
-//     killed (GANG_FAILED) with that message, and none runs again: the job fails.
+//   - A member's failure (it failed, failed to start, or a long-running member exited) uses one
+//     of max_restarts: the members' `failures` summed are the restarts used. With all used, the
+//     failure fails the gang instead: the member ends FAILED ("no gang restarts left (3 of 3
+//     used): ..."), every other live member is killed (GANG_FAILED) with that message, and none
+//     runs again: the job fails.
+//   - A member preempted, moved off a draining host, revoked or lost with its host restarts the
+//     gang without using the budget ("gang restart (not counted): instance 1 was preempted"):
+//     nothing the job did, as torchrun does not count membership changes. gang_attempt counts
+//     every restart (each is a new rendezvous).
 //   - Not failures: a member that exits 0 (batch jobs; a long-running member's exit is one), a
 //     run stopped on purpose (a kill by the user, a deadline, an update, the job's kill), and a
 //     user's restart of one member (it runs again alone, in the same attempt).

@@ -4,11 +4,14 @@
 // checks are written apart from the policy's code, from what an observer of the cluster sees:
 //   - a gang never stays partly running: once nothing is being stopped, a gang with a member
 //     that failed, was lost or was killed has no member that is live;
-//   - every member of a gang is in the same attempt, never above max_restarts, and an attempt
-//     only grows, by one at a time;
+//   - every member of a gang is in the same attempt, which only grows, by one at a time;
+//   - a gang's failed runs (its members' `failures`) never exceed max_restarts while any member
+//     is live, nor max_restarts + 1 (the failure that fails it) ever: preemption and lost hosts
+//     restart it without using the budget;
 //   - a gang is only ever enqueued whole (so the scheduler places it together), and a task never
 //     has two runs alive at once;
-//   - in the end every job either succeeded, or failed with a gang that used all its restarts.
+//   - in the end every job either succeeded, or failed with a gang that used all its restarts
+//     (max_restarts + 1 failed runs).
 
 #include <algorithm>
 #include <cstdio>
@@ -246,6 +249,7 @@ class World {
       for (uint32_t first = 0; first < job.instances();) {
         Gang g = GangOf(job, first);
         bool stopping = false, live = false, broken = false;
+        uint32_t failed_runs = 0;
         const uint32_t attempt = job.task(first).gang_attempt;
         for (uint32_t m = g.first; m < g.end; ++m) {
           const TaskRuntime& t = job.task(m);
@@ -254,8 +258,13 @@ class World {
           live |= !IsTerminal(t.state) && t.state != TaskState::kKilling;
           broken |= t.state == TaskState::kFailed || t.state == TaskState::kLost ||
                     t.state == TaskState::kKilled;
+          failed_runs += t.failures;
         }
-        EXPECT_LE(attempt, budget);
+        EXPECT_LE(failed_runs, budget + 1);
+        if (failed_runs > budget) {
+          EXPECT_FALSE(live) << "job " << id.value() << " gang at " << g.first
+                             << " runs on with its restarts spent";
+        }
         uint32_t& seen = attempts_[{id, g.first}];
         EXPECT_TRUE(attempt == seen || attempt == seen + 1) << seen << " -> " << attempt;
         if (attempt > seen) ++restarts_seen_;
@@ -317,10 +326,13 @@ TEST(GangRestartsProperty, GangsNeverStayPartlyRunningAndNeverExceedTheirRestart
       ASSERT_EQ(job.state(), JobState::kFailed);
       ++failed_jobs;
       bool spent = false;
-      for (uint32_t i = 0; i < job.instances(); ++i) {
-        spent |= job.task(i).gang_attempt == job.spec().gang.max_restarts &&
-                 (job.task(i).reason == TaskReason::kGangFailed ||
-                  job.task(i).state == TaskState::kFailed || job.task(i).state == TaskState::kLost);
+      const uint32_t size = job.spec().sla.min_running_instances;
+      for (uint32_t first = 0; first < job.instances(); first += size) {
+        uint32_t failed_runs = 0;
+        for (uint32_t m = first; m < std::min(first + size, job.instances()); ++m) {
+          failed_runs += job.task(m).failures;
+        }
+        spent |= failed_runs == job.spec().gang.max_restarts + 1;
       }
       EXPECT_TRUE(spent) << "job " << id.value() << " failed with restarts left";
     }

@@ -174,7 +174,8 @@ TEST_F(GangRestartsTest, APreemptedMemberRestartsTheGang) {
   EXPECT_EQ(T(id, 0).reason, TaskReason::kGangRestart);
   ASSERT_EQ(ended.kills.size(), 1u);
   Killed({id, 0});
-  EXPECT_THAT(Messages({id, 0}, 2), ElementsAre("gang restart 1/3: instance 1 was preempted"));
+  EXPECT_THAT(Messages({id, 0}, 2),
+              ElementsAre("gang restart (not counted): instance 1 was preempted"));
   EXPECT_THAT(Messages({id, 1}, 1).back(),
               AllOf(HasSubstr("pool /a over its share"), HasSubstr("instance 1 was preempted")));
 }
@@ -188,7 +189,40 @@ TEST_F(GangRestartsTest, AMemberThatLosesItsHostRestartsTheGang) {
   Killed({id, 0});
   Killed({id, 2});
   EXPECT_EQ(T(id, 1).state, TaskState::kPending);
-  EXPECT_THAT(Messages({id, 2}, 2), ElementsAre("gang restart 1/3: instance 1 lost its host h1"));
+  EXPECT_THAT(Messages({id, 2}, 2),
+              ElementsAre("gang restart (not counted): instance 1 lost its host h1"));
+}
+
+// Preemption and host loss are not the job's doing: they restart the gang without using its
+// restarts, even with none left; a failure after them still has the whole budget.
+TEST_F(GangRestartsTest, PreemptionAndHostLossDoNotUseTheRestartBudget) {
+  JobId id = Create(Gang(2, 2, 1));
+  for (int round = 0; round < 3; ++round) {
+    StartAll(id);
+    Do([&](Effects& fx) { jm_.instances().Preempt({id, 0}, "urgent work", now_, fx); });
+    Killed({id, 0});
+    Killed({id, 1});
+    EXPECT_EQ(T(id, 0).state, TaskState::kPending) << round;
+    EXPECT_EQ(T(id, 1).gang_attempt, static_cast<uint32_t>(round + 1));
+  }
+  StartAll(id);
+  Do([&](Effects& fx) { jm_.OnHostLost("h1", now_, fx); });
+  Killed({id, 0});
+  EXPECT_EQ(T(id, 1).state, TaskState::kPending);
+  EXPECT_EQ(T(id, 1).gang_attempt, 4u);
+  // The one restart the budget has is still there for a failure...
+  StartAll(id);
+  Exit({id, 1}, 2);
+  Killed({id, 0});
+  EXPECT_THAT(Messages({id, 0}, 6), ElementsAre("gang restart 1/1: instance 1 failed: exit 2"));
+  EXPECT_EQ(T(id, 0).state, TaskState::kPending);
+  // ...and the next failure fails the gang.
+  StartAll(id);
+  Exit({id, 0}, 3);
+  Killed({id, 1});
+  EXPECT_EQ(T(id, 0).state, TaskState::kFailed);
+  EXPECT_EQ(T(id, 1).reason, TaskReason::kGangFailed);
+  EXPECT_THAT(Messages({id, 1}, 6).back(), HasSubstr("no gang restarts left (1 of 1 used)"));
 }
 
 TEST_F(GangRestartsTest, AMemberThatFailsToStartRestartsTheGang) {

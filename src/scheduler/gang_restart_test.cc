@@ -65,7 +65,7 @@ TEST_F(GangRestartTest, AFailedRankRestartsTheWholeGangTogetherInTheNextAttempt)
     Report(k.run, k.host, TaskState::kKilled);
   }
   for (uint32_t i = 0; i < 4; ++i) {
-    EXPECT_THAT(core_->WhyPending({id, i}), StartsWith("gang restart 1/3, every member together"));
+    EXPECT_THAT(core_->WhyPending({id, i}), StartsWith("gang attempt 1, every member together"));
   }
   std::vector<Launch> second = LaunchAll(4, 1);
   EXPECT_TRUE(core_->snapshot().Validate().ok());
@@ -82,7 +82,7 @@ TEST_F(GangRestartTest, AFailedRankRestartsTheWholeGangTogetherInTheNextAttempt)
   EXPECT_TRUE(said);
 }
 
-TEST_F(GangRestartTest, AGangMovedOffADrainingHostComesBackWholeAndFailsOnceItsRestartsAreSpent) {
+TEST_F(GangRestartTest, AGangMovedOffADrainingHostComesBackWholeWithoutUsingItsRestarts) {
   JobId id = CreateGang(3, 1);
   std::vector<Launch> first = LaunchAll(3, 0);
   Actions drain;
@@ -98,7 +98,16 @@ TEST_F(GangRestartTest, AGangMovedOffADrainingHostComesBackWholeAndFailsOnceItsR
   for (const Launch& l : second) EXPECT_NE(l.host, first[0].host);
   EXPECT_EQ(jobmgr::TaskReasonName(J(id).task(0).reason), "STARTED");
 
-  Actions spent = Report(second[1], TaskState::kFailed, 2);
+  // The drain used none of its one restart: a failure restarts the gang once more...
+  Actions failed = Report(second[1], TaskState::kFailed, 2);
+  ASSERT_EQ(failed.kills.size(), 2u);
+  for (const jobmgr::KillCommand& k : failed.kills) {
+    EXPECT_EQ(k.reason, jobmgr::TaskReason::kGangRestart);
+    Report(k.run, k.host, TaskState::kKilled);
+  }
+  std::vector<Launch> third = LaunchAll(3, 2);
+  // ...and the next one, with it spent, fails the job.
+  Actions spent = Report(third[2], TaskState::kFailed, 2);
   ASSERT_EQ(spent.kills.size(), 2u);
   for (const jobmgr::KillCommand& k : spent.kills) {
     EXPECT_EQ(k.reason, jobmgr::TaskReason::kGangFailed);
@@ -139,7 +148,7 @@ TEST_F(GangRestartTest, AGangPreemptedForAHigherPriorityJobComesBackWholeOnceThe
     if (k != 1) Report(preempted.kills[k].run, preempted.kills[k].host, TaskState::kKilled);
   }
   const std::string cause =
-      "gang restart 1/3: instance " + std::to_string(named) + " was preempted";
+      "gang restart (not counted): instance " + std::to_string(named) + " was preempted";
   for (uint32_t i = 0; i < 4; ++i) {
     EXPECT_EQ(J(id).task(i).state, TaskState::kPending) << i;
     auto events = store_.ListEvents({id, i}, 100);
@@ -153,7 +162,7 @@ TEST_F(GangRestartTest, AGangPreemptedForAHigherPriorityJobComesBackWholeOnceThe
   EXPECT_EQ(next.launches[0].run.task.job, *urgent_id);
   Report(next.launches[0], TaskState::kRunning);
   EXPECT_TRUE(Cycle().launches.empty());
-  EXPECT_THAT(core_->WhyPending({id, 0}), StartsWith("gang restart 1/3, every member together"));
+  EXPECT_THAT(core_->WhyPending({id, 0}), StartsWith("gang attempt 1, every member together"));
   Report(next.launches[0], TaskState::kSucceeded, 0);
   std::vector<Launch> second = LaunchAll(4, 1);
   for (const Launch& l : second) Report(l, TaskState::kSucceeded, 0);

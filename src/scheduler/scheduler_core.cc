@@ -225,8 +225,7 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   std::string why = WhyWaiting(*job, task);
   if (t.gang_attempt == 0 || !jobmgr::RestartsAsGang(job->spec())) return why;
   // A gang restarted together: its members wait for each other (their events say why).
-  std::string restart = absl::StrCat("gang restart ", t.gang_attempt, "/",
-                                     job->spec().gang.max_restarts, ", every member together");
+  std::string restart = absl::StrCat("gang attempt ", t.gang_attempt, ", every member together");
   return why.empty() ? restart : absl::StrCat(restart, ": ", why);
 }
 
