@@ -84,7 +84,9 @@ class DaskE2E : public ::testing::Test {
   void SetUp() override {
     ClusterOptions o;
     o.agents = kHosts;
-    o.agent_cpu = "2";
+    // Room for two tasks of the test's size (0.5 cpu) per host: of the driver's three workers,
+    // two at least run on other hosts than the driver's.
+    o.agent_cpu = "1";
     o.agent_memory = "3Gi";
     o.netns = true;  // the driver and each worker on hosts of their own, with their own address
     cluster_ = std::make_unique<TestCluster>(o);
@@ -214,14 +216,18 @@ TEST_F(DaskE2E, AWorkerKilledMidComputationDoesNotStopIt) {
   TestCluster& c = *cluster_;
   const uint64_t job = c.CreateJob("/ml", JobSpec(0.2));
   ASSERT_GT(job, 0u);
-  // Once worker 1 runs and the computation is under way, kill it outright.
+  // Once worker 1 has registered and the computation is under way (two workers or more
+  // registered; the driver prints counts as it sees them, so it may skip one), kill it outright.
+  const std::regex two_or_more(R"(registered=([2-9]|\d\d))");
   pid_t pid = 0;
   ASSERT_TRUE(WaitFor(
       [&] {
+        const std::string log = c.Cli({"task", "logs", absl::StrCat(job, "/0")}).out;
+        if (!absl::StrContains(log, "worker 1 at ") || !std::regex_search(log, two_or_more)) {
+          return false;
+        }
         pid = FindTaskProcess(job, 1, "paceline.dask_worker");
-        return pid != 0 &&
-               c.Cli({"task", "logs", absl::StrCat(job, "/0")}).out.find("registered=2") !=
-                   std::string::npos;
+        return pid != 0;
       },
       absl::Seconds(120)));
   ASSERT_EQ(::kill(pid, SIGKILL), 0) << "worker 1 (pid " << pid << ")";

@@ -64,8 +64,9 @@ def describe_new_workers(cluster: PacelineCluster, seen: set[str]) -> None:
             continue
         stream = scheduler.stream_comms.get(address)
         comm = getattr(stream, "comm", None)
-        peer = comm.peer_address if comm is not None else "unknown"
-        print(f"worker {ws.name} at {address} connected from {peer}", flush=True)
+        if comm is None:  # registered, its stream not open yet: shown on a later look
+            continue
+        print(f"worker {ws.name} at {address} connected from {comm.peer_address}", flush=True)
         seen.add(address)
 
 
