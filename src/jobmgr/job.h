@@ -79,6 +79,11 @@ struct JobData {
   std::array<uint32_t, kNumTaskHealths> health_counts{};         // tasks by health
   std::map<uint64_t, std::shared_ptr<const JobSpec>> old_specs;  // earlier versions still kept
   std::vector<records::UpdateRecord> updates;
+  // Instances a scale-down removed, with the last run each had: one added back continues from
+  // there, so that a run's number (job/instance/run) never names two runs (an agent refuses a
+  // run it already ran; the audit and the logs name runs by it). Their task records stay in the
+  // store, which is where a restart of the master reads them back from.
+  std::map<uint32_t, uint32_t> retired_runs;
 };
 
 // The spec of `version`, shared: the current one or an earlier one still kept (nullptr if not).

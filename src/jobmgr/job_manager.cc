@@ -190,9 +190,13 @@ absl::Status JobManager::RestoreTasks(const std::vector<records::TaskRecord>& ta
   MutableJob* job = nullptr;  // a job's tasks come together: one lookup per job, not per task
   for (const records::TaskRecord& r : tasks) {
     if (job == nullptr || job->view().id() != r.id.job) job = jobs_.Find(r.id.job);
-    if (job == nullptr || r.id.instance >= job->view().instances()) {
+    if (job == nullptr) {
       return absl::DataLossError(
           absl::StrCat("stored task ", r.id.ToString(), " belongs to no stored job"));
+    }
+    if (r.id.instance >= job->view().instances()) {  // removed by a scale-down
+      job->NoteRetired(r.id.instance, r.run);
+      continue;
     }
     TaskRuntime& t = job->mutable_task(r.id.instance);
     t.run = r.run;

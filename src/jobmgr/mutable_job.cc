@@ -1,5 +1,7 @@
 #include "jobmgr/mutable_job.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "common/check.h"
 
@@ -64,14 +66,25 @@ void MutableJob::Resize(uint32_t n) {
     const TaskRuntime& t = data_.tasks.back();
     --data_.counts[static_cast<int>(t.state)];
     --data_.health_counts[static_cast<int>(t.health)];
+    NoteRetired(static_cast<uint32_t>(data_.tasks.size() - 1), t.run);
     data_.tasks.pop_back();
   }
   while (data_.tasks.size() < n) {
+    const uint32_t instance = static_cast<uint32_t>(data_.tasks.size());
     TaskRuntime& t = data_.tasks.emplace_back();
     t.spec_version = static_cast<uint32_t>(data_.version);
+    if (auto it = data_.retired_runs.find(instance); it != data_.retired_runs.end()) {
+      t.run = it->second + 1;
+      data_.retired_runs.erase(it);
+    }
     ++data_.counts[static_cast<int>(t.state)];
     ++data_.health_counts[static_cast<int>(t.health)];
   }
+}
+
+void MutableJob::NoteRetired(uint32_t instance, uint32_t run) {
+  uint32_t& last = data_.retired_runs[instance];
+  last = std::max(last, run);
 }
 
 void MutableJob::RestoreHistory(const records::JobRecord& r) {

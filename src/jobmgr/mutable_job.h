@@ -43,9 +43,12 @@ class MutableJob {
   const std::map<uint64_t, std::shared_ptr<const JobSpec>>& old_specs() const {
     return data_.old_specs;
   }
-  // Grows (new instances PENDING on the current version) or shrinks (the caller has ended the
-  // instances it removes) the job to `n` instances.
+  // Grows (new instances PENDING on the current version; one removed before continues its run
+  // numbers) or shrinks (the caller has ended the instances it removes; their last runs are
+  // kept in JobData::retired_runs) the job to `n` instances.
   void Resize(uint32_t n);
+  // A removed instance's last run, from its stored task record (restore).
+  void NoteRetired(uint32_t instance, uint32_t run);
   std::vector<records::UpdateRecord>& mutable_updates() { return data_.updates; }
   records::UpdateRecord* active_update() {
     return !data_.updates.empty() && records::IsActive(data_.updates.back().state)

@@ -288,12 +288,10 @@ void RollingUpdates::FinishUpdate(MutableJob& job, UpdateRecord& u, UpdateState 
       fx.enqueue.push_back(TaskId{job.view().id(), i});
     }
   }
-  // Removed instances that have ended leave the job.
+  // Removed instances that have ended leave the job. Their records stay in the store (with
+  // their events): the last run of each is where an instance added back later continues.
   uint32_t keep = job.view().instances();
   while (keep > u.to_instances && IsTerminal(job.view().task(keep - 1).state)) --keep;
-  for (uint32_t i = keep; i < job.view().instances(); ++i) {
-    fx.batch.delete_tasks.push_back(TaskId{job.view().id(), i});
-  }
   job.Resize(keep);
   updating_.erase(std::remove(updating_.begin(), updating_.end(), job.view().id()),
                   updating_.end());

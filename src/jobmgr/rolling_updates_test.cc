@@ -176,9 +176,60 @@ TEST_F(UpdateTest, ScalingUpAndDownAndTheDryRunPlan) {
   }
   ASSERT_EQ(Last(id).state, UpdateState::kSucceeded) << records::ProgressCodes(Last(id).progress);
   EXPECT_EQ(jm_.GetJob(id)->instances(), 2u) << "the highest ids were removed";
+  // The removed instances' records stay in the store, ended, with their last runs.
   auto stored = store_.Load();
   ASSERT_TRUE(stored.ok());
-  for (const auto& t : stored->tasks) EXPECT_LT(t.id.instance, 2u);
+  ASSERT_EQ(stored->tasks.size(), 6u);
+  for (const auto& t : stored->tasks) {
+    if (t.id.instance >= 2) {
+      EXPECT_TRUE(IsTerminal(t.state)) << t.id.ToString();
+    }
+  }
+}
+
+// An instance removed by a scale-down and added back by a scale-up continues its run numbers,
+// also across a restart of the master: a run's number never names two runs (an agent that kept
+// the earlier run's sandbox would refuse the launch, and the audit and logs would mix them).
+TEST_F(UpdateTest, AnInstanceAddedBackContinuesItsRunNumbers) {
+  JobId id = CreateRunning(Service(3, "v1"));
+  auto scale = [&](JobManager& jm, uint32_t n) {
+    absl::StatusOr<uint64_t> r;
+    Do([&](Effects& fx) {
+      r = jm.updates().Start(
+          id, {Service(n, "v1"), jm.GetJob(id)->version(), Options(3), false, false}, now_, fx);
+    });
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (int step = 0; step < 10 && records::IsActive(jm.GetJob(id)->updates().back().state);
+         ++step) {
+      Cycle(id);
+      Tick(absl::Seconds(11));
+    }
+  };
+  Report(TaskId{id, 2}, TaskState::kFailed, 1);  // instance 2's second run
+  Cycle(id);
+  ASSERT_EQ(T(id, 2).run, 2u);
+  scale(jm_, 1);
+  ASSERT_EQ(jm_.GetJob(id)->instances(), 1u);
+  scale(jm_, 3);
+  ASSERT_EQ(jm_.GetJob(id)->instances(), 3u);
+  EXPECT_EQ(T(id, 1).run, 2u);
+  EXPECT_EQ(T(id, 2).run, 3u);
+
+  // Down again, then a new master from the store, then up: the numbers go on.
+  scale(jm_, 1);
+  auto contents = store_.Load();
+  ASSERT_TRUE(contents.ok());
+  JobManager restored;
+  Effects fx;
+  ASSERT_TRUE(restored.Restore(*contents, now_, fx).ok());
+  EXPECT_EQ(restored.GetJob(id)->instances(), 1u);
+  Effects grow;
+  auto r = restored.updates().Start(
+      id, {Service(3, "v1"), restored.GetJob(id)->version(), Options(3), false, false}, now_, grow);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(restored.GetJob(id)->instances(), 3u);
+  EXPECT_EQ(restored.GetJob(id)->task(1).run, 3u);
+  EXPECT_EQ(restored.GetJob(id)->task(2).run, 4u);
 }
 
 TEST_F(UpdateTest, AnUpdateInFlightSurvivesAMasterRestart) {

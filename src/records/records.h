@@ -212,7 +212,7 @@ struct WriteBatch {
   std::vector<JobRecord> put_jobs;
   std::vector<JobId> delete_jobs;  // also deletes the job's tasks and events
   std::vector<TaskRecord> put_tasks;
-  std::vector<TaskId> delete_tasks;  // instances removed by a scale-down (events are kept)
+  std::vector<TaskId> delete_tasks;  // tasks whose records go (the core keeps a removed instance's)
   std::vector<TaskEvent> events;
   std::vector<HostRecord> put_hosts;
   std::vector<TokenRecord> put_tokens;      // insert or replace by id
