@@ -24,7 +24,6 @@ also after a failure.
 import argparse
 import datetime
 import json
-import math
 import os
 import platform
 import re
@@ -35,8 +34,8 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NETNS = os.path.join(REPO, "scripts", "netns-cluster.sh")
+from netns_bed import REPO, Bed, percentile
+
 
 POOL = """
 description: dask scale-up benchmark
@@ -44,32 +43,6 @@ resources:
   cpu:    {reservation: 4, limit: 8}
   memory: {reservation: 6Gi}
 """
-
-
-def percentile(values, p):
-    """Nearest-rank percentile of a non-empty list."""
-    s = sorted(values)
-    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
-
-
-class Bed:
-    def __init__(self, binary, hosts, data):
-        self.env = dict(os.environ, PACELINE=binary)
-        out = subprocess.run([NETNS, "up", str(hosts), "--dir", data, "--cpu", "2",
-                              "--memory", "3Gi"], env=self.env, check=True,
-                             capture_output=True, text=True).stdout
-        self.run = out.split()[1].rstrip(":")  # "run pln3: 4 hosts connected in 812 ms"
-        self.up_line = out.splitlines()[0]
-
-    def cli(self, *args):
-        r = subprocess.run([NETNS, "--run", self.run, "cli", *args], env=self.env,
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"paceline {' '.join(args)}: {r.stderr.strip()}")
-        return r.stdout
-
-    def down(self):
-        subprocess.run([NETNS, "--run", self.run, "down"], env=self.env, capture_output=True)
 
 
 def install(name, source, shared):
@@ -161,7 +134,7 @@ def main():
                    install("venv-before", os.path.join(tmp, "before"), shared)),
         "after": (REPO, install("venv-after", REPO, shared)),
     }
-    bed = Bed(binary, args.hosts, os.path.join(tmp, "bed"))
+    bed = Bed(binary, args.hosts, os.path.join(tmp, "bed"), memory="3Gi")
     loads = [os.getloadavg()[0]]
     results = {"before": [], "after": []}
     per_round = []

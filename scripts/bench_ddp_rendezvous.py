@@ -25,7 +25,6 @@ Needs root (namespaces, cgroups). The bed is taken down at the end, also after a
 import argparse
 import datetime
 import json
-import math
 import os
 import platform
 import shutil
@@ -34,8 +33,8 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NETNS = os.path.join(REPO, "scripts", "netns-cluster.sh")
+from netns_bed import REPO, Bed, percentile
+
 TRAIN = os.path.join(REPO, "examples", "frameworks", "pytorch-ddp", "train.py")
 
 POOL = """
@@ -57,32 +56,6 @@ task:
   constraints:
     - {{max_per_host: 1}}
 """
-
-
-def percentile(values, p):
-    """Nearest-rank percentile of a non-empty list."""
-    s = sorted(values)
-    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
-
-
-class Bed:
-    def __init__(self, binary, hosts, data):
-        self.env = dict(os.environ, PACELINE=binary)
-        out = subprocess.run([NETNS, "up", str(hosts), "--dir", data, "--cpu", "2",
-                              "--memory", "4Gi"], env=self.env, check=True,
-                             capture_output=True, text=True).stdout
-        self.run = out.split()[1].rstrip(":")  # "run pln3: 4 hosts connected in 812 ms"
-        self.up_line = out.splitlines()[0]
-
-    def cli(self, *args):
-        r = subprocess.run([NETNS, "--run", self.run, "cli", *args], env=self.env,
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"paceline {' '.join(args)}: {r.stderr.strip()}")
-        return r.stdout
-
-    def down(self):
-        subprocess.run([NETNS, "--run", self.run, "down"], env=self.env, capture_output=True)
 
 
 def one_run(bed, tmp, shared, hosts, n, timeout=120.0):
@@ -164,7 +137,7 @@ def main():
     os.chmod(shared, 0o777)
     shutil.copy(TRAIN, os.path.join(shared, "train.py"))
     os.chmod(os.path.join(shared, "train.py"), 0o644)
-    bed = Bed(binary, args.hosts, os.path.join(tmp, "bed"))
+    bed = Bed(binary, args.hosts, os.path.join(tmp, "bed"), memory="4Gi")
     try:
         with open(os.path.join(tmp, "pool.yaml"), "w") as f:
             f.write(POOL)

@@ -1,0 +1,37 @@
+"""The multi-host test bed (scripts/netns-cluster.sh) for benchmark scripts: start a bed of N
+hosts, run the CLI against it, take it down; and the nearest-rank percentile they report."""
+
+import math
+import os
+import subprocess
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NETNS = os.path.join(REPO, "scripts", "netns-cluster.sh")
+
+
+def percentile(values, p):
+    """Nearest-rank percentile of a non-empty list."""
+    s = sorted(values)
+    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
+
+
+class Bed:
+    """A bed of `hosts` agents, each with `cpu` and `memory`, its state under `data`."""
+
+    def __init__(self, binary, hosts, data, cpu="2", memory="4Gi"):
+        self.env = dict(os.environ, PACELINE=binary)
+        out = subprocess.run([NETNS, "up", str(hosts), "--dir", data, "--cpu", cpu,
+                              "--memory", memory], env=self.env, check=True,
+                             capture_output=True, text=True).stdout
+        self.run = out.split()[1].rstrip(":")  # "run pln3: 4 hosts connected in 812 ms"
+        self.up_line = out.splitlines()[0]
+
+    def cli(self, *args):
+        r = subprocess.run([NETNS, "--run", self.run, "cli", *args], env=self.env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"paceline {' '.join(args)}: {r.stderr.strip()}")
+        return r.stdout
+
+    def down(self):
+        subprocess.run([NETNS, "--run", self.run, "down"], env=self.env, capture_output=True)
