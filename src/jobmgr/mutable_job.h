@@ -31,7 +31,6 @@ class MutableJob {
   // The job as everyone reads it.
   const Job& view() const { return view_; }
 
-  const std::shared_ptr<const JobSpec>& shared_spec() const { return data_.spec; }
   std::shared_ptr<const JobSpec> SharedSpecOf(uint64_t version) const {
     return jobmgr::SharedSpecOf(data_, version);
   }
