@@ -27,7 +27,8 @@ absl::Status WriteEndpointsFile(const std::string& data_dir, const MasterEndpoin
                                     {"pid", e.pid},
                                     {"token_file", e.token_file},
                                     {"agent_token_file", e.agent_token_file},
-                                    {"ca_file", e.ca_file}}
+                                    {"ca_file", e.ca_file},
+                                    {"dns", e.dns}}
                          .dump() +
                      "\n";
   // Atomic for readers, not synced: the file describes a running process.
@@ -59,6 +60,7 @@ absl::StatusOr<MasterEndpoints> ReadEndpointsFile(const std::string& data_dir) {
   e.token_file = j.value("token_file", "");
   e.agent_token_file = j.value("agent_token_file", "");
   e.ca_file = j.value("ca_file", "");
+  e.dns = j.value("dns", "");
   return e;
 }
 

@@ -19,6 +19,7 @@ struct MasterEndpoints {
   std::string token_file;        // where the bootstrap admin token is
   std::string agent_token_file;  // where the agents' bootstrap token is
   std::string ca_file;           // the CA of the master's TLS certificate; "": plain text
+  std::string dns;               // host:port of its DNS server for services; "": none
 };
 
 std::string EndpointsPath(const std::string& data_dir);

@@ -23,16 +23,16 @@ bool IsLabel(absl::string_view label) {
 absl::StatusOr<std::string> NormalizeDomain(absl::string_view domain) {
   absl::ConsumeSuffix(&domain, ".");
   if (domain.empty()) {
-    return absl::InvalidArgumentError("dns-domain: empty; expected a name such as 'paceline'");
+    return absl::InvalidArgumentError("empty; expected a name such as 'paceline'");
   }
   if (domain.size() > kMaxName) {
     return absl::InvalidArgumentError(
-        absl::StrCat("dns-domain: ", domain.size(), " characters; at most ", kMaxName));
+        absl::StrCat(domain.size(), " characters; at most ", kMaxName));
   }
   for (absl::string_view label : absl::StrSplit(domain, '.')) {
     if (!IsLabel(label)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dns-domain: '", label, "' is not a DNS label (1 to 63 of a-z, 0-9 and '-')"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", label, "' is not a DNS label (1 to 63 of a-z, 0-9 and '-')"));
     }
   }
   return absl::AsciiStrToLower(domain);

@@ -1,5 +1,6 @@
 #pragma once
-// The DNS names of services: how clients find a service job's ready instances by name.
+// The DNS names of services (docs/services.md, "Finding a service by name"): how clients find
+// a service job's ready instances by name.
 //
 // A service or stateful job named NAME in pool /A/B of a cluster whose domain is D has
 //   NAME.B.A.D                    A/AAAA: its ready instances' host addresses
@@ -32,8 +33,8 @@ inline constexpr size_t kMaxName = 253;
 // Whether `label` is a DNS label as above (any case).
 bool IsLabel(absl::string_view label);
 
-// The cluster domain, normalized (lower case, no final dot). INVALID_ARGUMENT naming
-// `dns-domain` when a label is not a DNS label, the name is empty or too long.
+// The cluster domain, normalized (lower case, no final dot). INVALID_ARGUMENT saying what is
+// wrong (a label that is not a DNS label, an empty or too long name); the caller names its flag.
 absl::StatusOr<std::string> NormalizeDomain(absl::string_view domain);
 
 // The service name of job `job_name` in pool `pool` ("/prod/web"). INVALID_ARGUMENT saying

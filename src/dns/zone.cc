@@ -188,6 +188,13 @@ Answer Zone::Lookup(absl::string_view asked, RecordType type) const {
   return NoData(parents_.contains(name));
 }
 
+std::vector<uint64_t> Zone::job_ids() const {
+  std::vector<uint64_t> ids;
+  ids.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) ids.push_back(id);
+  return ids;
+}
+
 Record Zone::Soa() const {
   return Record{.name = options_.domain,
                 .type = RecordType::kSoa,

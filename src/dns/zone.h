@@ -104,6 +104,7 @@ class Zone {
   Record Soa() const;
   const ZoneOptions& options() const { return options_; }
   size_t jobs() const { return jobs_.size(); }
+  std::vector<uint64_t> job_ids() const;
 
  private:
   struct Job {

@@ -26,6 +26,7 @@
 #include "common/status.h"
 #include "common/units.h"
 #include "common/version.h"
+#include "dns/names.h"
 #include "main/commands.h"
 #include "main/stop_signals.h"
 #include "masterd/master.h"
@@ -56,6 +57,8 @@ struct MasterFlags {
   std::string lease = absl::FormatDuration(defaults::kLease);
   std::string history_period = absl::FormatDuration(defaults::kHistoryPeriod);
   std::string advertise;
+  std::string dns_listen;
+  std::string dns_domain = "paceline";
 };
 
 struct AgentFlags {
@@ -92,6 +95,12 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
   cmd->add_option("--listen", f.listen, "gRPC API address (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--http-listen", f.http_listen, "HTTP address for /healthz, /metrics, web UI")
+      ->capture_default_str();
+  cmd->add_option("--dns-listen", f.dns_listen,
+                  "serve DNS for services on this address, UDP and TCP (port 0: any free port; "
+                  "default: no DNS server)");
+  cmd->add_option("--dns-domain", f.dns_domain,
+                  "the cluster's DNS domain: services are NAME.POOL...DOMAIN")
       ->capture_default_str();
   cmd->add_option("--token-file", f.token_file,
                   "the bootstrap admin token's file (default: DATA_DIR/token, created when "
@@ -253,6 +262,14 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   if (!http_listen.ok()) return WithFlag(http_listen.status(), "--http-listen");
   config.grpc_listen = *grpc_listen;
   config.http_listen = *http_listen;
+  if (!f.dns_listen.empty()) {
+    auto dns_listen = ParseHostPort(f.dns_listen);
+    if (!dns_listen.ok()) return WithFlag(dns_listen.status(), "--dns-listen");
+    config.dns_listen = *dns_listen;
+  }
+  auto domain = dns::NormalizeDomain(f.dns_domain);
+  if (!domain.ok()) return WithFlag(domain.status(), "--dns-domain");
+  config.dns_domain = *domain;
   auto timeout = ParseDurationStrict(f.host_timeout);
   if (!timeout.ok()) return WithFlag(timeout.status(), "--host-timeout");
   config.host_timeout = *timeout;

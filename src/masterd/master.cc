@@ -26,6 +26,7 @@
 #include "api/access_interceptor.h"
 #include "api/access_service.h"
 #include "api/cluster_service.h"
+#include "api/dns_server.h"
 #include "api/host_service.h"
 #include "api/http_routes.h"
 #include "api/http_server.h"
@@ -44,6 +45,7 @@
 #include "masterd/master_tls.h"
 #include "masterd/retention_worker.h"
 #include "masterd/secret_book.h"
+#include "masterd/service_dns.h"
 #include "masterd/task_credentials.h"
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
@@ -149,6 +151,8 @@ struct Master::Impl {
   std::unique_ptr<api::SecretServiceImpl> secret_service;
   std::unique_ptr<grpc::Server> grpc_server;
   api::HttpServer http_server;
+  std::unique_ptr<api::DnsServer> dns_server;
+  std::unique_ptr<ServiceDns> service_dns;  // (stopped before the server it publishes to)
   absl::Notification stop_trimmer;
   std::thread trimmer;  // TrimMemory() every 30 s
   bool stopped = false;
@@ -305,6 +309,20 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
 
   MasterEndpoints endpoints;
+  if (!config.dns_listen.host.empty()) {
+    impl->dns_server = std::make_unique<api::DnsServer>(config.dns_listen.host,
+                                                        config.dns_listen.port, api::DnsLimits{});
+    if (absl::Status s = impl->dns_server->Start(dns::ZoneOptions{.domain = config.dns_domain});
+        !s.ok()) {
+      impl->http_server.Stop();
+      impl->grpc_server->Shutdown();
+      return s;
+    }
+    endpoints.dns = HostPort{config.dns_listen.host, impl->dns_server->port()}.ToString();
+    impl->service_dns = std::make_unique<ServiceDns>(impl->cluster.get(), impl->dns_server.get(),
+                                                     dns::ZoneOptions{.domain = config.dns_domain},
+                                                     absl::Milliseconds(250));
+  }
   endpoints.grpc = HostPort{config.grpc_listen.host, static_cast<uint16_t>(grpc_port)}.ToString();
   endpoints.http = http->ToString();
   endpoints.pid = static_cast<int>(::getpid());
@@ -324,6 +342,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
 
   impl->retention->Start();
   impl->task_credentials->Start();
+  if (impl->service_dns) impl->service_dns->Start();
   impl->trimmer = std::thread([stop = &impl->stop_trimmer] {
     while (!stop->WaitForNotificationWithTimeout(absl::Seconds(30))) TrimMemory();
   });
@@ -362,6 +381,8 @@ void Master::Shutdown() {
   if (impl_->trimmer.joinable()) impl_->trimmer.join();
   impl_->retention->Stop();
   impl_->task_credentials->Stop();
+  if (impl_->service_dns) impl_->service_dns->Stop();
+  if (impl_->dns_server) impl_->dns_server->Stop();
   if (impl_->leadership) impl_->leadership->Stop();  // hands the lease over at once
   // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
   impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));

@@ -60,6 +60,10 @@ struct MasterConfig {
   std::string advertise;
   // How long a task's credential is valid (renewed at a third of it): masterd/task_credentials.h.
   absl::Duration task_credential_ttl = defaults::kTaskCredentialTtl;
+  // DNS for services (masterd/service_dns.h): where it listens, UDP and TCP (an empty host: no
+  // DNS server), and the cluster's domain (normalized, dns/names.h).
+  HostPort dns_listen{"", 0};
+  std::string dns_domain = "paceline";
 };
 
 class Master {

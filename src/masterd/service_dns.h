@@ -1,0 +1,50 @@
+#pragma once
+// ServiceDns: the master's DNS for services (docs/services.md, "Finding a service by name").
+// Every `period`, one read on the loop collects the endpoints of the service and stateful jobs:
+// each instance's host, its named ports, and whether it is ready — RUNNING, its health check (if
+// it has one) passing, not being stopped. Off the loop, the hosts' addresses come from the agent
+// registry (an instance whose host has no connected agent is not ready), the zone (dns/zone.h)
+// takes the jobs that changed and drops the jobs that are gone, and a copy is published to the
+// DnsServer when anything changed. So an instance's change shows in DNS within `period` plus a
+// scheduling turn; the cost on the loop is O(jobs + service instances) per pass.
+//
+// Every master that serves DNS answers from its own core: a standby's follows the store, so its
+// answers lag the leader's by its replication delay.
+//
+// Thread-safety: Start/Stop from one thread; Refresh (the pass) from one thread at a time.
+
+#include <atomic>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "api/dns_server.h"
+#include "dns/zone.h"
+
+namespace paceline::masterd {
+
+class Cluster;
+
+class ServiceDns {
+ public:
+  ServiceDns(Cluster* cluster, api::DnsServer* server, dns::ZoneOptions zone,
+             absl::Duration period);
+  ~ServiceDns() { Stop(); }
+
+  // One pass; whether a new zone was published.
+  bool Refresh();
+
+  void Start();
+  void Stop();
+
+ private:
+  Cluster* cluster_;
+  api::DnsServer* server_;
+  dns::Zone zone_;
+  uint32_t published_serial_ = 0;
+  absl::Duration period_;
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+}  // namespace paceline::masterd

@@ -1,0 +1,224 @@
+// The master's DNS for services with the real binary: a service job's ready instances answer
+// its name (A) and its named port (SRV) at the ports the tasks hold, an instance stops being
+// answered once it is not running, a job without a DNS name is kept out, and names outside the
+// domain are refused. Queries are sent over UDP and TCP from the test with ldns.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "dns/ldns_cxx.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/e2e/cluster_fixture.h"
+
+namespace paceline::e2e {
+namespace {
+
+using Json = nlohmann::json;
+
+struct Answer {
+  int rcode = -1;
+  std::set<std::string> records;  // "A 127.0.0.1", "SRV 31002 0.web.prod.paceline."
+};
+
+std::optional<Answer> Ask(uint16_t port, const std::string& name, ldns_rr_type type, bool tcp) {
+  ldns_pkt* q =
+      ldns_pkt_query_new(ldns_dname_new_frm_str(name.c_str()), type, LDNS_RR_CLASS_IN, LDNS_RD);
+  ldns_pkt_set_id(q, 4321);
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  ldns_pkt2wire(&data, q, &size);
+  std::vector<uint8_t> wire(data, data + size);
+  free(data);
+  ldns_pkt_free(q);
+
+  int fd = socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<uint8_t> reply(65536);
+  ssize_t n = -1;
+  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+  if (tcp) {
+    if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0) {
+      std::vector<uint8_t> framed = {static_cast<uint8_t>(wire.size() >> 8),
+                                     static_cast<uint8_t>(wire.size() & 0xff)};
+      framed.insert(framed.end(), wire.begin(), wire.end());
+      uint8_t length[2];
+      if (send(fd, framed.data(), framed.size(), MSG_NOSIGNAL) == ssize_t(framed.size()) &&
+          poll(&p, 1, 3000) == 1 && recv(fd, length, 2, MSG_WAITALL) == 2) {
+        n = recv(fd, reply.data(), size_t{length[0]} << 8 | length[1], MSG_WAITALL);
+      }
+    }
+  } else {
+    sendto(fd, wire.data(), wire.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+    if (poll(&p, 1, 3000) == 1) n = recv(fd, reply.data(), reply.size(), 0);
+  }
+  close(fd);
+  if (n <= 0) return std::nullopt;
+  ldns_pkt* r = nullptr;
+  if (ldns_wire2pkt(&r, reply.data(), static_cast<size_t>(n)) != LDNS_STATUS_OK) {
+    return std::nullopt;
+  }
+  Answer a{.rcode = ldns_pkt_get_rcode(r)};
+  const ldns_rr_list* answers = ldns_pkt_answer(r);
+  for (size_t i = 0; i < ldns_rr_list_rr_count(answers); ++i) {
+    const ldns_rr* rr = ldns_rr_list_rr(answers, i);
+    char* text = nullptr;
+    if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_A) {
+      text = ldns_rdf2str(ldns_rr_rdf(rr, 0));
+      a.records.insert(absl::StrCat("A ", text));
+    } else if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SRV) {
+      char* target = ldns_rdf2str(ldns_rr_rdf(rr, 3));
+      text = ldns_rdf2str(ldns_rr_rdf(rr, 2));
+      a.records.insert(absl::StrCat("SRV ", text, " ", target));
+      free(target);
+    }
+    free(text);
+  }
+  ldns_pkt_free(r);
+  return a;
+}
+
+constexpr char kPool[] = R"(description: prod
+resources:
+  cpu: {reservation: 1, limit: 2}
+  memory: {reservation: 1Gi}
+)";
+
+constexpr char kWeb[] = R"(name: web
+type: service
+instances: 2
+task:
+  command: "exec sleep 3600"
+  ports: [http]
+  resources: {cpu: 0.1, memory: 32Mi}
+)";
+
+class DnsE2E : public ::testing::Test {
+ protected:
+  DnsE2E() : c_({.agents = 1, .master_args = {"--dns-listen", "127.0.0.1:0"}}) {}
+  void SetUp() override {
+    auto j = Json::parse(ReadFileOrEmpty(c_.dir() + "/master/master.json"));
+    const std::string dns = j.value("dns", "");
+    std::vector<std::string> parts = absl::StrSplit(dns, ':');
+    ASSERT_EQ(parts.size(), 2u) << dns;
+    uint32_t port = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(parts[1], &port)) << dns;
+    port_ = static_cast<uint16_t>(port);
+    ASSERT_EQ(c_.Cli({"pool", "create", "/prod", "-f", c_.WriteFile("pool.yaml", kPool)}).exit_code,
+              0);
+    ASSERT_TRUE(c_.WaitForHosts(1));
+  }
+  static std::string ReadFileOrEmpty(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // The answer once `pred` holds of it (the master publishes its zone a few times a second).
+  Answer AskUntil(const std::string& name, ldns_rr_type type,
+                  const std::function<bool(const Answer&)>& pred, bool tcp = false) {
+    Answer last;
+    WaitFor(
+        [&] {
+          std::optional<Answer> a = Ask(port_, name, type, tcp);
+          if (a.has_value()) last = *a;
+          return a.has_value() && pred(*a);
+        },
+        absl::Seconds(30));
+    return last;
+  }
+
+  TestCluster c_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(DnsE2E, AServiceIsFoundByNameAndPortAndLeavesWhenItStops) {
+  const uint64_t job = c_.CreateJob("/prod", kWeb);
+  ASSERT_GT(job, 0u);
+  std::set<std::string> srv;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json tasks = c_.CliJson({"task", "list", std::to_string(job)})["tasks"];
+        srv.clear();
+        for (const Json& t : tasks) {
+          if (t["state"] != "RUNNING" || !t.contains("ports")) return false;
+          srv.insert(absl::StrCat("SRV ", t["ports"]["http"].get<int>(), " ",
+                                  t["instance"].get<int>(), ".web.prod.paceline."));
+        }
+        return srv.size() == 2;
+      },
+      absl::Seconds(60)));
+
+  // The name answers the host's address once; SRV names every instance's port, over UDP and TCP.
+  Answer a = AskUntil("web.prod.paceline.", LDNS_RR_TYPE_A,
+                      [](const Answer& x) { return !x.records.empty(); });
+  EXPECT_EQ(a.rcode, LDNS_RCODE_NOERROR);
+  EXPECT_EQ(a.records, std::set<std::string>{"A 127.0.0.1"});
+  for (bool tcp : {false, true}) {
+    Answer s = AskUntil(
+        "_http._tcp.web.prod.paceline.", LDNS_RR_TYPE_SRV,
+        [&](const Answer& x) { return x.records == srv; }, tcp);
+    EXPECT_EQ(s.records, srv) << (tcp ? "tcp" : "udp");
+  }
+  EXPECT_EQ(AskUntil("1.web.prod.paceline.", LDNS_RR_TYPE_A,
+                     [](const Answer& x) { return !x.records.empty(); })
+                .records,
+            std::set<std::string>{"A 127.0.0.1"});
+
+  // Other names: unknown in the domain, and outside it.
+  EXPECT_EQ(Ask(port_, "nope.prod.paceline.", LDNS_RR_TYPE_A, false)->rcode, LDNS_RCODE_NXDOMAIN);
+  EXPECT_EQ(Ask(port_, "example.com.", LDNS_RR_TYPE_A, false)->rcode, LDNS_RCODE_REFUSED);
+
+  // Instance 1 killed: it leaves the SRV answer; the job killed: the name has nothing left.
+  ASSERT_EQ(c_.Cli({"task", "kill", absl::StrCat(job, "/1")}).exit_code, 0);
+  Answer one = AskUntil("_http._tcp.web.prod.paceline.", LDNS_RR_TYPE_SRV,
+                        [](const Answer& x) { return x.records.size() == 1; });
+  EXPECT_EQ(one.records.size(), 1u);
+  ASSERT_EQ(c_.Cli({"job", "kill", std::to_string(job)}).exit_code, 0);
+  Answer none = AskUntil("web.prod.paceline.", LDNS_RR_TYPE_A,
+                         [](const Answer& x) { return x.records.empty(); });
+  EXPECT_TRUE(none.records.empty());
+}
+
+TEST_F(DnsE2E, AJobWhoseNameIsNotALabelHasNoName) {
+  std::string spec = kWeb;
+  spec.replace(spec.find("name: web"), 9, "name: my_web");
+  const uint64_t job = c_.CreateJob("/prod", spec);
+  ASSERT_GT(job, 0u);
+  ASSERT_TRUE(c_.WaitForJob(
+      job, [](const Json& j) { return j["state"] == "RUNNING"; }, absl::Seconds(60)));
+  absl::SleepFor(absl::Seconds(1));  // several passes of the master's zone
+  std::optional<Answer> a = Ask(port_, "my_web.prod.paceline.", LDNS_RR_TYPE_A, false);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->rcode, LDNS_RCODE_NXDOMAIN);
+}
+
+TEST(DnsFlagsE2E, ABadDomainIsRefusedNamingTheFlag) {
+  const std::string dir = ::testing::TempDir() + "/dns-flags";
+  std::filesystem::create_directories(dir);
+  RunResult r = RunPaceline({"master", "--data-dir", dir, "--listen", "127.0.0.1:0",
+                             "--http-listen", "127.0.0.1:0", "--insecure-loopback", "--dns-listen",
+                             "127.0.0.1:0", "--dns-domain", "a_b.example"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--dns-domain"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'a_b' is not a DNS label"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace paceline::e2e
