@@ -8,8 +8,9 @@
 // DnsServer when anything changed. So an instance's change shows in DNS within `period` plus a
 // scheduling turn; the cost on the loop is O(jobs + service instances) per pass.
 //
-// Every master that serves DNS answers from its own core: a standby's follows the store, so its
-// answers lag the leader's by its replication delay.
+// Every master answers from its own core. A standby's core follows the store, but no agent is
+// connected to it, so it knows no host's address and answers no instance: for now only the
+// leader's answers are useful.
 //
 // Thread-safety: Start/Stop from one thread; Refresh (the pass) from one thread at a time.
 
