@@ -11,23 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "dns/ldns_cxx.h"
+#include "dns/testing/wire.h"
 #include "gtest/gtest.h"
 
 namespace paceline::api {
 namespace {
 
 std::vector<uint8_t> Query(const std::string& name, ldns_rr_type type, uint16_t id = 7) {
-  ldns_pkt* q =
-      ldns_pkt_query_new(ldns_dname_new_frm_str(name.c_str()), type, LDNS_RR_CLASS_IN, LDNS_RD);
-  ldns_pkt_set_id(q, id);
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  EXPECT_EQ(ldns_pkt2wire(&data, q, &size), LDNS_STATUS_OK);
-  std::vector<uint8_t> wire(data, data + size);
-  free(data);
-  ldns_pkt_free(q);
-  return wire;
+  return dns::testing::QueryWire(name, type, id);
 }
 
 struct Reply {
@@ -38,14 +29,12 @@ struct Reply {
 };
 
 std::optional<Reply> ParseReply(const uint8_t* data, size_t size) {
-  ldns_pkt* p = nullptr;
-  if (ldns_wire2pkt(&p, data, size) != LDNS_STATUS_OK) return std::nullopt;
-  Reply r{.rcode = ldns_pkt_get_rcode(p),
-          .answers = ldns_pkt_ancount(p),
-          .tc = ldns_pkt_tc(p),
-          .id = ldns_pkt_id(p)};
-  ldns_pkt_free(p);
-  return r;
+  dns::testing::Pkt p = dns::testing::Parse(data, size);
+  if (p == nullptr) return std::nullopt;
+  return Reply{.rcode = ldns_pkt_get_rcode(p.get()),
+               .answers = ldns_pkt_ancount(p.get()),
+               .tc = ldns_pkt_tc(p.get()),
+               .id = ldns_pkt_id(p.get())};
 }
 
 sockaddr_in Loopback(uint16_t port) {

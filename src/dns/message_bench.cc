@@ -6,22 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "dns/ldns_cxx.h"
 #include "dns/message.h"
+#include "dns/testing/wire.h"
 
 namespace paceline::dns {
 namespace {
-
-std::vector<uint8_t> Query(const char* name, ldns_rr_type type) {
-  ldns_pkt* q = ldns_pkt_query_new(ldns_dname_new_frm_str(name), type, LDNS_RR_CLASS_IN, LDNS_RD);
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  ldns_pkt2wire(&data, q, &size);
-  std::vector<uint8_t> wire(data, data + size);
-  free(data);
-  ldns_pkt_free(q);
-  return wire;
-}
 
 const Zone& BenchZone() {
   static const Zone* zone = [] {
@@ -44,7 +33,7 @@ const Zone& BenchZone() {
 
 void Run(benchmark::State& state, const char* name, ldns_rr_type type) {
   const Zone& zone = BenchZone();
-  const std::vector<uint8_t> q = Query(name, type);
+  const std::vector<uint8_t> q = testing::QueryWire(name, type);
   for (auto _ : state) {
     benchmark::DoNotOptimize(Respond(zone, q, Transport::kUdp));
   }

@@ -1,20 +1,18 @@
 #include "dns/message.h"
 
-#include "dns/ldns_cxx.h"
-
 #include <cstdlib>
 #include <string>
 
+#include "dns/testing/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace paceline::dns {
 namespace {
 
-struct PktFree {
-  void operator()(ldns_pkt* p) const { ldns_pkt_free(p); }
-};
-using Pkt = std::unique_ptr<ldns_pkt, PktFree>;
+using testing::NewQuery;
+using testing::Pkt;
+using testing::ToWire;
 
 struct Ask {
   std::string name;
@@ -26,25 +24,19 @@ struct Ask {
 };
 
 std::vector<uint8_t> Query(const Ask& ask) {
-  Pkt q(ldns_pkt_query_new(ldns_dname_new_frm_str(ask.name.c_str()), ask.type, ask.klass, LDNS_RD));
-  ldns_pkt_set_id(q.get(), 4242);
+  Pkt q = NewQuery(ask.name, ask.type, 4242, ask.klass);
   ldns_pkt_set_opcode(q.get(), ask.opcode);
   if (ask.edns_size >= 0) {
     ldns_pkt_set_edns_udp_size(q.get(), static_cast<uint16_t>(ask.edns_size));
     ldns_pkt_set_edns_version(q.get(), ask.edns_version);
   }
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  EXPECT_EQ(ldns_pkt2wire(&data, q.get(), &size), LDNS_STATUS_OK);
-  std::vector<uint8_t> wire(data, data + size);
-  free(data);
-  return wire;
+  return ToWire(q.get());
 }
 
 Pkt Parse(const std::vector<uint8_t>& wire) {
-  ldns_pkt* p = nullptr;
-  EXPECT_EQ(ldns_wire2pkt(&p, wire.data(), wire.size()), LDNS_STATUS_OK);
-  return Pkt(p);
+  Pkt p = testing::Parse(wire.data(), wire.size());
+  EXPECT_TRUE(p != nullptr);
+  return p;
 }
 
 std::vector<std::string> Section(const ldns_rr_list* list) {
@@ -207,16 +199,10 @@ TEST_F(MessageTest, MalformedMessagesAreFormErrOrDropped) {
   EXPECT_EQ((*r)[3] & 0x0f, 1);
   EXPECT_NE((*r)[2] & 0x80, 0);
   // Two questions: FORMERR.
-  Pkt two(ldns_pkt_query_new(ldns_dname_new_frm_str("web.prod.paceline."), LDNS_RR_TYPE_A,
-                             LDNS_RR_CLASS_IN, 0));
+  Pkt two = NewQuery("web.prod.paceline.", LDNS_RR_TYPE_A, 1);
   ldns_pkt_push_rr(two.get(), LDNS_SECTION_QUESTION,
                    ldns_rr_clone(ldns_rr_list_rr(ldns_pkt_question(two.get()), 0)));
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  ASSERT_EQ(ldns_pkt2wire(&data, two.get(), &size), LDNS_STATUS_OK);
-  std::vector<uint8_t> wire(data, data + size);
-  free(data);
-  r = Respond(zone_, wire, Transport::kUdp);
+  r = Respond(zone_, ToWire(two.get()), Transport::kUdp);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(ldns_pkt_get_rcode(Parse(*r).get()), LDNS_RCODE_FORMERR);
 }

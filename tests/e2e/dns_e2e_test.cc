@@ -21,7 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "dns/ldns_cxx.h"
+#include "dns/testing/wire.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/cluster_fixture.h"
@@ -37,16 +37,7 @@ struct Answer {
 };
 
 std::optional<Answer> Ask(uint16_t port, const std::string& name, ldns_rr_type type, bool tcp) {
-  ldns_pkt* q =
-      ldns_pkt_query_new(ldns_dname_new_frm_str(name.c_str()), type, LDNS_RR_CLASS_IN, LDNS_RD);
-  ldns_pkt_set_id(q, 4321);
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  ldns_pkt2wire(&data, q, &size);
-  std::vector<uint8_t> wire(data, data + size);
-  free(data);
-  ldns_pkt_free(q);
-
+  const std::vector<uint8_t> wire = dns::testing::QueryWire(name, type, 4321);
   int fd = socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
   sockaddr_in to{};
   to.sin_family = AF_INET;
@@ -72,10 +63,9 @@ std::optional<Answer> Ask(uint16_t port, const std::string& name, ldns_rr_type t
   }
   close(fd);
   if (n <= 0) return std::nullopt;
-  ldns_pkt* r = nullptr;
-  if (ldns_wire2pkt(&r, reply.data(), static_cast<size_t>(n)) != LDNS_STATUS_OK) {
-    return std::nullopt;
-  }
+  dns::testing::Pkt parsed = dns::testing::Parse(reply.data(), static_cast<size_t>(n));
+  if (parsed == nullptr) return std::nullopt;
+  const ldns_pkt* r = parsed.get();
   Answer a{.rcode = ldns_pkt_get_rcode(r)};
   const ldns_rr_list* answers = ldns_pkt_answer(r);
   for (size_t i = 0; i < ldns_rr_list_rr_count(answers); ++i) {
@@ -92,7 +82,6 @@ std::optional<Answer> Ask(uint16_t port, const std::string& name, ldns_rr_type t
     }
     free(text);
   }
-  ldns_pkt_free(r);
   return a;
 }
 
