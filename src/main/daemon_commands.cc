@@ -59,6 +59,7 @@ struct MasterFlags {
   std::string advertise;
   std::string dns_listen;
   std::string dns_domain = "paceline";
+  double dns_rate_limit = 1000;
 };
 
 struct AgentFlags {
@@ -101,6 +102,10 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                   "default: no DNS server)");
   cmd->add_option("--dns-domain", f.dns_domain,
                   "the cluster's DNS domain: services are NAME.POOL...DOMAIN")
+      ->capture_default_str();
+  cmd->add_option("--dns-rate-limit", f.dns_rate_limit,
+                  "DNS queries a second each source address may ask, a burst of twice as many "
+                  "(0: no limit)")
       ->capture_default_str();
   cmd->add_option("--token-file", f.token_file,
                   "the bootstrap admin token's file (default: DATA_DIR/token, created when "
@@ -270,6 +275,11 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   auto domain = dns::NormalizeDomain(f.dns_domain);
   if (!domain.ok()) return WithFlag(domain.status(), "--dns-domain");
   config.dns_domain = *domain;
+  if (!(f.dns_rate_limit >= 0 && f.dns_rate_limit <= 1e9)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dns-rate-limit: ", f.dns_rate_limit, "; expected 0 (no limit) to 1000000000 a second"));
+  }
+  config.dns_rate_limit = f.dns_rate_limit;
   auto timeout = ParseDurationStrict(f.host_timeout);
   if (!timeout.ok()) return WithFlag(timeout.status(), "--host-timeout");
   config.host_timeout = *timeout;

@@ -310,8 +310,11 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
 
   MasterEndpoints endpoints;
   if (!config.dns_listen.host.empty()) {
-    impl->dns_server = std::make_unique<api::DnsServer>(config.dns_listen.host,
-                                                        config.dns_listen.port, api::DnsLimits{});
+    api::DnsLimits limits;
+    limits.rate.rate = config.dns_rate_limit;
+    limits.rate.burst = 2 * config.dns_rate_limit;
+    impl->dns_server =
+        std::make_unique<api::DnsServer>(config.dns_listen.host, config.dns_listen.port, limits);
     if (absl::Status s = impl->dns_server->Start(dns::ZoneOptions{.domain = config.dns_domain});
         !s.ok()) {
       impl->http_server.Stop();

@@ -64,6 +64,8 @@ struct MasterConfig {
   // DNS server), and the cluster's domain (normalized, dns/names.h).
   HostPort dns_listen{"", 0};
   std::string dns_domain = "paceline";
+  // Queries a second each source address may ask (a burst of twice as many); 0: no limit.
+  double dns_rate_limit = 1000;
 };
 
 class Master {

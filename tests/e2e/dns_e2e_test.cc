@@ -207,6 +207,12 @@ TEST(DnsFlagsE2E, ABadDomainIsRefusedNamingTheFlag) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--dns-domain"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("'a_b' is not a DNS label"), std::string::npos) << r.err;
+  r = RunPaceline({"master", "--data-dir", dir, "--listen", "127.0.0.1:0", "--http-listen",
+                   "127.0.0.1:0", "--insecure-loopback", "--dns-listen", "127.0.0.1:0",
+                   "--dns-rate-limit", "-5"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--dns-rate-limit: -5; expected 0"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/master.json"));
 }
 
 }  // namespace
