@@ -104,8 +104,8 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                   "the cluster's DNS domain: services are NAME.POOL...DOMAIN")
       ->capture_default_str();
   cmd->add_option("--dns-rate-limit", f.dns_rate_limit,
-                  "DNS queries a second each source address may ask, a burst of twice as many "
-                  "(0: no limit)")
+                  "DNS queries a second per source address, a burst of twice that (0: none)")
+      ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   cmd->add_option("--token-file", f.token_file,
                   "the bootstrap admin token's file (default: DATA_DIR/token, created when "
@@ -275,10 +275,6 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   auto domain = dns::NormalizeDomain(f.dns_domain);
   if (!domain.ok()) return WithFlag(domain.status(), "--dns-domain");
   config.dns_domain = *domain;
-  if (!(f.dns_rate_limit >= 0 && f.dns_rate_limit <= 1e9)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--dns-rate-limit: ", f.dns_rate_limit, "; expected 0 (no limit) to 1000000000 a second"));
-  }
   config.dns_rate_limit = f.dns_rate_limit;
   auto timeout = ParseDurationStrict(f.host_timeout);
   if (!timeout.ok()) return WithFlag(timeout.status(), "--host-timeout");
