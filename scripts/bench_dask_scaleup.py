@@ -25,7 +25,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -34,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from netns_bed import REPO, Bed, percentile
+from netns_bed import REPO, Bed, percentile, machine
 
 
 POOL = """
@@ -94,19 +93,6 @@ def one_round(bed, tmp, spec, n, timeout=600.0):
     if not latencies:
         raise RuntimeError(f"job {job_id}: no latency in the driver's output:\n{out}")
     return latencies
-
-
-def machine():
-    model = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as f:
-        mem_kib = int(f.readline().split()[1])
-    return f"`nproc` = {os.cpu_count()}, {model}, {mem_kib / 2**20:.0f} GiB RAM, " \
-           f"Linux {platform.release()}"
 
 
 def main():

@@ -26,14 +26,13 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-from netns_bed import REPO, Bed, percentile
+from netns_bed import REPO, Bed, percentile, machine
 
 TRAIN = os.path.join(REPO, "examples", "frameworks", "pytorch-ddp", "train.py")
 
@@ -96,20 +95,6 @@ def one_run(bed, tmp, shared, hosts, n, timeout=120.0):
     }
 
 
-def machine():
-    model = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as f:
-        mem_kib = int(f.readline().split()[1])
-    load = os.getloadavg()
-    return (f"`nproc` = {os.cpu_count()}, {model}, {mem_kib / 2**20:.0f} GiB RAM, "
-            f"Linux {platform.release()}; load average at the start {load[0]:.1f}")
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("build", nargs="?", default=os.path.join(REPO, "build", "release"))
@@ -128,7 +113,7 @@ def main():
                             capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
-    host = machine()
+    host = machine(with_load=True)
 
     tmp = tempfile.mkdtemp(prefix="ddp-bench-")
     os.chmod(tmp, 0o755)

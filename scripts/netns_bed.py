@@ -1,8 +1,10 @@
 """The multi-host test bed (scripts/netns-cluster.sh) for benchmark scripts: start a bed of N
-hosts, run the CLI against it, take it down; and the nearest-rank percentile they report."""
+hosts, run the CLI against it, take it down; the nearest-rank percentile they report, and the
+machine they ran on."""
 
 import math
 import os
+import platform
 import subprocess
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -13,6 +15,23 @@ def percentile(values, p):
     """Nearest-rank percentile of a non-empty list."""
     s = sorted(values)
     return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
+
+
+def machine(with_load=False):
+    """The machine in a line: cores, CPU model, memory, kernel (and the load average now)."""
+    model = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kib = int(f.readline().split()[1])
+    text = (f"`nproc` = {os.cpu_count()}, {model}, {mem_kib / 2**20:.0f} GiB RAM, "
+            f"Linux {platform.release()}")
+    if with_load:
+        text += f"; load average at the start {os.getloadavg()[0]:.1f}"
+    return text
 
 
 class Bed:
