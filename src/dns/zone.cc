@@ -105,6 +105,16 @@ std::vector<const InstanceEndpoint*> Zone::Ready(absl::string_view service,
   return ready;
 }
 
+bool Zone::AnyInstance(absl::string_view service,
+                       absl::FunctionRef<bool(const InstanceEndpoint&)> pred) const {
+  for (uint64_t job_id : services_.at(service)) {
+    for (const InstanceEndpoint& e : jobs_.at(job_id).endpoints.instances) {
+      if (pred(e)) return true;
+    }
+  }
+  return false;
+}
+
 void Zone::AddressRecords(absl::string_view name, const std::vector<const InstanceEndpoint*>& ready,
                           RecordType type, std::vector<Record>& out) const {
   for (const InstanceEndpoint* e : ready) {
@@ -141,26 +151,20 @@ Answer Zone::Lookup(absl::string_view asked, RecordType type) const {
       return a;
     case QueryName::Kind::kInstance: {
       if (!service_known) break;
-      bool exists = false;
-      for (uint64_t job_id : services_.at(q->service)) {
-        for (const InstanceEndpoint& e : jobs_.at(job_id).endpoints.instances) {
-          exists |= e.instance == q->instance;
-        }
+      if (!AnyInstance(q->service,
+                       [&](const InstanceEndpoint& e) { return e.instance == q->instance; })) {
+        return NoData(false);
       }
-      if (!exists) return NoData(false);
       AddressRecords(name, Ready(q->service, &q->instance), type, a.answers);
       a.negative = a.answers.empty();
       return a;
     }
     case QueryName::Kind::kSrv: {
       if (!service_known) break;
-      bool has_port = false;
-      for (uint64_t job_id : services_.at(q->service)) {
-        for (const InstanceEndpoint& e : jobs_.at(job_id).endpoints.instances) {
-          has_port |= e.ports.contains(q->port);
-        }
+      if (!AnyInstance(q->service,
+                       [&](const InstanceEndpoint& e) { return e.ports.contains(q->port); })) {
+        return NoData(false);
       }
-      if (!has_port) return NoData(false);
       if (type != RecordType::kSrv && type != RecordType::kAny) return NoData(true);
       for (const InstanceEndpoint* e : Ready(q->service, nullptr)) {
         auto port = e->ports.find(q->port);

@@ -28,6 +28,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -114,6 +115,9 @@ class Zone {
   // The ready instances of a service's jobs, lowest instance first, at most max_records.
   std::vector<const InstanceEndpoint*> Ready(absl::string_view service,
                                              const uint32_t* instance) const;
+  // Whether an instance of a known service's jobs, ready or not, satisfies `pred`.
+  bool AnyInstance(absl::string_view service,
+                   absl::FunctionRef<bool(const InstanceEndpoint&)> pred) const;
   void AddressRecords(absl::string_view name, const std::vector<const InstanceEndpoint*>& ready,
                       RecordType type, std::vector<Record>& out) const;
   void AddParents(absl::string_view service, int delta);
