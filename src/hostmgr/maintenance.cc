@@ -4,17 +4,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "jobmgr/serving.h"
 
 namespace paceline::hostmgr {
 namespace {
 
 using records::HostMaintenance;
 
-bool Available(const jobmgr::Job& job, uint32_t i) {
-  const jobmgr::TaskRuntime& t = job.task(i);
-  if (t.state != TaskState::kRunning) return false;
-  return !job.TaskFor(i)->health.has_value() || t.health == jobmgr::TaskHealth::kHealthy;
-}
+// Running and serving: healthy, and ready (jobmgr/serving.h).
+bool Available(const jobmgr::Job& job, uint32_t i) { return jobmgr::Serving(job.task(i)); }
 
 }  // namespace
 

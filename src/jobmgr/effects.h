@@ -34,6 +34,9 @@ struct KillCommand {
   std::string host;
   absl::Duration grace;
   TaskReason reason;
+  // A run that served traffic keeps running this long after leaving its endpoints before its
+  // SIGTERM (task.deregistration_delay); zero for the others.
+  absl::Duration deregistration_delay = absl::ZeroDuration();
 };
 
 struct Effects {

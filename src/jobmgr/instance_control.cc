@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jobmgr/effects.h"
+#include "jobmgr/serving.h"
 
 namespace paceline::jobmgr {
 
@@ -107,12 +108,15 @@ void InstanceControl::Preempt(TaskId task, const std::string& why, absl::Time no
       fx.enqueue.push_back(task);
       return;
     case TaskState::kLaunching:
-    case TaskState::kRunning:
+    case TaskState::kRunning: {
+      const absl::Duration delay = DeregistrationDelay(job->view(), task.instance);
       life_.Transition(*job, task.instance, TaskState::kPreempting, reason, why, now, fx, true);
       if (!why.empty()) life_.NotePreempting(task, why);
       fx.kills.push_back(KillCommand{RunId{task, t.run}, hosts_.Name(t.host),
-                                     job->view().TaskFor(task.instance)->kill_grace, reason});
+                                     job->view().TaskFor(task.instance)->kill_grace, reason,
+                                     delay});
       return;
+    }
     default:
       return;
   }

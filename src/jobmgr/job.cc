@@ -1,5 +1,7 @@
 #include "jobmgr/job.h"
 
+#include "jobmgr/serving.h"
+
 namespace paceline::jobmgr {
 
 absl::string_view TaskHealthName(TaskHealth h) {
@@ -13,6 +15,53 @@ absl::string_view TaskHealthName(TaskHealth h) {
     default:
       return "";
   }
+}
+
+std::optional<TaskHealth> TaskHealthFromName(absl::string_view name) {
+  for (TaskHealth h :
+       {TaskHealth::kNone, TaskHealth::kUnknown, TaskHealth::kHealthy, TaskHealth::kUnhealthy}) {
+    if (TaskHealthName(h) == name) return h;
+  }
+  return std::nullopt;
+}
+
+absl::string_view TaskReadinessName(TaskReadiness r) {
+  switch (r) {
+    case TaskReadiness::kUnknown:
+      return "UNKNOWN";
+    case TaskReadiness::kReady:
+      return "READY";
+    case TaskReadiness::kNotReady:
+      return "NOT_READY";
+    default:
+      return "";
+  }
+}
+
+std::optional<TaskReadiness> TaskReadinessFromName(absl::string_view name) {
+  for (TaskReadiness r : {TaskReadiness::kNone, TaskReadiness::kUnknown, TaskReadiness::kReady,
+                          TaskReadiness::kNotReady}) {
+    if (TaskReadinessName(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+absl::string_view NotServingText(NotServing why) {
+  switch (why) {
+    case NotServing::kServing:
+      return "";
+    case NotServing::kNotRunning:
+      return "not running";
+    case NotServing::kHealthUnknown:
+      return "health check not passed yet";
+    case NotServing::kUnhealthy:
+      return "unhealthy";
+    case NotServing::kReadinessUnknown:
+      return "readiness check not passed yet";
+    case NotServing::kNotReady:
+      return "not ready";
+  }
+  return "";
 }
 
 uint32_t Job::live() const {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ inline constexpr uint32_t kNoHost = UINT32_MAX;
 enum class TaskHealth : uint8_t { kNone, kUnknown, kHealthy, kUnhealthy };
 inline constexpr int kNumTaskHealths = 4;
 absl::string_view TaskHealthName(TaskHealth h);  // "", "UNKNOWN", "HEALTHY", "UNHEALTHY"
+std::optional<TaskHealth> TaskHealthFromName(absl::string_view name);
+
+// The readiness of a task's current run (task.readiness, docs/services.md): whether it may take
+// traffic. kNone: no readiness check, or no live process; kUnknown: not passed yet.
+enum class TaskReadiness : uint8_t { kNone, kUnknown, kReady, kNotReady };
+absl::string_view TaskReadinessName(TaskReadiness r);  // "", "UNKNOWN", "READY", "NOT_READY"
+std::optional<TaskReadiness> TaskReadinessFromName(absl::string_view name);
 
 // Who submitted a job: the user and its group (empty without authentication).
 struct JobOwner {
@@ -58,6 +66,7 @@ struct TaskRuntime {
   PackedTime not_before;                  // backoff: earliest start of this run
   bool restart_requested = false;         // a user restart: start a new run when this one ends
   TaskHealth health = TaskHealth::kNone;  // of the current run (use Job::SetHealth)
+  TaskReadiness readiness = TaskReadiness::kNone;  // of the current run
   uint32_t spec_version = 0;              // the job version the current run runs
   uint32_t next_spec_version = 0;  // set by an update: the next run runs this version; 0 = none
   uint32_t volume_host = kNoHost;  // stateful: where the volume is (the instance returns there)

@@ -9,6 +9,35 @@
 #include "jobmgr/restart_policy.h"
 
 namespace paceline::jobmgr {
+namespace {
+
+// A live run's health and readiness as stored. A row written before they were stored says
+// only its last reason: that one check is known, the other starts over as UNKNOWN.
+void RestoreChecks(MutableJob& job, const records::TaskRecord& r) {
+  std::shared_ptr<const TaskSpec> task = job.view().TaskFor(r.id.instance);
+  TaskRuntime& t = job.mutable_task(r.id.instance);
+  if (task->health) {
+    TaskHealth h = TaskHealthFromName(r.health).value_or(TaskHealth::kNone);
+    if (h == TaskHealth::kNone) {
+      h = t.reason == TaskReason::kHealthy     ? TaskHealth::kHealthy
+          : t.reason == TaskReason::kUnhealthy ? TaskHealth::kUnhealthy
+                                               : TaskHealth::kUnknown;
+    }
+    job.SetHealth(r.id.instance, h);
+  }
+  if (task->readiness) {
+    TaskReadiness ready = TaskReadinessFromName(r.readiness).value_or(TaskReadiness::kNone);
+    if (ready == TaskReadiness::kNone) {
+      ready = t.reason == TaskReason::kReady      ? TaskReadiness::kReady
+              : t.reason == TaskReason::kNotReady ? TaskReadiness::kNotReady
+                                                  : TaskReadiness::kUnknown;
+    }
+    t.readiness = ready;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl::Time now,
                                             Effects& fx, JobOwner owner) {
   JobId id(next_job_id_++);
@@ -102,8 +131,18 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     // agent re-checks after its own restart) changes nothing.
     TaskHealth h = r.reason == TaskReason::kHealthy ? TaskHealth::kHealthy : TaskHealth::kUnhealthy;
     if (t.state != TaskState::kRunning || t.health == h) return;
+    job->SetHealth(i, h);  // before the transition, which stores it
     life_.Transition(*job, i, TaskState::kRunning, r.reason, r.message, now, fx, true);
-    job->SetHealth(i, h);
+    return;
+  }
+  if (r.state == TaskState::kRunning &&
+      (r.reason == TaskReason::kReady || r.reason == TaskReason::kNotReady)) {
+    // A readiness change: the run joins or leaves its service's endpoints, and stays RUNNING.
+    TaskReadiness ready =
+        r.reason == TaskReason::kReady ? TaskReadiness::kReady : TaskReadiness::kNotReady;
+    if (t.state != TaskState::kRunning || t.readiness == ready) return;
+    t.readiness = ready;
+    life_.Transition(*job, i, TaskState::kRunning, r.reason, r.message, now, fx, true);
     return;
   }
   if (r.state == TaskState::kRunning) {
@@ -217,11 +256,7 @@ absl::Status JobManager::RestoreTasks(const std::vector<records::TaskRecord>& ta
     t.reason = TaskReasonFromName(r.reason).value_or(TaskReason::kNone);
     ends_.NoteRestored(job->view(), r);
     job->SetState(r.id.instance, r.state);
-    if (MayHaveProcess(r.state) && job->view().TaskFor(r.id.instance)->health) {
-      job->SetHealth(r.id.instance, t.reason == TaskReason::kHealthy     ? TaskHealth::kHealthy
-                                    : t.reason == TaskReason::kUnhealthy ? TaskHealth::kUnhealthy
-                                                                         : TaskHealth::kUnknown);
-    }
+    if (MayHaveProcess(r.state)) RestoreChecks(*job, r);
     if (r.state == TaskState::kRunning &&
         job->view().spec().sla.max_running_time > absl::ZeroDuration()) {
       life_.ArmDeadline(r.started_at + job->view().spec().sla.max_running_time, RunId{r.id, r.run});

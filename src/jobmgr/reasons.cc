@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 28> kNames = {"",
+constexpr std::array<absl::string_view, 30> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -32,7 +32,9 @@ constexpr std::array<absl::string_view, 28> kNames = {"",
                                                       "REVOKED",
                                                       "GANG_RESTART",
                                                       "GANG_FAILED",
-                                                      "JOB_COMPLETED"};
+                                                      "JOB_COMPLETED",
+                                                      "READY",
+                                                      "NOT_READY"};
 
 }  // namespace
 

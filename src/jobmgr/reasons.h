@@ -40,6 +40,8 @@ enum class TaskReason : uint8_t {
   kGangRestart,         // KILLING / KILLED: its gang restarts together (job.gang.restart: gang)
   kGangFailed,          // KILLING / KILLED / FAILED: its gang failed with no gang restarts left
   kJobCompleted,        // KILLING / KILLED: the job completed with instance 0 (job.completion)
+  kReady,               // RUNNING: the run's readiness check passed (it takes traffic)
+  kNotReady,            // RUNNING: the run's readiness check failed `failures` times in a row
 };
 
 absl::string_view TaskReasonName(TaskReason r);

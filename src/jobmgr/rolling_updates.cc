@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "jobmgr/restart_policy.h"
+#include "jobmgr/serving.h"
 #include "jobmgr/update_plan.h"
 
 namespace paceline::jobmgr {
@@ -257,9 +258,9 @@ records::EntryProgress RollingUpdates::CheckEntry(const Job& job, const UpdateRe
   if (t.state != TaskState::kRunning || now - t.started_at < u.options.min_healthy_time) {
     return records::EntryProgress::kInFlight;
   }
-  bool checked = spec.TaskRef(i).health.has_value();
-  if (checked && t.health != TaskHealth::kHealthy) return records::EntryProgress::kInFlight;
-  return records::EntryProgress::kDone;
+  // A new run counts once it serves: healthy and ready, so that it has joined its endpoints
+  // before the next batch leaves them.
+  return Serving(t) ? records::EntryProgress::kDone : records::EntryProgress::kInFlight;
 }
 
 void RollingUpdates::StartRollingBack(MutableJob& job, UpdateRecord& u, absl::Time now,

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "jobmgr/restart_policy.h"
+#include "jobmgr/serving.h"
 
 namespace paceline::jobmgr {
 
@@ -13,11 +14,13 @@ void TaskLifecycle::Transition(MutableJob& job, uint32_t instance, TaskState to,
   TaskRuntime& t = job.mutable_task(instance);
   t.reason = reason;
   if (reason == TaskReason::kStarted) {
-    job.SetHealth(instance,
-                  job.view().TaskFor(instance)->health ? TaskHealth::kUnknown : TaskHealth::kNone);
+    std::shared_ptr<const TaskSpec> task = job.view().TaskFor(instance);
+    job.SetHealth(instance, task->health ? TaskHealth::kUnknown : TaskHealth::kNone);
+    t.readiness = task->readiness ? TaskReadiness::kUnknown : TaskReadiness::kNone;
   } else if (!MayHaveProcess(to) || to == TaskState::kKilling || to == TaskState::kPreempting) {
-    // A run being stopped serves no more: it is no longer counted as healthy.
+    // A run being stopped serves no more: it is no longer counted as healthy or ready.
     job.SetHealth(instance, TaskHealth::kNone);
+    t.readiness = TaskReadiness::kNone;
   }
   RunId run{TaskId{job.view().id(), instance}, t.run};
   fx.batch.events.push_back(records::TaskEvent{run, now, to,
@@ -126,9 +129,10 @@ void TaskLifecycle::KillTask(MutableJob& job, uint32_t instance, TaskReason reas
   }
   if (t.state == TaskState::kLaunching || t.state == TaskState::kRunning ||
       t.state == TaskState::kPreempting) {
+    const absl::Duration delay = DeregistrationDelay(job.view(), instance);  // before it leaves
     Transition(job, instance, TaskState::kKilling, reason, message, now, fx, true);
     fx.kills.push_back(KillCommand{RunId{id, t.run}, hosts_.Name(t.host),
-                                   job.view().TaskFor(instance)->kill_grace, reason});
+                                   job.view().TaskFor(instance)->kill_grace, reason, delay});
   }
 }
 
@@ -153,6 +157,8 @@ records::TaskRecord TaskLifecycle::Record(const Job& job, uint32_t instance,
   r.next_spec_version = t.next_spec_version;
   r.volume_host = t.volume_host == kNoHost ? "" : hosts_.Name(t.volume_host);
   r.gang_attempt = t.gang_attempt;
+  r.health = std::string(TaskHealthName(t.health));
+  r.readiness = std::string(TaskReadinessName(t.readiness));
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "jobmgr/serving.h"
 #include "masterd/cluster.h"
 #include "scheduler/scheduler_core.h"
 
@@ -18,23 +19,17 @@ struct Collected {
   std::vector<std::string> hosts;  // per instance of `endpoints`
 };
 
-bool Ready(const jobmgr::TaskRuntime& t) {
-  return t.state == TaskState::kRunning && t.host != jobmgr::kNoHost &&
-         (t.health == jobmgr::TaskHealth::kNone || t.health == jobmgr::TaskHealth::kHealthy);
-}
-
 std::vector<Collected> Collect(const scheduler::SchedulerCore& core) {
   std::vector<Collected> out;
   core.jobs().ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
-    const JobType type = job.spec().type;
-    if (type != JobType::kService && type != JobType::kStateful) return true;
+    if (!HasEndpoints(job.spec().type)) return true;
     Collected& c = out.emplace_back();
     c.endpoints = dns::ServiceEndpoints{
         .job_id = job.id().value(), .pool = job.pool(), .name = job.spec().name};
     for (uint32_t i = 0; i < job.instances(); ++i) {
       const jobmgr::TaskRuntime& t = job.task(i);
       if (t.host == jobmgr::kNoHost) continue;
-      dns::InstanceEndpoint e{.instance = i, .ready = Ready(t)};
+      dns::InstanceEndpoint e{.instance = i, .ready = jobmgr::Serving(t)};
       if (const placement::Usage* u = core.snapshot().TaskUsage(TaskId{job.id(), i})) {
         const std::vector<std::string>& names = job.TaskFor(i)->ports;
         for (size_t k = 0; k < u->ports().size() && k < names.size(); ++k) {

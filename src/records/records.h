@@ -119,6 +119,11 @@ struct TaskRecord {
   std::string volume_host;         // stateful: the host that holds the instance's volume
   // job.gang.restart: gang: the gang restarts before the current run (its rendezvous attempt).
   uint32_t gang_attempt = 0;
+  // The current run's checks as its agent last reported them (a restarted or standby master
+  // answers DNS and the endpoints from these): "" (no check or no live run), "UNKNOWN",
+  // "HEALTHY"/"UNHEALTHY" and "READY"/"NOT_READY".
+  std::string health;
+  std::string readiness;
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 

@@ -150,10 +150,17 @@ struct TaskSpec {
   std::vector<SecretRef> secrets;  // names only: values never travel with the spec
   RestartSpec restart;
   std::optional<HealthSpec> health;
+  // Gates traffic without restarting (docs/services.md): the instance is in its service's
+  // endpoints and DNS only while this passes. Service and stateful jobs only.
+  std::optional<HealthSpec> readiness;
   std::vector<Constraint> constraints;
   std::optional<VolumeSpec> volume;        // stateful jobs only
   std::optional<ContainerSpec> container;  // run from an OCI image; unset = a plain process
   absl::Duration kill_grace = absl::Seconds(30);
+  // How long a serving instance stays up after leaving its endpoints and DNS before its stop
+  // (SIGTERM) begins; unset: kDefaultDeregistrationDelay for service and stateful jobs, 0 for
+  // the others (see DeregistrationDelayOf).
+  std::optional<absl::Duration> deregistration_delay;
   std::string exclusive;    // only hosts labelled paceline.exclusive=<this>; empty = none
   bool controller = false;  // counts against the pool's controller_limit
   std::string user;         // run as this user; empty = the agent's default task user
@@ -281,6 +288,17 @@ struct JobSpec {
 // validator refuses one past the new end). INVALID_ARGUMENT, naming the field, for a daemon
 // job, 0 or more than kMaxInstances instances, or when the last role would have none left.
 absl::Status ResizeInstances(JobSpec& spec, uint32_t instances);
+
+// Whether a job's instances are endpoints that clients find (the endpoints API and DNS):
+// service and stateful jobs.
+inline bool HasEndpoints(JobType t) { return t == JobType::kService || t == JobType::kStateful; }
+
+// The deregistration delay of a task of a job of type `t`: its own, or the default.
+inline constexpr absl::Duration kDefaultDeregistrationDelay = absl::Seconds(3);
+inline absl::Duration DeregistrationDelayOf(JobType t, const TaskSpec& task) {
+  return task.deregistration_delay.value_or(HasEndpoints(t) ? kDefaultDeregistrationDelay
+                                                            : absl::ZeroDuration());
+}
 
 // Limits shared by the parser and the API validators.
 inline constexpr uint32_t kMaxInstances = 10'000'000;

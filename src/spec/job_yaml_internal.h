@@ -22,7 +22,7 @@ TaskSpec ReadTask(const Field& f, Diagnostics& diag, absl::string_view default_c
 // Reads the task of a role or of an instance override: `base` (the template, or the role's
 // task) with the fields of `f` applied. A key given replaces the base's field, except
 // `resources` (the dimensions given) and `env` (the variables given; `NAME: null` removes one);
-// `health: null`, `container: null` and `volume: null` remove the base's.
+// `health: null`, `readiness: null`, `container: null` and `volume: null` remove the base's.
 TaskSpec ReadTaskOver(const Field& f, const TaskSpec& base, Diagnostics& diag);
 
 // Reads a resources map {cpu, memory, disk, gpu}. Dimensions not given come from `base`.

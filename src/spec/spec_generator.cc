@@ -123,6 +123,26 @@ Constraint RandomConstraint(Rng& rng, const JobSpec& job) {
   return l;
 }
 
+// A health or readiness check on one of the task's ports, or a command.
+HealthSpec RandomProbe(Rng& rng, const TaskSpec& t) {
+  HealthSpec h;
+  if (!t.ports.empty() && Chance(rng, 70)) {
+    const std::string& port = t.ports[Uniform(rng, 0, t.ports.size() - 1)];
+    if (Chance(rng, 50)) {
+      h.check = HttpCheck{port, absl::StrCat("/", Word(rng, kAlnum, "abc/?=&", 10))};
+    } else {
+      h.check = TcpCheck{port};
+    }
+  } else {
+    h.check = CommandCheck{Text(rng)};
+  }
+  h.interval = RandomDuration(rng);
+  h.timeout = RandomDuration(rng);
+  h.failures = static_cast<uint32_t>(Uniform(rng, 1, 10));
+  if (Chance(rng, 50)) h.initial_delay = RandomDuration(rng);
+  return h;
+}
+
 TaskSpec RandomTask(Rng& rng, const JobSpec& job) {
   TaskSpec t;
   t.command = Chance(rng, 50) ? "./run --shard $PACELINE_INSTANCE_ID" : Text(rng);
@@ -151,23 +171,10 @@ TaskSpec RandomTask(Rng& rng, const JobSpec& job) {
     t.restart.initial_backoff = RandomDuration(rng);
     t.restart.max_backoff = t.restart.initial_backoff + RandomDuration(rng);
   }
-  if (Chance(rng, 50)) {
-    HealthSpec h;
-    if (!t.ports.empty() && Chance(rng, 70)) {
-      const std::string& port = t.ports[Uniform(rng, 0, t.ports.size() - 1)];
-      if (Chance(rng, 50)) {
-        h.check = HttpCheck{port, absl::StrCat("/", Word(rng, kAlnum, "abc/?=&", 10))};
-      } else {
-        h.check = TcpCheck{port};
-      }
-    } else {
-      h.check = CommandCheck{Text(rng)};
-    }
-    h.interval = RandomDuration(rng);
-    h.timeout = RandomDuration(rng);
-    h.failures = static_cast<uint32_t>(Uniform(rng, 1, 10));
-    if (Chance(rng, 50)) h.initial_delay = RandomDuration(rng);
-    t.health = h;
+  if (Chance(rng, 50)) t.health = RandomProbe(rng, t);
+  if (HasEndpoints(job.type)) {
+    if (Chance(rng, 30)) t.readiness = RandomProbe(rng, t);
+    if (Chance(rng, 30)) t.deregistration_delay = RandomDuration(rng);
   }
   for (int64_t i = Uniform(rng, 0, 3); i > 0; --i)
     t.constraints.push_back(RandomConstraint(rng, job));
@@ -203,12 +210,15 @@ TaskSpec DeriveTask(Rng& rng, const JobSpec& job, const TaskSpec& base) {
         for (const auto& [k, v] : RandomEnv(rng, 2)) t.env[k] = v;
         if (!t.env.empty() && Chance(rng, 50)) t.env.erase(t.env.begin());
         break;
-      case 4:
+      case 4:  // the checks name ports
         t.health = other.health;
+        t.readiness = other.readiness;
         t.ports = other.ports;
         break;
       case 5:
         t.health.reset();
+        t.readiness = other.readiness;
+        t.deregistration_delay = other.deregistration_delay;
         break;
       case 6:
         t.kill_grace = RandomDuration(rng);

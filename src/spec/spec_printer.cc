@@ -89,9 +89,10 @@ void PutRestart(YAML::Emitter& out, const RestartSpec& r, bool whole = false) {
   out << YAML::EndMap;
 }
 
-void PutHealth(YAML::Emitter& out, const HealthSpec& h) {
+// A health or readiness check under `key`.
+void PutHealth(YAML::Emitter& out, const HealthSpec& h, absl::string_view key = "health") {
   const HealthSpec d;
-  out << YAML::Key << "health" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << std::string(key) << YAML::Value << YAML::BeginMap;
   if (const auto* c = std::get_if<CommandCheck>(&h.check)) {
     PutStr(out, "command", c->command);
   } else if (const auto* http = std::get_if<HttpCheck>(&h.check)) {
@@ -189,10 +190,14 @@ void PutTask(YAML::Emitter& out, const TaskSpec& t) {
   if (!t.secrets.empty()) PutSecrets(out, t.secrets);
   PutRestart(out, t.restart);
   if (t.health) PutHealth(out, *t.health);
+  if (t.readiness) PutHealth(out, *t.readiness, "readiness");
   if (!t.constraints.empty()) PutConstraints(out, t.constraints);
   if (t.volume) PutVolume(out, *t.volume);
   if (t.container) PutContainer(out, *t.container);
   if (t.kill_grace != d.kill_grace) PutDuration(out, "kill_grace", t.kill_grace);
+  if (t.deregistration_delay) {
+    PutDuration(out, "deregistration_delay", *t.deregistration_delay);
+  }
   if (!t.exclusive.empty()) PutStr(out, "exclusive", t.exclusive);
   if (t.controller) Put(out, "controller", true);
   if (!t.user.empty()) PutStr(out, "user", t.user);
@@ -241,6 +246,13 @@ void PutTaskFields(YAML::Emitter& out, const TaskSpec& t, const TaskSpec& base) 
       PutNull(out, "health");
     }
   }
+  if (t.readiness != base.readiness) {
+    if (t.readiness) {
+      PutHealth(out, *t.readiness, "readiness");
+    } else {
+      PutNull(out, "readiness");
+    }
+  }
   if (t.constraints != base.constraints) PutConstraints(out, t.constraints);
   if (t.volume != base.volume) {
     if (t.volume) {
@@ -257,6 +269,13 @@ void PutTaskFields(YAML::Emitter& out, const TaskSpec& t, const TaskSpec& base) 
     }
   }
   if (t.kill_grace != base.kill_grace) PutDuration(out, "kill_grace", t.kill_grace);
+  if (t.deregistration_delay != base.deregistration_delay) {
+    if (t.deregistration_delay) {
+      PutDuration(out, "deregistration_delay", *t.deregistration_delay);
+    } else {
+      PutNull(out, "deregistration_delay");
+    }
+  }
   if (t.exclusive != base.exclusive) PutStr(out, "exclusive", t.exclusive);
   if (t.controller != base.controller) Put(out, "controller", t.controller);
   if (t.user != base.user) PutStr(out, "user", t.user);

@@ -9,10 +9,11 @@
 namespace paceline::yaml_internal {
 namespace {
 
-constexpr std::array<absl::string_view, 17> kTaskKeys = {
-    "command",   "resources",  "gpu_models",  "ports",    "env",       "secrets",
-    "restart",   "health",     "constraints", "volume",   "container", "kill_grace",
-    "exclusive", "controller", "user",        "identity", "duration"};
+constexpr std::array<absl::string_view, 19> kTaskKeys = {
+    "command",    "resources", "gpu_models", "ports",       "env",      "secrets",
+    "restart",    "health",    "readiness",  "constraints", "volume",   "container",
+    "kill_grace", "exclusive", "controller", "user",        "identity", "deregistration_delay",
+    "duration"};
 constexpr std::array<absl::string_view, 9> kContainerKeys = {
     "image",  "pull",    "entrypoint", "args", "user", "read_only_rootfs",
     "mounts", "network", "pull_secret"};
@@ -259,7 +260,8 @@ void ReadEnvOver(const Field& f, std::map<std::string, std::string>& env, Diagno
 
 // The fields of a task other than command and resources, read into `t`. `over`: `t` is a base
 // that the fields given change (a role's task, an override): a key replaces the base's field,
-// env is merged, and null removes the base's health, volume or container.
+// env is merged, and null removes the base's health, readiness, deregistration_delay, volume or
+// container.
 void ReadTaskFields(const MapReader& m, TaskSpec& t, bool over, Diagnostics& diag) {
   auto removed = [&](const std::optional<Field>& f) { return over && f && f->node.IsNull(); };
   ReadInto(m.Get("gpu_models"), t.gpu_models, ReadStringList, diag);
@@ -281,6 +283,9 @@ void ReadTaskFields(const MapReader& m, TaskSpec& t, bool over, Diagnostics& dia
   }
   if (auto r = m.Get("restart")) t.restart = ReadRestart(*r, diag);
   if (auto h = m.Get("health")) t.health = removed(h) ? std::nullopt : ReadHealth(*h, diag);
+  if (auto r = m.Get("readiness")) {
+    t.readiness = removed(r) ? std::nullopt : ReadHealth(*r, diag);
+  }
   if (auto c = m.Get("constraints")) {
     t.constraints.clear();
     auto items = ReadSequence(*c, "expected a list of constraints", diag);
@@ -302,6 +307,11 @@ void ReadTaskFields(const MapReader& m, TaskSpec& t, bool over, Diagnostics& dia
     t.container = removed(c) ? std::nullopt : ReadContainer(*c, diag);
   }
   ReadInto(m.Get("kill_grace"), t.kill_grace, ReadDuration, diag);
+  if (auto d = m.Get("deregistration_delay"); removed(d)) {
+    t.deregistration_delay.reset();
+  } else if (d) {
+    if (auto v = ReadDuration(*d, diag)) t.deregistration_delay = *v;
+  }
   ReadInto(m.Get("exclusive"), t.exclusive, ReadString, diag);
   ReadInto(m.Get("controller"), t.controller, ReadBool, diag);
   ReadInto(m.Get("user"), t.user, ReadString, diag);

@@ -18,10 +18,12 @@
 namespace paceline::validation_internal {
 namespace {
 
-void CheckHealth(ErrorSink& sink, const TaskSpec& task, const std::string& prefix) {
-  if (!task.health) return;
-  const HealthSpec& h = *task.health;
-  const std::string base = ChildPath(prefix, "health");
+// A health or readiness check (`field`: "health" or "readiness").
+void CheckProbe(ErrorSink& sink, const TaskSpec& task, const std::optional<HealthSpec>& probe,
+                const std::string& prefix, absl::string_view field) {
+  if (!probe) return;
+  const HealthSpec& h = *probe;
+  const std::string base = ChildPath(prefix, field);
   const std::string ports = ChildPath(prefix, "ports");
   auto check_port = [&](const std::string& kind, const std::string& port) {
     std::string p = ChildPath(ChildPath(base, kind), "port");
@@ -220,7 +222,25 @@ void CheckTask(ErrorSink& sink, const JobSpec& spec, const TaskSpec& t, const st
                           "); expected max_backoff >= initial_backoff"),
              {at("restart.initial_backoff")});
   }
-  CheckHealth(sink, t, prefix);
+  CheckProbe(sink, t, t.health, prefix, "health");
+  CheckProbe(sink, t, t.readiness, prefix, "readiness");
+  if (!HasEndpoints(spec.type)) {
+    // Only instances that clients find take traffic that a check could gate or drain.
+    for (absl::string_view field : {"readiness", "deregistration_delay"}) {
+      bool given =
+          field == "readiness" ? t.readiness.has_value() : t.deregistration_delay.has_value();
+      if (given) {
+        sink.Add(at(field),
+                 absl::StrCat("is given on a ", JobTypeName(spec.type),
+                              " job; only service and stateful jobs have endpoints that clients "
+                              "find (set type: service, or use health)"),
+                 {"type"});
+      }
+    }
+  }
+  if (t.deregistration_delay && *t.deregistration_delay < absl::ZeroDuration()) {
+    sink.Add(at("deregistration_delay"), "is negative");
+  }
   for (size_t i = 0; i < t.constraints.size(); ++i) {
     CheckConstraint(sink, spec, t.constraints[i], IndexPath(at("constraints"), i));
   }
@@ -250,6 +270,8 @@ bool TaskFieldDiffers(const TaskSpec& a, const TaskSpec& b, absl::string_view ke
   if (key == "secrets") return a.secrets != b.secrets;
   if (key == "restart") return a.restart != b.restart;
   if (key == "health") return a.health != b.health;
+  if (key == "readiness") return a.readiness != b.readiness;
+  if (key == "deregistration_delay") return a.deregistration_delay != b.deregistration_delay;
   if (key == "constraints") return a.constraints != b.constraints;
   if (key == "volume") return a.volume != b.volume;
   if (key == "container") return a.container != b.container;

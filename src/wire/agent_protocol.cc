@@ -114,6 +114,7 @@ v1::MasterMessage ToKillMessage(const jobmgr::KillCommand& kill) {
   *k->mutable_run() = ToProto(kill.run);
   k->set_grace_ms(absl::ToInt64Milliseconds(kill.grace));
   k->set_reason(std::string(jobmgr::TaskReasonName(kill.reason)));
+  k->set_deregistration_delay_ms(absl::ToInt64Milliseconds(kill.deregistration_delay));
   return m;
 }
 

@@ -45,7 +45,8 @@ v1::HealthCheck ToProto(const HealthSpec& h) {
   return p;
 }
 
-absl::StatusOr<HealthSpec> FromProto(const v1::HealthCheck& p) {
+// `field`: "health" or "readiness", for the errors.
+absl::StatusOr<HealthSpec> FromProto(const v1::HealthCheck& p, absl::string_view field) {
   HealthSpec h;
   switch (p.check_case()) {
     case v1::HealthCheck::kCommand:
@@ -59,13 +60,14 @@ absl::StatusOr<HealthSpec> FromProto(const v1::HealthCheck& p) {
       break;
     case v1::HealthCheck::CHECK_NOT_SET:
       return absl::InvalidArgumentError(
-          "task.health: no check; expected one of command, http, tcp_port");
+          absl::StrCat("task.", field, ": no check; expected one of command, http, tcp_port"));
   }
   absl::StatusOr<absl::Duration> interval =
-      NonNegativeMillis(p.interval_ms(), "health.interval_ms");
-  absl::StatusOr<absl::Duration> timeout = NonNegativeMillis(p.timeout_ms(), "health.timeout_ms");
+      NonNegativeMillis(p.interval_ms(), absl::StrCat(field, ".interval_ms"));
+  absl::StatusOr<absl::Duration> timeout =
+      NonNegativeMillis(p.timeout_ms(), absl::StrCat(field, ".timeout_ms"));
   absl::StatusOr<absl::Duration> delay =
-      NonNegativeMillis(p.initial_delay_ms(), "health.initial_delay_ms");
+      NonNegativeMillis(p.initial_delay_ms(), absl::StrCat(field, ".initial_delay_ms"));
   for (const auto* s : {&interval, &timeout, &delay}) {
     if (!s->ok()) return s->status();
   }
@@ -179,6 +181,7 @@ v1::TaskLaunchSpec ToLaunchSpec(const TaskSpec& task) {
   for (const std::string& port : task.ports) p.add_ports(port);
   for (const auto& [k, v] : task.env) (*p.mutable_env())[k] = v;
   if (task.health) *p.mutable_health() = ToProto(*task.health);
+  if (task.readiness) *p.mutable_readiness() = ToProto(*task.readiness);
   if (task.volume) p.set_volume_size_bytes(task.volume->size_bytes);
   p.set_kill_grace_ms(Millis(task.kill_grace));
   p.set_user(task.user);
@@ -199,9 +202,14 @@ absl::StatusOr<TaskSpec> FromLaunchSpec(const v1::TaskLaunchSpec& p) {
   task.ports.assign(p.ports().begin(), p.ports().end());
   task.env.insert(p.env().begin(), p.env().end());
   if (p.has_health()) {
-    absl::StatusOr<HealthSpec> h = FromProto(p.health());
+    absl::StatusOr<HealthSpec> h = FromProto(p.health(), "health");
     if (!h.ok()) return h.status();
     task.health = *std::move(h);
+  }
+  if (p.has_readiness()) {
+    absl::StatusOr<HealthSpec> r = FromProto(p.readiness(), "readiness");
+    if (!r.ok()) return r.status();
+    task.readiness = *std::move(r);
   }
   if (p.has_volume_size_bytes()) {
     if (p.volume_size_bytes() < 0) {
