@@ -26,8 +26,10 @@ PACKAGES=(
   # multi-host test bed, PyTorch (DDP over gloo), Dask, OpenMPI with mpi4py.
   iproute2 python3-torch python3-numpy python3-distributed python3-dask openmpi-bin
   python3-mpi4py
-  # Services found by name (docs/services.md): DNS messages with ldns.
-  libldns-dev
+  # Services found by name (docs/services.md): DNS messages with ldns; the load balancers of
+  # examples/ (HAProxy in haproxy_e2e_test, nginx), the load (wrk), dig, and dnsperf for the
+  # DNS benchmark.
+  libldns-dev haproxy nginx-light wrk bind9-dnsutils dnsperf
 )
 
 missing=()
