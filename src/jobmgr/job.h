@@ -67,7 +67,7 @@ struct TaskRuntime {
   bool restart_requested = false;         // a user restart: start a new run when this one ends
   TaskHealth health = TaskHealth::kNone;  // of the current run (use Job::SetHealth)
   TaskReadiness readiness = TaskReadiness::kNone;  // of the current run
-  uint32_t spec_version = 0;              // the job version the current run runs
+  uint32_t spec_version = 0;                       // the job version the current run runs
   uint32_t next_spec_version = 0;  // set by an update: the next run runs this version; 0 = none
   uint32_t volume_host = kNoHost;  // stateful: where the volume is (the instance returns there)
   uint32_t last_host = kNoHost;    // the previous run's host (in-place updates prefer it)

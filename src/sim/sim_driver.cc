@@ -28,7 +28,8 @@ struct RunEvent {
   uint64_t job = 0;
   uint32_t instance = 0;
   uint32_t run = 0;
-  bool finish = false;  // false: RUNNING; true: SUCCEEDED
+  bool finish = false;  // false: RUNNING; true: SUCCEEDED (KILLED with `killed`)
+  bool killed = false;  // the SIGTERM of a kill that waited its deregistration delay
   friend bool operator>(const RunEvent& a, const RunEvent& b) {
     return std::tie(a.at, a.seq) > std::tie(b.at, b.seq);
   }
@@ -206,6 +207,12 @@ class Simulator {
       JobTrack& track = *found;
       uint32_t inst = k.run.task.instance;
       if (track.live_run[inst] != k.run.run) continue;  // ended already
+      if (k.deregistration_delay > absl::ZeroDuration()) {
+        // The agent waits the delay before SIGTERM (the run has left its endpoints).
+        events_.push(RunEvent{t + k.deregistration_delay, seq_++, k.run.task.job.value(), inst,
+                              k.run.run, true, true});
+        continue;
+      }
       track.live_run[inst] = 0;
       --live_;
       // The simulated process stops at once on SIGTERM.
@@ -243,7 +250,13 @@ class Simulator {
       } else {
         track.live_run[e.instance] = 0;
         --live_;
-        Report({run, host, TaskState::kSucceeded, 0, 0, jobmgr::TaskReason::kNone, ""}, t);
+        if (e.killed) {
+          Report({run, host, TaskState::kKilled, -1, 15, jobmgr::TaskReason::kNone,
+                  "simulated task stopped"},
+                 t);
+        } else {
+          Report({run, host, TaskState::kSucceeded, 0, 0, jobmgr::TaskReason::kNone, ""}, t);
+        }
       }
     }
   }

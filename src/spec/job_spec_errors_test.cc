@@ -30,8 +30,9 @@ TEST(JobSpecErrorsTest, UnknownKeyWithHint) {
   EXPECT_EQ(
       ErrorOf("  comand: x\n"),
       "j.yaml:6:3: task.comand: unknown key 'comand' (did you mean 'command'?); expected "
-      "one of: command, resources, gpu_models, ports, env, secrets, restart, health, constraints, "
-      "volume, container, kill_grace, exclusive, controller, user, identity, duration");
+      "one of: command, resources, gpu_models, ports, env, secrets, restart, health, readiness, "
+      "constraints, volume, container, kill_grace, exclusive, controller, user, identity, "
+      "deregistration_delay, duration");
   EXPECT_THAT(ErrorOf("sla: {max-running-time: 1h}\n"),
               HasSubstr("j.yaml:6:7: sla.max-running-time: unknown key 'max-running-time' (did "
                         "you mean 'max_running_time'?)"));
@@ -170,6 +171,38 @@ TEST(JobSpecErrorsTest, VolumeNeedsStateful) {
   EXPECT_THAT(ErrorOf("  volume: {size: 10Gi}\n"),
               HasSubstr("j.yaml:6:11: task.volume: is given on a batch job; only stateful jobs own "
                         "volumes"));
+}
+
+TEST(JobSpecErrorsTest, ReadinessAndDeregistrationNeedEndpoints) {
+  // A batch job (the default type) has no endpoints that a readiness check could gate.
+  EXPECT_THAT(ErrorOf("  readiness: {command: test -f ready}\n"),
+              HasSubstr("j.yaml:6:14: task.readiness: is given on a batch job; only service and "
+                        "stateful jobs have endpoints that clients find"));
+  EXPECT_THAT(ErrorOf("  deregistration_delay: 5s\n"),
+              HasSubstr("j.yaml:6:25: task.deregistration_delay: is given on a batch job"));
+  absl::StatusOr<JobSpec> d = ParseJobSpec(
+      "name: d\ntype: daemon\ntask:\n  command: run\n  resources: {cpu: 1, memory: 1Gi}\n"
+      "  readiness: {command: x}\n",
+      "d.yaml");
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(d.status().message(), HasSubstr("task.readiness: is given on a daemon job"));
+}
+
+TEST(JobSpecErrorsTest, Readiness) {
+  const std::string service = "type: service\n";
+  auto error_of = [&](absl::string_view rest) {
+    absl::StatusOr<JobSpec> spec = ParseJobSpec(
+        absl::StrCat(service, kHead, "  resources: {cpu: 1, memory: 1Gi}\n", rest), "s.yaml");
+    EXPECT_FALSE(spec.ok()) << rest;
+    return spec.ok() ? std::string() : std::string(spec.status().message());
+  };
+  EXPECT_THAT(error_of("  ports: [a]\n  readiness: {http: {port: b}}\n"),
+              HasSubstr("s.yaml:8:28: task.readiness.http.port: 'b' is not one of the task's "
+                        "ports (a)"));
+  EXPECT_THAT(error_of("  readiness: {interval: 1s}\n"),
+              HasSubstr("s.yaml:7:14: task.readiness: has no check"));
+  EXPECT_THAT(error_of("  deregistration_delay: -1s\n"),
+              HasSubstr("task.deregistration_delay: '-1s' is negative"));
 }
 
 TEST(JobSpecErrorsTest, OverrideErrors) {

@@ -94,6 +94,39 @@ TEST(ParseJobSpecTest, Example) {
   EXPECT_EQ(&spec->TaskRef(1), &spec->task) << "no copy for an instance without an override";
 }
 
+TEST(ParseJobSpecTest, ReadinessAndDeregistrationDelayOfAService) {
+  absl::StatusOr<JobSpec> spec = ParseJobSpec(R"(name: web
+type: service
+instances: 3
+task:
+  command: ./serve
+  resources: {cpu: 1, memory: 1Gi}
+  ports: [http]
+  health: {tcp: {port: http}}
+  readiness: {http: {port: http, path: /ready}, interval: 200ms, failures: 2}
+  deregistration_delay: 5s
+instance_overrides:
+  0: {readiness: null, deregistration_delay: null}
+)",
+                                              "web.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const TaskSpec& t = spec->task;
+  ASSERT_TRUE(t.readiness.has_value());
+  EXPECT_EQ(std::get<HttpCheck>(t.readiness->check), (HttpCheck{"http", "/ready"}));
+  EXPECT_EQ(t.readiness->interval, absl::Milliseconds(200));
+  EXPECT_EQ(t.readiness->failures, 2u);
+  EXPECT_EQ(t.readiness->timeout, absl::Seconds(5)) << "the check's defaults are health's";
+  EXPECT_EQ(DeregistrationDelayOf(spec->type, t), absl::Seconds(5));
+  // The override removes both: no readiness check, and the service's default delay.
+  const TaskSpec& o = spec->TaskRef(0);
+  EXPECT_FALSE(o.readiness.has_value());
+  EXPECT_TRUE(o.health.has_value());
+  EXPECT_EQ(DeregistrationDelayOf(spec->type, o), kDefaultDeregistrationDelay);
+  // Batch jobs stop at once.
+  EXPECT_EQ(DeregistrationDelayOf(JobType::kBatch, TaskSpec{}), absl::ZeroDuration());
+  EXPECT_EQ(DeregistrationDelayOf(JobType::kStateful, TaskSpec{}), absl::Seconds(3));
+}
+
 TEST(ParseJobSpecTest, Defaults) {
   absl::StatusOr<JobSpec> spec = ParseJobSpec(Minimal(), "j.yaml");
   ASSERT_TRUE(spec.ok()) << spec.status();

@@ -217,7 +217,7 @@ TaskSpec DeriveTask(Rng& rng, const JobSpec& job, const TaskSpec& base) {
         break;
       case 5:
         t.health.reset();
-        t.readiness = other.readiness;
+        t.readiness.reset();
         t.deregistration_delay = other.deregistration_delay;
         break;
       case 6:

@@ -18,6 +18,9 @@ TaskSpec FullTask() {
   h.failures = 4;
   h.initial_delay = absl::Seconds(1);
   t.health = h;
+  h.check = CommandCheck{"test -f ready"};
+  h.interval = absl::Milliseconds(200);
+  t.readiness = h;
   t.volume = VolumeSpec{64 << 20};
   t.kill_grace = absl::Seconds(7);
   t.user = "nobody";
@@ -40,6 +43,14 @@ TEST(WireCore, EachHealthCheckKindRoundTrips) {
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(back->health, t.health);
   }
+}
+
+TEST(WireCore, AReadinessCheckWithoutAKindNamesItsField) {
+  v1::TaskLaunchSpec p = ToLaunchSpec(FullTask());
+  p.mutable_readiness()->clear_command();
+  absl::StatusOr<TaskSpec> bad = FromLaunchSpec(p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("task.readiness: no check"), std::string::npos);
 }
 
 TEST(WireCore, PlacementOnlyFieldsStayWithTheMaster) {
