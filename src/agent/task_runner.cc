@@ -30,6 +30,7 @@ TaskRunner::TaskRunner(RuntimeServices& services, RunContext ctx)
 
 TaskRunner::~TaskRunner() {
   health_.reset();
+  readiness_.reset();
   Unwatch();
 }
 
@@ -171,21 +172,31 @@ void TaskRunner::MarkRunning(int pid, uint64_t start_ticks, bool live) {
     Checkpoint();
   }
   if (!live) return;  // it already ended: nothing to signal or check
-  if (ctx_.kill_requested) {
-    SignalTask(ctx_.kill_forced ? SIGKILL : SIGTERM);
+  if (ctx_.kill_forced) {
+    SignalTask(SIGKILL);
+  } else if (ctx_.kill_requested) {
+    // A kill that came while it was starting: SIGTERM now, or at the end of its delay (OnTimer).
+    if (ctx_.kill_term_at == absl::InfinitePast()) SignalTask(SIGTERM);
   } else {
-    StartHealth();
+    StartChecks();
   }
   s_.reschedule(ctx_.run());
 }
 
-void TaskRunner::StartHealth() {
-  const std::optional<HealthSpec>& spec = ctx_.request.spec.health;
-  if (!spec || health_) return;
+void TaskRunner::StartChecks() {
+  const TaskSpec& spec = ctx_.request.spec;
+  if (spec.health && !health_) health_ = StartMonitor(*spec.health, TaskEventType::kHealth);
+  if (spec.readiness && !readiness_) {
+    readiness_ = StartMonitor(*spec.readiness, TaskEventType::kReadiness);
+  }
+}
+
+std::unique_ptr<HealthMonitor> TaskRunner::StartMonitor(const HealthSpec& spec,
+                                                        TaskEventType type) {
   std::unique_ptr<HealthProbe> probe;
-  if (auto* h = std::get_if<HttpCheck>(&spec->check)) {
+  if (auto* h = std::get_if<HttpCheck>(&spec.check)) {
     probe = MakeHttpProbe(ctx_.ports[h->port], h->path);
-  } else if (auto* t = std::get_if<TcpCheck>(&spec->check)) {
+  } else if (auto* t = std::get_if<TcpCheck>(&spec.check)) {
     probe = MakeTcpProbe(ctx_.ports[t->port]);
   } else {
     WrapperArgs a;
@@ -194,8 +205,9 @@ void TaskRunner::StartHealth() {
     a.cwd = ctx_.sandbox;
     a.user = ctx_.user;
     a.cgroup_procs = ctx_.cgroup_procs;
-    a.command = std::get<CommandCheck>(spec->check).command;
-    health_env_ = ctx_.TaskEnv();
+    a.command = std::get<CommandCheck>(spec.check).command;
+    // Both checks' probes point at it: it is filled once and never changes.
+    if (health_env_.empty()) health_env_ = ctx_.TaskEnv();
     if (!ctx_.container_id.empty() && s_.oci != nullptr) {
       // In the container: `crun exec` as the container's user, with the task's variables.
       a.user = TaskUser{};
@@ -206,14 +218,18 @@ void TaskRunner::StartHealth() {
     a.env = &health_env_;
     probe = MakeCommandProbe(std::move(a));
   }
-  health_ = std::make_unique<HealthMonitor>(
-      *spec, std::move(probe), *s_.poller, [this] { return s_.now; },
-      [this](HealthState h) {
+  return std::make_unique<HealthMonitor>(
+      spec, std::move(probe), *s_.poller, [this] { return s_.now; },
+      [this, type](HealthState h) {
         TaskEvent e;
         e.time = s_.now;
         e.run = ctx_.run();
-        e.type = TaskEventType::kHealth;
-        e.health = h;
+        e.type = type;
+        if (type == TaskEventType::kReadiness) {
+          e.readiness = ReadinessFromHealth(h);
+        } else {
+          e.health = h;
+        }
         s_.emit(std::move(e));
       },
       [this] { s_.reschedule(ctx_.run()); }, s_.now);
@@ -227,22 +243,52 @@ void TaskRunner::SignalTask(int sig) {
 
 void TaskRunner::EscalateKill() {
   ctx_.kill_forced = true;
-  SignalTask(SIGKILL);
+  ctx_.kill_term_at = absl::InfinitePast();
+  SignalTask(SIGKILL);  // while starting: sent as soon as the pid is known (MarkRunning)
   Checkpoint();
 }
 
-void TaskRunner::Kill(absl::Duration grace) {
+void TaskRunner::TerminateTask() {
+  ctx_.kill_term_at = absl::InfinitePast();
+  SignalTask(SIGTERM);  // while starting: sent as soon as the pid is known (MarkRunning)
+  Checkpoint();
+}
+
+void TaskRunner::AdvanceKill(absl::Time now) {
+  if (!ctx_.kill_requested || ctx_.kill_forced) return;
+  if (now >= ctx_.kill_deadline) {
+    EscalateKill();
+  } else if (ctx_.kill_term_at != absl::InfinitePast() && now >= ctx_.kill_term_at) {
+    TerminateTask();
+  }
+}
+
+// The kill's times: SIGTERM at kill_term_at (now without a delay; InfinitePast once due),
+// SIGKILL at kill_deadline = SIGTERM + grace. They live in the checkpoint record, so an agent
+// restarted during the delay keeps them (TaskRunner::Recover): the task still gets its SIGTERM
+// at the delay's end, or at once when the agent came back after it.
+void TaskRunner::Kill(absl::Duration grace, absl::Duration delay) {
   if (state_ == State::kDraining || state_ == State::kDone) return;
-  absl::Time deadline = s_.now + std::max(grace, absl::ZeroDuration());
-  if (ctx_.kill_requested && deadline >= ctx_.kill_deadline) return;
-  bool first = !ctx_.kill_requested;
-  ctx_.kill_requested = true;
-  ctx_.kill_deadline = deadline;
-  health_.reset();  // a task being stopped is no longer checked
-  if (grace <= absl::ZeroDuration()) {
+  grace = std::max(grace, absl::ZeroDuration());
+  if (ctx_.kill_requested) {
+    // A repeat (the master re-sends kills it is not sure arrived): SIGTERM stays where the
+    // first kill put it; only a shorter grace brings SIGKILL forward.
+    absl::Time deadline = std::max(s_.now, ctx_.kill_term_at) + grace;
+    if (deadline >= ctx_.kill_deadline) return;
+    ctx_.kill_deadline = deadline;
+  } else {
+    ctx_.kill_requested = true;
+    ctx_.kill_term_at = delay > absl::ZeroDuration() ? s_.now + delay : absl::InfinitePast();
+    ctx_.kill_deadline = std::max(s_.now, ctx_.kill_term_at) + grace;
+    health_.reset();  // a task being stopped is no longer checked
+    readiness_.reset();
+    if (ctx_.kill_term_at == absl::InfinitePast() && s_.now < ctx_.kill_deadline) {
+      SignalTask(SIGTERM);
+    }
+  }
+  if (s_.now >= ctx_.kill_deadline) {
     EscalateKill();
   } else {
-    if (first) SignalTask(SIGTERM);
     Checkpoint();
   }
   s_.reschedule(ctx_.run());
@@ -253,18 +299,17 @@ absl::Time TaskRunner::NextDeadline() const {
   if ((state_ == State::kStarting || state_ == State::kRunning) && ctx_.kill_requested &&
       !ctx_.kill_forced) {
     t = std::min(t, ctx_.kill_deadline);
+    if (ctx_.kill_term_at != absl::InfinitePast()) t = std::min(t, ctx_.kill_term_at);
   }
   if (state_ == State::kRunning && health_) t = std::min(t, health_->NextDeadline());
+  if (state_ == State::kRunning && readiness_) t = std::min(t, readiness_->NextDeadline());
   return t;
 }
 
 void TaskRunner::OnTimer(absl::Time now) {
   switch (state_) {
     case State::kStarting:
-      if (ctx_.kill_requested && !ctx_.kill_forced && now >= ctx_.kill_deadline) {
-        ctx_.kill_forced = true;  // applied when the pid is known
-        Checkpoint();
-      }
+      AdvanceKill(now);        // applied when the pid is known
       if (now >= retry_at_) {  // adopted while starting: learn the pid from the status file
         retry_at_ = now + absl::Milliseconds(50);
         status_ = ReadStatusFile(ctx_);
@@ -272,8 +317,9 @@ void TaskRunner::OnTimer(absl::Time now) {
       }
       break;
     case State::kRunning:
-      if (ctx_.kill_requested && !ctx_.kill_forced && now >= ctx_.kill_deadline) EscalateKill();
+      AdvanceKill(now);
       if (health_) health_->OnTimer(now);
+      if (readiness_) readiness_->OnTimer(now);
       break;
     case State::kDraining:
       if (now >= retry_at_) TryFinish();

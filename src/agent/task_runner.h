@@ -6,7 +6,13 @@
 //   └──────────┘                └─────────┘   (pidfd ready)  └──────────┘  cleanup,    └──────┘
 //        │ "failed ..." / wrapper exited                          ^        terminal event
 //        └────────────────────────────────────────────────────────┘
-//   Kill(): SIGTERM to the task's process group now, SIGKILL (group + cgroup) at the deadline.
+//   Kill(): health and readiness checks stop; SIGTERM to the task's process group (after the
+//   deregistration delay, during which the task is left alone, still serving), SIGKILL (group +
+//   cgroup) at the deadline, `grace` after SIGTERM.
+//
+// Checks: a liveness check (spec.health: HEALTH events) and a readiness check
+// (spec.readiness: READINESS events, which never restart or kill the task), each a
+// HealthMonitor of its own, from RUNNING until a kill or the end of the task.
 //
 // The runner owns the run's RunContext and keeps the checkpoint record current (Put on start,
 // on RUNNING, on kill; Remove after the terminal event is in the outbox). The exit status comes
@@ -73,9 +79,12 @@ class TaskRunner {
   TaskRunner(const TaskRunner&) = delete;
   TaskRunner& operator=(const TaskRunner&) = delete;
 
-  // Requests a stop: SIGTERM now, SIGKILL after `grace` (0 = SIGKILL now). A second Kill can
-  // only shorten the deadline. No effect once the run is ending.
-  void Kill(absl::Duration grace);
+  // Requests a stop: SIGTERM after `delay` (the deregistration delay: the task is left alone
+  // until then), SIGKILL `grace` after SIGTERM (0 = SIGKILL instead of SIGTERM). The checks stop
+  // at once. A second Kill never moves SIGTERM (the first kill's delay stands: the master
+  // re-sends kills without it after a failover); it can only shorten the grace, counted from
+  // SIGTERM. No effect once the run is ending.
+  void Kill(absl::Duration grace, absl::Duration delay = absl::ZeroDuration());
   void OnTimer(absl::Time now);
   absl::Time NextDeadline() const;
 
@@ -83,6 +92,9 @@ class TaskRunner {
   bool done() const { return state_ == State::kDone; }
   const RunContext& context() const { return ctx_; }
   HealthState health() const { return health_ ? health_->state() : HealthState::kUnknown; }
+  ReadinessState readiness() const {
+    return readiness_ ? ReadinessFromHealth(readiness_->state()) : ReadinessState::kUnknown;
+  }
 
   // Scheduled-timer bookkeeping for the runtime's timer queue.
   absl::Time scheduled = absl::InfiniteFuture();
@@ -102,17 +114,24 @@ class TaskRunner {
   // Reports RUNNING; `live`: the task may still run (else it already ended).
   void MarkRunning(int pid, uint64_t start_ticks, bool live);
   void SignalTask(int sig);
+  // The kill's SIGTERM (its deregistration delay is over, or it had none).
+  void TerminateTask();
   void EscalateKill();
+  // The kill's next step that is due at `now`: SIGKILL at the deadline, else SIGTERM at the end
+  // of the deregistration delay.
+  void AdvanceKill(absl::Time now);
   void TryFinish();
   // The run's terminal event from the wrapper's exit record and the cgroup's OOM-kill count.
   TaskEvent TerminalEvent(uint64_t oom_kills) const;
-  void StartHealth();
+  // Starts the health and readiness checks the spec has (once running, without a kill).
+  void StartChecks();
+  std::unique_ptr<HealthMonitor> StartMonitor(const HealthSpec& spec, TaskEventType type);
   void Checkpoint();
   void Unwatch();
 
   RuntimeServices& s_;
   RunContext ctx_;
-  std::vector<std::string> health_env_;  // a command check's environment (the task's)
+  std::vector<std::string> health_env_;  // command checks' environment (the task's)
   State state_ = State::kStarting;
   UniqueFd pidfd_;
   UniqueFd control_;
@@ -124,6 +143,7 @@ class TaskRunner {
   bool checkpoint_deferred_ = false;
   wrapper::ExitStatus status_;
   std::unique_ptr<HealthMonitor> health_;
+  std::unique_ptr<HealthMonitor> readiness_;
   absl::Time retry_at_ = absl::InfiniteFuture();  // draining: next attempt; starting: status poll
   int drain_attempts_ = 0;
 };

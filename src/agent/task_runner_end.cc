@@ -45,6 +45,7 @@ bool TaskRunner::IsFinal(const wrapper::ExitStatus& s) {
 
 void TaskRunner::EndOfTask() {
   health_.reset();
+  readiness_.reset();
   state_ = State::kDraining;
   retry_at_ = absl::InfiniteFuture();
   TryFinish();
@@ -122,7 +123,9 @@ TaskEvent TaskRunner::TerminalEvent(uint64_t oom_kills) const {
         e.reason = TerminationReason::kOomKilled;
         e.message = absl::StrCat("out of memory: the task exceeded its memory limit of ",
                                  ctx_.request.spec.resources.memory_bytes(), " bytes");
-      } else if (ctx_.kill_requested) {
+      } else if (ctx_.kill_requested && ctx_.kill_term_at == absl::InfinitePast()) {
+        // (A run that ended by itself while its kill waited for the deregistration delay was
+        // sent no signal: it is reported as it ended, below.)
         e.type = TaskEventType::kKilled;
         e.reason = ctx_.kill_forced ? TerminationReason::kKilledForcibly
                                     : TerminationReason::kKilledGracefully;
@@ -154,7 +157,8 @@ std::unique_ptr<TaskRunner> TaskRunner::Recover(RuntimeServices& s, RunContext c
     if (pidfd >= 0 && r->Watch(pidfd, -1).ok()) {
       if (c.task_pid > 0) {
         r->state_ = State::kRunning;
-        if (!c.kill_requested) r->StartHealth();
+        // A kill in progress continues from its checkpointed times (AdvanceKill).
+        if (!c.kill_requested) r->StartChecks();
       } else if (r->status_.task_pid > 0) {
         r->MarkRunning(r->status_.task_pid, r->status_.task_start, /*live=*/true);
       } else {

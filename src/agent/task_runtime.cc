@@ -262,7 +262,8 @@ absl::Status TaskRuntime::StartRun(const LaunchRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status TaskRuntime::Kill(const RunId& run, std::optional<absl::Duration> grace) {
+absl::Status TaskRuntime::Kill(const RunId& run, std::optional<absl::Duration> grace,
+                               absl::Duration deregistration_delay) {
   if (pulls_ && pulls_->Cancel(run)) {
     EmitNotStarted(run, TaskEventType::kKilled, TerminationReason::kKilledGracefully,
                    "killed while its image was being pulled; it never started");
@@ -271,7 +272,8 @@ absl::Status TaskRuntime::Kill(const RunId& run, std::optional<absl::Duration> g
   auto it = runners_.find(run);
   if (it == runners_.end()) return absl::OkStatus();  // unknown or finished: acknowledged
   services_.now = clock_.Now();
-  it->second->Kill(grace.value_or(it->second->context().request.spec.kill_grace));
+  it->second->Kill(grace.value_or(it->second->context().request.spec.kill_grace),
+                   deregistration_delay);
   return absl::OkStatus();
 }
 

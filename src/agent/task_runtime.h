@@ -62,6 +62,7 @@ struct RunStatus {
   RunState state = RunState::kStarting;
   int pid = 0;
   HealthState health = HealthState::kUnknown;
+  ReadinessState readiness = ReadinessState::kUnknown;  // UNKNOWN also without a check
   std::map<std::string, uint16_t> ports;
   std::vector<int> gpus;
   std::string sandbox;
@@ -101,9 +102,13 @@ class TaskRuntime {
   // The host's image cache; null when the host runs no containers.
   image::ImageStore* images() { return images_.get(); }
 
-  // Stops a run: SIGTERM to its process group, SIGKILL after `grace` (default: the spec's
-  // kill_grace). OK also for an unknown or already ending run (nothing to do).
-  absl::Status Kill(const RunId& run, std::optional<absl::Duration> grace = std::nullopt);
+  // Stops a run: its checks stop at once; it is left running for `deregistration_delay` (its
+  // clients stop sending to it meanwhile), then gets SIGTERM to its process group, and SIGKILL
+  // `grace` later (default: the spec's kill_grace). A run that ends by itself during the delay
+  // ends as it would have. A repeated Kill never moves SIGTERM; it can only shorten the grace.
+  // OK also for an unknown or already ending run (nothing to do).
+  absl::Status Kill(const RunId& run, std::optional<absl::Duration> grace = std::nullopt,
+                    absl::Duration deregistration_delay = absl::ZeroDuration());
 
   // Does all pending work without blocking: reaps, reads wrapper reports, advances kill
   // deadlines and health checks, records events; batches fsyncs.

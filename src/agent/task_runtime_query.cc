@@ -28,6 +28,7 @@ RunStatus TaskRuntime::StatusOf(const TaskRunner& r) const {
   }
   s.pid = c.task_pid;
   s.health = r.health();
+  s.readiness = r.readiness();
   s.ports = c.ports;
   s.gpus = c.gpus;
   s.sandbox = c.sandbox;

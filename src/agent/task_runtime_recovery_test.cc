@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/host/proc_stat.h"
 #include "agent/recovery/checkpoint.h"
@@ -148,6 +150,29 @@ TEST_F(RecoveryTest, AKillInProgressContinuesAfterRestart) {
   ASSERT_TRUE(end);
   EXPECT_EQ(end->type, TaskEventType::kKilled);
   EXPECT_EQ(end->reason, TerminationReason::kKilledForcibly);
+}
+
+TEST_F(RecoveryTest, AKillWaitingForItsDeregistrationDelayKeepsItAfterRestart) {
+  std::string ready = Shared("ready");
+  std::string termed = Shared("termed");
+  LaunchRequest r = Req(33, 1, 1,
+                        "trap 'date +%s%N > " + termed + "; exit 0' TERM; touch " + ready +
+                            "; while true; do sleep 0.05; done");
+  ASSERT_TRUE(rt_->Launch(r).ok());
+  ASSERT_TRUE(Until([&] { return PathExists(ready); }));
+  const absl::Time killed = absl::Now();
+  const absl::Duration delay = absl::Milliseconds(1500);
+  ASSERT_TRUE(rt_->Kill(r.run, absl::Seconds(10), delay).ok());
+  Restart();
+  ASSERT_EQ(rt_->GetRun(r.run)->state, RunState::kStopping);
+  std::optional<TaskEvent> end = WaitTerminal(*rt_, log_, r.run);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->type, TaskEventType::kKilled);
+  EXPECT_EQ(end->reason, TerminationReason::kKilledGracefully) << end->ToString();
+  int64_t ns = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(termed)), &ns))
+      << ReadAll(termed);
+  EXPECT_GE(absl::FromUnixNanos(ns) - killed, delay);
 }
 
 TEST_F(RecoveryTest, AReusedPidIsNeitherAdoptedNorKilled) {

@@ -1,6 +1,6 @@
 // TaskRuntime on real processes: exit statuses, environment, sandbox, ports, logs, health,
-// idempotence. (Kill: task_runtime_kill_test.cc; cgroups: task_runtime_isolation_test.cc;
-// restarts: task_runtime_recovery_test.cc.)
+// readiness, idempotence. (Kill: task_runtime_kill_test.cc; cgroups:
+// task_runtime_isolation_test.cc; restarts: task_runtime_recovery_test.cc.)
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -249,6 +249,54 @@ TEST_F(RuntimeTest, CommandHealthCheckRunsInTheTaskContext) {
   ASSERT_TRUE(rt_->Launch(r).ok());
   ASSERT_TRUE(Until([&] { return log_.Last(r.run, TaskEventType::kHealth).has_value(); }));
   EXPECT_EQ(log_.Last(r.run, TaskEventType::kHealth)->health, HealthState::kHealthy);
+}
+
+TEST_F(RuntimeTest, ReadinessFollowsItsCheckAndNeverStopsTheTask) {
+  // Ready while `flag` exists: NOT_READY at first (two failures), READY once it is there,
+  // NOT_READY again when it goes, the task running throughout, its health checked apart.
+  std::string flag = Shared("ready");
+  LaunchRequest r = Req(7, 2, 1, "sleep 30");
+  HealthSpec ready;
+  ready.check = CommandCheck{"test -f " + flag};
+  ready.interval = absl::Milliseconds(50);
+  ready.timeout = absl::Seconds(2);
+  ready.failures = 2;
+  r.spec.readiness = ready;
+  HealthSpec live;
+  live.check = CommandCheck{"true"};
+  live.interval = absl::Milliseconds(50);
+  r.spec.health = live;
+  ASSERT_TRUE(rt_->Launch(r).ok());
+  auto readiness = [&] {
+    std::optional<TaskEvent> e = log_.Last(r.run, TaskEventType::kReadiness);
+    return e ? e->readiness : ReadinessState::kUnknown;
+  };
+  ASSERT_TRUE(Until([&] { return readiness() == ReadinessState::kNotReady; }));
+  EXPECT_EQ(rt_->GetRun(r.run)->readiness, ReadinessState::kNotReady);
+  const int pid = rt_->GetRun(r.run)->pid;
+  ASSERT_TRUE(WriteFile(flag, "").ok());
+  ASSERT_TRUE(Until([&] { return readiness() == ReadinessState::kReady; }));
+  EXPECT_EQ(rt_->GetRun(r.run)->readiness, ReadinessState::kReady);
+  ASSERT_EQ(::unlink(flag.c_str()), 0);
+  ASSERT_TRUE(Until([&] { return readiness() == ReadinessState::kNotReady; }));
+
+  std::optional<RunStatus> now = rt_->GetRun(r.run);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->state, RunState::kRunning);
+  EXPECT_EQ(now->pid, pid);
+  EXPECT_TRUE(PidAlive(pid));
+  EXPECT_EQ(now->health, HealthState::kHealthy);
+  EXPECT_FALSE(log_.Terminal(r.run));
+  std::vector<ReadinessState> seen;
+  for (const TaskEvent& e : log_.For(r.run)) {
+    if (e.type == TaskEventType::kReadiness) seen.push_back(e.readiness);
+    if (e.type == TaskEventType::kHealth) {
+      EXPECT_EQ(e.health, HealthState::kHealthy);
+    }
+  }
+  EXPECT_EQ(seen, (std::vector<ReadinessState>{ReadinessState::kNotReady, ReadinessState::kReady,
+                                               ReadinessState::kNotReady}));
+  ASSERT_TRUE(log_.Last(r.run, TaskEventType::kHealth));
 }
 
 TEST_F(RuntimeTest, LaunchRejectionsLeaveNothingBehind) {

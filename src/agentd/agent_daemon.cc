@@ -280,7 +280,8 @@ struct AgentDaemon::Impl {
         if (++launches % kLaunchesPerTurn == 0) runtime->RunOnce(absl::ZeroDuration());
       } else if (m.has_kill()) {
         (void)runtime->Kill(wire::FromProto(m.kill().run()),
-                            absl::Milliseconds(m.kill().grace_ms()));
+                            absl::Milliseconds(m.kill().grace_ms()),
+                            absl::Milliseconds(m.kill().deregistration_delay_ms()));
       } else if (m.has_ack()) {
         (void)runtime->Ack(m.ack().seq());
       } else if (m.has_logs()) {

@@ -23,6 +23,10 @@ v1::TaskStatusUpdate ToStatusUpdate(const agent::TaskEvent& e) {
       u.set_state(v1::Task::RUNNING);
       u.set_reason(std::string(agent::HealthStateName(e.health)));
       break;
+    case TaskEventType::kReadiness:  // the master's readiness of the run: READY or NOT_READY
+      u.set_state(v1::Task::RUNNING);
+      u.set_reason(std::string(agent::ReadinessStateName(e.readiness)));
+      break;
     case TaskEventType::kExited:
       if (e.reason == TerminationReason::kExited && e.exit_code.value_or(-1) == 0) {
         u.set_state(v1::Task::SUCCEEDED);

@@ -16,8 +16,8 @@
 namespace paceline::wire {
 
 // The master's view of a runtime event: RUNNING (also for a health change, with the health as
-// its reason), SUCCEEDED, FAILED (with OOM_KILLED, SIGNALED, EXIT_NONZERO or LAUNCH_FAILED),
-// KILLED or LOST.
+// its reason, and a readiness change, with READY or NOT_READY as its reason), SUCCEEDED, FAILED
+// (with OOM_KILLED, SIGNALED, EXIT_NONZERO or LAUNCH_FAILED), KILLED or LOST.
 v1::TaskStatusUpdate ToStatusUpdate(const agent::TaskEvent& e);
 
 // INVALID_ARGUMENT naming the field when the launch's task spec is malformed.

@@ -1,5 +1,7 @@
 // The agent's side of a gang member's launch: the rendezvous, roles and attempt become the
-// runtime's LaunchRequest, and a malformed rendezvous is refused naming its field.
+// runtime's LaunchRequest, and a malformed rendezvous is refused naming its field. A launch's
+// readiness check reaches the runtime, and its READINESS events reach the master as RUNNING
+// with READY or NOT_READY.
 
 #include "wire/agent_runtime.h"
 
@@ -66,6 +68,34 @@ TEST(AgentRuntimeTest, RefusesAnUnknownKindOrARendezvousWithoutPeers) {
   r = FromLaunch(alone);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("launch.rendezvous"), std::string::npos) << r.status();
+}
+
+TEST(AgentRuntimeTest, ReadinessTravelsBothWays) {
+  v1::LaunchTask l = GangLaunch();
+  TaskSpec t;
+  t.command = "serve";
+  HealthSpec ready;
+  ready.check = CommandCheck{"test -f ready"};
+  ready.interval = absl::Milliseconds(200);
+  ready.failures = 2;
+  t.readiness = ready;
+  *l.mutable_task() = ToLaunchSpec(t);
+  absl::StatusOr<agent::LaunchRequest> r = FromLaunch(l);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->spec.readiness.has_value());
+  EXPECT_EQ(*r->spec.readiness, ready);
+  EXPECT_FALSE(r->spec.health.has_value());
+
+  agent::TaskEvent e;
+  e.run = RunId{TaskId{JobId(5), 1}, 3};
+  e.type = agent::TaskEventType::kReadiness;
+  for (auto [state, reason] : {std::pair{agent::ReadinessState::kReady, "READY"},
+                               std::pair{agent::ReadinessState::kNotReady, "NOT_READY"}}) {
+    e.readiness = state;
+    v1::TaskStatusUpdate u = ToStatusUpdate(e);
+    EXPECT_EQ(u.state(), v1::Task::RUNNING);
+    EXPECT_EQ(u.reason(), reason);
+  }
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ json SpecToJson(const TaskSpec& s) {
             {"kill_grace_ns", absl::ToInt64Nanoseconds(s.kill_grace)},
             {"user", s.user}};
   if (s.health) j["health"] = HealthToJson(*s.health);
+  if (s.readiness) j["readiness"] = HealthToJson(*s.readiness);
   if (s.volume) j["volume_bytes"] = s.volume->size_bytes;
   if (!s.gpu_models.empty()) j["gpu_models"] = s.gpu_models;
   if (!s.secrets.empty()) {  // names only: values are never written to disk
@@ -79,6 +80,7 @@ TaskSpec SpecFromJson(const json& j) {
   s.kill_grace = absl::Nanoseconds(j.at("kill_grace_ns").get<int64_t>());
   s.user = j.at("user").get<std::string>();
   if (j.contains("health")) s.health = HealthFromJson(j["health"]);
+  if (j.contains("readiness")) s.readiness = HealthFromJson(j["readiness"]);
   if (j.contains("volume_bytes")) s.volume = VolumeSpec{j["volume_bytes"].get<int64_t>()};
   if (j.contains("gpu_models")) s.gpu_models = j["gpu_models"].get<std::vector<std::string>>();
   if (j.contains("secrets")) {
@@ -181,7 +183,8 @@ std::string RunContextToJson(const RunContext& c) {
             {"started", TimeToJson(c.started)},
             {"kill_requested", c.kill_requested},
             {"kill_forced", c.kill_forced},
-            {"kill_deadline", TimeToJson(c.kill_deadline)}};
+            {"kill_deadline", TimeToJson(c.kill_deadline)},
+            {"kill_term_at", TimeToJson(c.kill_term_at)}};
   return j.dump();
 }
 
@@ -218,6 +221,8 @@ absl::StatusOr<RunContext> RunContextFromJson(absl::string_view text) {
     c.kill_requested = j.at("kill_requested").get<bool>();
     c.kill_forced = j.at("kill_forced").get<bool>();
     c.kill_deadline = TimeFromJson(j.at("kill_deadline"), absl::InfiniteFuture());
+    // Absent in records written before deregistration delays: SIGTERM was sent with the kill.
+    c.kill_term_at = TimeFromJson(j.value("kill_term_at", json()), absl::InfinitePast());
     return c;
   });
 }
@@ -232,6 +237,7 @@ std::string TaskEventToJson(const TaskEvent& e) {
   if (e.exit_code) j["exit_code"] = *e.exit_code;
   if (e.signal) j["signal"] = *e.signal;
   if (e.type == TaskEventType::kHealth) j["health"] = static_cast<int>(e.health);
+  if (e.type == TaskEventType::kReadiness) j["readiness"] = static_cast<int>(e.readiness);
   if (!e.ports.empty()) j["ports"] = e.ports;
   if (!e.sandbox.empty()) j["sandbox"] = e.sandbox;
   if (!e.message.empty()) j["message"] = e.message;
@@ -250,6 +256,9 @@ absl::StatusOr<TaskEvent> TaskEventFromJson(absl::string_view text) {
     if (j.contains("exit_code")) e.exit_code = j["exit_code"].get<int>();
     if (j.contains("signal")) e.signal = j["signal"].get<int>();
     if (j.contains("health")) e.health = static_cast<HealthState>(j["health"].get<int>());
+    if (j.contains("readiness")) {
+      e.readiness = static_cast<ReadinessState>(j["readiness"].get<int>());
+    }
     if (j.contains("ports")) e.ports = j["ports"].get<std::map<std::string, uint16_t>>();
     e.sandbox = j.value("sandbox", "");
     e.message = j.value("message", "");

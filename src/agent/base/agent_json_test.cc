@@ -18,6 +18,11 @@ TEST(AgentJsonTest, RunContextRoundTrips) {
   h.check = HttpCheck{"http", "/healthz"};
   h.failures = 2;
   c.request.spec.health = h;
+  HealthSpec ready;
+  ready.check = CommandCheck{"test -f ready"};
+  ready.interval = absl::Milliseconds(200);
+  ready.failures = 1;
+  c.request.spec.readiness = ready;
   c.request.ports = {{"http", 31000}};
   c.request.gpu_devices = {1};
   c.request.peers = std::map<uint32_t, GangPeer>{{0, {"h", {{"http", 1}}, "10.0.0.1", "ps"}},
@@ -41,6 +46,7 @@ TEST(AgentJsonTest, RunContextRoundTrips) {
   c.task_start = 13;
   c.started = absl::FromUnixSeconds(1000);
   c.kill_requested = true;
+  c.kill_term_at = absl::FromUnixSeconds(1990);
   c.kill_deadline = absl::FromUnixSeconds(2000);
   absl::StatusOr<RunContext> back = RunContextFromJson(RunContextToJson(c));
   ASSERT_TRUE(back.ok()) << back.status();
@@ -95,6 +101,30 @@ TEST(AgentJsonTest, TaskEventRoundTrips) {
   r.time = absl::FromUnixSeconds(1);
   EXPECT_EQ(TaskEventFromJson(TaskEventToJson(r)).value(), r);
   EXPECT_EQ(r.ToString(), "seq=0 1/2/3 RUNNING pid=77");
+  TaskEvent ready;
+  ready.run = e.run;
+  ready.type = TaskEventType::kReadiness;
+  ready.readiness = ReadinessState::kNotReady;
+  ready.time = absl::FromUnixSeconds(2);
+  EXPECT_EQ(TaskEventFromJson(TaskEventToJson(ready)).value(), ready);
+  EXPECT_FALSE(ready.terminal());
+  EXPECT_EQ(ready.ToString(), "seq=0 1/2/3 READINESS NOT_READY");
+}
+
+TEST(AgentJsonTest, ARecordWithoutAKillDelayHadItsSigtermSent) {
+  // A record written before deregistration delays: no kill_term_at, SIGTERM already sent.
+  RunContext c;
+  c.request = testing::Req(12, 3, 4, "sleep 1");
+  c.kill_requested = true;
+  c.kill_deadline = absl::FromUnixSeconds(2000);
+  std::string json = RunContextToJson(c);
+  const std::string field = ",\"kill_term_at\":null";
+  ASSERT_NE(json.find(field), std::string::npos) << json;
+  json.erase(json.find(field), field.size());
+  absl::StatusOr<RunContext> back = RunContextFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->kill_term_at, absl::InfinitePast());
+  EXPECT_EQ(*back, c);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "agent/base/launch_request.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "spec/image_ref.h"
 
 namespace paceline::agent {
@@ -35,6 +37,29 @@ bool ValidEnvName(absl::string_view name) {
     if (c == '=' || c == '\0') return false;
   }
   return true;
+}
+
+// A health or readiness check (`field`): its port declared, its command not empty, its
+// interval and timeout positive.
+absl::Status ValidateCheck(absl::string_view what, absl::string_view field,
+                           const std::optional<HealthSpec>& check,
+                           const std::vector<std::string>& ports) {
+  if (!check) return absl::OkStatus();
+  const std::string* port = nullptr;
+  if (auto* h = std::get_if<HttpCheck>(&check->check)) port = &h->port;
+  if (auto* t = std::get_if<TcpCheck>(&check->check)) port = &t->port;
+  if (port != nullptr && std::find(ports.begin(), ports.end(), *port) == ports.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", field, " check uses port '", *port,
+                                                   "' which the task does not declare"));
+  }
+  if (auto* c = std::get_if<CommandCheck>(&check->check); c && c->command.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": empty ", field, " check command"));
+  }
+  if (check->interval <= absl::ZeroDuration() || check->timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", field, " interval and timeout must be positive"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -99,26 +124,8 @@ absl::Status ValidateLaunchRequest(const LaunchRequest& r) {
           absl::StrCat(what, ": env name '", k, "' must be non-empty without '=' or NUL"));
     }
   }
-  if (s.health) {
-    const std::string* port = nullptr;
-    if (auto* h = std::get_if<HttpCheck>(&s.health->check)) port = &h->port;
-    if (auto* t = std::get_if<TcpCheck>(&s.health->check)) port = &t->port;
-    if (port != nullptr) {
-      bool declared = false;
-      for (const std::string& p : s.ports) declared |= (p == *port);
-      if (!declared) {
-        return absl::InvalidArgumentError(absl::StrCat(what, ": health check uses port '", *port,
-                                                       "' which the task does not declare"));
-      }
-    }
-    if (auto* c = std::get_if<CommandCheck>(&s.health->check); c && c->command.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": empty health check command"));
-    }
-    if (s.health->interval <= absl::ZeroDuration() || s.health->timeout <= absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": health interval and timeout must be positive"));
-    }
-  }
+  RETURN_IF_ERROR(ValidateCheck(what, "health", s.health, s.ports));
+  RETURN_IF_ERROR(ValidateCheck(what, "readiness", s.readiness, s.ports));
   for (int d : r.gpu_devices) {
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative GPU index"));
   }

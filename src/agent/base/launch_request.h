@@ -58,9 +58,10 @@ struct LaunchRequest {
   friend bool operator==(const LaunchRequest&, const LaunchRequest&) = default;
 };
 
-// Rejects requests that can never run: empty command, bad port names, a health check on an
-// undeclared port, negative resources or grace, env names that are not NAME=value-able, a secret
-// the master could not give (FAILED_PRECONDITION) or a secret file name with a '/'.
+// Rejects requests that can never run: empty command, bad port names, a health or readiness
+// check on an undeclared port (or with an empty command, or a non-positive interval or timeout),
+// negative resources or grace, env names that are not NAME=value-able, a secret the master could
+// not give (FAILED_PRECONDITION) or a secret file name with a '/'.
 absl::Status ValidateLaunchRequest(const LaunchRequest& request);
 
 // "http-api" -> "HTTP_API": the suffix of PACELINE_PORT_<NAME>.

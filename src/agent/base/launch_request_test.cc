@@ -48,6 +48,21 @@ TEST(LaunchRequestTest, RejectsWhatCanNeverRun) {
   r.spec.health = h;
   EXPECT_EQ(code(r), kBad);
   r.spec.health.reset();
+  r.spec.readiness = h;  // the same checks as health, named as readiness
+  absl::Status readiness = ValidateLaunchRequest(r);
+  EXPECT_EQ(readiness.code(), kBad);
+  EXPECT_NE(readiness.message().find("readiness check uses port 'grpc'"), std::string::npos)
+      << readiness;
+  r.spec.readiness->check = CommandCheck{""};
+  EXPECT_NE(ValidateLaunchRequest(r).message().find("empty readiness check command"),
+            std::string::npos);
+  r.spec.readiness->check = TcpCheck{"http"};
+  r.spec.readiness->interval = absl::ZeroDuration();
+  EXPECT_NE(ValidateLaunchRequest(r).message().find("readiness interval and timeout"),
+            std::string::npos);
+  r.spec.readiness->interval = absl::Seconds(1);
+  EXPECT_TRUE(ValidateLaunchRequest(r).ok());
+  r.spec.readiness.reset();
   r.spec.env = {{"A=B", "x"}};
   EXPECT_EQ(code(r), kBad);
   r.spec.env.clear();

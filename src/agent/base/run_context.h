@@ -74,6 +74,10 @@ struct RunContext {
   bool kill_requested = false;
   bool kill_forced = false;
   absl::Time kill_deadline = absl::InfiniteFuture();
+  // A kill waiting for its deregistration delay: the task is left alone (still serving) until
+  // then, gets SIGTERM at this time and SIGKILL at kill_deadline. InfinitePast: no delay
+  // pending (SIGTERM was sent, or is sent as soon as the task's pid is known).
+  absl::Time kill_term_at = absl::InfinitePast();
 
   const RunId& run() const { return request.run; }
   // The task's whole environment: final_env and secret_env.

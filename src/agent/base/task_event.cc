@@ -18,6 +18,8 @@ absl::string_view TaskEventTypeName(TaskEventType t) {
       return "LOST";
     case TaskEventType::kHealth:
       return "HEALTH";
+    case TaskEventType::kReadiness:
+      return "READINESS";
   }
   return "?";
 }
@@ -56,6 +58,30 @@ absl::string_view HealthStateName(HealthState h) {
   return "?";
 }
 
+absl::string_view ReadinessStateName(ReadinessState r) {
+  switch (r) {
+    case ReadinessState::kUnknown:
+      return "UNKNOWN";
+    case ReadinessState::kReady:
+      return "READY";
+    case ReadinessState::kNotReady:
+      return "NOT_READY";
+  }
+  return "?";
+}
+
+ReadinessState ReadinessFromHealth(HealthState h) {
+  switch (h) {
+    case HealthState::kHealthy:
+      return ReadinessState::kReady;
+    case HealthState::kUnhealthy:
+      return ReadinessState::kNotReady;
+    case HealthState::kUnknown:
+      break;
+  }
+  return ReadinessState::kUnknown;
+}
+
 std::string TaskEvent::ToString() const {
   std::string out = absl::StrCat("seq=", seq, " ", run.ToString(), " ", TaskEventTypeName(type));
   if (reason != TerminationReason::kNone) {
@@ -65,6 +91,9 @@ std::string TaskEvent::ToString() const {
   if (exit_code) absl::StrAppend(&out, " code=", *exit_code);
   if (signal) absl::StrAppend(&out, " signal=", *signal);
   if (type == TaskEventType::kHealth) absl::StrAppend(&out, " ", HealthStateName(health));
+  if (type == TaskEventType::kReadiness) {
+    absl::StrAppend(&out, " ", ReadinessStateName(readiness));
+  }
   if (!message.empty()) absl::StrAppend(&out, " (", message, ")");
   return out;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // HealthMonitor: runs one run's health checks on the runtime's event loop — a HealthChecker
 // (the state machine) driven by a HealthProbe (the I/O), registered with the Poller while a
-// probe is in flight. State changes go to `on_change` (the runner turns them into HEALTH events).
+// probe is in flight. State changes go to `on_change` (the runner turns them into HEALTH events,
+// or READINESS events for a readiness check: HEALTHY is READY, UNHEALTHY is NOT_READY).
 //
 // Thread-safety: runtime thread only.
 
