@@ -124,6 +124,9 @@ struct TaskRecord {
   // "HEALTHY"/"UNHEALTHY" and "READY"/"NOT_READY".
   std::string health;
   std::string readiness;
+  // The current run's ports while it is LAUNCHING or RUNNING, in the order of its task's named
+  // ports (a standby answers DNS SRV queries from these); empty otherwise.
+  std::vector<uint16_t> ports;
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 
@@ -145,6 +148,7 @@ struct HostRecord {
   HostMaintenance maintenance = HostMaintenance::kUp;
   Resources capacity;
   std::map<std::string, std::string> labels;
+  std::string address;  // its agent's IP address as the master saw it when it last registered
   friend bool operator==(const HostRecord&, const HostRecord&) = default;
 };
 

@@ -5,7 +5,9 @@
 #include <array>
 #include <type_traits>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/status.h"
 #include "spec/yaml_spec.h"
 #include "store/event_block.h"
@@ -87,6 +89,26 @@ absl::StatusOr<TaskState> StateOf(int64_t v) {
     return absl::DataLossError(absl::StrCat("unknown state ", v));
   }
   return static_cast<TaskState>(v);
+}
+
+// A run's ports as PostgreSQL keeps them: decimal numbers separated by commas ("" for none).
+std::string EncodePorts(const std::vector<uint16_t>& ports) {
+  std::string out;
+  for (uint16_t p : ports) absl::StrAppend(&out, out.empty() ? "" : ",", p);
+  return out;
+}
+absl::StatusOr<std::vector<uint16_t>> DecodePorts(absl::string_view text) {
+  std::vector<uint16_t> out;
+  if (text.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    uint32_t p = 0;
+    if (!absl::SimpleAtoi(part, &p) || p > 65535) {
+      return absl::DataLossError(
+          absl::StrCat("ports: '", text, "' is not a list of port numbers separated by commas"));
+    }
+    out.push_back(static_cast<uint16_t>(p));
+  }
+  return out;
 }
 
 // The key of a row as BadRow names it.
@@ -180,6 +202,7 @@ constexpr std::array kHostColumns{
                          ASSIGN_OR_RETURN(h.labels, DecodeLabels(std::string(c.s)));
                          return absl::OkStatus();
                        }},
+    Text<&HostRecord::address>("address"),
 };
 constexpr const char* kNameKey[] = {"name"};
 
@@ -306,6 +329,14 @@ constexpr std::array kPgTaskColumns{
     Int<&TaskRecord::next_spec_version>("next_spec_version"),
     Text<&TaskRecord::volume_host>("volume_host"),
     Int<&TaskRecord::gang_attempt>("gang_attempt"),
+    Text<&TaskRecord::health>("health"),
+    Text<&TaskRecord::readiness>("readiness"),
+    Column<TaskRecord>{"ports", Type::kText,
+                       [](const TaskRecord& t) -> Value { return EncodePorts(t.ports); },
+                       [](const Cell& c, TaskRecord& t) -> absl::Status {
+                         ASSIGN_OR_RETURN(t.ports, DecodePorts(c.s));
+                         return absl::OkStatus();
+                       }},
 };
 
 constexpr std::array kPgEventColumns{

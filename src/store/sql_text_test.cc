@@ -35,8 +35,8 @@ TEST(SqlText, PostgresUpsertsSetEveryColumnButTheKeyAndTheRevision) {
 TEST(SqlText, ManyRowsAreNumberedRowByRowAndATasksKeyIsTwoColumns) {
   std::string two = UpsertSql(ShapeOf(kPgTaskTable), Dialect::kPostgres, 2);
   EXPECT_THAT(two, HasSubstr("($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
-                             "$16, $17, $18, currval('changes_rev')), ($19, "));
-  EXPECT_THAT(two, HasSubstr("$36, currval('changes_rev')) ON CONFLICT (job, instance) DO "
+                             "$16, $17, $18, $19, $20, $21, currval('changes_rev')), ($22, "));
+  EXPECT_THAT(two, HasSubstr("$42, currval('changes_rev')) ON CONFLICT (job, instance) DO "
                              "UPDATE SET run = EXCLUDED.run, "));
   EXPECT_THAT(two, ::testing::Not(HasSubstr("job = EXCLUDED.job")));
 }

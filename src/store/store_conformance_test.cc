@@ -126,6 +126,46 @@ TEST_P(StoreConformance, PutOverwritesByKey) {
   EXPECT_EQ(c.jobs[0], j);
 }
 
+// What a standby answers DNS from (docs/services.md): a run's checks and ports, and its host's
+// address, each replaced by the next write and cleared by one without them.
+TEST_P(StoreConformance, ChecksPortsAndHostAddressesAreReplacedByTheNextWrite) {
+  ASSERT_TRUE(store_->Commit(FullBatch()).ok());
+  records::StoreContents c = MustLoad();
+  ASSERT_EQ(c.tasks.size(), 2u);
+  EXPECT_EQ(c.tasks[0].health, "HEALTHY");
+  EXPECT_EQ(c.tasks[0].readiness, "NOT_READY");
+  EXPECT_THAT(c.tasks[0].ports, ::testing::ElementsAre(31000, 31001));
+  EXPECT_TRUE(c.tasks[1].ports.empty());
+  ASSERT_EQ(c.hosts.size(), 1u);
+  EXPECT_EQ(c.hosts[0].address, "198.18.0.7");
+
+  records::WriteBatch b;
+  records::TaskRecord ready = c.tasks[0];
+  ready.readiness = "READY";
+  ready.ports = {65535};
+  records::TaskRecord cleared = c.tasks[1];
+  cleared.health = "UNKNOWN";
+  b.put_tasks = {ready, cleared};
+  records::HostRecord moved = c.hosts[0];
+  moved.address = "2001:db8::7";
+  b.put_hosts = {moved};
+  ASSERT_TRUE(store_->Commit(b).ok());
+  c = MustLoad();
+  EXPECT_THAT(c.tasks, ::testing::ElementsAre(ready, cleared));
+  EXPECT_THAT(c.hosts, ::testing::ElementsAre(moved));
+
+  ready.health.clear();
+  ready.readiness.clear();
+  ready.ports.clear();
+  moved.address.clear();
+  b.put_tasks = {ready};
+  b.put_hosts = {moved};
+  ASSERT_TRUE(store_->Commit(b).ok());
+  c = MustLoad();
+  EXPECT_EQ(c.tasks[0], ready);
+  EXPECT_THAT(c.hosts, ::testing::ElementsAre(moved));
+}
+
 TEST_P(StoreConformance, EventsComeBackInOrderWithLimit) {
   ASSERT_TRUE(store_->Commit(FullBatch()).ok());
   records::WriteBatch b;

@@ -60,6 +60,10 @@ class StoreMirror {
   records::StoreContents TakeContents() &&;
   int64_t rev() const { return rev_; }
   size_t tasks() const { return tasks_.size(); }
+  // The rows as they are now, without a copy (a standby's DNS, masterd/followed_endpoints.h).
+  const std::map<JobId, records::JobRecord>& job_records() const { return jobs_; }
+  const std::map<TaskId, records::TaskRecord>& task_records() const { return tasks_; }
+  const std::map<std::string, records::HostRecord>& host_records() const { return hosts_; }
 
  private:
   int64_t rev_ = kNoRevision;

@@ -17,7 +17,9 @@ enum Flag : uint8_t {
   kNotBefore = 4,
   kRestartRequested = 8,
   kGangAttempt = 16,
-  kAllFlags = 31,
+  kChecks = 32,
+  kPorts = 64,
+  kAllFlags = 127,
 };
 
 bool IsSet(absl::Time t) { return t != absl::InfinitePast(); }
@@ -47,11 +49,13 @@ bool ReadInt32(varint::Reader& r, int32_t& out) {
 std::string EncodeTaskRow(const records::TaskRecord& t) {
   std::string out;
   out.reserve(24 + t.host.size() + t.reason.size() + t.message.size() + t.volume_host.size());
+  const bool checks = !t.health.empty() || !t.readiness.empty();
   out.push_back(kFormat);
   out.push_back(static_cast<char>(
       (IsSet(t.started_at) ? kStarted : 0) | (IsSet(t.finished_at) ? kFinished : 0) |
       (IsSet(t.not_before) ? kNotBefore : 0) | (t.restart_requested ? kRestartRequested : 0) |
-      (t.gang_attempt != 0 ? kGangAttempt : 0)));
+      (t.gang_attempt != 0 ? kGangAttempt : 0) | (checks ? kChecks : 0) |
+      (t.ports.empty() ? 0 : kPorts)));
   varint::Put(out, t.run);
   out.push_back(static_cast<char>(t.state));
   varint::PutString(out, t.host);
@@ -67,6 +71,14 @@ std::string EncodeTaskRow(const records::TaskRecord& t) {
   varint::Put(out, t.next_spec_version);
   varint::PutString(out, t.volume_host);
   if (t.gang_attempt != 0) varint::Put(out, t.gang_attempt);
+  if (checks) {
+    varint::PutString(out, t.health);
+    varint::PutString(out, t.readiness);
+  }
+  if (!t.ports.empty()) {
+    varint::Put(out, t.ports.size());
+    for (uint16_t p : t.ports) varint::Put(out, p);
+  }
   return out;
 }
 
@@ -86,6 +98,21 @@ absl::Status DecodeTaskRow(TaskId id, absl::string_view row, records::TaskRecord
       !r.Varint(out.spec_version) || !r.Varint(out.next_spec_version) ||
       !r.String(out.volume_host) || ((flags & kGangAttempt) != 0 && !r.Varint(gang_attempt, 32))) {
     return bad("cut short or malformed");
+  }
+  out.health.clear();
+  out.readiness.clear();
+  if ((flags & kChecks) != 0 && (!r.String(out.health) || !r.String(out.readiness))) {
+    return bad("cut short or malformed checks");
+  }
+  out.ports.clear();
+  if ((flags & kPorts) != 0) {
+    uint64_t count = 0;
+    if (!r.Varint(count, 16)) return bad("cut short or malformed ports");
+    for (uint64_t k = 0; k < count; ++k) {
+      uint64_t port = 0;
+      if (!r.Varint(port, 16)) return bad("cut short or malformed ports");
+      out.ports.push_back(static_cast<uint16_t>(port));
+    }
   }
   if (state >= kNumTaskStates) return bad(absl::StrCat("unknown state ", state));
   if (!r.done()) return bad("bytes after the last field");

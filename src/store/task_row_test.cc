@@ -28,6 +28,9 @@ records::TaskRecord Full() {
   t.next_spec_version = std::numeric_limits<uint64_t>::max();
   t.volume_host = "host-00002";
   t.gang_attempt = 3;
+  t.health = "HEALTHY";
+  t.readiness = "NOT_READY";
+  t.ports = {31000, 65535, 0};
   return t;
 }
 
@@ -80,6 +83,24 @@ TEST(TaskRow, ARowWithoutAGangAttemptHasNoFieldForItAndReadsAsZero) {
   EXPECT_EQ(back.gang_attempt, 3u);
 }
 
+TEST(TaskRow, ARowWrittenBeforeChecksAndPortsReadsThemEmpty) {
+  records::TaskRecord t = Full();
+  t.health.clear();
+  t.readiness.clear();
+  t.ports.clear();
+  const std::string older = EncodeTaskRow(t);
+  EXPECT_EQ(older[1] & 0x60, 0);  // no flag of either: as every row written before them
+  records::TaskRecord back = Full();
+  ASSERT_TRUE(DecodeTaskRow(t.id, older, back).ok());
+  EXPECT_EQ(back, t);
+  const std::string with = EncodeTaskRow(Full());
+  EXPECT_EQ(with[1] & 0x60, 0x60);
+  ASSERT_TRUE(DecodeTaskRow(t.id, with, back).ok());
+  EXPECT_EQ(back.health, "HEALTHY");
+  EXPECT_EQ(back.readiness, "NOT_READY");
+  EXPECT_THAT(back.ports, ::testing::ElementsAre(31000, 65535, 0));
+}
+
 TEST(TaskRow, ABadRowIsDataLossNamingTheTaskAndWhatIsWrong) {
   const TaskId id{JobId(12), 7};
   const std::string good = EncodeTaskRow(Full());
@@ -94,7 +115,7 @@ TEST(TaskRow, ABadRowIsDataLossNamingTheTaskAndWhatIsWrong) {
   format[0] = '\x02';
   EXPECT_THAT(error_of(format), ::testing::HasSubstr("unknown row format"));
   std::string flags = good;
-  flags[1] = static_cast<char>(flags[1] | 0x20);
+  flags[1] = static_cast<char>(flags[1] | 0x80);
   EXPECT_THAT(error_of(flags), ::testing::HasSubstr("unknown flags"));
   for (size_t cut = 2; cut < good.size(); ++cut) {
     EXPECT_THAT(error_of(good.substr(0, cut)), ::testing::HasSubstr("cut short")) << cut;

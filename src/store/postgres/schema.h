@@ -190,8 +190,23 @@ inline constexpr const char* kSchemaV6 = R"sql(
 ALTER TABLE tasks ADD COLUMN gang_attempt BIGINT NOT NULL DEFAULT 0;
 )sql";
 
-inline constexpr std::array<Migration, 5> kMigrations{
-    {{2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}}};
+// Version 7: what a standby needs to answer DNS for a service (docs/services.md): a task's
+// checks as its agent last reported them and its run's ports (records.h TaskRecord::health,
+// readiness, ports: "31000,31001"), and a host's address as its agent registered from
+// (HostRecord::address).
+inline constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE tasks ADD COLUMN health TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN readiness TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN ports TEXT NOT NULL DEFAULT '';
+ALTER TABLE hosts ADD COLUMN address TEXT NOT NULL DEFAULT '';
+)sql";
+
+inline constexpr std::array<Migration, 6> kMigrations{{{2, kSchemaV2},
+                                                       {3, kSchemaV3},
+                                                       {4, kSchemaV4},
+                                                       {5, kSchemaV5},
+                                                       {6, kSchemaV6},
+                                                       {7, kSchemaV7}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());

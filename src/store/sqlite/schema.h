@@ -148,4 +148,11 @@ CREATE TABLE task_rows (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 8: a host's address as its agent registered from (records.h HostRecord::address), so
+// that a standby or a restarted master can answer DNS for its instances. (A task's health,
+// readiness and ports are in its blob, store/task_row.h, and need no migration.)
+inline constexpr const char* kSchemaV8 = R"sql(
+ALTER TABLE hosts ADD COLUMN address TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace paceline::store

@@ -88,6 +88,10 @@ absl::Status SqliteStore::Migrate() {
       RETURN_IF_ERROR(MigrateTaskColumnsToRows(*db_));
       RETURN_IF_ERROR(PutMeta("schema_version", "7"));
     }
+    if (version < 8) {
+      RETURN_IF_ERROR(db_->Exec(kSchemaV8));
+      RETURN_IF_ERROR(PutMeta("schema_version", "8"));
+    }
     RETURN_IF_ERROR(CheckTables());
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;

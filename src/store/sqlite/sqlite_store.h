@@ -37,7 +37,7 @@ namespace paceline::store {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
   static constexpr const char* kFileName = "paceline.db";
 
   // Opens (creating when missing) the store under `data_dir`.

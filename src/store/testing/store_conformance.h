@@ -175,6 +175,9 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
     b.put_tasks.back().next_spec_version = 3;
     b.put_tasks.back().volume_host = "host-2";
     b.put_tasks.back().gang_attempt = 2;
+    b.put_tasks.back().health = "HEALTHY";
+    b.put_tasks.back().readiness = "NOT_READY";
+    b.put_tasks.back().ports = {31000, 31001};
     b.put_tasks.push_back(Task(7, 2, TaskState::kFailed));
     b.events.push_back(Event(7, 0, 1, TaskState::kLaunching, 10));
     b.events.push_back(Event(7, 0, 1, TaskState::kRunning, 11));
@@ -182,6 +185,7 @@ class StoreConformance : public ::testing::TestWithParam<Backend> {
                           records::HostMaintenance::kDraining,
                           Resources::Of(8000, int64_t{16} << 30),
                           {{"zone", "a"}, {"rack", "r1"}}};
+    h.address = "198.18.0.7";
     b.put_hosts.push_back(h);
     b.put_tokens.push_back(Token("tok-1", "alice"));
     b.put_secrets.push_back(Secret("/ads/db-password", "00aa11bb22cc33dd"));
