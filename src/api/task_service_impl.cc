@@ -37,6 +37,7 @@ v1::TaskInfo TaskInfoOf(const SchedulerCore& core, const jobmgr::Job& job, uint3
   info.set_pending_reason(core.WhyPending(TaskId{job.id(), i}));
   *info.mutable_resources() = wire::ToProto(job.TaskFor(i)->resources);
   info.set_health(std::string(jobmgr::TaskHealthName(t.health)));
+  info.set_readiness(std::string(jobmgr::TaskReadinessName(t.readiness)));
   if (const RoleSpec* role = job.spec().RoleOf(i)) info.set_role(role->name);
   info.set_gang_attempt(t.gang_attempt);
   // A live run: where it listens (the ports it holds, its host's address).

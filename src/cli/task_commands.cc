@@ -125,18 +125,21 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
     std::optional<v1::ListTasksResponse> resp =
         Run(ctx, CallKind::kRead, &v1::TaskService::Stub::ListTasks, req);
     if (!resp) return;
-    // ROLE when the job has roles; ATTEMPT (the run's gang attempt) once its gang restarted.
-    bool roles = false, attempts = false;
+    // ROLE when the job has roles; ATTEMPT (the run's gang attempt) once its gang restarted;
+    // READY (the run's readiness) when a task has a readiness check.
+    bool roles = false, attempts = false, readiness = false;
     for (const v1::TaskInfo& ti : resp->tasks()) {
       roles = roles || !ti.role().empty();
       attempts = attempts || ti.gang_attempt() > 0;
+      readiness = readiness || !ti.readiness().empty();
     }
     std::vector<std::string> headers = {"task"};
     if (roles) headers.push_back("role");
     headers.push_back("run");
     if (attempts) headers.push_back("attempt");
-    for (const char* h :
-         {"state", "health", "host", "started", "finished", "exit", "used", "reason"}) {
+    headers.insert(headers.end(), {"state", "health"});
+    if (readiness) headers.push_back("ready");
+    for (const char* h : {"host", "started", "finished", "exit", "used", "reason"}) {
       headers.push_back(h);
     }
     Table t(std::move(headers));
@@ -145,9 +148,11 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
       if (roles) row.push_back(ti.role().empty() ? "-" : ti.role());
       row.push_back(absl::StrCat(ti.run()));
       if (attempts) row.push_back(absl::StrCat(ti.gang_attempt()));
+      row.push_back(v1::Task::State_Name(ti.state()));
+      row.push_back(ti.health().empty() ? "-" : ti.health());
+      if (readiness) row.push_back(ti.readiness().empty() ? "-" : ti.readiness());
       for (std::string cell :
-           {v1::Task::State_Name(ti.state()), ti.health().empty() ? "-" : ti.health(),
-            ti.host().empty() ? "-" : ti.host(), FormatUnixMillis(ti.started_at_unix_ms()),
+           {ti.host().empty() ? "-" : ti.host(), FormatUnixMillis(ti.started_at_unix_ms()),
             FormatUnixMillis(ti.finished_at_unix_ms()), ExitText(ti),
             UsedText(ti.used(), ti.usage_at_unix_ms()),
             ti.pending_reason().empty() ? ti.reason() : ti.pending_reason()}) {
@@ -176,6 +181,7 @@ void RegisterTaskCommands(CLI::App& app, CommandContext& ctx) {
       std::cout << "gang attempt: " << ti.gang_attempt() << " (its gang restarted together)\n";
     }
     if (!ti.health().empty()) std::cout << "health: " << ti.health() << "\n";
+    if (!ti.readiness().empty()) std::cout << "readiness: " << ti.readiness() << "\n";
     if (ti.usage_at_unix_ms() != 0) {
       std::cout << "uses: " << FormatResources(ti.used()) << " (at "
                 << FormatUnixMillis(ti.usage_at_unix_ms()) << ")\n";
