@@ -45,6 +45,8 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.JobService/ResumeUpdate", Need::kActOnJob, "resume updates", true},
     {"paceline.v1.JobService/AbortUpdate", Need::kActOnJob, "abort updates", true},
     {"paceline.v1.JobService/RollbackJob", Need::kActOnJob, "roll back jobs", true},
+    {"paceline.v1.JobService/GetEndpoints", Need::kReadPool, "read endpoints", false},
+    {"paceline.v1.JobService/WatchEndpoints", Need::kReadPool, "watch endpoints", false},
     // --- tasks
     {"paceline.v1.TaskService/ListTasks", Need::kReadPool, "read tasks", false},
     {"paceline.v1.TaskService/GetTask", Need::kReadPool, "read tasks", false},
@@ -71,13 +73,14 @@ constexpr std::array kTable = std::to_array<Permission>({
 });
 
 // What a task's credential may call, on its own job only (see OpenToTasks).
-constexpr std::array<absl::string_view, 12> kTaskRoutes = {
+constexpr std::array<absl::string_view, 14> kTaskRoutes = {
     "paceline.v1.AccessService/WhoAmI",    "paceline.v1.JobService/GetJob",
     "paceline.v1.JobService/UpdateJob",    "paceline.v1.JobService/GetUpdate",
     "paceline.v1.JobService/ListUpdates",  "paceline.v1.TaskService/ListTasks",
     "paceline.v1.TaskService/GetTask",     "paceline.v1.TaskService/ListTaskEvents",
     "paceline.v1.TaskService/GetTaskLogs", "paceline.v1.TaskService/KillTask",
     "paceline.v1.TaskService/Exec",        "paceline.v1.JobService/Watch",
+    "paceline.v1.JobService/GetEndpoints", "paceline.v1.JobService/WatchEndpoints",
 };
 
 bool IsClient(Role r) { return r != Role::kAgent && r != Role::kTask; }

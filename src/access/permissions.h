@@ -58,9 +58,9 @@ const Permission* FindPermission(absl::string_view route);
 absl::string_view RpcRoute(absl::string_view grpc_method);
 
 // The routes a task's credential may call (access/task_credential.h): ask who it is, read its
-// job, its tasks, their events, logs and updates, change its job (UpdateJob: its instance count
-// only, TaskMayUpdate), kill and exec into its instances. Every other route is refused to it,
-// and these only on the task's own job.
+// job, its tasks, their events, logs and updates, its endpoints, change its job (UpdateJob: its
+// instance count only, TaskMayUpdate), kill and exec into its instances. Every other route is
+// refused to it, and these only on the task's own job.
 bool OpenToTasks(absl::string_view route);
 
 // OK when `who` may make a call of `what` about `target`; PERMISSION_DENIED otherwise, saying

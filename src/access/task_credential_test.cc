@@ -97,7 +97,8 @@ TEST(TaskCredential, ATaskReadsScalesAndKillsItsOwnJobOnly) {
        {"paceline.v1.JobService/GetJob", "paceline.v1.JobService/UpdateJob",
         "paceline.v1.JobService/GetUpdate", "paceline.v1.TaskService/ListTasks",
         "paceline.v1.TaskService/GetTask", "paceline.v1.TaskService/GetTaskLogs",
-        "paceline.v1.TaskService/KillTask", "paceline.v1.TaskService/Exec"}) {
+        "paceline.v1.TaskService/KillTask", "paceline.v1.TaskService/Exec",
+        "paceline.v1.JobService/GetEndpoints", "paceline.v1.JobService/WatchEndpoints"}) {
     EXPECT_TRUE(Check(task, route, JobTarget(12)).ok()) << route;
     absl::Status other = Check(task, route, JobTarget(13));
     EXPECT_EQ(other.code(), absl::StatusCode::kPermissionDenied) << route;

@@ -1,18 +1,31 @@
 #pragma once
 // JobServiceImpl: the gRPC adapter for paceline.v1.JobService. Specs are parsed with the strict
 // YAML parser; changes go through the Cluster (durable before answered); reads run on the event
-// loop. Its calls are in three files: jobs and watches (job_service_impl.cc), rolling updates
-// (job_service_impl_updates.cc), the archive of retired jobs (job_service_impl_archive.cc).
+// loop. Its calls are in four files: jobs and watches (job_service_impl.cc), rolling updates
+// (job_service_impl_updates.cc), the archive of retired jobs (job_service_impl_archive.cc), the
+// endpoints of services (job_service_impl_endpoints.cc).
 //
 // Thread-safety: handlers run on gRPC threads; all state lives in the Cluster.
 
+#include <atomic>
+#include <string>
+#include <utility>
+
 #include "api/access_control.h"
 #include "api/backend.h"
+#include "api/endpoints.h"
 #include "api/secret_records.h"
 #include "archive/archive_reader.h"
 #include "paceline/v1/job.grpc.pb.h"
 
 namespace paceline::api {
+
+// What the endpoints calls need beyond the core: the hosts' addresses (null: none known), and
+// the cluster's DNS domain (empty: the master serves no DNS, and jobs have no DNS name).
+struct EndpointsSource {
+  HostAddressFn address_of;
+  std::string dns_domain;
+};
 
 class JobServiceImpl final : public v1::JobService::Service {
  public:
@@ -20,8 +33,12 @@ class JobServiceImpl final : public v1::JobService::Service {
   // `archive`: the master's archive of retired jobs (null: none, the archive calls answer
   // UNAVAILABLE).
   JobServiceImpl(Backend* cluster, AccessControl* access, const SecretRecords* secrets,
-                 const archive::ArchiveReader* archive = nullptr)
-      : cluster_(cluster), access_(access), secrets_(secrets), archive_(archive) {}
+                 const archive::ArchiveReader* archive = nullptr, EndpointsSource endpoints = {})
+      : cluster_(cluster),
+        access_(access),
+        secrets_(secrets),
+        archive_(archive),
+        endpoints_(std::move(endpoints)) {}
 
   grpc::Status CreateJob(grpc::ServerContext* ctx, const v1::CreateJobRequest* req,
                          v1::CreateJobResponse* resp) override;
@@ -44,6 +61,15 @@ class JobServiceImpl final : public v1::JobService::Service {
   grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                      grpc::ServerWriter<v1::WatchEvent>* writer) override;
 
+  // The endpoints of service and stateful jobs (job_service_impl_endpoints.cc). A watch holds
+  // one gRPC thread and reads the job on the loop at most every 50 ms (after a change of its
+  // tasks) and at least every 200 ms; at most kMaxEndpointWatches at once.
+  static constexpr int kMaxEndpointWatches = 512;
+  grpc::Status GetEndpoints(grpc::ServerContext* ctx, const v1::GetEndpointsRequest* req,
+                            v1::JobEndpoints* resp) override;
+  grpc::Status WatchEndpoints(grpc::ServerContext* ctx, const v1::WatchEndpointsRequest* req,
+                              grpc::ServerWriter<v1::JobEndpoints>* writer) override;
+
   // Rolling updates (job_service_impl_updates.cc).
   grpc::Status UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
                          v1::UpdateJobResponse* resp) override;
@@ -62,11 +88,17 @@ class JobServiceImpl final : public v1::JobService::Service {
 
  private:
   grpc::Status SetPaused(grpc::ServerContext* ctx, uint64_t job, bool paused);
+  // Job `job`'s endpoints, read on the loop (the caller checked unless `check`), resolved and
+  // converted.
+  absl::StatusOr<v1::JobEndpoints> ReadEndpoints(grpc::ServerContext* ctx, uint64_t job,
+                                                 bool check);
 
   Backend* const cluster_;
   AccessControl* const access_;
   const SecretRecords* const secrets_;
   const archive::ArchiveReader* const archive_;
+  const EndpointsSource endpoints_;
+  std::atomic<int> endpoint_watches_{0};
 };
 
 }  // namespace paceline::api

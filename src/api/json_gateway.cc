@@ -5,6 +5,7 @@
 #include <grpcpp/generic/generic_stub.h>
 
 #include <atomic>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -96,13 +97,17 @@ grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& meth
   return grpc::Status::OK;
 }
 
-// GET /api/v1/JobService/Watch: streams the events as lines of JSON until the client leaves.
-void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, HttpResponse& res,
-                const std::shared_ptr<grpc::Channel>& channel,
-                const std::shared_ptr<std::atomic<int>>& watches) {
+// GET /api/v1/JobService/Watch and WatchEndpoints: streams the messages as lines of JSON until
+// the stream ends or the client leaves. `open` starts the gRPC stream.
+template <typename Req, typename Event>
+void ServeStream(
+    const pb::MethodDescriptor& method, const HttpRequest& req, HttpResponse& res,
+    const std::shared_ptr<std::atomic<int>>& watches,
+    std::function<std::unique_ptr<grpc::ClientReader<Event>>(grpc::ClientContext*, const Req&)>
+        open) {
   absl::StatusOr<std::string> json = QueryToJson(*method.input_type(), req.params);
   if (!json.ok()) return Answer(res, Invalid(std::string(json.status().message())), "");
-  v1::WatchRequest request;
+  Req request;
   if (!pb::util::JsonStringToMessage(*json, &request).ok()) {
     return Answer(res, Invalid("job_id: expected a job id"), "");
   }
@@ -125,30 +130,31 @@ void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, Http
     }
     std::shared_ptr<std::atomic<int>> watches;
     grpc::ClientContext ctx;
-    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader;
+    std::unique_ptr<grpc::ClientReader<Event>> reader;
     bool finished = false;
   };
   auto stream = std::make_shared<Stream>(watches);
   PassOn(req, stream->ctx);
-  stream->reader = v1::JobService::NewStub(channel)->Watch(&stream->ctx, request);
-  // The first event (`started`, or the refusal) decides the HTTP status.
-  v1::WatchEvent first;
+  stream->reader = open(&stream->ctx, request);
+  // The first message (Watch's `started`, the first list of endpoints, or the refusal) decides
+  // the HTTP status.
+  Event first;
   if (!stream->reader->Read(&first)) {
     stream->finished = true;
     return Answer(res, stream->reader->Finish(), "");
   }
-  auto pending = std::make_shared<v1::WatchEvent>(std::move(first));
+  auto pending = std::make_shared<Event>(std::move(first));
   res.content_type = "application/x-ndjson";
   // Runs on an HTTP worker until the stream ends or the client leaves (which cancels it).
   res.stream = [stream, pending](HttpStreamSink& sink) {
     sink.OnClose([stream] { stream->ctx.TryCancel(); });
-    auto line_of = [](const v1::WatchEvent& e) {
+    auto line_of = [](const Event& e) {
       std::string line;
       (void)pb::util::MessageToJsonString(e, &line, PrintOptions());
       return line + "\n";
     };
     bool open = sink.Write(line_of(*pending));
-    v1::WatchEvent e;
+    Event e;
     while (open && stream->reader->Read(&e)) open = sink.Write(line_of(e));
     if (!open) stream->ctx.TryCancel();
     grpc::Status end = stream->reader->Finish();
@@ -156,6 +162,22 @@ void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, Http
     // The master ended the stream: say why when it was not a clean end.
     if (open && !end.ok()) sink.Write(ErrorJson(end) + "\n");
   };
+}
+
+void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, HttpResponse& res,
+                const std::shared_ptr<grpc::Channel>& channel,
+                const std::shared_ptr<std::atomic<int>>& watches) {
+  std::shared_ptr<v1::JobService::Stub> stub = v1::JobService::NewStub(channel);
+  if (method.name() == "WatchEndpoints") {
+    return ServeStream<v1::WatchEndpointsRequest, v1::JobEndpoints>(
+        method, req, res, watches,
+        [stub](grpc::ClientContext* ctx, const v1::WatchEndpointsRequest& r) {
+          return stub->WatchEndpoints(ctx, r);
+        });
+  }
+  return ServeStream<v1::WatchRequest, v1::WatchEvent>(
+      method, req, res, watches,
+      [stub](grpc::ClientContext* ctx, const v1::WatchRequest& r) { return stub->Watch(ctx, r); });
 }
 
 }  // namespace
@@ -183,7 +205,7 @@ absl::StatusOr<const pb::MethodDescriptor*> FindApiMethod(const std::string& ser
 bool IsReadMethod(const pb::MethodDescriptor& method) {
   const std::string& n = method.name();
   return absl::StartsWith(n, "Get") || absl::StartsWith(n, "List") ||
-         absl::StartsWith(n, "Query") || n == "Watch";
+         absl::StartsWith(n, "Query") || absl::StartsWith(n, "Watch");
 }
 
 absl::StatusOr<std::string> QueryToJson(const pb::Descriptor& type,
@@ -291,7 +313,9 @@ void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel
       return;
     }
     if ((*method)->server_streaming()) {
-      if (!get) return Answer(res, Invalid("Watch is a stream: use GET"), "");
+      if (!get) {
+        return Answer(res, Invalid(absl::StrCat((*method)->name(), " is a stream: use GET")), "");
+      }
       if (req.method == "HEAD") {
         res.content_type = "application/x-ndjson";
         return;

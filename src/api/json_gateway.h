@@ -8,6 +8,7 @@
 //                                            parameter is a request field; repeat it for a
 //                                            repeated field; `labels=k=v` for a map entry
 //   GET  /api/v1/JobService/Watch?job_id=N   the event stream, one JSON object per line
+//   GET  /api/v1/JobService/WatchEndpoints?job_id=N   a service's endpoints, a line per change
 //
 // e.g. `curl -H "Authorization: Bearer $TOKEN" http://HOST:PORT/api/v1/JobService/GetJob?job_id=1`.
 // The call goes through the real gRPC server over an in-process channel, so authentication

@@ -20,6 +20,14 @@ TEST(JsonGateway, FindsClientMethodsOnly) {
   ASSERT_TRUE(kill.ok());
   EXPECT_FALSE(IsReadMethod(**kill));
 
+  // The streams are reads: GET opens them.
+  for (const char* stream : {"Watch", "WatchEndpoints"}) {
+    auto m = FindApiMethod("JobService", stream);
+    ASSERT_TRUE(m.ok()) << stream;
+    EXPECT_TRUE((*m)->server_streaming()) << stream;
+    EXPECT_TRUE(IsReadMethod(**m)) << stream;
+  }
+
   auto agent = FindApiMethod("AgentService", "Connect");
   EXPECT_EQ(agent.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(agent.status().message().find("JobService"), std::string::npos);

@@ -66,6 +66,8 @@ void AddJobValidateCommand(CLI::App& job, CommandContext& ctx);
 void AddPoolValidateCommand(CLI::App& pool, CommandContext& ctx);
 // `paceline job watch [JOB]`. Defined in watch_command.cc.
 void AddJobWatchCommand(CLI::App& job, CommandContext& ctx);
+// `paceline job endpoints JOB [-w]`. Defined in endpoint_commands.cc.
+void AddJobEndpointsCommand(CLI::App& job, CommandContext& ctx);
 // `paceline job update|rollback` and `paceline update get|list|pause|resume|abort|wait`.
 // Defined in update_commands.cc.
 void AddJobUpdateCommands(CLI::App& job, CommandContext& ctx);

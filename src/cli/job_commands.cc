@@ -1,5 +1,5 @@
 // `paceline job create|get|list|kill|delete|restart|wait|validate` (and `watch`, in
-// watch_command.cc).
+// watch_command.cc; `endpoints`, in endpoint_commands.cc).
 
 #include <unistd.h>
 
@@ -286,6 +286,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
 
   AddJobValidateCommand(*job, ctx);
   AddJobWatchCommand(*job, ctx);
+  AddJobEndpointsCommand(*job, ctx);
   AddJobUpdateCommands(*job, ctx);
 }
 

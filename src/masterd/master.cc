@@ -254,14 +254,16 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts, cluster, auth);
   const SecretBook* secrets = impl->secret_book.get();
   impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth, secrets);
-  impl->job_service =
-      std::make_unique<api::JobServiceImpl>(cluster, auth, secrets, impl->archive.get());
-  impl->task_service = std::make_unique<api::TaskServiceImpl>(
-      cluster, auth,
-      [cluster](const std::string& host) { return cluster->agents().AddressOf(host); });
-  impl->host_service = std::make_unique<api::HostServiceImpl>(
-      cluster, auth,
-      [cluster](const std::string& host) { return cluster->agents().AddressOf(host); });
+  // Where hosts' addresses come from, for every part that gives them out (the API, the DNS):
+  // the connected agents' registry.
+  api::HostAddressFn address_of = [cluster](const std::string& host) {
+    return cluster->agents().AddressOf(host);
+  };
+  impl->job_service = std::make_unique<api::JobServiceImpl>(
+      cluster, auth, secrets, impl->archive.get(),
+      api::EndpointsSource{address_of, config.dns_listen.host.empty() ? "" : config.dns_domain});
+  impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth, address_of);
+  impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth, address_of);
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
   impl->access_service = std::make_unique<api::AccessServiceImpl>(auth);
   impl->secret_service = std::make_unique<api::SecretServiceImpl>(impl->secret_book.get(), auth);
@@ -322,9 +324,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
       return s;
     }
     endpoints.dns = HostPort{config.dns_listen.host, impl->dns_server->port()}.ToString();
-    impl->service_dns = std::make_unique<ServiceDns>(impl->cluster.get(), impl->dns_server.get(),
-                                                     dns::ZoneOptions{.domain = config.dns_domain},
-                                                     absl::Milliseconds(250));
+    impl->service_dns = std::make_unique<ServiceDns>(
+        impl->cluster.get(), address_of, impl->dns_server.get(),
+        dns::ZoneOptions{.domain = config.dns_domain}, absl::Milliseconds(250));
   }
   endpoints.grpc = HostPort{config.grpc_listen.host, static_cast<uint16_t>(grpc_port)}.ToString();
   endpoints.http = http->ToString();

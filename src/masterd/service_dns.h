@@ -1,12 +1,12 @@
 #pragma once
 // ServiceDns: the master's DNS for services (docs/services.md, "Finding a service by name").
-// Every `period`, one read on the loop collects the endpoints of the service and stateful jobs:
-// each instance's host, its named ports, and whether it is ready — RUNNING, its health check (if
-// it has one) passing, not being stopped. Off the loop, the hosts' addresses come from the agent
-// registry (an instance whose host has no connected agent is not ready), the zone (dns/zone.h)
-// takes the jobs that changed and drops the jobs that are gone, and a copy is published to the
-// DnsServer when anything changed. So an instance's change shows in DNS within `period` plus a
-// scheduling turn; the cost on the loop is O(jobs + service instances) per pass.
+// Every `period`, one read on the loop collects the endpoints of the service and stateful jobs
+// (api/endpoints.h): each instance's host, its named ports, and whether it is ready — RUNNING,
+// its health and readiness checks (if any) passing, not being stopped. Off the loop, the hosts'
+// addresses come from `address_of` (an instance whose host has none is not ready), the zone
+// (dns/zone.h) takes the jobs that changed and drops the jobs that are gone, and a copy is
+// published to the DnsServer when anything changed. So an instance's change shows in DNS within
+// `period` plus a scheduling turn; the cost on the loop is O(jobs + service instances) per pass.
 //
 // Every master answers from its own core. A standby's core follows the store, but no agent is
 // connected to it, so it knows no host's address and answers no instance: for now only the
@@ -20,6 +20,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "api/dns_server.h"
+#include "api/endpoints.h"
 #include "dns/zone.h"
 
 namespace paceline::masterd {
@@ -28,8 +29,9 @@ class Cluster;
 
 class ServiceDns {
  public:
-  ServiceDns(Cluster* cluster, api::DnsServer* server, dns::ZoneOptions zone,
-             absl::Duration period);
+  // `address_of`: where hosts' addresses come from (the master's one function for them).
+  ServiceDns(Cluster* cluster, api::HostAddressFn address_of, api::DnsServer* server,
+             dns::ZoneOptions zone, absl::Duration period);
   ~ServiceDns() { Stop(); }
 
   // One pass; whether a new zone was published.
@@ -40,6 +42,7 @@ class ServiceDns {
 
  private:
   Cluster* cluster_;
+  api::HostAddressFn address_of_;
   api::DnsServer* server_;
   dns::Zone zone_;
   uint32_t published_serial_ = 0;
