@@ -2,15 +2,19 @@
 
 namespace paceline::hostmgr {
 
-std::pair<HostId, bool> HostTracker::Register(placement::HostSpec spec, absl::Time now) {
+std::pair<HostId, bool> HostTracker::Register(placement::HostSpec spec, absl::Time now,
+                                              std::string address) {
   const size_t before = hosts_.size();
   const uint32_t i = Add(std::move(spec), now, /*reconnecting=*/false);
+  hosts_[i].address = std::move(address);
   return {hosts_[i].id, hosts_.size() > before};
 }
 
-HostId HostTracker::Restore(placement::HostSpec spec, absl::Time now) {
+HostId HostTracker::Restore(placement::HostSpec spec, absl::Time now, std::string address) {
   restored_at_ = returning_at_ = now;
-  return hosts_[Add(std::move(spec), now, /*reconnecting=*/true)].id;
+  const uint32_t i = Add(std::move(spec), now, /*reconnecting=*/true);
+  hosts_[i].address = std::move(address);
+  return hosts_[i].id;
 }
 
 uint32_t HostTracker::Add(placement::HostSpec spec, absl::Time now, bool reconnecting) {

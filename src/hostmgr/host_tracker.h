@@ -51,6 +51,9 @@ struct TrackedHost {
   bool reconnecting = false;  // restored, its agent not registered since (see above)
   absl::Time last_seen = absl::InfinitePast();
   std::string isolation;  // what its agent reported: "cgroup v2", "cgroup v1", "none"
+  // Its agent's IP address when it last registered (durable: a restored host keeps the stored
+  // one; "" when unknown).
+  std::string address;
   // The operator's maintenance state (durable): UP -> DRAINING -> DRAINED -> DOWN -> UP.
   records::HostMaintenance maintenance = records::HostMaintenance::kUp;
 };
@@ -59,11 +62,13 @@ class HostTracker {
  public:
   explicit HostTracker(absl::Duration timeout) : timeout_(timeout) {}
 
-  // Registers (or re-registers) a host; returns its id and whether it is new.
-  std::pair<HostId, bool> Register(placement::HostSpec spec, absl::Time now);
-  // Adds a host known from the store as RECONNECTING, until it registers or expires (above).
-  // Returns its id.
-  HostId Restore(placement::HostSpec spec, absl::Time now);
+  // Registers (or re-registers) a host, its agent at `address`; returns its id and whether it is
+  // new.
+  std::pair<HostId, bool> Register(placement::HostSpec spec, absl::Time now,
+                                   std::string address = "");
+  // Adds a host known from the store as RECONNECTING, until it registers or expires (above),
+  // with the address it last registered from. Returns its id.
+  HostId Restore(placement::HostSpec spec, absl::Time now, std::string address = "");
   // False when the host is unknown or disconnected (it must register again).
   bool Heartbeat(const std::string& name, absl::Time now);
   void Disconnect(const std::string& name);

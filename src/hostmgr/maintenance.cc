@@ -36,6 +36,7 @@ records::HostRecord RecordOf(const TrackedHost& h) {
   record.maintenance = h.maintenance;
   record.capacity = h.spec.capacity;
   for (const auto& [k, v] : h.spec.labels) record.labels[k] = v;
+  record.address = h.address;
   return record;
 }
 

@@ -26,6 +26,7 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   const v1::AgentRegister& r = first.register_();
   const std::string& host = r.host();
   scheduler::HostRegistration reg = wire::RegistrationOf(r);
+  reg.address = link->address();  // recorded with the host: a standby answers DNS from it
   std::vector<scheduler::ReportedRun> running = wire::RunsOf(r);
   std::unique_ptr<AgentConnection> conn(new AgentConnection(cluster, std::move(link)));
   cluster->agents().Attach(conn->link_);

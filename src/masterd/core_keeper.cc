@@ -103,6 +103,16 @@ absl::Status CoreKeeper::TakeOver() {
 
 absl::Duration CoreKeeper::ReplicationLag() const { return follower_.Lag(); }
 
+bool CoreKeeper::ReadFollowed(const std::function<void(const store::StoreMirror&)>& fn) {
+  bool followed = false;
+  parts_.loop->Read([&] {
+    if (!led_by_lease_ || refusal_.ok()) return;
+    fn(follower_.mirror());
+    followed = true;
+  });
+  return followed;
+}
+
 void CoreKeeper::StepDown(const absl::Status& why) {
   parts_.loop->Call<bool>([&] {
     Refuse(why);

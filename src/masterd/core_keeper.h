@@ -11,9 +11,9 @@
 // kept. With led_by_lease the leadership decides instead (masterd/leadership.h): the keeper
 // stops serving and follows the store until BecomeLeader.
 //
-// Thread-safety: Serving, ReplicationLag, BecomeLeader and StepDown from any thread (the last
-// two block, and must not be called on the loop); core, refusal, OnStoreFailure and Recover on
-// the loop thread only; OnRecords and Start before the loop runs.
+// Thread-safety: Serving, ReplicationLag, ReadFollowed, BecomeLeader and StepDown from any
+// thread (the last three block, and must not be called on the loop); core, refusal,
+// OnStoreFailure and Recover on the loop thread only; OnRecords and Start before the loop runs.
 
 #include <cstdint>
 #include <functional>
@@ -65,6 +65,10 @@ class CoreKeeper {
   // A standby: how old the followed state is. InfiniteDuration while it leads, or has not
   // followed yet.
   absl::Duration ReplicationLag() const;
+  // A standby (led_by_lease, not serving): runs `fn` on the loop with the state it follows (as
+  // old as ReplicationLag) and returns true. False, without running `fn`, while this master
+  // serves from its core or is a master alone. Blocks; not on the loop.
+  bool ReadFollowed(const std::function<void(const store::StoreMirror&)>& fn);
 
   // Several masters (blocking): runs `fence` on the store's writer thread (it fences every later
   // commit by the new term), then rebuilds from the followed state plus the changes since (or

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "masterd/cluster.h"
+#include "masterd/followed_endpoints.h"
 #include "scheduler/scheduler_core.h"
 
 namespace paceline::masterd {
@@ -19,9 +20,20 @@ ServiceDns::ServiceDns(Cluster* cluster, api::HostAddressFn address_of, api::Dns
       period_(period) {}
 
 bool ServiceDns::Refresh() {
-  std::vector<api::JobEndpoints> jobs = cluster_->Read<std::vector<api::JobEndpoints>>(
-      [](const scheduler::SchedulerCore& core) { return api::CollectEndpoints(core); });
   absl::flat_hash_set<uint64_t> seen;
+  // A standby answers from the state it follows (followed_endpoints.h), the leader from its core.
+  std::vector<dns::ServiceEndpoints> followed;
+  const bool standby = cluster_->keeper().ReadFollowed(
+      [&](const store::StoreMirror& m) { followed = FollowedEndpoints(m); });
+  for (const dns::ServiceEndpoints& job : followed) {
+    seen.insert(job.job_id);
+    (void)zone_.Set(job);
+  }
+  std::vector<api::JobEndpoints> jobs;
+  if (!standby) {
+    jobs = cluster_->Read<std::vector<api::JobEndpoints>>(
+        [](const scheduler::SchedulerCore& core) { return api::CollectEndpoints(core); });
+  }
   for (api::JobEndpoints& job : jobs) {
     api::ResolveAddresses(job, address_of_);
     seen.insert(job.job_id);

@@ -8,9 +8,12 @@
 // published to the DnsServer when anything changed. So an instance's change shows in DNS within
 // `period` plus a scheduling turn; the cost on the loop is O(jobs + service instances) per pass.
 //
-// Every master answers from its own core. A standby's core follows the store, but no agent is
-// connected to it, so it knows no host's address and answers no instance: for now only the
-// leader's answers are useful.
+// Every master started with --dns-listen answers, leader or standby. The leader answers from its
+// core and its connected agents. A standby's core is empty and no agent connects to it: it
+// answers from the state it follows instead (masterd/followed_endpoints.h: the task records'
+// state, checks and ports, the hosts' stored addresses). Its answers lag the leader's by its
+// replication lag plus one pass: the follow interval (500 ms) and the read, plus `period` —
+// under a second while the database answers (docs/services.md, "Several masters").
 //
 // Thread-safety: Start/Stop from one thread; Refresh (the pass) from one thread at a time.
 

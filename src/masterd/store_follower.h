@@ -36,6 +36,8 @@ class StoreFollower {
   // The followed state (empty, rev() kNoRevision, when nothing was followed); following starts
   // over from nothing.
   store::StoreMirror Take();
+  // The followed state as it is (loop thread).
+  const store::StoreMirror& mirror() const { return mirror_; }
   // How old the followed state is (since the snapshot of its last successful read);
   // InfiniteDuration when nothing is followed.
   absl::Duration Lag() const;

@@ -49,6 +49,7 @@ void Absorber::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
     to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
   };
   NoteFinished(fx, now);
+  RecordPorts(fx.batch.put_tasks, placed);
   move_all(out.kills, fx.kills);
   move_all(out.batch.put_jobs, fx.batch.put_jobs);
   move_all(out.batch.put_tasks, fx.batch.put_tasks);
@@ -69,6 +70,27 @@ void Absorber::NoteFinished(const jobmgr::Effects& fx, absl::Time now) {
   };
   for (const records::JobRecord& j : fx.batch.put_jobs) note(j.id);
   for (const records::TaskEvent& e : fx.batch.events) note(e.run.task.job);
+}
+
+void Absorber::RecordPorts(std::vector<records::TaskRecord>& tasks, const PlacedNow& placed) const {
+  std::optional<JobId> last;  // records come in runs of one job: look each job up once
+  bool endpoints = false;
+  for (records::TaskRecord& r : tasks) {
+    if (r.state != TaskState::kLaunching && r.state != TaskState::kRunning) continue;
+    if (r.id.job != last) {
+      last = r.id.job;
+      const jobmgr::Job* job = jobs_.GetJob(r.id.job);
+      endpoints = job != nullptr && HasEndpoints(job->spec().type);
+    }
+    if (!endpoints) continue;
+    r.ports.clear();
+    if (const placement::Usage* u = snapshot_.TaskUsage(r.id)) {
+      for (uint32_t port : u->ports()) r.ports.push_back(static_cast<uint16_t>(port));
+    } else if (auto p = placed.find(r.id); p != placed.end()) {
+      for (const auto& [name, port] : p->second->ports)
+        r.ports.push_back(static_cast<uint16_t>(port));
+    }
+  }
 }
 
 std::shared_ptr<const std::vector<GangPeer>> Absorber::PeersOf(TaskId task, uint32_t gang_size,

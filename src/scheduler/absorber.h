@@ -6,7 +6,8 @@
 //   - fx.enqueue: new gangs for the resource manager (Gangs);
 //   - fx.launches: one Launch each, with the whole gang's peer list (scheduler_core.h);
 //   - the batch and the kills: appended to `out`, and the retention index told of every job the
-//     batch touched or deleted (retention.h).
+//     batch touched or deleted (retention.h); the record of a live run of a service or stateful
+//     job carries the run's ports (a standby answers DNS from the store, docs/services.md).
 // Every change of the core that drives the job manager goes through Absorb, in the order the
 // job manager produced it.
 //
@@ -54,6 +55,9 @@ class Absorber {
   std::shared_ptr<const std::vector<GangPeer>> PeersOf(TaskId task, uint32_t gang_size,
                                                        const PlacedNow& placed,
                                                        PeerCache& cache) const;
+  // Sets the ports of the records of live runs of jobs with endpoints: those the snapshot holds
+  // for the run, else those of its launch in this batch (`placed`).
+  void RecordPorts(std::vector<records::TaskRecord>& tasks, const PlacedNow& placed) const;
   // Tells the retention index about every job whose record or tasks `fx` changes.
   void NoteFinished(const jobmgr::Effects& fx, absl::Time now);
   void ReleaseTask(TaskId task);

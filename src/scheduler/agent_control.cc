@@ -19,7 +19,7 @@ absl::Status AgentControl::RegisterHost(const HostRegistration& reg,
   spec.capacity[Dim::kGpu] = static_cast<int64_t>(reg.gpu_models.size()) * kMilliPerUnit;
   spec.gpu_models = reg.gpu_models;
   spec.ports = reg.ports;
-  HostId id = parts_.hosts.Register(spec, now).first;
+  HostId id = parts_.hosts.Register(spec, now, reg.address).first;
   spec.id = id;
   if (parts_.snapshot.host(id) == nullptr) {
     RETURN_IF_ERROR(parts_.snapshot.AddHost(spec));

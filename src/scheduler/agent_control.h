@@ -40,6 +40,7 @@ struct HostRegistration {
   std::vector<std::string> gpu_models;  // one entry per device
   std::vector<std::pair<std::string, std::string>> labels;
   std::vector<placement::PortRange> ports;
+  std::string address;  // the agent's IP address as the master sees it ("" unknown: `sim`)
 };
 
 // A run an agent reports when it registers, with the ports and GPU devices it holds.

@@ -13,7 +13,7 @@ void HostUpkeep::Restore(const records::HostRecord& h, absl::Time now) {
   for (const auto& [k, v] : h.labels) spec.labels.emplace_back(k, v);
   // Known but not connected: it must register again; its tasks wait for it until the
   // host timeout, counted from now.
-  HostId id = hosts_.Restore(spec, now);
+  HostId id = hosts_.Restore(spec, now, h.address);
   hosts_.SetMaintenance(id, h.maintenance);
   draining_ += h.maintenance == records::HostMaintenance::kDraining;
 }

@@ -207,6 +207,70 @@ TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
   EXPECT_EQ(core_->jobs().GetJob(*id)->count(TaskState::kSucceeded), 4u);
 }
 
+// What a standby answers DNS from (docs/services.md): a service's live runs keep their ports in
+// their records, a batch job's do not, and a host's record keeps the address its agent
+// registered from, through a restart of the master until the agent registers again.
+TEST_F(CoreTest, LiveServiceRunsRecordTheirPortsAndHostsTheirAgentsAddress) {
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  HostRegistration reg = Host("h1", 4);
+  reg.address = "198.18.0.11";
+  ASSERT_TRUE(core_->agents().RegisterHost(reg, {}, now_, a).ok());
+  JobSpec service = Batch(2);
+  service.type = JobType::kService;
+  service.task.ports = {"http", "admin"};
+  auto web = core_->job_control().CreateJob(service, "/a", now_, a);
+  ASSERT_TRUE(web.ok());
+  JobSpec batch = Batch(1);
+  batch.task.ports = {"http"};
+  auto etl = core_->job_control().CreateJob(batch, "/a", now_, a);
+  ASSERT_TRUE(etl.ok());
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 3u);
+  for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
+  auto ports_of = [&](TaskId id) {
+    auto contents = store_.Load();
+    EXPECT_TRUE(contents.ok());
+    for (const records::TaskRecord& t : contents->tasks) {
+      if (t.id == id) return t.ports;
+    }
+    return std::vector<uint16_t>{99};
+  };
+  for (const Launch& l : c.launches) {
+    std::vector<uint16_t> want;
+    if (l.run.task.job == *web) {
+      for (const auto& [name, port] : l.ports) want.push_back(static_cast<uint16_t>(port));
+      ASSERT_EQ(want.size(), 2u);
+    }
+    EXPECT_EQ(ports_of(l.run.task), want) << l.run.task.ToString();
+  }
+  auto contents = store_.Load();
+  ASSERT_TRUE(contents.ok());
+  ASSERT_EQ(contents->hosts.size(), 1u);
+  EXPECT_EQ(contents->hosts[0].address, "198.18.0.11");
+
+  // A restarted master knows the address from the store, and keeps it in what it writes of the
+  // host before its agent is back (a drain).
+  auto fresh = SchedulerCore::Create(CoreConfig{});
+  ASSERT_TRUE(fresh.ok());
+  core_ = std::move(*fresh);
+  Actions restored;
+  ASSERT_TRUE(core_->Restore(*contents, now_, restored).ok());
+  Commit(restored);
+  EXPECT_EQ(core_->hosts().Find("h1")->address, "198.18.0.11");
+  Actions drain;
+  ASSERT_TRUE(
+      core_->agents().SetMaintenance("h1", records::HostMaintenance::kDraining, now_, drain).ok());
+  ASSERT_EQ(drain.batch.put_hosts.size(), 1u);
+  EXPECT_EQ(drain.batch.put_hosts[0].address, "198.18.0.11");
+  // A run being stopped has no ports in its record: it is out of DNS.
+  Actions kill;
+  ASSERT_TRUE(core_->job_control().KillJob(*web, now_, kill).ok());
+  Commit(std::move(kill));
+  EXPECT_TRUE(ports_of(TaskId{*web, 0}).empty());
+}
+
 TEST_F(CoreTest, ReregisteringAgentReconcilesRuns) {
   Actions a;
   ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
