@@ -173,6 +173,7 @@ TEST_F(KillTest, AZeroGraceKillDuringTheDelayKillsAtItsEnd) {
       Req(12, 2, 1, "trap '' TERM; touch " + ready + "; while true; do sleep 0.05; done");
   ASSERT_TRUE(rt_->Launch(r).ok());
   ASSERT_TRUE(WaitReady(this, *rt_, log_, ready));
+  ASSERT_TRUE(Until([&] { return !log_.For(r.run).empty(); }));  // RUNNING: its pid is known
   const int pid = rt_->GetRun(r.run)->pid;
   const absl::Time killed = absl::Now();
   ASSERT_TRUE(rt_->Kill(r.run, absl::Seconds(60), absl::Milliseconds(600)).ok());

@@ -159,7 +159,7 @@ TEST_F(RecoveryTest, AKillWaitingForItsDeregistrationDelayKeepsItAfterRestart) {
                         "trap 'date +%s%N > " + termed + "; exit 0' TERM; touch " + ready +
                             "; while true; do sleep 0.05; done");
   ASSERT_TRUE(rt_->Launch(r).ok());
-  ASSERT_TRUE(Until([&] { return PathExists(ready); }));
+  ASSERT_TRUE(Until([&] { return PathExists(ready) && !log_.For(r.run).empty(); }));  // RUNNING
   const absl::Time killed = absl::Now();
   const absl::Duration delay = absl::Milliseconds(1500);
   ASSERT_TRUE(rt_->Kill(r.run, absl::Seconds(10), delay).ok());
