@@ -251,3 +251,21 @@ export interface WatchEvent {
   job?: { state: string; version: Int; task_counts: Record<string, number> };
   task?: { instance: number; event: TaskEvent };
 }
+// JobService/GetEndpoints and each line of WatchEndpoints.
+export interface Endpoint {
+  instance: number;
+  run: number;
+  host: string;
+  address: string;
+  ports?: Record<string, number>;
+  ready: boolean;
+  why_not_ready: string;
+}
+export interface JobEndpoints {
+  job_id: Int;
+  dns_name: string;
+  dns_name_note: string;
+  version: Int;
+  endpoints?: Endpoint[];
+  deleted: boolean;
+}

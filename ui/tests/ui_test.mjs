@@ -9,7 +9,8 @@
 //   confirmation) and changes state, then brought up; emulated GPU hosts (`paceline bench
 //   fleet`) show their devices and the tasks sharing them; an instance is killed from its
 //   page; a service's rolling update
-//   shows its progress and is paused, resumed and aborted; the master is killed under an open
+//   shows its progress and is paused, resumed and aborted; a service's endpoints show on its
+//   page and follow an instance killed; the master is killed under an open
 //   page; the overview's and a pool's charts have the master's history; the jobs list filters
 //   by type; the keyboard alone opens a job and a confirmation; on a phone's screen no page
 //   is wider than the screen. Any console error or page error fails the test, except the
@@ -389,6 +390,32 @@ async function main() {
     await api(http, token, "JobService", "KillJob", { job_id: id });
   });
 
+  await step("a service's endpoints show live: address and port per instance, ready or why not", async () => {
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/web",
+      spec_yaml:
+        'name: api\ntype: service\ninstances: 2\ntask:\n  command: "sleep 3600"\n  ports: [http]\n' +
+        "  resources: {cpu: 0.1, memory: 16Mi}\n  kill_grace: 1s\n  deregistration_delay: 0s\n" +
+        "  constraints: [{host_label: hostname, op: in, values: [ui-host]}]\n",
+    });
+    const id = Number(r.job_id);
+    assert.ok(id > 0, JSON.stringify(r));
+    await page.goto(`${base}/jobs/${id}`);
+    const rows = page.getByRole("group", { name: "endpoints" }).locator("[data-endpoint]");
+    await waitFor("two ready endpoints", async () => (await rows.evaluateAll((els) => els.filter((e) => e.dataset.ready === "yes").length)) === 2);
+    const tasks = (await api(http, token, "TaskService", "ListTasks", { job_id: id })).tasks;
+    for (const t of tasks) {
+      const text = await page.locator(`[data-endpoint="${t.instance}"] .address`).innerText();
+      assert.ok(text.includes(`http: 127.0.0.1:${t.ports.http}`), `instance ${t.instance}: ${text}`);
+    }
+    assert.match(await page.locator("[data-dns-name]").innerText(), /2 of 2 ready/);
+    await shot("job-endpoints");
+    await api(http, token, "TaskService", "KillTask", { job_id: id, instance: 1 });
+    await page.locator('[data-endpoint="1"][data-ready="no"]').getByText("not running").waitFor({ timeout: 30000 });
+    assert.equal(await page.locator('[data-endpoint="0"]').getAttribute("data-ready"), "yes");
+    await api(http, token, "JobService", "KillJob", { job_id: id });
+  });
+
   await step("a killed master: the page says it is stale, reconnects by itself and catches up", async () => {
     const r = await api(http, token, "JobService", "CreateJob", {
       pool: "/web",
@@ -445,9 +472,10 @@ async function main() {
     await page.waitForURL((u) => !u.search.includes("state="));
     await page.locator("select[name=type]").selectOption("service");
     await page.waitForURL(/type=service/);
+    // web (the rolling update's) and api (the endpoints')
     await waitFor("the services", async () => {
       const types = await page.locator("tr[data-job] td:nth-child(4)").allInnerTexts();
-      return types.length === 1 && types[0] === "service";
+      return types.length === 2 && types.every((t) => t === "service");
     });
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes("type="));

@@ -1,9 +1,11 @@
 // A job: its state and counts, its roles and gang, why its waiting instances wait, its spec, its
-// update's progress (pause, resume, abort, roll back), and the instance table (filtered by
-// state; each instance's role and gang attempt), all live; every action after a confirmation.
+// update's progress (pause, resume, abort, roll back), a service's endpoints, and the instance
+// table (filtered by state; each instance's role and gang attempt), all live; every action after
+// a confirmation.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
 import { ApiError, GetJobResponse, JobGang, JobRole, TaskInfo, UpdateInfo, call, num } from "../api";
+import { Endpoints } from "../components/endpoints";
 import { Badge, Bar, Confirm, ErrorBox, Stale } from "../components/ui";
 import { YamlView } from "../components/yaml_view";
 import { TASK_STATES, time } from "../format";
@@ -239,6 +241,7 @@ export function Job({ id }: { id: number }) {
           </li>
         ))}
       </ul>
+      {(j.type === "service" || j.type === "stateful") && <Endpoints jobId={id} />}
       <details>
         <summary>Spec (version {num(j.version)})</summary>
         <YamlView text={d.job.spec_yaml} label={`spec of job ${id}`} />
