@@ -3,13 +3,6 @@
 // answered once it is not running, a job without a DNS name is kept out, and names outside the
 // domain are refused. Queries are sent over UDP and TCP from the test with ldns.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -21,69 +14,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "dns/testing/wire.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/cluster_fixture.h"
+#include "tests/e2e/dns_ask.h"
 
 namespace paceline::e2e {
 namespace {
 
 using Json = nlohmann::json;
-
-struct Answer {
-  int rcode = -1;
-  std::set<std::string> records;  // "A 127.0.0.1", "SRV 31002 0.web.prod.paceline."
-};
-
-std::optional<Answer> Ask(uint16_t port, const std::string& name, ldns_rr_type type, bool tcp) {
-  const std::vector<uint8_t> wire = dns::testing::QueryWire(name, type, 4321);
-  int fd = socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::vector<uint8_t> reply(65536);
-  ssize_t n = -1;
-  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
-  if (tcp) {
-    if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0) {
-      std::vector<uint8_t> framed = {static_cast<uint8_t>(wire.size() >> 8),
-                                     static_cast<uint8_t>(wire.size() & 0xff)};
-      framed.insert(framed.end(), wire.begin(), wire.end());
-      uint8_t length[2];
-      if (send(fd, framed.data(), framed.size(), MSG_NOSIGNAL) == ssize_t(framed.size()) &&
-          poll(&p, 1, 3000) == 1 && recv(fd, length, 2, MSG_WAITALL) == 2) {
-        n = recv(fd, reply.data(), size_t{length[0]} << 8 | length[1], MSG_WAITALL);
-      }
-    }
-  } else {
-    sendto(fd, wire.data(), wire.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
-    if (poll(&p, 1, 3000) == 1) n = recv(fd, reply.data(), reply.size(), 0);
-  }
-  close(fd);
-  if (n <= 0) return std::nullopt;
-  dns::testing::Pkt parsed = dns::testing::Parse(reply.data(), static_cast<size_t>(n));
-  if (parsed == nullptr) return std::nullopt;
-  const ldns_pkt* r = parsed.get();
-  Answer a{.rcode = ldns_pkt_get_rcode(r)};
-  const ldns_rr_list* answers = ldns_pkt_answer(r);
-  for (size_t i = 0; i < ldns_rr_list_rr_count(answers); ++i) {
-    const ldns_rr* rr = ldns_rr_list_rr(answers, i);
-    char* text = nullptr;
-    if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_A) {
-      text = ldns_rdf2str(ldns_rr_rdf(rr, 0));
-      a.records.insert(absl::StrCat("A ", text));
-    } else if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SRV) {
-      char* target = ldns_rdf2str(ldns_rr_rdf(rr, 3));
-      text = ldns_rdf2str(ldns_rr_rdf(rr, 2));
-      a.records.insert(absl::StrCat("SRV ", text, " ", target));
-      free(target);
-    }
-    free(text);
-  }
-  return a;
-}
 
 constexpr char kPool[] = R"(description: prod
 resources:
