@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "dns/answer_cache.h"
 #include "dns/message.h"
 
 namespace paceline::api {
@@ -28,6 +29,7 @@ struct DnsServer::Impl {
 
   // A query's verdict, on the I/O thread.
   dns::RateLimit::Verdict Check(const asio::ip::address& from) {
+    if (limits.rate.rate <= 0) return dns::RateLimit::Verdict::kAnswer;  // no limit: no lookup
     dns::RateLimit::Verdict v = rate.Check(from.to_string(), absl::Now());
     if (v != dns::RateLimit::Verdict::kAnswer) ++rate_limited;
     return v;
@@ -45,7 +47,8 @@ struct DnsServer::Impl {
   std::optional<tcp::acceptor> acceptor;
   std::thread thread;
   std::atomic<std::shared_ptr<const dns::Zone>> zone;
-  dns::RateLimit rate;  // the I/O thread's
+  dns::RateLimit rate;     // the I/O thread's
+  dns::AnswerCache cache;  // the I/O thread's: the encoded answers of the newest zone
 
   std::array<uint8_t, 65536> datagram{};
   udp::endpoint datagram_from;
@@ -107,7 +110,7 @@ class DnsServer::Impl::TcpConnection : public std::enable_shared_from_this<TcpCo
     ++server_.tcp_queries;
     if (server_.Check(peer_) != dns::RateLimit::Verdict::kAnswer) return End();
     std::optional<std::vector<uint8_t>> reply =
-        dns::Respond(*server_.Zone(), message_, dns::Transport::kTcp);
+        server_.cache.Respond(server_.Zone(), message_, dns::Transport::kTcp);
     if (!reply.has_value()) return ReadLength();
     reply_.clear();
     reply_.push_back(static_cast<uint8_t>(reply->size() >> 8));
@@ -140,7 +143,7 @@ void DnsServer::Impl::ReceiveUdp() {
           std::optional<std::vector<uint8_t>> reply;
           switch (Check(datagram_from.address())) {
             case dns::RateLimit::Verdict::kAnswer:
-              reply = dns::Respond(*Zone(), request, dns::Transport::kUdp);
+              reply = cache.Respond(Zone(), request, dns::Transport::kUdp);
               break;
             case dns::RateLimit::Verdict::kTruncate:
               reply = dns::TruncatedReply(request);

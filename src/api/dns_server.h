@@ -2,7 +2,8 @@
 // DnsServer: a DNS server for the cluster's services, on UDP and TCP at one address and port,
 // answering from the newest Zone published to it (dns/zone.h: what is answered; dns/message.h:
 // how). It never recurses and never blocks on the master: Publish swaps in a new immutable
-// zone, which the next query reads.
+// zone, which the next query reads. A question asked again of the same zone is answered from
+// the bytes of its first answer with the query's id (dns/answer_cache.h).
 //
 // One I/O thread (Asio) serves both transports:
 //   - UDP: each datagram is checked against the source's rate (dns/rate_limit.h), answered,

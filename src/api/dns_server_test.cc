@@ -140,6 +140,29 @@ TEST_F(DnsServerTest, AnswersOverUdpAndTcpFromTheNewestPublishedZone) {
   EXPECT_EQ(server_->stats().tcp_queries, 3u);
 }
 
+TEST_F(DnsServerTest, AQuestionAskedAgainFollowsEachPublishedZone) {
+  // The same question, over and over, across zones that alternate (answers are cached per zone).
+  Start();
+  const int fd = ConnectTcp(server_->port());
+  for (uint32_t round = 0; round < 6; ++round) {
+    const uint32_t ready = round % 2 == 0 ? 6 : 3;
+    server_->Publish(WebZone(ready));
+    for (uint16_t id = 1; id <= 3; ++id) {
+      std::optional<Reply> udp =
+          AskUdp(server_->port(), Query("_http._tcp.web.prod.paceline.", LDNS_RR_TYPE_SRV, id));
+      ASSERT_TRUE(udp.has_value());
+      EXPECT_EQ(udp->answers, static_cast<int>(ready)) << "round " << round;
+      EXPECT_EQ(udp->id, id);
+      std::optional<Reply> tcp =
+          AskTcp(fd, Query("_http._tcp.web.prod.paceline.", LDNS_RR_TYPE_SRV, 100 + id));
+      ASSERT_TRUE(tcp.has_value());
+      EXPECT_EQ(tcp->answers, static_cast<int>(ready)) << "round " << round;
+      EXPECT_EQ(tcp->id, 100 + id);
+    }
+  }
+  close(fd);
+}
+
 TEST_F(DnsServerTest, GarbageGetsFormErrOrNothingAndTheServerGoesOn) {
   Start();
   server_->Publish(WebZone(6));
