@@ -477,6 +477,61 @@ class Client:
         """
         return EventStream(self._t, job_id, timeout)
 
+    # Endpoints.
+
+    def endpoints(self, job_id: int) -> job_pb2.JobEndpoints:
+        """Where a service or stateful job's instances take traffic (``JobService.GetEndpoints``):
+        ``.dns_name``, ``.version`` and ``.endpoints``, each with ``instance``, ``run``, ``host``,
+        ``address``, ``ports`` (name -> port), ``ready`` and, when not, ``why_not_ready``.
+        Raises FailedPreconditionError for a batch or daemon job, NotFoundError for no job."""
+        resp: job_pb2.JobEndpoints = self.call(
+            "JobService", "GetEndpoints", job_pb2.GetEndpointsRequest(job_id=job_id),
+            write=False)
+        return resp
+
+    def watch_endpoints(self, job_id: int, *,
+                        timeout: Optional[float] = None) -> Iterator[job_pb2.JobEndpoints]:
+        """The job's endpoints now, then again on every change (``JobService.WatchEndpoints``),
+        as a generator of ``JobEndpoints``. A list equal to the last one yielded (the same
+        ``version``: the master repeats an idle list, and the current one after a reconnect)
+        is skipped. When the job is deleted it yields a last list with ``deleted`` set and
+        ends; ``close()`` on the generator ends it earlier. When the stream breaks (the
+        master restarted) it watches again; `timeout`: how long an outage may last (default:
+        the client's)."""
+        request = job_pb2.WatchEndpointsRequest(job_id=job_id)
+        last: Optional[int] = None
+        lists = 0
+        while True:
+            try:
+                call, msg = self._t.stream("JobService", "WatchEndpoints", request,
+                                           timeout=timeout)
+            except NotFoundError:
+                if lists == 0:
+                    raise
+                # Deleted while the master was out of reach.
+                yield job_pb2.JobEndpoints(job_id=job_id, deleted=True)
+                return
+            try:
+                while True:
+                    lists += 1
+                    if msg.deleted:
+                        yield msg
+                        return
+                    if msg.version != last:
+                        last = msg.version
+                        yield msg
+                    try:
+                        msg = next(call)
+                    except StopIteration:
+                        break  # the master ended the stream: watch again
+                    except grpc.RpcError as e:
+                        if e.code() in (grpc.StatusCode.UNAVAILABLE,
+                                        grpc.StatusCode.DEADLINE_EXCEEDED):
+                            break  # an outage: watch again
+                        raise from_rpc_error(e) from None
+            finally:
+                call.cancel()
+
     # Rolling updates.
 
     def update_job(self, job_id: int, spec: Optional[Spec] = None, *, instances: int = 0,

@@ -263,6 +263,65 @@ class JobsTest(unittest.TestCase):
         self.assertTrue(all(e.job_id == job for e in events[1:]))
 
 
+class EndpointsTest(unittest.TestCase):
+    """A service's endpoints, read and followed."""
+
+    def test_endpoints_follow_a_service_and_end_with_it(self) -> None:
+        spec = batch("ep", "exec sleep 600", 2, ports=["http"], kill_grace="1s",
+                     deregistration_delay="0s")
+        spec["type"] = "service"
+        job = client.create_job(spec, pool=POOL)
+        lists: list[job_pb2.JobEndpoints] = []
+        stream = client.watch_endpoints(job)
+
+        def read() -> None:
+            for e in stream:
+                lists.append(e)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+                lists and sum(e.ready for e in lists[-1].endpoints) == 2):
+            time.sleep(0.05)
+        self.assertEqual(sum(e.ready for e in lists[-1].endpoints), 2, lists[-1:])
+        now = client.endpoints(job)
+        self.assertEqual(now.version, lists[-1].version)
+        ports = {t.instance: t.ports["http"] for t in client.tasks(job)}
+        self.assertEqual({e.instance: e.ports["http"] for e in now.endpoints}, ports)
+        self.assertTrue(all(e.address and e.why_not_ready == "" for e in now.endpoints))
+        self.assertEqual(len({e.version for e in lists}), len(lists), "one list per change")
+
+        client.kill_task((job, 1))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(
+                e.instance == 1 and not e.ready for e in lists[-1].endpoints):
+            time.sleep(0.05)
+        one = {e.instance: e for e in lists[-1].endpoints}
+        self.assertFalse(one[1].ready, lists[-1])
+        self.assertTrue(one[0].ready, lists[-1])
+
+        client.kill_job(job)
+        in_thread(lambda: client.wait(job, progress=False), 60)
+        client.delete_job(job)
+        reader.join(10)
+        self.assertFalse(reader.is_alive(), "the deletion did not end the generator")
+        self.assertTrue(lists[-1].deleted)
+
+    def test_a_batch_job_has_no_endpoints(self) -> None:
+        job = client.create_job(batch("no-ep", "exec sleep 600"), pool=POOL)
+        try:
+            with self.assertRaises(paceline.FailedPreconditionError) as e:
+                client.endpoints(job)
+            self.assertIn("only service and stateful jobs have endpoints", str(e.exception))
+            with self.assertRaises(paceline.FailedPreconditionError):
+                next(client.watch_endpoints(job))
+        finally:
+            client.kill_job(job)
+        with self.assertRaises(paceline.NotFoundError):
+            client.endpoints(10**9)
+
+
 class UpdatesTest(unittest.TestCase):
     """A service's rolling update, through update_job and wait_update."""
 
