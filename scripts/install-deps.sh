@@ -28,8 +28,8 @@ PACKAGES=(
   python3-mpi4py
   # Services found by name (docs/services.md): DNS messages with ldns; the load balancers of
   # examples/ (HAProxy in haproxy_e2e_test, nginx), the load (wrk), dig, and dnsperf for the
-  # DNS benchmark.
-  libldns-dev haproxy nginx-light wrk bind9-dnsutils dnsperf
+  # DNS benchmark; dnspython for the readiness-to-DNS latency script.
+  libldns-dev haproxy nginx-light wrk bind9-dnsutils dnsperf python3-dnspython
 )
 
 missing=()
