@@ -122,6 +122,10 @@ TEST_F(DnsE2E, AServiceIsFoundByNameAndPortAndLeavesWhenItStops) {
   Answer none = AskUntil("web.prod.paceline.", LDNS_RR_TYPE_A,
                          [](const Answer& x) { return x.records.empty(); });
   EXPECT_TRUE(none.records.empty());
+  // A service with no ready instance: the name exists, with nothing in it (NODATA, not NXDOMAIN).
+  EXPECT_EQ(none.rcode, LDNS_RCODE_NOERROR);
+  EXPECT_EQ(Ask(port_, "_http._tcp.web.prod.paceline.", LDNS_RR_TYPE_SRV, false)->rcode,
+            LDNS_RCODE_NOERROR);
 }
 
 TEST_F(DnsE2E, AJobWhoseNameIsNotALabelHasNoName) {
