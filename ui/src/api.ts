@@ -58,6 +58,27 @@ export async function call<T>(
   return (await res.json()) as T;
 }
 
+// Reads one of the JSON gateway's streams (a JSON value a line) to its end, calling `onValue`
+// with each value; what `onValue` throws ends the read.
+export async function readJsonLines<T>(
+  body: NonNullable<Response["body"]>,
+  onValue: (value: T) => void,
+): Promise<void> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl).trim();
+      buffer = buffer.slice(nl + 1);
+      if (line !== "") onValue(JSON.parse(line) as T);
+    }
+  }
+}
+
 // --- the messages the UI reads (a subset of the .proto files' fields) ---
 
 export type Int = string | number;

@@ -4,7 +4,7 @@
 // nothing that happened while it was away is missed. `onLive(false)` says the page is stale.
 // A page that subscribes once the stream is up loads its data itself (useLive does).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { WatchEvent } from "./api";
+import { readJsonLines, WatchEvent } from "./api";
 import { token } from "./auth";
 
 interface Subscriber {
@@ -36,29 +36,17 @@ async function connect(backoff: number): Promise<void> {
       signal: mine.signal,
     });
     if (!res.ok || !res.body) throw new Error(`watch: HTTP ${res.status}`);
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
-        if (line === "") continue;
-        const e = JSON.parse(line) as WatchEvent & { code?: string };
-        if (e.code !== undefined) throw new Error(`watch: ${e.code}`);
-        if (e.started) {
-          backoff = 1000;
-          setLive(true);
-        }
-        const job = Number(e.job_id ?? 0);
-        subscribers.forEach((s) => {
-          if (e.started || s.jobId === 0 || s.jobId === job) s.onEvent(e);
-        });
+    await readJsonLines<WatchEvent & { code?: string }>(res.body, (e) => {
+      if (e.code !== undefined) throw new Error(`watch: ${e.code}`);
+      if (e.started) {
+        backoff = 1000;
+        setLive(true);
       }
-    }
+      const job = Number(e.job_id ?? 0);
+      subscribers.forEach((s) => {
+        if (e.started || s.jobId === 0 || s.jobId === job) s.onEvent(e);
+      });
+    });
   } catch {
     // retried below, unless closed
   }

@@ -4,7 +4,7 @@
 // stream is opened again after a backoff (1 s doubling to 15 s), and the table says it is stale
 // meanwhile.
 import { useEffect, useState } from "preact/hooks";
-import { JobEndpoints } from "../api";
+import { JobEndpoints, readJsonLines } from "../api";
 import { token } from "../auth";
 import { ErrorBox } from "./ui";
 
@@ -27,26 +27,14 @@ function useEndpoints(jobId: number): { data: JobEndpoints | null; error: string
           const body = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
           throw new Error(body.message ? `${body.code}: ${body.message}` : `endpoints: HTTP ${res.status}`);
         }
-        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = "";
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer += value;
-          let nl: number;
-          while ((nl = buffer.indexOf("\n")) >= 0) {
-            const line = buffer.slice(0, nl).trim();
-            buffer = buffer.slice(nl + 1);
-            if (line === "") continue;
-            const e = JSON.parse(line) as JobEndpoints & { code?: string; message?: string };
-            if (e.code !== undefined) throw new Error(`${e.code}: ${e.message ?? ""}`);
-            backoff = 1000;
-            setData(e);
-            setError(null);
-            setLive(true);
-            if (e.deleted) stopped = true;
-          }
-        }
+        await readJsonLines<JobEndpoints & { code?: string; message?: string }>(res.body, (e) => {
+          if (e.code !== undefined) throw new Error(`${e.code}: ${e.message ?? ""}`);
+          backoff = 1000;
+          setData(e);
+          setError(null);
+          setLive(true);
+          if (e.deleted) stopped = true;
+        });
       } catch (e) {
         if (controller.signal.aborted) return;
         setError(String(e instanceof Error ? e.message : e));
