@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 
-from netns_bed import machine
+from netns_bed import machine, master_endpoints
 
 POOL = """description: bench
 resources:
@@ -75,19 +75,8 @@ class Cluster:
                                   "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
                                   "--insecure-loopback", "--dns-listen", "127.0.0.1:0",
                                   "--dns-rate-limit", "0"], "master.log")
-        endpoints = os.path.join(data, "master.json")
-        deadline = time.time() + 60
-        while not os.path.exists(endpoints):
-            if time.time() > deadline or self.master.poll() is not None:
-                raise SystemExit("the master did not start: " + self.log("master.log"))
-            time.sleep(0.1)
-        time.sleep(0.2)
-        with open(endpoints) as f:
-            j = json.load(f)
-        self.addr = j["grpc"] if "grpc" in j else j["addr"]
-        self.dns_port = int(j["dns"].rsplit(":", 1)[1])
-        with open(os.path.join(data, "token")) as f:
-            self.token = f.read().strip()
+        self.addr, self.dns_port, self.token = master_endpoints(
+            data, self.master, lambda: self.log("master.log"))
         self.fleet = self.start([self.binary, "--addr", self.addr, "--token", self.token,
                                  "bench", "fleet", "--hosts", str(hosts)], "fleet.log")
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Time from an instance becoming ready or unready to the master's DNS answer changing.
 
 Starts `paceline up --dns-listen` (a real master and agent), a service `web` of 2 instances
@@ -34,7 +34,7 @@ import dns.message
 import dns.query
 import dns.rdatatype
 
-from netns_bed import machine, percentile
+from netns_bed import machine, master_endpoints, percentile
 
 POOL = """description: bench
 resources:
@@ -75,19 +75,7 @@ class Up:
             [self.binary, "up", "--data-dir", data, "--listen", "127.0.0.1:0", "--http-listen",
              "127.0.0.1:0", "--insecure-loopback", "--dns-listen", "127.0.0.1:0"],
             stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, cwd=work)
-        endpoints = os.path.join(data, "master.json")
-        deadline = time.time() + 60
-        while not os.path.exists(endpoints):
-            if time.time() > deadline or self.proc.poll() is not None:
-                raise SystemExit("paceline up did not start: " + self.log())
-            time.sleep(0.1)
-        time.sleep(0.2)
-        with open(endpoints) as f:
-            j = json.load(f)
-        self.addr = j["grpc"] if "grpc" in j else j["addr"]
-        self.dns_port = int(j["dns"].rsplit(":", 1)[1])
-        with open(os.path.join(data, "token")) as f:
-            self.token = f.read().strip()
+        self.addr, self.dns_port, self.token = master_endpoints(data, self.proc, self.log)
 
     def log(self):
         with open(self.log_path) as f:

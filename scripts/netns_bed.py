@@ -1,14 +1,33 @@
 """The multi-host test bed (scripts/netns-cluster.sh) for benchmark scripts: start a bed of N
-hosts, run the CLI against it, take it down; the nearest-rank percentile they report, and the
-machine they ran on."""
+hosts, run the CLI against it, take it down; the nearest-rank percentile they report, the
+machine they ran on, and where a master they started listens."""
 
+import json
 import math
 import os
 import platform
 import subprocess
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NETNS = os.path.join(REPO, "scripts", "netns-cluster.sh")
+
+
+def master_endpoints(data_dir, proc, log, timeout=60):
+    """Waits for the master of `data_dir` (started as `proc`) to write its master.json; returns
+    (API address, DNS port, token). Exits with `log()` when it stops or takes past `timeout`."""
+    path = os.path.join(data_dir, "master.json")
+    deadline = time.time() + timeout
+    while not os.path.exists(path):
+        if time.time() > deadline or proc.poll() is not None:
+            raise SystemExit("the master did not start: " + log())
+        time.sleep(0.1)
+    time.sleep(0.2)  # written, then renamed into place: give the reader a whole file
+    with open(path) as f:
+        j = json.load(f)
+    with open(os.path.join(data_dir, "token")) as f:
+        token = f.read().strip()
+    return j["grpc"] if "grpc" in j else j["addr"], int(j["dns"].rsplit(":", 1)[1]), token
 
 
 def percentile(values, p):
