@@ -40,6 +40,12 @@ void RestoreChecks(MutableJob& job, const records::TaskRecord& r) {
 
 absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl::Time now,
                                             Effects& fx, JobOwner owner) {
+  if (!spec.depends_on.empty()) {
+    return absl::UnimplementedError(
+        "depends_on: this master does not enforce job dependencies yet, so it refuses them "
+        "rather than start the job early; remove depends_on and submit the job once its "
+        "dependencies have ended");
+  }
   JobId id(next_job_id_++);
   auto shared = std::make_shared<const JobSpec>(std::move(spec));
   auto job = std::make_unique<MutableJob>(id, std::move(pool), shared, 1, records::JobGoal::kRun,

@@ -73,6 +73,8 @@ class JobManager {
   RollingUpdates& updates() { return updates_; }
 
   // Creates a job in `pool` (validated by the caller). Its instances become PENDING.
+  // UNIMPLEMENTED for a spec with depends_on: dependencies are parsed (docs/specs.md) but not
+  // yet enforced, and a job must not start before the jobs it waits for.
   // `owner`: the submitting user and its group (empty without authentication).
   absl::StatusOr<JobId> CreateJob(JobSpec spec, std::string pool, absl::Time now, Effects& fx,
                                   JobOwner owner = {});

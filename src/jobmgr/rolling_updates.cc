@@ -54,6 +54,13 @@ absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl
         "type: a job's type cannot change (job ", id.value(), " is ",
         JobTypeName(job->view().spec().type), ", the spec says ", JobTypeName(req.spec.type), ")"));
   }
+  if (req.spec.depends_on != job->view().spec().depends_on) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "depends_on: a job's dependencies are set at creation and cannot change by an update "
+        "(job ",
+        id.value(), " has ", job->view().spec().depends_on.size(),
+        " dependencies); give the depends_on that `paceline job get` shows, or create a new job"));
+  }
   if (job->view().goal() == records::JobGoal::kKill) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", id.value(), " was killed; restart it (paceline job restart) before updating it"));

@@ -49,7 +49,8 @@ class RollingUpdates {
   RollingUpdates(const RollingUpdates&) = delete;
   RollingUpdates& operator=(const RollingUpdates&) = delete;
 
-  // Starts an update; returns its id. INVALID_ARGUMENT when the spec changes the job's type,
+  // Starts an update; returns its id. INVALID_ARGUMENT when the spec changes the job's type or
+  // its depends_on (set at creation only, so that no update can make a cycle),
   // ABORTED for a stale version, FAILED_PRECONDITION for a killed job or while another update
   // is in flight (unless override_active), NOT_FOUND for an unknown job.
   absl::StatusOr<uint64_t> Start(JobId id, UpdateRequest req, absl::Time now, Effects& fx);

@@ -247,6 +247,19 @@ struct RoleSpec {
   friend bool operator==(const RoleSpec&, const RoleSpec&) = default;
 };
 
+// One entry of `depends_on`: the job waits until the job `job` has ended in a state that
+// `condition` accepts (docs/specs.md, "Dependencies"). `job` is as written: a positive job id
+// ("12") or a job name. The master resolves a name at creation to the newest job of that name in
+// the new job's pool and stores the id, so a stored spec holds ids only.
+enum class DependencyCondition : uint8_t { kSucceeded = 0, kFailed = 1, kFinished = 2 };
+absl::string_view DependencyConditionName(DependencyCondition c);
+struct JobDependency {
+  std::string job;
+  DependencyCondition condition = DependencyCondition::kSucceeded;
+  friend bool operator==(const JobDependency&, const JobDependency&) = default;
+};
+inline constexpr size_t kMaxDependencies = 32;
+
 struct JobSpec {
   std::string name;
   std::string description;
@@ -263,6 +276,8 @@ struct JobSpec {
   Completion completion = Completion::kAllInstances;
   // Empty: every instance runs `task`. Otherwise `instances` is the sum of the roles'.
   std::vector<RoleSpec> roles;
+  // Jobs this one waits for, at most kMaxDependencies, each job once; set at creation only.
+  std::vector<JobDependency> depends_on;
 
   // The role an instance belongs to; nullptr without roles (or past the last role).
   const RoleSpec* RoleOf(uint32_t instance) const;

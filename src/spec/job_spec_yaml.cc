@@ -22,9 +22,10 @@ using yaml_internal::MapReader;
 using yaml_internal::ReadCount;
 using yaml_internal::ReadInto;
 
-constexpr std::array<absl::string_view, 14> kJobKeys = {
-    "name", "description", "owner",  "type", "instances",  "priority", "labels",
-    "sla",  "task",        "update", "gang", "completion", "roles",    "instance_overrides"};
+constexpr std::array<absl::string_view, 15> kJobKeys = {
+    "name",     "description", "owner", "type",       "instances",
+    "priority", "labels",      "sla",   "task",       "update",
+    "gang",     "completion",  "roles", "depends_on", "instance_overrides"};
 constexpr std::array<absl::string_view, 4> kJobTypes = {"batch", "service", "stateful", "daemon"};
 constexpr std::array<absl::string_view, 6> kSlaKeys = {
     "preemptible",           "revocable",        "max_running_instances",
@@ -37,6 +38,8 @@ constexpr std::array<absl::string_view, 4> kRendezvous = {"none", "pytorch", "mp
 constexpr std::array<absl::string_view, 2> kGangRestarts = {"instance", "gang"};
 constexpr std::array<absl::string_view, 2> kCompletions = {"all", "instance-0"};
 constexpr std::array<absl::string_view, 3> kRoleKeys = {"name", "instances", "task"};
+constexpr std::array<absl::string_view, 2> kDependencyKeys = {"job", "condition"};
+constexpr std::array<absl::string_view, 3> kConditions = {"succeeded", "failed", "finished"};
 
 SlaSpec ReadSla(const Field& f, Diagnostics& diag) {
   SlaSpec s;
@@ -114,6 +117,26 @@ void ReadRoles(const Field& f, JobSpec& spec, Diagnostics& diag) {
     ReadCount(m.Require("instances", "expected the number of the role's instances, such as 4"),
               role.instances, diag, kMaxInstances);
     if (auto t = m.Get("task")) role.task = yaml_internal::ReadTaskOver(*t, spec.task, diag);
+  }
+}
+
+// depends_on: [{job: 12, condition: succeeded}, ...]; the condition defaults to succeeded. The
+// validator checks each job reference, duplicates and the count.
+void ReadDependencies(const Field& f, JobSpec& spec, Diagnostics& diag) {
+  auto items = yaml_internal::ReadSequence(
+      f, "expected a list such as [{job: 12, condition: succeeded}, {job: nightly-etl}]", diag);
+  for (const Field& item : items.value_or(std::vector<Field>{})) {
+    JobDependency& dep = spec.depends_on.emplace_back();
+    MapReader m(item, kDependencyKeys,
+                "expected a map such as {job: nightly-etl, condition: succeeded}", diag);
+    if (!m.ok()) continue;
+    ReadInto(m.Require("job", "expected a job id such as 12 or a job name such as nightly-etl"),
+             dep.job, yaml_internal::ReadString, diag);
+    if (auto c = m.Get("condition")) {
+      if (auto v = yaml_internal::ReadEnum(*c, kConditions, diag)) {
+        dep.condition = static_cast<DependencyCondition>(*v);
+      }
+    }
   }
 }
 
@@ -226,6 +249,7 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag, absl::string_view default_
     }
   }
   if (auto f = top.Get("instance_overrides")) ReadOverrides(*f, spec, diag);
+  if (auto f = top.Get("depends_on")) ReadDependencies(*f, spec, diag);
   AddRendezvousPort(spec);
   DropIdleOverrides(spec);
   return spec;

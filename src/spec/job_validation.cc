@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/units.h"
@@ -208,6 +209,41 @@ void CheckOverrides(ErrorSink& sink, const JobSpec& spec) {
   }
 }
 
+// depends_on: at most kMaxDependencies, each a positive job id (all digits) or a job name, each
+// job once.
+void CheckDependencies(ErrorSink& sink, const JobSpec& spec) {
+  if (spec.depends_on.size() > kMaxDependencies) {
+    sink.Add("depends_on", absl::StrCat("has ", spec.depends_on.size(),
+                                        " entries; expected at most ", kMaxDependencies));
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < spec.depends_on.size(); ++i) {
+    const std::string& job = spec.depends_on[i].job;
+    std::string p = absl::StrCat(IndexPath("depends_on", i), ".job");
+    if (job.empty()) {
+      sink.Add(p, "is required; expected a job id such as 12 or a job name such as nightly-etl");
+      continue;
+    }
+    if (std::all_of(job.begin(), job.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      uint64_t id = 0;
+      if (job[0] == '0' || !absl::SimpleAtoi(job, &id) || id == 0) {
+        sink.Add(p, absl::StrCat("'", job.substr(0, 24),
+                                 "' is not a job id; expected a positive whole number without "
+                                 "leading zeros, such as 12"));
+        continue;
+      }
+    } else if (!validation_internal::IsLabelKey(job) || job.find('/') != std::string::npos) {
+      sink.Add(p, absl::StrCat("'", absl::CHexEscape(job.substr(0, kMaxNameLength)),
+                               "' is neither a job id nor a job name; expected a positive id "
+                               "such as 12 or a name of letters, digits, '.', '_' or '-'"));
+      continue;
+    }
+    if (!seen.insert(job).second) {
+      sink.Add(p, absl::StrCat("'", job, "' is listed twice; expected each job once"));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<FieldError> ValidateJobSpec(const JobSpec& spec) {
@@ -247,6 +283,7 @@ std::vector<FieldError> ValidateJobSpec(const JobSpec& spec) {
   }
   if (spec.update.batch_size == 0) sink.Add("update.batch_size", "is 0; expected at least 1");
   CheckOverrides(sink, spec);
+  CheckDependencies(sink, spec);
   return sink.Take();
 }
 

@@ -376,6 +376,18 @@ JobSpec RandomJobSpec(Rng& rng) {
       j.OverrideTask(index) = DeriveTask(rng, j, j.BaseTaskFor(index));
     }
   }
+  if (Chance(rng, 20)) {
+    for (int64_t i = Uniform(rng, 1, 4); i > 0; --i) {
+      JobDependency dep;
+      dep.job = Chance(rng, 50) ? absl::StrCat(Uniform(rng, 1, 1'000'000'000))
+                                : Word(rng, "abcdefghijklmnopqrstuvwxyz",
+                                       "abcdefghijklmnopqrstuvwxyz0123456789-._", 20);
+      dep.condition = static_cast<DependencyCondition>(Uniform(rng, 0, 2));
+      bool repeat = false;
+      for (const JobDependency& d : j.depends_on) repeat |= d.job == dep.job;
+      if (!repeat) j.depends_on.push_back(std::move(dep));
+    }
+  }
   AddRendezvousPort(j);
   return j;
 }

@@ -176,4 +176,16 @@ absl::string_view CompletionName(Completion c) {
   return c == Completion::kInstanceZero ? "instance-0" : "all";
 }
 
+absl::string_view DependencyConditionName(DependencyCondition c) {
+  switch (c) {
+    case DependencyCondition::kSucceeded:
+      return "succeeded";
+    case DependencyCondition::kFailed:
+      return "failed";
+    case DependencyCondition::kFinished:
+      return "finished";
+  }
+  return "succeeded";
+}
+
 }  // namespace paceline

@@ -398,6 +398,16 @@ std::string PrintJobSpec(const JobSpec& spec) {
     PutStr(out, "completion", CompletionName(spec.completion));
   }
   PutRoles(out, spec);
+  if (!spec.depends_on.empty()) {
+    out << YAML::Key << "depends_on" << YAML::Value << YAML::BeginSeq;
+    for (const JobDependency& dep : spec.depends_on) {
+      out << YAML::Flow << YAML::BeginMap;
+      PutStr(out, "job", dep.job);
+      PutStr(out, "condition", DependencyConditionName(dep.condition));
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   PutOverrides(out, spec);
   out << YAML::EndMap;
   return Finish(out);
