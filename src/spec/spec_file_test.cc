@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -11,8 +13,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// A file of this process's own (the temporary directory is shared by the test processes that
+// run at once).
 std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = ::testing::TempDir() + "/" + std::to_string(getpid()) + "-" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
