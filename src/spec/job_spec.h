@@ -188,6 +188,10 @@ struct SlaSpec {
   uint32_t max_running_instances = 0;                      // 0 = no throttle
   uint32_t min_running_instances = 1;                      // gang size: this many start together
   absl::Duration max_running_time = absl::ZeroDuration();  // 0 = no deadline
+  // Each task's expected run time, an estimate at most max_running_time; 0 = none. Backfill
+  // (docs/resource-manager.md "Backfill") decides with max_running_time, which is enforced; the
+  // estimate predicts when a reserved gang starts and is shown to users.
+  absl::Duration expected_running_time = absl::ZeroDuration();
   uint32_t max_unavailable_instances = 1;
   friend bool operator==(const SlaSpec&, const SlaSpec&) = default;
 };
@@ -260,6 +264,27 @@ struct JobDependency {
 };
 inline constexpr size_t kMaxDependencies = 32;
 
+// A cron job (docs/specs.md "Cron jobs"): the job is a template that never runs itself; at each
+// tick of `cron` in `time_zone` the master creates a run of it, a batch job of its own, under
+// the policies of Kubernetes' CronJob.
+//   allow    runs may overlap
+//   forbid   a tick is skipped while an earlier run is still live
+//   replace  the live run is killed and the new one starts
+enum class ConcurrencyPolicy : uint8_t { kAllow = 0, kForbid = 1, kReplace = 2 };
+absl::string_view ConcurrencyPolicyName(ConcurrencyPolicy p);
+struct ScheduleSpec {
+  std::string cron;               // five fields: minute hour day-of-month month day-of-week
+  std::string time_zone = "UTC";  // an IANA time zone name
+  ConcurrencyPolicy concurrency = ConcurrencyPolicy::kAllow;
+  // A tick not started within this long of its time (no master led, or the clock jumped) is
+  // skipped; unset = a missed tick still runs, once, however late.
+  std::optional<absl::Duration> starting_deadline;
+  uint32_t keep_succeeded = 3;  // finished runs kept, by outcome; older ones are purged
+  uint32_t keep_failed = 1;
+  bool suspend = false;  // no new runs while true; live runs go on
+  friend bool operator==(const ScheduleSpec&, const ScheduleSpec&) = default;
+};
+
 struct JobSpec {
   std::string name;
   std::string description;
@@ -278,6 +303,8 @@ struct JobSpec {
   std::vector<RoleSpec> roles;
   // Jobs this one waits for, at most kMaxDependencies, each job once; set at creation only.
   std::vector<JobDependency> depends_on;
+  // Set: a cron job (batch only); its runs are jobs made from this spec without `schedule`.
+  std::optional<ScheduleSpec> schedule;
 
   // The role an instance belongs to; nullptr without roles (or past the last role).
   const RoleSpec* RoleOf(uint32_t instance) const;

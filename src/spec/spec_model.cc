@@ -188,4 +188,16 @@ absl::string_view DependencyConditionName(DependencyCondition c) {
   return "succeeded";
 }
 
+absl::string_view ConcurrencyPolicyName(ConcurrencyPolicy p) {
+  switch (p) {
+    case ConcurrencyPolicy::kAllow:
+      return "allow";
+    case ConcurrencyPolicy::kForbid:
+      return "forbid";
+    case ConcurrencyPolicy::kReplace:
+      return "replace";
+  }
+  return "allow";
+}
+
 }  // namespace paceline
