@@ -30,6 +30,9 @@ PACKAGES=(
   # examples/ (HAProxy in haproxy_e2e_test, nginx), the load (wrk), dig, and dnsperf for the
   # DNS benchmark; dnspython for the readiness-to-DNS latency script.
   libldns-dev haproxy nginx-light wrk bind9-dnsutils dnsperf python3-dnspython
+  # Cron jobs' time zones (docs/specs.md "Cron jobs"): absl::LoadTimeZone reads
+  # /usr/share/zoneinfo.
+  tzdata
 )
 
 missing=()
