@@ -29,6 +29,14 @@ struct DimSpec {
   friend bool operator==(const DimSpec&, const DimSpec&) = default;
 };
 
+// Fair share with memory (docs/resource-manager.md): set on a parent pool, its children's shares
+// are weighed by their usage decayed with this half-life, so a child that used much recently
+// yields to its siblings. Unset = plain max-min by share.
+struct FairShareSpec {
+  absl::Duration half_life = absl::Hours(24);
+  friend bool operator==(const FairShareSpec&, const FairShareSpec&) = default;
+};
+
 struct PoolSpec {
   std::string description;
   PoolType type = PoolType::kElastic;
@@ -42,6 +50,8 @@ struct PoolSpec {
   // removed (docs/operations.md, "Retention and archive"); InfiniteDuration = forever; unset =
   // as the parent pool, and at the root as the master's --retain-terminal.
   std::optional<absl::Duration> retain_terminal;
+  // How this pool divides among its children: by share weighed by decayed usage when set.
+  std::optional<FairShareSpec> fair_share;
 
   const DimSpec& dim(Dim d) const { return dims[static_cast<int>(d)]; }
   DimSpec& dim(Dim d) { return dims[static_cast<int>(d)]; }

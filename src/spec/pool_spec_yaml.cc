@@ -19,8 +19,10 @@ using yaml_internal::Diagnostics;
 using yaml_internal::Field;
 using yaml_internal::MapReader;
 
-constexpr std::array<absl::string_view, 6> kPoolKeys = {
-    "description", "type", "resources", "controller_limit", "slack_limit", "retain_terminal"};
+constexpr std::array<absl::string_view, 7> kPoolKeys = {
+    "description",     "type",      "resources", "controller_limit", "slack_limit",
+    "retain_terminal", "fair_share"};
+constexpr std::array<absl::string_view, 1> kFairShareKeys = {"half_life"};
 constexpr std::array<absl::string_view, 4> kDimKeys = {"cpu", "memory", "disk", "gpu"};
 constexpr std::array<absl::string_view, 3> kDimSpecKeys = {"reservation", "limit", "share"};
 constexpr std::array<absl::string_view, 2> kPoolTypes = {"elastic", "static"};
@@ -85,6 +87,14 @@ PoolSpec ReadPool(const Field& root, Diagnostics& diag) {
     } else {
       spec.retain_terminal = yaml_internal::ReadDuration(*f, diag);
     }
+  }
+  if (auto f = top.Get("fair_share")) {
+    MapReader map(*f, kFairShareKeys, "expected a map such as {half_life: 1d}", diag);
+    FairShareSpec fs;
+    if (auto h = map.Get("half_life")) {
+      if (auto v = yaml_internal::ReadDuration(*h, diag)) fs.half_life = *v;
+    }
+    if (map.ok()) spec.fair_share = fs;
   }
   return spec;
 }

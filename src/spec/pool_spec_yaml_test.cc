@@ -85,6 +85,32 @@ TEST(ParsePoolSpecTest, RetainTerminal) {
   }
 }
 
+TEST(ParsePoolSpecTest, FairShare) {
+  EXPECT_EQ(ParsePoolSpec("type: elastic\n", "p")->fair_share, std::nullopt) << "off by default";
+  EXPECT_EQ(ParsePoolSpec("fair_share: {half_life: 12h}", "p")->fair_share,
+            FairShareSpec{absl::Hours(12)});
+  EXPECT_EQ(ParsePoolSpec("fair_share: {}", "p")->fair_share, FairShareSpec{absl::Hours(24)})
+      << "the half-life defaults to a day";
+  EXPECT_EQ(ErrorOf("fair_share:\n  half_life: 30s\n"),
+            "pool.yaml:2:14: fair_share.half_life: is 30s; expected a duration from 1m to 365d, "
+            "such as 1d");
+  EXPECT_THAT(ErrorOf("fair_share: {half_life: 400d}"), HasSubstr("is 9600h; expected"));
+  EXPECT_THAT(ErrorOf("fair_share: {half_life: soon}"),
+              HasSubstr("pool.yaml:1:25: fair_share.half_life: 'soon' is not a duration"));
+  EXPECT_THAT(ErrorOf("fair_share: 1d"),
+              HasSubstr("pool.yaml:1:13: fair_share: is a single value; expected a map"));
+  EXPECT_THAT(ErrorOf("fair_share: {weight: 2}"), HasSubstr("unknown key 'weight'"));
+  for (const char* text : {"fair_share: {half_life: 90m}\n", "fair_share: {}\n"}) {
+    absl::StatusOr<PoolSpec> spec = ParsePoolSpec(text, "p");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<PoolSpec> again = ParsePoolSpec(PrintPoolSpec(*spec), "p");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, *spec) << PrintPoolSpec(*spec);
+  }
+  EXPECT_THAT(PrintPoolSpec(*ParsePoolSpec("fair_share: {half_life: 36h}", "p")),
+              HasSubstr("fair_share: {half_life: 36h}"));
+}
+
 TEST(ParsePoolSpecTest, UnlimitedLimitAndPartialDims) {
   absl::StatusOr<PoolSpec> spec =
       ParsePoolSpec("resources:\n  disk: {limit: unlimited}\n  cpu: {reservation: 500m}\n", "p");

@@ -330,6 +330,7 @@ PoolSpec RandomPoolSpec(Rng& rng) {
   };
   p.controller_limit_percent = percent();
   p.slack_limit_percent = percent();
+  if (Chance(rng, 20)) p.fair_share = FairShareSpec{absl::Minutes(Uniform(rng, 1, 525600))};
   return p;
 }
 

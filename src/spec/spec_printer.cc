@@ -376,6 +376,11 @@ std::string PrintPoolSpec(const PoolSpec& spec) {
       PutDuration(out, "retain_terminal", *spec.retain_terminal);
     }
   }
+  if (spec.fair_share) {
+    out << YAML::Key << "fair_share" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    PutDuration(out, "half_life", spec.fair_share->half_life);
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   return Finish(out);
 }

@@ -193,6 +193,17 @@ std::vector<FieldError> ValidatePoolSpec(const PoolSpec& spec) {
              absl::StrCat("is ", FormatDurationShort(*spec.retain_terminal), "; expected at least ",
                           FormatDurationShort(kMinRetainTerminal), " (such as 7d), or forever"));
   }
+  if (spec.fair_share) {
+    // Shorter than a minute forgets within a few cycles; longer than a year never forgets.
+    constexpr absl::Duration kMinHalfLife = absl::Minutes(1);
+    constexpr absl::Duration kMaxHalfLife = absl::Hours(24 * 365);
+    const absl::Duration h = spec.fair_share->half_life;
+    if (h < kMinHalfLife || h > kMaxHalfLife) {
+      sink.Add("fair_share.half_life",
+               absl::StrCat("is ", FormatDurationShort(h),
+                            "; expected a duration from 1m to 365d, such as 1d"));
+    }
+  }
   return sink.Take();
 }
 
