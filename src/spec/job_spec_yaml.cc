@@ -27,9 +27,10 @@ constexpr std::array<absl::string_view, 15> kJobKeys = {
     "priority", "labels",      "sla",   "task",       "update",
     "gang",     "completion",  "roles", "depends_on", "instance_overrides"};
 constexpr std::array<absl::string_view, 4> kJobTypes = {"batch", "service", "stateful", "daemon"};
-constexpr std::array<absl::string_view, 6> kSlaKeys = {
+constexpr std::array<absl::string_view, 7> kSlaKeys = {
     "preemptible",           "revocable",        "max_running_instances",
-    "min_running_instances", "max_running_time", "max_unavailable_instances"};
+    "min_running_instances", "max_running_time", "max_unavailable_instances",
+    "expected_running_time"};
 constexpr std::array<absl::string_view, 5> kUpdateKeys = {
     "batch_size", "max_failures", "rollback_on_failure", "in_place", "min_healthy_time"};
 constexpr std::array<absl::string_view, 4> kGangKeys = {"rendezvous", "port", "restart",
@@ -50,6 +51,8 @@ SlaSpec ReadSla(const Field& f, Diagnostics& diag) {
   ReadCount(m.Get("max_running_instances"), s.max_running_instances, diag, kMaxInstances);
   ReadCount(m.Get("min_running_instances"), s.min_running_instances, diag, kMaxInstances);
   ReadInto(m.Get("max_running_time"), s.max_running_time, yaml_internal::ReadDuration, diag);
+  ReadInto(m.Get("expected_running_time"), s.expected_running_time, yaml_internal::ReadDuration,
+           diag);
   ReadCount(m.Get("max_unavailable_instances"), s.max_unavailable_instances, diag, kMaxInstances);
   return s;
 }

@@ -80,6 +80,18 @@ void CheckSla(ErrorSink& sink, const JobSpec& spec) {
                           sla.min_running_instances),
              {"sla.min_running_instances"});
   }
+  if (sla.expected_running_time < absl::ZeroDuration()) {
+    sink.Add("sla.expected_running_time",
+             "is negative; expected a duration >= 0 (0 = no estimate)");
+  } else if (sla.max_running_time > absl::ZeroDuration() &&
+             sla.expected_running_time > sla.max_running_time) {
+    sink.Add("sla.expected_running_time",
+             absl::StrCat(FormatDurationShort(sla.expected_running_time),
+                          " is above max_running_time (", FormatDurationShort(sla.max_running_time),
+                          "), the limit at which a task is killed; expected an estimate at most "
+                          "the limit"),
+             {"sla.max_running_time"});
+  }
 }
 
 // [a-z0-9][a-z0-9-]*, at most 63 characters: a role's name.

@@ -358,6 +358,16 @@ JobSpec RandomJobSpec(Rng& rng) {
     s.max_running_instances =
         Chance(rng, 50) ? 0 : s.min_running_instances + static_cast<uint32_t>(Uniform(rng, 0, 100));
     if (Chance(rng, 50)) s.max_running_time = RandomDuration(rng);
+    if (Chance(rng, 30)) {
+      s.expected_running_time =
+          s.max_running_time > absl::ZeroDuration() && Chance(rng, 70)
+              ? absl::Trunc(s.max_running_time / Uniform(rng, 1, 4), absl::Seconds(1))
+              : RandomDuration(rng);
+      if (s.max_running_time > absl::ZeroDuration() &&
+          s.expected_running_time > s.max_running_time) {
+        s.expected_running_time = s.max_running_time;
+      }
+    }
     s.max_unavailable_instances = static_cast<uint32_t>(Uniform(rng, 0, 10));
   }
   j.task = RandomTask(rng, j);

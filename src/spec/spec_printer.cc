@@ -68,6 +68,9 @@ void PutSla(YAML::Emitter& out, const SlaSpec& s) {
   if (s.max_running_time != d.max_running_time) {
     PutDuration(out, "max_running_time", s.max_running_time);
   }
+  if (s.expected_running_time != d.expected_running_time) {
+    PutDuration(out, "expected_running_time", s.expected_running_time);
+  }
   if (s.max_unavailable_instances != d.max_unavailable_instances) {
     Put(out, "max_unavailable_instances", s.max_unavailable_instances);
   }

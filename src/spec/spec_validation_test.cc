@@ -53,6 +53,25 @@ TEST(ValidateJobSpecTest, RelatedFieldsAreNamed) {
   EXPECT_THAT(errors[0].related, ElementsAre("instances", "type"));
 }
 
+TEST(ValidateJobSpecTest, ExpectedRunningTimeIsAnEstimateWithinTheLimit) {
+  JobSpec j = ValidJob();
+  j.sla.expected_running_time = absl::Hours(3);  // no limit: any estimate
+  EXPECT_THAT(ValidateJobSpec(j), IsEmpty());
+  j.sla.max_running_time = absl::Hours(3);  // equal to the limit
+  EXPECT_THAT(ValidateJobSpec(j), IsEmpty());
+  j.sla.max_running_time = absl::Hours(2);
+  std::vector<FieldError> errors = ValidateJobSpec(j);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "sla.expected_running_time");
+  EXPECT_THAT(errors[0].message, HasSubstr("3h is above max_running_time (2h)"));
+  EXPECT_THAT(errors[0].related, ElementsAre("sla.max_running_time"));
+  j.sla.expected_running_time = absl::Minutes(-5);
+  errors = ValidateJobSpec(j);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "sla.expected_running_time");
+  EXPECT_THAT(errors[0].message, HasSubstr("is negative"));
+}
+
 TEST(ValidateJobSpecTest, NameRules) {
   for (const char* bad : {"a/b", "-lead", "white space", "ünï"}) {
     JobSpec j = ValidJob();
