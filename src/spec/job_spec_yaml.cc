@@ -10,6 +10,7 @@
 #include "spec/embedded_spec.h"
 #include "spec/field_path.h"
 #include "spec/job_yaml_internal.h"
+#include "spec/schedule_internal.h"
 #include "spec/spec_validation.h"
 #include "spec/yaml_spec.h"
 
@@ -22,10 +23,11 @@ using yaml_internal::MapReader;
 using yaml_internal::ReadCount;
 using yaml_internal::ReadInto;
 
-constexpr std::array<absl::string_view, 15> kJobKeys = {
-    "name",     "description", "owner", "type",       "instances",
-    "priority", "labels",      "sla",   "task",       "update",
-    "gang",     "completion",  "roles", "depends_on", "instance_overrides"};
+constexpr std::array<absl::string_view, 16> kJobKeys = {
+    "name",      "description", "owner",    "type",
+    "instances", "priority",    "labels",   "sla",
+    "task",      "update",      "gang",     "completion",
+    "roles",     "depends_on",  "schedule", "instance_overrides"};
 constexpr std::array<absl::string_view, 4> kJobTypes = {"batch", "service", "stateful", "daemon"};
 constexpr std::array<absl::string_view, 7> kSlaKeys = {
     "preemptible",           "revocable",        "max_running_instances",
@@ -253,6 +255,7 @@ JobSpec ReadJob(const Field& root, Diagnostics& diag, absl::string_view default_
   }
   if (auto f = top.Get("instance_overrides")) ReadOverrides(*f, spec, diag);
   if (auto f = top.Get("depends_on")) ReadDependencies(*f, spec, diag);
+  if (auto f = top.Get("schedule")) spec.schedule = yaml_internal::ReadSchedule(*f, diag);
   AddRendezvousPort(spec);
   DropIdleOverrides(spec);
   return spec;

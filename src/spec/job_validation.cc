@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "common/units.h"
 #include "spec/field_path.h"
+#include "spec/schedule_internal.h"
 #include "spec/spec_validation.h"
 #include "spec/validation_internal.h"
 
@@ -296,6 +297,7 @@ std::vector<FieldError> ValidateJobSpec(const JobSpec& spec) {
   if (spec.update.batch_size == 0) sink.Add("update.batch_size", "is 0; expected at least 1");
   CheckOverrides(sink, spec);
   CheckDependencies(sink, spec);
+  validation_internal::CheckSchedule(sink, spec);
   return sink.Take();
 }
 

@@ -399,6 +399,22 @@ JobSpec RandomJobSpec(Rng& rng) {
       if (!repeat) j.depends_on.push_back(std::move(dep));
     }
   }
+  if (j.type == JobType::kBatch && j.depends_on.empty() && Chance(rng, 20)) {
+    static constexpr std::array<const char*, 6> kCrons = {"*/5 * * * *",  "0 3 * * MON-FRI",
+                                                          "@daily",       "*/2 * * * * *",
+                                                          "0 0 13 * FRI", "30 2 1 1,7 *"};
+    static constexpr std::array<const char*, 3> kZones = {"UTC", "Europe/Berlin",
+                                                          "America/New_York"};
+    ScheduleSpec s;
+    s.cron = kCrons[static_cast<size_t>(Uniform(rng, 0, kCrons.size() - 1))];
+    s.time_zone = kZones[static_cast<size_t>(Uniform(rng, 0, kZones.size() - 1))];
+    s.concurrency = static_cast<ConcurrencyPolicy>(Uniform(rng, 0, 2));
+    if (Chance(rng, 50)) s.starting_deadline = absl::Seconds(Uniform(rng, 1, 86'400));
+    s.keep_succeeded = static_cast<uint32_t>(Uniform(rng, 0, 10));
+    s.keep_failed = static_cast<uint32_t>(Uniform(rng, 0, 10));
+    s.suspend = Chance(rng, 20);
+    j.schedule = s;
+  }
   AddRendezvousPort(j);
   return j;
 }

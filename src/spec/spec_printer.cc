@@ -333,6 +333,20 @@ void PutUpdate(YAML::Emitter& out, const UpdateSpec& u) {
   out << YAML::EndMap;
 }
 
+// schedule: cron, time_zone, concurrency, keep_* always; starting_deadline when set; suspend
+// when true.
+void PutSchedule(YAML::Emitter& out, const ScheduleSpec& s) {
+  out << YAML::Key << "schedule" << YAML::Value << YAML::BeginMap;
+  PutStr(out, "cron", s.cron);
+  PutStr(out, "time_zone", s.time_zone);
+  PutStr(out, "concurrency", ConcurrencyPolicyName(s.concurrency));
+  if (s.starting_deadline) PutDuration(out, "starting_deadline", *s.starting_deadline);
+  Put(out, "keep_succeeded", s.keep_succeeded);
+  Put(out, "keep_failed", s.keep_failed);
+  if (s.suspend) Put(out, "suspend", true);
+  out << YAML::EndMap;
+}
+
 void PutOverrides(YAML::Emitter& out, const JobSpec& spec) {
   if (spec.instance_overrides.empty()) return;
   out << YAML::Key << "instance_overrides" << YAML::Value << YAML::BeginMap;
@@ -416,6 +430,7 @@ std::string PrintJobSpec(const JobSpec& spec) {
     }
     out << YAML::EndSeq;
   }
+  if (spec.schedule) PutSchedule(out, *spec.schedule);
   PutOverrides(out, spec);
   out << YAML::EndMap;
   return Finish(out);
