@@ -26,7 +26,8 @@ void PutAll(std::vector<Record>& to, std::vector<Record>& from,
 bool BatchCoalescer::Mergeable(const WriteBatch& b) {
   return b.put_pools.empty() && b.delete_pools.empty() && b.delete_jobs.empty() &&
          b.delete_tasks.empty() && b.put_tokens.empty() && b.delete_secrets.empty() &&
-         b.put_secrets.empty() && b.audit.empty() && !b.prune_audit_before && !b.cluster_id;
+         b.put_secrets.empty() && b.audit.empty() && !b.prune_audit_before &&
+         !b.prune_usage_before && !b.cluster_id;
 }
 
 void BatchCoalescer::Add(WriteBatch b) {
@@ -44,6 +45,8 @@ void BatchCoalescer::Add(WriteBatch b) {
   PutAll(batch_.put_hosts, b.put_hosts, host_at_, [](const HostRecord& h) { return h.name; });
   batch_.events.insert(batch_.events.end(), std::make_move_iterator(b.events.begin()),
                        std::make_move_iterator(b.events.end()));
+  batch_.add_usage.insert(batch_.add_usage.end(), std::make_move_iterator(b.add_usage.begin()),
+                          std::make_move_iterator(b.add_usage.end()));
   if (b.next_job_id) batch_.next_job_id = b.next_job_id;
 }
 

@@ -5,7 +5,7 @@
 // after the other would leave, in one atomic batch:
 //   - a record put twice (a job, a task, a host) is put once, with its last value, where it
 //     was first put (a store sees each key once per batch: records.h);
-//   - events and audit records keep their order; the job id counter takes the last value.
+//   - events, audit records and usage to add keep their order; the job id counter takes the last value.
 // Only batches that delete nothing may be merged (Mergeable): a WriteBatch applies its puts
 // before its deletes whatever their order, so a put after a delete of the same key would be
 // lost. Such batches (and those that touch pools, tokens, secrets or the cluster's id) go alone.
@@ -23,7 +23,7 @@ namespace paceline::records {
 class BatchCoalescer {
  public:
   // Whether `batch` may be merged with others: it only puts jobs, tasks and hosts, appends
-  // events, and moves the job id counter.
+  // events, adds usage, and moves the job id counter.
   static bool Mergeable(const WriteBatch& batch);
 
   // Requires Mergeable(batch).

@@ -4,13 +4,13 @@ namespace paceline::records {
 
 bool WriteBatch::empty() const {
   return size() == 0 && !next_job_id.has_value() && !cluster_id.has_value() &&
-         !prune_audit_before.has_value();
+         !prune_audit_before.has_value() && !prune_usage_before.has_value();
 }
 
 size_t WriteBatch::size() const {
   return put_pools.size() + delete_pools.size() + put_jobs.size() + delete_jobs.size() +
          put_tasks.size() + delete_tasks.size() + events.size() + put_hosts.size() +
-         put_tokens.size() + delete_secrets.size() + put_secrets.size() + audit.size();
+         put_tokens.size() + delete_secrets.size() + put_secrets.size() + audit.size() + add_usage.size();
 }
 
 absl::string_view UpdateStateName(UpdateState s) {

@@ -13,11 +13,12 @@
 //   TokenRecord  an API credential (access/token.h): who it acts as, its role, a salted hash.
 //   AuditRecord  one audited request (a mutation or a refusal); append-only.
 //   SecretRecord a secret of a pool, sealed (secrets/keyring.h): the store never holds it clear.
+//   UsageRecord  what runs held in one hour, by pool, job, owner and user (usage.h); added to.
 //
 // WriteBatch groups changes that must be durable together; a Store commits a batch atomically.
 // Inside one batch the changes apply in this order: put_pools, put_jobs, put_tasks, events,
 // delete_tasks, put_hosts, delete_jobs, delete_pools, put_tokens, delete_secrets, put_secrets,
-// audit, prune_audit_before
+// audit, prune_audit_before, add_usage, prune_usage_before
 // (a batch should not touch one key twice).
 //
 // Thread-safety: value types.
@@ -34,6 +35,7 @@
 #include "common/ids.h"
 #include "common/resources.h"
 #include "common/task_state.h"
+#include "records/usage.h"
 #include "spec/job_spec.h"
 #include "spec/pool_spec.h"
 
@@ -229,6 +231,9 @@ struct WriteBatch {
   std::vector<SecretRecord> put_secrets;    // insert or replace by path
   std::vector<AuditRecord> audit;           // appended; their `seq` is ignored (the store numbers)
   std::optional<absl::Time> prune_audit_before;  // deletes audit records older than this
+  // Added to the stored sums of their key (usage.h); a key may come more than once.
+  std::vector<UsageRecord> add_usage;
+  std::optional<absl::Time> prune_usage_before;  // deletes usage of the hours before this
   std::optional<uint64_t> next_job_id;           // the id counter, when it moved
   std::optional<std::string> cluster_id;         // the cluster's id, adopted from another store
 

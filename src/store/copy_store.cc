@@ -95,6 +95,7 @@ absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
   ASSIGN_OR_RETURN(records::StoreContents c, from.Load());
   ASSIGN_OR_RETURN(std::vector<records::TaskEvent> events, AllEvents(from));
   ASSIGN_OR_RETURN(std::vector<records::AuditRecord> audit, AllAudit(from));
+  ASSIGN_OR_RETURN(std::vector<records::UsageRecord> usage, from.ListUsage({}));
 
   CopyReport report{c.pools.size(), c.jobs.size(),   c.tasks.size(),   c.hosts.size(),
                     events.size(),  c.tokens.size(), c.secrets.size(), audit.size()};
@@ -110,6 +111,7 @@ absl::StatusOr<CopyReport> CopyStore(Store& from, Store& to) {
   records.cluster_id = c.cluster_id;  // the same cluster, in another store
   AppendInBatches(events, &records::WriteBatch::events, batches);
   AppendInBatches(audit, &records::WriteBatch::audit, batches);  // oldest first: seq grows alike
+  AppendInBatches(usage, &records::WriteBatch::add_usage, batches);
   std::vector<const records::WriteBatch*> all;
   for (const records::WriteBatch& b : batches) all.push_back(&b);
   RETURN_IF_ERROR(WithContext(to.CommitAll(all), absl::StrCat("writing ", to.Describe())));
@@ -136,6 +138,9 @@ absl::Status CompareStores(Store& a, Store& b) {
   ASSIGN_OR_RETURN(std::vector<records::TaskEvent> ea, AllEvents(a));
   ASSIGN_OR_RETURN(std::vector<records::TaskEvent> eb, AllEvents(b));
   RETURN_IF_ERROR(SameList(ea, eb, "events", a, b));
+  ASSIGN_OR_RETURN(std::vector<records::UsageRecord> ua, a.ListUsage({}));
+  ASSIGN_OR_RETURN(std::vector<records::UsageRecord> ub, b.ListUsage({}));
+  RETURN_IF_ERROR(SameList(ua, ub, "usage rows", a, b));
   ASSIGN_OR_RETURN(std::vector<records::AuditRecord> aa, AllAudit(a));
   ASSIGN_OR_RETURN(std::vector<records::AuditRecord> ab, AllAudit(b));
   // A copy numbers the log again: records are the same whatever their seq.

@@ -2,7 +2,8 @@
 // CopyStore: moves a cluster's state from one store to another (`paceline store migrate`):
 // pools, jobs, tasks with their run history (every event, also of removed instances), hosts,
 // API tokens, secrets (still sealed, as they are: the masters of the target need the same
-// keyring), the whole audit log (oldest first: the target numbers it again from 1), the job id
+// keyring), the whole audit log (oldest first: the target numbers it again from 1), the usage
+// sums by hour (records/usage.h), the job id
 // counter and the cluster id (agents and masters know the cluster by it). The target must be
 // empty; everything is written in one transaction, so a failed copy leaves the target as empty
 // as it was. CompareStores then reads both back and names the first difference (audit records

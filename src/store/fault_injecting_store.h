@@ -46,6 +46,10 @@ class FaultInjectingStore final : public Store {
       const records::AuditQuery& query) override {
     return base_->ListAudit(query);
   }
+  absl::StatusOr<std::vector<records::UsageRecord>> ListUsage(
+      const records::UsageQuery& query) override {
+    return base_->ListUsage(query);
+  }
   const std::string& cluster_id() const override { return base_->cluster_id(); }
   std::string Describe() const override { return "faulty(" + base_->Describe() + ")"; }
 

@@ -32,6 +32,15 @@ void MemoryStore::Apply(const records::WriteBatch& b, State& s) {
     std::erase_if(s.audit,
                   [&](const auto& entry) { return entry.second.at < *b.prune_audit_before; });
   }
+  for (const records::UsageRecord& u : b.add_usage) {
+    auto [it, added] = s.usage.try_emplace(std::tie(u.hour, u.pool, u.job, u.owner, u.user), u);
+    if (!added) records::AddUsage(it->second, u);
+  }
+  if (b.prune_usage_before) {
+    s.usage.erase(s.usage.begin(),
+                  s.usage.lower_bound(std::make_tuple(*b.prune_usage_before, std::string(),
+                                                      JobId(0), std::string(), std::string())));
+  }
   if (b.next_job_id) s.next_job_id = *b.next_job_id;
   if (b.cluster_id) s.cluster_id = *b.cluster_id;
 }
@@ -106,6 +115,15 @@ absl::StatusOr<std::vector<records::AuditRecord>> MemoryStore::ListAudit(
   for (auto it = state_.audit.rbegin(); it != state_.audit.rend() && out.size() < query.limit;
        ++it) {
     if (AuditMatches(it->second, query)) out.push_back(it->second);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<records::UsageRecord>> MemoryStore::ListUsage(
+    const records::UsageQuery& query) {
+  std::vector<records::UsageRecord> out;
+  for (const auto& [_, u] : state_.usage) {
+    if (records::UsageMatches(u, query)) out.push_back(u);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -23,6 +24,8 @@ class MemoryStore final : public Store {
   absl::StatusOr<StoreStats> Stats() override;
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override;
+  absl::StatusOr<std::vector<records::UsageRecord>> ListUsage(
+      const records::UsageQuery& query) override;
   std::string Describe() const override { return "memory"; }
   const std::string& cluster_id() const override { return state_.cluster_id; }
 
@@ -37,6 +40,10 @@ class MemoryStore final : public Store {
     std::map<std::string, records::SecretRecord> secrets;  // by path
     std::map<int64_t, records::AuditRecord> audit;         // by seq
     int64_t last_audit_seq = 0;
+    // Usage by key (records/usage.h): hour, pool, job, owner, user.
+    std::map<std::tuple<absl::Time, std::string, JobId, std::string, std::string>,
+             records::UsageRecord>
+        usage;
     uint64_t next_job_id = 1;
     std::string cluster_id = "memory";
   };

@@ -13,6 +13,7 @@
 #include "store/event_block.h"
 #include "store/row_codec.h"
 #include "store/task_row.h"
+#include "store/usage_sql.h"
 
 namespace paceline::store {
 namespace {
@@ -452,6 +453,7 @@ std::vector<sql::Shape> SqliteTableShapes() {
   std::vector<sql::Shape> out = SharedTableShapes();
   out.push_back(sql::ShapeOf(kSqliteTaskTable));
   out.push_back(sql::ShapeOf(kSqliteEventBlockTable));
+  out.push_back(sql::ShapeOf(kUsageTable));
   return out;
 }
 
@@ -459,6 +461,7 @@ std::vector<sql::Shape> PgTableShapes() {
   std::vector<sql::Shape> out = SharedTableShapes();
   out.push_back(sql::ShapeOf(kPgTaskTable));
   out.push_back(sql::ShapeOf(kPgEventTable));
+  out.push_back(sql::ShapeOf(kUsageTable));
   return out;
 }
 

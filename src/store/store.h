@@ -23,6 +23,8 @@
 //   - Stats() returns the live rows of each table and the store's size in bytes (-1 when the
 //     backend cannot tell); it may scan every table: call it rarely.
 //   - ListAudit(query) returns the audit records matching `query`, newest (highest seq) first.
+//   - ListUsage(query) returns the hourly usage rows matching `query` (records/usage.h), in key
+//     order (hour, pool, job, owner, user): a batch's add_usage adds to the row of its key.
 //   - ReadChanges(since) returns what changed after revision `since` (store_mirror.h), in one
 //     consistent snapshot: for a backend that several masters share, so that a standby can
 //     follow it. Others answer UNIMPLEMENTED.
@@ -81,6 +83,8 @@ class Store {
   virtual absl::StatusOr<StoreStats> Stats() = 0;
   virtual absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) = 0;
+  virtual absl::StatusOr<std::vector<records::UsageRecord>> ListUsage(
+      const records::UsageQuery& query) = 0;
   virtual absl::StatusOr<StoreChanges> ReadChanges(int64_t since) {
     (void)since;
     return absl::UnimplementedError(Describe() + " cannot be followed by a standby");

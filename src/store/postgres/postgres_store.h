@@ -52,6 +52,8 @@ class PostgresStore final : public Store {
   absl::StatusOr<StoreStats> Stats() override;
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override;
+  absl::StatusOr<std::vector<records::UsageRecord>> ListUsage(
+      const records::UsageQuery& query) override;
   std::string Describe() const override;
   const std::string& cluster_id() const override { return cluster_id_; }
 

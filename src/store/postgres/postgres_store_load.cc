@@ -1,4 +1,4 @@
-// PostgresStore's reads: Load, ReadChanges, ListEvents, ForEachEvent, ListAudit
+// PostgresStore's reads: Load, ReadChanges, ListEvents, ForEachEvent, ListAudit, ListUsage
 // (postgres_store.h).
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "store/postgres/postgres_store.h"
 #include "store/spec_parsing.h"
 #include "store/sql_tables.h"
+#include "store/usage_sql.h"
 
 namespace paceline::store {
 namespace {
@@ -263,6 +264,23 @@ absl::StatusOr<std::vector<records::AuditRecord>> PostgresStore::ListAudit(
   ASSIGN_OR_RETURN(PgRows rows, c->Query(select.sql, params, "reading the audit log"));
   std::vector<records::AuditRecord> out;
   RETURN_IF_ERROR(pg::ReadRows(rows, kAuditTable, out));
+  return out;
+}
+
+absl::StatusOr<std::vector<records::UsageRecord>> PostgresStore::ListUsage(
+    const records::UsageQuery& query) {
+  ASSIGN_OR_RETURN(PgConn * c, Conn());
+  UsageSelect select = UsageSelectSql(query, '$');
+  PgParams params;
+  for (const std::variant<int64_t, std::string>& p : select.params) {
+    params.push_back(std::visit([](const auto& v) { return absl::StrCat(v); }, p));
+  }
+  ASSIGN_OR_RETURN(PgRows rows, c->Query(select.sql, params, "reading usage"));
+  std::vector<records::UsageRecord> out;
+  RETURN_IF_ERROR(pg::ReadRows(rows, kUsageTable, out));
+  // The key's order by bytes, as the other backends list it (the database's collation may
+  // order the pools' text otherwise).
+  std::sort(out.begin(), out.end(), records::UsageKeyLess);
   return out;
 }
 

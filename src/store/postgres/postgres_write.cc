@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "store/postgres/pg_rows.h"
 #include "store/sql_tables.h"
+#include "store/usage_sql.h"
 
 namespace paceline::store::pg {
 namespace {
@@ -40,8 +41,9 @@ constexpr Sql kDeleteSecret{"delete_secret",
                             "VALUES (currval('changes_rev'), 'secret', $1)"};
 constexpr Sql kPruneAudit{"prune_audit", "DELETE FROM audit WHERE at_us < $1"};
 constexpr Sql kPutMeta{"put_meta", kPutMetaSql};
-constexpr Sql kAll[] = {kFence,      kNextRev,      kDeleteTask, kDeleteJob,
-                        kDeletePool, kDeleteSecret, kPruneAudit, kPutMeta};
+constexpr Sql kPruneUsage{"prune_usage", "DELETE FROM usage_hours WHERE hour_us < $1"};
+constexpr Sql kAll[] = {kFence,        kNextRev,    kDeleteTask, kDeleteJob, kDeletePool,
+                        kDeleteSecret, kPruneAudit, kPutMeta,    kPruneUsage};
 
 std::optional<std::string> Num(int64_t v) { return absl::StrCat(v); }
 
@@ -60,6 +62,7 @@ constexpr const char* kPutTask = "put_task";
 constexpr const char* kPutTasks = "put_tasks_64";
 constexpr const char* kPutEvent = "put_event";
 constexpr const char* kPutEvents = "put_events_64";
+constexpr const char* kAddUsage = "add_usage";
 struct GeneratedSql {
   const char* name;
   std::string text;
@@ -78,6 +81,7 @@ const std::vector<GeneratedSql>& RowStatements() {
       {kPutTasks, sql::UpsertSql(ShapeOf(kPgTaskTable), kPg, kMultiRow)},
       {kPutEvent, sql::InsertSql(ShapeOf(kPgEventTable), kPg)},
       {kPutEvents, sql::InsertSql(ShapeOf(kPgEventTable), kPg, kMultiRow)},
+      {kAddUsage, AddUsageSql(kPg)},
   };
   return all;
 }
@@ -177,6 +181,12 @@ void AddBatch(const records::WriteBatch& b, CommitCommands& out) {
   }
   if (b.prune_audit_before) {
     out.Add({kPruneAudit.name, {Num(absl::ToUnixMicros(*b.prune_audit_before))}}, false);
+  }
+  for (const records::UsageRecord& u : b.add_usage) {
+    out.Add({kAddUsage, ParamsOf(kUsageTable, u)}, false);
+  }
+  if (b.prune_usage_before) {
+    out.Add({kPruneUsage.name, {Num(absl::ToUnixMicros(*b.prune_usage_before))}}, false);
   }
   if (b.cluster_id) out.Add({kPutMeta.name, {std::string("cluster_id"), *b.cluster_id}}, false);
   if (b.next_job_id) {

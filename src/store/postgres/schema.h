@@ -201,12 +201,31 @@ ALTER TABLE tasks ADD COLUMN ports TEXT NOT NULL DEFAULT '';
 ALTER TABLE hosts ADD COLUMN address TEXT NOT NULL DEFAULT '';
 )sql";
 
-inline constexpr std::array<Migration, 6> kMigrations{{{2, kSchemaV2},
+// Version 8: usage accounting (records/usage.h, store/usage_sql.h): what runs held, summed by
+// hour, pool, job, owner and user; a commit adds to a row's sums. Not followed by standbys.
+inline constexpr const char* kSchemaV8 = R"sql(
+CREATE TABLE usage_hours (
+  hour_us BIGINT NOT NULL,
+  pool TEXT NOT NULL,
+  job BIGINT NOT NULL,
+  owner TEXT NOT NULL,
+  user_name TEXT NOT NULL,
+  job_name TEXT NOT NULL,
+  cpu_milli_seconds BIGINT NOT NULL,
+  memory_byte_seconds BIGINT NOT NULL,
+  gpu_milli_seconds BIGINT NOT NULL,
+  tasks BIGINT NOT NULL,
+  PRIMARY KEY (hour_us, pool, job, owner, user_name)
+);
+)sql";
+
+inline constexpr std::array<Migration, 7> kMigrations{{{2, kSchemaV2},
                                                        {3, kSchemaV3},
                                                        {4, kSchemaV4},
                                                        {5, kSchemaV5},
                                                        {6, kSchemaV6},
-                                                       {7, kSchemaV7}}};
+                                                       {7, kSchemaV7},
+                                                       {8, kSchemaV8}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());

@@ -155,4 +155,22 @@ inline constexpr const char* kSchemaV8 = R"sql(
 ALTER TABLE hosts ADD COLUMN address TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 9: usage accounting (records/usage.h, store/usage_sql.h): what runs held, summed by
+// hour, pool, job, owner and user; a commit adds to a row's sums. Pruned by hour_us.
+inline constexpr const char* kSchemaV9 = R"sql(
+CREATE TABLE usage_hours (
+  hour_us INTEGER NOT NULL,
+  pool TEXT NOT NULL,
+  job INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  user_name TEXT NOT NULL,
+  job_name TEXT NOT NULL,
+  cpu_milli_seconds INTEGER NOT NULL,
+  memory_byte_seconds INTEGER NOT NULL,
+  gpu_milli_seconds INTEGER NOT NULL,
+  tasks INTEGER NOT NULL,
+  PRIMARY KEY (hour_us, pool, job, owner, user_name)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace paceline::store

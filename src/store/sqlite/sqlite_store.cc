@@ -92,6 +92,10 @@ absl::Status SqliteStore::Migrate() {
       RETURN_IF_ERROR(db_->Exec(kSchemaV8));
       RETURN_IF_ERROR(PutMeta("schema_version", "8"));
     }
+    if (version < 9) {
+      RETURN_IF_ERROR(db_->Exec(kSchemaV9));
+      RETURN_IF_ERROR(PutMeta("schema_version", "9"));
+    }
     RETURN_IF_ERROR(CheckTables());
     ASSIGN_OR_RETURN(std::string opens, GetMeta("open_count"));
     int64_t n = 0;

@@ -37,7 +37,7 @@ namespace paceline::store {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 8;
+  static constexpr int kSchemaVersion = 9;
   static constexpr const char* kFileName = "paceline.db";
 
   // Opens (creating when missing) the store under `data_dir`.
@@ -53,6 +53,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<StoreStats> Stats() override;
   absl::StatusOr<std::vector<records::AuditRecord>> ListAudit(
       const records::AuditQuery& query) override;
+  absl::StatusOr<std::vector<records::UsageRecord>> ListUsage(
+      const records::UsageQuery& query) override;
   std::string Describe() const override;
   const std::string& cluster_id() const override { return cluster_id_; }
   // How many times a master has opened this store (1 on a fresh store).

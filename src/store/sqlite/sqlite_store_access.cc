@@ -1,11 +1,13 @@
-// SqliteStore's API tokens and audit log (sqlite_store.h; schema.h, version 4), and the
-// secrets of pools (version 5), written as sql_tables.h describes them.
+// SqliteStore's API tokens and audit log (sqlite_store.h; schema.h, version 4), the secrets of
+// pools (version 5), written as sql_tables.h describes them, and usage (version 9,
+// usage_sql.h).
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "store/audit_query.h"
 #include "store/sql_tables.h"
 #include "store/sqlite/sqlite_store.h"
+#include "store/usage_sql.h"
 
 namespace paceline::store {
 namespace {
@@ -14,6 +16,8 @@ constexpr sql::Dialect kSqlite = sql::Dialect::kSqlite;
 const std::string kPutToken = sql::UpsertSql(sql::ShapeOf(kTokenTable), kSqlite);
 const std::string kPutSecret = sql::UpsertSql(sql::ShapeOf(kSecretTable), kSqlite);
 const std::string kAppendAudit = sql::InsertSql(sql::ShapeOf(kAuditTable), kSqlite);
+const std::string kAddUsage = AddUsageSql(kSqlite);
+const std::string kPruneUsage = PruneUsageSql(kSqlite);
 
 }  // namespace
 
@@ -39,6 +43,14 @@ absl::Status SqliteStore::ApplyAccess(const records::WriteBatch& b) {
     st->Bind(1, absl::ToUnixMicros(*b.prune_audit_before));
     RETURN_IF_ERROR(st->Run());
   }
+  for (const records::UsageRecord& u : b.add_usage) RETURN_IF_ERROR(Put(kAddUsage, kUsageTable, u));
+  if (b.prune_usage_before) {
+    RETURN_IF_ERROR(CountWrite());
+    ASSIGN_OR_RETURN(Statement * st, Cached(kPruneUsage));
+    st->Reset();
+    st->Bind(1, absl::ToUnixMicros(*b.prune_usage_before));
+    RETURN_IF_ERROR(st->Run());
+  }
   return absl::OkStatus();
 }
 
@@ -62,6 +74,32 @@ absl::StatusOr<std::vector<records::AuditRecord>> SqliteStore::ListAudit(
     s = ReadRow(*st, kAuditTable, a);
     if (!s.ok()) break;
     out.push_back(std::move(a));
+  }
+  st->Reset();
+  RETURN_IF_ERROR(s);
+  return out;
+}
+
+absl::StatusOr<std::vector<records::UsageRecord>> SqliteStore::ListUsage(
+    const records::UsageQuery& query) {
+  UsageSelect select = UsageSelectSql(query, '?');
+  ASSIGN_OR_RETURN(Statement * st, Cached(select.sql));
+  st->Reset();
+  for (size_t i = 0; i < select.params.size(); ++i) {
+    std::visit([&](const auto& v) { st->Bind(static_cast<int>(i + 1), v); }, select.params[i]);
+  }
+  std::vector<records::UsageRecord> out;
+  absl::Status s;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok() || !*row) {
+      s = row.status();
+      break;
+    }
+    records::UsageRecord u;
+    s = ReadRow(*st, kUsageTable, u);
+    if (!s.ok()) break;
+    out.push_back(std::move(u));
   }
   st->Reset();
   RETURN_IF_ERROR(s);
