@@ -1,8 +1,11 @@
 #include "resmgr/admission.h"
 
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <optional>
+
+#include "resmgr/backfill.h"
 
 namespace paceline::resmgr {
 namespace {
@@ -29,7 +32,70 @@ std::optional<WaitReason> NeverFits(const Resources& asked, const Resources& cap
   return r;
 }
 
+WaitReason BehindReservation(const LaneReservation& r, uint64_t cycle) {
+  WaitReason w;
+  w.code = WaitCode::kBlockedBehind;
+  w.other = r.head;
+  w.at = r.at;
+  w.cycle = cycle;
+  return w;
+}
+
+LaneBounds LaneBoundsOf(const Gang& g, Ledger ledger, const Resources& bound,
+                        const Resources& earmarked, const FixedCaps& caps) {
+  LaneBounds b;
+  b.ledger = ledger;
+  b.non_preemptible = g.sla == SlaClass::kNonPreemptible;
+  b.controller = g.controller;
+  b.reservation = caps.reservation;
+  b.controller_cap = caps.controller;
+  b.ledger_bound = bound - earmarked;
+  return b;
+}
+
 }  // namespace
+
+std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang& g, Ledger ledger,
+                                                const Resources& bound, const Resources& earmarked,
+                                                const FixedCaps& caps) const {
+  const uint64_t cycle = input_.cycle;
+  if (g.sla == SlaClass::kNonPreemptible) {
+    const Resources sum = p.alloc.non_preemptible + g.held;
+    if (std::optional<Dim> d = sum.FirstExceeding(caps.reservation)) {
+      return Over(WaitCode::kReservation, *d, p.alloc.non_preemptible, g.held, caps.reservation,
+                  cycle);
+    }
+  }
+  if (g.controller) {
+    const Resources sum = p.alloc.controller + g.held;
+    if (std::optional<Dim> d = sum.FirstExceeding(caps.controller)) {
+      return Over(WaitCode::kControllerLimit, *d, p.alloc.controller, g.held, caps.controller,
+                  cycle);
+    }
+  }
+  const Resources held = p.alloc.Of(ledger);
+  const Resources sum = held + g.held;
+  if (std::optional<Dim> d = sum.FirstExceeding(bound - earmarked)) {
+    if (std::optional<Dim> over = sum.FirstExceeding(bound)) {
+      return Over(ledger == Ledger::kRegular ? WaitCode::kEntitlement : WaitCode::kSlack, *over,
+                  held, g.held, bound, cycle);
+    }
+    WaitReason wait = Over(WaitCode::kEarmarked, *d, held, g.held, earmarked, cycle);
+    for (const Earmark& m : p.earmarks) {
+      if (m.beneficiary != g.id && m.ledger == ledger && m.priority >= g.priority) {
+        wait.other = m.beneficiary;
+        break;
+      }
+    }
+    return wait;
+  }
+  if (ledger == Ledger::kRevocable) {
+    if (std::optional<Dim> d = g.held.FirstExceeding(slack_left_)) {
+      return Over(WaitCode::kClusterSlack, *d, Resources(), g.held, slack_left_, cycle);
+    }
+  }
+  return std::nullopt;
+}
 
 FixedCaps::FixedCaps(const PoolSpec& spec)
     : limit(spec.Limit()),
@@ -92,14 +158,16 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
   }
 
   const FixedCaps caps(tree.spec(pool));
-  const Resources& reservation = caps.reservation;
-  const Resources& controller_cap = caps.controller;
   const WaitCode over_code = ledger == Ledger::kRegular ? WaitCode::kEntitlement : WaitCode::kSlack;
 
   // The first lane head waiting for the (slack) entitlement: lower-priority preemptible gangs of
   // every lane are held back behind it.
   int32_t hold_priority = INT32_MIN;
   GangId hold_head;
+
+  // Backfill: the lanes whose first gang holds a reservation (backfill.h).
+  std::array<LaneReservation, kNumLanes> reservations;
+  std::array<bool, kNumLanes> reserved{};
 
   constexpr uint32_t kAllLanes = (1u << kNumLanes) - 1;
   uint32_t done = 0;  // lanes blocked, or absent from this queue
@@ -163,53 +231,41 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       continue;
     }
 
+    // Behind a reserved head (backfill): only gangs with a max_running_time are looked at.
+    GangId backfilled;
+    LaneReservation* res = reserved[e.lane] ? &reservations[e.lane] : nullptr;
+    if (res != nullptr) {
+      const bool too_deep = ++res->examined > backfill_depth_;
+      if (too_deep || g.limit_ns <= 0) {
+        g.reason = BehindReservation(*res, cycle);
+        if (too_deep) {  // the rest of the lane waits unexamined
+          done |= lane_bit;
+          p.lane_block[e.lane] = LaneBlock{res->head, cycle, WaitCode::kBlockedBehind, res->at};
+        }
+        ++it;
+        continue;
+      }
+    }
+
     // 3-5. Class caps, entitlement, cluster slack: a failure blocks the lane.
-    std::optional<WaitReason> wait;
-    if (g.sla == SlaClass::kNonPreemptible) {
-      const Resources sum = p.alloc.non_preemptible + g.held;
-      if (std::optional<Dim> d = sum.FirstExceeding(reservation)) {
-        wait =
-            Over(WaitCode::kReservation, *d, p.alloc.non_preemptible, g.held, reservation, cycle);
+    const Resources earmarked =
+        p.earmarks.empty() ? Resources() : preemptor_.EarmarkedAgainst(p, g);
+    std::optional<WaitReason> wait = CheckBounds(p, g, ledger, bound, earmarked, caps);
+    if (res != nullptr) {
+      if (wait || !res->Admits(g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now)) {
+        g.reason = BehindReservation(*res, cycle);
+        ++it;
+        continue;
       }
-    }
-    if (!wait && g.controller) {
-      const Resources sum = p.alloc.controller + g.held;
-      if (std::optional<Dim> d = sum.FirstExceeding(controller_cap)) {
-        wait =
-            Over(WaitCode::kControllerLimit, *d, p.alloc.controller, g.held, controller_cap, cycle);
+      backfilled = res->head;
+    } else if (wait) {
+      // The first gang of its lane that does not fit: make room by preempting lower-priority
+      // work of the pool, if there is any.
+      if ((wait->code == over_code || wait->code == WaitCode::kEarmarked) &&
+          preemptor_.MakeRoom(tree, e.slot, bound, input_.now, preempted) !=
+              Preemptor::Outcome::kNothingToTake) {
+        wait->code = WaitCode::kAwaitingPreemption;
       }
-    }
-    if (!wait) {
-      const Resources held = p.alloc.Of(ledger);
-      const Resources sum = held + g.held;
-      const Resources earmarked =
-          p.earmarks.empty() ? Resources() : preemptor_.EarmarkedAgainst(p, g);
-      if (std::optional<Dim> d = sum.FirstExceeding(bound - earmarked)) {
-        if (std::optional<Dim> over = sum.FirstExceeding(bound)) {
-          wait = Over(over_code, *over, held, g.held, bound, cycle);
-        } else {
-          wait = Over(WaitCode::kEarmarked, *d, held, g.held, earmarked, cycle);
-          for (const Earmark& m : p.earmarks) {
-            if (m.beneficiary != g.id && m.ledger == ledger && m.priority >= g.priority) {
-              wait->other = m.beneficiary;
-              break;
-            }
-          }
-        }
-        // The first gang of its lane that does not fit: make room by preempting
-        // lower-priority work of the pool, if there is any.
-        if (preemptor_.MakeRoom(tree, e.slot, bound, input_.now, preempted) !=
-            Preemptor::Outcome::kNothingToTake) {
-          wait->code = WaitCode::kAwaitingPreemption;
-        }
-      }
-    }
-    if (!wait && ledger == Ledger::kRevocable) {
-      if (std::optional<Dim> d = g.held.FirstExceeding(slack_left_)) {
-        wait = Over(WaitCode::kClusterSlack, *d, Resources(), g.held, slack_left_, cycle);
-      }
-    }
-    if (wait) {
       const WaitCode c = wait->code;
       if (hold_priority == INT32_MIN &&
           (c == WaitCode::kEntitlement || c == WaitCode::kSlack || c == WaitCode::kEarmarked ||
@@ -217,15 +273,36 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
         hold_priority = g.priority;
         hold_head = g.id;
       }
-      g.reason = *wait;
-      done |= lane_bit;
-      p.lane_block[e.lane] = LaneBlock{g.id, cycle, WaitCode::kBlockedBehind};
+      std::optional<LaneReservation> r;
+      if (backfill_ && (c == WaitCode::kEntitlement || c == WaitCode::kSlack ||
+                        c == WaitCode::kReservation || c == WaitCode::kControllerLimit)) {
+        r = Reserve(state_, p, g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now);
+      }
+      if (r.has_value()) {
+        // Reserved: the lane goes on, for gangs that can be backfilled ahead of this one.
+        reservations[e.lane] = *r;
+        reserved[e.lane] = true;
+        wait->cap = c == WaitCode::kEntitlement   ? CapKind::kEntitlement
+                    : c == WaitCode::kSlack       ? CapKind::kSlackEntitlement
+                    : c == WaitCode::kReservation ? CapKind::kReservation
+                                                  : CapKind::kControllerLimit;
+        wait->code = WaitCode::kReserved;
+        wait->other = g.id;
+        wait->at = r->at;
+        wait->predicted = r->predicted;
+        g.reason = *wait;
+        p.lane_block[e.lane] = LaneBlock{g.id, cycle, WaitCode::kBlockedBehind, r->at};
+      } else {
+        g.reason = *wait;
+        done |= lane_bit;
+        p.lane_block[e.lane] = LaneBlock{g.id, cycle, WaitCode::kBlockedBehind};
+      }
       ++it;
       continue;
     }
 
     // Admit.
-    admitted.push_back(AdmittedGang{g.id, g.job, pool, g.sla, g.priority, g.held});
+    admitted.push_back(AdmittedGang{g.id, g.job, pool, g.sla, g.priority, g.held, backfilled});
     if (ledger == Ledger::kRevocable) slack_left_ = SubtractClamped(slack_left_, g.held);
     it = state_.AdmitAt(pool, ledger, it, input_.now);
   }

@@ -81,7 +81,13 @@ struct AdmissionInput {
 
 class Admitter {
  public:
-  Admitter(RmState& state, Preemptor& preemptor) : state_(state), preemptor_(preemptor) {}
+  // `backfill`: EASY backfill behind a lane's first gang (backfill.h), looking at most
+  // `backfill_depth` gangs behind it per pass.
+  Admitter(RmState& state, Preemptor& preemptor, bool backfill = false, uint32_t backfill_depth = 0)
+      : state_(state),
+        preemptor_(preemptor),
+        backfill_(backfill),
+        backfill_depth_(backfill_depth) {}
 
   // Admits what fits; appends to `admitted` and (intra-pool preemption) to `preempted`.
   void Run(const PoolTree& tree, const Entitlements& ent, const AdmissionInput& input,
@@ -91,8 +97,15 @@ class Admitter {
   void RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const Resources& bound,
                std::vector<AdmittedGang>& admitted, std::vector<PreemptionDecision>& preempted);
 
+  // Checks 3-5 for `g` (nullopt: it fits now); `earmarked` is what earmarks hold against it.
+  std::optional<WaitReason> CheckBounds(const PoolRuntime& p, const Gang& g, Ledger ledger,
+                                        const Resources& bound, const Resources& earmarked,
+                                        const FixedCaps& caps) const;
+
   RmState& state_;
   Preemptor& preemptor_;
+  const bool backfill_;
+  const uint32_t backfill_depth_;
   AdmissionInput input_;
   Resources slack_left_;
 };

@@ -28,6 +28,8 @@ struct AdmittedGang {
   SlaClass sla = SlaClass::kPreemptible;
   int32_t priority = 0;
   Resources resources;
+  // Backfill: the reserved gang this one was admitted ahead of (unset, 0: admitted in order).
+  GangId backfilled_ahead_of;
 };
 
 enum class PreemptionCause : uint8_t {

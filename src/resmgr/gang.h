@@ -46,6 +46,13 @@ struct GangRequest {
   // The job's max_running_instances (0 = no throttle): admitted-and-not-released tasks of the
   // job never exceed it. The latest request of a job sets the job's value.
   uint32_t max_running_instances = 0;
+  // The job's sla.max_running_time: each task is killed that long after it starts (by the job
+  // manager), so an admitted gang holds its resources until at most its start + this. Zero = no
+  // limit: the gang is never backfilled, and once admitted counts as never ending.
+  absl::Duration max_running_time = absl::ZeroDuration();
+  // The job's sla.expected_running_time (zero = none): only predicts when a reserved gang
+  // starts; never decides admission.
+  absl::Duration expected_running_time = absl::ZeroDuration();
 };
 
 enum class GangState : uint8_t { kQueued = 0, kAdmitted = 1, kPreempting = 2 };
@@ -85,11 +92,22 @@ struct Gang {
   // While preempting for an intra-pool earmark: the gang it was preempted for.
   GangId preempted_for;
   bool has_preempted_for = false;
+  // max_running_time and expected_running_time of the request, in nanoseconds (0 = none).
+  int64_t limit_ns = 0;
+  int64_t estimate_ns = 0;
 
   Ledger ledger() const { return LedgerOf(sla); }
   int lane() const { return LaneOf(sla, controller); }
   // The time that orders victims: the latest task start, or the admission time.
   absl::Time victim_time() const { return running ? last_start : admitted; }
+  // While admitted: when it holds nothing any more at the latest (its last task's start, or
+  // the admission until a task runs, + max_running_time); InfiniteFuture without a limit.
+  // With `expected`: the same with expected_running_time where given (backfill.h).
+  absl::Time EndBound(bool expected) const {
+    const int64_t d = expected && estimate_ns > 0 ? estimate_ns : limit_ns;
+    if (d <= 0) return absl::InfiniteFuture();
+    return absl::Time(running ? last_start : admitted) + absl::Nanoseconds(d);
+  }
 };
 
 }  // namespace paceline::resmgr

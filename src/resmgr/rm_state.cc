@@ -50,6 +50,27 @@ VictimKey RmState::KeyOf(uint32_t slot) const {
   return VictimKey{g.running, g.priority, g.victim_time(), g.seq, slot};
 }
 
+void RmState::IndexEnds(uint32_t slot, bool insert) {
+  const Gang& g = gangs_[slot];
+  if (g.limit_ns <= 0 && g.estimate_ns <= 0) return;
+  PoolRuntime& p = pool(g.pool);
+  const auto key = [&](bool expected) {
+    return EndKey{absl::ToUnixNanos(g.EndBound(expected)), slot};
+  };
+  if (g.limit_ns > 0) {
+    if (insert) {
+      p.ends.insert(key(false));
+    } else {
+      p.ends.erase(key(false));
+    }
+  }
+  if (insert) {
+    p.expected_ends.insert(key(true));
+  } else {
+    p.expected_ends.erase(key(true));
+  }
+}
+
 void RmState::InsertVictim(uint32_t slot) {
   Gang& g = gangs_[slot];
   PoolRuntime& p = pool(g.pool);
@@ -110,6 +131,8 @@ uint32_t RmState::Add(const GangRequest& r, uint64_t seq, absl::Time now,
   g.last_start = absl::InfinitePast();
   g.reason = WaitReason();
   g.has_preempted_for = false;
+  g.limit_ns = std::max<int64_t>(0, absl::ToInt64Nanoseconds(r.max_running_time));
+  g.estimate_ns = std::max<int64_t>(0, absl::ToInt64Nanoseconds(r.expected_running_time));
   gang_index_.emplace(r.id, slot);
 
   auto [it, inserted] = job_index_.try_emplace(r.job, 0);
@@ -168,6 +191,7 @@ void RmState::FinishAdmit(uint32_t slot, absl::Time now) {
   ++p.admitted_gangs;
   job_slots_[g.job_slot].admitted += g.live;
   if (IsCandidate(g)) InsertVictim(slot);
+  IndexEnds(slot, true);
   if (!p.earmarks.empty()) DropEarmark(g.pool, g.id);
 }
 
@@ -175,10 +199,12 @@ void RmState::MarkRunning(const TaskRef& ref, absl::Time now) {
   Gang& g = gangs_[ref.slot];
   TaskRecord& t = g.tasks[ref.index];
   PL_CHECK(t.state == TaskState::kAdmitted) << "task " << t.id.ToString() << " not admitted";
+  IndexEnds(ref.slot, false);
   t.state = TaskState::kRunning;
   t.started = now;
   g.running = true;
   g.last_start = std::max<absl::Time>(g.last_start, now);
+  IndexEnds(ref.slot, true);
 }
 
 void RmState::ReleaseTask(const TaskRef& ref) {
@@ -212,6 +238,7 @@ void RmState::ReleaseTask(const TaskRef& ref) {
   task_index_.erase(t.id);
   if (g.live == 0) {
     --p.admitted_gangs;
+    IndexEnds(ref.slot, false);
     Remove(ref.slot);
     return;
   }

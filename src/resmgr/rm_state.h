@@ -12,6 +12,9 @@
 //                            victim_sum_by_priority[l] sums them by priority
 //   - job.admitted         = the job's admitted-and-not-released tasks
 //   - an earmark's pending = Σ held of the gangs preempted for it that are still held
+//   - pool.ends            = its admitted and preempting gangs with a max_running_time, by
+//                            Gang::EndBound(false); pool.expected_ends: those with a limit or an
+//                            estimate, by EndBound(true) (backfill.h walks them)
 // Gang records live in a slot vector (slots are reused after a gang is gone); pools in a
 // vector indexed by PoolId.
 //
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "common/chunked_array.h"
@@ -70,6 +74,16 @@ struct LaneBlock {
   GangId head;  // the first gang of the lane that did not fit, or the gang it is held behind
   uint64_t cycle = 0;
   WaitCode code = WaitCode::kBlockedBehind;  // or kHeldBack
+  PackedTime at;  // kBlockedBehind behind a reserved head: its reservation's time
+};
+
+// An admitted gang in a pool's index of end bounds: ordered by the bound, then the slot.
+struct EndKey {
+  int64_t end_ns = 0;  // Gang::EndBound as Unix nanoseconds
+  uint32_t slot = 0;
+  friend bool operator<(const EndKey& a, const EndKey& b) {
+    return a.end_ns != b.end_ns ? a.end_ns < b.end_ns : a.slot < b.slot;
+  }
 };
 
 struct PriorityBucket {
@@ -91,6 +105,8 @@ struct PoolRuntime {
   std::array<LaneBlock, kNumLanes> lane_block{};
   // Set (with its cycle) when a whole queue was skipped, e.g. the pool is over its entitlement.
   std::array<WaitReason, 2> pool_wait{};
+  absl::btree_set<EndKey> ends;  // see the invariants above
+  absl::btree_set<EndKey> expected_ends;
 
   bool HasWork() const { return !queue[0].empty() || !queue[1].empty() || admitted_gangs > 0; }
   Earmark* FindEarmark(GangId beneficiary);
@@ -154,6 +170,9 @@ class RmState {
   bool IsCandidate(const Gang& g) const {
     return g.state == GangState::kAdmitted && g.sla != SlaClass::kNonPreemptible;
   }
+  // Adds (or removes) an admitted gang to (from) its pool's end indexes; the key is computed
+  // from the gang as it is, so a change of its times is erase, change, insert.
+  void IndexEnds(uint32_t slot, bool insert);
   void InsertVictim(uint32_t slot);
   void EraseVictim(uint32_t slot);
   void Remove(uint32_t slot);

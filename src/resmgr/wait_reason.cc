@@ -1,6 +1,7 @@
 #include "resmgr/wait_reason.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/units.h"
 
 namespace paceline::resmgr {
@@ -27,8 +28,29 @@ absl::string_view CapName(CapKind c) {
       return "slack limit (revocable work)";
     case CapKind::kMaxRunning:
       return "max_running_instances";
+    case CapKind::kEntitlement:
+      return "entitlement";
+    case CapKind::kSlackEntitlement:
+      return "slack entitlement";
   }
   return "?";
+}
+
+std::string When(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+absl::string_view WorkOf(CapKind c) {
+  switch (c) {
+    case CapKind::kReservation:
+      return "non-preemptible work";
+    case CapKind::kControllerLimit:
+      return "controller tasks";
+    case CapKind::kSlackEntitlement:
+      return "revocable work";
+    default:
+      return "regular work";
+  }
 }
 
 }  // namespace
@@ -61,6 +83,8 @@ absl::string_view WaitCodeName(WaitCode code) {
       return "earmarked";
     case WaitCode::kHeldBack:
       return "held-back";
+    case WaitCode::kReserved:
+      return "reserved";
   }
   return "?";
 }
@@ -70,9 +94,24 @@ std::string DescribeWait(const WaitReason& r, absl::string_view pool, JobId job)
     case WaitCode::kNotEvaluated:
       return "queued after the last scheduling cycle; it is considered in the next one";
     case WaitCode::kBlockedBehind:
+      if (absl::Time(r.at) != absl::InfinitePast()) {
+        return absl::StrCat("waits behind gang ", r.other.value(), ", reserved for gang ",
+                            r.other.value(), " from ", When(r.at),
+                            "; this gang is backfilled ahead of it only if it fits now and, by its "
+                            "max_running_time, ends by then or fits beside it");
+      }
       return absl::StrCat("waits behind gang ", r.other.value(),
                           ", which is earlier in the same class and does not fit yet (pool ", pool,
                           " admits each class in priority, then arrival, order)");
+    case WaitCode::kReserved: {
+      std::string s = absl::StrCat(HeldAsked(r, pool, WorkOf(r.cap), CapName(r.cap)),
+                                   "; reserved for gang ", r.other.value(), " from ", When(r.at),
+                                   " at the latest (as running tasks reach max_running_time)");
+      if (absl::Time(r.predicted) < absl::Time(r.at)) {
+        absl::StrAppend(&s, ", predicted ", When(r.predicted), " by expected_running_time");
+      }
+      return s;
+    }
     case WaitCode::kEntitlement:
       return HeldAsked(r, pool, "regular work", "entitlement");
     case WaitCode::kSlack:

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "common/packed_time.h"
 #include "common/resources.h"
 #include "resmgr/types.h"
 
@@ -33,6 +34,8 @@ enum class WaitCode : uint8_t {
   kEarmarked,            // free capacity is earmarked for a higher-priority gang (`other`)
   kHeldBack,             // a higher-priority gang (`other`) waits for the pool's entitlement
                          // and would preempt this preemptible gang if it were admitted
+  kReserved,             // backfill (backfill.h): the lane's first gang does not fit the bound
+                         // `cap` now; its capacity is reserved from `at` (predicted: `predicted`)
 };
 
 // Which fixed bound a kNeverFits gang exceeds.
@@ -41,7 +44,9 @@ enum class CapKind : uint8_t {
   kReservation,
   kControllerLimit,
   kSlackLimit,
-  kMaxRunning
+  kMaxRunning,
+  kEntitlement,       // kReserved: the pool's entitlement
+  kSlackEntitlement,  // kReserved: the pool's slack entitlement
 };
 
 struct WaitReason {
@@ -54,6 +59,12 @@ struct WaitReason {
   GangId other;        // kBlockedBehind: the lane's head; kEarmarked: the beneficiary; kHeldBack:
                        // the higher-priority gang
   uint64_t cycle = 0;  // the admission cycle that set this reason
+  // Backfill: kReserved: the time the gang's capacity is reserved from (it is admitted by then
+  // at the latest, from the running tasks' max_running_time) and the start the tasks'
+  // expected_running_time predicts; kBlockedBehind: the reserved head's `at`, or the infinite
+  // past when its lane has no reservation.
+  PackedTime at;
+  PackedTime predicted;
 
   friend bool operator==(const WaitReason&, const WaitReason&) = default;
 };

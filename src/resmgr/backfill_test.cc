@@ -1,0 +1,192 @@
+// Backfill: the reservation of a lane's first gang, the gangs admitted ahead of it, and the
+// reasons of those that wait. A 100-cpu cluster, one pool, unless a test says otherwise.
+#include "resmgr/backfill.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "resmgr/rm_harness.h"
+
+namespace paceline::resmgr {
+namespace {
+
+using testing::Cpu;
+using ::testing::ElementsAre;
+using testing::G;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::RmHarness;
+using testing::Spec;
+
+// Gang 1 (60 cpu, killed after 1h) runs from the first cycle; returns its end bound.
+absl::Time RunFirst(RmHarness& h, PoolId a, absl::Duration limit = absl::Hours(1)) {
+  h.Add(G(1, a, 60).Limit(limit));
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(1));
+  h.Start(1);
+  return h.now() + limit;
+}
+
+GangId AheadOf(const CycleResult& r, uint64_t gang) {
+  for (const AdmittedGang& a : r.admitted) {
+    if (a.gang.value() == gang) return a.backfilled_ahead_of;
+  }
+  ADD_FAILURE() << "gang " << gang << " was not admitted";
+  return GangId();
+}
+
+TEST(BackfillTest, AGangThatEndsBeforeTheReservationStartsAheadOfIt) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  const absl::Time end1 = RunFirst(h, a);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));     // waits for gang 1's 60
+  h.Add(G(3, a, 10).Limit(absl::Minutes(10)));  // fits now, ends long before
+  h.Add(G(4, a, 10));                           // fits now, but no limit: never backfilled
+  h.Add(G(5, a, 15).Limit(absl::Hours(2)));     // fits now and beside gang 2 at end1 (20 left)
+  h.Add(G(6, a, 10).Limit(absl::Hours(2)));     // fits now (85 + 10), not beside gang 2 (5 left)
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(3, 5));
+  EXPECT_EQ(AheadOf(r, 3), GangId(2));
+  EXPECT_EQ(AheadOf(r, 5), GangId(2));
+
+  const WaitReason head = h.Reason(2);
+  EXPECT_EQ(head.code, WaitCode::kReserved);
+  EXPECT_EQ(head.cap, CapKind::kEntitlement);
+  EXPECT_EQ(head.other, GangId(2));
+  EXPECT_EQ(absl::Time(head.at), end1);
+  EXPECT_EQ(h.Why(2),
+            "cpu: pool /a holds 60 of regular work and the gang asks 80, above its entitlement "
+            "100; reserved for gang 2 from 2020-01-01T01:00:02Z at the latest (as running tasks "
+            "reach max_running_time)");
+  for (uint64_t behind : {4, 6}) {
+    EXPECT_EQ(h.Reason(behind).code, WaitCode::kBlockedBehind) << behind;
+    EXPECT_EQ(h.Reason(behind).other, GangId(2)) << behind;
+    EXPECT_EQ(absl::Time(h.Reason(behind).at), end1) << behind;
+  }
+  EXPECT_THAT(h.Why(4), HasSubstr("reserved for gang 2 from 2020-01-01T01:00:02Z; this gang is "
+                                  "backfilled ahead of it only if"));
+}
+
+TEST(BackfillTest, TheReservedGangStartsWhenTheCapacityIsFreed) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  const absl::Time end1 = RunFirst(h, a);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));
+  h.Add(G(3, a, 20).Limit(absl::Hours(3)));  // beside gang 2 at end1: 100 - 80 = 20 left
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(3));
+  h.Start(3);
+  // Gang 1 is killed at its limit; gang 2 starts in the next cycle, beside gang 3.
+  h.Advance(end1 - h.now());
+  ASSERT_TRUE(h.rm().Release(h.Tasks(1)[0]).ok());
+  r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(2));
+  EXPECT_EQ(AheadOf(r, 2), GangId());
+}
+
+TEST(BackfillTest, AGangThatWouldDelayTheReservationWaits) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  const absl::Time end1 = RunFirst(h, a);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));
+  // Fits now (60 + 30 <= 100) but ends after end1 and does not fit beside gang 2 (20 left).
+  h.Add(G(3, a, 30).Limit(absl::Hours(1) + absl::Seconds(1)));
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(r.admitted, IsEmpty());
+  EXPECT_EQ(h.Reason(3).code, WaitCode::kBlockedBehind);
+  EXPECT_EQ(absl::Time(h.Reason(3).at), end1);
+  // Gang 1 ends early: gang 2 starts at once, and gang 3, first now, has the reservation until
+  // gang 2's limit (admitted, not yet running: from its admission).
+  h.Advance(absl::Minutes(30));
+  ASSERT_TRUE(h.rm().Release(h.Tasks(1)[0]).ok());
+  r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(2));
+  EXPECT_EQ(h.Reason(3).code, WaitCode::kReserved);
+  EXPECT_EQ(absl::Time(h.Reason(3).at), h.now() + absl::Hours(1));
+}
+
+TEST(BackfillTest, NoReservationWhileWorkWithoutALimitHoldsTheRoom) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  h.Add(G(1, a, 60));  // no limit: never ends for backfill
+  h.Cycle();
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));
+  h.Add(G(3, a, 10).Limit(absl::Minutes(1)));
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(r.admitted, IsEmpty());  // strict head of line, as without backfill
+  EXPECT_EQ(h.Reason(2).code, WaitCode::kEntitlement);
+  EXPECT_EQ(h.Reason(3).code, WaitCode::kBlockedBehind);
+  EXPECT_EQ(absl::Time(h.Reason(3).at), absl::InfinitePast());
+}
+
+TEST(BackfillTest, TheKnobTurnsItOff) {
+  ResourceManagerConfig config;
+  config.backfill = false;
+  RmHarness h(Cpu(100), config);
+  PoolId a = h.Pool("/a");
+  RunFirst(h, a);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));
+  h.Add(G(3, a, 30).Limit(absl::Minutes(10)));
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(r.admitted, IsEmpty());
+  EXPECT_EQ(h.Reason(2).code, WaitCode::kEntitlement);
+  EXPECT_EQ(h.Reason(3).code, WaitCode::kBlockedBehind);
+}
+
+TEST(BackfillTest, TheEstimatePredictsTheStart) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  h.Add(G(1, a, 60).Limit(absl::Hours(1)).Estimate(absl::Minutes(20)));
+  h.Cycle();
+  h.Start(1);
+  const absl::Time started = h.now();
+  h.Add(G(2, a, 80));
+  h.Cycle();
+  const WaitReason w = h.Reason(2);
+  EXPECT_EQ(w.code, WaitCode::kReserved);
+  EXPECT_EQ(absl::Time(w.at), started + absl::Hours(1));
+  EXPECT_EQ(absl::Time(w.predicted), started + absl::Minutes(20));
+  EXPECT_THAT(h.Why(2), HasSubstr(", predicted 2020-01-01T00:20:02Z by expected_running_time"));
+}
+
+TEST(BackfillTest, OnlyTheLaneOfTheReservedGang) {
+  RmHarness h;
+  PoolId a = h.Pool("/a", Spec().Cpu(50));  // reservation 50
+  h.Add(G(1, a, 40).NonPreemptible().Limit(absl::Hours(1)));
+  h.Cycle();
+  h.Start(1);
+  const absl::Time end1 = h.now() + absl::Hours(1);
+  h.Add(G(2, a, 30).NonPreemptible());                          // 40 + 30 > 50
+  h.Add(G(3, a, 10).NonPreemptible().Limit(absl::Minutes(5)));  // ends before end1
+  h.Add(G(4, a, 10).NonPreemptible().Limit(absl::Hours(2)));    // 50 - 30 = 20 beside it
+  h.Add(G(5, a, 15).NonPreemptible().Limit(absl::Hours(2)));    // 10 left beside it: waits
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(3));
+  EXPECT_EQ(h.Reason(2).code, WaitCode::kReserved);
+  EXPECT_EQ(h.Reason(2).cap, CapKind::kReservation);
+  EXPECT_EQ(absl::Time(h.Reason(2).at), end1);
+  EXPECT_THAT(h.Why(2), HasSubstr("of non-preemptible work and the gang asks 30, above its "
+                                  "reservation (non-preemptible work runs only within it) 50"));
+  // Gang 4 fits beside gang 2 at end1 but not now (40 + 10 + 10 = 60 > 50).
+  EXPECT_EQ(h.Reason(4).code, WaitCode::kBlockedBehind);
+  EXPECT_EQ(h.Reason(5).code, WaitCode::kBlockedBehind);
+}
+
+TEST(BackfillTest, TheDepthBoundsTheLookBehindTheReservation) {
+  ResourceManagerConfig config;
+  config.backfill_depth = 2;
+  RmHarness h(Cpu(100), config);
+  PoolId a = h.Pool("/a");
+  RunFirst(h, a);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));
+  h.Add(G(3, a, 50).Limit(absl::Minutes(1)));  // does not fit now
+  h.Add(G(4, a, 50).Limit(absl::Minutes(1)));  // does not fit now
+  h.Add(G(5, a, 10).Limit(absl::Minutes(1)));  // would fit, but is third behind it
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(r.admitted, IsEmpty());
+  EXPECT_EQ(h.Reason(5).code, WaitCode::kBlockedBehind);
+  EXPECT_EQ(h.Reason(5).other, GangId(2));
+}
+
+}  // namespace
+}  // namespace paceline::resmgr
