@@ -1,6 +1,7 @@
 #include "resmgr/entitlement.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "common/check.h"
 
@@ -54,6 +55,7 @@ const Entitlements& EntitlementCalculator::Compute(const PoolTree& tree,
   }
 
   // Top-down: entitlement.
+  factor_ = in.share_factor;
   entitlement_[0] = ClampNonNegative(in.capacity);
   for (uint32_t pos = 0; pos < n; ++pos) {
     if (l.child_begin[pos] == l.child_end[pos]) continue;
@@ -116,6 +118,15 @@ void EntitlementCalculator::Divide(const PoolLayout& l, uint32_t parent, int d) 
   }
   for (uint32_t i = 0; i < n; ++i) grant_[i] = headroom_[i];
   int64_t left = amount - static_cast<int64_t>(base_sum);
+  // Fair share with memory: past usage weighs the shares above the reservations.
+  if (!factor_.empty()) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t id = l.id[begin + i].value();
+      if (id < factor_.size()) {
+        weight_[i] = std::max(weight_[i] * factor_[id][d], std::numeric_limits<double>::min());
+      }
+    }
+  }
 
   // Phase 2: unmet demand, by share.
   if (left > 0) {

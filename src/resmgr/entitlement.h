@@ -20,6 +20,8 @@
 //      Static children take no part. Equal shares get equal increments above the reservation.
 //   3. Spare: whatever is still left is water-filled by share up to the limits (static children
 //      excepted), so a pool can start new work before the next cycle recomputes.
+// In phases 2 and 3 (never in phase 1, nor for the slack) the share w_c is multiplied by the
+// child's fair-share factor when the caller gives one (fair share with memory, usage_decay.h).
 // Then each child divides its own entitlement the same way. Hence: Σ children <= parent;
 // every entitlement <= its limit; when the reservations are feasible (each pool's children's
 // reservations sum to at most its own, the root's to at most the capacity), every pool gets at
@@ -44,6 +46,7 @@
 // Ownership: Compute() returns a reference to buffers owned by the calculator, valid until the
 // next Compute(). Thread-safety: single-threaded; not thread-safe.
 
+#include <array>
 #include <span>
 #include <vector>
 
@@ -60,6 +63,9 @@ struct EntitlementInput {
   std::span<const Resources> slack_demand;  // revocable demand: queued + allocated
   Resources capacity;                       // the root's entitlement
   Resources allocated_unused;  // allocated to regular work but measured unused (slack source)
+  // Fair share with memory (usage_decay.h): indexed by PoolId value, a factor in (0, 1] per
+  // dimension that multiplies the pool's share in phases 2 and 3; empty = every factor 1.
+  std::span<const std::array<double, kNumDims>> share_factor = {};
 };
 
 // Indexed by PoolId value (size tree.slot_count(); zero for deleted ids).
@@ -89,6 +95,7 @@ class EntitlementCalculator {
   std::vector<int64_t> headroom_;
   std::vector<int64_t> grant_;
   std::vector<double> weight_;
+  std::span<const std::array<double, kNumDims>> factor_;  // the current input's share_factor
   WaterFiller filler_;
   Entitlements out_;
 };

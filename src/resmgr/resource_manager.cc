@@ -12,9 +12,7 @@
 namespace paceline::resmgr {
 
 ResourceManager::ResourceManager(ResourceManagerConfig config)
-    : config_(config),
-      preemptor_(state_, config_.preemption),
-      admitter_(state_, preemptor_, config_.backfill, config_.backfill_depth) {
+    : config_(config), preemptor_(state_, config_.preemption), admitter_(state_, preemptor_) {
   PL_CHECK(config_.preemption.hysteresis_cycles >= 1) << "hysteresis_cycles must be >= 1";
   state_.pool(kRootPool);
 }
@@ -211,8 +209,9 @@ CycleResult ResourceManager::RunCycle(const CycleInput& input, absl::Time now) {
     slack_demand_[leaf.value()] = p->queued[1] + p->alloc.revocable;
   }
   const Resources capacity = Max(input.capacity, Resources());
-  last_ = &calculator_.Compute(
-      tree_, {demand_, allocation_, slack_demand_, capacity, input.allocated_unused});
+  usage_decay_.Advance(tree_, allocation_, capacity, now);
+  last_ = &calculator_.Compute(tree_, {demand_, allocation_, slack_demand_, capacity,
+                                       input.allocated_unused, usage_decay_.factors()});
   last_capacity_ = capacity;
 
   size_t queued = 0;
@@ -293,7 +292,6 @@ WaitReason ResourceManager::ResolveReason(const resmgr::Gang& g, const PoolRunti
     WaitReason r;
     r.code = block.code;
     r.other = block.head;
-    r.at = block.at;
     r.cycle = cycle_;
     return r;
   }

@@ -46,16 +46,12 @@
 #include "resmgr/pool_tree.h"
 #include "resmgr/preemption.h"
 #include "resmgr/rm_state.h"
+#include "resmgr/usage_decay.h"
 
 namespace paceline::resmgr {
 
 struct ResourceManagerConfig {
   PreemptionConfig preemption;
-  // EASY backfill (backfill.h, docs/resource-manager.md "Backfill"): gangs with a
-  // max_running_time may start ahead of a lane's first gang that waits, never delaying it.
-  bool backfill = true;
-  // At most this many gangs behind a reserved gang are looked at per lane and cycle.
-  uint32_t backfill_depth = 1000;
 };
 
 struct CycleInput {
@@ -146,6 +142,12 @@ class ResourceManager {
   std::optional<GangId> GangOf(const TaskId& task) const;
   std::optional<GangMembers> Members(GangId gang) const;
   uint64_t cycle() const { return cycle_; }
+  // Fair share with memory (usage_decay.h): each pool's decayed usage and factor as of the
+  // last cycle, and the seeding of usage recorded before a restart.
+  const UsageDecay& fair_share() const { return usage_decay_; }
+  absl::Status SeedUsage(PoolId pool, double usage, absl::Time as_of) {
+    return usage_decay_.Seed(tree_, pool, usage, as_of);
+  }
   const Allocation& total_allocation() const { return state_.total(); }
 
  private:
@@ -163,6 +165,7 @@ class ResourceManager {
   Preemptor preemptor_;
   Admitter admitter_;
   EntitlementCalculator calculator_;
+  UsageDecay usage_decay_;
   const Entitlements* last_ = nullptr;  // the calculator's last result
   Resources last_capacity_;
   uint64_t cycle_ = 0;

@@ -58,6 +58,10 @@ class PoolSpecBuilder {
     spec_.slack_limit_percent = percent;
     return *this;
   }
+  PoolSpecBuilder& FairShare(absl::Duration half_life) {
+    spec_.fair_share = FairShareSpec{half_life};
+    return *this;
+  }
   PoolSpec Build() const { return spec_; }
   operator PoolSpec() const { return spec_; }  // NOLINT: builders convert implicitly
 
@@ -104,14 +108,6 @@ class GangBuilder {
   }
   GangBuilder& MaxRunning(uint32_t n) {
     r_.max_running_instances = n;
-    return *this;
-  }
-  GangBuilder& Limit(absl::Duration d) {  // max_running_time
-    r_.max_running_time = d;
-    return *this;
-  }
-  GangBuilder& Estimate(absl::Duration d) {  // expected_running_time
-    r_.expected_running_time = d;
     return *this;
   }
   GangRequest Build() const {
