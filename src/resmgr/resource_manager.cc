@@ -12,7 +12,9 @@
 namespace paceline::resmgr {
 
 ResourceManager::ResourceManager(ResourceManagerConfig config)
-    : config_(config), preemptor_(state_, config_.preemption), admitter_(state_, preemptor_) {
+    : config_(config),
+      preemptor_(state_, config_.preemption),
+      admitter_(state_, preemptor_, config_.backfill, config_.backfill_depth) {
   PL_CHECK(config_.preemption.hysteresis_cycles >= 1) << "hysteresis_cycles must be >= 1";
   state_.pool(kRootPool);
 }
@@ -292,6 +294,7 @@ WaitReason ResourceManager::ResolveReason(const resmgr::Gang& g, const PoolRunti
     WaitReason r;
     r.code = block.code;
     r.other = block.head;
+    r.at = block.at;
     r.cycle = cycle_;
     return r;
   }

@@ -52,6 +52,11 @@ namespace paceline::resmgr {
 
 struct ResourceManagerConfig {
   PreemptionConfig preemption;
+  // EASY backfill (backfill.h, docs/resource-manager.md "Backfill"): gangs with a
+  // max_running_time may start ahead of a lane's first gang that waits, never delaying it.
+  bool backfill = true;
+  // At most this many gangs behind a reserved gang are looked at per lane and cycle.
+  uint32_t backfill_depth = 1000;
 };
 
 struct CycleInput {

@@ -110,6 +110,14 @@ class GangBuilder {
     r_.max_running_instances = n;
     return *this;
   }
+  GangBuilder& Limit(absl::Duration d) {  // max_running_time
+    r_.max_running_time = d;
+    return *this;
+  }
+  GangBuilder& Estimate(absl::Duration d) {  // expected_running_time
+    r_.expected_running_time = d;
+    return *this;
+  }
   GangRequest Build() const {
     GangRequest r = r_;
     for (int i = 0; i < tasks_; ++i) {
