@@ -47,6 +47,8 @@ resmgr::GangRequest Gangs::RequestOf(const jobmgr::Job& job, absl::Span<const Ta
   req.priority = spec.priority;
   req.sla = resmgr::SlaClassOf(spec.sla);
   req.max_running_instances = spec.sla.max_running_instances;
+  req.max_running_time = spec.sla.max_running_time;
+  req.expected_running_time = spec.sla.expected_running_time;
   for (const TaskId& t : tasks) {
     const std::shared_ptr<const TaskSpec> task = job.TaskFor(t.instance);
     req.controller = req.controller || task->controller;

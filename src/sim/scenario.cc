@@ -26,9 +26,9 @@ using yaml_internal::Diagnostics;
 using yaml_internal::Field;
 using yaml_internal::MapReader;
 
-constexpr std::array<absl::string_view, 11> kTopKeys = {
+constexpr std::array<absl::string_view, 12> kTopKeys = {
     "seed",      "run_for", "report_every", "cycle_every", "heartbeat_every", "start_delay",
-    "placement", "hosts",   "pools",        "jobs",        "description"};
+    "placement", "hosts",   "pools",        "jobs",        "description",     "backfill"};
 constexpr std::array<absl::string_view, 5> kHostKeys = {"count", "name", "resources", "gpu_model",
                                                         "labels"};
 constexpr std::array<absl::string_view, 4> kHostResourceKeys = {"cpu", "memory", "disk", "gpu"};
@@ -238,6 +238,7 @@ Scenario ReadScenario(const Field& root, Diagnostics& diag) {
   ReadInto(top.Get("heartbeat_every"), sc.heartbeat_every, ReadPositiveDuration, diag);
   ReadInto(top.Get("start_delay"), sc.start_delay, yaml_internal::ReadDuration, diag);
   ReadInto(top.Get("placement"), sc.placement, yaml_internal::ReadString, diag);
+  ReadInto(top.Get("backfill"), sc.backfill, yaml_internal::ReadBool, diag);
   (void)top.Get("description");  // free text, for the reader of the file
 
   std::vector<Field> host_fields;

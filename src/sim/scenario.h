@@ -9,6 +9,7 @@
 //   heartbeat_every: 10s         # host heartbeats; a host silent 3x this long is lost
 //   start_delay: 0s              # launch sent -> the simulated agent reports RUNNING
 //   placement: default           # placement profile (placement/profile.h)
+//   backfill: true               # EASY backfill in admission (docs/resource-manager.md)
 //   hosts:
 //     - {count: 10, name: a, resources: {cpu: 10, memory: 64Gi, gpu: 8}, gpu_model: V100,
 //        labels: {zone: a}}
@@ -74,6 +75,7 @@ struct Scenario {
   absl::Duration heartbeat_every = absl::Seconds(10);
   absl::Duration start_delay = absl::ZeroDuration();
   std::string placement = "default";
+  bool backfill = true;  // ResourceManagerConfig::backfill
   std::vector<HostGroup> hosts;
   std::map<std::string, PoolSpec> pools;  // by path; parents sort before their children
   std::vector<ScenarioJob> jobs;          // sorted by `at` (stable: file order at equal times)

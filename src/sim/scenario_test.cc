@@ -85,6 +85,7 @@ jobs:
   EXPECT_EQ(sc->run_for, absl::InfiniteDuration());
   EXPECT_EQ(sc->heartbeat_every, absl::Seconds(10));
   EXPECT_EQ(sc->placement, "default");
+  EXPECT_TRUE(sc->backfill);
   EXPECT_EQ(sc->hosts[0].name, "host0");
   EXPECT_EQ(sc->hosts[0].count, 1u);
   EXPECT_EQ(sc->hosts[0].resources[Dim::kGpu], 4000);

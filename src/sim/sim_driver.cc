@@ -115,6 +115,7 @@ class Simulator {
     scheduler::CoreConfig config;
     config.placement.profile = sc_.placement;
     config.placement.seed = sc_.seed;
+    config.resmgr.backfill = sc_.backfill;
     config.host_timeout = 3 * sc_.heartbeat_every;
     absl::StatusOr<std::unique_ptr<SchedulerCore>> core = SchedulerCore::Create(config);
     if (!core.ok()) return WithContext(core.status(), "placement");

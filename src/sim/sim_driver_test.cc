@@ -164,5 +164,54 @@ jobs:
   EXPECT_TRUE(r.stalled);  // the second job fits no host: nothing can progress
 }
 
+const JobOutcome& JobNamed(const SimResult& r, absl::string_view name) {
+  for (const JobOutcome& j : r.jobs) {
+    if (j.name == name) return j;
+  }
+  PL_CHECK(false) << "no job " << name;
+  return r.jobs.front();
+}
+
+// The mean share of the cluster's cores allocated over the intervals that end by `until`.
+double CpuUtilisation(const SimResult& r, absl::Duration until) {
+  double sum = 0;
+  int n = 0;
+  for (const IntervalSample& s : r.intervals) {
+    if (s.t > until) break;
+    sum += static_cast<double>(s.allocated[Dim::kCpu]) / static_cast<double>(r.capacity[Dim::kCpu]);
+    ++n;
+  }
+  return n == 0 ? 0 : sum / n;
+}
+
+TEST(SimDriverTest, BackfillUsesTheIdleCoresWithoutDelayingTheWideGang) {
+  Scenario on = Load("backfill.yaml");
+  ASSERT_TRUE(on.backfill);
+  Scenario off = on;
+  off.backfill = false;
+  const SimResult with = Simulate(on);
+  const SimResult without = Simulate(off);
+
+  // The wide gang starts when `running` reaches its limit, either way.
+  const JobOutcome& wide_on = JobNamed(with, "wide");
+  const JobOutcome& wide_off = JobNamed(without, "wide");
+  ASSERT_EQ(wide_on.latencies.size(), 8u);
+  ASSERT_EQ(wide_off.latencies.size(), 8u);
+  EXPECT_LE(*std::max_element(wide_on.latencies.begin(), wide_on.latencies.end()),
+            *std::max_element(wide_off.latencies.begin(), wide_off.latencies.end()));
+  EXPECT_GE(wide_off.latencies.front(), absl::Minutes(58));
+
+  // The small tasks ran in the 40 idle cores during the first hour, not after the wide gang.
+  const JobOutcome& small_on = JobNamed(with, "small");
+  const JobOutcome& small_off = JobNamed(without, "small");
+  ASSERT_TRUE(small_on.finished.has_value() && small_off.finished.has_value());
+  EXPECT_LT(*small_on.finished, absl::Minutes(30));
+  EXPECT_GT(*small_off.finished, absl::Hours(1));
+  const double util_on = CpuUtilisation(with, absl::Hours(1));
+  const double util_off = CpuUtilisation(without, absl::Hours(1));
+  EXPECT_GT(util_on, util_off + 0.1) << util_on << " vs " << util_off;
+  EXPECT_LT(with.end, without.end);  // everything is done sooner
+}
+
 }  // namespace
 }  // namespace paceline::sim

@@ -80,6 +80,7 @@ Json BuildReport(const Scenario& sc, const SimResult& r, const std::string& sour
   s["heartbeat_every_s"] = Seconds(sc.heartbeat_every);
   s["start_delay_s"] = Seconds(sc.start_delay);
   s["placement"] = sc.placement;
+  s["backfill"] = sc.backfill;
 
   // Fairness and utilisation accumulate over the intervals.
   std::vector<double> util_sum(kNumDims, 0), dev_sum(kNumDims, 0), dev_max(kNumDims, 0);
