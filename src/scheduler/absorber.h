@@ -3,7 +3,8 @@
 // rest of the core, and moves the changes into the caller's Actions:
 //   - fx.release: the task's resources are free again (snapshot, usage, resource manager);
 //   - fx.withdraw: a queued gang leaves the queue, an admitted one frees its tasks;
-//   - fx.enqueue: new gangs for the resource manager (Gangs);
+//   - fx.enqueue: new gangs for the resource manager (Gangs), but for a cron job's own tasks,
+//     which never run (its runs are jobs of their own, cron_runs.h);
 //   - fx.launches: one Launch each, with the whole gang's peer list (scheduler_core.h);
 //   - the batch and the kills: appended to `out`, and the retention index told of every job the
 //     batch touched or deleted (retention.h); the record of a live run of a service or stateful

@@ -66,6 +66,12 @@ absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::UpdateRequest r
   const jobmgr::Job* job = jobs_.GetJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(job->pool()));
+  if (req.spec.schedule.has_value() != job->spec().schedule.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "schedule: a job is a cron job or not from its creation (job ", id.value(),
+        job->spec().schedule ? " is one: keep schedule" : " is not: remove schedule",
+        "); create a new job instead"));
+  }
   RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
   return Run(now, out, [&](jobmgr::Effects& fx) {
     return jobs_.updates().Start(id, std::move(req), now, fx);
@@ -115,6 +121,12 @@ absl::Status JobControl::DeleteJob(JobId id, Actions& out) {
   jobmgr::Effects fx;
   RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
   ForgetJobs({id});
+  if (cron_.IsNewestRun(id)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", id.value(),
+        " is the newest run of its cron job, which it tells which tick ran last; it is purged "
+        "once a newer run finishes (schedule.keep_succeeded, keep_failed) or with its cron job"));
+  }
   absorber_.Absorb(fx, absl::InfinitePast(), out);
   return absl::OkStatus();
 }

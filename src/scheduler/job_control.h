@@ -9,7 +9,7 @@
 // It works on the core's parts it is given: the job manager it drives, the resource manager's
 // pool tree (read), the retention index (read), the Absorber that applies the effects, the
 // HostUpkeep for daemon jobs, and what the core keeps on the side about jobs (WaitReasons,
-// ShapeCache), which it drops when a job is deleted.
+// ShapeCache), which it drops when a job is deleted; CronRuns, read for DeleteJob.
 //
 // Thread-safety: single-threaded, like the core it belongs to (SchedulerCore::job_control()).
 
@@ -24,6 +24,7 @@
 #include "resmgr/resource_manager.h"
 #include "scheduler/absorber.h"
 #include "scheduler/actions.h"
+#include "scheduler/cron_runs.h"
 #include "scheduler/host_upkeep.h"
 #include "scheduler/retention.h"
 #include "scheduler/shape_cache.h"
@@ -36,14 +37,15 @@ class JobControl {
  public:
   JobControl(jobmgr::JobManager& jobs, const resmgr::ResourceManager& rm,
              const Retention& retention, Absorber& absorber, HostUpkeep& upkeep, WaitReasons& why,
-             ShapeCache& shapes)
+             ShapeCache& shapes, const CronRuns& cron)
       : jobs_(jobs),
         rm_(rm),
         retention_(retention),
         absorber_(absorber),
         upkeep_(upkeep),
         why_(why),
-        shapes_(shapes) {}
+        shapes_(shapes),
+        cron_(cron) {}
 
   absl::StatusOr<JobId> CreateJob(JobSpec spec, const std::string& pool, absl::Time now,
                                   Actions& out, jobmgr::JobOwner owner = {});
@@ -51,6 +53,7 @@ class JobControl {
   absl::Status KillInstance(TaskId task, absl::Time now, Actions& out);
   absl::Status RestartInstances(JobId id, const std::vector<uint32_t>& instances, absl::Time now,
                                 Actions& out);
+  // FAILED_PRECONDITION for the newest run of a cron job, which records its last tick.
   absl::Status DeleteJob(JobId id, Actions& out);
   // Stateful: let a waiting instance start elsewhere with an empty volume.
   absl::Status ReleaseVolume(TaskId task, absl::Time now, Actions& out);
@@ -83,6 +86,7 @@ class JobControl {
   HostUpkeep& upkeep_;
   WaitReasons& why_;
   ShapeCache& shapes_;
+  const CronRuns& cron_;
 };
 
 }  // namespace paceline::scheduler

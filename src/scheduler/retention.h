@@ -4,7 +4,8 @@
 // A job is finished when none of its instances is live and it will not start one by itself: a
 // batch job whose tasks all ended, or any job killed by its user whose tasks all ended (a
 // daemon job that still wants to run is never finished: new hosts add instances to it; nor is
-// a job with no instances that still wants to run, nor one with an update in flight). It
+// a job with no instances that still wants to run, nor one with an update in flight, nor a
+// run of a cron job, which its cron job's keep limits purge: cron_runs.h). It
 // finished at the moment the last of its instances ended. It expires `window` after that,
 // where `window` is its pool's retain_terminal, inherited down the pool tree, and at the root
 // the master's --retain-terminal; a job whose window is forever never expires.

@@ -58,6 +58,7 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
   snapshot_.ReserveTasks(adoptable);
   absorber_.Absorb(fx, now, out);
   return absl::OkStatus();
+  cron_.Rebuild();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -92,6 +93,7 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     absorber_.Absorb(fx, now, out);
   }
   upkeep_.Tick(now, out);
+  cron_.Tick(now, out);
 
   resmgr::CycleResult cycle =
       rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now)}, now);
@@ -229,6 +231,9 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   return why.empty() ? restart : absl::StrCat(restart, ": ", why);
 }
 
+  if (job->spec().schedule) {
+    if (std::string cron = cron_.Describe(task.job); !cron.empty()) return cron;
+  }
 std::string SchedulerCore::WhyWaiting(const jobmgr::Job& job, TaskId task) const {
   const jobmgr::TaskRuntime& t = job.task(task.instance);
   if (job.spec().type == JobType::kStateful && t.volume_host != jobmgr::kNoHost) {

@@ -177,7 +177,8 @@ class SchedulerCore {
   Absorber absorber_{jobs_, rm_, snapshot_, usage_, retention_, gangs_};
   HostUpkeep upkeep_{hosts_, jobs_, snapshot_, usage_, absorber_};
   PoolControl pools_{rm_, retention_};
-  JobControl job_control_{jobs_, rm_, retention_, absorber_, upkeep_, why_, shapes_};
+  CronRuns cron_{jobs_, job_control_};  // uses job_control_ from its first Tick on
+  JobControl job_control_{jobs_, rm_, retention_, absorber_, upkeep_, why_, shapes_, cron_};
   AgentControl agents_{
       {hosts_, snapshot_, jobs_, rm_, usage_, gangs_, shapes_, why_, absorber_, upkeep_}};
 };

@@ -13,12 +13,6 @@
 
 namespace paceline {
 
-std::string RunName(absl::string_view job_name, absl::Time tick, const absl::TimeZone& zone,
-                    bool with_seconds) {
-  return absl::StrCat(job_name, "-",
-                      absl::FormatTime(with_seconds ? "%Y%m%d%H%M%S" : "%Y%m%d%H%M", tick, zone));
-}
-
 namespace yaml_internal {
 
 namespace {
