@@ -1,6 +1,8 @@
 #include "scheduler/pool_control.h"
 
+#include "common/check.h"
 #include "common/status.h"
+#include "scheduler/fair_share_seed.h"
 
 namespace paceline::scheduler {
 
@@ -28,6 +30,17 @@ absl::Status PoolControl::DeletePool(const std::string& path, Actions& out) {
   RETURN_IF_ERROR(rm_.DeletePool(path));
   out.batch.delete_pools.push_back(path);
   return absl::OkStatus();
+}
+
+size_t PoolControl::SeedUsage(std::span<const records::UsageRecord> hours,
+                              const Resources& capacity, absl::Time now) {
+  const std::vector<UsageSeed> seeds = DecayedUsageFromHours(rm_.tree(), hours, capacity, now);
+  for (const UsageSeed& s : seeds) {
+    // The seeds are made for pools under a fair_share parent, with finite usage: nothing fails.
+    const absl::Status status = rm_.SeedUsage(s.pool, s.usage, now);
+    PL_CHECK(status.ok()) << status;
+  }
+  return seeds.size();
 }
 
 }  // namespace paceline::scheduler
