@@ -85,12 +85,12 @@ absl::Status JobManager::DeleteJob(JobId id, Effects& fx) {
   return absl::OkStatus();
 }
 
-void JobManager::OnAdmitted(TaskId task, absl::Time now, Effects& fx) {
+void JobManager::OnAdmitted(TaskId task, absl::Time now, Effects& fx, absl::string_view note) {
   MutableJob* job = jobs_.Find(task.job);
   if (job == nullptr || task.instance >= job->view().instances()) return;
   if (job->view().task(task.instance).state != TaskState::kPending) return;
-  life_.Transition(*job, task.instance, TaskState::kReady, TaskReason::kAdmitted, "", now, fx,
-                   false);
+  life_.Transition(*job, task.instance, TaskState::kReady, TaskReason::kAdmitted, std::string(note),
+                   now, fx, false);
 }
 
 void JobManager::OnPlaced(TaskId task, Placement placed, absl::Time now, Effects& fx) {

@@ -38,6 +38,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "jobmgr/effects.h"
 #include "jobmgr/gang_restarts.h"
 #include "jobmgr/host_names.h"
@@ -86,7 +87,9 @@ class JobManager {
   // while any task is live: kill it first).
   absl::Status DeleteJob(JobId id, Effects& fx);
 
-  void OnAdmitted(TaskId task, absl::Time now, Effects& fx);
+  // The resource manager admitted the task (READY); `note` goes into the task's event, e.g.
+  // "backfilled ahead of gang 7" (docs/resource-manager.md "Backfill").
+  void OnAdmitted(TaskId task, absl::Time now, Effects& fx, absl::string_view note = "");
   // The placement engine chose a host: PLACED, then LAUNCHING with a store write and a launch
   // that carries the placement.
   void OnPlaced(TaskId task, Placement placed, absl::Time now, Effects& fx);

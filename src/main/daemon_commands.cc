@@ -51,6 +51,7 @@ struct MasterFlags {
   std::string retention_period = "10s";
   std::string tls_dir;
   bool insecure_loopback = false;
+  bool no_backfill = false;
   std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
   std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
   std::string cycle = absl::FormatDuration(defaults::kCycle);
@@ -121,6 +122,9 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                   "when missing)");
   cmd->add_flag("--insecure-loopback", f.insecure_loopback,
                 "serve plain text instead of TLS; only on loopback addresses");
+  cmd->add_flag("--no-backfill", f.no_backfill,
+                "admit each lane strictly in order: no job starts ahead of a waiting gang, even "
+                "one whose max_running_time ends before the gang can start");
   cmd->add_option("--audit-retention", f.audit_retention,
                   "delete audit records older than this (0: keep them forever)")
       ->capture_default_str();
@@ -229,6 +233,7 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   config.secrets_key_file = f.secrets_key_file;
   config.tls_dir = f.tls_dir;
   config.insecure_loopback = f.insecure_loopback;
+  config.backfill = !f.no_backfill;
   auto retention = ParseDurationStrict(f.audit_retention);
   if (!retention.ok()) return WithFlag(retention.status(), "--audit-retention");
   if (*retention < absl::ZeroDuration()) {

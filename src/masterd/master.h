@@ -53,6 +53,8 @@ struct MasterConfig {
   absl::Duration host_timeout = defaults::kHostTimeout;              // silent this long: LOST
   absl::Duration history_period = defaults::kHistoryPeriod;          // one point; an hour is kept
   std::string placement_profile = "default";
+  // EASY backfill in admission (docs/resource-manager.md "Backfill"); off: --no-backfill.
+  bool backfill = true;
   // Several masters on one PostgreSQL store (masterd/leadership.h): how long the leader's lease
   // runs without renewal, and the gRPC address the others send clients and agents to (empty:
   // the bound listen address; set it when listening on 0.0.0.0).

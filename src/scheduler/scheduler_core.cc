@@ -107,7 +107,13 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     std::optional<resmgr::GangMembers> g = rm_.Members(a.gang);
     if (!g.has_value()) continue;
     jobmgr::Effects fx;
-    for (const TaskId& t : g->tasks) jobs_.OnAdmitted(t, now, fx);
+    const std::string note =
+        a.backfilled_ahead_of == resmgr::GangId()
+            ? std::string()
+            : absl::StrCat("backfilled ahead of gang ", a.backfilled_ahead_of.value(),
+                           ", which has capacity reserved for later (it ends by then, or fits "
+                           "beside it)");
+    for (const TaskId& t : g->tasks) jobs_.OnAdmitted(t, now, fx, note);
     absorber_.Absorb(fx, now, out);
     to_place_.push_back(a.gang.value());
   }

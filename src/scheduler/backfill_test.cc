@@ -1,0 +1,105 @@
+// Backfill through the whole core: the job's max_running_time reaches the resource manager,
+// a backfilled task's events say so, the waiting gang's reason names its reservation, and a
+// backfilled task that overruns its limit is killed at it, so the reservation holds
+// (docs/resource-manager.md "Backfill").
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler_core.h"
+#include "scheduler/test_util.h"
+
+namespace paceline::scheduler {
+namespace {
+
+using ::testing::HasSubstr;
+
+using testing::Batch;
+using testing::CoreTest;
+using testing::Host;
+using testing::Pool;
+
+JobSpec Limited(const std::string& name, uint32_t instances, absl::Duration limit,
+                uint32_t gang = 1) {
+  JobSpec s = Batch(instances);
+  s.name = name;
+  s.sla.max_running_time = limit;
+  s.sla.min_running_instances = gang;
+  return s;
+}
+
+std::vector<const records::TaskEvent*> EventsOf(const Actions& a, JobId job) {
+  std::vector<const records::TaskEvent*> out;
+  for (const records::TaskEvent& e : a.batch.events) {
+    if (e.run.task.job == job) out.push_back(&e);
+  }
+  return out;
+}
+
+TEST_F(CoreTest, ABackfilledTaskOverrunningItsLimitIsKilledAndTheReservationHolds) {
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(10'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 10), {}, now_, a).ok());
+  auto running =
+      core_->job_control().CreateJob(Limited("running", 6, absl::Hours(1)), "/a", now_, a);
+  ASSERT_TRUE(running.ok()) << running.status();
+  Commit(std::move(a));
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 6u);
+  for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
+  const absl::Time frees = now_ + absl::Hours(1);  // `running` is killed at its limit then
+
+  // An 8-core gang waits for `running`; a short job fits the 4 idle cores meanwhile.
+  now_ += absl::Minutes(1);
+  Actions b;
+  auto wide = core_->job_control().CreateJob(Limited("wide", 8, absl::Hours(1), 8), "/a", now_, b);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  auto no_limit = core_->job_control().CreateJob(Batch(1), "/a", now_, b);
+  ASSERT_TRUE(no_limit.ok());
+  auto short_job =
+      core_->job_control().CreateJob(Limited("short", 2, absl::Minutes(10)), "/a", now_, b);
+  ASSERT_TRUE(short_job.ok());
+  Commit(std::move(b));
+  core_->agents().Heartbeat("h1", now_);
+  Actions second = Cycle();
+  ASSERT_EQ(second.launches.size(), 2u)
+      << core_->WhyPending(TaskId{*short_job, 0}) << " / " << core_->WhyPending(TaskId{*wide, 0});
+  for (const Launch& l : second.launches) EXPECT_EQ(l.run.task.job, *short_job);
+  bool noted = false;
+  for (const records::TaskEvent* e : EventsOf(second, *short_job)) {
+    if (e->state == TaskState::kReady) {
+      EXPECT_THAT(e->message, HasSubstr("backfilled ahead of gang "));
+      noted = true;
+    }
+  }
+  EXPECT_TRUE(noted);
+  const std::string reserved =
+      absl::StrCat("from ", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", frees, absl::UTCTimeZone()));
+  EXPECT_THAT(core_->WhyPending(TaskId{*wide, 0}), HasSubstr("reserved for gang "));
+  EXPECT_THAT(core_->WhyPending(TaskId{*wide, 0}), HasSubstr(reserved));
+  // A job without a limit is never started ahead of the reserved gang.
+  EXPECT_THAT(core_->WhyPending(TaskId{*no_limit, 0}), HasSubstr(reserved));
+
+  // The short tasks run past their 10 minutes: they are killed at the limit.
+  for (const Launch& l : second.launches) Report(l, TaskState::kRunning);
+  now_ += absl::Minutes(10) + absl::Seconds(1);
+  core_->agents().Heartbeat("h1", now_);
+  Actions third = Cycle();
+  ASSERT_EQ(third.kills.size(), 2u);
+  for (const jobmgr::KillCommand& k : third.kills) EXPECT_EQ(k.run.task.job, *short_job);
+  for (const jobmgr::KillCommand& k : third.kills) Report(k.run, k.host, TaskState::kKilled);
+  EXPECT_THAT(core_->WhyPending(TaskId{*wide, 0}), HasSubstr(reserved));
+
+  // `running` reaches its limit: the wide gang starts on the capacity reserved for it.
+  now_ = frees + absl::Seconds(1);
+  core_->agents().Heartbeat("h1", now_);
+  Actions fourth = Cycle();
+  ASSERT_EQ(fourth.kills.size(), 6u);
+  for (const jobmgr::KillCommand& k : fourth.kills) Report(k.run, k.host, TaskState::kKilled);
+  Actions fifth = Cycle();
+  size_t wide_launches = 0;
+  for (const Launch& l : fifth.launches) wide_launches += l.run.task.job == *wide ? 1 : 0;
+  EXPECT_EQ(wide_launches, 8u);
+}
+
+}  // namespace
+}  // namespace paceline::scheduler
