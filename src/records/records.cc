@@ -10,7 +10,8 @@ bool WriteBatch::empty() const {
 size_t WriteBatch::size() const {
   return put_pools.size() + delete_pools.size() + put_jobs.size() + delete_jobs.size() +
          put_tasks.size() + delete_tasks.size() + events.size() + put_hosts.size() +
-         put_tokens.size() + delete_secrets.size() + put_secrets.size() + audit.size() + add_usage.size();
+         put_tokens.size() + delete_secrets.size() + put_secrets.size() + audit.size() +
+         add_usage.size();
 }
 
 absl::string_view UpdateStateName(UpdateState s) {
