@@ -5,8 +5,8 @@
 // after the other would leave, in one atomic batch:
 //   - a record put twice (a job, a task, a host) is put once, with its last value, where it
 //     was first put (a store sees each key once per batch: records.h);
-//   - events, audit records and usage to add keep their order; the job id counter takes the last
-//   value.
+//   - events, audit records and usage to add keep their order; the job id counter takes the
+//     last value.
 // Only batches that delete nothing may be merged (Mergeable): a WriteBatch applies its puts
 // before its deletes whatever their order, so a put after a delete of the same key would be
 // lost. Such batches (and those that touch pools, tokens, secrets or the cluster's id) go alone.
