@@ -18,6 +18,13 @@ v1::PoolInfo InfoOf(const scheduler::SchedulerCore& core, PoolId id) {
   info.set_spec_yaml(PrintPoolSpec(tree.spec(id)));
   info.set_leaf(tree.children(id).empty());
   absl::StatusOr<resmgr::PoolStats> stats = core.resources().Stats(id);
+  const std::optional<resmgr::FairShareView> fair = core.resources().fair_share().View(tree, id);
+  if (fair.has_value()) {
+    v1::PoolFairShare* f = info.mutable_fair_share();
+    f->set_decayed_usage(fair->decayed_usage);
+    f->set_usage_fraction(fair->usage_fraction);
+    f->set_half_life_ms(absl::ToInt64Milliseconds(fair->half_life));
+  }
   for (Dim d : kAllDims) {
     v1::PoolDimension* dim = info.add_dimensions();
     dim->set_name(std::string(DimName(d)));
@@ -25,6 +32,7 @@ v1::PoolInfo InfoOf(const scheduler::SchedulerCore& core, PoolId id) {
     dim->set_reservation(spec.reservation);
     dim->set_limit(spec.limit);
     dim->set_share(spec.share);
+    dim->set_fair_share_factor(fair.has_value() ? fair->factor[static_cast<int>(d)] : 1.0);
     if (stats.ok()) {
       dim->set_entitlement(stats->entitlement[d]);
       dim->set_allocation(stats->allocation[d]);

@@ -6,6 +6,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli/context.h"
 #include "cli/format.h"
 #include "cli/output.h"
@@ -59,6 +60,31 @@ void AddPoolRows(const v1::PoolInfo& p, Table& t) {
               first ? absl::StrCat(p.queued_gangs()) : ""});
     first = false;
   }
+}
+
+// "fair share: factor 0.25, decayed usage 4.50 cluster-hours (100% of its siblings'), half-life
+// 24h" when the pool's parent has a fair_share policy; a factor per dimension when they differ.
+std::string FairShareLine(const v1::PoolInfo& p) {
+  if (!p.has_fair_share()) return "";
+  const v1::PoolFairShare& f = p.fair_share();
+  std::string factor;
+  bool same = true;
+  for (const v1::PoolDimension& d : p.dimensions()) {
+    same &= d.fair_share_factor() == p.dimensions(0).fair_share_factor();
+  }
+  for (const v1::PoolDimension& d : p.dimensions()) {
+    if (same) {
+      factor = absl::StrFormat("%.3g", d.fair_share_factor());
+      break;
+    }
+    absl::StrAppend(&factor, factor.empty() ? "" : ", ", d.name(), " ",
+                    absl::StrFormat("%.3g", d.fair_share_factor()));
+  }
+  return absl::StrFormat(
+      "fair share: factor %s, decayed usage %.2f cluster-hours (%.0f%% of its siblings'), "
+      "half-life %s\n",
+      factor, f.decayed_usage() / 3600, 100 * f.usage_fraction(),
+      FormatDurationShort(absl::Milliseconds(f.half_life_ms())));
 }
 
 Table PoolTable() {
@@ -129,7 +155,7 @@ void RegisterPoolCommands(CLI::App& app, CommandContext& ctx) {
     if (!resp) return;
     Table t = PoolTable();
     AddPoolRows(resp->pool(), t);
-    std::cout << t.Render();
+    std::cout << t.Render() << FairShareLine(resp->pool());
     if (resp->queue_size() == 0) {
       std::cout << "\nqueue: empty" << std::endl;
       return;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
+#include "scheduler/fair_share_seed.h"
 #include "store/load_queue.h"
 
 namespace paceline::masterd {
@@ -21,6 +22,31 @@ constexpr size_t kLoadBatchesAhead = 16;
 // A duration for the log, to the millisecond.
 std::string Ms(absl::Duration d) {
   return absl::FormatDuration(absl::Trunc(d, absl::Milliseconds(1)));
+}
+
+// Fair share with memory: a new core's decayed usage, from the usage the store keeps by hour
+// (scheduler/fair_share_seed.h), so that a restart or a take-over does not forget who used
+// much lately. Nothing is read while no pool has the policy; a failed read leaves the usage at
+// zero, and says so.
+void SeedFairShare(scheduler::SchedulerCore& core, const records::StoreContents& contents,
+                   store::GroupCommitter& committer) {
+  const absl::Time now = absl::Now();
+  const std::optional<absl::Time> since = scheduler::UsageSeedSince(core.resources().tree(), now);
+  if (!since.has_value()) return;
+  absl::StatusOr<std::vector<records::UsageRecord>> hours;
+  committer.RunOnWriter(
+      [&](store::Store& s) { hours = s.ListUsage({.since = *since, .until = now, .pool = ""}); });
+  if (!hours.ok()) {
+    std::cerr << "master: fair share starts from zero usage: " << hours.status() << std::endl;
+    return;
+  }
+  Resources capacity;
+  for (const records::HostRecord& h : contents.hosts) {
+    if (h.maintenance != records::HostMaintenance::kDown) capacity += h.capacity;
+  }
+  const size_t seeded = core.pools().SeedUsage(*hours, capacity, now);
+  std::cerr << "master: fair share: the usage of " << seeded << " pool(s) seeded from "
+            << hours->size() << " stored hour record(s)" << std::endl;
 }
 }  // namespace
 
@@ -139,6 +165,7 @@ absl::Status CoreKeeper::Rebuild(const records::StoreContents& contents,
   RETURN_IF_ERROR(core->Restore(contents, absl::Now(), actions, more));
   parts_.committer->Resume();
   RETURN_IF_ERROR(parts_.committer->CommitSync(std::move(actions.batch)));
+  SeedFairShare(*core, contents, *parts_.committer);
   core_ = std::move(core);
   if (on_records_) {
     store::StoreChanges all;
