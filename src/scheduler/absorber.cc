@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "scheduler/accounting.h"
+
 namespace paceline::scheduler {
 
 void Absorber::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
@@ -54,6 +56,8 @@ void Absorber::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
     to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
   };
   NoteFinished(fx, now);
+  std::vector<records::UsageRecord> used = UsageOfEndedRuns(jobs_, fx.batch);  // accounting.h
+  move_all(out.batch.add_usage, used);
   RecordPorts(fx.batch.put_tasks, placed);
   move_all(out.kills, fx.kills);
   move_all(out.batch.put_jobs, fx.batch.put_jobs);

@@ -6,8 +6,9 @@
 //   - fx.enqueue: new gangs for the resource manager (Gangs), but for a cron job's own tasks,
 //     which never run (its runs are jobs of their own, cron_runs.h);
 //   - fx.launches: one Launch each, with the whole gang's peer list (scheduler_core.h);
-//   - the batch and the kills: appended to `out`, and the retention index told of every job the
-//     batch touched or deleted (retention.h); the record of a live run of a service or stateful
+//   - the batch and the kills: appended to `out`, with the usage of the runs it ends
+//     (accounting.h), and the retention index told of every job the batch touched or deleted
+//     (retention.h); the record of a live run of a service or stateful
 //     job carries the run's ports (a standby answers DNS from the store, docs/services.md).
 // Every change of the core that drives the job manager goes through Absorb, in the order the
 // job manager produced it.
