@@ -28,6 +28,7 @@
 #include "common/version.h"
 #include "dns/names.h"
 #include "main/commands.h"
+#include "main/sandbox_path.h"
 #include "main/stop_signals.h"
 #include "masterd/master.h"
 #include "spec/spec_validation.h"
@@ -393,22 +394,6 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
   }
   c.agent.container_host_paths = f.container_host_paths;
   return c;
-}
-
-// True when every existing ancestor of `dir` lets other users through (o+x): tasks that run as
-// an unprivileged user must reach their sandboxes under it.
-bool TraversableByOthers(const std::filesystem::path& dir) {
-  for (std::filesystem::path p = std::filesystem::absolute(dir).parent_path(); !p.empty();
-       p = p.parent_path()) {
-    std::error_code ec;
-    auto st = std::filesystem::status(p, ec);
-    if (!ec &&
-        (st.permissions() & std::filesystem::perms::others_exec) == std::filesystem::perms::none) {
-      return false;
-    }
-    if (p == p.root_path()) break;
-  }
-  return true;
 }
 
 // The HTTP side's base URL: HTTPS when the master serves TLS (its CA is then in the file).
