@@ -32,15 +32,6 @@ std::optional<WaitReason> NeverFits(const Resources& asked, const Resources& cap
   return r;
 }
 
-WaitReason BehindReservation(const LaneReservation& r, uint64_t cycle) {
-  WaitReason w;
-  w.code = WaitCode::kBlockedBehind;
-  w.other = r.head;
-  w.at = r.at;
-  w.cycle = cycle;
-  return w;
-}
-
 LaneBounds LaneBoundsOf(const Gang& g, Ledger ledger, const Resources& bound,
                         const Resources& earmarked, const FixedCaps& caps) {
   LaneBounds b;
@@ -236,8 +227,10 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     LaneReservation* res = reserved[e.lane] ? &reservations[e.lane] : nullptr;
     if (res != nullptr) {
       const bool too_deep = ++res->examined > backfill_depth_;
+      // Its reason is the lane's block (blocked-behind the head, with the reservation's time),
+      // which the views read for a gang whose own reason is older than the cycle: writing it
+      // here would only load a cold line of every record.
       if (too_deep || g.limit_ns <= 0) {
-        g.reason = BehindReservation(*res, cycle);
         if (too_deep) {  // the rest of the lane waits unexamined
           done |= lane_bit;
           p.lane_block[e.lane] = LaneBlock{res->head, cycle, WaitCode::kBlockedBehind, res->at};
@@ -253,7 +246,6 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     std::optional<WaitReason> wait = CheckBounds(p, g, ledger, bound, earmarked, caps);
     if (res != nullptr) {
       if (wait || !res->Admits(g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now)) {
-        g.reason = BehindReservation(*res, cycle);
         ++it;
         continue;
       }
@@ -276,7 +268,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       std::optional<LaneReservation> r;
       if (backfill_ && (c == WaitCode::kEntitlement || c == WaitCode::kSlack ||
                         c == WaitCode::kReservation || c == WaitCode::kControllerLimit)) {
-        r = Reserve(state_, p, g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now);
+        r = Reserve(p, g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now);
       }
       if (r.has_value()) {
         // Reserved: the lane goes on, for gangs that can be backfilled ahead of this one.

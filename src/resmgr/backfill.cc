@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "absl/container/btree_set.h"
+#include <cstdint>
 
 namespace paceline::resmgr {
 namespace {
@@ -16,13 +16,15 @@ bool Fits(const Allocation& a, const Resources& need, const LaneBounds& b) {
 // The earliest time from `now` at which `need` fits, walking the admitted gangs in `ends`
 // order and taking each one's resources away as it ends; `a` is left as at that time.
 // InfiniteFuture when it never fits.
-absl::Time FirstFit(const RmState& state, const absl::btree_set<EndKey>& ends,
-                    const Resources& need, const LaneBounds& b, absl::Time now, Allocation& a) {
+// With `until`, gives up (InfiniteFuture) past it.
+absl::Time FirstFit(const EndIndex& ends, const Resources& need, const LaneBounds& b,
+                    absl::Time now, Allocation& a, absl::Time until = absl::InfiniteFuture()) {
+  const int64_t last = until == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixNanos(until);
   for (auto it = ends.begin(); it != ends.end();) {
-    const int64_t t = it->end_ns;
-    for (; it != ends.end() && it->end_ns == t; ++it) {
-      const Gang& g = state.gang(it->slot);
-      a.Apply(g.sla, g.controller, g.held, -1);
+    const int64_t t = it->first.end_ns;
+    if (t > last) break;
+    for (; it != ends.end() && it->first.end_ns == t; ++it) {
+      a.Apply(it->second.sla, it->second.controller, it->second.held, -1);
     }
     if (Fits(a, need, b)) return std::max(absl::FromUnixNanos(t), now);
   }
@@ -31,16 +33,21 @@ absl::Time FirstFit(const RmState& state, const absl::btree_set<EndKey>& ends,
 
 }  // namespace
 
-std::optional<LaneReservation> Reserve(const RmState& state, const PoolRuntime& pool,
-                                       const Gang& head, const LaneBounds& bounds, absl::Time now) {
+std::optional<LaneReservation> Reserve(const PoolRuntime& pool, const Gang& head,
+                                       const LaneBounds& bounds, absl::Time now) {
   Allocation at_shadow = pool.alloc;
-  const absl::Time at = FirstFit(state, pool.ends, head.held, bounds, now, at_shadow);
+  const absl::Time at = FirstFit(pool.ends, head.held, bounds, now, at_shadow);
   if (at == absl::InfiniteFuture()) return std::nullopt;
   LaneReservation r;
   r.head = head.id;
   r.at = at;
   Allocation expected = pool.alloc;
-  r.predicted = std::min(at, FirstFit(state, pool.expected_ends, head.held, bounds, now, expected));
+  // The estimate only ever moves the start earlier: walk the estimated ends up to `at`.
+  // Without any estimate, the walk would be the same one.
+  r.predicted =
+      pool.estimated == 0
+          ? at
+          : std::min(at, FirstFit(pool.expected_ends, head.held, bounds, now, expected, at));
   r.spare_reservation = SubtractClamped(bounds.reservation, at_shadow.non_preemptible + head.held);
   r.spare_controller = SubtractClamped(bounds.controller_cap, at_shadow.controller + head.held);
   r.spare_ledger = SubtractClamped(bounds.ledger_bound, at_shadow.Of(bounds.ledger) + head.held);

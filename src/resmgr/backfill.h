@@ -56,7 +56,7 @@ struct LaneReservation {
 
 // The head's reservation, or nullopt when the admitted gangs' limits never free enough (a gang
 // without a limit holds too much): the lane then waits strictly, as without backfill.
-std::optional<LaneReservation> Reserve(const RmState& state, const PoolRuntime& pool,
-                                       const Gang& head, const LaneBounds& bounds, absl::Time now);
+std::optional<LaneReservation> Reserve(const PoolRuntime& pool, const Gang& head,
+                                       const LaneBounds& bounds, absl::Time now);
 
 }  // namespace paceline::resmgr

@@ -71,7 +71,9 @@ struct Gang {
   // Hot: read by every admission pass.
   GangId id;
   JobId job;
-  uint64_t seq = 0;       // enqueue order, unique
+  uint64_t seq = 0;  // enqueue order, unique
+  // max_running_time of the request in nanoseconds (0 = none); estimate_ns below.
+  int64_t limit_ns = 0;
   uint32_t job_slot = 0;  // RmState's index of the job's counters
   PoolId pool;
   int32_t priority = 0;
@@ -92,8 +94,7 @@ struct Gang {
   // While preempting for an intra-pool earmark: the gang it was preempted for.
   GangId preempted_for;
   bool has_preempted_for = false;
-  // max_running_time and expected_running_time of the request, in nanoseconds (0 = none).
-  int64_t limit_ns = 0;
+  // expected_running_time of the request, in nanoseconds (0 = none).
   int64_t estimate_ns = 0;
 
   Ledger ledger() const { return LedgerOf(sla); }

@@ -5,6 +5,11 @@
 //   BM_AdmissionCycleSteady      one RunCycle over 100,000 queued gangs of which none can be
 //                                admitted (half of them throttled by their job, so the scan
 //                                visits them; the others wait behind a blocked head)
+//   BM_AdmissionCycleBackfill/B  one RunCycle over 1,000 pools, each full of 400 admitted
+//                                one-core gangs with limits, a 300-cpu gang waiting and 49
+//                                150-cpu gangs with limits behind it that fit neither now nor
+//                                beside it: B=0 strict head of line, B=1 backfill (the
+//                                reservation's walk over the ends and the look behind it)
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -180,6 +185,55 @@ void BM_AdmissionCycleSteady(benchmark::State& state) {
   state.counters["queued"] = static_cast<double>(id - 1 - leaves.size());
 }
 BENCHMARK(BM_AdmissionCycleSteady)->Unit(benchmark::kMillisecond);
+
+void BM_AdmissionCycleBackfill(benchmark::State& state) {
+  ResourceManagerConfig config;
+  config.backfill = state.range(0) != 0;
+  ResourceManager rm(config);
+  std::vector<PoolId> leaves = MakePools(rm);
+  const absl::Time now = absl::UnixEpoch();
+  std::mt19937_64 rng(11);
+  uint64_t id = 1;
+  for (size_t p = 0; p < leaves.size(); ++p) {
+    for (int i = 0; i < 400; ++i) {
+      const absl::Duration limit = absl::Minutes(10 + static_cast<int64_t>(rng() % 110));
+      PL_CHECK(rm.Enqueue(testing::GangBuilder(id++, leaves[p])
+                              .Tasks(1, Resources::Of(Cores(1), kGi))
+                              .Limit(limit),
+                          now)
+                   .ok());
+    }
+  }
+  CycleResult first = rm.RunCycle(CycleInput{kCapacity, Resources()}, now);
+  PL_CHECK(first.admitted.size() == 400 * leaves.size()) << first.admitted.size();
+  for (size_t p = 0; p < leaves.size(); ++p) {
+    PL_CHECK(rm.Enqueue(testing::GangBuilder(id++, leaves[p])
+                            .Tasks(1, Resources::Of(Cores(300), 100 * kGi))
+                            .Limit(absl::Hours(1)),
+                        now)
+                 .ok());
+    for (int i = 0; i < 49; ++i) {
+      PL_CHECK(rm.Enqueue(testing::GangBuilder(id++, leaves[p])
+                              .Tasks(1, Resources::Of(Cores(150), kGi))
+                              .Limit(absl::Hours(3)),
+                          now)
+                   .ok());
+    }
+  }
+  absl::Time t = now;
+  size_t admitted = 0;
+  for (auto _ : state) {
+    t += absl::Milliseconds(1);
+    CycleResult r = rm.RunCycle(CycleInput{kCapacity, Resources()}, t);
+    admitted += r.admitted.size();
+  }
+  PL_CHECK(admitted == 0) << admitted;
+  absl::StatusOr<std::vector<QueuedGangView>> q = rm.Queue(leaves[0]);
+  PL_CHECK(q.ok() && !q->empty());
+  PL_CHECK(((*q)[0].reason.code == WaitCode::kReserved) == config.backfill) << (*q)[0].why;
+  state.counters["queued"] = static_cast<double>(50 * leaves.size());
+}
+BENCHMARK(BM_AdmissionCycleBackfill)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace paceline::resmgr

@@ -57,17 +57,36 @@ void RmState::IndexEnds(uint32_t slot, bool insert) {
   const auto key = [&](bool expected) {
     return EndKey{absl::ToUnixNanos(g.EndBound(expected)), slot};
   };
+  const EndEntry entry{g.held, g.sla, g.controller};
   if (g.limit_ns > 0) {
     if (insert) {
-      p.ends.insert(key(false));
+      p.ends.insert_or_assign(key(false), entry);
     } else {
       p.ends.erase(key(false));
     }
   }
   if (insert) {
-    p.expected_ends.insert(key(true));
+    p.expected_ends.insert_or_assign(key(true), entry);
   } else {
     p.expected_ends.erase(key(true));
+  }
+  if (g.estimate_ns > 0) {
+    if (insert) {
+      ++p.estimated;
+    } else {
+      --p.estimated;
+    }
+  }
+}
+
+void RmState::UpdateEnds(uint32_t slot) {
+  const Gang& g = gangs_[slot];
+  if (g.limit_ns <= 0 && g.estimate_ns <= 0) return;
+  PoolRuntime& p = pool(g.pool);
+  for (bool expected : {false, true}) {
+    EndIndex& index = expected ? p.expected_ends : p.ends;
+    auto it = index.find(EndKey{absl::ToUnixNanos(g.EndBound(expected)), slot});
+    if (it != index.end()) it->second.held = g.held;
   }
 }
 
@@ -242,6 +261,7 @@ void RmState::ReleaseTask(const TaskRef& ref) {
     Remove(ref.slot);
     return;
   }
+  UpdateEnds(ref.slot);
   if (candidate) InsertVictim(ref.slot);
 }
 

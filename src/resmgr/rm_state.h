@@ -85,6 +85,13 @@ struct EndKey {
     return a.end_ns != b.end_ns ? a.end_ns < b.end_ns : a.slot < b.slot;
   }
 };
+// What the gang holds, kept beside its key so that a walk over the ends reads no gang record.
+struct EndEntry {
+  Resources held;
+  SlaClass sla = SlaClass::kPreemptible;
+  bool controller = false;
+};
+using EndIndex = absl::btree_map<EndKey, EndEntry>;
 
 struct PriorityBucket {
   Resources held;
@@ -105,8 +112,9 @@ struct PoolRuntime {
   std::array<LaneBlock, kNumLanes> lane_block{};
   // Set (with its cycle) when a whole queue was skipped, e.g. the pool is over its entitlement.
   std::array<WaitReason, 2> pool_wait{};
-  absl::btree_set<EndKey> ends;  // see the invariants above
-  absl::btree_set<EndKey> expected_ends;
+  EndIndex ends;  // see the invariants above
+  EndIndex expected_ends;
+  uint32_t estimated = 0;  // entries of expected_ends with an expected_running_time
 
   bool HasWork() const { return !queue[0].empty() || !queue[1].empty() || admitted_gangs > 0; }
   Earmark* FindEarmark(GangId beneficiary);
@@ -173,6 +181,8 @@ class RmState {
   // Adds (or removes) an admitted gang to (from) its pool's end indexes; the key is computed
   // from the gang as it is, so a change of its times is erase, change, insert.
   void IndexEnds(uint32_t slot, bool insert);
+  // After a task of the gang was released: what its entries say it holds.
+  void UpdateEnds(uint32_t slot);
   void InsertVictim(uint32_t slot);
   void EraseVictim(uint32_t slot);
   void Remove(uint32_t slot);
