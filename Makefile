@@ -19,6 +19,9 @@
 #   make bench-containers   containers on a real agent with crun (root): warm start latency
 #                   against plain tasks, 1,000 at once, a cold pull of 100 MB from a local registry
 #   make bench-slurm   10,000 real tasks through Slurm (the peer harness) and through Paceline
+#   make bench-backfill   one job list (small jobs, gangs up to half the cluster) through paceline
+#                   sim without and with backfill and through Slurm's backfill in real time
+#                   (root, SLURM_HARNESS=the Slurm peer harness; ~30 minutes; SKIP_SLURM=1: seconds)
 #   make bench-fgd   the FGD paper's experiment under its protocol (paceline sim --protocol fgd):
 #                   its six policies and Paceline's default on every task list of the Alibaba GPU
 #                   trace in ALIBABA_TRACE (or $$PACELINE_ALIBABA_TRACE), 10 seeds (~4 minutes)
@@ -33,7 +36,7 @@ ALIBABA_TRACE ?= $(PACELINE_ALIBABA_TRACE)
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-scaling bench-flame bench-grpc-split bench-retention bench-containers bench-slurm bench-fgd fuzz format \
+.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-scaling bench-flame bench-grpc-split bench-retention bench-containers bench-slurm bench-backfill bench-fgd fuzz format \
   clean
 
 all: build
@@ -110,6 +113,9 @@ bench-fgd: build
 
 bench-slurm: build
 	bash bench/vs-slurm.sh
+
+bench-backfill: build
+	bash scripts/bench-backfill.sh $(RELEASE_DIR)
 
 fuzz: deps
 	bash scripts/fuzz.sh
