@@ -28,6 +28,7 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.PoolService/UpdatePool", Need::kManagePool, "update pools", true},
     {"paceline.v1.PoolService/DeletePool", Need::kManagePool, "delete pools", true},
     {"paceline.v1.PoolService/ListPools", Need::kSignedIn, "list pools", false},
+    {"paceline.v1.PoolService/GetUsage", Need::kReadPool, "read pools' usage", false},
     // --- jobs
     {"paceline.v1.JobService/CreateJob", Need::kSubmit, "submit jobs", true},
     {"paceline.v1.JobService/GetJob", Need::kReadPool, "read jobs", false},

@@ -12,6 +12,7 @@
 #include "api/access_control.h"
 #include "api/backend.h"
 #include "api/retention_facts.h"
+#include "api/usage_source.h"
 #include "paceline/v1/cluster.grpc.pb.h"
 
 namespace paceline::api {
@@ -32,6 +33,8 @@ struct MasterFacts {
   std::string cluster_id;                     // stable id of the cluster's store
   std::function<MasterRole()> role;           // thread-safe; unset: "single"
   std::function<RetentionFacts()> retention;  // thread-safe; unset: no retention worker
+  // Usage counters per pool (usage_source.h); thread-safe; unset: none.
+  std::function<std::vector<PoolUsageCounter>()> usage;
 };
 
 class ClusterServiceImpl final : public v1::ClusterService::Service {

@@ -42,6 +42,7 @@ void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& f
       text += cluster->Read<std::string>(
           [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats, cycles); });
       if (facts.retention) text += RenderRetentionMetrics(facts.retention());
+      if (facts.usage) text += RenderUsageMetrics(facts.usage());
     }
     res.set_content(text, "text/plain; version=0.0.4");
   });

@@ -191,6 +191,28 @@ std::string RenderRetentionMetrics(const RetentionFacts& facts) {
   return out;
 }
 
+std::string RenderUsageMetrics(const std::vector<PoolUsageCounter>& pools) {
+  std::string out;
+  auto family = [&](const char* name, const char* help, auto value) {
+    Header(out, name, "counter", help);
+    for (const PoolUsageCounter& p : pools) {
+      absl::StrAppend(&out, name, "{pool=\"", p.pool, "\"} ", value(p), "\n");
+    }
+  };
+  family("paceline_pool_usage_cpu_seconds_total",
+         "Cores allocated to the pool's ended runs times their running seconds.",
+         [](const PoolUsageCounter& p) { return absl::StrFormat("%.3f", p.cpu_seconds); });
+  family("paceline_pool_usage_memory_byte_seconds_total",
+         "Memory bytes allocated to the pool's ended runs times their running seconds.",
+         [](const PoolUsageCounter& p) { return absl::StrFormat("%.0f", p.memory_byte_seconds); });
+  family("paceline_pool_usage_gpu_seconds_total",
+         "GPUs allocated to the pool's ended runs times their running seconds.",
+         [](const PoolUsageCounter& p) { return absl::StrFormat("%.3f", p.gpu_seconds); });
+  family("paceline_pool_usage_tasks_total", "Runs of the pool's jobs that ended after running.",
+         [](const PoolUsageCounter& p) { return absl::StrCat(p.tasks); });
+  return out;
+}
+
 std::string RenderRoleMetrics(const MasterRole& role) {
   std::string out;
   Header(out, "paceline_master_leader", "gauge",

@@ -23,6 +23,12 @@
 //   paceline_store_rows{table}                 live rows per table (sampled every 30 s)
 //   paceline_store_bytes                       the store's size on disk (sampled)
 //   paceline_archive_jobs_total, paceline_archive_bytes_total, paceline_archive_failures_total
+// and, from usage accounting (RenderUsageMetrics; usage_source.h), per pool, counted from the
+// runs that ended since this master started:
+//   paceline_pool_usage_cpu_seconds_total{pool}          cores allocated x running seconds
+//   paceline_pool_usage_memory_byte_seconds_total{pool}  bytes allocated x running seconds
+//   paceline_pool_usage_gpu_seconds_total{pool}          GPUs allocated x running seconds
+//   paceline_pool_usage_tasks_total{pool}                runs that ended after running
 // and, on every master (RenderRoleMetrics), what part it plays:
 //   paceline_master_leader                     1 when it leads or runs alone, 0 on a standby
 //   paceline_master_term                       the leader's term it knows (0: no lease)
@@ -31,6 +37,7 @@
 // Thread-safety: RenderMetrics reads the core; call it on the event loop (Cluster::Read).
 
 #include <string>
+#include <vector>
 
 #include "api/cluster_service.h"
 #include "common/duration_histogram.h"
@@ -44,5 +51,6 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
                           const DurationHistogram& cycle_times);
 std::string RenderRoleMetrics(const MasterRole& role);
 std::string RenderRetentionMetrics(const RetentionFacts& facts);
+std::string RenderUsageMetrics(const std::vector<PoolUsageCounter>& pools);
 
 }  // namespace paceline::api

@@ -7,6 +7,7 @@
 #include "cli/archive_commands.h"
 #include "cli/context.h"
 #include "cli/peloton_commands.h"
+#include "cli/usage_command.h"
 #include "common/version.h"
 
 namespace paceline::cli {
@@ -52,8 +53,9 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
                  "the cluster's CA, to verify the master (default: $PACELINE_CA, "
                  "~/.paceline/config, ./data/tls/ca.pem; none: plain text)");
   app.add_option("-o,--output", ctx.client.output,
-                 "output format of client commands: table (default), json or yaml")
-      ->check(CLI::IsMember({"table", "json", "yaml"}));
+                 "output format of client commands: table (default), json or yaml; csv for "
+                 "`usage` (the others print their table)")
+      ->check(CLI::IsMember({"table", "json", "yaml", "csv"}));
 
   CLI::App* help = app.add_subcommand("help", "show this help");
   help->callback([&app] {
@@ -70,6 +72,7 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
   RegisterAccessCommands(app, ctx);
   RegisterSecretCommands(app, ctx);
   RegisterHistoryCommands(app, ctx);
+  RegisterUsageCommand(app, ctx);
   RegisterConvertCommand(app, ctx);
 
   try {

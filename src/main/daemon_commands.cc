@@ -127,7 +127,7 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
                 "admit each lane strictly in order: no job starts ahead of a waiting gang, even "
                 "one whose max_running_time ends before the gang can start");
   cmd->add_option("--audit-retention", f.audit_retention,
-                  "delete audit records older than this (0: keep them forever)")
+                  "delete audit records and usage older than this (0: keep them forever)")
       ->capture_default_str();
   cmd->add_option("--task-credential-ttl", f.task_credential_ttl,
                   "how long a task's credential is valid; renewed at a third of it "

@@ -80,6 +80,9 @@ class Cluster final : public api::Backend {
   // core depends on (audit records) and reads of the store on its writer thread
   // (store/group_commit.h, StoreWriter). Commits that change the core's state go through Mutate.
   store::StoreWriter& committer() { return *committer_; }
+  // Called on the loop with the usage of each batch once durable (CommitPath::OnUsage); set
+  // before Start.
+  void OnUsage(CommitPath::UsageFn f) { commits_.OnUsage(std::move(f)); }
 
  private:
   void OnTick();

@@ -72,10 +72,12 @@ void CommitPath::Submit(records::WriteBatch batch, scheduler::Actions actions,
                         std::vector<v1::WatchEvent> watch,
                         std::vector<std::function<void(absl::Status)>> dones) {
   auto shared = std::make_shared<scheduler::Actions>(std::move(actions));
+  std::vector<records::UsageRecord> usage = batch.add_usage;
   committer_->Submit(
       std::move(batch), [this, shared, watch = std::move(watch), dones = std::move(dones),
-                         epoch = epoch_](absl::Status s) mutable {
-        loop_->Post([this, shared, watch = std::move(watch), dones = std::move(dones), s, epoch] {
+                         usage = std::move(usage), epoch = epoch_](absl::Status s) mutable {
+        loop_->Post([this, shared, watch = std::move(watch), dones = std::move(dones),
+                     usage = std::move(usage), s, epoch] {
           auto finish = [&](const absl::Status& result) {
             for (const auto& done : dones) done(result);
           };
@@ -88,6 +90,7 @@ void CommitPath::Submit(records::WriteBatch batch, scheduler::Actions actions,
             return;
           }
           if (!watch.empty()) hub_->Publish(watch);
+          if (on_usage_ && !usage.empty()) on_usage_(usage);
           agents_->Dispatch(*shared);
           finish(absl::OkStatus());
         });

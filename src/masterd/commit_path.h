@@ -4,8 +4,9 @@
 //   2. actions.batch joins the turn's batch (records/batch_coalescer.h; a batch that deletes
 //      anything goes alone, after it), which goes to the group committer (the writer thread)
 //      at the end of the turn of the loop;
-//   3. when it is durable, back on the loop: the watch events are published, the launches and
-//      kills go to the agents (AgentRegistry::Dispatch) and the waiting calls are answered.
+//   3. when it is durable, back on the loop: the watch events are published, the usage of the
+//      runs it ended is handed to OnUsage's function, the launches and kills go to the agents
+//      (AgentRegistry::Dispatch) and the waiting calls are answered.
 // A failed commit is handed to `on_failure` (the CoreKeeper refuses changes until it has
 // rebuilt the core), and the waiting calls are answered with what it returns.
 //
@@ -50,6 +51,9 @@ class CommitPath {
   // The core was rebuilt from the store: what was computed before is dropped (see above), and
   // the watch events start over from the new core's state.
   void NewEpoch();
+  // Called on the loop with the usage of each batch once it is durable (records/usage.h).
+  using UsageFn = std::function<void(const std::vector<records::UsageRecord>&)>;
+  void OnUsage(UsageFn f) { on_usage_ = std::move(f); }
 
  private:
   // Submits `batch`; once durable, publishes `watch`, dispatches `actions` and calls `dones`.
@@ -62,6 +66,7 @@ class CommitPath {
   api::EventHub* const hub_;
   AgentRegistry* const agents_;
   const FailureFn on_failure_;
+  UsageFn on_usage_;
   uint64_t epoch_ = 0;
   wire::PublishedJobStates published_states_;
   // The changes of this turn of the loop, committed together at its end; the epoch they were

@@ -47,6 +47,7 @@
 #include "masterd/secret_book.h"
 #include "masterd/service_dns.h"
 #include "masterd/task_credentials.h"
+#include "masterd/usage_book.h"
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
 
@@ -136,6 +137,7 @@ struct Master::Impl {
   std::unique_ptr<TaskCredentials> task_credentials;
   std::unique_ptr<AccessBook> access_book;
   std::unique_ptr<SecretBook> secret_book;
+  std::unique_ptr<UsageBook> usage_book;
   std::unique_ptr<api::AccessControl> access;
   std::unique_ptr<Leadership> leadership;      // with a PostgreSQL store
   std::unique_ptr<store::Store> stats_store;   // the retention worker's own connection
@@ -203,6 +205,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   ASSIGN_OR_RETURN(
       impl->secret_book,
       SecretBook::Open(impl->cluster.get(), in_data_dir(config.secrets_key_file, "secrets.key")));
+  impl->usage_book = std::make_unique<UsageBook>(impl->cluster.get(), config.audit_retention);
   impl->cluster->keeper().OnRecords(
       [access = impl->access_book.get(), secrets = impl->secret_book.get(),
        tasks = impl->task_credentials.get(),
@@ -241,7 +244,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
   impl->retention = std::make_unique<RetentionWorker>(impl->cluster.get(), retention);
   impl->archive = std::make_unique<archive::ArchiveReader>(retention.archive_dir);
-  api::MasterFacts facts{absl::Now(), impl->store->Describe(), impl->store->cluster_id(),
+  api::MasterFacts facts{absl::Now(),
+                         impl->store->Describe(),
+                         impl->store->cluster_id(),
                          [impl = impl.get()] {
                            if (impl->leadership == nullptr) return api::MasterRole{};
                            LeadershipStatus s = impl->leadership->status();
@@ -249,12 +254,14 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
                                                   s.leader_address, s.lease_age,
                                                   impl->cluster->keeper().ReplicationLag()};
                          },
-                         [worker = impl->retention.get()] { return worker->Facts(); }};
+                         [worker = impl->retention.get()] { return worker->Facts(); },
+                         [book = impl->usage_book.get()] { return book->Counters(); }};
   api::AccessControl* auth = impl->access.get();
   Cluster* cluster = impl->cluster.get();
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts, cluster, auth);
   const SecretBook* secrets = impl->secret_book.get();
-  impl->pool_service = std::make_unique<api::PoolServiceImpl>(cluster, auth, secrets);
+  impl->pool_service =
+      std::make_unique<api::PoolServiceImpl>(cluster, auth, secrets, impl->usage_book.get());
   // Where hosts' addresses come from, for every part that gives them out (the API, the DNS):
   // the connected agents' registry.
   api::HostAddressFn address_of = [cluster](const std::string& host) {

@@ -40,7 +40,8 @@ struct MasterConfig {
   // <data_dir>/tls, made when missing), or plain text on loopback addresses only.
   std::string tls_dir;
   bool insecure_loopback = false;
-  // Audit records older than this are deleted (zero: kept forever).
+  // Audit records, and usage accounting (usage_book.h), older than this are deleted (zero:
+  // kept forever).
   absl::Duration audit_retention = absl::Hours(24 * 90);
   // Finished jobs older than this are archived and removed from the store (a pool's
   // retain_terminal overrides it; InfiniteDuration: kept forever), into `archive_dir` (empty:

@@ -170,6 +170,8 @@ TEST_F(AccessE2E, EveryMethodTimesEveryRole) {
          return Json{{"path", "/a/none"}};
        }},
       {"PoolService/ListPools", "AAAAADUUU", none},
+      // Readers of any pool may ask; they are shown only the usage of pools they read.
+      {"PoolService/GetUsage", "AAAAADUUU", none},
       {"JobService/CreateJob", "AAADDDUUU",
        [](uint64_t, int) {
          return Json{{"pool", "/a"}, {"spec_yaml", kJob}};
