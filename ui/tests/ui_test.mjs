@@ -454,7 +454,12 @@ async function main() {
     await page.getByRole("link", { name: "/web" }).click();
     await page.getByRole("heading", { name: "Pool /web" }).waitFor();
     await page.getByRole("cell", { name: "hello" }).waitFor();
-    await waitFor("the pool's history", async () => Number(await page.locator(".chart").getAttribute("data-points")) >= 1);
+    await waitFor("the pool's history", async () => Number(await page.locator(".chart").first().getAttribute("data-points")) >= 1);
+    // Its usage by hour: the runs that ended in it (hello's three at least), in a chart and a
+    // table of the hours.
+    await waitFor("the pool's usage", async () => Number(await page.locator("[data-usage-runs]").getAttribute("data-usage-runs")) >= 3);
+    await page.getByRole("table", { name: "usage by hour" }).getByRole("row").nth(1).waitFor();
+    assert.equal(await page.locator(".chart").count(), 2, "the history's and the usage's charts");
     await page.getByLabel("resource").selectOption("memory");
     await page.waitForURL(/resource=memory/);
     await shot("pool");

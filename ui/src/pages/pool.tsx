@@ -1,11 +1,13 @@
 // A pool: its resources (reservation, limit, share, entitlement, allocation, demand), their
-// history over the last hour (one resource at a time, chosen in the URL), its queue with why
-// each waiting gang waits, and its jobs (the jobs list filtered by the pool).
+// history over the last hour (one resource at a time, chosen in the URL), its usage by hour over
+// the last days, its queue with why each waiting gang waits, and its jobs (the jobs list
+// filtered by the pool).
 import { Link } from "wouter-preact";
 import { useEffect, useState } from "preact/hooks";
 import { JobSummary, PoolInfo, QueuedGang, Resources, call, num } from "../api";
 import { TimeChart } from "../components/chart";
 import { DimensionCells } from "../components/pool_dimension";
+import { PoolUsage } from "../components/pool_usage";
 import { Badge, ErrorBox } from "../components/ui";
 import { YamlView } from "../components/yaml_view";
 import { amount, time } from "../format";
@@ -113,6 +115,7 @@ export function Pool({ path }: { path: string }) {
             </tbody>
           </table>
           <PoolHistory path={path} />
+          <PoolUsage path={path} />
           <h2>Waiting ({data.queue.length})</h2>
           <table aria-label="queue">
             <thead>
