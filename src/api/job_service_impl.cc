@@ -46,6 +46,18 @@ v1::JobSummary SummaryOf(const jobmgr::Job& job) {
   s.set_unhealthy(job.health_count(jobmgr::TaskHealth::kUnhealthy));
   s.set_health_unknown(job.health_count(jobmgr::TaskHealth::kUnknown));
   return s;
+  absl::Time started = absl::InfiniteFuture();
+  absl::Time finished = absl::InfinitePast();
+  for (uint32_t i = 0; i < job.instances(); ++i) {
+    const absl::Time st = job.task(i).started_at;
+    const absl::Time fin = job.task(i).finished_at;
+    if (st != absl::InfinitePast()) started = std::min(started, st);
+    if (fin != absl::InfinitePast()) finished = std::max(finished, fin);
+  }
+  if (started != absl::InfiniteFuture()) s.set_started_at_unix_ms(wire::ToUnixMillis(started));
+  if (job.live() == 0 && finished != absl::InfinitePast()) {
+    s.set_finished_at_unix_ms(wire::ToUnixMillis(finished));
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "spec/job_spec.h"
 
 namespace CLI {
 class App;
@@ -68,6 +69,9 @@ void AddPoolValidateCommand(CLI::App& pool, CommandContext& ctx);
 void AddJobWatchCommand(CLI::App& job, CommandContext& ctx);
 // `paceline job endpoints JOB [-w]`. Defined in endpoint_commands.cc.
 void AddJobEndpointsCommand(CLI::App& job, CommandContext& ctx);
+// `paceline job runs JOB`, and the schedule line of `job get`. Defined in cron_commands.cc.
+void AddJobRunsCommand(CLI::App& job, CommandContext& ctx);
+std::string ScheduleLine(const ScheduleSpec& schedule);
 // `paceline job update|rollback` and `paceline update get|list|pause|resume|abort|wait`.
 // Defined in update_commands.cc.
 void AddJobUpdateCommands(CLI::App& job, CommandContext& ctx);

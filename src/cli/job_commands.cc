@@ -125,6 +125,10 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
               FormatUnixMillis(j.created_at_unix_ms())});
     std::cout << t.Render();
     if (resp->has_update()) std::cout << "update: " << UpdateLine(resp->update()) << std::endl;
+    if (absl::StatusOr<JobSpec> spec = ParseJobSpec(resp->spec_yaml(), "stored spec");
+        spec.ok() && spec->schedule) {
+      std::cout << "schedule: " << ScheduleLine(*spec->schedule) << std::endl;
+    }
     if (resp->roles_size() > 0) std::cout << "roles: " << RolesLine(*resp) << std::endl;
     if (resp->has_gang()) std::cout << "gang: " << GangLine(resp->gang()) << std::endl;
     if (resp->completion() == "instance-0") {
@@ -287,6 +291,7 @@ void RegisterJobCommands(CLI::App& app, CommandContext& ctx) {
   AddJobValidateCommand(*job, ctx);
   AddJobWatchCommand(*job, ctx);
   AddJobEndpointsCommand(*job, ctx);
+  AddJobRunsCommand(*job, ctx);
   AddJobUpdateCommands(*job, ctx);
 }
 

@@ -345,6 +345,15 @@ class Client:
                 return
             req.page_token = resp.next_page_token
 
+    def cron_runs(self, job_id: int) -> list[job_pb2.JobSummary]:
+        """The runs of cron job `job_id` (a job with a `schedule`, docs/specs.md "Cron jobs"),
+        newest tick first: the jobs labelled `paceline.cron/job: <job_id>`, each with its tick
+        in the label `paceline.cron/tick` (Unix seconds)."""
+        runs = list(self.jobs(labels={"paceline.cron/job": str(job_id)}))
+        runs.sort(key=lambda j: (int(j.labels.get("paceline.cron/tick", "0")), j.id),
+                  reverse=True)
+        return runs
+
     def kill_job(self, job_id: int) -> None:
         """Kills every instance of a job (it ends KILLED)."""
         self.call("JobService", "KillJob", job_pb2.KillJobRequest(job_id=job_id), write=True)

@@ -194,6 +194,24 @@ class JobsTest(unittest.TestCase):
         self.assertEqual(cm.exception.result.state, "FAILED")
         self.assertIn(job, [j.id for j in client.jobs(pool=POOL, states=["FAILED"])])
 
+    def test_cron_runs_of_a_cron_job_newest_first(self) -> None:
+        spec = batch("every2s", "true")
+        spec["schedule"] = {"cron": "*/2 * * * * *", "keep_succeeded": 10}
+        job = client.create_job(spec, pool=POOL)
+        try:
+            until = time.monotonic() + 30
+            while len(client.cron_runs(job)) < 2:
+                self.assertLess(time.monotonic(), until, "no second run in 30 s")
+                time.sleep(0.2)
+            runs = client.cron_runs(job)
+            ticks = [int(r.labels["paceline.cron/tick"]) for r in runs]
+            self.assertEqual(ticks, sorted(set(ticks), reverse=True))
+            self.assertTrue(all(t % 2 == 0 for t in ticks))
+            self.assertTrue(all(r.name.startswith("every2s-") for r in runs))
+            self.assertEqual(client.get_job(job).job.state, "PENDING")  # never runs itself
+        finally:
+            client.kill_job(job)
+
     def test_wait_prints_progress_and_gives_up_after_its_timeout(self) -> None:
         job = client.create_job(batch("slow", "sleep 30"), pool=POOL)
         try:
