@@ -8,6 +8,7 @@
 #include "api/job_not_found.h"
 #include "api/secret_service.h"
 #include "common/status.h"
+#include "jobmgr/dependency_names.h"
 #include "spec/yaml_spec.h"
 #include "wire/agent_protocol.h"
 #include "wire/core.h"
@@ -75,11 +76,20 @@ grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::Creat
     return ToGrpcStatus(s);
   }
   jobmgr::JobOwner owner;
-  if (std::optional<access::Principal> caller = access_->Caller(ctx); caller.has_value()) {
-    owner = {caller->user, caller->group};
-  }
+  const std::optional<access::Principal> caller = access_->Caller(ctx);
+  if (caller.has_value()) owner = {caller->user, caller->group};
   return ToGrpcStatus(cluster_->Mutate([&](SchedulerCore& core, absl::Time now,
                                            scheduler::Actions& out) {
+    RETURN_IF_ERROR(jobmgr::ResolveDependencies(*spec, req->pool(), core.jobs()));
+    for (size_t i = 0; i < spec->depends_on.size(); ++i) {
+      const jobmgr::Job* dep = core.jobs().GetJob(JobId(std::stoull(spec->depends_on[i].job)));
+      if (!MayRead(caller, dep->pool())) {
+        return absl::PermissionDeniedError(
+            absl::StrCat("depends_on[", i, "].job: job ", dep->id().value(),
+                         " is in a pool you may not read; a job may depend only on jobs its "
+                         "submitter may see"));
+      }
+    }
     absl::StatusOr<JobId> id = core.job_control().CreateJob(*spec, req->pool(), now, out, owner);
     if (!id.ok()) return id.status();
     resp->set_job_id(id->value());

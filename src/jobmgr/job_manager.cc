@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status.h"
+#include "jobmgr/dependency_names.h"
 #include "jobmgr/restart_policy.h"
 
 namespace paceline::jobmgr {
@@ -40,21 +41,21 @@ void RestoreChecks(MutableJob& job, const records::TaskRecord& r) {
 
 absl::StatusOr<JobId> JobManager::CreateJob(JobSpec spec, std::string pool, absl::Time now,
                                             Effects& fx, JobOwner owner) {
-  if (!spec.depends_on.empty()) {
-    return absl::UnimplementedError(
-        "depends_on: this master does not enforce job dependencies yet, so it refuses them "
-        "rather than start the job early; remove depends_on and submit the job once its "
-        "dependencies have ended");
-  }
+  RETURN_IF_ERROR(ResolveDependencies(spec, pool, *this));
   JobId id(next_job_id_++);
   auto shared = std::make_shared<const JobSpec>(std::move(spec));
   auto job = std::make_unique<MutableJob>(id, std::move(pool), shared, 1, records::JobGoal::kRun,
                                           JobOrigin{now, std::move(owner)});
   fx.batch.put_jobs.push_back(job->ToRecord());
   fx.batch.next_job_id = next_job_id_;
-  fx.enqueue.reserve(fx.enqueue.size() + job->view().instances());
-  for (uint32_t i = 0; i < job->view().instances(); ++i) fx.enqueue.push_back(TaskId{id, i});
+  MutableJob& created = *job;
   jobs_.Put(std::move(job));
+  if (!created.view().spec().depends_on.empty()) {
+    deps_.Hold(created, now, fx);
+    return id;
+  }
+  fx.enqueue.reserve(fx.enqueue.size() + created.view().instances());
+  for (uint32_t i = 0; i < created.view().instances(); ++i) fx.enqueue.push_back(TaskId{id, i});
   return id;
 }
 
@@ -79,6 +80,12 @@ absl::Status JobManager::DeleteJob(JobId id, Effects& fx) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", id.value(), " has ", job->view().live(),
                      " live tasks; kill it first (paceline job kill ", id.value(), ")"));
+  }
+  if (std::vector<JobId> held = deps_.HeldOn(id); !held.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", id.value(), " is a dependency of job ", held.front().value(),
+                     held.size() > 1 ? absl::StrCat(" and ", held.size() - 1, " more") : "",
+                     ", which waits for it; delete it once they have started"));
   }
   fx.batch.delete_jobs.push_back(id);
   jobs_.Erase(id);
@@ -211,6 +218,7 @@ void JobManager::OnHostLost(const std::string& host, absl::Time now, Effects& fx
 void JobManager::Tick(absl::Time now, Effects& fx) {
   life_.FireTimers(now, fx);
   updates_.ProgressAll(now, fx);
+  deps_.Settle(now, fx);
 }
 
 absl::Status JobManager::Restore(const records::StoreContents& contents, absl::Time now,
@@ -288,6 +296,11 @@ void JobManager::FinishRestore(absl::Time now, Effects& fx) {
         job->SetState(i, TaskState::kPending);  // never persisted; admission starts over
       }
       if (t.state != TaskState::kPending) continue;
+      if (t.reason == TaskReason::kWaitingForDependencies &&
+          job->view().goal() != records::JobGoal::kKill) {
+        if (i == 0) deps_.NoteRestoredHeld(id);  // held: settled below, once every job is back
+        continue;
+      }
       if (job->view().goal() == records::JobGoal::kKill) {
         life_.Transition(*job, i, TaskState::kKilled, TaskReason::kKilledByUser, "", now, fx, true);
       } else if (t.not_before > now) {
@@ -298,6 +311,7 @@ void JobManager::FinishRestore(absl::Time now, Effects& fx) {
     }
     ends_.Resume(*job, now, fx);  // a gang restart whose members all stopped
   }
+  deps_.SettleAll(now, fx);
 }
 
 std::vector<RunId> JobManager::LiveRunsOnHost(const std::string& host) const {

@@ -39,6 +39,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "jobmgr/dependencies.h"
 #include "jobmgr/effects.h"
 #include "jobmgr/gang_restarts.h"
 #include "jobmgr/host_names.h"
@@ -73,9 +74,9 @@ class JobManager {
   InstanceControl& instances() { return instances_; }
   RollingUpdates& updates() { return updates_; }
 
-  // Creates a job in `pool` (validated by the caller). Its instances become PENDING.
-  // UNIMPLEMENTED for a spec with depends_on: dependencies are parsed (docs/specs.md) but not
-  // yet enforced, and a job must not start before the jobs it waits for.
+  // Creates a job in `pool` (validated by the caller). Its instances become PENDING; with
+  // depends_on, they are held until the jobs it names have ended (dependencies.h), and the
+  // entries are stored as job ids (dependency_names.h: NOT_FOUND for an unknown job).
   // `owner`: the submitting user and its group (empty without authentication).
   absl::StatusOr<JobId> CreateJob(JobSpec spec, std::string pool, absl::Time now, Effects& fx,
                                   JobOwner owner = {});
@@ -84,7 +85,7 @@ class JobManager {
   absl::Status KillJob(JobId id, absl::Time now, Effects& fx);
 
   // Forgets a job whose tasks have all ended, with its tasks and events (FAILED_PRECONDITION
-  // while any task is live: kill it first).
+  // while any task is live: kill it first; or while a job is held waiting for it to end).
   absl::Status DeleteJob(JobId id, Effects& fx);
 
   // The resource manager admitted the task (READY); `note` goes into the task's event, e.g.
@@ -96,7 +97,8 @@ class JobManager {
   void OnStatus(const StatusReport& report, absl::Time now, Effects& fx);
   // Every live task on `host` is LOST (and restarted per policy).
   void OnHostLost(const std::string& host, absl::Time now, Effects& fx);
-  // Backoff expiries, max_running_time deadlines and rolling-update progress up to `now`.
+  // Backoff expiries, max_running_time deadlines, rolling-update progress and the jobs held for
+  // jobs that ended, up to `now`.
   void Tick(absl::Time now, Effects& fx);
 
   // Rebuilds jobs and tasks from the store after a restart: the tasks of `contents`, then those
@@ -130,6 +132,7 @@ class JobManager {
   InstanceControl instances_{jobs_, hosts_, life_};
   RollingUpdates updates_{jobs_, life_};
   GangRestarts ends_{hosts_, life_};
+  Dependencies deps_{jobs_, life_};
   uint64_t next_job_id_ = 1;
 };
 

@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 30> kNames = {"",
+constexpr std::array<absl::string_view, 33> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -34,7 +34,10 @@ constexpr std::array<absl::string_view, 30> kNames = {"",
                                                       "GANG_FAILED",
                                                       "JOB_COMPLETED",
                                                       "READY",
-                                                      "NOT_READY"};
+                                                      "NOT_READY",
+                                                      "WAITING_FOR_DEPENDENCIES",
+                                                      "DEPENDENCIES_MET",
+                                                      "DEPENDENCY_NEVER_MET"};
 
 }  // namespace
 

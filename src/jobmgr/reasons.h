@@ -42,6 +42,9 @@ enum class TaskReason : uint8_t {
   kJobCompleted,        // KILLING / KILLED: the job completed with instance 0 (job.completion)
   kReady,               // RUNNING: the run's readiness check passed (it takes traffic)
   kNotReady,            // RUNNING: the run's readiness check failed `failures` times in a row
+  kWaitingForDependencies,  // PENDING: the job waits for the jobs of its depends_on to end
+  kDependenciesMet,         // PENDING: every dependency ended as required; admission may start
+  kDependencyNeverMet,      // FAILED: a dependency ended in a way that can never satisfy it
 };
 
 absl::string_view TaskReasonName(TaskReason r);

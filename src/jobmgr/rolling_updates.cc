@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "jobmgr/dependencies.h"
 #include "jobmgr/restart_policy.h"
 #include "jobmgr/serving.h"
 #include "jobmgr/update_plan.h"
@@ -60,6 +61,12 @@ absl::StatusOr<uint64_t> RollingUpdates::Start(JobId id, UpdateRequest req, absl
         "(job ",
         id.value(), " has ", job->view().spec().depends_on.size(),
         " dependencies); give the depends_on that `paceline job get` shows, or create a new job"));
+  }
+  if (WaitsForDependencies(job->view())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", id.value(),
+        " waits for its dependencies (depends_on) and has not started; update it once they have "
+        "ended, or kill it and create it anew"));
   }
   if (job->view().goal() == records::JobGoal::kKill) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -27,6 +27,7 @@ void TaskLifecycle::Transition(MutableJob& job, uint32_t instance, TaskState to,
                                                t.host == kNoHost ? "" : hosts_.Name(t.host),
                                                std::string(TaskReasonName(reason)), message});
   if (persist) fx.batch.put_tasks.push_back(Record(job.view(), instance, message));
+  if (IsTerminal(to) && job.view().live() == 0) ended_jobs_.push_back(job.view().id());
 }
 
 void TaskLifecycle::EndRun(MutableJob& job, uint32_t instance, TaskState ended, TaskReason reason,

@@ -12,6 +12,7 @@
 #include <functional>
 #include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -58,6 +59,9 @@ class TaskLifecycle {
   void ArmDeadline(absl::Time at, RunId run) { deadline_timers_.push(Timer{at, run}); }
   // The timers due by `now`: backoffs over (enqueued), deadlines passed (killed).
   void FireTimers(absl::Time now, Effects& fx);
+  // The jobs whose last live task ended since the last call, in order (a job restarted since
+  // is live again: callers look at its state).
+  std::vector<JobId> TakeEndedJobs() { return std::exchange(ended_jobs_, {}); }
 
  private:
   struct Timer {
@@ -72,6 +76,7 @@ class TaskLifecycle {
   TimerHeap backoff_timers_;   // PENDING runs waiting for their backoff
   TimerHeap deadline_timers_;  // RUNNING runs with a max_running_time
   absl::flat_hash_map<TaskId, std::string> preempt_why_;
+  std::vector<JobId> ended_jobs_;
 };
 
 }  // namespace paceline::jobmgr

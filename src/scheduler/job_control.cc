@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "common/units.h"
+#include "jobmgr/dependency_names.h"
 
 namespace paceline::scheduler {
 
@@ -73,6 +74,8 @@ absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::UpdateRequest r
         "); create a new job instead"));
   }
   RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
+  // An update may repeat depends_on as it was written (names) or as stored (ids).
+  RETURN_IF_ERROR(jobmgr::ResolveDependencies(req.spec, job->pool(), jobs_, &job->spec()));
   return Run(now, out, [&](jobmgr::Effects& fx) {
     return jobs_.updates().Start(id, std::move(req), now, fx);
   });

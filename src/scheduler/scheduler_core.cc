@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "common/units.h"
 #include "hostmgr/maintenance.h"
+#include "jobmgr/dependencies.h"
 #include "jobmgr/gang_restarts.h"
 #include "placement/plan.h"
 
@@ -252,6 +253,9 @@ std::string SchedulerCore::WhyWaiting(const jobmgr::Job& job, TaskId task) const
     }
   }
   if (const std::string* w = why_.Find(task)) return *w;
+  if (t.reason == jobmgr::TaskReason::kWaitingForDependencies) {
+    return jobmgr::WhyHeld(job, [this](JobId id) { return jobs_.GetJob(id); });
+  }
   if (std::optional<resmgr::GangId> gang = rm_.GangOf(task)) {
     absl::StatusOr<resmgr::GangView> view = rm_.DescribeGang(*gang);
     if (view.ok() && view->queued.has_value()) return view->queued->why;

@@ -64,6 +64,17 @@ TEST(JobDependenciesTest, ErrorsAtLineAndColumn) {
               HasSubstr("b.yaml:6:13: depends_on: is a map; expected a list"));
 }
 
+TEST(JobDependenciesTest, RefusedOnADaemonJob) {
+  absl::StatusOr<JobSpec> spec = ParseJobSpec(
+      "name: d\ntype: daemon\ntask:\n  command: run\n  resources: {cpu: 1, memory: 1Gi}\n"
+      "depends_on: [{job: 3}]\n",
+      "d.yaml");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("d.yaml:6:13: depends_on: is given on a daemon job; a daemon runs on "
+                        "every host"));
+}
+
 TEST(JobDependenciesTest, AtMostThirtyTwo) {
   std::string list = "depends_on:\n";
   for (int i = 1; i <= 33; ++i) absl::StrAppend(&list, "  - {job: ", i, "}\n");

@@ -222,9 +222,14 @@ void CheckOverrides(ErrorSink& sink, const JobSpec& spec) {
   }
 }
 
-// depends_on: at most kMaxDependencies, each a positive job id (all digits) or a job name, each
-// job once.
+// depends_on: not on a daemon job; at most kMaxDependencies, each a positive job id (all digits)
+// or a job name, each job once.
 void CheckDependencies(ErrorSink& sink, const JobSpec& spec) {
+  if (spec.type == JobType::kDaemon && !spec.depends_on.empty()) {
+    sink.Add("depends_on",
+             "is given on a daemon job; a daemon runs on every host as hosts come "
+             "and go, so only batch, service and stateful jobs can wait for others");
+  }
   if (spec.depends_on.size() > kMaxDependencies) {
     sink.Add("depends_on", absl::StrCat("has ", spec.depends_on.size(),
                                         " entries; expected at most ", kMaxDependencies));

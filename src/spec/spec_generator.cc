@@ -387,7 +387,7 @@ JobSpec RandomJobSpec(Rng& rng) {
       j.OverrideTask(index) = DeriveTask(rng, j, j.BaseTaskFor(index));
     }
   }
-  if (Chance(rng, 20)) {
+  if (j.type != JobType::kDaemon && Chance(rng, 20)) {
     for (int64_t i = Uniform(rng, 1, 4); i > 0; --i) {
       JobDependency dep;
       dep.job = Chance(rng, 50) ? absl::StrCat(Uniform(rng, 1, 1'000'000'000))
