@@ -21,13 +21,13 @@ void Absorber::Absorb(jobmgr::Effects& fx, absl::Time now, Actions& out) {
       ReleaseTask(t);
     }
   }
-  if (!fx.enqueue.empty()) gangs_.Enqueue(fx.enqueue, now);
-
   // A cron job's own tasks never run: its runs are jobs of their own (cron_runs.h).
   std::erase_if(fx.enqueue, [&](TaskId t) {
     const jobmgr::Job* job = jobs_.GetJob(t.job);
     return job != nullptr && job->spec().schedule.has_value();
   });
+  if (!fx.enqueue.empty()) gangs_.Enqueue(fx.enqueue, now);
+
   PeerCache peers;
   PlacedNow placed;
   for (const jobmgr::LaunchCommand& l : fx.launches) placed[l.run.task] = &l.placed;

@@ -121,15 +121,15 @@ absl::Status JobControl::RestartInstances(JobId id, const std::vector<uint32_t>&
 }
 
 absl::Status JobControl::DeleteJob(JobId id, Actions& out) {
-  jobmgr::Effects fx;
-  RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
-  ForgetJobs({id});
   if (cron_.IsNewestRun(id)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", id.value(),
         " is the newest run of its cron job, which it tells which tick ran last; it is purged "
         "once a newer run finishes (schedule.keep_succeeded, keep_failed) or with its cron job"));
   }
+  jobmgr::Effects fx;
+  RETURN_IF_ERROR(jobs_.DeleteJob(id, fx));
+  ForgetJobs({id});
   absorber_.Absorb(fx, absl::InfinitePast(), out);
   return absl::OkStatus();
 }

@@ -62,7 +62,7 @@ class JobControl {
   // meanwhile, or is gone, is skipped.
   std::vector<JobId> PurgeExpired(const std::vector<JobId>& jobs, absl::Time now, Actions& out);
 
-  // Rolling updates.
+  // Rolling updates. INVALID_ARGUMENT for an update that adds or removes `schedule`.
   absl::StatusOr<uint64_t> UpdateJob(JobId id, jobmgr::UpdateRequest req, absl::Time now,
                                      Actions& out);
   absl::Status PauseUpdate(JobId id, bool paused, absl::Time now, Actions& out);

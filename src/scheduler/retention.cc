@@ -8,9 +8,9 @@ namespace paceline::scheduler {
 
 bool Retention::Finished(const jobmgr::Job& job) {
   if (job.live() > 0) return false;
-  const bool wants_to_run = job.goal() == records::JobGoal::kRun;
   // A cron job's runs are kept by its keep_succeeded and keep_failed (cron_runs.h).
   if (job.spec().labels.contains(std::string(kCronJobLabel))) return false;
+  const bool wants_to_run = job.goal() == records::JobGoal::kRun;
   if (wants_to_run && (job.instances() == 0 || job.spec().type == JobType::kDaemon)) return false;
   return job.updates().empty() || !records::IsActive(job.updates().back().state);
 }

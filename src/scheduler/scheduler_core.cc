@@ -58,8 +58,8 @@ absl::Status SchedulerCore::Restore(const records::StoreContents& contents, absl
   rm_.Reserve(adoptable);
   snapshot_.ReserveTasks(adoptable);
   absorber_.Absorb(fx, now, out);
-  return absl::OkStatus();
   cron_.Rebuild();
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -93,8 +93,8 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
     jobs_.Tick(now, fx);
     absorber_.Absorb(fx, now, out);
   }
-  upkeep_.Tick(now, out);
   cron_.Tick(now, out);
+  upkeep_.Tick(now, out);
 
   resmgr::CycleResult cycle =
       rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now)}, now);
