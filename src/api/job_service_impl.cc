@@ -46,7 +46,6 @@ v1::JobSummary SummaryOf(const jobmgr::Job& job) {
   s.set_healthy(job.health_count(jobmgr::TaskHealth::kHealthy));
   s.set_unhealthy(job.health_count(jobmgr::TaskHealth::kUnhealthy));
   s.set_health_unknown(job.health_count(jobmgr::TaskHealth::kUnknown));
-  return s;
   absl::Time started = absl::InfiniteFuture();
   absl::Time finished = absl::InfinitePast();
   for (uint32_t i = 0; i < job.instances(); ++i) {
@@ -59,6 +58,7 @@ v1::JobSummary SummaryOf(const jobmgr::Job& job) {
   if (job.live() == 0 && finished != absl::InfinitePast()) {
     s.set_finished_at_unix_ms(wire::ToUnixMillis(finished));
   }
+  return s;
 }
 
 }  // namespace
