@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "records/records.h"
+#include "spec/schedule_spec.h"
 
 namespace paceline::scheduler {
 

@@ -231,6 +231,9 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   if (job == nullptr || task.instance >= job->instances()) return "";
   const jobmgr::TaskRuntime& t = job->task(task.instance);
   if (t.state != TaskState::kPending && t.state != TaskState::kReady) return "";
+  if (job->spec().schedule) {
+    if (std::string cron = cron_.Describe(task.job); !cron.empty()) return cron;
+  }
   std::string why = WhyWaiting(*job, task);
   if (t.gang_attempt == 0 || !jobmgr::RestartsAsGang(job->spec())) return why;
   // A gang restarted together: its members wait for each other (their events say why).
@@ -238,9 +241,6 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   return why.empty() ? restart : absl::StrCat(restart, ": ", why);
 }
 
-  if (job->spec().schedule) {
-    if (std::string cron = cron_.Describe(task.job); !cron.empty()) return cron;
-  }
 std::string SchedulerCore::WhyWaiting(const jobmgr::Job& job, TaskId task) const {
   const jobmgr::TaskRuntime& t = job.task(task.instance);
   if (job.spec().type == JobType::kStateful && t.volume_host != jobmgr::kNoHost) {
