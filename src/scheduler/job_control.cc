@@ -66,13 +66,13 @@ absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::UpdateRequest r
                                                Actions& out) {
   const jobmgr::Job* job = jobs_.GetJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
-  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(job->pool()));
   if (req.spec.schedule.has_value() != job->spec().schedule.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "schedule: a job is a cron job or not from its creation (job ", id.value(),
         job->spec().schedule ? " is one: keep schedule" : " is not: remove schedule",
         "); create a new job instead"));
   }
+  ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(job->pool()));
   RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
   // An update may repeat depends_on as it was written (names) or as stored (ids).
   RETURN_IF_ERROR(jobmgr::ResolveDependencies(req.spec, job->pool(), jobs_, &job->spec()));
