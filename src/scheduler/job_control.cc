@@ -67,10 +67,10 @@ absl::StatusOr<uint64_t> JobControl::UpdateJob(JobId id, jobmgr::UpdateRequest r
   const jobmgr::Job* job = jobs_.GetJob(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id.value(), " not found"));
   if (req.spec.schedule.has_value() != job->spec().schedule.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schedule: a job is a cron job or not from its creation (job ", id.value(),
-        job->spec().schedule ? " is one: keep schedule" : " is not: remove schedule",
-        "); create a new job instead"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("schedule: a job is a cron job or not from its creation (job ", id.value(),
+                     job->spec().schedule ? " is one: keep schedule" : " is not: remove schedule",
+                     "); create a new job instead"));
   }
   ASSIGN_OR_RETURN(PoolId pool_id, rm_.tree().Lookup(job->pool()));
   RETURN_IF_ERROR(CheckGangFits(req.spec, pool_id, job->pool()));
