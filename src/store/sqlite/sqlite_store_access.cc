@@ -12,6 +12,32 @@
 namespace paceline::store {
 namespace {
 
+// Binds `params` to the prepared `st` and reads every row it selects as a `Record` of `table`.
+template <typename Record, typename Params, typename Table>
+absl::StatusOr<std::vector<Record>> SelectAll(Statement& st, const Params& params,
+                                              const Table& table) {
+  st.Reset();
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::visit([&](const auto& v) { st.Bind(static_cast<int>(i + 1), v); }, params[i]);
+  }
+  std::vector<Record> out;
+  absl::Status s;
+  while (true) {
+    absl::StatusOr<bool> row = st.Step();
+    if (!row.ok() || !*row) {
+      s = row.status();
+      break;
+    }
+    Record r;
+    s = ReadRow(st, table, r);
+    if (!s.ok()) break;
+    out.push_back(std::move(r));
+  }
+  st.Reset();
+  RETURN_IF_ERROR(s);
+  return out;
+}
+
 constexpr sql::Dialect kSqlite = sql::Dialect::kSqlite;
 const std::string kPutToken = sql::UpsertSql(sql::ShapeOf(kTokenTable), kSqlite);
 const std::string kPutSecret = sql::UpsertSql(sql::ShapeOf(kSecretTable), kSqlite);
@@ -58,52 +84,14 @@ absl::StatusOr<std::vector<records::AuditRecord>> SqliteStore::ListAudit(
     const records::AuditQuery& query) {
   AuditSelect select = AuditSelectSql(query, '?');
   ASSIGN_OR_RETURN(Statement * st, Cached(select.sql));
-  st->Reset();
-  for (size_t i = 0; i < select.params.size(); ++i) {
-    std::visit([&](const auto& v) { st->Bind(static_cast<int>(i + 1), v); }, select.params[i]);
-  }
-  std::vector<records::AuditRecord> out;
-  absl::Status s;
-  while (true) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok() || !*row) {
-      s = row.status();
-      break;
-    }
-    records::AuditRecord a;
-    s = ReadRow(*st, kAuditTable, a);
-    if (!s.ok()) break;
-    out.push_back(std::move(a));
-  }
-  st->Reset();
-  RETURN_IF_ERROR(s);
-  return out;
+  return SelectAll<records::AuditRecord>(*st, select.params, kAuditTable);
 }
 
 absl::StatusOr<std::vector<records::UsageRecord>> SqliteStore::ListUsage(
     const records::UsageQuery& query) {
   UsageSelect select = UsageSelectSql(query, '?');
   ASSIGN_OR_RETURN(Statement * st, Cached(select.sql));
-  st->Reset();
-  for (size_t i = 0; i < select.params.size(); ++i) {
-    std::visit([&](const auto& v) { st->Bind(static_cast<int>(i + 1), v); }, select.params[i]);
-  }
-  std::vector<records::UsageRecord> out;
-  absl::Status s;
-  while (true) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok() || !*row) {
-      s = row.status();
-      break;
-    }
-    records::UsageRecord u;
-    s = ReadRow(*st, kUsageTable, u);
-    if (!s.ok()) break;
-    out.push_back(std::move(u));
-  }
-  st->Reset();
-  RETURN_IF_ERROR(s);
-  return out;
+  return SelectAll<records::UsageRecord>(*st, select.params, kUsageTable);
 }
 
 }  // namespace paceline::store
