@@ -149,6 +149,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   if (to_place_.empty()) return;
   std::vector<placement::PlacementRequest> requests;
   std::vector<uint64_t> request_gang;
+  absl::flat_hash_map<uint64_t, bool> still_waiting;
   requests.reserve(to_place_.size());
   for (uint64_t gid : to_place_) {
     std::optional<resmgr::GangMembers> g = rm_.Members(resmgr::GangId(gid));
@@ -172,6 +173,10 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
       req.tasks.push_back(placement::PlacementTask{t, *shape, InPlaceHost(*job, t.instance), pin});
     }
     if (!ok || req.tasks.empty()) continue;
+    if (retry_.Skip(gid, req, snapshot_)) {  // it would fail again: its explanation stands
+      still_waiting[gid] = true;
+      continue;
+    }
     requests.push_back(std::move(req));
     request_gang.push_back(gid);
   }
@@ -194,11 +199,15 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     for (const auto& share : a.gpus) placed.gpu_devices.push_back(share.device);
     jobs_.OnPlaced(a.task, std::move(placed), now, fx);
   }
-  absl::flat_hash_map<uint64_t, bool> still_waiting;
   for (const placement::PendingRequest& p : plan.pending) {
     std::string line = p.explanation.OneLine();
     for (const TaskId& t : p.tasks) why_.Set(t, line);
-    still_waiting[request_gang[p.request_index]] = true;
+    const uint64_t gid = request_gang[p.request_index];
+    still_waiting[gid] = true;
+    // A rejected assignment left capacity that the plan had counted as taken: no bound then.
+    if (applied.rejected.empty()) {
+      retry_.Failed(gid, requests[p.request_index], p.explanation.gang_placed, snapshot_);
+    }
   }
   for (const auto& r : applied.rejected) {
     still_waiting[request_gang[r.request_index]] = true;
@@ -209,6 +218,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     if (still_waiting.contains(gid)) next.push_back(gid);
   }
   to_place_ = std::move(next);
+  retry_.Keep(to_place_);
   absorber_.Absorb(fx, now, out);
   std::sort(regular_hosts.begin(), regular_hosts.end());
   regular_hosts.erase(std::unique(regular_hosts.begin(), regular_hosts.end()), regular_hosts.end());

@@ -80,6 +80,7 @@
 #include "scheduler/history.h"
 #include "scheduler/host_upkeep.h"
 #include "scheduler/job_control.h"
+#include "scheduler/placement_retry.h"
 #include "scheduler/pool_control.h"
 #include "scheduler/retention.h"
 #include "scheduler/shape_cache.h"
@@ -172,6 +173,7 @@ class SchedulerCore {
   // keeps no copy of them, which at ten million running tasks would be two more hash maps.
   std::vector<uint64_t> to_place_;  // admitted gangs without hosts
   WaitReasons why_;                 // placement explanations
+  PlacementRetry retry_;            // gangs of to_place_ that would fail placement again
   ShapeCache shapes_;
   Gangs gangs_{jobs_, rm_, why_};
   Absorber absorber_{jobs_, rm_, snapshot_, usage_, retention_, gangs_};
