@@ -33,6 +33,9 @@ PACKAGES=(
   # Cron jobs' time zones (docs/specs.md "Cron jobs"): absl::LoadTimeZone reads
   # /usr/share/zoneinfo.
   tzdata
+  # Monitoring (docs/operations.md "Monitoring"): promtool, from Debian's prometheus, checks
+  # deploy/prometheus/ and runs its alerts' unit tests.
+  prometheus
 )
 
 missing=()
