@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "api/access_control.h"
@@ -27,6 +28,14 @@ struct MasterRole {
   absl::Duration replication_lag = absl::InfiniteDuration();
 };
 
+// A certificate this master serves with (with TLS: the cluster's CA and the master's own), as
+// /metrics shows it: paceline_tls_certificate_not_after_timestamp_seconds{certificate,file}.
+struct CertificateExpiry {
+  std::string certificate;  // "ca", "master"
+  std::string file;
+  absl::Time not_after;
+};
+
 struct MasterFacts {
   absl::Time started_at;
   std::string store;                          // e.g. "sqlite:data/paceline.db"
@@ -35,6 +44,8 @@ struct MasterFacts {
   std::function<RetentionFacts()> retention;  // thread-safe; unset: no retention worker
   // Usage counters per pool (usage_source.h); thread-safe; unset: none.
   std::function<std::vector<PoolUsageCounter>()> usage;
+  // The certificates it serves with, read again at each call; thread-safe; unset: no TLS.
+  std::function<std::vector<CertificateExpiry>()> certificates;
 };
 
 class ClusterServiceImpl final : public v1::ClusterService::Service {

@@ -36,6 +36,7 @@ void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& f
   server.Routes().Get("/metrics", [cluster, facts](const HttpRequest&, HttpResponse& res) {
     MasterRole role = facts.role ? facts.role() : MasterRole{};
     std::string text = RenderRoleMetrics(role);
+    if (facts.certificates) text += RenderCertificateMetrics(facts.certificates());
     if (role.role != "standby") {
       store::GroupCommitStats stats = cluster->CommitStats();
       DurationHistogram cycles = cluster->CycleTimes();

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "records/records.h"
 
 namespace paceline::api {
 namespace {
@@ -62,6 +63,8 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
     absl::StrAppend(&out, "paceline_cluster_allocated{resource=\"", DimName(d), "\"} ",
                     allocated[d], "\n");
   }
+
+  out += RenderHostMetrics(core.hosts(), core.snapshot());
 
   // Measured usage (soft state from the agents; hosts without a fresh report are left out).
   const absl::Time now = absl::Now();
@@ -231,6 +234,48 @@ std::string RenderRoleMetrics(const MasterRole& role) {
            "A standby: age of its followed copy of the store.");
     absl::StrAppend(&out, "paceline_master_replication_lag_seconds ",
                     absl::ToDoubleSeconds(role.replication_lag), "\n");
+  }
+  return out;
+}
+
+std::string RenderHostMetrics(const hostmgr::HostTracker& hosts,
+                              const placement::ClusterSnapshot& snapshot) {
+  std::string connected, capacity, allocated;
+  for (const hostmgr::TrackedHost& h : hosts.all()) {
+    absl::StrAppend(&connected, "paceline_host_connected{host=\"", h.spec.name, "\",maintenance=\"",
+                    records::MaintenanceName(h.maintenance), "\"} ", h.connected ? 1 : 0, "\n");
+    const placement::HostState* state = snapshot.host(h.id);
+    if (state == nullptr) continue;
+    for (Dim d : kAllDims) {
+      absl::StrAppend(&capacity, "paceline_host_capacity{host=\"", h.spec.name, "\",resource=\"",
+                      DimName(d), "\"} ", state->capacity()[d], "\n");
+      absl::StrAppend(&allocated, "paceline_host_allocated{host=\"", h.spec.name, "\",resource=\"",
+                      DimName(d), "\"} ", state->allocated()[d], "\n");
+    }
+  }
+  std::string out;
+  Header(out, "paceline_host_connected", "gauge",
+         "1 when the host's agent is connected, 0 otherwise; maintenance: UP, DRAINING, DRAINED, "
+         "DOWN.");
+  out += connected;
+  Header(out, "paceline_host_capacity", "gauge",
+         "What the host offers per resource (millicores, bytes, milli-GPUs).");
+  out += capacity;
+  Header(out, "paceline_host_allocated", "gauge",
+         "What the host's tasks hold per resource, revocable work included (base units).");
+  out += allocated;
+  return out;
+}
+
+std::string RenderCertificateMetrics(const std::vector<CertificateExpiry>& certificates) {
+  std::string out;
+  if (certificates.empty()) return out;
+  Header(out, "paceline_tls_certificate_not_after_timestamp_seconds", "gauge",
+         "When a certificate this master serves with expires (Unix seconds).");
+  for (const CertificateExpiry& c : certificates) {
+    absl::StrAppend(&out, "paceline_tls_certificate_not_after_timestamp_seconds{certificate=\"",
+                    c.certificate, "\",file=\"", c.file, "\"} ", absl::ToUnixSeconds(c.not_after),
+                    "\n");
   }
   return out;
 }

@@ -3,6 +3,11 @@
 //   paceline_tasks{state}                      tasks by state
 //   paceline_jobs{state}                       jobs by state
 //   paceline_hosts{connected}                  hosts by connection (true, reconnecting, false)
+//   paceline_host_connected{host,maintenance}  1 when its agent is connected, 0 otherwise;
+//                                              maintenance: UP, DRAINING, DRAINED, DOWN
+//   paceline_host_capacity{host,resource}      what the host offers (base units; disk: what
+//                                              its agent offers for sandboxes)
+//   paceline_host_allocated{host,resource}     what its tasks hold, revocable work included
 //   paceline_host_used{host,resource}          the host's measured use (cpu, memory)
 //   paceline_host_tasks_used{host,resource}    its tasks' measured use
 //   paceline_allocated_unused{resource}        slack for revocable work (allocated - used)
@@ -29,6 +34,8 @@
 //   paceline_pool_usage_memory_byte_seconds_total{pool}  bytes allocated x running seconds
 //   paceline_pool_usage_gpu_seconds_total{pool}          GPUs allocated x running seconds
 //   paceline_pool_usage_tasks_total{pool}                runs that ended after running
+// and, on every master with TLS (RenderCertificateMetrics), its certificates' end of validity:
+//   paceline_tls_certificate_not_after_timestamp_seconds{certificate,file}   Unix seconds
 // and, on every master (RenderRoleMetrics), what part it plays:
 //   paceline_master_leader                     1 when it leads or runs alone, 0 on a standby
 //   paceline_master_term                       the leader's term it knows (0: no lease)
@@ -41,6 +48,8 @@
 
 #include "api/cluster_service.h"
 #include "common/duration_histogram.h"
+#include "hostmgr/host_tracker.h"
+#include "placement/cluster_snapshot.h"
 #include "scheduler/scheduler_core.h"
 #include "store/group_commit.h"
 
@@ -50,6 +59,9 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
                           const store::GroupCommitStats& store_stats,
                           const DurationHistogram& cycle_times);
 std::string RenderRoleMetrics(const MasterRole& role);
+std::string RenderHostMetrics(const hostmgr::HostTracker& hosts,
+                              const placement::ClusterSnapshot& snapshot);
+std::string RenderCertificateMetrics(const std::vector<CertificateExpiry>& certificates);
 std::string RenderRetentionMetrics(const RetentionFacts& facts);
 std::string RenderUsageMetrics(const std::vector<PoolUsageCounter>& pools);
 

@@ -256,6 +256,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
                          },
                          [worker = impl->retention.get()] { return worker->Facts(); },
                          [book = impl->usage_book.get()] { return book->Counters(); }};
+  if (tls.on) facts.certificates = [tls] { return CertificateExpiries(tls); };
   api::AccessControl* auth = impl->access.get();
   Cluster* cluster = impl->cluster.get();
   impl->cluster_service = std::make_unique<api::ClusterServiceImpl>(facts, cluster, auth);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tls/certificate_dates.h"
 #include "tls/certificates.h"
 
 namespace paceline::masterd {
@@ -65,6 +66,20 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
   out.on = true;
   out.ca_file = files->ca;
   out.http = api::HttpTls{files->cert, files->key};
+  return out;
+}
+
+std::vector<api::CertificateExpiry> CertificateExpiries(const MasterTls& tls) {
+  std::vector<api::CertificateExpiry> out;
+  if (!tls.on) return out;
+  for (const auto& [name, file] : {std::pair<std::string, std::string>{"ca", tls.ca_file},
+                                   {"master", tls.http ? tls.http->cert_file : ""}}) {
+    if (file.empty()) continue;
+    absl::StatusOr<std::string> pem = tls::ReadFile(file);
+    if (!pem.ok()) continue;
+    absl::StatusOr<absl::Time> not_after = tls::CertificateNotAfter(*pem);
+    if (not_after.ok()) out.push_back({name, file, *not_after});
+  }
   return out;
 }
 

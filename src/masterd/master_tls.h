@@ -12,10 +12,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <grpcpp/security/server_credentials.h>
 
 #include "absl/status/statusor.h"
+#include "api/cluster_service.h"
 #include "api/http_server.h"
 #include "masterd/master.h"
 
@@ -29,6 +31,11 @@ struct MasterTls {
 };
 
 absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config);
+
+// With TLS, the end of validity of the CA's certificate and of the master's, read from their
+// files at each call (a certificate replaced on disk shows at once), for /metrics; a file that
+// cannot be read or holds no certificate is left out. Empty without TLS.
+std::vector<api::CertificateExpiry> CertificateExpiries(const MasterTls& tls);
 
 // 127.0.0.0/8, ::1 and "localhost".
 bool IsLoopback(const std::string& host);

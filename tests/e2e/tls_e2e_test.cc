@@ -77,6 +77,21 @@ TEST(TlsE2E, PacelineUpServesTlsAndTheTourWorksFromItsDirectory) {
   auto metrics = https.Get("/metrics", {{"Authorization", "Bearer " + token}});
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
+  // What deploy/prometheus/ alerts on: the end of the master's certificate (made for five
+  // years) and of the CA's, and the agent of `paceline up` connected.
+  const std::string expiry = absl::StrCat(
+      "paceline_tls_certificate_not_after_timestamp_seconds{certificate=\"master\",file=\"", dir,
+      "/data/tls/master.pem\"} ");
+  const size_t at = metrics->body.find(expiry);
+  ASSERT_NE(at, std::string::npos) << metrics->body;
+  const int64_t not_after = std::stoll(metrics->body.substr(at + expiry.size()));
+  EXPECT_NEAR(not_after, absl::ToUnixSeconds(absl::Now() + absl::Hours(24 * 1825)), 86400);
+  EXPECT_THAT(metrics->body,
+              HasSubstr(absl::StrCat("paceline_tls_certificate_not_after_timestamp_seconds{"
+                                     "certificate=\"ca\",file=\"",
+                                     dir, "/data/tls/ca.pem\"} ")));
+  EXPECT_THAT(metrics->body,
+              HasSubstr("paceline_host_connected{host=\"local\",maintenance=\"UP\"} 1\n"));
   // Connections that never start their handshake do not stop the others.
   std::vector<int> stalled;
   for (int i = 0; i < 200; ++i) {
