@@ -28,6 +28,7 @@
 #include "common/version.h"
 #include "dns/names.h"
 #include "main/commands.h"
+#include "main/daemon_flags.h"
 #include "main/sandbox_path.h"
 #include "main/stop_signals.h"
 #include "masterd/master.h"
@@ -36,187 +37,6 @@
 
 namespace paceline::cli {
 namespace {
-
-struct MasterFlags {
-  std::string data_dir = defaults::kDataDir;
-  std::string store;
-  std::string listen = absl::StrCat(defaults::kListenHost, ":", defaults::kGrpcPort);
-  std::string http_listen = absl::StrCat(defaults::kListenHost, ":", defaults::kHttpPort);
-  std::string token_file;
-  std::string agent_token_file;
-  std::string secrets_key_file;
-  std::string audit_retention = "90d";
-  std::string task_credential_ttl = absl::FormatDuration(defaults::kTaskCredentialTtl);
-  std::string retain_terminal = "7d";
-  std::string archive_dir;
-  std::string retention_period = "10s";
-  std::string tls_dir;
-  bool insecure_loopback = false;
-  bool no_backfill = false;
-  std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
-  std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
-  std::string cycle = absl::FormatDuration(defaults::kCycle);
-  std::string lease = absl::FormatDuration(defaults::kLease);
-  std::string history_period = absl::FormatDuration(defaults::kHistoryPeriod);
-  std::string advertise;
-  std::string dns_listen;
-  std::string dns_domain = "paceline";
-  double dns_rate_limit = 1000;
-};
-
-struct AgentFlags {
-  std::string master;
-  std::string token_file;
-  std::string ca, cert, key;
-  std::string name;
-  std::string work_dir;
-  std::vector<std::string> labels;
-  std::string cpu, memory, disk;
-  std::string reserve_cpu = "0", reserve_memory = "0";
-  std::string ports = "31000-32999";
-  std::string task_user = "nobody";
-  std::string cgroup = "auto";
-  std::string cgroup_parent;
-  std::string address;
-  std::string usage_interval = "5s";
-  std::string container_runtime = "crun";
-  std::string image_dir;
-  std::string image_cache = "20Gi";
-  std::string registry_ca;
-  std::string registry_timeout = "30s";
-  std::vector<std::string> container_host_paths;
-};
-
-void AddMasterFlags(CLI::App* cmd, MasterFlags& f) {
-  cmd->add_option("--data-dir", f.data_dir,
-                  "the master's directory: embedded store, token, master.json")
-      ->capture_default_str();
-  cmd->add_option("--store", f.store,
-                  "cluster state: sqlite:DIR or postgres://USER@HOST:PORT/DATABASE "
-                  "(default: SQLite in DATA_DIR)")
-      ->envname("PACELINE_STORE");
-  cmd->add_option("--listen", f.listen, "gRPC API address (port 0: any free port)")
-      ->capture_default_str();
-  cmd->add_option("--http-listen", f.http_listen, "HTTP address for /healthz, /metrics, web UI")
-      ->capture_default_str();
-  cmd->add_option("--dns-listen", f.dns_listen,
-                  "serve DNS for services on this address, UDP and TCP (port 0: any free port; "
-                  "default: no DNS server)");
-  cmd->add_option("--dns-domain", f.dns_domain,
-                  "the cluster's DNS domain: services are NAME.POOL...DOMAIN")
-      ->capture_default_str();
-  cmd->add_option("--dns-rate-limit", f.dns_rate_limit,
-                  "DNS queries a second per source address, a burst of twice that (0: none)")
-      ->check(CLI::Range(0.0, 1e9))
-      ->capture_default_str();
-  cmd->add_option("--token-file", f.token_file,
-                  "the bootstrap admin token's file (default: DATA_DIR/token, created when "
-                  "missing)");
-  cmd->add_option("--agent-token-file", f.agent_token_file,
-                  "the agents' bootstrap token's file (default: DATA_DIR/agent-token, created "
-                  "when missing)");
-  cmd->add_option("--secrets-key-file", f.secrets_key_file,
-                  "the keys that seal secrets at rest (default: DATA_DIR/secrets.key, created "
-                  "when missing); every master of a cluster needs the same file");
-  cmd->add_option("--tls-dir", f.tls_dir,
-                  "the cluster's CA and the master's certificate (default: DATA_DIR/tls, made "
-                  "when missing)");
-  cmd->add_flag("--insecure-loopback", f.insecure_loopback,
-                "serve plain text instead of TLS; only on loopback addresses");
-  cmd->add_flag("--no-backfill", f.no_backfill,
-                "admit each lane strictly in order: no job starts ahead of a waiting gang, even "
-                "one whose max_running_time ends before the gang can start");
-  cmd->add_option("--audit-retention", f.audit_retention,
-                  "delete audit records and usage older than this (0: keep them forever)")
-      ->capture_default_str();
-  cmd->add_option("--task-credential-ttl", f.task_credential_ttl,
-                  "how long a task's credential is valid; renewed at a third of it "
-                  "(docs/security.md)")
-      ->capture_default_str();
-  cmd->add_option("--retain-terminal", f.retain_terminal,
-                  "archive finished jobs this long after they end and remove them from the "
-                  "store (forever: keep them; a pool's retain_terminal overrides it)")
-      ->capture_default_str();
-  cmd->add_option("--archive-dir", f.archive_dir,
-                  "where archived jobs go, as gzip'd JSON lines per day (default: "
-                  "DATA_DIR/archive)");
-  cmd->add_option("--retention-period", f.retention_period,
-                  "how often to look for jobs to archive when there is no backlog")
-      ->capture_default_str();
-  cmd->add_option("--host-timeout", f.host_timeout, "a host silent this long is LOST")
-      ->capture_default_str();
-  cmd->add_option("--heartbeat-interval", f.heartbeat_interval,
-                  "how often agents are asked to heartbeat (below --host-timeout)")
-      ->capture_default_str();
-  cmd->add_option("--cycle", f.cycle, "scheduling cycle period")->capture_default_str();
-  cmd->add_option("--history-period", f.history_period,
-                  "one point of the cluster's and pools' history for the UI (an hour is kept)")
-      ->capture_default_str();
-  cmd->add_option("--lease", f.lease,
-                  "several masters on PostgreSQL: the leader's lease; a standby takes over this "
-                  "long after the leader died")
-      ->capture_default_str();
-  cmd->add_option("--advertise", f.advertise,
-                  "the gRPC address other masters send clients and agents to (default: the "
-                  "--listen address)");
-}
-
-void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master) {
-  if (with_master) {
-    cmd->add_option("--master", f.master,
-                    "master gRPC address HOST:PORT, or several (comma-separated) for several "
-                    "masters")
-        ->required();
-    cmd->add_option("--token-file", f.token_file,
-                    "file holding the agent's token (the master's DATA_DIR/agent-token, or one "
-                    "from `paceline token create --role agent`)");
-    cmd->add_option("--ca", f.ca,
-                    "the cluster's CA (the master's DATA_DIR/tls/ca.pem): speak TLS to the "
-                    "master; without it, plain text");
-    cmd->add_option("--cert", f.cert, "this agent's certificate (`paceline cert agent HOST`)");
-    cmd->add_option("--key", f.key, "its key");
-  }
-  cmd->add_option("--name", f.name, "host name the master knows this agent by (default: hostname)");
-  cmd->add_option("--work-dir", f.work_dir, "agent state: checkpoint, sandboxes, volumes");
-  cmd->add_option("--label", f.labels, "host label KEY=VALUE (repeatable)");
-  cmd->add_option("--cpu", f.cpu, "offer this many cores instead of the detected ones");
-  cmd->add_option("--memory", f.memory, "offer this much memory instead of the detected amount");
-  cmd->add_option("--disk", f.disk, "offer this much disk instead of the detected amount");
-  cmd->add_option("--reserve-cpu", f.reserve_cpu, "cores kept for the system")
-      ->capture_default_str();
-  cmd->add_option("--reserve-memory", f.reserve_memory, "memory kept for the system")
-      ->capture_default_str();
-  cmd->add_option("--ports", f.ports, "dynamic port range FIRST-LAST")->capture_default_str();
-  cmd->add_option("--task-user", f.task_user, "run tasks as this user when the agent is root")
-      ->capture_default_str();
-  cmd->add_option("--cgroup", f.cgroup, "isolation: auto, v2, v1 or none")
-      ->check(CLI::IsMember({"auto", "v2", "v1", "none"}))
-      ->capture_default_str();
-  cmd->add_option("--cgroup-parent", f.cgroup_parent,
-                  "the agent's cgroups go under this cgroup (relative to the cgroup root; v2: "
-                  "it must exist); default: the root");
-  cmd->add_option(
-      "--address", f.address,
-      "this host's IP address: every task's PACELINE_HOST_ADDRESS, and the host's address "
-      "in host list and to its gang peers");
-  cmd->add_option("--usage-interval", f.usage_interval,
-                  "how often the agent reports the cpu and memory its tasks and the host use")
-      ->capture_default_str();
-  cmd->add_option("--container-runtime", f.container_runtime,
-                  "the OCI runtime for tasks with task.container (\"\": no containers here)")
-      ->capture_default_str();
-  cmd->add_option("--image-dir", f.image_dir, "the image cache (default: WORK_DIR/images)");
-  cmd->add_option("--image-cache", f.image_cache,
-                  "the image cache's size; beyond it, unused images go, least recently used first")
-      ->capture_default_str();
-  cmd->add_option("--registry-ca", f.registry_ca,
-                  "a PEM file of CAs to trust for registries, besides the system's");
-  cmd->add_option("--registry-timeout", f.registry_timeout,
-                  "a pull fails when the registry sends nothing for this long")
-      ->capture_default_str();
-  cmd->add_option("--container-host-path", f.container_host_paths,
-                  "a host directory containers may mount (repeatable)");
-}
 
 absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   masterd::MasterConfig config;
@@ -281,6 +101,10 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   auto domain = dns::NormalizeDomain(f.dns_domain);
   if (!domain.ok()) return WithFlag(domain.status(), "--dns-domain");
   config.dns_domain = *domain;
+  if (!(f.dns_rate_limit >= 0 && f.dns_rate_limit <= 1e9)) {
+    return absl::InvalidArgumentError(absl::StrCat("--dns-rate-limit: ", f.dns_rate_limit,
+                                                   " is out of range; expected 0 to 1000000000"));
+  }
   config.dns_rate_limit = f.dns_rate_limit;
   auto timeout = ParseDurationStrict(f.host_timeout);
   if (!timeout.ok()) return WithFlag(timeout.status(), "--host-timeout");
@@ -354,6 +178,10 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
   c.agent.port_min = static_cast<uint16_t>(lo);
   c.agent.port_max = static_cast<uint16_t>(hi);
   c.agent.task_user = f.task_user;
+  if (f.cgroup != "auto" && f.cgroup != "v2" && f.cgroup != "v1" && f.cgroup != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cgroup: '", f.cgroup, "' is not one of auto, v2, v1, none"));
+  }
   c.agent.cgroup = f.cgroup == "v2"     ? agent::CgroupPreference::kV2
                    : f.cgroup == "v1"   ? agent::CgroupPreference::kV1
                    : f.cgroup == "none" ? agent::CgroupPreference::kNone
@@ -401,9 +229,14 @@ std::string HttpUrl(const MasterEndpoints& e) {
   return absl::StrCat(e.ca_file.empty() ? "http://" : "https://", e.http);
 }
 
-absl::Status RunMaster(const MasterFlags& f) {
+// `paceline master`; with `print`, shows the effective configuration instead of starting.
+absl::Status RunMaster(const MasterFlags& f, const DaemonSettings& settings, bool print) {
   absl::StatusOr<masterd::MasterConfig> config = MasterConfigOf(f);
-  if (!config.ok()) return config.status();
+  if (!config.ok()) return settings.Locate(config.status());
+  if (print) {
+    std::cout << settings.Print() << std::flush;
+    return absl::OkStatus();
+  }
   sigset_t stop_signals = BlockStopSignals();
   auto m = masterd::Master::Start(*config);
   if (!m.ok()) return m.status();
@@ -439,15 +272,26 @@ absl::Status ReadAgentTls(const std::string& ca, const std::string& cert, const 
   return absl::OkStatus();
 }
 
-absl::Status RunAgent(const AgentFlags& f) {
+absl::Status RunAgent(const AgentFlags& f, const DaemonSettings& settings, bool print) {
+  if (f.master.empty()) {
+    return absl::InvalidArgumentError(
+        "--master: is required; expected the master's gRPC address HOST:PORT, as a flag or as "
+        "`master:` in the config file");
+  }
   absl::StatusOr<agentd::AgentDaemonConfig> config = AgentConfigOf(f, "agent-work");
-  if (!config.ok()) return config.status();
+  if (!config.ok()) return settings.Locate(config.status());
+  if (print) {
+    std::cout << settings.Print() << std::flush;
+    return absl::OkStatus();
+  }
   if (!f.token_file.empty()) {
     absl::StatusOr<std::string> token = masterd::LoadOrCreateToken(f.token_file);
-    if (!token.ok()) return WithFlag(token.status(), "--token-file");
+    if (!token.ok()) return settings.Locate(WithFlag(token.status(), "--token-file"));
     config->token = *token;
   }
-  if (absl::Status s = ReadAgentTls(f.ca, f.cert, f.key, *config); !s.ok()) return s;
+  if (absl::Status s = ReadAgentTls(f.ca, f.cert, f.key, *config); !s.ok()) {
+    return settings.Locate(s);
+  }
   sigset_t stop_signals = BlockStopSignals();
   agentd::AgentDaemon daemon(*config);
   absl::Status result;
@@ -465,9 +309,18 @@ absl::Status RunAgent(const AgentFlags& f) {
 }
 
 // `paceline up`: a master and one local agent in one process.
-absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
+absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af, const DaemonSettings& settings,
+                   bool print) {
   absl::StatusOr<masterd::MasterConfig> config = MasterConfigOf(mf);
-  if (!config.ok()) return config.status();
+  if (!config.ok()) return settings.Locate(config.status());
+  // The local agent's settings are checked before anything starts (its work dir is known later).
+  if (auto agent = AgentConfigOf(af, "agent-work"); !agent.ok()) {
+    return settings.Locate(agent.status());
+  }
+  if (print) {
+    std::cout << settings.Print() << std::flush;
+    return absl::OkStatus();
+  }
   sigset_t stop_signals = BlockStopSignals();
   auto m = masterd::Master::Start(*config);
   if (!m.ok()) return m.status();
@@ -496,7 +349,7 @@ absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
                                  ec);
   }
   absl::StatusOr<agentd::AgentDaemonConfig> agent_config = AgentConfigOf(local, work_dir.string());
-  if (!agent_config.ok()) return agent_config.status();
+  if (!agent_config.ok()) return settings.Locate(agent_config.status());
   absl::StatusOr<std::string> token =
       masterd::LoadOrCreateToken((*m)->endpoints().agent_token_file);
   if (!token.ok()) return token.status();
@@ -532,29 +385,42 @@ absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af) {
 }  // namespace
 
 void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
+  // Each daemon's flags, its config file (daemon_flags.h) and the settings that join them.
   static MasterFlags master_flags;
+  static DaemonSettings master_settings("paceline master");
+  static ConfigFlags master_config;
   CLI::App* master = app.add_subcommand("master", "run the master (store, API, scheduler)");
-  AddMasterFlags(master, master_flags);
-  master->callback([&ctx] {
-    absl::Status s = RunMaster(master_flags);
+  AddMasterFlags(master, master_flags, master_settings);
+  AddConfigFlags(master, master_config, "/etc/paceline/master.yaml");
+  master->callback([&ctx, master] {
+    absl::Status s = LoadDaemonConfig(*master, master_config, master_settings);
+    if (s.ok()) s = RunMaster(master_flags, master_settings, master_config.print);
     if (!s.ok()) ctx.Fail(s);
   });
 
   static MasterFlags up_master;
   static AgentFlags up_agent;
+  static DaemonSettings up_settings("paceline up");
+  static ConfigFlags up_config;
   CLI::App* up = app.add_subcommand("up", "run an all-in-one cluster: master + local agent");
-  AddMasterFlags(up, up_master);
-  AddAgentFlags(up, up_agent, /*with_master=*/false);
-  up->callback([&ctx] {
-    absl::Status s = RunUp(up_master, up_agent);
+  AddMasterFlags(up, up_master, up_settings);
+  AddAgentFlags(up, up_agent, /*with_master=*/false, up_settings);
+  AddConfigFlags(up, up_config, "");
+  up->callback([&ctx, up] {
+    absl::Status s = LoadDaemonConfig(*up, up_config, up_settings);
+    if (s.ok()) s = RunUp(up_master, up_agent, up_settings, up_config.print);
     if (!s.ok()) ctx.Fail(s);
   });
 
   static AgentFlags agent_flags;
+  static DaemonSettings agent_settings("paceline agent");
+  static ConfigFlags agent_config;
   CLI::App* agent = app.add_subcommand("agent", "run a host agent (runs tasks on this host)");
-  AddAgentFlags(agent, agent_flags, /*with_master=*/true);
-  agent->callback([&ctx] {
-    absl::Status s = RunAgent(agent_flags);
+  AddAgentFlags(agent, agent_flags, /*with_master=*/true, agent_settings);
+  AddConfigFlags(agent, agent_config, "/etc/paceline/agent.yaml");
+  agent->callback([&ctx, agent] {
+    absl::Status s = LoadDaemonConfig(*agent, agent_config, agent_settings);
+    if (s.ok()) s = RunAgent(agent_flags, agent_settings, agent_config.print);
     if (!s.ok()) ctx.Fail(s);
   });
 
