@@ -82,7 +82,7 @@ grpc::Status JobServiceImpl::CreateJob(grpc::ServerContext* ctx, const v1::Creat
                                            scheduler::Actions& out) {
     RETURN_IF_ERROR(jobmgr::ResolveDependencies(*spec, req->pool(), core.jobs()));
     for (size_t i = 0; i < spec->depends_on.size(); ++i) {
-      const jobmgr::Job* dep = core.jobs().GetJob(JobId(std::stoull(spec->depends_on[i].job)));
+      const jobmgr::Job* dep = core.jobs().GetJob(*jobmgr::DependencyId(spec->depends_on[i].job));
       if (!MayRead(caller, dep->pool())) {
         return absl::PermissionDeniedError(
             absl::StrCat("depends_on[", i, "].job: job ", dep->id().value(),

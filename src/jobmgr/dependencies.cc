@@ -7,8 +7,7 @@ namespace paceline::jobmgr {
 namespace {
 
 JobId IdOf(const JobDependency& dep) {
-  uint64_t id = 0;
-  return absl::SimpleAtoi(dep.job, &id) ? JobId(id) : JobId(0);  // ids only once resolved
+  return DependencyId(dep.job).value_or(JobId(0));  // ids only once resolved
 }
 
 bool Accepts(DependencyCondition c, JobState s) {
@@ -63,6 +62,12 @@ DependencyVerdict Judge(const JobSpec& spec, absl::FunctionRef<const Job*(JobId)
 }
 
 }  // namespace
+
+std::optional<JobId> DependencyId(absl::string_view entry) {
+  uint64_t id = 0;
+  if (entry.empty() || entry[0] == '0' || !absl::SimpleAtoi(entry, &id)) return std::nullopt;
+  return JobId(id);
+}
 
 std::string WhyHeld(const Job& job, absl::FunctionRef<const Job*(JobId)> find) {
   return Judge(job.spec(), find).why;

@@ -18,12 +18,14 @@
 //
 // Thread-safety: single-threaded (part of the JobManager).
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
 #include "jobmgr/effects.h"
@@ -39,6 +41,10 @@ struct DependencyVerdict {
   enum Kind { kMet, kNeverMet, kWaiting } kind = kMet;
   std::string why;
 };
+
+// The job id a depends_on entry names once resolved (digits, no leading zero), or nullopt for
+// a job name.
+std::optional<JobId> DependencyId(absl::string_view entry);
 
 // Why a held job waits, e.g. "waiting for job 12 (RUNNING) to succeed"; `find` looks jobs up.
 std::string WhyHeld(const Job& job, absl::FunctionRef<const Job*(JobId)> find);

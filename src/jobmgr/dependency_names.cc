@@ -3,17 +3,10 @@
 #include <optional>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace paceline::jobmgr {
 namespace {
-
-std::optional<JobId> IdIn(const std::string& entry) {
-  uint64_t id = 0;
-  if (entry.empty() || entry[0] == '0' || !absl::SimpleAtoi(entry, &id)) return std::nullopt;
-  return JobId(id);
-}
 
 // The newest job named `name` in `pool`.
 std::optional<JobId> Newest(const JobManager& jobs, const std::string& name,
@@ -35,7 +28,7 @@ absl::Status ResolveDependencies(JobSpec& spec, const std::string& pool, const J
   for (size_t i = 0; i < spec.depends_on.size(); ++i) {
     const std::string& entry = spec.depends_on[i].job;
     const std::string field = absl::StrCat("depends_on[", i, "].job");
-    if (std::optional<JobId> id = IdIn(entry); id.has_value()) {
+    if (std::optional<JobId> id = DependencyId(entry); id.has_value()) {
       if (jobs.GetJob(*id) == nullptr) {
         return absl::NotFoundError(
             absl::StrCat(field, ": job ", entry,
@@ -46,7 +39,7 @@ absl::Status ResolveDependencies(JobSpec& spec, const std::string& pool, const J
       continue;
     }
     if (current != nullptr && i < current->depends_on.size()) {
-      std::optional<JobId> kept = IdIn(current->depends_on[i].job);
+      std::optional<JobId> kept = DependencyId(current->depends_on[i].job);
       const Job* job = kept.has_value() ? jobs.GetJob(*kept) : nullptr;
       if (job != nullptr && job->spec().name == entry) {
         ids.push_back(current->depends_on[i].job);

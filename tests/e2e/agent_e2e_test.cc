@@ -33,14 +33,6 @@ resources:
   memory: {reservation: 1Gi}
 )";
 
-// proto3 JSON prints 64-bit integers as strings.
-int64_t Int(const Json& j) {
-  if (j.is_number()) return j.get<int64_t>();
-  int64_t v = 0;
-  if (j.is_string() && absl::SimpleAtoi(j.get<std::string>(), &v)) return v;
-  return 0;
-}
-
 void CreatePool(TestCluster& c) {
   RunResult r = c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPool)});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -84,8 +76,8 @@ task:
   bool measured = WaitFor(
       [&] {
         task = TaskOf(c, job, 0);
-        return !task.is_null() && Int(task["usage_at_unix_ms"]) > 0 &&
-               Int(task["used"]["memory_bytes"]) > (50 << 20);
+        return !task.is_null() && JsonInt(task["usage_at_unix_ms"]) > 0 &&
+               JsonInt(task["used"]["memory_bytes"]) > (50 << 20);
       },
       absl::Seconds(30));
   ASSERT_TRUE(measured) << task.dump();
@@ -101,10 +93,10 @@ task:
   Json hosts = c.CliJson({"host", "list"});
   ASSERT_EQ(hosts["hosts"].size(), 1u);
   const Json& h = hosts["hosts"][0];
-  EXPECT_GT(Int(h["usage_at_unix_ms"]), 0) << h.dump();
-  EXPECT_GT(Int(h["used"]["memory_bytes"]), 0) << h.dump();
-  EXPECT_GT(Int(h["memory_total_bytes"]), Int(h["used"]["memory_bytes"])) << h.dump();
-  EXPECT_GT(Int(h["tasks_used"]["memory_bytes"]), 50 << 20) << h.dump();
+  EXPECT_GT(JsonInt(h["usage_at_unix_ms"]), 0) << h.dump();
+  EXPECT_GT(JsonInt(h["used"]["memory_bytes"]), 0) << h.dump();
+  EXPECT_GT(JsonInt(h["memory_total_bytes"]), JsonInt(h["used"]["memory_bytes"])) << h.dump();
+  EXPECT_GT(JsonInt(h["tasks_used"]["memory_bytes"]), 50 << 20) << h.dump();
   RunResult table = c.Cli({"host", "list"});
   EXPECT_THAT(table.out, HasSubstr("USED")) << table.out;
 
@@ -119,7 +111,7 @@ task:
   ASSERT_TRUE(c.WaitForJob(
       job, [](const Json& j) { return j["state"] == "KILLED"; }, absl::Seconds(30)));
   // A run that ended shows no usage.
-  EXPECT_EQ(Int(TaskOf(c, job, 0)["usage_at_unix_ms"]), 0);
+  EXPECT_EQ(JsonInt(TaskOf(c, job, 0)["usage_at_unix_ms"]), 0);
 }
 
 TEST(AgentE2E, HealthTransitionsReachTheMaster) {

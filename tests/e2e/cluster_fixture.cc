@@ -11,6 +11,7 @@
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
@@ -327,6 +328,15 @@ uint64_t TestCluster::CreateJob(const std::string& pool, const std::string& spec
   std::string path = WriteFile(absl::StrCat("job-", n++, ".yaml"), spec_yaml);
   nlohmann::json j = CliJson({"job", "create", "-f", path, "--pool", pool});
   return std::stoull(j.value("job_id", "0"));
+}
+
+int64_t JsonInt(const nlohmann::json& v) {
+  if (v.is_null()) return 0;  // proto3 leaves out fields that hold 0
+  if (v.is_number_integer()) return v.get<int64_t>();
+  int64_t out = 0;
+  EXPECT_TRUE(v.is_string() && absl::SimpleAtoi(v.get<std::string>(), &out))
+      << "not an integer: " << v.dump();
+  return out;
 }
 
 std::string MakeMarkersDir(const std::string& dir) {

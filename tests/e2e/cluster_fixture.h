@@ -5,6 +5,7 @@
 // PID when the fixture is destroyed. With `netns`, the agents run as hosts of their own, each in
 // a network namespace with its own address (see ClusterOptions::netns).
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,6 +57,11 @@ struct ClusterOptions {
   // bridge); after a test that died, the next cluster's setup does (its owner is gone).
   bool netns = false;
 };
+
+// A 64-bit integer of a JSON answer: proto3's JSON mapping writes int64/uint64 fields as
+// strings, other integers as numbers; either is read, and a field left out (null) is 0, as
+// proto3 leaves out zeros. Anything else fails the test (and is 0).
+int64_t JsonInt(const nlohmann::json& v);
 
 // Run markers: every run of an instance appends "start RUN NANOS" and "stop RUN NANOS" to
 // MARKERS/<instance>, so that a test can check afterwards that no instance ever had two runs

@@ -49,13 +49,6 @@ schedule: )",
                       schedule, "\n");
 }
 
-int64_t Num(const Json& v) {
-  if (v.is_number()) return v.get<int64_t>();
-  int64_t out = 0;
-  EXPECT_TRUE(absl::SimpleAtoi(v.get<std::string>(), &out)) << v.dump();
-  return out;
-}
-
 struct CronRun {
   uint64_t id = 0;
   std::string name;
@@ -70,9 +63,10 @@ std::vector<CronRun> Runs(TestCluster& c, const std::string& job) {
   Json j = c.CliJson({"job", "runs", job});
   std::vector<CronRun> out;
   for (const Json& r : j["runs"]) {
-    out.push_back({static_cast<uint64_t>(Num(r["job_id"])), r.value("name", ""),
-                   Num(r["tick_unix_ms"]), r.value("state", ""), Num(r["started_at_unix_ms"]),
-                   Num(r["finished_at_unix_ms"])});
+    out.push_back({static_cast<uint64_t>(JsonInt(r.value("job_id", Json()))), r.value("name", ""),
+                   JsonInt(r.value("tick_unix_ms", Json())), r.value("state", ""),
+                   JsonInt(r.value("started_at_unix_ms", Json())),
+                   JsonInt(r.value("finished_at_unix_ms", Json()))});
   }
   return out;
 }

@@ -42,13 +42,6 @@ task:
 }
 
 // A uint64 of proto JSON (a string) or a plain number.
-int64_t Millis(const Json& v) {
-  if (v.is_number()) return v.get<int64_t>();
-  int64_t out = 0;
-  EXPECT_TRUE(absl::SimpleAtoi(v.get<std::string>(), &out)) << v.dump();
-  return out;
-}
-
 struct JobRun {
   std::string state;
   uint32_t run = 0;
@@ -64,8 +57,8 @@ JobRun OnlyRun(TestCluster& c, uint64_t job) {
   const Json& t = tasks["tasks"][0];
   return {t.value("state", ""),
           t.contains("run") ? t["run"].get<uint32_t>() : 0,
-          Millis(t.value("started_at_unix_ms", Json("0"))),
-          Millis(t.value("finished_at_unix_ms", Json("0"))),
+          JsonInt(t.value("started_at_unix_ms", Json())),
+          JsonInt(t.value("finished_at_unix_ms", Json())),
           t.value("reason", ""),
           t.value("message", "")};
 }

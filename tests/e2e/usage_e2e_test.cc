@@ -30,17 +30,15 @@ resources:
 
 constexpr double kMi = 1024.0 * 1024.0;
 
-int64_t Int(const Json& v) {
-  return v.is_string() ? std::stoll(v.get<std::string>()) : v.get<int64_t>();
-}
-
 // The seconds each run of `job` was RUNNING, as the master recorded them (task list).
 std::vector<double> RunSeconds(TestCluster& c, uint64_t job) {
   std::vector<double> out;
   Json tasks = c.CliJson({"task", "list", std::to_string(job)});
   for (const Json& t : tasks["tasks"]) {
     EXPECT_EQ(t["run"], 1) << t.dump();
-    out.push_back(double(Int(t["finished_at_unix_ms"]) - Int(t["started_at_unix_ms"])) / 1000.0);
+    out.push_back(double(JsonInt(t.value("finished_at_unix_ms", Json())) -
+                         JsonInt(t.value("started_at_unix_ms", Json()))) /
+                  1000.0);
   }
   return out;
 }
@@ -116,8 +114,8 @@ task:
   Json hourly = c.CliJson({"usage", "--since", "3h", "--hourly"});
   int64_t hourly_tasks = 0;
   for (const Json& e : hourly["entries"]) {
-    EXPECT_GT(Int(e["hour_unix_ms"]), 0) << e.dump();
-    hourly_tasks += Int(e["tasks"]);
+    EXPECT_GT(JsonInt(e["hour_unix_ms"]), 0) << e.dump();
+    hourly_tasks += JsonInt(e["tasks"]);
   }
   EXPECT_EQ(hourly_tasks, 3);
   // The counters of /metrics.
@@ -183,7 +181,7 @@ task:
   Json body = Json::parse(got.body);
   ASSERT_EQ(body["entries"].size(), 1u) << got.body;
   EXPECT_EQ(body["entries"][0]["key"], "/acct");
-  EXPECT_EQ(Int(body["entries"][0]["tasks"]), 5);
+  EXPECT_EQ(JsonInt(body["entries"][0]["tasks"]), 5);
   TestCluster::HttpResult bad = c.Http("GET", "/api/v1/PoolService/GetUsage?group_by=color");
   EXPECT_EQ(bad.status, 400) << bad.body;
   EXPECT_THAT(bad.body, HasSubstr("group_by"));
