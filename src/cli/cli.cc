@@ -7,6 +7,7 @@
 #include "cli/archive_commands.h"
 #include "cli/context.h"
 #include "cli/peloton_commands.h"
+#include "cli/reference.h"
 #include "cli/usage_command.h"
 #include "common/version.h"
 
@@ -74,6 +75,7 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
   RegisterHistoryCommands(app, ctx);
   RegisterUsageCommand(app, ctx);
   RegisterConvertCommand(app, ctx);
+  RegisterReferenceCommands(app, ctx.exit_code);
 
   try {
     app.parse(argc, argv);
