@@ -3,7 +3,7 @@
 # FUZZ_SECONDS seconds (default 30) on a scratch copy of its seed corpus from
 # tests/fuzz/corpus/<target>/, so the checked-in corpus does not grow.
 # Exits non-zero when any fuzzer finds a crash, a leak, a timeout or a broken invariant; the
-# reproducer is left in fuzz-out/<target>/ (replay it: build/fuzz/src/{spec,sim,api,access,tls,secrets,archive,image,store,agent,dns,cron}/<target> FILE).
+# reproducer is left in fuzz-out/<target>/ (replay it: build/fuzz/src/{spec,sim,api,access,tls,secrets,archive,image,store,agent,dns,cron,main}/<target> FILE).
 #
 #   FUZZ_SECONDS=300 scripts/fuzz.sh               # longer runs
 #   scripts/fuzz.sh job_spec_fuzz                  # one target
@@ -22,7 +22,7 @@ if (($# > 0)); then
 else
   TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz token_fuzz certificate_fuzz secret_fuzz peloton_fuzz archive_fuzz
            layer_unpack_fuzz registry_documents_fuzz event_block_fuzz task_row_fuzz run_request_fuzz dns_message_fuzz
-           cron_expression_fuzz)
+           cron_expression_fuzz daemon_config_fuzz)
 fi
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -167,7 +167,10 @@ absl::Status DaemonSettings::ApplyFile(absl::string_view text, absl::string_view
     for (const Setting& s : settings_) known.push_back(s.key);
     yaml_internal::MapReader map(*root, known, absl::StrCat("a map of the settings of ", command_),
                                  diag);
-    for (const auto& [key, field] : map.entries()) {
+    for (const auto& entry : map.entries()) {
+      // Named apart: clang before 16 cannot capture a structured binding in a lambda.
+      const std::string& key = entry.first;
+      const Field& field = entry.second;
       Setting* setting = Find(key);
       PL_CHECK(setting != nullptr) << key;
       std::optional<Value> value =
