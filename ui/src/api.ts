@@ -136,6 +136,7 @@ export interface JobSummary {
   task_counts: Record<string, number>;
   labels: Record<string, string>;
   priority: number;
+  owner_group?: string;
 }
 export interface UpdateInfo {
   id: Int;

@@ -1,11 +1,13 @@
 // Paceline's web UI: a single page served by the master at /ui/ (src/api/ui_routes.h). Routes
-// (under /ui): /, /pools, /pools/PATH, /jobs, /jobs/new, /jobs/:id, /jobs/:id/tasks/:instance, /hosts.
+// (under /ui): /, /pools, /pools/PATH, /jobs, /jobs/new, /jobs/:id, /jobs/:id/tasks/:instance, /hosts,
+// and for admins /audit and /tokens (in the menu only for an admin).
 import "./styles.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Link, Route, Router, Switch, useLocation } from "wouter-preact";
-import { call } from "./api";
+import { isAdmin, useWhoAmI } from "./access";
 import { clearToken, onTokenChange, token } from "./auth";
+import { Audit } from "./pages/audit";
 import { Hosts } from "./pages/hosts";
 import { Job } from "./pages/job";
 import { Jobs } from "./pages/jobs";
@@ -15,15 +17,11 @@ import { Overview } from "./pages/overview";
 import { Pool } from "./pages/pool";
 import { Pools } from "./pages/pools";
 import { Task } from "./pages/task";
-
-type WhoAmI = { user: string; group: string; role: string; scope: string };
+import { Tokens } from "./pages/tokens";
 
 // Who the token acts as, next to Log out: "alice · submitter on /ads".
 function SignedIn() {
-  const [who, setWho] = useState<WhoAmI | null>(null);
-  useEffect(() => {
-    call<WhoAmI>("AccessService", "WhoAmI").then(setWho, () => setWho(null));
-  }, []);
+  const who = useWhoAmI();
   if (who === null) return null;
   const where = who.role === "admin" ? "admin" : `${who.role} on ${who.scope}`;
   return (
@@ -35,6 +33,7 @@ function SignedIn() {
 
 function Nav() {
   const [location] = useLocation();
+  const admin = isAdmin(useWhoAmI());
   const item = (href: string, label: string) => {
     const current = href === "/" ? location === "/" : location.startsWith(href);
     return (
@@ -56,6 +55,8 @@ function Nav() {
           {item("/pools", "Pools")}
           {item("/jobs", "Jobs")}
           {item("/hosts", "Hosts")}
+          {admin && item("/audit", "Audit")}
+          {admin && item("/tokens", "Tokens")}
         </ul>
         <SignedIn />
         <button type="button" class="logout" onClick={clearToken}>
@@ -94,6 +95,12 @@ function App() {
           </Route>
           <Route path="/hosts">
             <Hosts />
+          </Route>
+          <Route path="/audit">
+            <Audit />
+          </Route>
+          <Route path="/tokens">
+            <Tokens />
           </Route>
           <Route>
             <h1>Not found</h1>

@@ -4,7 +4,8 @@
 //   and a job from YAML; see the job reach SUCCEEDED without reloading; a job of roles in a
 //   gang shows its roles, each instance's role and, after a gang restart, its attempt and the
 //   restart's reason in the events; a job with a typo shows its line and column and creates
-//   nothing; a job that cannot fit says why it waits; a task's
+//   nothing; a job that cannot fit says why it waits, and its task's page that it has no run
+//   yet (asking for no logs); a task's
 //   logs are followed while it prints; a host shows its address, is drained (after a
 //   confirmation) and changes state, then brought up; emulated GPU hosts (`paceline bench
 //   fleet`) show their devices and the tasks sharing them; an instance is killed from its
@@ -12,7 +13,9 @@
 //   shows its progress and is paused, resumed and aborted; a service's endpoints show on its
 //   page and follow an instance killed; the master is killed under an open
 //   page; the overview's and a pool's charts have the master's history; the jobs list filters
-//   by type; the keyboard alone opens a job and a confirmation; on a phone's screen no page
+//   by type; the keyboard alone opens a job and a confirmation; a viewer is offered no action
+//   (and a submitter only its own jobs'); the audit log is filtered by user, refusals, verb
+//   and pool; tokens are listed without secrets and one is revoked; on a phone's screen no page
 //   is wider than the screen. Any console error or page error fails the test, except the
 //   refusals a step expects. With --screenshots DIR, each page is saved as DIR/NAME.png.
 //
@@ -242,6 +245,7 @@ async function main() {
     assert.match(await restart.innerText(), /gang restart 1\/2: instance 2 failed/);
   });
 
+  let nowhereId = 0;
   await step("a job that cannot fit says why it waits", async () => {
     await page.goto(`${base}/jobs/new`);
     await page.getByLabel("Pool").fill("/web");
@@ -260,6 +264,21 @@ async function main() {
     assert.ok(text.length > "Why waiting: ".length + 5, `too short: ${text}`);
     console.log(`\n    why pending: ${text.replace(/\s+/g, " ")}`);
     await shot("job-pending");
+    nowhereId = Number(page.url().split("/").pop());
+  });
+
+  await step("the page of a task never placed says it has no run yet and asks for no logs", async () => {
+    const asked = [];
+    const onRequest = (r) => r.url().includes("/GetTaskLogs") && asked.push(r.url());
+    page.on("request", onRequest);
+    await page.goto(`${base}/jobs/${nowhereId}/tasks/0`);
+    await page.getByRole("heading", { name: /Task/ }).getByText(/^(PENDING|READY)$/).waitFor();
+    // The logs were polled every second: three seconds would show it (and its refusals).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    page.off("request", onRequest);
+    assert.deepEqual(asked, [], "the page asked for the logs of a task that has no host");
+    await page.getByText(/No run yet/).waitFor({ timeout: 1000 });
+    assert.equal(await page.getByLabel("stdout").count(), 0);
   });
 
   await step("follow a task's logs while it prints", async () => {
@@ -509,6 +528,163 @@ async function main() {
     await page.getByRole("dialog").waitFor();
     await page.keyboard.press("Escape");
     await page.getByRole("dialog").waitFor({ state: "hidden" });
+  });
+
+  let viewerToken = "";
+  let submitterToken = "";
+  await step("actions show only for the roles that may take them: none for a viewer", async () => {
+    // The admin, for comparison: the ended job offers Restart and Delete, a host Drain.
+    await page.goto(`${base}/jobs/${batchId}`);
+    await page.getByRole("button", { name: "Restart" }).waitFor();
+    const created = async (user, role, scope) => {
+      const r = await api(http, token, "AccessService", "CreateToken", { user, role, scope });
+      assert.ok(r.token, JSON.stringify(r));
+      return r.token;
+    };
+    const viewer = (viewerToken = await created("vera", "viewer", "/"));
+    const submitter = (submitterToken = await created("sam", "submitter", "/web"));
+    const own = await api(http, submitter, "JobService", "CreateJob", {
+      pool: "/web",
+      spec_yaml: 'name: sams\ninstances: 1\ntask:\n  command: "sleep 3600"\n  resources: {cpu: 0.1, memory: 16Mi}\n  kill_grace: 1s\n',
+    });
+    const ownId = Number(own.job_id);
+    assert.ok(ownId > 0, JSON.stringify(own));
+    const as = async (t, signedIn) => {
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      await ctx.addInitScript((t) => sessionStorage.setItem("paceline.token", t), t);
+      const p = await ctx.newPage();
+      p.on("console", (m) => m.type() === "error" && problems.push(`${signedIn} console: ${m.text()}`));
+      p.on("pageerror", (e) => problems.push(`${signedIn} page error: ${e.message}`));
+      // Each page once its caller is known (the buttons wait for it too).
+      p.open = async (path, heading) => {
+        await p.goto(`${base}${path}`);
+        await p.getByRole("heading", { name: heading }).first().waitFor();
+        await p.locator(".signed-in").getByText(signedIn).waitFor();
+      };
+      return [ctx, p];
+    };
+    const actions = (p) => p.getByRole("button", { name: /^(Kill|Restart|Delete|Drain|Down|Up|Roll back)\b|update$/ });
+
+    const [vctx, v] = await as(viewer, "vera · viewer on /");
+    await v.open(`/jobs/${batchId}`, /hello/);
+    assert.equal(await actions(v).count(), 0, "a viewer is offered a job's actions");
+    await v.open(`/jobs/${ownId}`, /sams/);
+    await v.getByRole("heading", { name: /sams/ }).getByText("RUNNING").waitFor({ timeout: 30000 });
+    assert.equal(await actions(v).count(), 0, "a viewer is offered a running job's actions");
+    await v.open(`/jobs/${ownId}/tasks/0`, /Task/);
+    await v.locator("p.facts").getByText(/^run 1/).waitFor();
+    assert.equal(await actions(v).count(), 0, "a viewer is offered an instance's actions");
+    await v.open("/hosts", "Hosts");
+    await v.locator('tr[data-host="ui-host"]').waitFor();
+    assert.equal(await actions(v).count(), 0, "a viewer is offered a host's actions");
+    assert.equal(await v.getByRole("columnheader", { name: "actions" }).count(), 0);
+    await v.open("/pools", "Pools");
+    assert.equal(await v.getByText("Create a pool").count(), 0);
+    await v.open("/jobs", "Jobs");
+    assert.equal(await v.getByRole("link", { name: "Create a job" }).count(), 0);
+    assert.equal(await v.getByRole("navigation", { name: "main" }).getByRole("link", { name: /Audit|Tokens/ }).count(), 0);
+    await v.open("/jobs/new", "Create a job");
+    await v.getByText(/submitting jobs needs the submitter, pool-admin or admin role/).waitFor();
+    assert.equal(await v.getByRole("button", { name: "Create job" }).count(), 0);
+    await vctx.close();
+
+    // A submitter of /web: its own job's actions, not those of the admin's jobs, nor the hosts'.
+    const [sctx, sp] = await as(submitter, "sam · submitter on /web");
+    await sp.open(`/jobs/${ownId}`, /sams/);
+    await sp.getByRole("button", { name: "Kill" }).waitFor();
+    await sp.open(`/jobs/${batchId}`, /hello/);
+    assert.equal(await actions(sp).count(), 0, "a submitter is offered the actions of another's job");
+    await sp.open("/hosts", "Hosts");
+    await sp.locator('tr[data-host="ui-host"]').waitFor();
+    assert.equal(await actions(sp).count(), 0, "a submitter is offered a host's actions");
+    await sp.open("/jobs", "Jobs");
+    await sp.getByRole("link", { name: "Create a job" }).waitFor();
+    await sctx.close();
+    await api(http, token, "JobService", "KillJob", { job_id: ownId });
+  });
+
+  await step("the audit log: newest first, filtered by user, refusals, verb and pool", async () => {
+    const refusal = await api(http, viewerToken, "JobService", "KillJob", { job_id: batchId });
+    assert.equal(refusal.code, "PERMISSION_DENIED", JSON.stringify(refusal));
+    await page.goto(`${base}/`);
+    await page.getByRole("navigation", { name: "main" }).getByRole("link", { name: "Audit" }).click();
+    await page.getByRole("heading", { name: "Audit log" }).waitFor();
+    const rows = page.locator("tr[data-audit]");
+    const read = (cls) => rows.locator(`td.${cls}`).allInnerTexts();
+    await rows.nth(5).waitFor();
+    const seqs = await rows.evaluateAll((es) => es.map((e) => Number(e.dataset.audit)));
+    assert.deepEqual(seqs, [...seqs].sort((a, b) => b - a), "not newest first");
+    const filter = async (name, value, url) => {
+      await page.getByLabel(name, { exact: true }).fill(value);
+      await page.getByLabel(name, { exact: true }).press("Enter");
+      await page.waitForURL(url);
+    };
+    // The master filters by user.
+    await filter("user", "vera", /user=vera/);
+    await waitFor("vera's entries", async () => {
+      const users = await read("user");
+      return users.length >= 1 && users.every((u) => u === "vera");
+    });
+    const kill = rows.filter({ hasText: "JobService.KillJob" }).first();
+    assert.equal(await kill.getAttribute("data-outcome"), "PERMISSION_DENIED");
+    assert.equal((await kill.locator("td.pool").innerText()).trim(), "/web");
+    await shot("audit");
+    // Refusals only, of anyone.
+    await filter("user", "", (u) => !u.search.includes("user="));
+    await page.getByLabel("refusals only").check();
+    await page.waitForURL(/refused=1/);
+    await waitFor("only refusals", async () => {
+      const outcomes = await rows.evaluateAll((es) => es.map((e) => e.dataset.outcome));
+      return outcomes.includes("PERMISSION_DENIED") && outcomes.every((o) => o !== "OK");
+    });
+    await page.getByLabel("refusals only").uncheck();
+    await page.waitForURL((u) => !u.search.includes("refused="));
+    // A verb: a part of the action.
+    await filter("verb", "CreatePool", /verb=CreatePool/);
+    await waitFor("the pools created", async () => {
+      const actions = await read("action");
+      const pools = await read("pool");
+      return actions.length >= 2 && actions.every((a) => a === "PoolService.CreatePool") && pools.includes("/web") && pools.includes("/gpu");
+    });
+    // The master filters by pool (and below).
+    await filter("verb", "", (u) => !u.search.includes("verb="));
+    await filter("pool", "/gpu", /pool=%2Fgpu|pool=\/gpu/);
+    await waitFor("the entries of /gpu", async () => {
+      const pools = await read("pool");
+      return pools.length >= 1 && pools.every((p) => p === "/gpu");
+    });
+  });
+
+  await step("tokens: listed without their secrets, filtered, one revoked after a confirmation", async () => {
+    await page.getByRole("navigation", { name: "main" }).getByRole("link", { name: "Tokens" }).click();
+    await page.getByRole("heading", { name: "Tokens" }).waitFor();
+    const [, id, secret] = viewerToken.split("_");
+    const row = page.locator(`tr[data-token="${id}"]`);
+    await row.waitFor();
+    assert.equal(await row.locator("td.user").innerText(), "vera");
+    assert.equal(await row.locator("td.role").innerText(), "viewer");
+    await row.getByText("ACTIVE").waitFor();
+    const html = await page.content();
+    for (const t of [viewerToken, submitterToken]) {
+      assert.ok(!html.includes(t.split("_")[2]), "a token's secret is on the page");
+    }
+    assert.ok(!html.includes(secret));
+    await shot("tokens");
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+    await row.getByText("REVOKED").waitFor();
+    assert.equal(await row.getByRole("button", { name: "Revoke" }).count(), 0);
+    const after = await api(http, viewerToken, "AccessService", "WhoAmI");
+    assert.equal(after.code, "UNAUTHENTICATED", JSON.stringify(after));
+    await page.getByLabel("user", { exact: true }).fill("sam");
+    await page.getByLabel("user", { exact: true }).press("Enter");
+    await page.waitForURL(/user=sam/);
+    await waitFor("sam's token only", async () => {
+      const users = await page.locator("tr[data-token] td.user").allInnerTexts();
+      return users.length === 1 && users[0] === "sam";
+    });
+    await page.getByLabel("state").selectOption("REVOKED");
+    await page.getByText("0 of 1 tokens").waitFor();
   });
 
   await step("on a phone's screen no page is wider than the screen", async () => {

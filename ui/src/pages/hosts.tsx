@@ -1,9 +1,10 @@
 // Hosts: address, capacity, allocation, GPU devices and who shares them, state (up, draining,
 // down, lost, reconnecting), labels, tasks; drain, down and up, each after a confirmation. The
 // master filters (by name and state) and pages (100 by name): the filters and the page are in
-// the URL. The page is read again every 2 s.
+// the URL. The page is read again every 2 s. Only an admin is offered the actions.
 import { useEffect, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
+import { isAdmin, useWhoAmI } from "../access";
 import { ApiError, HostInfo, ListHostsResponse, call, num } from "../api";
 import { Badge, Bar, Confirm, ErrorBox, FilterInput } from "../components/ui";
 import { ago, bytes, cores } from "../format";
@@ -62,6 +63,7 @@ export function Hosts() {
   const [resp, setResp] = useState<ListHostsResponse | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState<{ host: string; action: Action } | null>(null);
+  const admin = isAdmin(useWhoAmI());
   const load = () =>
     call<ListHostsResponse>("HostService", "ListHosts", {
       name_contains: name,
@@ -136,7 +138,7 @@ export function Hosts() {
             <th class="num">tasks</th>
             <th>labels</th>
             <th>last seen</th>
-            <th>actions</th>
+            {admin && <th>actions</th>}
           </tr>
         </thead>
         <tbody>
@@ -182,15 +184,17 @@ export function Hosts() {
                 ))}
               </td>
               <td>{ago(h.last_seen_unix_ms)}</td>
-              <td class="actions">
-                {(["DrainHost", "DownHost", "UpHost"] as Action[])
-                  .filter((a) => (a === "UpHost") === (h.maintenance !== "UP"))
-                  .map((a) => (
-                    <button key={a} type="button" onClick={() => setPending({ host: h.name, action: a })}>
-                      {VERB[a]}
-                    </button>
-                  ))}
-              </td>
+              {admin && (
+                <td class="actions">
+                  {(["DrainHost", "DownHost", "UpHost"] as Action[])
+                    .filter((a) => (a === "UpHost") === (h.maintenance !== "UP"))
+                    .map((a) => (
+                      <button key={a} type="button" onClick={() => setPending({ host: h.name, action: a })}>
+                        {VERB[a]}
+                      </button>
+                    ))}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

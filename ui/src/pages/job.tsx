@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
 import { ApiError, GetJobResponse, JobGang, JobRole, TaskInfo, UpdateInfo, call, num } from "../api";
+import { mayActOnJob, useWhoAmI } from "../access";
 import { Endpoints } from "../components/endpoints";
 import { Badge, Bar, Confirm, ErrorBox, Stale } from "../components/ui";
 import { YamlView } from "../components/yaml_view";
@@ -96,6 +97,7 @@ export function Job({ id }: { id: number }) {
   const [stateFilter, setStateFilter] = useState("");
   const [pending, setPending] = useState<Action | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
+  const who = useWhoAmI();
   const live = useLive<Data>(
     id,
     async () => {
@@ -191,6 +193,8 @@ export function Job({ id }: { id: number }) {
   const shown = stateFilter ? d.tasks.filter((t) => t.state === stateFilter) : d.tasks;
   const roles = d.job.roles ?? [];
   const gangRestarts = d.job.gang?.restart === "gang";
+  // Actions only for a caller the master would let act on the job (a viewer sees none).
+  const mayAct = mayActOnJob(who, j.pool, j.owner, j.owner_group ?? "");
   return (
     <section>
       <h1>
@@ -203,6 +207,7 @@ export function Job({ id }: { id: number }) {
         {j.instances} instances · version {num(j.version)} · priority {j.priority} · owner{" "}
         {j.owner || "—"} · created {time(j.created_at_unix_ms)}
       </p>
+      {mayAct && (
       <div class="actions">
         {!ended && <button type="button" class="danger" onClick={() => setPending("KillJob")}>Kill</button>}
         <button type="button" onClick={() => setPending("RestartJob")}>Restart</button>
@@ -220,6 +225,7 @@ export function Job({ id }: { id: number }) {
           <button type="button" onClick={() => setPending("RollbackJob")}>Roll back</button>
         )}
       </div>
+      )}
       <Shape roles={roles} gang={d.job.gang} completion={d.job.completion} />
       {d.job.pending_reason && (
         <div class="pending-reason" role="note">

@@ -1,6 +1,7 @@
 // Jobs: filters in the URL (shareable, the back button works), a page of 50 at a time from
 // QueryJobs, counts per task state patched live from the Watch stream.
 import { Link } from "wouter-preact";
+import { maySubmit, useWhoAmI } from "../access";
 import { JobSummary, call, num } from "../api";
 import { Badge, ErrorBox, FilterInput, Stale } from "../components/ui";
 import { JOB_STATES, TASK_STATES, time } from "../format";
@@ -18,6 +19,7 @@ interface Page {
 
 export function Jobs() {
   const [q, set] = useQueryState("/jobs");
+  const submitter = maySubmit(useWhoAmI(), "");
   const filter = {
     pool: q.get("pool") ?? "",
     state: q.get("state") ?? "",
@@ -69,7 +71,12 @@ export function Jobs() {
   return (
     <section>
       <h1>
-        Jobs <Link href="/jobs/new" class="button">Create a job</Link>
+        Jobs{" "}
+        {submitter && (
+          <Link href="/jobs/new" class="button">
+            Create a job
+          </Link>
+        )}
       </h1>
       <Stale live={jobs.live} />
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>

@@ -1,6 +1,9 @@
-// Create a job from its YAML spec; errors come back inline with their line and column.
-import { useState } from "preact/hooks";
+// Create a job from its YAML spec; errors come back inline with their line and column. A caller
+// who may submit nowhere (a viewer) is told so instead of offered the form; the pool proposed is
+// the root of the caller's scope.
+import { useEffect, useState } from "preact/hooks";
 import { useLocation } from "wouter-preact";
+import { maySubmit, useWhoAmI } from "../access";
 import { call, num } from "../api";
 import { YamlForm } from "../components/yaml_form";
 
@@ -14,6 +17,21 @@ task:
 export function NewJob() {
   const [, navigate] = useLocation();
   const [pool, setPool] = useState("/");
+  const who = useWhoAmI();
+  useEffect(() => {
+    if (who && who.role !== "admin") setPool((p) => (p === "/" ? who.scope : p));
+  }, [who]);
+  if (who !== null && !maySubmit(who, "")) {
+    return (
+      <section>
+        <h1>Create a job</h1>
+        <p class="hint" data-not-allowed>
+          {who.user} is a {who.role} on {who.scope}: submitting jobs needs the submitter, pool-admin
+          or admin role.
+        </p>
+      </section>
+    );
+  }
   return (
     <section>
       <h1>Create a job</h1>

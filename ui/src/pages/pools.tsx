@@ -1,8 +1,10 @@
 // The pool tree: per pool and resource, allocation against entitlement, with reservation and
 // limit marked, so that borrowing (allocation above reservation) and preemption pressure
-// (allocation above entitlement) show at a glance. Creating a pool takes its YAML spec.
+// (allocation above entitlement) show at a glance. Creating a pool takes its YAML spec (offered to
+// an admin and to a pool-admin, who creates pools below its scope's root).
 import { useEffect, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
+import { isAdmin, useWhoAmI } from "../access";
 import { PoolInfo, call, num } from "../api";
 import { DimensionCells } from "../components/pool_dimension";
 import { ErrorBox } from "../components/ui";
@@ -17,6 +19,8 @@ export function Pools() {
   const [pools, setPools] = useState<PoolInfo[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [path, setPath] = useState("/");
+  const who = useWhoAmI();
+  const mayCreate = isAdmin(who) || who?.role === "pool-admin";
   const load = () =>
     call<{ pools?: PoolInfo[] }>("PoolService", "ListPools").then(
       (r) => {
@@ -69,6 +73,7 @@ export function Pools() {
           })}
         </tbody>
       </table>
+      {mayCreate && (
       <details class="create">
         <summary>Create a pool</summary>
         <YamlForm
@@ -94,6 +99,7 @@ export function Pools() {
           </label>
         </YamlForm>
       </details>
+      )}
     </section>
   );
 }

@@ -3,7 +3,8 @@
 // restart the instance after a confirmation.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
-import { ApiError, GetTaskResponse, TaskEvent, TaskLogs, call, num } from "../api";
+import { mayActOnJob, useWhoAmI } from "../access";
+import { ApiError, GetJobResponse, GetTaskResponse, TaskEvent, TaskLogs, call, num } from "../api";
 import { Badge, Confirm, ErrorBox, Stale } from "../components/ui";
 import { time } from "../format";
 import { useLive } from "../live";
@@ -13,6 +14,7 @@ const TERMINAL = new Set(["SUCCEEDED", "FAILED", "KILLED", "LOST"]);
 interface Data {
   task: GetTaskResponse;
   events: TaskEvent[];
+  job: GetJobResponse["job"]; // its pool and owner: whether the caller may act on it
 }
 
 function decode(b64: string): string {
@@ -87,24 +89,35 @@ function Logs({ job, instance, run }: { job: number; instance: number; run: numb
   );
 }
 
+// The run whose logs the page shows: the current one once it is placed on a host, else the
+// newest earlier run that was; 0 while the task was never placed (a pending task has a run
+// number before it has a host, and asking for its logs is refused: nothing is polled then).
+function logsRun(t: GetTaskResponse): number {
+  if (t.task.host) return t.task.run;
+  const placed = (t.runs ?? []).filter((r) => !!r.host);
+  return placed.length > 0 ? placed[placed.length - 1].run : 0;
+}
+
 export function Task({ job, instance }: { job: number; instance: number }) {
   const live = useLive<Data>(
     job,
     async () => {
-      const [task, events] = await Promise.all([
+      const [task, j, events] = await Promise.all([
         call<GetTaskResponse>("TaskService", "GetTask", { job_id: job, instance }),
+        call<GetJobResponse>("JobService", "GetJob", { job_id: job }),
         call<{ events?: TaskEvent[] }>("TaskService", "ListTaskEvents", {
           job_id: job,
           instance,
           limit: 500,
         }),
       ]);
-      return { task, events: events.events ?? [] };
+      return { task, events: events.events ?? [], job: j.job };
     },
     (d, e) => {
       if (!e.task || e.task.instance !== instance) return d;
       const ev = e.task.event;
       return {
+        ...d,
         task: { ...d.task, task: { ...d.task.task, state: ev.state, run: ev.run, host: ev.host || d.task.task.host } },
         events: [...d.events, ev],
       };
@@ -113,6 +126,7 @@ export function Task({ job, instance }: { job: number; instance: number }) {
   );
   const [pending, setPending] = useState<"kill" | "restart" | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
+  const who = useWhoAmI();
   const act = async () => {
     const a = pending;
     setPending(null);
@@ -129,6 +143,7 @@ export function Task({ job, instance }: { job: number; instance: number }) {
   };
   const d = live.data;
   const ended = d ? TERMINAL.has(d.task.task.state) : true;
+  const mayAct = !!d && mayActOnJob(who, d.job.pool, d.job.owner, d.job.owner_group ?? "");
   return (
     <section>
       <h1>
@@ -139,6 +154,7 @@ export function Task({ job, instance }: { job: number; instance: number }) {
       <ErrorBox error={live.error ?? actionError} />
       {d && (
         <>
+          {mayAct && (
           <div class="actions">
             {!ended && (
               <button type="button" class="danger" onClick={() => setPending("kill")}>
@@ -149,6 +165,7 @@ export function Task({ job, instance }: { job: number; instance: number }) {
               Restart instance
             </button>
           </div>
+          )}
           <p class="facts">
             {d.task.task.role && <>role {d.task.task.role} · </>}
             run {d.task.task.run}
@@ -162,10 +179,12 @@ export function Task({ job, instance }: { job: number; instance: number }) {
             </div>
           )}
           <h2>Logs</h2>
-          {d.task.task.run > 0 ? (
-            <Logs job={job} instance={instance} run={d.task.task.run} />
+          {logsRun(d.task) > 0 ? (
+            <Logs job={job} instance={instance} run={logsRun(d.task)} />
           ) : (
-            <p class="hint">No run yet.</p>
+            <p class="hint" data-no-run>
+              No run yet: the task has not been placed on a host, so it has no logs.
+            </p>
           )}
           <h2>Runs</h2>
           <table>
