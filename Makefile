@@ -25,6 +25,7 @@
 #   make bench-fgd   the FGD paper's experiment under its protocol (paceline sim --protocol fgd):
 #                   its six policies and Paceline's default on every task list of the Alibaba GPU
 #                   trace in ALIBABA_TRACE (or $$PACELINE_ALIBABA_TRACE), 10 seeds (~4 minutes)
+#   make deb     the Debian package (CPack): build/release/deb/paceline_VERSION_ARCH.deb
 #   make format  reformat the sources with clang-format
 
 SHELL := /bin/bash
@@ -36,7 +37,7 @@ ALIBABA_TRACE ?= $(PACELINE_ALIBABA_TRACE)
 # Extra flags for `paceline up`, e.g. make up UP_ARGS="--listen 127.0.0.1:0".
 UP_ARGS ?=
 
-.PHONY: all deps build build-asan up test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-scaling bench-flame bench-grpc-split bench-retention bench-containers bench-slurm bench-backfill bench-fgd fuzz format \
+.PHONY: all deps build build-asan up deb test test-release test-asan test-asan-full bench bench-full bench-ha bench-ui bench-scaling bench-flame bench-grpc-split bench-retention bench-containers bench-slurm bench-backfill bench-fgd fuzz format \
   clean
 
 all: build
@@ -59,6 +60,10 @@ build-asan: deps $(ASAN_DIR)/build.ninja
 
 up: build
 	./$(RELEASE_DIR)/paceline up $(UP_ARGS)
+
+deb: build
+	cd $(RELEASE_DIR) && cpack -G DEB -B deb
+	@ls $(RELEASE_DIR)/deb/*.deb
 
 test-release: build
 	ctest --test-dir $(RELEASE_DIR) --output-on-failure -j $(JOBS)

@@ -36,6 +36,9 @@ PACKAGES=(
   # Monitoring (docs/operations.md "Monitoring"): promtool, from Debian's prometheus, checks
   # deploy/prometheus/ and runs its alerts' unit tests.
   prometheus
+  # The Debian package (docs/operations.md "Install on Debian"): `make deb` builds it with CPack
+  # (dpkg-shlibdeps, from dpkg-dev, finds its dependencies); its test checks it with lintian.
+  dpkg-dev lintian
 )
 
 missing=()

@@ -170,7 +170,6 @@ absl::StatusOr<CronExpression> CronExpression::Parse(absl::string_view text) {
   e.text_ = std::string(text);
   e.has_seconds_ = fields.size() == 6;
   size_t i = 0;
-  std::bitset<60> b;
   if (e.has_seconds_) {
     absl::StatusOr<std::bitset<60>> s = ReadField(kSecond, fields[i++]);
     if (!s.ok()) return s.status();
