@@ -1,5 +1,6 @@
 # Paceline — the commands a user runs.
-#   make up      install what is missing, build, start an all-in-one cluster (Ctrl-C stops it)
+#   make up      install what is missing, build the binary, start an all-in-one cluster (Ctrl-C
+#                stops it)
 #   make test    install what is missing, build the release and run every test; build the unit
 #                tests of the libraries without protobuf/gRPC with ASan/UBSan and run them
 #   make test-asan-full   every test but the heaviest under ASan/UBSan (about an hour)
@@ -58,7 +59,10 @@ build: deps $(RELEASE_DIR)/build.ninja
 build-asan: deps $(ASAN_DIR)/build.ninja
 	ninja -C $(ASAN_DIR) -j $(JOBS)
 
-up: build
+# Only what `paceline up` runs: the binary and the task wrapper its agent starts each task with
+# (the tests, benchmarks and fuzzers are most of the build).
+up: deps $(RELEASE_DIR)/build.ninja
+	ninja -C $(RELEASE_DIR) -j $(JOBS) paceline paceline-task-wrapper
 	./$(RELEASE_DIR)/paceline up $(UP_ARGS)
 
 deb: build
