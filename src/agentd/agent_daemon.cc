@@ -151,6 +151,7 @@ struct AgentDaemon::Impl {
                            ? "none"
                            : absl::StrCat("cgroup ", agent::CgroupModeName(host.isolation)));
     reg->set_version(std::string(Version()));
+    reg->set_commit(std::string(Commit()));
     reg->set_accepts_batches(true);
     // --address: the address its tasks are told (PACELINE_HOST_ADDRESS) is the host's.
     if (auto a = config.agent.base_env.find("PACELINE_HOST_ADDRESS");

@@ -101,7 +101,10 @@ void FillHost(const SchedulerCore& core, const hostmgr::TrackedHost& h, std::str
     info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
     FillGpus(core, *state, info);
   }
-  info->set_isolation(core.hosts().isolation(h.id));
+  const hostmgr::AgentFacts& agent = core.hosts().agent_facts(h.id);
+  info->set_isolation(agent.isolation);
+  info->set_agent_version(agent.version);
+  info->set_agent_commit(agent.commit);
   info->set_maintenance(std::string(MaintenanceName(h.maintenance)));
   for (const scheduler::HostImage& img : core.agents().HostImages(h.spec.name)) {
     v1::HostImage* out = info->add_images();

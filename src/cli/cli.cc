@@ -65,6 +65,7 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
 
   for (Registrar r : more) r(app, ctx);
   RegisterInfoCommand(app, ctx);
+  RegisterVersionCommand(app, ctx);
   RegisterPoolCommands(app, ctx);
   RegisterJobCommands(app, ctx);
   RegisterUpdateCommands(app, ctx);

@@ -1,7 +1,9 @@
 // `paceline info`: which master the CLI talks to, and its version, store, uptime and part among
 // several masters. `paceline info --all` asks every configured master (--addr a,b,c) in turn,
 // one row each; one that does not answer within 3 s is shown as unreachable, and the command
-// fails only when none answers.
+// fails only when none answers. `paceline version` prints the CLI's own version; `version --all`
+// adds every configured master's (asked as `info --all` asks) and every host's agent's, as its
+// agent said when it last registered: what an upgrade has reached (docs/operations.md).
 
 #include <grpcpp/grpcpp.h>
 
@@ -17,7 +19,9 @@
 #include "cli/rpc.h"
 #include "cli/table.h"
 #include "common/units.h"
+#include "common/version.h"
 #include "paceline/v1/cluster.grpc.pb.h"
+#include "paceline/v1/host.grpc.pb.h"
 
 namespace paceline::cli {
 namespace {
@@ -81,7 +85,78 @@ std::vector<std::string> Row(const MasterInfo& m) {
           ""};
 }
 
+// Asks every configured master (3 s each); fails when none answers.
+absl::StatusOr<std::vector<MasterInfo>> AskAll(const ClientFlags& client) {
+  absl::StatusOr<ResolvedClient> resolved = ResolveClient(client);
+  if (!resolved.ok()) return resolved.status();
+  std::vector<MasterInfo> masters;
+  bool any = false;
+  for (const std::string& addr : resolved->addrs) {
+    ClientFlags one = client;
+    one.addr = addr;
+    one.timeout = "3s";
+    masters.push_back(Ask(one));
+    any = any || masters.back().info.ok();
+  }
+  if (!any) return masters[0].info.status();
+  return masters;
+}
+
+// `version --all`: the CLI, each master, each host's agent.
+void PrintVersions(CommandContext& ctx) {
+  absl::StatusOr<std::vector<MasterInfo>> masters = AskAll(ctx.client);
+  if (!masters.ok()) return ctx.Fail(masters.status());
+  std::vector<v1::HostInfo> hosts;
+  v1::ListHostsRequest req;
+  do {
+    absl::StatusOr<v1::ListHostsResponse> resp =
+        Call(ctx.client, CallKind::kRead, &v1::HostService::Stub::ListHosts, req);
+    if (!resp.ok()) return ctx.Fail(resp.status());
+    hosts.insert(hosts.end(), resp->hosts().begin(), resp->hosts().end());
+    req.set_page_token(resp->next_page_token());
+  } while (!req.page_token().empty());
+
+  nlohmann::json j = {{"cli", {{"version", Version()}, {"commit", Commit()}}},
+                      {"masters", nlohmann::json::array()},
+                      {"agents", nlohmann::json::array()}};
+  Table t({"component", "name", "version", "commit", "state"});
+  t.AddRow({"cli", "-", std::string(Version()), std::string(Commit()), "-"});
+  for (const MasterInfo& m : *masters) {
+    j["masters"].push_back(ToJson(m));
+    if (!m.info.ok()) {
+      t.AddRow({"master", m.address, "-", "-", "unreachable"});
+    } else {
+      t.AddRow({"master", m.address, m.info->version(), m.info->commit(), m.info->role()});
+    }
+  }
+  for (const v1::HostInfo& h : hosts) {
+    j["agents"].push_back({{"host", h.name()},
+                           {"version", h.agent_version()},
+                           {"commit", h.agent_commit()},
+                           {"state", h.state()},
+                           {"connected", h.connected()}});
+    t.AddRow({"agent", h.name(), h.agent_version().empty() ? "-" : h.agent_version(),
+              h.agent_commit().empty() ? "-" : h.agent_commit(), h.state()});
+  }
+  if (PrintStructured(ctx.client, j)) return;
+  std::cout << t.Render();
+}
+
 }  // namespace
+
+void RegisterVersionCommand(CLI::App& app, CommandContext& ctx) {
+  CLI::App* version =
+      app.add_subcommand("version", "show the versions of the CLI, masters, agents");
+  static bool all = false;
+  version->add_flag("--all", all,
+                    "also every configured master's (--addr a,b,c) and every host's agent's, as "
+                    "it said when it last registered");
+  version->callback([&ctx] {
+    if (all) return PrintVersions(ctx);
+    if (PrintStructured(ctx.client, {{"version", Version()}, {"commit", Commit()}})) return;
+    std::cout << "paceline " << Version() << " (commit " << Commit() << ")\n";
+  });
+}
 
 void RegisterInfoCommand(CLI::App& app, CommandContext& ctx) {
   CLI::App* info = app.add_subcommand("info", "show the master the CLI talks to");
@@ -95,17 +170,9 @@ void RegisterInfoCommand(CLI::App& app, CommandContext& ctx) {
       masters.push_back(Ask(ctx.client));
       if (!masters[0].info.ok()) return ctx.Fail(masters[0].info.status());
     } else {
-      absl::StatusOr<ResolvedClient> resolved = ResolveClient(ctx.client);
-      if (!resolved.ok()) return ctx.Fail(resolved.status());
-      bool any = false;
-      for (const std::string& addr : resolved->addrs) {
-        ClientFlags one = ctx.client;
-        one.addr = addr;
-        one.timeout = "3s";
-        masters.push_back(Ask(one));
-        any = any || masters.back().info.ok();
-      }
-      if (!any) return ctx.Fail(masters[0].info.status());
+      absl::StatusOr<std::vector<MasterInfo>> asked = AskAll(ctx.client);
+      if (!asked.ok()) return ctx.Fail(asked.status());
+      masters = *std::move(asked);
     }
     nlohmann::json j = nlohmann::json::array();
     for (const MasterInfo& m : masters) j.push_back(ToJson(m));

@@ -54,9 +54,9 @@ void HostTracker::Disconnect(const std::string& name) {
   if (h.connected || h.reconnecting) SetDisconnected(it->second);
 }
 
-void HostTracker::SetIsolation(const std::string& name, std::string isolation) {
+void HostTracker::SetAgentFacts(const std::string& name, AgentFacts facts) {
   auto it = by_name_.find(name);
-  if (it != by_name_.end()) hosts_[it->second].isolation = std::move(isolation);
+  if (it != by_name_.end()) hosts_[it->second].agent = std::move(facts);
 }
 
 std::vector<HostId> HostTracker::Expire(absl::Time now) {

@@ -44,13 +44,20 @@
 
 namespace paceline::hostmgr {
 
+// What a host's agent said of itself when it registered (`host list`, `version --all`).
+struct AgentFacts {
+  std::string isolation;  // "cgroup v2", "cgroup v1", "none"
+  std::string version;    // its release, e.g. "0.1.0"
+  std::string commit;     // the commit it was built from
+};
+
 struct TrackedHost {
   HostId id;
   placement::HostSpec spec;  // as last registered
   bool connected = false;
   bool reconnecting = false;  // restored, its agent not registered since (see above)
   absl::Time last_seen = absl::InfinitePast();
-  std::string isolation;  // what its agent reported: "cgroup v2", "cgroup v1", "none"
+  AgentFacts agent;
   // Its agent's IP address when it last registered (durable: a restored host keeps the stored
   // one; "" when unknown).
   std::string address;
@@ -72,9 +79,9 @@ class HostTracker {
   // False when the host is unknown or disconnected (it must register again).
   bool Heartbeat(const std::string& name, absl::Time now);
   void Disconnect(const std::string& name);
-  void SetIsolation(const std::string& name, std::string isolation);
+  void SetAgentFacts(const std::string& name, AgentFacts facts);
   void SetMaintenance(HostId id, records::HostMaintenance m) { hosts_[id.value()].maintenance = m; }
-  const std::string& isolation(HostId id) const { return hosts_[id.value()].isolation; }
+  const AgentFacts& agent_facts(HostId id) const { return hosts_[id.value()].agent; }
   // Connected hosts last heard of longer than the timeout ago, and the reconnecting ones once
   // their restore is over (above); marks them disconnected.
   std::vector<HostId> Expire(absl::Time now);

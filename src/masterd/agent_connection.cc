@@ -33,7 +33,7 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   absl::Status registered =
       cluster->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
         absl::Status s = core.agents().RegisterHost(reg, running, now, out);
-        if (s.ok()) core.agents().SetIsolation(host, r.isolation());
+        if (s.ok()) core.agents().SetAgentFacts(host, {r.isolation(), r.version(), r.commit()});
         return s;
       });
   if (!registered.ok()) return registered;  // the destructor detaches

@@ -160,8 +160,8 @@ std::optional<RunUsageView> AgentControl::RunUsage(TaskId task, absl::Time now) 
   return v;
 }
 
-void AgentControl::SetIsolation(const std::string& host, std::string isolation) {
-  parts_.hosts.SetIsolation(host, std::move(isolation));
+void AgentControl::SetAgentFacts(const std::string& host, hostmgr::AgentFacts facts) {
+  parts_.hosts.SetAgentFacts(host, std::move(facts));
 }
 
 absl::Status AgentControl::SetMaintenance(const std::string& name, records::HostMaintenance next,

@@ -83,8 +83,8 @@ class AgentControl {
   // False when the host must register again (unknown, or already declared lost).
   bool Heartbeat(const std::string& host, absl::Time now);
   void OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out);
-  // What isolation the host's agent has (for `host list`).
-  void SetIsolation(const std::string& host, std::string isolation);
+  // What the host's agent said of itself: its isolation, release and commit (`host list`).
+  void SetAgentFacts(const std::string& host, hostmgr::AgentFacts facts);
   // Host maintenance (hostmgr/maintenance.h): drain, down (only once DRAINED), up. NOT_FOUND for
   // an unknown host, FAILED_PRECONDITION for a transition that is not allowed (the message says
   // what to do first).

@@ -178,7 +178,7 @@ int TestCluster::FindLeader(absl::Duration timeout) {
   return found;
 }
 
-void TestCluster::StartAgent(int i, const std::string& masters) {
+void TestCluster::StartAgent(int i, const std::string& masters, const std::string& binary) {
   std::string ports = absl::StrCat(32000 + i * 200, "-", 32000 + i * 200 + 199);
   std::vector<std::string> args = {"agent",
                                    "--master",
@@ -211,7 +211,7 @@ void TestCluster::StartAgent(int i, const std::string& masters) {
                 {"--ca", tls + "/ca.pem", "--cert", tls + "/agents/" + agent_name(i) + ".pem",
                  "--key", tls + "/agents/" + agent_name(i) + ".key"});
   }
-  Process::Options run = {.cwd = dir_, .env = options_.agent_env};
+  Process::Options run = {.cwd = dir_, .env = options_.agent_env, .program = binary};
   if (options_.netns) {
     ASSERT_LT(i, static_cast<int>(netns_names_.size())) << "no network namespace for agent " << i;
     args.insert(args.end(),

@@ -85,8 +85,9 @@ class TestCluster {
   // Several masters: polls each running master until one serves (a gated call succeeds), makes
   // it the current one and returns its index; -1 after `timeout`.
   int FindLeader(absl::Duration timeout);
-  // Starts agent i, given `masters` (HOST:PORT,...; empty: every master's address).
-  void StartAgent(int i, const std::string& masters = "");
+  // Starts agent i, given `masters` (HOST:PORT,...; empty: every master's address), running
+  // `binary` (empty: the binary under test; another path: an upgrade onto another build).
+  void StartAgent(int i, const std::string& masters = "", const std::string& binary = "");
   // Starts one more agent (a host joining); returns its index.
   int AddAgent(const std::string& masters = "");
   Process& master() { return *masters_[current_]; }
