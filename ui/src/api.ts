@@ -233,6 +233,14 @@ export interface HostInfo {
   maintenance: string;
   gpus?: GpuDevice[];
   address?: string; // its agent's --address, else where it connects from; absent while none is
+  images?: HostImage[]; // its image cache, as its agent last reported it
+}
+export interface HostImage {
+  config_digest: string;
+  refs?: string[];
+  size_bytes: Int;
+  last_used_unix_ms: Int;
+  tasks: number; // running tasks that use it
 }
 export interface GpuDevice {
   index: number;

@@ -1,12 +1,13 @@
 // Paceline's web UI: a single page served by the master at /ui/ (src/api/ui_routes.h). Routes
 // (under /ui): /, /pools, /pools/PATH, /jobs, /jobs/new, /jobs/:id, /jobs/:id/tasks/:instance, /hosts,
-// and for admins /audit and /tokens (in the menu only for an admin).
+// /archive, /archive/:id, and for admins /audit and /tokens (in the menu only for an admin).
 import "./styles.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Link, Route, Router, Switch, useLocation } from "wouter-preact";
 import { isAdmin, useWhoAmI } from "./access";
 import { clearToken, onTokenChange, token } from "./auth";
+import { Archive, ArchivedJobPage } from "./pages/archive";
 import { Audit } from "./pages/audit";
 import { Hosts } from "./pages/hosts";
 import { Job } from "./pages/job";
@@ -55,6 +56,7 @@ function Nav() {
           {item("/pools", "Pools")}
           {item("/jobs", "Jobs")}
           {item("/hosts", "Hosts")}
+          {item("/archive", "History")}
           {admin && item("/audit", "Audit")}
           {admin && item("/tokens", "Tokens")}
         </ul>
@@ -96,6 +98,10 @@ function App() {
           <Route path="/hosts">
             <Hosts />
           </Route>
+          <Route path="/archive">
+            <Archive />
+          </Route>
+          <Route path="/archive/:id">{(p) => <ArchivedJobPage id={Number(p.id)} />}</Route>
           <Route path="/audit">
             <Audit />
           </Route>

@@ -15,7 +15,9 @@
 //   page; the overview's and a pool's charts have the master's history; the jobs list filters
 //   by type; the keyboard alone opens a job and a confirmation; a viewer is offered no action
 //   (and a submitter only its own jobs'); the audit log is filtered by user, refusals, verb
-//   and pool; tokens are listed without secrets and one is revoked; on a phone's screen no page
+//   and pool; tokens are listed without secrets and one is revoked; a job retired to the
+//   archive is found from its old page and in the history; an image loaded into the agent's
+//   cache shows on its host; on a phone's screen no page
 //   is wider than the screen. Any console error or page error fails the test, except the
 //   refusals a step expects. With --screenshots DIR, each page is saved as DIR/NAME.png.
 //
@@ -27,6 +29,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
+import { execFileSync } from "node:child_process";
+import { writeOciLayout } from "./oci_layout.mjs";
 import { start, stopAll, tails, waitFor } from "./processes.mjs";
 
 const { values: args } = parseArgs({
@@ -68,6 +72,7 @@ function startCluster() {
     "--memory", "2Gi",
     "--label", "zone=test",
     "--history-period", "1s",
+    "--retention-period", "1s", // a pool's retention of 1s archives its jobs at once
   ]);
 }
 
@@ -685,6 +690,63 @@ async function main() {
     });
     await page.getByLabel("state").selectOption("REVOKED");
     await page.getByText("0 of 1 tokens").waitFor();
+  });
+
+  await step("history: a job retired to the archive is listed, filtered and shown", async () => {
+    await api(http, token, "PoolService", "CreatePool", {
+      path: "/old",
+      spec_yaml: "resources:\n  cpu: {limit: 1, share: 1}\nretain_terminal: 1s\n",
+    });
+    const r = await api(http, token, "JobService", "CreateJob", {
+      pool: "/old",
+      spec_yaml: 'name: retired\ninstances: 2\ntask:\n  command: "true"\n  resources: {cpu: 0.1, memory: 16Mi}\n',
+    });
+    const id = Number(r.job_id);
+    assert.ok(id > 0, JSON.stringify(r));
+    await waitFor("the job archived", async () => (await api(http, token, "JobService", "GetJob", { job_id: id })).code === "NOT_FOUND", 60000);
+    // Its page in the live store says where it went.
+    expected = /status of 404/;
+    await page.goto(`${base}/jobs/${id}`);
+    await page.locator("[data-archive-link]").getByRole("link").click();
+    await page.getByRole("heading", { name: `Archived job ${id}: retired` }).waitFor();
+    expected = null;
+    await page.getByRole("heading", { name: /Archived job/ }).getByText("SUCCEEDED").waitFor();
+    assert.equal((await page.locator("tr[data-instance] td.exit").allInnerTexts()).join(","), "0,0");
+    await page.getByText(/^Events \(\d+\)/).click();
+    await page.getByRole("cell", { name: "EXITED_ZERO" }).first().waitFor();
+    await shot("archived-job");
+    await page.getByRole("navigation", { name: "main" }).getByRole("link", { name: "History" }).click();
+    const row = page.locator(`tr[data-archived-job="${id}"]`);
+    await row.waitFor();
+    await page.getByText("1 archived job, by finish time").waitFor();
+    assert.match(await row.innerText(), /retired\s+batch\s+\/old\s+SUCCEEDED\s+2/);
+    await page.getByLabel("pool").fill("/web");
+    await page.getByLabel("pool").press("Enter");
+    await page.waitForURL(/pool=/);
+    await page.getByText("no archived job").waitFor();
+    await page.getByLabel("pool").fill("/old");
+    await page.getByLabel("pool").press("Enter");
+    await row.waitFor();
+    await page.getByLabel("finished in the last").selectOption("1d");
+    await page.waitForURL(/since=1d/);
+    await row.waitFor();
+    await shot("history");
+  });
+
+  await step("a host's image cache: each image's references, size and running tasks", async () => {
+    const { layout } = writeOciLayout(join(dir, "image"));
+    execFileSync(args.paceline, [
+      "image", "load", layout, "--work-dir", join(dir, "data", "agent"), "--tag", "example.com/tiny:1",
+    ]);
+    await page.goto(`${base}/hosts?name=ui-host`);
+    const cell = page.locator('tr[data-host="ui-host"] td.images-cell');
+    // The agent reports its cache with its next usage report (every 5 s).
+    await cell.getByText(/^1 image, /).waitFor({ timeout: 30000 });
+    await cell.getByText(/^1 image, /).click();
+    const items = cell.getByRole("list", { name: "images cached on ui-host" }).getByRole("listitem");
+    assert.equal(await items.count(), 1);
+    assert.match(await items.innerText(), /^example\.com\/tiny:1 .*0 running tasks · used/);
+    await shot("hosts-images");
   });
 
   await step("on a phone's screen no page is wider than the screen", async () => {

@@ -1,5 +1,6 @@
-// Hosts: address, capacity, allocation, GPU devices and who shares them, state (up, draining,
-// down, lost, reconnecting), labels, tasks; drain, down and up, each after a confirmation. The
+// Hosts: address, capacity, allocation, GPU devices and who shares them, the images cached
+// (container images, as the agent reported them), state (up, draining, down, lost,
+// reconnecting), labels, tasks; drain, down and up, each after a confirmation. The
 // master filters (by name and state) and pages (100 by name): the filters and the page are in
 // the URL. The page is read again every 2 s. Only an admin is offered the actions.
 import { useEffect, useState } from "preact/hooks";
@@ -52,6 +53,33 @@ function Gpus({ host }: { host: HostInfo }) {
         );
       })}
     </ul>
+  );
+}
+
+// A host's image cache: how many images, and each one's references, size, the running tasks
+// that use it and when it was last used.
+function Images({ host }: { host: HostInfo }) {
+  const images = host.images ?? [];
+  if (images.length === 0) return <span class="hint">—</span>;
+  return (
+    <details class="images">
+      <summary>
+        {images.length} {images.length === 1 ? "image" : "images"},{" "}
+        {bytes(images.reduce((n, i) => n + num(i.size_bytes), 0))}
+      </summary>
+      <ul aria-label={`images cached on ${host.name}`}>
+        {images.map((i) => (
+          <li key={i.config_digest} data-image={i.config_digest}>
+            <span class="refs">{(i.refs ?? []).join(", ") || i.config_digest.slice(0, 19)}</span>
+            <span class="hint">
+              {" "}
+              {bytes(i.size_bytes)} · {i.tasks} running {i.tasks === 1 ? "task" : "tasks"} · used{" "}
+              {ago(i.last_used_unix_ms)}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
 
@@ -136,6 +164,7 @@ export function Hosts() {
             <th class="wide">memory</th>
             <th>gpus</th>
             <th class="num">tasks</th>
+            <th>images</th>
             <th>labels</th>
             <th>last seen</th>
             {admin && <th>actions</th>}
@@ -176,6 +205,9 @@ export function Hosts() {
                 <Gpus host={h} />
               </td>
               <td class="num">{h.tasks}</td>
+              <td class="images-cell">
+                <Images host={h} />
+              </td>
               <td>
                 {Object.entries(h.labels ?? {}).map(([k, v]) => (
                   <span class="label" key={k}>

@@ -184,6 +184,12 @@ export function Job({ id }: { id: number }) {
       <section>
         <h1>Job {id}</h1>
         <ErrorBox error={live.error} />
+        {live.error && (
+          <p data-archive-link>
+            A job that ended is retired from the live store after its pool's retention:{" "}
+            <Link href={`/archive/${id}`}>job {id} in the archive</Link>.
+          </p>
+        )}
       </section>
     );
   }
