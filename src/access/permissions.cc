@@ -14,6 +14,10 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.AccessService/ListTokens", Need::kAdmin, "list tokens", false},
     {"paceline.v1.AccessService/RevokeToken", Need::kAdmin, "revoke tokens", true},
     {"paceline.v1.AccessService/ListAudit", Need::kAdmin, "read the audit log", false},
+    {"paceline.v1.AccessService/GetClusterCa", Need::kPublic, "read the cluster's CA", false},
+    {"paceline.v1.AccessService/JoinHost", Need::kPublic, "join hosts (with a join token)", true},
+    {"paceline.v1.AccessService/RevokeHostCertificate", Need::kAdmin, "revoke hosts' certificates",
+     true},
     // --- the cluster and its hosts
     {"paceline.v1.ClusterService/GetInfo", Need::kPublic, "read the master's info", false},
     {"paceline.v1.ClusterService/GetHistory", Need::kSignedIn, "read the history", false},

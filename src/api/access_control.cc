@@ -72,6 +72,10 @@ absl::StatusOr<access::Principal> AccessControl::Authenticate(absl::string_view 
     return absl::UnauthenticatedError(absl::StrCat("wrong token (id ", parts->id, ")"));
   }
   if (absl::Status s = access::Usable(*record, now); !s.ok()) return s;
+  if (record->role == "join") {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "token ", record->id, " is a join token: it serves only `paceline agent join`"));
+  }
   std::optional<access::Role> role = access::RoleFromName(record->role);
   if (!role.has_value()) {
     return absl::UnauthenticatedError(
@@ -110,6 +114,15 @@ bool AccessControl::MayAnswer(const grpc::ServerContextBase* call) const {
   if (it == calls_.end()) return true;
   const Call& c = it->second;
   return c.checked || (c.permission != nullptr && c.permission->need == access::Need::kPublic);
+}
+
+void AccessControl::EndAgentCallsOf(const std::string& host) {
+  absl::MutexLock lock(&mu_);
+  for (auto& [ctx, c] : calls_) {
+    if (c.checked && c.target.host == host && c.method == "paceline.v1.AgentService/Connect") {
+      c.context->TryCancel();
+    }
+  }
 }
 
 void AccessControl::EndCallsOf(const std::string& token_id) {
@@ -201,6 +214,11 @@ grpc::Status AccessControl::CheckAgentCertificate(const grpc::ServerContextBase*
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         absl::StrCat("the agent's certificate is for host ", cn,
                                      ", and it registers as host ", host));
+  }
+  if (options_.certificate_revoked) {
+    std::vector<grpc::string_ref> pems = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+    const std::string pem = pems.empty() ? "" : std::string(pems[0].data(), pems[0].size());
+    if (absl::Status s = options_.certificate_revoked(pem); !s.ok()) return ToGrpcStatus(s);
   }
   return grpc::Status::OK;
 }

@@ -75,6 +75,9 @@ struct AccessOptions {
   bool agents_need_certificates = false;
   // The key that signs task credentials (access::DeriveTaskKey); empty: they are refused.
   std::string task_key;
+  // With certificates needed: OK, or PERMISSION_DENIED when the agent's certificate (PEM) was
+  // revoked (`paceline host revoke-cert`). Empty: none is.
+  std::function<absl::Status(const std::string& cert_pem)> certificate_revoked;
 };
 
 // A token from one of the master's files and who it acts as.
@@ -106,13 +109,16 @@ class AccessControl {
                                       const grpc::Status& status);
   // Cancels every open call made with the token `token_id`.
   void EndCallsOf(const std::string& token_id);
+  // Cancels the open agent streams registered as `host` (whatever their token).
+  void EndAgentCallsOf(const std::string& host);
 
   static constexpr int kRefusalsPerMinute = 30;
 
   // --- in a handler, first thing.
   grpc::Status Check(const grpc::ServerContextBase* ctx, access::Target target = {});
   // An agent's stream registering as `host`: OK, or PERMISSION_DENIED when certificates are
-  // needed and the connection's verified certificate is missing or names another host.
+  // needed and the connection's verified certificate is missing, names another host, or was
+  // revoked.
   grpc::Status CheckAgentCertificate(const grpc::ServerContextBase* ctx,
                                      const std::string& host) const;
   // The caller of a call (nullopt when authentication is off or the caller is unknown).

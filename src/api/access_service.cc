@@ -84,6 +84,19 @@ grpc::Status AccessServiceImpl::CreateToken(grpc::ServerContext* ctx,
   record.created_at = now;
   if (req->expires_in_seconds() > 0)
     record.expires_at = now + absl::Seconds(req->expires_in_seconds());
+  if (req->join()) {
+    if (record.role != "agent") {
+      return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+          "join: a join token is for agents (role agent), and the role is ", record.role)));
+    }
+    if (certificates_.ca_pem.empty()) {
+      return ToGrpcStatus(absl::FailedPreconditionError(
+          "join: this master serves no TLS (--insecure-loopback), so hosts cannot join"));
+    }
+    record.role = "join";
+    if (req->expires_in_seconds() == 0) record.expires_at = now + absl::Hours(1);
+    resp->set_ca_hash(certificates_.ca_hash);
+  }
   if (absl::Status s = access_->records()->PutToken(record); !s.ok()) return ToGrpcStatus(s);
   resp->set_token(made->token);
   *resp->mutable_info() = InfoOf(record, now);

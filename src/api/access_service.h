@@ -3,16 +3,43 @@
 // tokens (created with a secret shown once, listed without secrets, revoked) and the audit log.
 // Tokens and audit records live in the store (AccessRecords, access_control.h).
 //
+// Joining hosts (docs/operations.md "Joining hosts", access_join.cc): CreateToken with `join`
+// makes a join token (role "join", one hour unless said otherwise), which grants no call but one
+// JoinHost. JoinHost checks it, consumes it (its revoked_at is set: under one lock, so that two
+// concurrent uses cannot both pass, and durable before the certificate is sent), has the CSR
+// signed (HostCertificates::sign) and makes the host's agent token, whose name records the
+// certificate's serial ("cert:SERIAL"). RevokeHostCertificate revokes those tokens: the streams
+// made with them end at once, and AccessControl refuses the certificates they name.
+//
 // Thread-safety: handlers run on gRPC threads; all state lives behind AccessRecords.
 
+#include <functional>
+
+#include "absl/synchronization/mutex.h"
 #include "api/access_control.h"
 #include "paceline/v1/access.grpc.pb.h"
 
 namespace paceline::api {
 
+// The cluster's CA, and how the master signs a joining host's request.
+struct HostCertificates {
+  struct Signed {
+    std::string cert_pem;
+    std::string serial;
+    absl::Time not_after;
+  };
+  std::string ca_pem;   // empty: the master serves no TLS, and hosts cannot join
+  std::string ca_hash;  // "sha256:<hex>" of the CA's public key
+  std::function<absl::StatusOr<Signed>(const std::string& host, const std::string& csr_pem)> sign;
+};
+
+// The prefix of the name of an agent token made at a join, before the certificate's serial.
+inline constexpr char kCertTokenPrefix[] = "cert:";
+
 class AccessServiceImpl final : public v1::AccessService::Service {
  public:
-  explicit AccessServiceImpl(AccessControl* access) : access_(access) {}
+  explicit AccessServiceImpl(AccessControl* access, HostCertificates certificates = {})
+      : access_(access), certificates_(std::move(certificates)) {}
 
   grpc::Status WhoAmI(grpc::ServerContext* ctx, const v1::WhoAmIRequest* req,
                       v1::WhoAmIResponse* resp) override;
@@ -24,9 +51,23 @@ class AccessServiceImpl final : public v1::AccessService::Service {
                            v1::RevokeTokenResponse* resp) override;
   grpc::Status ListAudit(grpc::ServerContext* ctx, const v1::ListAuditRequest* req,
                          v1::ListAuditResponse* resp) override;
+  grpc::Status GetClusterCa(grpc::ServerContext* ctx, const v1::GetClusterCaRequest* req,
+                            v1::GetClusterCaResponse* resp) override;
+  grpc::Status JoinHost(grpc::ServerContext* ctx, const v1::JoinHostRequest* req,
+                        v1::JoinHostResponse* resp) override;
+  grpc::Status RevokeHostCertificate(grpc::ServerContext* ctx,
+                                     const v1::RevokeHostCertificateRequest* req,
+                                     v1::RevokeHostCertificateResponse* resp) override;
 
  private:
+  // The join token's record, consumed; UNAUTHENTICATED when it is not a usable join token for
+  // `host`.
+  absl::StatusOr<records::TokenRecord> ConsumeJoinToken(const std::string& token,
+                                                        const std::string& host);
+
   AccessControl* const access_;
+  const HostCertificates certificates_;
+  absl::Mutex join_mu_;  // one join token check-and-consume at a time
 };
 
 }  // namespace paceline::api

@@ -21,8 +21,9 @@ namespace paceline::cli {
 namespace {
 
 struct TokenFlags {
-  std::string user, group, role, pool, name, expires;
+  std::string user, group, role, pool, name, expires, ttl;
   std::string id;
+  bool join = false;
 };
 
 struct AuditFlags {
@@ -48,15 +49,33 @@ void RegisterTokenCommands(CLI::App& app, CommandContext& ctx) {
 
   CLI::App* create = token->add_subcommand(
       "create", "make a token; its secret is printed once and kept nowhere (admin only)");
-  create->add_option("--user", f.user, "who it acts as (an agent's: its host, or * for any)")
-      ->required();
+  create->add_option("--user", f.user,
+                     "who it acts as (an agent's: its host, or * for any); required, but with "
+                     "--join (default *)");
   create->add_option("--role", f.role, "admin, pool-admin, submitter, viewer or agent")->required();
   create->add_option("--pool", f.pool, "the pool subtree the role applies to (default /)");
   create->add_option("--group", f.group, "the user's group: a submitter acts on its group's jobs");
   create->add_option("--name", f.name, "a label, e.g. ci-deploy");
   create->add_option("--expires", f.expires, "valid this long, e.g. 30d, 12h (default: never)");
+  create->add_flag("--join", f.join,
+                   "with --role agent: a join token for `paceline agent join`, used once; "
+                   "prints the CA hash to pin");
+  create->add_option("--ttl", f.ttl, "with --join: valid this long (default 1h)");
   create->callback([&ctx] {
+    if (f.join && f.user.empty()) f.user = "*";
+    if (f.user.empty()) {
+      return ctx.Fail(absl::InvalidArgumentError("--user: required (who the token acts as)"));
+    }
+    if (!f.ttl.empty() && !f.join) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          "--ttl: the lifetime of a join token, given with --join (other tokens: --expires)"));
+    }
+    if (!f.ttl.empty() && !f.expires.empty()) {
+      return ctx.Fail(absl::InvalidArgumentError("--ttl and --expires: give one of them"));
+    }
+    if (!f.ttl.empty()) f.expires = f.ttl;
     v1::CreateTokenRequest req;
+    req.set_join(f.join);
     req.set_user(f.user);
     req.set_group(f.group);
     req.set_role(f.role);
@@ -71,6 +90,18 @@ void RegisterTokenCommands(CLI::App& app, CommandContext& ctx) {
         Run(ctx, CallKind::kWrite, &v1::AccessService::Stub::CreateToken, req);
     if (!resp) return;
     const v1::TokenInfo& i = resp->info();
+    if (f.join) {
+      std::cout << resp->token() << "\n"
+                << "join token " << i.id() << " for host " << i.user() << ", used once, expires "
+                << FormatUnixMillis(i.expires_at_unix_ms()) << "\n"
+                << "CA hash: " << resp->ca_hash() << "\n"
+                << "On the new host:\n  paceline agent join MASTER:PORT --token " << resp->token()
+                << " --ca-hash " << resp->ca_hash()
+                << (i.user() == "*" ? " --name HOST" : " --name " + i.user()) << "\n"
+                << "The secret above is shown this once; the master keeps only a hash of it."
+                << std::endl;
+      return;
+    }
     std::cout << resp->token() << "\n"
               << "token " << i.id() << ": " << i.user() << " (" << i.role() << " on " << Scope(i)
               << "), expires " << FormatUnixMillis(i.expires_at_unix_ms()) << "\n"

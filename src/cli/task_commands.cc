@@ -15,6 +15,7 @@
 #include "cli/table.h"
 #include "common/ids.h"
 #include "common/units.h"
+#include "paceline/v1/access.grpc.pb.h"
 #include "paceline/v1/host.grpc.pb.h"
 #include "paceline/v1/job.grpc.pb.h"
 
@@ -362,6 +363,23 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
       std::cout << "host " << name << ": " << resp->maintenance() << std::endl;
     });
   }
+  CLI::App* revoke = host->add_subcommand(
+      "revoke-cert",
+      "revoke the certificates a host was issued when it joined: its agent is cut off at once "
+      "and refused from then on (admin only)");
+  revoke->add_option("host", name, "host name (see host list)")->required();
+  revoke->callback([&ctx] {
+    v1::RevokeHostCertificateRequest req;
+    req.set_host(name);
+    std::optional<v1::RevokeHostCertificateResponse> resp =
+        Run(ctx, CallKind::kWrite, &v1::AccessService::Stub::RevokeHostCertificate, req);
+    if (!resp) return;
+    std::cout << "host " << name << ": certificates revoked (serials "
+              << absl::StrJoin(resp->serials(), ", ")
+              << "); its tasks follow the host-lost rules; `paceline agent join` it again to "
+                 "bring it back"
+              << std::endl;
+  });
 }
 
 }  // namespace paceline::cli

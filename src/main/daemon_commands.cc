@@ -418,7 +418,9 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* agent = app.add_subcommand("agent", "run a host agent (runs tasks on this host)");
   AddAgentFlags(agent, agent_flags, /*with_master=*/true, agent_settings);
   AddConfigFlags(agent, agent_config, "/etc/paceline/agent.yaml");
+  RegisterJoinCommand(agent, ctx);
   agent->callback([&ctx, agent] {
+    if (agent->get_subcommand("join")->parsed()) return;  // `agent join` ran instead
     absl::Status s = LoadDaemonConfig(*agent, agent_config, agent_settings);
     if (s.ok()) s = RunAgent(agent_flags, agent_settings, agent_config.print);
     if (!s.ok()) ctx.Fail(s);

@@ -41,6 +41,7 @@
 #include "common/status.h"
 #include "masterd/access_book.h"
 #include "masterd/cluster.h"
+#include "masterd/host_certificates.h"
 #include "masterd/leadership.h"
 #include "masterd/master_tls.h"
 #include "masterd/retention_worker.h"
@@ -228,6 +229,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   api::AccessOptions access_options;
   access_options.agents_need_certificates = tls.on;
   access_options.task_key = impl->task_credentials->key();
+  access_options.certificate_revoked = RevokedCertificateCheck(impl->access_book.get());
   std::vector<api::BootstrapCredential> bootstrap = {
       {token, access::Principal{"admin", "", access::Role::kAdmin, "/", "bootstrap"}},
       {agent_token, access::Principal{"*", "", access::Role::kAgent, "*", "bootstrap-agent"}}};
@@ -274,7 +276,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth, address_of);
   impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth, address_of);
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
-  impl->access_service = std::make_unique<api::AccessServiceImpl>(auth);
+  ASSIGN_OR_RETURN(api::HostCertificates host_certificates, HostCertificatesOf(tls));
+  impl->access_service =
+      std::make_unique<api::AccessServiceImpl>(auth, std::move(host_certificates));
   impl->secret_service = std::make_unique<api::SecretServiceImpl>(impl->secret_book.get(), auth);
 
   grpc::ServerBuilder builder;

@@ -135,6 +135,17 @@ TEST_F(AccessE2E, EveryMethodTimesEveryRole) {
          return Json{{"id", "x"}};
        }},
       {"AccessService/ListAudit", "ADDDDDUUU", none},
+      // The CA is public; a join is authenticated by the join token in the request (here none
+      // that holds), whatever the caller; revoking a host's certificates is the admin's.
+      {"AccessService/GetClusterCa", "AAAAAAAAA", none},
+      {"AccessService/JoinHost", "UUUUUUUUU",
+       [](uint64_t, int) {
+         return Json{{"token", "plt_0123456789abcdef_00"}, {"host", "h"}};
+       }},
+      {"AccessService/RevokeHostCertificate", "ADDDDDUUU",
+       [](uint64_t, int) {
+         return Json{{"host", "h"}};
+       }},
       {"ClusterService/GetInfo", "AAAAAAAAA", none},
       {"ClusterService/GetHistory", "AAAAADUUU",
        [](uint64_t, int) {

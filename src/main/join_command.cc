@@ -1,0 +1,240 @@
+// `paceline agent join ADDR --token T --ca-hash sha256:H` (docs/operations.md "Joining
+// hosts"): a new host gets its certificate from the master with a join token, as `kubeadm join`
+// does.
+//
+//   1. fetch the cluster's CA from the master (AccessService.GetClusterCa), over TLS that does
+//      not yet verify the master: nothing is trusted until step 2;
+//   2. check the CA's hash against --ca-hash; a mismatch stops here, nothing written;
+//   3. make a key and a CSR for the host's name here (the key never leaves the host);
+//   4. send the CSR with the token over TLS verified against that CA (AccessService.JoinHost);
+//      the master consumes the token and answers the signed certificate and an agent token;
+//   5. store the CA, the certificate, the key (0600) and the agent token (0600), each written
+//      whole, where `paceline agent` reads them: by default DIR/ca.pem, agent.pem, agent.key
+//      and agent-token; with --config, the agent config file's ca, cert, key and token-file.
+// Every refusal (a wrong hash, a token expired or used, a request the master refuses) writes
+// nothing.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "access/grant.h"
+#include "common/atomic_file.h"
+#include "common/status.h"
+#include "common/units.h"
+#include "main/commands.h"
+#include "main/daemon_config.h"
+#include "main/daemon_flags.h"
+#include "paceline/v1/access.grpc.pb.h"
+#include "tls/join.h"
+
+namespace paceline::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct JoinFlags {
+  std::string master, token, ca_hash, name, dir = "/etc/paceline/tls", config;
+  std::string timeout = "30s";
+};
+
+struct JoinFiles {
+  std::string ca, cert, key, token;
+};
+
+absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      absl::StrCat(what, ": ", s.error_message()));
+}
+
+std::unique_ptr<grpc::ClientContext> Context(absl::Duration timeout) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  return ctx;
+}
+
+// The CA from `addr`, before it can be trusted: TLS that checks no certificate.
+absl::StatusOr<std::string> FetchCa(const std::string& addr, absl::Duration timeout) {
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_verify_server_certs(false);
+  options.set_check_call_host(false);
+  options.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+  auto stub = v1::AccessService::NewStub(
+      grpc::CreateChannel(addr, grpc::experimental::TlsCredentials(options)));
+  v1::GetClusterCaResponse resp;
+  grpc::Status s = stub->GetClusterCa(Context(timeout).get(), v1::GetClusterCaRequest(), &resp);
+  if (!s.ok()) return FromGrpc(s, absl::StrCat("fetching the cluster's CA from ", addr));
+  return resp.ca_pem();
+}
+
+absl::Status Write(const std::string& path, const std::string& text, mode_t mode) {
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::exists(parent)) {
+    fs::create_directories(parent, ec);
+    if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", parent.string()));
+    fs::permissions(parent, fs::perms::owner_all, ec);
+  }
+  AtomicWriteOptions options;
+  options.mode = mode;
+  options.temp_suffix = absl::StrCat(".", ::getpid(), ".tmp");
+  options.sync = AtomicWriteOptions::Sync::kFull;
+  return WriteFileAtomically(path, text, options, [&](int, absl::string_view) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  });
+}
+
+// Where the files go: the agent config file's keys when --config names one, else DIR.
+absl::StatusOr<JoinFiles> FilesOf(JoinFlags& f) {
+  JoinFiles out{(fs::path(f.dir) / "ca.pem").string(), (fs::path(f.dir) / "agent.pem").string(),
+                (fs::path(f.dir) / "agent.key").string(),
+                (fs::path(f.dir) / "agent-token").string()};
+  if (f.config.empty()) return out;
+  CLI::App scratch;
+  AgentFlags agent;
+  DaemonSettings settings("paceline agent");
+  AddAgentFlags(&scratch, agent, /*with_master=*/true, settings);
+  if (absl::Status s = settings.ApplyFileAt(f.config); !s.ok()) return s;
+  for (const auto& [key, value] : {std::pair<const char*, std::string*>{"ca", &agent.ca},
+                                   {"cert", &agent.cert},
+                                   {"key", &agent.key},
+                                   {"token-file", &agent.token_file}}) {
+    if (value->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(f.config, ": ", key,
+                       ": is not set; `paceline agent join --config` stores the "
+                       "certificate where the file's ca, cert, key and token-file say"));
+    }
+  }
+  if (f.master.empty()) f.master = agent.master;
+  if (f.name.empty()) f.name = agent.name;
+  return JoinFiles{agent.ca, agent.cert, agent.key, agent.token_file};
+}
+
+absl::Status Join(JoinFlags f) {
+  absl::StatusOr<JoinFiles> files = FilesOf(f);
+  if (!files.ok()) return files.status();
+  if (f.master.empty()) {
+    return absl::InvalidArgumentError(
+        "ADDR: required: the master's gRPC address HOST:PORT (or `master:` in --config's file)");
+  }
+  if (f.token.empty()) {
+    return absl::InvalidArgumentError(
+        "--token: required: a join token (`paceline token create --role agent --join`)");
+  }
+  const std::string want = absl::AsciiStrToLower(f.ca_hash);
+  if (!absl::StartsWith(want, "sha256:") || want.size() != 7 + 64 ||
+      want.find_first_not_of("0123456789abcdef", 7) != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--ca-hash: '", f.ca_hash,
+        "' is not sha256: and 64 hex digits (printed by `paceline token create --join`)"));
+  }
+  if (f.name.empty()) {
+    char hostname[256] = {0};
+    if (::gethostname(hostname, sizeof hostname - 1) == 0) f.name = hostname;
+  }
+  if (!access::IsValidName(f.name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--name: '", f.name, "' is not 1 to 64 of A-Z a-z 0-9 . _ @ -"));
+  }
+  absl::StatusOr<absl::Duration> timeout = ParseDurationStrict(f.timeout);
+  if (!timeout.ok()) return WithFlag(timeout.status(), "--timeout");
+
+  // Several masters: the first that answers (a standby refuses and names the leader).
+  absl::Status last = absl::UnavailableError("no master");
+  for (absl::string_view one : absl::StrSplit(f.master, ',', absl::SkipWhitespace())) {
+    const std::string addr(absl::StripAsciiWhitespace(one));
+    absl::StatusOr<std::string> ca = FetchCa(addr, *timeout);
+    if (!ca.ok()) {
+      last = ca.status();
+      if (ca.status().code() == absl::StatusCode::kUnavailable) continue;
+      return last;
+    }
+    absl::StatusOr<std::string> got = tls::CaHash(*ca);
+    if (!got.ok()) return absl::InvalidArgumentError(absl::StrCat(addr, " sent no certificate"));
+    if (*got != want) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "--ca-hash: the master at ", addr, " presents a CA whose hash is ", *got, ", and ", want,
+          " was pinned: not joining, nothing written (is ADDR the right "
+          "cluster's master?)"));
+    }
+    absl::StatusOr<tls::KeyAndCsr> made = tls::MakeKeyAndCsr(f.name);
+    if (!made.ok()) return made.status();
+    grpc::SslCredentialsOptions verified;
+    verified.pem_root_certs = *ca;
+    auto stub =
+        v1::AccessService::NewStub(grpc::CreateChannel(addr, grpc::SslCredentials(verified)));
+    v1::JoinHostRequest req;
+    req.set_token(f.token);
+    req.set_host(f.name);
+    req.set_csr_pem(made->csr_pem);
+    v1::JoinHostResponse resp;
+    grpc::Status s = stub->JoinHost(Context(*timeout).get(), req, &resp);
+    if (!s.ok()) {
+      last = FromGrpc(s, absl::StrCat("joining ", addr, " as host ", f.name));
+      if (s.error_code() == grpc::StatusCode::UNAVAILABLE) continue;
+      return last;
+    }
+    RETURN_IF_ERROR(Write(files->key, made->key_pem, 0600));
+    RETURN_IF_ERROR(Write(files->cert, resp.cert_pem(), 0644));
+    RETURN_IF_ERROR(Write(files->ca, *ca, 0644));
+    RETURN_IF_ERROR(Write(files->token, resp.agent_token() + "\n", 0600));
+    std::cout << "host " << f.name << " joined: certificate " << resp.serial() << ", valid until "
+              << absl::FormatTime(absl::RFC3339_sec, absl::FromUnixMillis(resp.not_after_unix_ms()),
+                                  absl::UTCTimeZone())
+              << "\n  CA:          " << files->ca << "\n  certificate: " << files->cert
+              << "\n  key:         " << files->key << "\n  agent token: " << files->token << "\n";
+    if (f.config.empty()) {
+      std::cout << "start the agent with:\n  paceline agent --master " << f.master << " --name "
+                << f.name << " --ca " << files->ca << " --cert " << files->cert << " --key "
+                << files->key << " --token-file " << files->token << "\n";
+    } else {
+      std::cout << "start the agent with:\n  paceline agent --config " << f.config << "\n";
+    }
+    std::cout << std::flush;
+    return absl::OkStatus();
+  }
+  return last;
+}
+
+}  // namespace
+
+void RegisterJoinCommand(CLI::App* agent, CommandContext& ctx) {
+  static JoinFlags f;
+  CLI::App* join = agent->add_subcommand(
+      "join",
+      "join this host to a cluster with a join token: fetch the CA (checked against --ca-hash), "
+      "get a certificate for a key made here, store them for `paceline agent`");
+  join->add_option("addr", f.master,
+                   "the master's gRPC address HOST:PORT, or several (comma-separated); default: "
+                   "the config file's master");
+  join->add_option("--token", f.token,
+                   "the join token (`paceline token create --role agent --join`)")
+      ->envname("PACELINE_JOIN_TOKEN");
+  join->add_option("--ca-hash", f.ca_hash,
+                   "sha256:HEX, the cluster CA's hash printed with the token")
+      ->required();
+  join->add_option("--name", f.name, "the host name to join as (default: hostname)");
+  join->add_option("--dir", f.dir, "where to store ca.pem, agent.pem, agent.key and agent-token")
+      ->capture_default_str();
+  join->add_option("--config", f.config,
+                   "an agent config file: store where its ca, cert, key and token-file say, and "
+                   "take its master and name");
+  join->add_option("--timeout", f.timeout, "give up on a master after this long")
+      ->capture_default_str();
+  join->callback([&ctx] {
+    if (absl::Status s = Join(f); !s.ok()) ctx.Fail(s);
+  });
+}
+
+}  // namespace paceline::cli
