@@ -250,6 +250,31 @@ TEST_F(JoinE2E, ExpiredReusedAndWrongHashAreRefusedAndWriteNothing) {
       << ::testing::PrintToString(outcomes);
 }
 
+TEST_F(JoinE2E, RevokingCutsOffAnAgentWhateverTokenItConnectedWith) {
+  const std::string name = "shared-" + std::to_string(::getpid());
+  const std::string dir = c_.dir() + "/shared";
+  ASSERT_EQ(Join(MakeJoinToken({"--user", name}), name, dir).exit_code, 0);
+  // The joined certificate with the agents' bootstrap token, not the token the join made.
+  Process agent =
+      Process::Start({"agent", "--master", c_.master_address(0), "--name", name, "--work-dir",
+                      c_.dir() + "/work-" + name, "--ports", "33700-33799", "--ca", dir + "/ca.pem",
+                      "--cert", dir + "/agent.pem", "--key", dir + "/agent.key", "--token-file",
+                      c_.dir() + "/master/agent-token"},
+                     {.cwd = c_.dir()});
+  ASSERT_TRUE(c_.WaitForHosts(1)) << agent.Output();
+  ASSERT_EQ(c_.Cli({"host", "revoke-cert", name}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return agent.Output().find("was revoked") != std::string::npos; },
+                      absl::Seconds(20)))
+      << agent.Output();
+  EXPECT_TRUE(WaitFor([&] { return HostState(name) == "LOST"; }, absl::Seconds(30)));
+  // Revoking again keeps the first revocation and says which certificates it covers.
+  RunResult again = c_.Cli({"host", "revoke-cert", name});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  RunResult unknown = c_.Cli({"host", "revoke-cert", "never-joined"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_THAT(unknown.err, HasSubstr("holds no certificate issued at a join"));
+}
+
 TEST_F(JoinE2E, ATokenUsedTwiceAtOnceJoinsOneHost) {
   JoinToken t = MakeJoinToken();
   std::vector<std::unique_ptr<Process>> joins;
