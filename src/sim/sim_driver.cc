@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <queue>
 #include <tuple>
 
@@ -51,6 +52,7 @@ class Simulator {
 
   absl::StatusOr<SimResult> Run() {
     auto wall_start = std::chrono::steady_clock::now();
+    const std::clock_t cpu_start = std::clock();
     RETURN_IF_ERROR(Setup());
     const absl::Duration end = sc_.run_for;
     absl::Duration next_cycle = absl::ZeroDuration();
@@ -101,6 +103,7 @@ class Simulator {
     result_.end = t;
     result_.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    result_.cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     return std::move(result_);
   }
 

@@ -85,6 +85,9 @@ struct SimResult {
   uint64_t preemptions = 0;
   uint64_t store_writes = 0;  // task, job, pool and host records the master would commit
   double wall_seconds = 0;    // wall time of the run (not deterministic)
+  // The CPU time of the run (the process's; the run is single-threaded): less swayed than the
+  // wall time by other work on the machine, for comparing two runs' cost.
+  double cpu_seconds = 0;
 };
 
 // FAILED_PRECONDITION / INVALID_ARGUMENT when the core refuses the scenario's pools, hosts or

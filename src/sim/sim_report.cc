@@ -201,6 +201,7 @@ Json BuildReport(const Scenario& sc, const SimResult& r, const std::string& sour
   report["jobs"] = std::move(jobs);
   Json& timing = report["timing"];
   timing["wall_s"] = r.wall_seconds;
+  timing["cpu_s"] = r.cpu_seconds;
   timing["speedup"] = r.wall_seconds > 0 ? Seconds(r.end) / r.wall_seconds : 0.0;
   timing["placements_per_wall_s"] =
       r.wall_seconds > 0 ? static_cast<double>(r.placements) / r.wall_seconds : 0.0;
