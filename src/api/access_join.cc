@@ -29,14 +29,39 @@ grpc::Status AccessServiceImpl::GetClusterCa(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
-absl::StatusOr<records::TokenRecord> AccessServiceImpl::ConsumeJoinToken(const std::string& token,
-                                                                         const std::string& host) {
+absl::StatusOr<records::TokenRecord> AccessServiceImpl::CheckJoinCredential(
+    const grpc::ServerContext* ctx, const std::string& token, const std::string& host) {
   absl::StatusOr<access::TokenParts> parts = access::ParseToken(token);
   if (!parts.ok())
     return absl::UnauthenticatedError(absl::StrCat("token: ", parts.status().message()));
   std::optional<records::TokenRecord> record = access_->records()->FindToken(parts->id);
   if (!record.has_value() || !access::SecretMatches(*record, parts->secret)) {
     return absl::UnauthenticatedError(absl::StrCat("token: wrong token (id ", parts->id, ")"));
+  }
+  if (record->role == "agent" && absl::StartsWith(record->name, kCertTokenPrefix)) {
+    // A renewal: the agent token of a join, with the certificate it names.
+    if (absl::Status s = access::Usable(*record, absl::Now()); !s.ok()) return s;
+    if (record->user != host) {
+      return absl::PermissionDeniedError(absl::StrCat("host: agent token ", record->id,
+                                                      " is for host ", record->user,
+                                                      ", and it renews as ", host));
+    }
+    std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
+    std::vector<grpc::string_ref> pems;
+    if (auth != nullptr && auth->IsPeerAuthenticated()) {
+      pems = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+    }
+    absl::StatusOr<std::string> serial =
+        pems.empty() || !certificates_.serial_of
+            ? absl::UnauthenticatedError("no client certificate")
+            : certificates_.serial_of(std::string(pems[0].data(), pems[0].size()));
+    if (!serial.ok() || absl::StrCat(kCertTokenPrefix, *serial) != record->name) {
+      return absl::UnauthenticatedError(
+          absl::StrCat("token: renewing with agent token ", record->id,
+                       " needs the certificate it was made with (", record->name.substr(5),
+                       ") as the connection's client certificate"));
+    }
+    return *record;
   }
   if (record->role != "join") {
     return absl::UnauthenticatedError(
@@ -63,7 +88,7 @@ grpc::Status AccessServiceImpl::JoinHost(grpc::ServerContext* ctx, const v1::Joi
                                          v1::JoinHostResponse* resp) {
   absl::StatusOr<access::TokenParts> id = access::ParseToken(req->token());
   access::Target target{.host = req->host(),
-                        .object = absl::StrCat("host ", req->host(), " with join token ",
+                        .object = absl::StrCat("host ", req->host(), " with token ",
                                                id.ok() ? id->id : "(malformed)")};
   if (grpc::Status a = access_->Check(ctx, target); !a.ok()) return a;
   if (access_->records() == nullptr) {
@@ -81,7 +106,8 @@ grpc::Status AccessServiceImpl::JoinHost(grpc::ServerContext* ctx, const v1::Joi
   {
     // Check, sign, consume: one join at a time, so that a token cannot be used twice.
     absl::MutexLock lock(&join_mu_);
-    absl::StatusOr<records::TokenRecord> found = ConsumeJoinToken(req->token(), req->host());
+    absl::StatusOr<records::TokenRecord> found =
+        CheckJoinCredential(ctx, req->token(), req->host());
     if (!found.ok()) return ToGrpcStatus(found.status());
     if (certificates_.ca_pem.empty() || !certificates_.sign) return ToGrpcStatus(NoTls());
     // A bad request leaves the token unused.
@@ -89,15 +115,18 @@ grpc::Status AccessServiceImpl::JoinHost(grpc::ServerContext* ctx, const v1::Joi
     if (!made.ok()) return ToGrpcStatus(made.status());
     cert = *std::move(made);
     join = *std::move(found);
-    join.revoked_at = absl::Now();
-    if (absl::Status s = access_->records()->PutToken(join); !s.ok()) return ToGrpcStatus(s);
+    if (join.role == "join") {  // a renewal's agent token stays valid
+      join.revoked_at = absl::Now();
+      if (absl::Status s = access_->records()->PutToken(join); !s.ok()) return ToGrpcStatus(s);
+    }
   }
   records::TokenRecord record = agent_token->record;
   record.name = absl::StrCat(kCertTokenPrefix, cert.serial);
   record.user = req->host();
   record.scope = req->host();
   record.role = "agent";
-  record.created_by = absl::StrCat("join token ", join.id);
+  record.created_by =
+      absl::StrCat(join.role == "join" ? "join token " : "renewal of token ", join.id);
   record.created_at = absl::Now();
   if (absl::Status s = access_->records()->PutToken(record); !s.ok()) return ToGrpcStatus(s);
   resp->set_cert_pem(cert.cert_pem);

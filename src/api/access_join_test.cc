@@ -1,6 +1,7 @@
 // AccessServiceImpl's join tokens (access_service.h): made with CreateToken's `join`, used once
 // by JoinHost (also when many present one at the same moment), refused when expired, revoked,
-// for another host or not a join token, left unused by a bad request; RevokeHostCertificate
+// for another host or not a join token, left unused by a bad request; a renewal needs the
+// certificate its agent token names (tests/e2e/join_e2e_test.cc renews); RevokeHostCertificate
 // revokes the agent tokens a join made. The signing is a stand-in (tls/join_test.cc tests the
 // real one).
 
@@ -149,6 +150,22 @@ TEST_F(JoinTokenTest, AJoinTokenIsPrintedWithTheCaHashAndServesOnce) {
       << s.error_message();
   EXPECT_EQ(records_.puts(), puts);
   EXPECT_TRUE(second.cert_pem().empty());
+}
+
+TEST_F(JoinTokenTest, ARenewalNeedsTheCertificateItsAgentTokenNames) {
+  v1::JoinHostResponse joined;
+  ASSERT_TRUE(Join(CreateJoin("*").token(), "node-1", &joined).ok());
+  // Over a connection without that client certificate (here: none), the joined agent token
+  // buys nothing, and stays valid.
+  v1::JoinHostResponse resp;
+  grpc::Status s = Join(joined.agent_token(), "node-1", &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "needs the certificate it was made with"))
+      << s.error_message();
+  s = Join(joined.agent_token(), "node-2", &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(
+      access_.Authenticate(absl::StrCat("Bearer ", joined.agent_token()), absl::Now()).ok());
 }
 
 TEST_F(JoinTokenTest, ManyAtOnceJoinOneHost) {

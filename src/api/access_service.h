@@ -8,8 +8,11 @@
 // JoinHost. JoinHost checks it, consumes it (its revoked_at is set: under one lock, so that two
 // concurrent uses cannot both pass, and durable before the certificate is sent), has the CSR
 // signed (HostCertificates::sign) and makes the host's agent token, whose name records the
-// certificate's serial ("cert:SERIAL"). RevokeHostCertificate revokes those tokens: the streams
-// made with them end at once, and AccessControl refuses the certificates they name.
+// certificate's serial ("cert:SERIAL"). A joined agent renews its certificate with JoinHost too
+// (`paceline agent renew`): its agent token instead of a join token, over mutual TLS with the
+// certificate that token names; it gets a new certificate and a new agent token, and its old
+// ones stay valid (the old certificate until it ends). RevokeHostCertificate revokes those tokens:
+// the streams made with them end at once, and AccessControl refuses the certificates they name.
 //
 // Thread-safety: handlers run on gRPC threads; all state lives behind AccessRecords.
 
@@ -31,6 +34,8 @@ struct HostCertificates {
   std::string ca_pem;   // empty: the master serves no TLS, and hosts cannot join
   std::string ca_hash;  // "sha256:<hex>" of the CA's public key
   std::function<absl::StatusOr<Signed>(const std::string& host, const std::string& csr_pem)> sign;
+  // A certificate's serial number (hex), to match a renewing agent's certificate to its token.
+  std::function<absl::StatusOr<std::string>(const std::string& cert_pem)> serial_of;
 };
 
 // The prefix of the name of an agent token made at a join, before the certificate's serial.
@@ -60,10 +65,13 @@ class AccessServiceImpl final : public v1::AccessService::Service {
                                      v1::RevokeHostCertificateResponse* resp) override;
 
  private:
-  // The join token's record, consumed; UNAUTHENTICATED when it is not a usable join token for
-  // `host`.
-  absl::StatusOr<records::TokenRecord> ConsumeJoinToken(const std::string& token,
-                                                        const std::string& host);
+  // The record of `token` when it may buy `host` a certificate: a usable join token for
+  // `host` (or any host), or — a renewal — the usable agent token a join made for `host`,
+  // presented over a connection whose client certificate is that join's. UNAUTHENTICATED or
+  // PERMISSION_DENIED otherwise.
+  absl::StatusOr<records::TokenRecord> CheckJoinCredential(const grpc::ServerContext* ctx,
+                                                           const std::string& token,
+                                                           const std::string& host);
 
   AccessControl* const access_;
   const HostCertificates certificates_;

@@ -24,7 +24,7 @@ void RegisterContainerBench(CLI::App* bench, CommandContext& ctx);  // bench con
 void RegisterStoreCommands(CLI::App& app, CommandContext& ctx);     // store migrate
 void RegisterSecretKeyCommand(CLI::App& app, CommandContext& ctx);  // secret new-key
 void RegisterImageCommands(CLI::App& app, CommandContext& ctx);     // image load|list
-void RegisterJoinCommand(CLI::App* agent, CommandContext& ctx);     // agent join
+void RegisterJoinCommand(CLI::App* agent, CommandContext& ctx);     // agent join|renew
 
 // A benchmark's JSON report, with the machine added: written to `file` when given, and printed
 // when the user asked for -o json (then it returns true: the table is not wanted).

@@ -420,7 +420,10 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
   AddConfigFlags(agent, agent_config, "/etc/paceline/agent.yaml");
   RegisterJoinCommand(agent, ctx);
   agent->callback([&ctx, agent] {
-    if (agent->get_subcommand("join")->parsed()) return;  // `agent join` ran instead
+    // `agent join` or `agent renew` ran instead.
+    if (agent->get_subcommand("join")->parsed() || agent->get_subcommand("renew")->parsed()) {
+      return;
+    }
     absl::Status s = LoadDaemonConfig(*agent, agent_config, agent_settings);
     if (s.ok()) s = RunAgent(agent_flags, agent_settings, agent_config.print);
     if (!s.ok()) ctx.Fail(s);

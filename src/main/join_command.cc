@@ -13,6 +13,13 @@
 //      and agent-token; with --config, the agent config file's ca, cert, key and token-file.
 // Every refusal (a wrong hash, a token expired or used, a request the master refuses) writes
 // nothing.
+//
+// `paceline agent renew [ADDR] [--dir DIR | --config FILE] [--if-due]` renews the certificate
+// before it ends: a new key and CSR, sent with the agent token over mutual TLS with the current
+// certificate (JoinHost again, access_service.h); the new certificate, key and agent token
+// replace the old files. With --if-due, only once two thirds of the certificate's validity have
+// passed (for a daily timer). The agent reads its files when it starts: restart it afterwards
+// (it keeps its tasks).
 
 #include <unistd.h>
 
@@ -36,6 +43,7 @@
 #include "main/daemon_config.h"
 #include "main/daemon_flags.h"
 #include "paceline/v1/access.grpc.pb.h"
+#include "tls/certificates.h"
 #include "tls/join.h"
 
 namespace paceline::cli {
@@ -46,6 +54,7 @@ namespace fs = std::filesystem;
 struct JoinFlags {
   std::string master, token, ca_hash, name, dir = "/etc/paceline/tls", config;
   std::string timeout = "30s";
+  bool if_due = false;
 };
 
 struct JoinFiles {
@@ -121,6 +130,9 @@ absl::StatusOr<JoinFiles> FilesOf(JoinFlags& f) {
   return JoinFiles{agent.ca, agent.cert, agent.key, agent.token_file};
 }
 
+absl::Status Store(const JoinFiles& files, const std::string& key_pem, const std::string& ca_pem,
+                   const v1::JoinHostResponse& resp);
+
 absl::Status Join(JoinFlags f) {
   absl::StatusOr<JoinFiles> files = FilesOf(f);
   if (!files.ok()) return files.status();
@@ -185,10 +197,7 @@ absl::Status Join(JoinFlags f) {
       if (s.error_code() == grpc::StatusCode::UNAVAILABLE) continue;
       return last;
     }
-    RETURN_IF_ERROR(Write(files->key, made->key_pem, 0600));
-    RETURN_IF_ERROR(Write(files->cert, resp.cert_pem(), 0644));
-    RETURN_IF_ERROR(Write(files->ca, *ca, 0644));
-    RETURN_IF_ERROR(Write(files->token, resp.agent_token() + "\n", 0600));
+    RETURN_IF_ERROR(Store(*files, made->key_pem, *ca, resp));
     std::cout << "host " << f.name << " joined: certificate " << resp.serial() << ", valid until "
               << absl::FormatTime(absl::RFC3339_sec, absl::FromUnixMillis(resp.not_after_unix_ms()),
                                   absl::UTCTimeZone())
@@ -202,6 +211,78 @@ absl::Status Join(JoinFlags f) {
       std::cout << "start the agent with:\n  paceline agent --config " << f.config << "\n";
     }
     std::cout << std::flush;
+    return absl::OkStatus();
+  }
+  return last;
+}
+
+// Stores what a join or a renewal answered, and says so.
+absl::Status Store(const JoinFiles& files, const std::string& key_pem, const std::string& ca_pem,
+                   const v1::JoinHostResponse& resp) {
+  RETURN_IF_ERROR(Write(files.key, key_pem, 0600));
+  RETURN_IF_ERROR(Write(files.cert, resp.cert_pem(), 0644));
+  RETURN_IF_ERROR(Write(files.ca, ca_pem, 0644));
+  return Write(files.token, resp.agent_token() + "\n", 0600);
+}
+
+absl::Status Renew(JoinFlags f) {
+  absl::StatusOr<JoinFiles> files = FilesOf(f);
+  if (!files.ok()) return files.status();
+  if (f.master.empty()) {
+    return absl::InvalidArgumentError(
+        "ADDR: required: the master's gRPC address HOST:PORT (or `master:` in --config's file)");
+  }
+  absl::StatusOr<absl::Duration> timeout = ParseDurationStrict(f.timeout);
+  if (!timeout.ok()) return WithFlag(timeout.status(), "--timeout");
+  absl::StatusOr<std::string> ca = tls::ReadFile(files->ca);
+  absl::StatusOr<std::string> cert = tls::ReadFile(files->cert);
+  absl::StatusOr<std::string> key = tls::ReadFile(files->key);
+  absl::StatusOr<std::string> token = tls::ReadFile(files->token);
+  for (const auto* s : {&ca, &cert, &key, &token}) {
+    if (!s->ok()) return s->status();
+  }
+  absl::StatusOr<std::vector<std::string>> names = tls::CertificateNames(*cert);
+  absl::StatusOr<tls::Validity> validity = tls::CertificateValidity(*cert);
+  if (!names.ok() || names->empty() || !validity.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(files->cert, ": not a certificate of a joined host"));
+  }
+  const std::string host = names->front();
+  const absl::Time due =
+      validity->not_before + (validity->not_after - validity->not_before) * 2 / 3;
+  if (f.if_due && absl::Now() < due) {
+    std::cout << "host " << host << ": certificate valid until "
+              << absl::FormatTime(absl::RFC3339_sec, validity->not_after, absl::UTCTimeZone())
+              << "; renewed from " << absl::FormatTime(absl::RFC3339_sec, due, absl::UTCTimeZone())
+              << std::endl;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<tls::KeyAndCsr> made = tls::MakeKeyAndCsr(host);
+  if (!made.ok()) return made.status();
+  absl::Status last = absl::UnavailableError("no master");
+  for (absl::string_view one : absl::StrSplit(f.master, ',', absl::SkipWhitespace())) {
+    const std::string addr(absl::StripAsciiWhitespace(one));
+    grpc::SslCredentialsOptions mutual;
+    mutual.pem_root_certs = *ca;
+    mutual.pem_private_key = *key;
+    mutual.pem_cert_chain = *cert;
+    auto stub = v1::AccessService::NewStub(grpc::CreateChannel(addr, grpc::SslCredentials(mutual)));
+    v1::JoinHostRequest req;
+    req.set_token(std::string(absl::StripAsciiWhitespace(*token)));
+    req.set_host(host);
+    req.set_csr_pem(made->csr_pem);
+    v1::JoinHostResponse resp;
+    grpc::Status s = stub->JoinHost(Context(*timeout).get(), req, &resp);
+    if (!s.ok()) {
+      last = FromGrpc(s, absl::StrCat("renewing host ", host, "'s certificate at ", addr));
+      if (s.error_code() == grpc::StatusCode::UNAVAILABLE) continue;
+      return last;
+    }
+    RETURN_IF_ERROR(Store(*files, made->key_pem, *ca, resp));
+    std::cout << "host " << host << ": certificate renewed: " << resp.serial() << ", valid until "
+              << absl::FormatTime(absl::RFC3339_sec, absl::FromUnixMillis(resp.not_after_unix_ms()),
+                                  absl::UTCTimeZone())
+              << "; restart the agent to present it (its tasks keep running)" << std::endl;
     return absl::OkStatus();
   }
   return last;
@@ -234,6 +315,27 @@ void RegisterJoinCommand(CLI::App* agent, CommandContext& ctx) {
       ->capture_default_str();
   join->callback([&ctx] {
     if (absl::Status s = Join(f); !s.ok()) ctx.Fail(s);
+  });
+
+  static JoinFlags r;
+  CLI::App* renew = agent->add_subcommand(
+      "renew",
+      "renew this joined host's certificate before it ends (a new key, signed by the master "
+      "for the current certificate and agent token); restart the agent afterwards");
+  renew->add_option("addr", r.master,
+                    "the master's gRPC address HOST:PORT, or several (comma-separated); default: "
+                    "the config file's master");
+  renew->add_option("--dir", r.dir, "where ca.pem, agent.pem, agent.key and agent-token are")
+      ->capture_default_str();
+  renew->add_option("--config", r.config,
+                    "an agent config file: the files where its ca, cert, key and token-file say, "
+                    "and its master");
+  renew->add_flag("--if-due", r.if_due,
+                  "only once two thirds of the certificate's validity have passed");
+  renew->add_option("--timeout", r.timeout, "give up on a master after this long")
+      ->capture_default_str();
+  renew->callback([&ctx] {
+    if (absl::Status s = Renew(r); !s.ok()) ctx.Fail(s);
   });
 }
 

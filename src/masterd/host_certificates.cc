@@ -27,6 +27,7 @@ absl::StatusOr<api::HostCertificates> HostCertificatesOf(const MasterTls& tls) {
     if (!s.ok()) return s.status();
     return api::HostCertificates::Signed{s->cert_pem, s->serial, s->not_after};
   };
+  out.serial_of = [](const std::string& pem) { return tls::CertificateSerial(pem); };
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -273,6 +274,44 @@ TEST_F(JoinE2E, RevokingCutsOffAnAgentWhateverTokenItConnectedWith) {
   RunResult unknown = c_.Cli({"host", "revoke-cert", "never-joined"});
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_THAT(unknown.err, HasSubstr("holds no certificate issued at a join"));
+}
+
+TEST_F(JoinE2E, AJoinedHostRenewsItsCertificateAndTheAgentComesBackWithIt) {
+  const std::string name = "renewed-" + std::to_string(::getpid());
+  const std::string dir = c_.dir() + "/renewed";
+  ASSERT_EQ(Join(MakeJoinToken({"--user", name}), name, dir).exit_code, 0);
+  const std::string old_cert = ReadFile(dir + "/agent.pem");
+  const std::string old_key = ReadFile(dir + "/agent.key");
+  // Not due yet (a year's certificate): --if-due changes nothing.
+  RunResult early = RunPaceline({"agent", "renew", c_.master_address(0), "--dir", dir, "--if-due"});
+  ASSERT_EQ(early.exit_code, 0) << early.err;
+  EXPECT_THAT(early.out, HasSubstr("renewed from"));
+  EXPECT_EQ(ReadFile(dir + "/agent.pem"), old_cert);
+  // Renewed: a new key and certificate, with the old certificate and its agent token.
+  RunResult renewed = RunPaceline({"agent", "renew", c_.master_address(0), "--dir", dir});
+  ASSERT_EQ(renewed.exit_code, 0) << renewed.err;
+  EXPECT_THAT(renewed.out, HasSubstr("certificate renewed"));
+  EXPECT_NE(ReadFile(dir + "/agent.pem"), old_cert);
+  EXPECT_NE(ReadFile(dir + "/agent.key"), old_key);
+  std::unique_ptr<Process> agent = StartJoinedAgent(name, dir);
+  ASSERT_TRUE(c_.WaitForHosts(1)) << agent->Output();
+  // Renewing needs the certificate the agent token names: the old one no longer matches.
+  const std::string stale = c_.dir() + "/stale";
+  fs::create_directories(stale);
+  fs::copy_file(dir + "/ca.pem", stale + "/ca.pem");
+  fs::copy_file(dir + "/agent-token", stale + "/agent-token");
+  std::ofstream(stale + "/agent.pem") << old_cert;
+  std::ofstream(stale + "/agent.key") << old_key;
+  RunResult mismatched = RunPaceline({"agent", "renew", c_.master_address(0), "--dir", stale});
+  EXPECT_NE(mismatched.exit_code, 0);
+  EXPECT_THAT(mismatched.err, HasSubstr("needs the certificate it was made with"));
+  EXPECT_EQ(ReadFile(stale + "/agent.pem"), old_cert);
+  // Revoking the host covers both certificates.
+  RunResult revoked = c_.Cli({"host", "revoke-cert", name});
+  ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
+  EXPECT_TRUE(WaitFor([&] { return agent->Output().find("was revoked") != std::string::npos; },
+                      absl::Seconds(20)))
+      << agent->Output();
 }
 
 TEST_F(JoinE2E, ATokenUsedTwiceAtOnceJoinsOneHost) {
