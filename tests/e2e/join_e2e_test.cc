@@ -314,6 +314,26 @@ TEST_F(JoinE2E, AJoinedHostRenewsItsCertificateAndTheAgentComesBackWithIt) {
       << agent->Output();
 }
 
+TEST_F(JoinE2E, JoinWithTheAgentConfigFileStoresWhereTheAgentReads) {
+  const std::string name = "configured-" + std::to_string(::getpid());
+  const std::string etc = c_.dir() + "/etc";
+  const std::string config = c_.WriteFile(
+      "agent.yaml",
+      absl::StrCat("master: ", c_.master_address(0), "\nname: ", name, "\nca: ", etc,
+                   "/tls/ca.pem\ncert: ", etc, "/tls/agent.pem\nkey: ", etc,
+                   "/tls/agent.key\ntoken-file: ", etc, "/agent-token\nwork-dir: ", c_.dir(),
+                   "/work-", name, "\nports: 33800-33899\ncpu: \"1\"\nmemory: 1Gi\n"));
+  JoinToken t = MakeJoinToken({"--user", name});
+  RunResult joined = RunPaceline(
+      {"agent", "join", "--config", config, "--token", t.token, "--ca-hash", t.ca_hash});
+  ASSERT_EQ(joined.exit_code, 0) << joined.err;
+  EXPECT_THAT(joined.out, HasSubstr("paceline agent --config " + config));
+  EXPECT_TRUE(fs::exists(etc + "/tls/agent.key"));
+  EXPECT_TRUE(fs::exists(etc + "/agent-token"));
+  Process agent = Process::Start({"agent", "--config", config}, {.cwd = c_.dir()});
+  EXPECT_TRUE(c_.WaitForHosts(1)) << agent.Output();
+}
+
 TEST_F(JoinE2E, ATokenUsedTwiceAtOnceJoinsOneHost) {
   JoinToken t = MakeJoinToken();
   std::vector<std::unique_ptr<Process>> joins;
