@@ -20,7 +20,7 @@ JOBS=${FUZZ_BUILD_JOBS:-2}
 if (($# > 0)); then
   TARGETS=("$@")
 else
-  TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz token_fuzz certificate_fuzz secret_fuzz peloton_fuzz archive_fuzz
+  TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz token_fuzz certificate_fuzz csr_fuzz secret_fuzz peloton_fuzz archive_fuzz
            layer_unpack_fuzz registry_documents_fuzz event_block_fuzz task_row_fuzz run_request_fuzz dns_message_fuzz
            cron_expression_fuzz daemon_config_fuzz)
 fi
