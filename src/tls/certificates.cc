@@ -17,34 +17,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/atomic_file.h"
+#include "tls/openssl_util.h"
 
 namespace paceline::tls {
 namespace {
 
+using internal::BioText;
+using internal::OpenSslError;
+using internal::Ptr;
+using internal::Reader;
+
 namespace fs = std::filesystem;
 
-struct Free {
-  void operator()(X509* x) const { X509_free(x); }
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-  void operator()(BIO* b) const { BIO_free(b); }
-  void operator()(BIGNUM* b) const { BN_free(b); }
-  void operator()(X509_EXTENSION* e) const { X509_EXTENSION_free(e); }
-  void operator()(GENERAL_NAMES* n) const { GENERAL_NAMES_free(n); }
-};
-template <typename T>
-using Ptr = std::unique_ptr<T, Free>;
-
 constexpr long kDay = 24 * 3600;
-
-absl::Status OpenSslError(const std::string& what) {
-  return absl::InternalError(absl::StrCat("OpenSSL could not ", what));
-}
-
-std::string BioText(BIO* bio) {
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio, &data);
-  return std::string(data, static_cast<size_t>(n));
-}
 
 absl::StatusOr<std::string> CertPem(X509* x) {
   Ptr<BIO> bio(BIO_new(BIO_s_mem()));
@@ -158,8 +143,8 @@ absl::StatusOr<Issued> LoadCa(const std::string& dir) {
   if (!cert.ok()) return cert.status();
   absl::StatusOr<std::string> key = ReadFile((fs::path(dir) / "ca.key").string());
   if (!key.ok()) return key.status();
-  Ptr<BIO> cb(BIO_new_mem_buf(cert->data(), static_cast<int>(cert->size())));
-  Ptr<BIO> kb(BIO_new_mem_buf(key->data(), static_cast<int>(key->size())));
+  Ptr<BIO> cb = Reader(*cert);
+  Ptr<BIO> kb = Reader(*key);
   Issued ca;
   ca.cert.reset(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
   ca.key.reset(PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
@@ -191,7 +176,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 }
 
 absl::StatusOr<std::vector<std::string>> CertificateNames(const std::string& pem) {
-  Ptr<BIO> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  Ptr<BIO> bio = Reader(pem);
   Ptr<X509> x(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
   if (!x) return absl::InvalidArgumentError("not a PEM certificate");
   std::vector<std::string> names;

@@ -15,35 +15,15 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "tls/certificates.h"
+#include "tls/openssl_util.h"
 
 namespace paceline::tls {
 namespace {
 
-struct Free {
-  void operator()(X509* x) const { X509_free(x); }
-  void operator()(X509_REQ* r) const { X509_REQ_free(r); }
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-  void operator()(BIO* b) const { BIO_free(b); }
-  void operator()(BIGNUM* b) const { BN_free(b); }
-  void operator()(X509_EXTENSION* e) const { X509_EXTENSION_free(e); }
-  void operator()(char* s) const { OPENSSL_free(s); }
-};
-template <typename T>
-using Ptr = std::unique_ptr<T, Free>;
-
-absl::Status OpenSslError(const std::string& what) {
-  return absl::InternalError(absl::StrCat("OpenSSL could not ", what));
-}
-
-Ptr<BIO> Reader(const std::string& pem) {
-  return Ptr<BIO>(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
-std::string BioText(BIO* bio) {
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio, &data);
-  return std::string(data, static_cast<size_t>(n));
-}
+using internal::BioText;
+using internal::OpenSslError;
+using internal::Ptr;
+using internal::Reader;
 
 absl::StatusOr<Ptr<X509>> ParseCert(const std::string& pem) {
   Ptr<BIO> bio = Reader(pem);
