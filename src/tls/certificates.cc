@@ -22,6 +22,7 @@
 namespace paceline::tls {
 namespace {
 
+using internal::AddExtension;
 using internal::BioText;
 using internal::OpenSslError;
 using internal::Ptr;
@@ -52,17 +53,6 @@ absl::Status WriteWhole(const std::string& path, const std::string& text, mode_t
                                         .temp_suffix = absl::StrCat(".", ::getpid(), ".tmp"),
                                         .dir_sync = AtomicWriteOptions::DirSync::kNone});
   if (!s.ok()) return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
-absl::Status AddExtension(X509* x, X509* issuer, int nid, const std::string& value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, issuer, x, nullptr, nullptr, 0);
-  Ptr<X509_EXTENSION> ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
-  if (!ext || !X509_add_ext(x, ext.get(), -1)) {
-    return OpenSslError(absl::StrCat("add the extension ", value));
-  }
   return absl::OkStatus();
 }
 

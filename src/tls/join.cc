@@ -7,7 +7,6 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <ctime>
 #include <filesystem>
 #include <memory>
 
@@ -20,43 +19,18 @@
 namespace paceline::tls {
 namespace {
 
+using internal::AddExtension;
 using internal::BioText;
 using internal::OpenSslError;
+using internal::ParseCert;
 using internal::Ptr;
 using internal::Reader;
-
-absl::StatusOr<Ptr<X509>> ParseCert(const std::string& pem) {
-  Ptr<BIO> bio = Reader(pem);
-  Ptr<X509> x(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
-  if (!x) {
-    return absl::InvalidArgumentError("expected a PEM certificate (-----BEGIN CERTIFICATE-----)");
-  }
-  return x;
-}
-
-absl::StatusOr<absl::Time> TimeOf(const ASN1_TIME* t) {
-  std::tm tm{};
-  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) {
-    return absl::InvalidArgumentError("the certificate's validity is not a valid time");
-  }
-  return absl::FromUnixSeconds(timegm(&tm));
-}
+using internal::TimeOf;
 
 std::string SerialHex(X509* x) {
   Ptr<BIGNUM> bn(ASN1_INTEGER_to_BN(X509_get_serialNumber(x), nullptr));
   Ptr<char> hex(bn ? BN_bn2hex(bn.get()) : nullptr);
   return hex ? std::string(hex.get()) : "";
-}
-
-absl::Status AddExtension(X509* x, X509* issuer, int nid, const std::string& value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, issuer, x, nullptr, nullptr, 0);
-  Ptr<X509_EXTENSION> ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
-  if (!ext || !X509_add_ext(x, ext.get(), -1)) {
-    return OpenSslError(absl::StrCat("add the extension ", value));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -149,7 +123,7 @@ absl::StatusOr<SignedCertificate> SignAgentCsr(const std::string& ca_dir,
   SignedCertificate signed_cert;
   signed_cert.cert_pem = BioText(out.get());
   signed_cert.serial = SerialHex(x.get());
-  absl::StatusOr<absl::Time> not_after = TimeOf(X509_get0_notAfter(x.get()));
+  absl::StatusOr<absl::Time> not_after = TimeOf(X509_get0_notAfter(x.get()), "validity");
   if (!not_after.ok()) return not_after.status();
   signed_cert.not_after = *not_after;
   return signed_cert;
@@ -177,8 +151,8 @@ absl::StatusOr<std::string> CertificateSerial(const std::string& pem) {
 absl::StatusOr<Validity> CertificateValidity(const std::string& pem) {
   absl::StatusOr<Ptr<X509>> x = ParseCert(pem);
   if (!x.ok()) return x.status();
-  absl::StatusOr<absl::Time> from = TimeOf(X509_get0_notBefore(x->get()));
-  absl::StatusOr<absl::Time> to = TimeOf(X509_get0_notAfter(x->get()));
+  absl::StatusOr<absl::Time> from = TimeOf(X509_get0_notBefore(x->get()), "validity");
+  absl::StatusOr<absl::Time> to = TimeOf(X509_get0_notAfter(x->get()), "validity");
   if (!from.ok()) return from.status();
   if (!to.ok()) return to.status();
   return Validity{*from, *to};

@@ -1,6 +1,7 @@
 #pragma once
 // What tls/'s files share over OpenSSL's C API: owning pointers that free each object with its
-// own function, memory BIOs in and out, and the one error wording. Internal to tls/.
+// own function, memory BIOs in and out, the one error wording, reading a PEM certificate and
+// its times, and adding an X.509v3 extension. Internal to tls/.
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -13,7 +14,10 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace paceline::tls::internal {
 
@@ -45,5 +49,15 @@ inline std::string BioText(BIO* bio) {
   long n = BIO_get_mem_data(bio, &data);
   return std::string(data, static_cast<size_t>(n));
 }
+
+// The first certificate of `pem`; INVALID_ARGUMENT when it holds none.
+absl::StatusOr<Ptr<X509>> ParseCert(const std::string& pem);
+
+// `t` as a time; INVALID_ARGUMENT ("the certificate's FIELD is not a valid time") when it is
+// missing or unreadable.
+absl::StatusOr<absl::Time> TimeOf(const ASN1_TIME* t, absl::string_view field);
+
+// Adds the extension `nid` = `value` (OpenSSL's config syntax) to `x`, issued by `issuer`.
+absl::Status AddExtension(X509* x, X509* issuer, int nid, const std::string& value);
 
 }  // namespace paceline::tls::internal
