@@ -95,6 +95,37 @@ export function Confirm({
   );
 }
 
+// A labelled choice filter: "any" (the empty value) or one of `options` (values, or [value,
+// text] pairs), committed (`onCommit`) when chosen.
+export function FilterSelect({
+  name,
+  value,
+  options,
+  onCommit,
+}: {
+  name: string;
+  value: string;
+  options: readonly (string | readonly [string, string])[];
+  onCommit: (v: string) => void;
+}) {
+  return (
+    <label>
+      {name}
+      <select name={name} value={value} onChange={(e) => onCommit((e.target as HTMLSelectElement).value)}>
+        <option value="">any</option>
+        {options.map((o) => {
+          const [v, text] = typeof o === "string" ? [o, o] : o;
+          return (
+            <option key={v} value={v}>
+              {text}
+            </option>
+          );
+        })}
+      </select>
+    </label>
+  );
+}
+
 // A labelled text filter: what is typed stays while the page redraws (live data), and is
 // committed (`onCommit`, trimmed) on Enter or when the box loses focus; a new `value` (the URL
 // changed) replaces it.

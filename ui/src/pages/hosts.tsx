@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
 import { isAdmin, useWhoAmI } from "../access";
 import { ApiError, HostInfo, ListHostsResponse, call, num } from "../api";
-import { Badge, Bar, Confirm, ErrorBox, FilterInput } from "../components/ui";
+import { Badge, Bar, Confirm, ErrorBox, FilterInput, FilterSelect } from "../components/ui";
 import { ago, bytes, cores } from "../format";
 import { useQueryState } from "../url_state";
 
@@ -131,21 +131,12 @@ export function Hosts() {
       <ErrorBox error={error} />
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <FilterInput name="name" value={name} placeholder="part of the name" onCommit={(v) => set("name", v)} />
-        <label>
-          state
-          <select
-            name="state"
-            value={stateFilter}
-            onChange={(e) => set("state", (e.target as HTMLSelectElement).value)}
-          >
-            <option value="">any</option>
-            {STATES.map((st) => (
-              <option key={st} value={st}>
-                {st} ({resp?.states[st] ?? 0})
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          name="state"
+          value={stateFilter}
+          options={STATES.map((st) => [st, `${st} (${resp?.states[st] ?? 0})`] as const)}
+          onCommit={(v) => set("state", v)}
+        />
       </form>
       <p class="hint">
         {resp === null

@@ -3,7 +3,7 @@
 import { Link } from "wouter-preact";
 import { maySubmit, useWhoAmI } from "../access";
 import { JobSummary, call, num } from "../api";
-import { Badge, ErrorBox, FilterInput, Stale } from "../components/ui";
+import { Badge, ErrorBox, FilterInput, FilterSelect, Stale } from "../components/ui";
 import { JOB_STATES, TASK_STATES, time } from "../format";
 import { useLive } from "../live";
 import { useQueryState } from "../url_state";
@@ -89,28 +89,8 @@ export function Jobs() {
             onCommit={(v) => set(k, v)}
           />
         ))}
-        <label>
-          state
-          <select
-            name="state"
-            value={filter.state}
-            onChange={(e) => set("state", (e.target as HTMLSelectElement).value)}
-          >
-            <option value="">any</option>
-            {JOB_STATES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          type
-          <select name="type" value={filter.type} onChange={(e) => set("type", (e.target as HTMLSelectElement).value)}>
-            <option value="">any</option>
-            {TYPES.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect name="state" value={filter.state} options={JOB_STATES} onCommit={(v) => set("state", v)} />
+        <FilterSelect name="type" value={filter.type} options={TYPES} onCommit={(v) => set("type", v)} />
         <label>
           created
           <select name="since" value={filter.since} onChange={(e) => set("since", (e.target as HTMLSelectElement).value)}>

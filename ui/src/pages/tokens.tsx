@@ -5,7 +5,7 @@
 // Filtered by user and state (in the URL); the tokens in the master's files are not listed.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, Int, call } from "../api";
-import { Badge, Confirm, ErrorBox, FilterInput } from "../components/ui";
+import { Badge, Confirm, ErrorBox, FilterInput, FilterSelect } from "../components/ui";
 import { time } from "../format";
 import { useQueryState } from "../url_state";
 
@@ -62,19 +62,7 @@ export function Tokens() {
       <ErrorBox error={error} />
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <FilterInput name="user" value={user} placeholder="exactly this user" onCommit={(v) => set("user", v)} />
-        <label>
-          state
-          <select
-            name="state"
-            value={stateFilter}
-            onChange={(e) => set("state", (e.target as HTMLSelectElement).value)}
-          >
-            <option value="">any</option>
-            {STATES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect name="state" value={stateFilter} options={STATES} onCommit={(v) => set("state", v)} />
       </form>
       <p class="hint">
         {tokens === null ? "loading…" : `${shown.length} of ${tokens.length} tokens`} · secrets are
