@@ -44,6 +44,12 @@ constexpr absl::Duration kUpdateInterval = absl::Milliseconds(5);
 // the supervisors and kept cgroups of the runs that ended serve the next launches, instead of a
 // new supervisor and a new cgroup for every launch of the burst.
 constexpr int kLaunchesPerTurn = 16;
+// A renewal gives up on a master after this long.
+constexpr absl::Duration kRenewalTimeout = absl::Seconds(30);
+
+std::string Rfc3339(absl::Time t) {
+  return absl::FormatTime(absl::RFC3339_sec, t, absl::UTCTimeZone());
+}
 
 }  // namespace
 
@@ -102,6 +108,92 @@ struct AgentDaemon::Impl {
   agent::UsageSampler usage;
   absl::Time next_usage = absl::InfinitePast();
   std::optional<std::string> sent_images;  // the inventory last sent on this connection
+
+  // The renewer thread's: a certificate to present, and whether the daemon is stopping.
+  std::optional<Credentials> renewed ABSL_GUARDED_BY(mu);
+  bool stopping ABSL_GUARDED_BY(mu) = false;
+
+  std::shared_ptr<grpc::ChannelCredentials> MakeCredentials() const {
+    if (config.ca_pem.empty()) return grpc::InsecureChannelCredentials();
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = config.ca_pem;
+    tls.pem_cert_chain = config.cert_pem;
+    tls.pem_private_key = config.key_pem;
+    return grpc::SslCredentials(tls);
+  }
+
+  // The renewer thread: checks the certificate at start and every cert_check until stopping.
+  void RenewLoop() {
+    std::string presented = config.cert_pem;
+    absl::Time next = absl::Now();
+    while (true) {
+      {
+        absl::MutexLock lock(&mu);
+        mu.AwaitWithDeadline(absl::Condition(&stopping), next);
+        if (stopping) return;
+      }
+      next = absl::Now() + config.cert_check;
+      RenewIfDue(presented);
+    }
+  }
+
+  // Renews the certificate when it is due; hands the files' certificate to the loop when it is
+  // not the one `presented` (renewed here, or by `paceline agent renew`).
+  void RenewIfDue(std::string& presented) {
+    const std::string& name = config.agent.name;
+    absl::StatusOr<Credentials> current = LoadCredentials(*config.renewal_files);
+    absl::StatusOr<absl::Time> due =
+        current.ok() ? RenewalDue(current->cert_pem) : current.status();
+    if (!due.ok()) {
+      std::cerr << "agent " << name << ": cannot check its certificate: " << due.status()
+                << std::endl;
+      return;
+    }
+    if (absl::Now() >= *due) {
+      absl::StatusOr<Credentials> r =
+          RenewCredentials(*config.renewal_files, config.master_addr, kRenewalTimeout);
+      if (!r.ok()) {
+        std::cerr << "agent " << name << ": could not renew its certificate " << current->serial
+                  << " (valid until " << Rfc3339(current->not_after) << "): " << r.status()
+                  << "; trying again in " << absl::FormatDuration(config.cert_check) << std::endl;
+        return;
+      }
+      std::cerr << "agent " << name << ": renewed its certificate " << current->serial << ": now "
+                << r->serial << ", valid until " << Rfc3339(r->not_after) << std::endl;
+      current = *std::move(r);
+    }
+    if (current->cert_pem == presented) return;
+    presented = current->cert_pem;
+    absl::MutexLock lock(&mu);
+    renewed = *std::move(current);
+    runtime->Wakeup();
+  }
+
+  // Loop thread: connects with a certificate the renewer handed over, to the same master.
+  void PresentRenewed(absl::Time now) {
+    std::optional<Credentials> c;
+    {
+      absl::MutexLock lock(&mu);
+      c.swap(renewed);
+    }
+    if (!c) return;
+    config.cert_pem = c->cert_pem;
+    config.key_pem = c->key_pem;
+    if (!c->token.empty()) config.token = c->token;
+    credentials = MakeCredentials();
+    for (size_t i = 0; i < masters.size(); ++i) {
+      channels[i] = grpc::CreateCustomChannel(masters[i], credentials, channel_args);
+    }
+    std::cerr << "agent " << config.agent.name << ": presents certificate " << c->serial
+              << "; reconnecting" << std::endl;
+    if (!stream) return;
+    const std::string was = master();
+    Disconnect(now);
+    FollowLeader(was);  // the same master again, not passed over as dead
+    dead.clear();
+    backoff = absl::Milliseconds(100);
+    next_attempt = now;
+  }
 
   void TryConnect(absl::Time now) {
     if (connected || now < next_attempt) return;
@@ -453,15 +545,7 @@ absl::Status AgentDaemon::Run() {
   // Reconnect quickly once the master is back (the loop has its own backoff on top).
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(absl::ToInt64Milliseconds(config_.max_backoff)));
-  if (config_.ca_pem.empty()) {
-    impl->credentials = grpc::InsecureChannelCredentials();
-  } else {
-    grpc::SslCredentialsOptions tls;
-    tls.pem_root_certs = config_.ca_pem;
-    tls.pem_cert_chain = config_.cert_pem;
-    tls.pem_private_key = config_.key_pem;
-    impl->credentials = grpc::SslCredentials(tls);
-  }
+  impl->credentials = impl->MakeCredentials();
   for (absl::string_view addr : absl::StrSplit(config_.master_addr, ',', absl::SkipEmpty())) {
     impl->AddMaster(std::string(absl::StripAsciiWhitespace(addr)));
   }
@@ -471,13 +555,25 @@ absl::Status AgentDaemon::Run() {
             << ", ports " << host.port_min << "-" << host.port_max << ", isolation "
             << host.isolation_detail << std::endl;
   impl_.store(impl.get());
+  std::thread renewer;
+  if (config_.renewal_files && config_.cert_check > absl::ZeroDuration()) {
+    renewer = std::thread([&impl] { impl->RenewLoop(); });
+  }
   while (!stop_.load()) {
     absl::Time now = absl::Now();
+    impl->PresentRenewed(now);
     impl->TryConnect(now);
     impl->runtime->RunOnce(std::min(absl::Milliseconds(100), impl->UpdatesDueIn(now)));
     now = absl::Now();
     impl->HandleInbox(now);
     impl->SendPending(now);
+  }
+  if (renewer.joinable()) {
+    {
+      absl::MutexLock lock(&impl->mu);
+      impl->stopping = true;
+    }
+    renewer.join();
   }
   impl_.store(nullptr);
   impl->Disconnect(absl::Now());

@@ -18,14 +18,19 @@
 // fails and the loop reconnects with its backoff. A connection attempt never blocks the loop
 // for more than a moment: the loop waits for the channel to be ready only briefly each time.
 //
+// A joined host also has a renewer thread (`renewal_files`), which keeps its certificate renewed
+// and hands a new one to the loop.
+//
 // Thread-safety: Run() on one thread; Stop() from any thread (e.g. a signal waiter).
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "agent/base/agent_config.h"
+#include "agentd/certificate_renewal.h"
 #include "common/defaults.h"
 
 namespace paceline::agentd {
@@ -42,6 +47,12 @@ struct AgentDaemonConfig {
   // TLS (PEM texts): the cluster's CA to verify the master against, and this agent's client
   // certificate and key. An empty CA: plain text (a master started with --insecure-loopback).
   std::string ca_pem, cert_pem, key_pem;
+  // A joined host's credential files (certificate_renewal.h): the agent checks them at start and
+  // every `cert_check` (zero: never), and renews the certificate once it is due; a renewed
+  // certificate (its own, or one `paceline agent renew` stored) is presented at once: the agent
+  // reconnects with it (its tasks keep running; `task exec` sessions end).
+  std::optional<CredentialFiles> renewal_files;
+  absl::Duration cert_check = absl::Hours(1);
   absl::Duration max_backoff = absl::Seconds(5);
   absl::Duration usage_interval = absl::Seconds(5);
   absl::Duration keepalive_time = absl::Seconds(5);

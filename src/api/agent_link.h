@@ -22,6 +22,11 @@ class AgentLink {
   virtual const std::string& host() const = 0;
   // The agent's IP address as this end sees it; empty if unknown.
   virtual const std::string& address() const = 0;
+  // The client certificate the agent presented (PEM); empty without TLS.
+  virtual const std::string& certificate_pem() const {
+    static const std::string kNone;
+    return kNone;
+  }
   // Queues `msg` for the agent; dropped once the link is closed.
   virtual void Send(v1::MasterMessage msg) = 0;
   // Queues `msgs`, in order, as one burst: a link that batches (wire/stream_batch.h) sends

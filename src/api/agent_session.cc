@@ -52,16 +52,18 @@ class AgentStream;
 class StreamLink final : public AgentLink {
  public:
   // `batches`: the agent reads MasterMessage.batch (its register said so).
-  StreamLink(std::string host, std::string address, bool batches, AgentStream* stream,
-             grpc::CallbackServerContext* ctx)
+  StreamLink(std::string host, std::string address, std::string certificate_pem, bool batches,
+             AgentStream* stream, grpc::CallbackServerContext* ctx)
       : host_(std::move(host)),
         address_(std::move(address)),
+        certificate_pem_(std::move(certificate_pem)),
         batches_(batches),
         stream_(stream),
         ctx_(ctx) {}
 
   const std::string& host() const override { return host_; }
   const std::string& address() const override { return address_; }
+  const std::string& certificate_pem() const override { return certificate_pem_; }
   void Send(v1::MasterMessage msg) override;
   void SendAll(std::vector<v1::MasterMessage> msgs) override;
   void Close() override {
@@ -92,6 +94,7 @@ class StreamLink final : public AgentLink {
 
   const std::string host_;
   const std::string address_;
+  const std::string certificate_pem_;
   const bool batches_;
   mutable absl::Mutex mu_;
   AgentStream* stream_ ABSL_GUARDED_BY(mu_);  // null once gRPC is done with it
@@ -153,7 +156,15 @@ class AgentStream final : public AgentReactor {
       return Finish(ToGrpcStatus(absl::InvalidArgumentError(
           absl::StrCat("register.address: '", address, "' is not an IPv4 or IPv6 address"))));
     }
-    link_ = std::make_shared<StreamLink>(host, std::move(address),
+    std::string certificate;
+    if (std::shared_ptr<const grpc::AuthContext> auth = ctx_->auth_context();
+        auth != nullptr && auth->IsPeerAuthenticated()) {
+      for (const grpc::string_ref& pem :
+           auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
+        certificate.assign(pem.data(), pem.size());
+      }
+    }
+    link_ = std::make_shared<StreamLink>(host, std::move(address), std::move(certificate),
                                          in_.register_().accepts_batches(), this, ctx_);
     absl::StatusOr<std::unique_ptr<AgentProtocol>> conn = cluster_->OpenAgent(link_, in_);
     if (!conn.ok()) return EndReads(ToGrpcStatus(conn.status()));

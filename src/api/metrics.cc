@@ -240,10 +240,15 @@ std::string RenderRoleMetrics(const MasterRole& role) {
 
 std::string RenderHostMetrics(const hostmgr::HostTracker& hosts,
                               const placement::ClusterSnapshot& snapshot) {
-  std::string connected, capacity, allocated;
+  std::string connected, certificates, capacity, allocated;
   for (const hostmgr::TrackedHost& h : hosts.all()) {
     absl::StrAppend(&connected, "paceline_host_connected{host=\"", h.spec.name, "\",maintenance=\"",
                     records::MaintenanceName(h.maintenance), "\"} ", h.connected ? 1 : 0, "\n");
+    if (h.connected && h.agent.certificate_not_after != absl::InfinitePast()) {
+      absl::StrAppend(&certificates,
+                      "paceline_agent_certificate_not_after_timestamp_seconds{host=\"", h.spec.name,
+                      "\"} ", absl::ToUnixSeconds(h.agent.certificate_not_after), "\n");
+    }
     const placement::HostState* state = snapshot.host(h.id);
     if (state == nullptr) continue;
     for (Dim d : kAllDims) {
@@ -258,6 +263,10 @@ std::string RenderHostMetrics(const hostmgr::HostTracker& hosts,
          "1 when the host's agent is connected, 0 otherwise; maintenance: UP, DRAINING, DRAINED, "
          "DOWN.");
   out += connected;
+  Header(out, "paceline_agent_certificate_not_after_timestamp_seconds", "gauge",
+         "When the client certificate a connected agent presents expires (Unix seconds; its "
+         "agent renews it after two thirds of its validity).");
+  out += certificates;
   Header(out, "paceline_host_capacity", "gauge",
          "What the host offers per resource (millicores, bytes, milli-GPUs).");
   out += capacity;

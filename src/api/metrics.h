@@ -34,6 +34,8 @@
 //   paceline_pool_usage_memory_byte_seconds_total{pool}  bytes allocated x running seconds
 //   paceline_pool_usage_gpu_seconds_total{pool}          GPUs allocated x running seconds
 //   paceline_pool_usage_tasks_total{pool}                runs that ended after running
+// and, per connected agent with TLS (RenderHostMetrics):
+//   paceline_agent_certificate_not_after_timestamp_seconds{host}   Unix seconds
 // and, on every master with TLS (RenderCertificateMetrics), its certificates' end of validity:
 //   paceline_tls_certificate_not_after_timestamp_seconds{certificate,file}   Unix seconds
 // and, on every master (RenderRoleMetrics), what part it plays:

@@ -36,9 +36,15 @@ TEST(MetricsTest, HostsShowTheirConnectionCapacityAndWhatTheirTasksHold) {
   auto shape = std::make_shared<placement::TaskShape>();
   shape->resources = Resources::Of(2000, 4 * kGiB, 90 * kGiB);
   ASSERT_TRUE(snapshot.Commit({TaskId{JobId(1), 0}, HostId(0), shape}).ok());
+  // a's agent presented a certificate; b's did too, but b is not connected now.
+  hosts.SetAgentFacts("a", {.certificate_not_after = absl::FromUnixSeconds(1900000000)});
+  hosts.SetAgentFacts("b", {.certificate_not_after = absl::FromUnixSeconds(1800000000)});
   hosts.Disconnect("b");
 
   const std::string text = RenderHostMetrics(hosts, snapshot);
+  EXPECT_THAT(text, HasSubstr("paceline_agent_certificate_not_after_timestamp_seconds{host=\"a\"} "
+                              "1900000000\n"));
+  EXPECT_THAT(text, Not(HasSubstr("not_after_timestamp_seconds{host=\"b\"}")));
   EXPECT_THAT(text, HasSubstr("# TYPE paceline_host_connected gauge\n"));
   EXPECT_THAT(text, HasSubstr("paceline_host_connected{host=\"a\",maintenance=\"UP\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("paceline_host_connected{host=\"b\",maintenance=\"UP\"} 0\n"));

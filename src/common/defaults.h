@@ -30,5 +30,7 @@ inline constexpr absl::Duration kLease = absl::Seconds(5);
 // How long a task's credential is valid (the master's --task-credential-ttl); it is renewed at a
 // third of it (masterd/task_credentials.h).
 inline constexpr absl::Duration kTaskCredentialTtl = absl::Minutes(10);
+// How long a certificate the master signs for a joining or renewing host is valid.
+inline constexpr absl::Duration kHostCertValidity = absl::Hours(24 * 365);
 
 }  // namespace paceline::defaults

@@ -49,6 +49,8 @@ struct AgentFacts {
   std::string isolation;  // "cgroup v2", "cgroup v1", "none"
   std::string version;    // its release, e.g. "0.1.0"
   std::string commit;     // the commit it was built from
+  // When the client certificate it connected with ends (InfinitePast: none, plain text).
+  absl::Time certificate_not_after = absl::InfinitePast();
 };
 
 struct TrackedHost {

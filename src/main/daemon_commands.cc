@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "access/grant.h"
 #include "agentd/agent_daemon.h"
+#include "agentd/certificate_renewal.h"
 #include "common/defaults.h"
 #include "common/net.h"
 #include "common/status.h"
@@ -68,6 +69,13 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
                                                    " is too short; expected 3s or more"));
   }
   config.task_credential_ttl = *task_ttl;
+  auto cert_validity = ParseDurationStrict(f.host_cert_validity);
+  if (!cert_validity.ok()) return WithFlag(cert_validity.status(), "--host-cert-validity");
+  if (*cert_validity < absl::Seconds(10)) {
+    return absl::InvalidArgumentError(absl::StrCat("--host-cert-validity: ", f.host_cert_validity,
+                                                   " is too short; expected 10s or more"));
+  }
+  config.host_cert_validity = *cert_validity;
   if (f.retain_terminal == "forever") {
     config.retain_terminal = absl::InfiniteDuration();
   } else {
@@ -202,6 +210,12 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
     return absl::InvalidArgumentError("--usage-interval: must be at least 100ms");
   }
   c.usage_interval = *usage_interval;
+  auto cert_check = ParseDurationStrict(f.cert_check);
+  if (!cert_check.ok()) return WithFlag(cert_check.status(), "--cert-check");
+  if (*cert_check < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--cert-check: expected a duration such as 1h, or 0 (never)");
+  }
+  c.cert_check = *cert_check;
   c.agent.container_runtime = f.container_runtime;
   c.agent.image_dir = f.image_dir;
   auto cache = ParseBytes(f.image_cache);
@@ -253,22 +267,21 @@ absl::Status RunMaster(const MasterFlags& f, const DaemonSettings& settings, boo
   return absl::OkStatus();
 }
 
-// The agent's TLS files: none (plain text), or the CA with the agent's certificate and key.
-absl::Status ReadAgentTls(const std::string& ca, const std::string& cert, const std::string& key,
-                          agentd::AgentDaemonConfig& config) {
-  if (ca.empty() && cert.empty() && key.empty()) return absl::OkStatus();
-  if (ca.empty() || cert.empty() || key.empty()) {
+// The agent's TLS files: none (plain text), or the CA with the agent's certificate and key, and
+// the agent token made with them when it has one (a joined host). A renewal the agent was
+// stopped in is finished first (agentd/certificate_renewal.h).
+absl::Status ReadAgentTls(const agentd::CredentialFiles& files, agentd::AgentDaemonConfig& config) {
+  if (files.ca.empty() && files.cert.empty() && files.key.empty()) return absl::OkStatus();
+  if (files.ca.empty() || files.cert.empty() || files.key.empty()) {
     return absl::InvalidArgumentError(
         "--ca, --cert, --key: give all three (TLS, the master checks the certificate's host) "
         "or none (plain text, a master started with --insecure-loopback)");
   }
-  for (auto [flag, path, out] :
-       {std::tuple{"--ca", &ca, &config.ca_pem}, std::tuple{"--cert", &cert, &config.cert_pem},
-        std::tuple{"--key", &key, &config.key_pem}}) {
-    absl::StatusOr<std::string> text = tls::ReadFile(*path);
-    if (!text.ok()) return WithFlag(text.status(), flag);
-    *out = *text;
-  }
+  absl::StatusOr<agentd::Credentials> creds = agentd::LoadCredentials(files);
+  if (!creds.ok()) return creds.status();
+  config.ca_pem = creds->ca_pem;
+  config.cert_pem = creds->cert_pem;
+  config.key_pem = creds->key_pem;
   return absl::OkStatus();
 }
 
@@ -284,13 +297,14 @@ absl::Status RunAgent(const AgentFlags& f, const DaemonSettings& settings, bool 
     std::cout << settings.Print() << std::flush;
     return absl::OkStatus();
   }
+  const agentd::CredentialFiles files{f.ca, f.cert, f.key, f.token_file};
+  if (absl::Status s = ReadAgentTls(files, *config); !s.ok()) return settings.Locate(s);
   if (!f.token_file.empty()) {
     absl::StatusOr<std::string> token = masterd::LoadOrCreateToken(f.token_file);
     if (!token.ok()) return settings.Locate(WithFlag(token.status(), "--token-file"));
     config->token = *token;
-  }
-  if (absl::Status s = ReadAgentTls(f.ca, f.cert, f.key, *config); !s.ok()) {
-    return settings.Locate(s);
+    // A joined host: it renews its certificate by itself.
+    if (!config->cert_pem.empty()) config->renewal_files = files;
   }
   sigset_t stop_signals = BlockStopSignals();
   agentd::AgentDaemon daemon(*config);
@@ -359,7 +373,7 @@ absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af, const DaemonSett
     absl::StatusOr<tls::CertificateFiles> cert = tls::IssueAgentCertificate(
         tls_dir.string(), agent_config->agent.name, (tls_dir / "agents").string());
     if (!cert.ok()) return cert.status();
-    RETURN_IF_ERROR(ReadAgentTls(cert->ca, cert->cert, cert->key, *agent_config));
+    RETURN_IF_ERROR(ReadAgentTls({cert->ca, cert->cert, cert->key, ""}, *agent_config));
   }
   agent_config->token = *token;
   agentd::AgentDaemon daemon(*agent_config);

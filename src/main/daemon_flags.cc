@@ -70,6 +70,10 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f, DaemonSettings& s) {
   Opt(cmd, s, "--audit-retention", f.audit_retention,
       "delete audit records and usage older than this (0: keep them forever)")
       ->capture_default_str();
+  Opt(cmd, s, "--host-cert-validity", f.host_cert_validity,
+      "how long a certificate signed for a joining or renewing host is valid; its agent "
+      "renews it after two thirds")
+      ->capture_default_str();
   Opt(cmd, s, "--task-credential-ttl", f.task_credential_ttl,
       "how long a task's credential is valid; renewed at a third of it "
       "(docs/security.md)")
@@ -115,6 +119,10 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master, DaemonSetting
         "master; without it, plain text");
     Opt(cmd, s, "--cert", f.cert, "this agent's certificate (`paceline cert agent HOST`)");
     Opt(cmd, s, "--key", f.key, "its key");
+    Opt(cmd, s, "--cert-check", f.cert_check,
+        "a joined host (--token-file from `paceline agent join`): how often to check whether "
+        "the certificate is due (two thirds of its validity passed) and renew it; 0: never")
+        ->capture_default_str();
   }
   Opt(cmd, s, "--name", f.name, "host name the master knows this agent by (default: hostname)");
   Opt(cmd, s, "--work-dir", f.work_dir, "agent state: checkpoint, sandboxes, volumes");

@@ -36,6 +36,7 @@ struct MasterFlags {
   std::string secrets_key_file;
   std::string audit_retention = "90d";
   std::string task_credential_ttl = absl::FormatDuration(defaults::kTaskCredentialTtl);
+  std::string host_cert_validity = absl::FormatDuration(defaults::kHostCertValidity);
   std::string retain_terminal = "7d";
   std::string archive_dir;
   std::string retention_period = "10s";
@@ -57,6 +58,7 @@ struct AgentFlags {
   std::string master;
   std::string token_file;
   std::string ca, cert, key;
+  std::string cert_check = "1h";
   std::string name;
   std::string work_dir;
   std::vector<std::string> labels;

@@ -17,9 +17,9 @@
 // `paceline agent renew [ADDR] [--dir DIR | --config FILE] [--if-due]` renews the certificate
 // before it ends: a new key and CSR, sent with the agent token over mutual TLS with the current
 // certificate (JoinHost again, access_service.h); the new certificate, key and agent token
-// replace the old files. With --if-due, only once two thirds of the certificate's validity have
-// passed (for a daily timer). The agent reads its files when it starts: restart it afterwards
-// (it keeps its tasks).
+// replace the old files (agentd/certificate_renewal.h). With --if-due, only once two thirds of
+// the certificate's validity have passed. A running agent does the same by itself
+// (agent_daemon.h) and presents a certificate renewed here at its next check.
 
 #include <unistd.h>
 
@@ -36,7 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "access/grant.h"
-#include "common/atomic_file.h"
+#include "agentd/certificate_renewal.h"
 #include "common/status.h"
 #include "common/units.h"
 #include "main/commands.h"
@@ -57,9 +57,7 @@ struct JoinFlags {
   bool if_due = false;
 };
 
-struct JoinFiles {
-  std::string ca, cert, key, token;
-};
+using JoinFiles = agentd::CredentialFiles;
 
 absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
@@ -84,23 +82,6 @@ absl::StatusOr<std::string> FetchCa(const std::string& addr, absl::Duration time
   grpc::Status s = stub->GetClusterCa(Context(timeout).get(), v1::GetClusterCaRequest(), &resp);
   if (!s.ok()) return FromGrpc(s, absl::StrCat("fetching the cluster's CA from ", addr));
   return resp.ca_pem();
-}
-
-absl::Status Write(const std::string& path, const std::string& text, mode_t mode) {
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::exists(parent)) {
-    fs::create_directories(parent, ec);
-    if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", parent.string()));
-    fs::permissions(parent, fs::perms::owner_all, ec);
-  }
-  AtomicWriteOptions options;
-  options.mode = mode;
-  options.temp_suffix = absl::StrCat(".", ::getpid(), ".tmp");
-  options.sync = AtomicWriteOptions::Sync::kFull;
-  return WriteFileAtomically(path, text, options, [&](int, absl::string_view) {
-    return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  });
 }
 
 // Where the files go: the agent config file's keys when --config names one, else DIR.
@@ -129,9 +110,6 @@ absl::StatusOr<JoinFiles> FilesOf(JoinFlags& f) {
   if (f.name.empty()) f.name = agent.name;
   return JoinFiles{agent.ca, agent.cert, agent.key, agent.token_file};
 }
-
-absl::Status Store(const JoinFiles& files, const std::string& key_pem, const std::string& ca_pem,
-                   const v1::JoinHostResponse& resp);
 
 absl::Status Join(JoinFlags f) {
   absl::StatusOr<JoinFiles> files = FilesOf(f);
@@ -197,7 +175,10 @@ absl::Status Join(JoinFlags f) {
       if (s.error_code() == grpc::StatusCode::UNAVAILABLE) continue;
       return last;
     }
-    RETURN_IF_ERROR(Store(*files, made->key_pem, *ca, resp));
+    RETURN_IF_ERROR(agentd::StoreCredentials(*files, {.ca_pem = *ca,
+                                                      .cert_pem = resp.cert_pem(),
+                                                      .key_pem = made->key_pem,
+                                                      .token = resp.agent_token()}));
     std::cout << "host " << f.name << " joined: certificate " << resp.serial() << ", valid until "
               << absl::FormatTime(absl::RFC3339_sec, absl::FromUnixMillis(resp.not_after_unix_ms()),
                                   absl::UTCTimeZone())
@@ -216,15 +197,6 @@ absl::Status Join(JoinFlags f) {
   return last;
 }
 
-// Stores what a join or a renewal answered, and says so.
-absl::Status Store(const JoinFiles& files, const std::string& key_pem, const std::string& ca_pem,
-                   const v1::JoinHostResponse& resp) {
-  RETURN_IF_ERROR(Write(files.key, key_pem, 0600));
-  RETURN_IF_ERROR(Write(files.cert, resp.cert_pem(), 0644));
-  RETURN_IF_ERROR(Write(files.ca, ca_pem, 0644));
-  return Write(files.token, resp.agent_token() + "\n", 0600);
-}
-
 absl::Status Renew(JoinFlags f) {
   absl::StatusOr<JoinFiles> files = FilesOf(f);
   if (!files.ok()) return files.status();
@@ -234,58 +206,23 @@ absl::Status Renew(JoinFlags f) {
   }
   absl::StatusOr<absl::Duration> timeout = ParseDurationStrict(f.timeout);
   if (!timeout.ok()) return WithFlag(timeout.status(), "--timeout");
-  absl::StatusOr<std::string> ca = tls::ReadFile(files->ca);
-  absl::StatusOr<std::string> cert = tls::ReadFile(files->cert);
-  absl::StatusOr<std::string> key = tls::ReadFile(files->key);
-  absl::StatusOr<std::string> token = tls::ReadFile(files->token);
-  for (const auto* s : {&ca, &cert, &key, &token}) {
-    if (!s->ok()) return s->status();
-  }
-  absl::StatusOr<std::vector<std::string>> names = tls::CertificateNames(*cert);
-  absl::StatusOr<tls::Validity> validity = tls::CertificateValidity(*cert);
-  if (!names.ok() || names->empty() || !validity.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(files->cert, ": not a certificate of a joined host"));
-  }
-  const std::string host = names->front();
-  const absl::Time due =
-      validity->not_before + (validity->not_after - validity->not_before) * 2 / 3;
+  ASSIGN_OR_RETURN(agentd::Credentials current, agentd::LoadCredentials(*files));
+  ASSIGN_OR_RETURN(absl::Time due, agentd::RenewalDue(current.cert_pem));
   if (f.if_due && absl::Now() < due) {
-    std::cout << "host " << host << ": certificate valid until "
-              << absl::FormatTime(absl::RFC3339_sec, validity->not_after, absl::UTCTimeZone())
+    std::cout << "certificate " << current.serial << " valid until "
+              << absl::FormatTime(absl::RFC3339_sec, current.not_after, absl::UTCTimeZone())
               << "; renewed from " << absl::FormatTime(absl::RFC3339_sec, due, absl::UTCTimeZone())
               << std::endl;
     return absl::OkStatus();
   }
-  absl::StatusOr<tls::KeyAndCsr> made = tls::MakeKeyAndCsr(host);
-  if (!made.ok()) return made.status();
-  absl::Status last = absl::UnavailableError("no master");
-  for (absl::string_view one : absl::StrSplit(f.master, ',', absl::SkipWhitespace())) {
-    const std::string addr(absl::StripAsciiWhitespace(one));
-    grpc::SslCredentialsOptions mutual;
-    mutual.pem_root_certs = *ca;
-    mutual.pem_private_key = *key;
-    mutual.pem_cert_chain = *cert;
-    auto stub = v1::AccessService::NewStub(grpc::CreateChannel(addr, grpc::SslCredentials(mutual)));
-    v1::JoinHostRequest req;
-    req.set_token(std::string(absl::StripAsciiWhitespace(*token)));
-    req.set_host(host);
-    req.set_csr_pem(made->csr_pem);
-    v1::JoinHostResponse resp;
-    grpc::Status s = stub->JoinHost(Context(*timeout).get(), req, &resp);
-    if (!s.ok()) {
-      last = FromGrpc(s, absl::StrCat("renewing host ", host, "'s certificate at ", addr));
-      if (s.error_code() == grpc::StatusCode::UNAVAILABLE) continue;
-      return last;
-    }
-    RETURN_IF_ERROR(Store(*files, made->key_pem, *ca, resp));
-    std::cout << "host " << host << ": certificate renewed: " << resp.serial() << ", valid until "
-              << absl::FormatTime(absl::RFC3339_sec, absl::FromUnixMillis(resp.not_after_unix_ms()),
-                                  absl::UTCTimeZone())
-              << "; restart the agent to present it (its tasks keep running)" << std::endl;
-    return absl::OkStatus();
-  }
-  return last;
+  ASSIGN_OR_RETURN(agentd::Credentials renewed,
+                   agentd::RenewCredentials(*files, f.master, *timeout));
+  std::cout << "certificate renewed: " << renewed.serial << ", valid until "
+            << absl::FormatTime(absl::RFC3339_sec, renewed.not_after, absl::UTCTimeZone())
+            << "; a running agent presents it within its --cert-check interval (its tasks keep "
+               "running)"
+            << std::endl;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -321,7 +258,8 @@ void RegisterJoinCommand(CLI::App* agent, CommandContext& ctx) {
   CLI::App* renew = agent->add_subcommand(
       "renew",
       "renew this joined host's certificate before it ends (a new key, signed by the master "
-      "for the current certificate and agent token); restart the agent afterwards");
+      "for the current certificate and agent token); a running agent renews by itself "
+      "(--cert-check)");
   renew->add_option("addr", r.master,
                     "the master's gRPC address HOST:PORT, or several (comma-separated); default: "
                     "the config file's master");

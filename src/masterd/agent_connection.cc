@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "common/task_state.h"
+#include "tls/join.h"
 #include "wire/agent_protocol.h"
 #include "wire/core.h"
 #include "wire/stream_batch.h"
@@ -26,6 +27,13 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   const v1::AgentRegister& r = first.register_();
   const std::string& host = r.host();
   scheduler::HostRegistration reg = wire::RegistrationOf(r);
+  hostmgr::AgentFacts facts{r.isolation(), r.version(), r.commit()};
+  if (!link->certificate_pem().empty()) {
+    if (absl::StatusOr<tls::Validity> v = tls::CertificateValidity(link->certificate_pem());
+        v.ok()) {
+      facts.certificate_not_after = v->not_after;
+    }
+  }
   reg.address = link->address();  // recorded with the host: a standby answers DNS from it
   std::vector<scheduler::ReportedRun> running = wire::RunsOf(r);
   std::unique_ptr<AgentConnection> conn(new AgentConnection(cluster, std::move(link)));
@@ -33,7 +41,7 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   absl::Status registered =
       cluster->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
         absl::Status s = core.agents().RegisterHost(reg, running, now, out);
-        if (s.ok()) core.agents().SetAgentFacts(host, {r.isolation(), r.version(), r.commit()});
+        if (s.ok()) core.agents().SetAgentFacts(host, std::move(facts));
         return s;
       });
   if (!registered.ok()) return registered;  // the destructor detaches

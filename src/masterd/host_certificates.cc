@@ -8,7 +8,8 @@
 
 namespace paceline::masterd {
 
-absl::StatusOr<api::HostCertificates> HostCertificatesOf(const MasterTls& tls) {
+absl::StatusOr<api::HostCertificates> HostCertificatesOf(const MasterTls& tls,
+                                                         absl::Duration validity) {
   api::HostCertificates out;
   if (!tls.on) return out;
   absl::StatusOr<std::string> ca = tls::ReadFile(tls.ca_file);
@@ -20,10 +21,10 @@ absl::StatusOr<api::HostCertificates> HostCertificatesOf(const MasterTls& tls) {
   out.ca_pem = *ca;
   out.ca_hash = *hash;
   const std::string dir = std::filesystem::path(tls.ca_file).parent_path().string();
-  out.sign = [dir](const std::string& host,
-                   const std::string& csr) -> absl::StatusOr<api::HostCertificates::Signed> {
-    absl::StatusOr<tls::SignedCertificate> s =
-        tls::SignAgentCsr(dir, csr, host, kJoinedCertificateValidity);
+  out.sign = [dir, validity](
+                 const std::string& host,
+                 const std::string& csr) -> absl::StatusOr<api::HostCertificates::Signed> {
+    absl::StatusOr<tls::SignedCertificate> s = tls::SignAgentCsr(dir, csr, host, validity);
     if (!s.ok()) return s.status();
     return api::HostCertificates::Signed{s->cert_pem, s->serial, s->not_after};
   };

@@ -22,11 +22,9 @@
 
 namespace paceline::masterd {
 
-// How long a certificate issued at a join is valid.
-inline constexpr absl::Duration kJoinedCertificateValidity = absl::Hours(24 * 365);
-
-// Empty (no CA) without TLS.
-absl::StatusOr<api::HostCertificates> HostCertificatesOf(const MasterTls& tls);
+// Empty (no CA) without TLS. Certificates it signs are valid `validity`.
+absl::StatusOr<api::HostCertificates> HostCertificatesOf(const MasterTls& tls,
+                                                         absl::Duration validity);
 
 // PERMISSION_DENIED naming the serial when `cert_pem` was issued at a join and its token has
 // been revoked since.

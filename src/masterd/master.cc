@@ -276,7 +276,8 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   impl->task_service = std::make_unique<api::TaskServiceImpl>(cluster, auth, address_of);
   impl->host_service = std::make_unique<api::HostServiceImpl>(cluster, auth, address_of);
   impl->agent_service = std::make_unique<api::AgentServiceImpl>(cluster, auth);
-  ASSIGN_OR_RETURN(api::HostCertificates host_certificates, HostCertificatesOf(tls));
+  ASSIGN_OR_RETURN(api::HostCertificates host_certificates,
+                   HostCertificatesOf(tls, config.host_cert_validity));
   impl->access_service =
       std::make_unique<api::AccessServiceImpl>(auth, std::move(host_certificates));
   impl->secret_service = std::make_unique<api::SecretServiceImpl>(impl->secret_book.get(), auth);

@@ -63,6 +63,9 @@ struct MasterConfig {
   std::string advertise;
   // How long a task's credential is valid (renewed at a third of it): masterd/task_credentials.h.
   absl::Duration task_credential_ttl = defaults::kTaskCredentialTtl;
+  // How long a certificate signed for a joining or renewing host is valid (its agent renews it
+  // after two thirds: agentd/certificate_renewal.h).
+  absl::Duration host_cert_validity = defaults::kHostCertValidity;
   // DNS for services (masterd/service_dns.h): where it listens, UDP and TCP (an empty host: no
   // DNS server), and the cluster's domain (normalized, dns/names.h).
   HostPort dns_listen{"", 0};

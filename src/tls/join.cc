@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -103,7 +104,10 @@ absl::StatusOr<SignedCertificate> SignAgentCsr(const std::string& ca_dir,
       !BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(x.get()))) {
     return OpenSslError("make a serial number");
   }
-  X509_gmtime_adj(X509_getm_notBefore(x.get()), -300);
+  // Valid from a little earlier, for hosts whose clocks lag: 5 minutes, or a tenth of a short
+  // validity (whose renewal, at two thirds of it, must still come after the signing).
+  X509_gmtime_adj(X509_getm_notBefore(x.get()),
+                  -std::min<int64_t>(300, absl::ToInt64Seconds(validity) / 10));
   X509_gmtime_adj(X509_getm_notAfter(x.get()), absl::ToInt64Seconds(validity));
   X509_set_pubkey(x.get(), pub);
   X509_set_subject_name(x.get(), X509_REQ_get_subject_name(req.get()));
@@ -156,6 +160,14 @@ absl::StatusOr<Validity> CertificateValidity(const std::string& pem) {
   if (!from.ok()) return from.status();
   if (!to.ok()) return to.status();
   return Validity{*from, *to};
+}
+
+bool KeyMatchesCertificate(const std::string& cert_pem, const std::string& key_pem) {
+  absl::StatusOr<Ptr<X509>> x = ParseCert(cert_pem);
+  Ptr<BIO> kb = Reader(key_pem);
+  if (!x.ok() || !kb) return false;
+  Ptr<EVP_PKEY> key(PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+  return key != nullptr && X509_check_private_key(x->get(), key.get()) == 1;
 }
 
 }  // namespace paceline::tls

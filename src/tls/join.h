@@ -52,4 +52,8 @@ struct Validity {
 };
 absl::StatusOr<Validity> CertificateValidity(const std::string& pem);
 
+// Whether `key_pem` is the private key of `cert_pem`'s public key (false when either is not
+// readable).
+bool KeyMatchesCertificate(const std::string& cert_pem, const std::string& key_pem);
+
 }  // namespace paceline::tls

@@ -35,6 +35,9 @@ struct JoinToken {
 
 class JoinE2E : public ::testing::Test {
  protected:
+  JoinE2E() : JoinE2E(ClusterOptions{.agents = 0, .host_timeout = "3s", .tls = true}) {}
+  explicit JoinE2E(ClusterOptions options) : c_(std::move(options)) {}
+
   // A join token made with `token create --role agent --join ...`.
   JoinToken MakeJoinToken(std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"token", "create", "--role", "agent", "--join"};
@@ -57,29 +60,31 @@ class JoinE2E : public ::testing::Test {
                         ca_hash.empty() ? t.ca_hash : ca_hash, "--name", name, "--dir", dir});
   }
 
-  std::unique_ptr<Process> StartJoinedAgent(const std::string& name, const std::string& dir) {
-    return std::make_unique<Process>(Process::Start({"agent",
-                                                     "--master",
-                                                     c_.master_address(0),
-                                                     "--name",
-                                                     name,
-                                                     "--work-dir",
-                                                     c_.dir() + "/work-" + name,
-                                                     "--ports",
-                                                     "33600-33699",
-                                                     "--cpu",
-                                                     "1",
-                                                     "--memory",
-                                                     "1Gi",
-                                                     "--ca",
-                                                     dir + "/ca.pem",
-                                                     "--cert",
-                                                     dir + "/agent.pem",
-                                                     "--key",
-                                                     dir + "/agent.key",
-                                                     "--token-file",
-                                                     dir + "/agent-token"},
-                                                    {.cwd = c_.dir()}));
+  std::unique_ptr<Process> StartJoinedAgent(const std::string& name, const std::string& dir,
+                                            std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"agent",
+                                     "--master",
+                                     c_.master_address(0),
+                                     "--name",
+                                     name,
+                                     "--work-dir",
+                                     c_.dir() + "/work-" + name,
+                                     "--ports",
+                                     "33600-33699",
+                                     "--cpu",
+                                     "1",
+                                     "--memory",
+                                     "1Gi",
+                                     "--ca",
+                                     dir + "/ca.pem",
+                                     "--cert",
+                                     dir + "/agent.pem",
+                                     "--key",
+                                     dir + "/agent.key",
+                                     "--token-file",
+                                     dir + "/agent-token"};
+    args.insert(args.end(), more.begin(), more.end());
+    return std::make_unique<Process>(Process::Start(args, {.cwd = c_.dir()}));
   }
 
   std::string HostState(const std::string& name) {
@@ -100,7 +105,27 @@ class JoinE2E : public ::testing::Test {
     return out;
   }
 
-  TestCluster c_{ClusterOptions{.agents = 0, .host_timeout = "3s", .tls = true}};
+  TestCluster c_;
+};
+
+// Certificates for joining hosts valid 15 s: their agents renew them after 10.
+class ShortCertificatesE2E : public JoinE2E {
+ protected:
+  ShortCertificatesE2E()
+      : JoinE2E(ClusterOptions{.agents = 0,
+                               .host_timeout = "3s",
+                               .master_args = {"--host-cert-validity", "15s"},
+                               .tls = true}) {}
+
+  // The end of validity /metrics shows for `host`'s agent (0: none shown).
+  int64_t CertificateEndOnMetrics(const std::string& host) {
+    const std::string prefix =
+        "paceline_agent_certificate_not_after_timestamp_seconds{host=\"" + host + "\"} ";
+    const std::string text = c_.HttpGet("/metrics");
+    const size_t at = text.find(prefix);
+    if (at == std::string::npos) return 0;
+    return std::stoll(text.substr(at + prefix.size()));
+  }
 };
 
 TEST_F(JoinE2E, AHostJoinsRunsATaskAndIsCutOffWhenItsCertificateIsRevoked) {
@@ -312,6 +337,69 @@ TEST_F(JoinE2E, AJoinedHostRenewsItsCertificateAndTheAgentComesBackWithIt) {
   EXPECT_TRUE(WaitFor([&] { return agent->Output().find("was revoked") != std::string::npos; },
                       absl::Seconds(20)))
       << agent->Output();
+}
+
+// The agent renews its own certificate after two thirds of its validity, presents the new one at
+// once and again with each renewal, long after the first certificate ended, and its task runs on
+// untouched: the same run, never restarted, the host never lost.
+TEST_F(ShortCertificatesE2E, AnAgentRenewsItsOwnCertificateAgainAndAgainAndKeepsItsTask) {
+  const std::string name = "rotating-" + std::to_string(::getpid());
+  const std::string dir = c_.dir() + "/rotating";
+  ASSERT_EQ(Join(MakeJoinToken({"--user", name}), name, dir).exit_code, 0);
+  const absl::Time joined = absl::Now();
+  const std::string first = ReadFile(dir + "/agent.pem");
+  std::unique_ptr<Process> agent = StartJoinedAgent(name, dir, {"--cert-check", "1s"});
+  ASSERT_TRUE(c_.WaitForHosts(1)) << agent->Output();
+  ASSERT_EQ(c_.Cli({"pool", "create", "/j", "-f", c_.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  const uint64_t job = c_.CreateJob("/j",
+                                    "name: long\ninstances: 1\ntask:\n  command: \"sleep 600\"\n"
+                                    "  resources: {cpu: 0.1, memory: 16Mi}\n");
+  Json task;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        task = c_.CliJson({"task", "get", absl::StrCat(job, "/0")})["task"];
+        return task.value("state", "") == "RUNNING";
+      },
+      absl::Seconds(60)))
+      << agent->Output();
+  const int64_t first_end = CertificateEndOnMetrics(name);
+  EXPECT_GT(first_end, absl::ToUnixSeconds(joined));
+  EXPECT_LE(first_end, absl::ToUnixSeconds(joined) + 16);
+
+  // Two renewals, the second made with the first's certificate and agent token; each presented.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    const std::string out = agent->Output();
+    for (size_t at = out.find(what); at != std::string::npos; at = out.find(what, at + 1)) ++n;
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { return count("renewed its certificate") >= 2; }, absl::Seconds(60)))
+      << agent->Output();
+  EXPECT_GE(count("presents certificate"), 2u) << agent->Output();
+  EXPECT_EQ(agent->Output().find("could not renew"), std::string::npos) << agent->Output();
+  EXPECT_NE(ReadFile(dir + "/agent.pem"), first);
+  // The first certificate has ended; the master shows the one presented now.
+  ASSERT_GT(absl::Now(), joined + absl::Seconds(16));
+  int64_t end = 0;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        end = CertificateEndOnMetrics(name);
+        return end > first_end + 10;
+      },
+      absl::Seconds(20)))
+      << end << " " << first_end;
+  EXPECT_EQ(HostState(name), "UP");
+  const Json now = c_.CliJson({"task", "get", absl::StrCat(job, "/0")})["task"];
+  EXPECT_EQ(now.value("state", ""), "RUNNING");
+  EXPECT_EQ(now.value("run", 0u), task.value("run", 0u));
+  EXPECT_EQ(now.value("host", ""), name);
+  // Every renewal is audited.
+  int renewals = 0;
+  const Json audit = c_.CliJson({"audit", "list"});
+  for (const Json& e : audit["entries"]) {
+    if (e["action"] == "AccessService.JoinHost" && e["outcome"] == "OK") ++renewals;
+  }
+  EXPECT_GE(renewals, 3) << audit.dump(1);  // the join and two renewals
 }
 
 TEST_F(JoinE2E, JoinWithTheAgentConfigFileStoresWhereTheAgentReads) {
