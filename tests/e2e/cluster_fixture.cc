@@ -99,7 +99,7 @@ void TestCluster::PrintTails() const {
   std::cerr << "--- kept for inspection: " << dir_ << std::endl;
 }
 
-void TestCluster::StartMaster(int i) {
+void TestCluster::StartMaster(int i, const std::string& binary) {
   std::string data = dir_ + (i == 0 ? "/master" : absl::StrCat("/master", i));
   std::filesystem::remove(data + "/master.json");
   // A restarted master listens where it did before: the agents reconnect there.
@@ -141,7 +141,7 @@ void TestCluster::StartMaster(int i) {
   }
   args.insert(args.end(), options_.master_args.begin(), options_.master_args.end());
   std::filesystem::create_directories(dir_ + "/master");
-  masters_[i] = std::make_unique<Process>(Process::Start(args, {.cwd = dir_}));
+  masters_[i] = std::make_unique<Process>(Process::Start(args, {.cwd = dir_, .program = binary}));
   if (options_.netns) TrackInNetns(masters_[i]->pid(), absl::StrCat("master", i));
   bool up =
       WaitFor([&] { return std::filesystem::exists(data + "/master.json"); }, absl::Seconds(30));

@@ -79,9 +79,10 @@ class TestCluster {
   ~TestCluster();
 
   // Starts the current master (again, after a crash) on the same store and address; waits
-  // until it wrote its endpoints. With several masters, StartMaster(i) starts master i.
+  // until it wrote its endpoints. With several masters, StartMaster(i) starts master i;
+  // `binary`: as StartAgent's.
   void StartMaster() { StartMaster(current_); }
-  void StartMaster(int i);
+  void StartMaster(int i, const std::string& binary = "");
   // Several masters: polls each running master until one serves (a gated call succeeds), makes
   // it the current one and returns its index; -1 after `timeout`.
   int FindLeader(absl::Duration timeout);

@@ -135,29 +135,36 @@ TEST_F(PostgresStoreTest, ADatabaseOfANewerSchemaIsRefusedWithWhatToDo) {
   EXPECT_THAT(s.status().message(), HasSubstr("run a newer paceline"));
 }
 
-TEST_F(PostgresStoreTest, ASchemaVersionThreeDatabaseIsMigratedToFourAndKeepsItsJobs) {
+JobSpec EtlSpec() {
   JobSpec spec;
   spec.name = "etl";
   spec.instances = 1;
   spec.task.command = "true";
   spec.task.resources = Resources::Of(100, int64_t{16} << 20);
-  {
-    // A database as version 3 left it: one job, no owners, no tokens, no audit log.
-    auto c = PgConn::Connect(url_, absl::Seconds(5));
-    ASSERT_TRUE(c.ok()) << c.status();
-    ASSERT_TRUE((*c)->Exec(pg::kSchemaV1, "schema 1").ok());
-    ASSERT_TRUE((*c)->Exec(pg::kSchemaV2, "schema 2").ok());
-    ASSERT_TRUE((*c)->Exec(pg::kSchemaV3, "schema 3").ok());
-    ASSERT_TRUE((*c)->Exec("INSERT INTO meta VALUES ('schema_version', '3'), "
-                           "('cluster_id', 'c3'), ('next_job_id', '2')",
-                           "meta of version 3")
-                    .ok());
-    ASSERT_TRUE((*c)->Query("INSERT INTO jobs (id, pool, spec, version, goal, created_us, "
-                            "old_specs, updates, instances, rev) "
-                            "VALUES (1, '/p', $1, 1, 0, 5, '{}', '[]', 0, 1)",
-                            {PrintJobSpec(spec)}, "a job of version 3")
-                    .ok());
-  }
+  return spec;
+}
+
+// A database as version 3 left it: one job (EtlSpec), no owners, no tokens, no audit log.
+void MakeVersionThreeDatabase(const std::string& url) {
+  auto c = PgConn::Connect(url, absl::Seconds(5));
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE((*c)->Exec(pg::kSchemaV1, "schema 1").ok());
+  ASSERT_TRUE((*c)->Exec(pg::kSchemaV2, "schema 2").ok());
+  ASSERT_TRUE((*c)->Exec(pg::kSchemaV3, "schema 3").ok());
+  ASSERT_TRUE((*c)->Exec("INSERT INTO meta VALUES ('schema_version', '3'), "
+                         "('cluster_id', 'c3'), ('next_job_id', '2')",
+                         "meta of version 3")
+                  .ok());
+  ASSERT_TRUE((*c)->Query("INSERT INTO jobs (id, pool, spec, version, goal, created_us, "
+                          "old_specs, updates, instances, rev) "
+                          "VALUES (1, '/p', $1, 1, 0, 5, '{}', '[]', 0, 1)",
+                          {PrintJobSpec(EtlSpec())}, "a job of version 3")
+                  .ok());
+}
+
+TEST_F(PostgresStoreTest, ASchemaVersionThreeDatabaseIsMigratedToFourAndKeepsItsJobs) {
+  const JobSpec spec = EtlSpec();
+  MakeVersionThreeDatabase(url_);
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
   auto contents = store->Load();
@@ -455,6 +462,38 @@ TEST_F(PostgresStoreTest, MastersStartingTogetherCreateTheSchemaOnce) {
     EXPECT_EQ(id, ids[0]);
   }
   EXPECT_EQ(MustOpen()->open_count(), kMasters + 1);
+}
+
+// An upgrade of an HA set onto a build with a newer schema: the masters that start on the new
+// build migrate the database once, whichever comes first (its migrations add columns, which
+// fails when done twice), and each opens it.
+TEST_F(PostgresStoreTest, MastersStartingTogetherOnAnOlderSchemaMigrateItOnce) {
+  MakeVersionThreeDatabase(url_);
+  constexpr int kMasters = 4;
+  std::vector<absl::Status> opened(kMasters);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kMasters; ++i) {
+    threads.emplace_back([&, i] {
+      auto s = PostgresStore::Open(url_);
+      opened[i] = s.status();
+      if (s.ok() && (*s)->cluster_id() != "c3") opened[i] = absl::InternalError((*s)->cluster_id());
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const absl::Status& s : opened) EXPECT_TRUE(s.ok()) << s;
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto contents = store->Load();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->jobs.size(), 1u);
+  EXPECT_EQ(contents->jobs[0].spec, EtlSpec());
+  EXPECT_EQ(store->open_count(), kMasters + 1);
+  auto c = PgConn::Connect(url_, absl::Seconds(5));
+  ASSERT_TRUE(c.ok());
+  auto version =
+      (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->Text(0, 0), absl::StrCat(pg::kSchemaVersion));
 }
 
 TEST_F(PostgresStoreTest, TheLeaseGoesToOneMasterAtATimeAndMovesOnWhenItExpires) {
