@@ -231,7 +231,8 @@ std::optional<access::Principal> AccessControl::Caller(const grpc::ServerContext
   return *it->second.caller;
 }
 
-bool AccessControl::AllowHttp(const HttpRequest& req, absl::string_view route, HttpResponse& res) {
+bool AccessControl::AllowHttp(const http::HttpRequest& req, absl::string_view route,
+                              http::HttpResponse& res) {
   const access::Permission* permission = access::FindPermission(route);
   absl::Status verdict;
   Call c;

@@ -44,7 +44,7 @@
 #include "absl/time/time.h"
 #include "access/permissions.h"
 #include "access/role.h"
-#include "api/http_message.h"
+#include "http/http_message.h"
 #include "records/records.h"
 
 namespace paceline::api {
@@ -126,7 +126,7 @@ class AccessControl {
 
   // --- HTTP: true when `req`, routed by `route` ("GET /metrics"), may be served; otherwise
   // `res` holds the refusal (401 or 403).
-  bool AllowHttp(const HttpRequest& req, absl::string_view route, HttpResponse& res);
+  bool AllowHttp(const http::HttpRequest& req, absl::string_view route, http::HttpResponse& res);
 
  private:
   struct Call {

@@ -14,9 +14,9 @@
 #include "api/access_interceptor.h"
 #include "api/cluster_service.h"
 #include "api/http_routes.h"
-#include "api/http_server.h"
 #include "api/json_gateway.h"
 #include "api/ui_routes.h"
+#include "http/http_server.h"
 #include "paceline/v1/access.pb.h"
 #include "paceline/v1/cluster.pb.h"
 #include "paceline/v1/host.pb.h"
@@ -72,7 +72,7 @@ TEST(AccessTable, EveryEntryIsAMethodOrARouteThatExists) {
       known.insert(absl::StrCat(s->full_name(), "/", s->method(i)->name()));
     }
   }
-  HttpServer server;
+  http::HttpServer server;
   AddHealthRoutes(server, MasterFacts{});
   AddMetricsRoutes(server, nullptr, MasterFacts{});
   AddJsonApiRoutes(server, nullptr);
@@ -91,29 +91,29 @@ TEST(AccessTable, EveryEntryIsAMethodOrARouteThatExists) {
 TEST(AccessTable, ARouteWithoutAnEntryIsRefusedByTheGuard) {
   AccessControl access({{"secret", access::Principal{"root", "", access::Role::kAdmin, "/", "b"}}},
                        nullptr, nullptr);
-  HttpRouter router;
-  router.SetGuard([&](const HttpRequest& req, absl::string_view route, HttpResponse& res) {
-    return access.AllowHttp(req, route, res);
-  });
+  http::HttpRouter router;
+  router.SetGuard([&](const http::HttpRequest& req, absl::string_view route,
+                      http::HttpResponse& res) { return access.AllowHttp(req, route, res); });
   bool ran = false;
-  router.Get("/not-in-the-table", [&](const HttpRequest&, HttpResponse&) { ran = true; });
-  router.Get("/metrics", [&](const HttpRequest&, HttpResponse&) { ran = true; });
-  HttpRequest req;
+  router.Get("/not-in-the-table",
+             [&](const http::HttpRequest&, http::HttpResponse&) { ran = true; });
+  router.Get("/metrics", [&](const http::HttpRequest&, http::HttpResponse&) { ran = true; });
+  http::HttpRequest req;
   req.method = "GET";
   req.path = "/not-in-the-table";
-  HttpResponse res;
+  http::HttpResponse res;
   router.Dispatch(req, res);
   EXPECT_FALSE(ran);
   EXPECT_EQ(res.status, 403);
   EXPECT_THAT(res.body, testing::HasSubstr("no entry in the permission table"));
   // A route in the table: its need is checked (here: a token).
   req.path = "/metrics";
-  res = HttpResponse();
+  res = http::HttpResponse();
   router.Dispatch(req, res);
   EXPECT_FALSE(ran);
   EXPECT_EQ(res.status, 401);
   req.headers.emplace_back("Authorization", "Bearer secret");
-  res = HttpResponse();
+  res = http::HttpResponse();
   router.Dispatch(req, res);
   EXPECT_TRUE(ran);
 }

@@ -7,8 +7,8 @@
 
 namespace paceline::api {
 
-void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
-  server.Routes().Get("/healthz", [facts](const HttpRequest&, HttpResponse& res) {
+void AddHealthRoutes(http::HttpServer& server, const MasterFacts& facts) {
+  server.Routes().Get("/healthz", [facts](const http::HttpRequest&, http::HttpResponse& res) {
     nlohmann::json body = {
         {"status", "ok"},
         {"version", std::string(Version())},
@@ -32,21 +32,23 @@ void AddHealthRoutes(HttpServer& server, const MasterFacts& facts) {
   });
 }
 
-void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& facts) {
-  server.Routes().Get("/metrics", [cluster, facts](const HttpRequest&, HttpResponse& res) {
-    MasterRole role = facts.role ? facts.role() : MasterRole{};
-    std::string text = RenderRoleMetrics(role);
-    if (facts.certificates) text += RenderCertificateMetrics(facts.certificates());
-    if (role.role != "standby") {
-      store::GroupCommitStats stats = cluster->CommitStats();
-      DurationHistogram cycles = cluster->CycleTimes();
-      text += cluster->Read<std::string>(
-          [&](const scheduler::SchedulerCore& core) { return RenderMetrics(core, stats, cycles); });
-      if (facts.retention) text += RenderRetentionMetrics(facts.retention());
-      if (facts.usage) text += RenderUsageMetrics(facts.usage());
-    }
-    res.set_content(text, "text/plain; version=0.0.4");
-  });
+void AddMetricsRoutes(http::HttpServer& server, Backend* cluster, const MasterFacts& facts) {
+  server.Routes().Get(
+      "/metrics", [cluster, facts](const http::HttpRequest&, http::HttpResponse& res) {
+        MasterRole role = facts.role ? facts.role() : MasterRole{};
+        std::string text = RenderRoleMetrics(role);
+        if (facts.certificates) text += RenderCertificateMetrics(facts.certificates());
+        if (role.role != "standby") {
+          store::GroupCommitStats stats = cluster->CommitStats();
+          DurationHistogram cycles = cluster->CycleTimes();
+          text += cluster->Read<std::string>([&](const scheduler::SchedulerCore& core) {
+            return RenderMetrics(core, stats, cycles);
+          });
+          if (facts.retention) text += RenderRetentionMetrics(facts.retention());
+          if (facts.usage) text += RenderUsageMetrics(facts.usage());
+        }
+        res.set_content(text, "text/plain; version=0.0.4");
+      });
 }
 
 }  // namespace paceline::api

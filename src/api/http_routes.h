@@ -6,13 +6,13 @@
 
 #include "api/backend.h"
 #include "api/cluster_service.h"
-#include "api/http_server.h"
+#include "http/http_server.h"
 
 namespace paceline::api {
 
-void AddHealthRoutes(HttpServer& server, const MasterFacts& facts);
+void AddHealthRoutes(http::HttpServer& server, const MasterFacts& facts);
 // GET /metrics: Prometheus text (metrics.h), read on the cluster's event loop.
 // A standby has no state of its own to show: it serves the role metrics only.
-void AddMetricsRoutes(HttpServer& server, Backend* cluster, const MasterFacts& facts);
+void AddMetricsRoutes(http::HttpServer& server, Backend* cluster, const MasterFacts& facts);
 
 }  // namespace paceline::api

@@ -26,7 +26,7 @@ constexpr const char* kServices[] = {"ClusterService", "PoolService", "JobServic
                                      "SecretService"};
 // HTTP threads watches may hold at once (a web UI tab holds one): the rest of the server's
 // threads stay free for the API, the UI's files and /metrics.
-constexpr int kMaxHttpWatches = kHttpThreads - 16;
+constexpr int kMaxHttpWatches = http::kHttpThreads - 16;
 
 pb::util::JsonPrintOptions PrintOptions() {
   pb::util::JsonPrintOptions o;
@@ -35,7 +35,7 @@ pb::util::JsonPrintOptions PrintOptions() {
   return o;
 }
 
-void Answer(HttpResponse& res, const grpc::Status& status, const std::string& json) {
+void Answer(http::HttpResponse& res, const grpc::Status& status, const std::string& json) {
   res.status = HttpStatusOf(status.error_code());
   res.set_content(status.ok() ? json : ErrorJson(status), "application/json");
 }
@@ -46,7 +46,7 @@ grpc::Status Invalid(const std::string& message) {
 
 // What the gRPC call carries of the HTTP request: the token, the client's address (believed on
 // the in-process channel only, access_interceptor.h) and its request id.
-void PassOn(const HttpRequest& req, grpc::ClientContext& ctx) {
+void PassOn(const http::HttpRequest& req, grpc::ClientContext& ctx) {
   if (std::string a = req.header("Authorization"); !a.empty()) ctx.AddMetadata("authorization", a);
   if (!req.peer.empty()) ctx.AddMetadata("x-forwarded-for", req.peer);
   if (std::string id = req.header("X-Request-Id"); !id.empty()) ctx.AddMetadata("x-request-id", id);
@@ -54,7 +54,7 @@ void PassOn(const HttpRequest& req, grpc::ClientContext& ctx) {
 
 // Calls `method` with the request in JSON through the in-process channel.
 grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& method,
-                       const std::string& request_json, const HttpRequest& http,
+                       const std::string& request_json, const http::HttpRequest& http,
                        std::string* response_json) {
   pb::DynamicMessageFactory factory;
   std::unique_ptr<pb::Message> request(factory.GetPrototype(method.input_type())->New());
@@ -101,7 +101,7 @@ grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& meth
 // the stream ends or the client leaves. `open` starts the gRPC stream.
 template <typename Req, typename Event>
 void ServeStream(
-    const pb::MethodDescriptor& method, const HttpRequest& req, HttpResponse& res,
+    const pb::MethodDescriptor& method, const http::HttpRequest& req, http::HttpResponse& res,
     const std::shared_ptr<std::atomic<int>>& watches,
     std::function<std::unique_ptr<grpc::ClientReader<Event>>(grpc::ClientContext*, const Req&)>
         open) {
@@ -146,7 +146,7 @@ void ServeStream(
   auto pending = std::make_shared<Event>(std::move(first));
   res.content_type = "application/x-ndjson";
   // Runs on an HTTP worker until the stream ends or the client leaves (which cancels it).
-  res.stream = [stream, pending](HttpStreamSink& sink) {
+  res.stream = [stream, pending](http::HttpStreamSink& sink) {
     sink.OnClose([stream] { stream->ctx.TryCancel(); });
     auto line_of = [](const Event& e) {
       std::string line;
@@ -164,8 +164,8 @@ void ServeStream(
   };
 }
 
-void ServeWatch(const pb::MethodDescriptor& method, const HttpRequest& req, HttpResponse& res,
-                const std::shared_ptr<grpc::Channel>& channel,
+void ServeWatch(const pb::MethodDescriptor& method, const http::HttpRequest& req,
+                http::HttpResponse& res, const std::shared_ptr<grpc::Channel>& channel,
                 const std::shared_ptr<std::atomic<int>>& watches) {
   std::shared_ptr<v1::JobService::Stub> stub = v1::JobService::NewStub(channel);
   if (method.name() == "WatchEndpoints") {
@@ -291,10 +291,10 @@ std::string ErrorJson(const grpc::Status& status) {
       .dump();
 }
 
-void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel) {
+void AddJsonApiRoutes(http::HttpServer& server, std::shared_ptr<grpc::Channel> channel) {
   auto stub = std::make_shared<grpc::GenericStub>(channel);
   auto watches = std::make_shared<std::atomic<int>>(0);
-  auto handle = [stub, channel, watches](const HttpRequest& req, HttpResponse& res) {
+  auto handle = [stub, channel, watches](const http::HttpRequest& req, http::HttpResponse& res) {
     absl::StatusOr<const pb::MethodDescriptor*> method =
         FindApiMethod(req.matches[1], req.matches[2]);
     if (!method.ok()) {

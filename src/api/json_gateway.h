@@ -26,11 +26,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
-#include "api/http_server.h"
+#include "http/http_server.h"
 
 namespace paceline::api {
 
-void AddJsonApiRoutes(HttpServer& server, std::shared_ptr<grpc::Channel> channel);
+void AddJsonApiRoutes(http::HttpServer& server, std::shared_ptr<grpc::Channel> channel);
 
 // --- pieces, exposed for tests ---
 

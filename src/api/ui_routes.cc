@@ -8,7 +8,7 @@
 namespace paceline::api {
 namespace {
 
-void Serve(const ui::Asset& asset, const HttpRequest& req, HttpResponse& res) {
+void Serve(const ui::Asset& asset, const http::HttpRequest& req, http::HttpResponse& res) {
   res.set_header("ETag", std::string(asset.etag));
   res.set_header("Cache-Control",
                  asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
@@ -33,11 +33,12 @@ void Serve(const ui::Asset& asset, const HttpRequest& req, HttpResponse& res) {
 
 }  // namespace
 
-void AddUiRoutes(HttpServer& server) {
-  HttpRouter& s = server.Routes();
-  s.Get("/", [](const HttpRequest&, HttpResponse& res) { res.set_redirect("/ui/"); });
-  s.Get("/ui", [](const HttpRequest&, HttpResponse& res) { res.set_redirect("/ui/", 301); });
-  s.Get("/ui/*", [](const HttpRequest& req, HttpResponse& res) {
+void AddUiRoutes(http::HttpServer& server) {
+  http::HttpRouter& s = server.Routes();
+  s.Get("/", [](const http::HttpRequest&, http::HttpResponse& res) { res.set_redirect("/ui/"); });
+  s.Get("/ui",
+        [](const http::HttpRequest&, http::HttpResponse& res) { res.set_redirect("/ui/", 301); });
+  s.Get("/ui/*", [](const http::HttpRequest& req, http::HttpResponse& res) {
     const std::string path = req.matches[1];
     if (const ui::Asset* asset = ui::FindAsset(path); asset != nullptr) {
       return Serve(*asset, req, res);

@@ -16,10 +16,10 @@
 //
 // Thread-safety: handlers read immutable data.
 
-#include "api/http_server.h"
+#include "http/http_server.h"
 
 namespace paceline::api {
 
-void AddUiRoutes(HttpServer& server);
+void AddUiRoutes(http::HttpServer& server);
 
 }  // namespace paceline::api

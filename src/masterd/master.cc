@@ -29,7 +29,6 @@
 #include "api/dns_server.h"
 #include "api/host_service.h"
 #include "api/http_routes.h"
-#include "api/http_server.h"
 #include "api/job_service_impl.h"
 #include "api/json_gateway.h"
 #include "api/pool_service.h"
@@ -39,6 +38,7 @@
 #include "common/atomic_file.h"
 #include "common/random_bytes.h"
 #include "common/status.h"
+#include "http/http_server.h"
 #include "masterd/access_book.h"
 #include "masterd/cluster.h"
 #include "masterd/host_certificates.h"
@@ -90,7 +90,7 @@ absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
 
 namespace {
 
-// Sockets: the HTTP server keeps up to api::HttpLimits::max_connections of them open, and the
+// Sockets: the HTTP server keeps up to http::HttpLimits::max_connections of them open, and the
 // agents' and clients' gRPC streams more. The soft limit on open files goes up to the hard one.
 void RaiseOpenFileLimit() {
   rlimit r{};
@@ -153,7 +153,7 @@ struct Master::Impl {
   std::unique_ptr<api::AccessServiceImpl> access_service;
   std::unique_ptr<api::SecretServiceImpl> secret_service;
   std::unique_ptr<grpc::Server> grpc_server;
-  api::HttpServer http_server;
+  http::HttpServer http_server;
   std::unique_ptr<api::DnsServer> dns_server;
   std::unique_ptr<ServiceDns> service_dns;  // (stopped before the server it publishes to)
   absl::Notification stop_trimmer;
@@ -311,7 +311,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
 
   impl->http_server.Routes().SetGuard(
-      [auth](const api::HttpRequest& req, absl::string_view route, api::HttpResponse& res) {
+      [auth](const http::HttpRequest& req, absl::string_view route, http::HttpResponse& res) {
         return auth->AllowHttp(req, route, res);
       });
   api::AddHealthRoutes(impl->http_server, facts);

@@ -65,7 +65,7 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
   out.credentials = grpc::SslServerCredentials(options);
   out.on = true;
   out.ca_file = files->ca;
-  out.http = api::HttpTls{files->cert, files->key};
+  out.http = http::HttpTls{files->cert, files->key};
   return out;
 }
 

@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/cluster_service.h"
-#include "api/http_server.h"
+#include "http/http_server.h"
 #include "masterd/master.h"
 
 namespace paceline::masterd {
@@ -27,7 +27,7 @@ struct MasterTls {
   std::shared_ptr<grpc::ServerCredentials> credentials;
   bool on = false;
   std::string ca_file;  // with TLS: the CA clients and agents verify the master against
-  std::optional<api::HttpTls> http;  // with TLS: the HTTP side's certificate and key
+  std::optional<http::HttpTls> http;  // with TLS: the HTTP side's certificate and key
 };
 
 absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config);

@@ -1,4 +1,4 @@
-#include "api/http_server.h"
+#include "http/http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 
-namespace paceline::api {
+namespace paceline::http {
 namespace {
 
 using ::testing::HasSubstr;
@@ -291,4 +291,4 @@ TEST(HttpMessageTest, QueriesAndPathsAreDecoded) {
 }
 
 }  // namespace
-}  // namespace paceline::api
+}  // namespace paceline::http

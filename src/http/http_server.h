@@ -36,10 +36,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "api/http_message.h"
 #include "common/net.h"
+#include "http/http_message.h"
 
-namespace paceline::api {
+namespace paceline::http {
 
 struct HttpLimits {
   size_t max_header_bytes = 16 * 1024;
@@ -85,4 +85,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace paceline::api
+}  // namespace paceline::http

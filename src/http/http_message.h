@@ -25,7 +25,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace paceline::api {
+namespace paceline::http {
 
 struct HttpRequest {
   std::string method;                              // GET, POST, ...
@@ -102,4 +102,4 @@ std::multimap<std::string, std::string> ParseQuery(absl::string_view query);
 // Sets req.path and req.params from a request target ("/a%20b?x=1").
 void SetTarget(absl::string_view target, HttpRequest& req);
 
-}  // namespace paceline::api
+}  // namespace paceline::http

@@ -1,11 +1,11 @@
-#include "api/http_message.h"
+#include "http/http_message.h"
 
 #include <algorithm>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 
-namespace paceline::api {
+namespace paceline::http {
 namespace {
 
 int HexValue(char c) {
@@ -154,4 +154,4 @@ void SetTarget(absl::string_view target, HttpRequest& req) {
   if (q != absl::string_view::npos) req.params = ParseQuery(target.substr(q + 1));
 }
 
-}  // namespace paceline::api
+}  // namespace paceline::http

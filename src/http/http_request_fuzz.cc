@@ -10,15 +10,15 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http.hpp>
 
-#include "api/http_message.h"
-#include "api/http_server.h"
+#include "http/http_message.h"
+#include "http/http_server.h"
 
 namespace {
 
 namespace bhttp = boost::beast::http;
-using paceline::api::HttpRequest;
-using paceline::api::HttpResponse;
-using paceline::api::HttpRouter;
+using paceline::http::HttpRequest;
+using paceline::http::HttpResponse;
+using paceline::http::HttpRouter;
 
 const HttpRouter& Router() {
   static const HttpRouter* router = [] {
@@ -40,7 +40,7 @@ void Check(bool ok) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const paceline::api::HttpLimits limits;
+  const paceline::http::HttpLimits limits;
   bhttp::request_parser<bhttp::string_body> parser;
   parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
   parser.body_limit(limits.max_body_bytes);

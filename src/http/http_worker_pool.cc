@@ -1,8 +1,8 @@
-#include "api/http_worker_pool.h"
+#include "http/http_worker_pool.h"
 
 #include <exception>
 
-namespace paceline::api {
+namespace paceline::http {
 
 WorkerPool::WorkerPool(int threads, int max_queued) : max_queued_(max_queued) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
@@ -46,4 +46,4 @@ void WorkerPool::Run() {
   }
 }
 
-}  // namespace paceline::api
+}  // namespace paceline::http

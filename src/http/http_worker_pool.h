@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace paceline::api {
+namespace paceline::http {
 
 class WorkerPool {
  public:
@@ -34,4 +34,4 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace paceline::api
+}  // namespace paceline::http

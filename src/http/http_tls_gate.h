@@ -19,9 +19,9 @@
 
 #include <boost/asio.hpp>
 
-#include "api/http_server.h"
+#include "http/http_server.h"
 
-namespace paceline::api {
+namespace paceline::http {
 
 class TlsGate {
  public:
@@ -49,4 +49,4 @@ class TlsGate {
   std::deque<std::shared_ptr<Pending>> waiting_;
 };
 
-}  // namespace paceline::api
+}  // namespace paceline::http

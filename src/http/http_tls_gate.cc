@@ -1,6 +1,6 @@
-#include "api/http_tls_gate.h"
+#include "http/http_tls_gate.h"
 
-namespace paceline::api {
+namespace paceline::http {
 
 struct TlsGate::Pending {
   Pending(Socket s, std::string p)
@@ -66,4 +66,4 @@ void TlsGate::Done(const std::string& peer) {
   }
 }
 
-}  // namespace paceline::api
+}  // namespace paceline::http

@@ -1,4 +1,4 @@
-#include "api/http_server.h"
+#include "http/http_server.h"
 
 #include <condition_variable>
 #include <deque>
@@ -19,10 +19,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "api/http_tls_gate.h"
-#include "api/http_worker_pool.h"
+#include "http/http_tls_gate.h"
+#include "http/http_worker_pool.h"
 
-namespace paceline::api {
+namespace paceline::http {
 namespace {
 
 namespace net = boost::asio;
@@ -528,4 +528,4 @@ void HttpServer::Stop() {
   if (impl_ != nullptr) impl_->Stop();
 }
 
-}  // namespace paceline::api
+}  // namespace paceline::http
