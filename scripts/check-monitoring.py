@@ -1,23 +1,24 @@
 #!/usr/bin/python3
-"""Checks deploy/prometheus/ against the metrics the master really exports.
+"""Checks deploy/prometheus/ against the metrics the master and the agent really export.
 
 Fails (exit 1, one line per problem, FILE:LINE: ...) when
   - an alert or recording rule, or a query of the Grafana dashboard, names a paceline_* metric
-    that the metrics writer (src/api/metrics.cc) does not export, or a paceline:* recording
+    that the metrics writers (src/api/metrics.cc, src/agentd/agent_metrics.cc) do not export, or a paceline:* recording
     rule that the rules files do not define. The series of a summary (_sum, _count) and of a
     histogram (_bucket, _sum, _count) count as the metric they belong to;
   - an alert lacks a `for:` or a `summary` or `description` annotation;
   - an alert has no test case in the rules' unit tests where it fires, or none where it does
     not.
 
-The exported names are the string literals of the metrics writer that start with `paceline_`,
+The exported names are the string literals of the metrics writers that start with `paceline_`,
 up to the first character that cannot be in a metric's name: what its Header() calls and its
 series lines print; a Header() call's type says which are summaries and histograms.
 
 With --dashboard-rules-out FILE, it also writes the dashboards' queries as recording rules (their
 variables replaced by values), so that `promtool check rules FILE` checks their syntax.
 
-Usage: check-monitoring.py --metrics-source src/api/metrics.cc --rules R.yml [--rules ...]
+Usage: check-monitoring.py --metrics-source src/api/metrics.cc [--metrics-source ...]
+         --rules R.yml [--rules ...]
          --rule-tests T.yml [--dashboard D.json ...]
 Runs with Debian's python3 (/usr/bin/python3: python3-yaml).
 """
@@ -37,11 +38,15 @@ SUFFIXES = {"summary": ("_sum", "_count"), "histogram": ("_bucket", "_sum", "_co
 VARIABLES = {"$cluster": ".*", "$resource": "cpu", "${datasource}": "prometheus"}
 
 
-def exported_names(source):
-    """The names the metrics writer prints, and its summaries' and histograms' types."""
-    with open(source, encoding="utf-8") as f:
-        text = f.read()
-    return set(LITERAL.findall(text)), dict(TYPED.findall(text))
+def exported_names(sources):
+    """The names the metrics writers print, and their summaries' and histograms' types."""
+    names, types = set(), {}
+    for source in sources:
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+        names |= set(LITERAL.findall(text))
+        types.update(TYPED.findall(text))
+    return names, types
 
 
 def line_of(text, needle, start=0):
@@ -71,7 +76,7 @@ def known(name, exported, types, recorded):
 def what_it_is(name, source):
     if ":" in name:
         return "a recording rule that the rules files do not define"
-    return f"a metric that the master does not export (see {source})"
+    return f"a metric that neither the master nor the agent exports (see {source})"
 
 
 class Checker:
@@ -194,7 +199,7 @@ def dashboard_rules(promql):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--metrics-source", required=True)
+    parser.add_argument("--metrics-source", action="append", required=True)
     parser.add_argument("--rules", action="append", required=True)
     parser.add_argument("--rule-tests", required=True)
     parser.add_argument("--dashboard", action="append", default=[])
@@ -203,9 +208,9 @@ def main():
 
     exported, types = exported_names(args.metrics_source)
     if not exported:
-        print(f"{args.metrics_source}:1: no paceline_* metric names found", file=sys.stderr)
+        print(f"{args.metrics_source[0]}:1: no paceline_* metric names found", file=sys.stderr)
         return 1
-    checker = Checker(exported, types, args.metrics_source)
+    checker = Checker(exported, types, " and ".join(args.metrics_source))
     try:
         alerts, recorded = check_rules(checker, args.rules)
         check_rule_tests(checker, args.rule_tests, alerts)

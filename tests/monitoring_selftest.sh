@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # scripts/check-monitoring.py must fail, naming the file and the name, when an alert, a
-# recording rule or a dashboard panel names a metric the master does not export (a typo, a
-# histogram's _bucket of a summary, a recording rule nobody defines), when an alert lacks `for:`
-# or an annotation, and when an alert has no test where it fires or none where it does not;
-# and pass on deploy/prometheus/ as it is. Runs it on copies of deploy/prometheus/ changed one
-# way each.
+# recording rule or a dashboard panel names a metric neither the master nor the agent exports (a
+# typo, a histogram's _bucket of a summary, a recording rule nobody defines), when an alert lacks
+# `for:` or an annotation, and when an alert has no test where it fires or none where it does
+# not; and pass on deploy/prometheus/ as it is. Runs it on copies of deploy/prometheus/ changed
+# one way each.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 deploy="$repo/deploy/prometheus"
@@ -17,7 +17,8 @@ check() {
   local name=$1 expected=$2 out rc
   set +e
   out=$(/usr/bin/python3 "$repo/scripts/check-monitoring.py" \
-    --metrics-source "$repo/src/api/metrics.cc" --rules "$tmp/rules.yml" \
+    --metrics-source "$repo/src/api/metrics.cc" \
+    --metrics-source "$repo/src/agentd/agent_metrics.cc" --rules "$tmp/rules.yml" \
     --rule-tests "$tmp/tests.yml" --dashboard "$tmp/dashboard.json" 2>&1)
   rc=$?
   set -e
@@ -47,7 +48,7 @@ sed -i 's/expr: paceline_master_replication_lag_seconds > 30/expr: paceline_mast
   "$tmp/rules.yml"
 check "alert with a typo" "rules.yml:"
 check "alert with a typo names it" \
-  "alert PacelineReplicationLag names paceline_master_replication_lag, a metric that the master does not export"
+  "alert PacelineReplicationLag names paceline_master_replication_lag, a metric that neither the master nor the agent exports"
 
 reset
 sed -i 's/expr: rate(paceline_placements_total\[5m\])/expr: rate(paceline_placed_total[5m])/' \
@@ -58,7 +59,7 @@ check "recording rule with a metric nobody exports" \
 reset
 sed -i 's/paceline_pool_queued_gangs{/paceline_pool_queued_jobs{/' "$tmp/dashboard.json"
 check "dashboard panel with a metric nobody exports" \
-  'panel "Queued gangs" names paceline_pool_queued_jobs, a metric that the master does not export'
+  'panel "Queued gangs" names paceline_pool_queued_jobs, a metric that neither the master nor the agent exports'
 
 reset
 sed -i 's/paceline_scheduling_cycle_seconds_max{/paceline_scheduling_cycle_seconds_bucket{/' \

@@ -26,6 +26,9 @@ if grep -v '^ *#' "$tmp/etc/prometheus.yml" | grep -q '/etc/prometheus/'; then
 fi
 cp "$deploy/rules/paceline.rules.yml" "$tmp/etc/rules/"
 cp "$deploy/targets/masters.yml" "$tmp/etc/paceline/masters.yml"
+cp "$deploy/targets/agents.yml" "$tmp/etc/paceline/agents.yml"
+printf '' > "$tmp/etc/paceline/prometheus.pem"
+printf '' > "$tmp/etc/paceline/prometheus.key"
 printf 'a viewer token\n' > "$tmp/etc/paceline/token"
 printf '' > "$tmp/etc/paceline/ca.pem"
 promtool check config "$tmp/etc/prometheus.yml"
@@ -35,6 +38,7 @@ promtool check rules "$deploy/rules/paceline.rules.yml"
 
 /usr/bin/python3 "$repo/scripts/check-monitoring.py" \
   --metrics-source "$repo/src/api/metrics.cc" \
+  --metrics-source "$repo/src/agentd/agent_metrics.cc" \
   --rules "$deploy/rules/paceline.rules.yml" \
   --rule-tests "$deploy/rules/paceline.rules.test.yml" \
   --dashboard "$deploy/grafana/paceline.json" \

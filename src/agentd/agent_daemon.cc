@@ -19,6 +19,7 @@
 #include "agent/host/usage_sampler.h"
 #include "agent/launch/identity_hook.h"
 #include "agent/task_runtime.h"
+#include "agentd/certificate_renewer.h"
 #include "agentd/exec_sessions.h"
 #include "common/leader_hint.h"
 #include "common/status.h"
@@ -44,12 +45,6 @@ constexpr absl::Duration kUpdateInterval = absl::Milliseconds(5);
 // the supervisors and kept cgroups of the runs that ended serve the next launches, instead of a
 // new supervisor and a new cgroup for every launch of the burst.
 constexpr int kLaunchesPerTurn = 16;
-// A renewal gives up on a master after this long.
-constexpr absl::Duration kRenewalTimeout = absl::Seconds(30);
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime(absl::RFC3339_sec, t, absl::UTCTimeZone());
-}
 
 }  // namespace
 
@@ -109,9 +104,17 @@ struct AgentDaemon::Impl {
   absl::Time next_usage = absl::InfinitePast();
   std::optional<std::string> sent_images;  // the inventory last sent on this connection
 
-  // The renewer thread's: a certificate to present, and whether the daemon is stopping.
+  std::unique_ptr<AgentMetrics> metrics;
+  absl::Time next_metrics = absl::InfinitePast();
+
+  void PublishMetricsIfDue(absl::Time now) {
+    if (metrics == nullptr || now < next_metrics) return;
+    metrics->Publish(SnapshotOf(*runtime, connected));
+    next_metrics = now + absl::Seconds(1);
+  }
+
+  // From the renewer's thread: a certificate to present.
   std::optional<Credentials> renewed ABSL_GUARDED_BY(mu);
-  bool stopping ABSL_GUARDED_BY(mu) = false;
 
   std::shared_ptr<grpc::ChannelCredentials> MakeCredentials() const {
     if (config.ca_pem.empty()) return grpc::InsecureChannelCredentials();
@@ -120,53 +123,6 @@ struct AgentDaemon::Impl {
     tls.pem_cert_chain = config.cert_pem;
     tls.pem_private_key = config.key_pem;
     return grpc::SslCredentials(tls);
-  }
-
-  // The renewer thread: checks the certificate at start and every cert_check until stopping.
-  void RenewLoop() {
-    std::string presented = config.cert_pem;
-    absl::Time next = absl::Now();
-    while (true) {
-      {
-        absl::MutexLock lock(&mu);
-        mu.AwaitWithDeadline(absl::Condition(&stopping), next);
-        if (stopping) return;
-      }
-      next = absl::Now() + config.cert_check;
-      RenewIfDue(presented);
-    }
-  }
-
-  // Renews the certificate when it is due; hands the files' certificate to the loop when it is
-  // not the one `presented` (renewed here, or by `paceline agent renew`).
-  void RenewIfDue(std::string& presented) {
-    const std::string& name = config.agent.name;
-    absl::StatusOr<Credentials> current = LoadCredentials(*config.renewal_files);
-    absl::StatusOr<absl::Time> due =
-        current.ok() ? RenewalDue(current->cert_pem) : current.status();
-    if (!due.ok()) {
-      std::cerr << "agent " << name << ": cannot check its certificate: " << due.status()
-                << std::endl;
-      return;
-    }
-    if (absl::Now() >= *due) {
-      absl::StatusOr<Credentials> r =
-          RenewCredentials(*config.renewal_files, config.master_addr, kRenewalTimeout);
-      if (!r.ok()) {
-        std::cerr << "agent " << name << ": could not renew its certificate " << current->serial
-                  << " (valid until " << Rfc3339(current->not_after) << "): " << r.status()
-                  << "; trying again in " << absl::FormatDuration(config.cert_check) << std::endl;
-        return;
-      }
-      std::cerr << "agent " << name << ": renewed its certificate " << current->serial << ": now "
-                << r->serial << ", valid until " << Rfc3339(r->not_after) << std::endl;
-      current = *std::move(r);
-    }
-    if (current->cert_pem == presented) return;
-    presented = current->cert_pem;
-    absl::MutexLock lock(&mu);
-    renewed = *std::move(current);
-    runtime->Wakeup();
   }
 
   // Loop thread: connects with a certificate the renewer handed over, to the same master.
@@ -186,6 +142,12 @@ struct AgentDaemon::Impl {
     }
     std::cerr << "agent " << config.agent.name << ": presents certificate " << c->serial
               << "; reconnecting" << std::endl;
+    if (metrics != nullptr) {
+      absl::StatusOr<std::unique_ptr<AgentMetrics>> again =
+          AgentMetrics::Restart(std::move(metrics));
+      if (again.ok()) metrics = *std::move(again);
+      if (!again.ok()) std::cerr << "agent: /metrics stopped: " << again.status() << std::endl;
+    }
     if (!stream) return;
     const std::string was = master();
     Disconnect(now);
@@ -554,10 +516,29 @@ absl::Status AgentDaemon::Run() {
   std::cerr << "agent " << config_.agent.name << ": offers " << host.allocatable.ToString()
             << ", ports " << host.port_min << "-" << host.port_max << ", isolation "
             << host.isolation_detail << std::endl;
+  if (config_.metrics) {
+    AgentMetricsOptions m = *config_.metrics;
+    m.host = config_.agent.name;
+    m.version = std::string(Version());
+    m.commit = std::string(Commit());
+    m.isolation = host.isolation_detail;
+    m.work_dir = config_.agent.work_dir;
+    ASSIGN_OR_RETURN(impl->metrics, AgentMetrics::Start(std::move(m)));
+    std::cerr << "agent " << config_.agent.name << ": serves "
+              << (config_.metrics->tls ? "https://" : "http://")
+              << impl->metrics->bound().ToString() << "/metrics" << std::endl;
+  }
   impl_.store(impl.get());
-  std::thread renewer;
+  std::unique_ptr<CertificateRenewer> renewer;
   if (config_.renewal_files && config_.cert_check > absl::ZeroDuration()) {
-    renewer = std::thread([&impl] { impl->RenewLoop(); });
+    renewer = std::make_unique<CertificateRenewer>(
+        CertificateRenewer::Options{*config_.renewal_files, config_.master_addr, config_.cert_check,
+                                    config_.agent.name, config_.cert_pem},
+        [impl = impl.get()](Credentials c) {
+          absl::MutexLock lock(&impl->mu);
+          impl->renewed = std::move(c);
+          impl->runtime->Wakeup();
+        });
   }
   while (!stop_.load()) {
     absl::Time now = absl::Now();
@@ -567,14 +548,9 @@ absl::Status AgentDaemon::Run() {
     now = absl::Now();
     impl->HandleInbox(now);
     impl->SendPending(now);
+    impl->PublishMetricsIfDue(now);
   }
-  if (renewer.joinable()) {
-    {
-      absl::MutexLock lock(&impl->mu);
-      impl->stopping = true;
-    }
-    renewer.join();
-  }
+  renewer.reset();
   impl_.store(nullptr);
   impl->Disconnect(absl::Now());
   (void)impl->runtime->Sync();

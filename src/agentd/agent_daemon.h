@@ -30,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "agent/base/agent_config.h"
+#include "agentd/agent_metrics.h"
 #include "agentd/certificate_renewal.h"
 #include "common/defaults.h"
 
@@ -53,6 +54,10 @@ struct AgentDaemonConfig {
   // reconnects with it (its tasks keep running; `task exec` sessions end).
   std::optional<CredentialFiles> renewal_files;
   absl::Duration cert_check = absl::Hours(1);
+  // GET /metrics (agent_metrics.h): where and how it is served; none: not served. Its host,
+  // version, commit, isolation and work dir are filled in at start; after a renewal it serves
+  // again with the files read anew.
+  std::optional<AgentMetricsOptions> metrics;
   absl::Duration max_backoff = absl::Seconds(5);
   absl::Duration usage_interval = absl::Seconds(5);
   absl::Duration keepalive_time = absl::Seconds(5);

@@ -1,5 +1,6 @@
 #include "common/net.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -26,6 +27,10 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text) {
   uint32_t port = 0;
   if (!absl::SimpleAtoi(port_text, &port) || port > 65535) return bad("has an invalid port");
   return HostPort{std::string(host), static_cast<uint16_t>(port)};
+}
+
+bool IsLoopback(absl::string_view host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || absl::StartsWith(host, "127.");
 }
 
 }  // namespace paceline

@@ -20,4 +20,7 @@ struct HostPort {
 
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view text);
 
+// 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopback(absl::string_view host);
+
 }  // namespace paceline

@@ -34,6 +34,7 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string peer;                  // the client's address
+  std::string client_name;           // mutual TLS: its certificate's common name; else ""
   std::vector<std::string> matches;  // the whole path, then the route's capture groups
 
   // The first header of that name (case-insensitive), or "".

@@ -94,6 +94,18 @@ namespace {
 
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
+// The common name of the certificate the client presented and the handshake verified; "" when
+// none.
+std::string CommonNameOfPeer(SSL* ssl) {
+  X509* cert = SSL_get_peer_certificate(ssl);
+  if (cert == nullptr) return "";
+  char name[256] = {0};
+  const int n =
+      X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, name, sizeof name);
+  X509_free(cert);
+  return n > 0 ? std::string(name, static_cast<size_t>(n)) : "";
+}
+
 // One connection over `Stream`: beast::tcp_stream (plain) or TlsStream.
 template <class S>
 class Session final : public SessionBase {
@@ -117,6 +129,7 @@ class Session final : public SessionBase {
           self->Lowest().expires_never();
           self->server_->gate().Done(self->peer_);
           if (ec) return self->CloseNow();
+          self->client_name_ = CommonNameOfPeer(self->stream_.native_handle());
           self->Read();
         });
       } else {
@@ -207,6 +220,7 @@ class Session final : public SessionBase {
     }
     req.body = std::move(breq.body());
     req.peer = peer_;
+    req.client_name = client_name_;
     HttpResponse res;
     try {
       server_->router().Dispatch(req, res);
@@ -332,6 +346,7 @@ class Session final : public SessionBase {
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   HttpServer::Impl* const server_;
   const std::string peer_;
+  std::string client_name_;  // set by the handshake (mutual TLS)
   std::mutex mu_;
   bool closed_ = false;
   std::vector<std::function<void()>> on_close_;
@@ -378,6 +393,17 @@ absl::StatusOr<HostPort> HttpServer::Impl::Start(const HostPort& listen,
     if (ec) {
       return absl::InvalidArgumentError(absl::StrCat("HTTP TLS: cannot load ", tls->cert_file,
                                                      " and ", tls->key_file, ": ", ec.message()));
+    }
+    if (!tls->client_ca_file.empty()) {
+      tls_->load_verify_file(tls->client_ca_file, ec);
+      if (ec) {
+        return absl::InvalidArgumentError(absl::StrCat("HTTP TLS: cannot load the client CA ",
+                                                       tls->client_ca_file, ": ", ec.message()));
+      }
+      tls_->set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert);
+      // Sessions resumed with a verified client need a context of their own.
+      static constexpr unsigned char kContext[] = "paceline-http";
+      SSL_CTX_set_session_id_context(tls_->native_handle(), kContext, sizeof kContext - 1);
     }
   }
   net::ip::address address = net::ip::make_address(listen.host, ec);

@@ -17,7 +17,8 @@
 //     at once;
 //   - more than max_queued requests waiting for a worker: 503 (with Retry-After).
 //
-// TLS (HttpTls): every connection is TLS (1.2 or newer) with the given certificate. A
+// TLS (HttpTls): every connection is TLS (1.2 or newer) with the given certificate (and, with a
+// client CA, a client certificate checked against it). A
 // connection gets its TLS state (~90 KB) only once its client has sent something; at most
 // max_tls_handshakes handshakes are in flight at once (max_tls_handshakes_per_address from one
 // address), the others wait for a slot; the handshake must end within read_timeout of the
@@ -58,6 +59,9 @@ struct HttpLimits {
 struct HttpTls {
   std::string cert_file;
   std::string key_file;
+  // Set: mutual TLS. Every client presents a certificate signed by this CA (PEM file), or its
+  // handshake fails; the certificate's common name is each request's client_name.
+  std::string client_ca_file;
 };
 
 // The worker threads (json_gateway.cc keeps some of them free of streams).

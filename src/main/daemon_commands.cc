@@ -28,6 +28,7 @@
 #include "common/units.h"
 #include "common/version.h"
 #include "dns/names.h"
+#include "http/http_server.h"
 #include "main/commands.h"
 #include "main/daemon_flags.h"
 #include "main/sandbox_path.h"
@@ -306,6 +307,15 @@ absl::Status RunAgent(const AgentFlags& f, const DaemonSettings& settings, bool 
     // A joined host: it renews its certificate by itself.
     if (!config->cert_pem.empty()) config->renewal_files = files;
   }
+  if (!f.metrics_listen.empty()) {
+    absl::StatusOr<HostPort> listen = ParseHostPort(f.metrics_listen);
+    if (!listen.ok()) return settings.Locate(WithFlag(listen.status(), "--metrics-listen"));
+    agentd::AgentMetricsOptions metrics{.listen = *listen, .clients = f.metrics_clients};
+    if (!config->cert_pem.empty()) {
+      metrics.tls = http::HttpTls{.cert_file = f.cert, .key_file = f.key, .client_ca_file = f.ca};
+    }
+    config->metrics = std::move(metrics);
+  }
   sigset_t stop_signals = BlockStopSignals();
   agentd::AgentDaemon daemon(*config);
   absl::Status result;
@@ -469,6 +479,32 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
               << "\nCA:          " << files->ca << "\nstart the agent with --name " << cert_host
               << " --ca " << files->ca << " --cert " << files->cert << " --key " << files->key
               << std::endl;
+  });
+
+  // `paceline cert client NAME`: a client certificate for an agent's /metrics (mutual TLS).
+  static std::string client_name, client_out;
+  CLI::App* client_cert = cert->add_subcommand(
+      "client",
+      "make a client certificate with the cluster's CA, e.g. for Prometheus to scrape agents' "
+      "/metrics (on the master's machine)");
+  client_cert->add_option("name", client_name, "its common name (agents' --metrics-client)")
+      ->required();
+  client_cert->add_option("--tls-dir", cert_tls_dir, "where the CA is (the master's --tls-dir)")
+      ->capture_default_str();
+  client_cert->add_option("--out", client_out,
+                          "where to write NAME.pem and NAME.key (default: TLS_DIR/clients)");
+  client_cert->callback([&ctx] {
+    if (!access::IsValidName(client_name)) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          absl::StrCat("name: '", client_name, "' is not 1 to 64 of A-Z a-z 0-9 . _ @ -")));
+    }
+    const std::string out = client_out.empty() ? cert_tls_dir + "/clients" : client_out;
+    absl::StatusOr<tls::CertificateFiles> files =
+        tls::IssueAgentCertificate(cert_tls_dir, client_name, out);
+    if (!files.ok()) return ctx.Fail(files.status());
+    std::cout << "certificate: " << files->cert << "\nkey:         " << files->key
+              << "\nCA:          " << files->ca << "\nagents serve it with --metrics-client "
+              << client_name << " (the default is prometheus)" << std::endl;
   });
 }
 

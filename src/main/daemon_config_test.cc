@@ -97,8 +97,8 @@ TEST(DaemonSettings, EveryFlagOfMasterAgentAndUpIsAKey) {
     }
     EXPECT_EQ(options, c.settings.keys().size());
   }
-  EXPECT_EQ(Command("master").settings.keys().size(), 24u);
-  EXPECT_EQ(Command("agent").settings.keys().size(), 25u);
+  EXPECT_EQ(Command("master").settings.keys().size(), 25u);
+  EXPECT_EQ(Command("agent").settings.keys().size(), 28u);
 }
 
 // A value for every key, by its type; each must land in its field, sourced at its line.
@@ -112,7 +112,7 @@ TEST(DaemonSettings, EveryKeyOfMasterAndAgentIsAcceptedAndSourced) {
         absl::StrAppend(&text, key, ": true\n");
       } else if (key == "dns-rate-limit") {
         absl::StrAppend(&text, key, ": 12.5\n");
-      } else if (key == "label" || key == "container-host-path") {
+      } else if (key == "label" || key == "container-host-path" || key == "metrics-client") {
         absl::StrAppend(&text, key, ":\n  - v-", key, "\n  - w\n");
       } else {
         absl::StrAppend(&text, key, ": v-", key, "\n");
@@ -124,7 +124,7 @@ TEST(DaemonSettings, EveryKeyOfMasterAndAgentIsAcceptedAndSourced) {
       SettingSource src = c.settings.source(key);
       EXPECT_EQ(src.kind, Kind::kFile) << key;
       // A block list's value starts at its first item, on the next line.
-      const bool list = key == "label" || key == "container-host-path";
+      const bool list = key == "label" || key == "container-host-path" || key == "metrics-client";
       EXPECT_EQ(src.ToString(), list ? absl::StrCat("f.yaml:", line + 1, ":3")
                                      : absl::StrCat("f.yaml:", line, ":", key.size() + 3))
           << key;

@@ -123,6 +123,14 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master, DaemonSetting
         "a joined host (--token-file from `paceline agent join`): how often to check whether "
         "the certificate is due (two thirds of its validity passed) and renew it; 0: never")
         ->capture_default_str();
+    Opt(cmd, s, "--metrics-listen", f.metrics_listen,
+        "serve GET /metrics on HOST:PORT: HTTPS with this agent's certificate to clients with a "
+        "certificate of the cluster's CA (mutual TLS); plain HTTP on loopback without TLS; "
+        "\"\": not served");
+    Opt(cmd, s, "--metrics-client", f.metrics_clients,
+        "the common name a /metrics client's certificate must have (repeatable; "
+        "`paceline cert client NAME`)")
+        ->capture_default_str();
   }
   Opt(cmd, s, "--name", f.name, "host name the master knows this agent by (default: hostname)");
   Opt(cmd, s, "--work-dir", f.work_dir, "agent state: checkpoint, sandboxes, volumes");

@@ -59,6 +59,8 @@ struct AgentFlags {
   std::string token_file;
   std::string ca, cert, key;
   std::string cert_check = "1h";
+  std::string metrics_listen;
+  std::vector<std::string> metrics_clients = {"prometheus"};
   std::string name;
   std::string work_dir;
   std::vector<std::string> labels;

@@ -8,14 +8,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/net.h"
 #include "tls/certificate_dates.h"
 #include "tls/certificates.h"
 
 namespace paceline::masterd {
-
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || absl::StartsWith(host, "127.");
-}
 
 absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
   const std::string grpc_addr = config.grpc_listen.ToString();

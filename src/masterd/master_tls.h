@@ -37,7 +37,4 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config);
 // cannot be read or holds no certificate is left out. Empty without TLS.
 std::vector<api::CertificateExpiry> CertificateExpiries(const MasterTls& tls);
 
-// 127.0.0.0/8, ::1 and "localhost".
-bool IsLoopback(const std::string& host);
-
 }  // namespace paceline::masterd

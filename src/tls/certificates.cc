@@ -61,7 +61,7 @@ struct Issued {
   Ptr<EVP_PKEY> key;
 };
 
-enum class Kind { kCa, kServerAndClient, kClient };
+enum class Kind { kCa, kServerAndClient };
 
 // A new key and certificate for `cn` with alternative names `sans`, signed by `issuer` (null:
 // self-signed).
@@ -96,8 +96,7 @@ absl::StatusOr<Issued> Issue(const std::string& cn, const std::vector<std::strin
       {NID_subject_key_identifier, "hash"},
   };
   if (kind != Kind::kCa) {
-    exts.push_back(
-        {NID_ext_key_usage, kind == Kind::kClient ? "clientAuth" : "serverAuth,clientAuth"});
+    exts.push_back({NID_ext_key_usage, "serverAuth,clientAuth"});
     exts.push_back({NID_authority_key_identifier, "keyid:always"});
   }
   if (!sans.empty()) {
@@ -236,7 +235,9 @@ absl::StatusOr<CertificateFiles> IssueAgentCertificate(const std::string& dir,
   CertificateFiles files{(fs::path(dir) / "ca.pem").string(),
                          (fs::path(out_dir) / (host + ".pem")).string(),
                          (fs::path(out_dir) / (host + ".key")).string()};
-  absl::StatusOr<Issued> agent = Issue(host, {host}, Kind::kClient, ca->cert.get(), ca->key.get());
+  // Server use too: the agent serves its /metrics with it (agentd/agent_metrics.h).
+  absl::StatusOr<Issued> agent =
+      Issue(host, {host}, Kind::kServerAndClient, ca->cert.get(), ca->key.get());
   if (!agent.ok()) return agent.status();
   if (absl::Status s = WritePair(*agent, files.cert, files.key); !s.ok()) return s;
   return files;

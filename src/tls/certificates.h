@@ -5,7 +5,8 @@
 //                                   ECDSA P-256, 10 years); the key never leaves DIR
 //   DIR/master.pem, DIR/master.key  the masters' certificate, signed by the CA, for `names`
 //                                   (DNS names and IP addresses), server and client use
-//   OUT/HOST.pem, OUT/HOST.key      an agent's client certificate, its common name HOST
+//   OUT/HOST.pem, OUT/HOST.key      an agent's certificate (client, and server for its
+//                                   /metrics), its common name and DNS name HOST
 //
 // Keys are written mode 0600 and DIR mode 0700; a file is written whole under another name and
 // then renamed, so a reader never sees half of it. Existing files are kept: the CA is made once

@@ -115,7 +115,7 @@ absl::StatusOr<SignedCertificate> SignAgentCsr(const std::string& ca_dir,
   for (const auto& [nid, value] : std::vector<std::pair<int, std::string>>{
            {NID_basic_constraints, "critical,CA:FALSE"},
            {NID_key_usage, "critical,digitalSignature,keyAgreement"},
-           {NID_ext_key_usage, "clientAuth"},
+           {NID_ext_key_usage, "serverAuth,clientAuth"},  // and its /metrics
            {NID_subject_key_identifier, "hash"},
            {NID_authority_key_identifier, "keyid:always"},
            {NID_subject_alt_name, absl::StrCat("DNS:", host)}}) {

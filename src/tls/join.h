@@ -6,8 +6,9 @@
 //     signing request for the host's name; the key never leaves the host;
 //   - on the master, SignAgentCsr checks the request (its signature, and that it asks for
 //     exactly that host) and signs it with the cluster's CA in DIR (tls/certificates.h): a
-//     client certificate, its common name and DNS name the host, valid `validity`, with a random
-//     serial number that names it (`paceline host revoke-cert`);
+//     certificate for client and server use (its /metrics), its common name and DNS name the
+//     host, valid `validity`, with a random serial number that names it (`paceline host
+//     revoke-cert`);
 //   - CaHash is how the joining host pins the CA it fetched before trusting it: "sha256:" and
 //     the hex SHA-256 of the CA certificate's DER-encoded SubjectPublicKeyInfo (the hash
 //     `kubeadm join --discovery-token-ca-cert-hash` uses).

@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/e2e/cluster_fixture.h"
@@ -116,6 +117,16 @@ class ShortCertificatesE2E : public JoinE2E {
                                .host_timeout = "3s",
                                .master_args = {"--host-cert-validity", "15s"},
                                .tls = true}) {}
+
+  // The port the agent printed that it serves its /metrics on ("" until it did).
+  static std::string MetricsPort(Process& agent) {
+    const std::string out = agent.Output();
+    const std::string mark = "serves https://127.0.0.1:";
+    const size_t at = out.rfind(mark);
+    if (at == std::string::npos) return "";
+    const size_t end = out.find('/', at + mark.size());
+    return out.substr(at + mark.size(), end - at - mark.size());
+  }
 
   // The end of validity /metrics shows for `host`'s agent (0: none shown).
   int64_t CertificateEndOnMetrics(const std::string& host) {
@@ -348,7 +359,8 @@ TEST_F(ShortCertificatesE2E, AnAgentRenewsItsOwnCertificateAgainAndAgainAndKeeps
   ASSERT_EQ(Join(MakeJoinToken({"--user", name}), name, dir).exit_code, 0);
   const absl::Time joined = absl::Now();
   const std::string first = ReadFile(dir + "/agent.pem");
-  std::unique_ptr<Process> agent = StartJoinedAgent(name, dir, {"--cert-check", "1s"});
+  std::unique_ptr<Process> agent =
+      StartJoinedAgent(name, dir, {"--cert-check", "1s", "--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(c_.WaitForHosts(1)) << agent->Output();
   ASSERT_EQ(c_.Cli({"pool", "create", "/j", "-f", c_.WriteFile("pool.yaml", kPool)}).exit_code, 0);
   const uint64_t job = c_.CreateJob("/j",
@@ -389,6 +401,27 @@ TEST_F(ShortCertificatesE2E, AnAgentRenewsItsOwnCertificateAgainAndAgainAndKeeps
       absl::Seconds(20)))
       << end << " " << first_end;
   EXPECT_EQ(HostState(name), "UP");
+  // Its /metrics is served with the certificate it presents now.
+  ASSERT_EQ(RunPaceline({"cert", "client", "prometheus", "--tls-dir", c_.dir() + "/master/tls",
+                         "--out", c_.dir() + "/clients"})
+                .exit_code,
+            0);
+  auto serial = [&](const std::string& command) {
+    RunResult r = RunProgram({"-c", command + " | openssl x509 -noout -serial"}, {.program = "sh"});
+    return r.out;
+  };
+  const std::string port = MetricsPort(*agent);
+  ASSERT_FALSE(port.empty()) << agent->Output();
+  std::string served;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        served = serial(absl::StrCat("openssl s_client -connect 127.0.0.1:", port, " -cert ",
+                                     c_.dir(), "/clients/prometheus.pem -key ", c_.dir(),
+                                     "/clients/prometheus.key </dev/null 2>/dev/null"));
+        return absl::StartsWith(served, "serial=") && served == serial("cat " + dir + "/agent.pem");
+      },
+      absl::Seconds(10)))
+      << served << " vs " << serial("cat " + dir + "/agent.pem");
   const Json now = c_.CliJson({"task", "get", absl::StrCat(job, "/0")})["task"];
   EXPECT_EQ(now.value("state", ""), "RUNNING");
   EXPECT_EQ(now.value("run", 0u), task.value("run", 0u));

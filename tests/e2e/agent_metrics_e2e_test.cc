@@ -1,0 +1,110 @@
+// End to end: an agent's own /metrics (docs/operations.md "Monitoring"), scraped as Prometheus
+// does, with curl: HTTPS verified against the cluster's CA by the agent's host name (the agent's
+// certificate is a server certificate for it too), and mutual: a client certificate of the
+// cluster's CA named `prometheus` (`paceline cert client`) is served, a client without one
+// fails its handshake, and one with another name gets 403. What it serves passes
+// `promtool check metrics` and follows the agent's runs.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "tests/e2e/cluster_fixture.h"
+
+namespace paceline::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kPool[] = "resources:\n  cpu: {reservation: 1, limit: 2}\n";
+
+class AgentMetricsE2E : public ::testing::Test {
+ protected:
+  // The port the agent printed that it serves /metrics on (0 until it did).
+  int MetricsPort() {
+    std::smatch m;
+    const std::string out = c_.agent(0).Output();
+    static const std::regex kServes("serves https://127\\.0\\.0\\.1:([0-9]+)/metrics");
+    return std::regex_search(out, m, kServes) ? std::stoi(m[1]) : 0;
+  }
+
+  // curl https://AGENT:PORT/metrics with `client` (NAME.pem and NAME.key under the clients
+  // dir; "" for none).
+  RunResult Scrape(const std::string& client) {
+    const std::string host = c_.agent_name(0);
+    const std::string port = std::to_string(MetricsPort());
+    std::vector<std::string> args = {"-sS",
+                                     "--max-time",
+                                     "10",
+                                     "--cacert",
+                                     c_.ca_file(),
+                                     "--resolve",
+                                     host + ":" + port + ":127.0.0.1",
+                                     "-w",
+                                     "\n%{http_code}"};
+    if (!client.empty()) {
+      args.insert(args.end(), {"--cert", clients_ + "/" + client + ".pem", "--key",
+                               clients_ + "/" + client + ".key"});
+    }
+    args.push_back("https://" + host + ":" + port + "/metrics");
+    return RunProgram(args, {.program = "curl"});
+  }
+
+  TestCluster c_{
+      ClusterOptions{.agents = 1, .agent_args = {"--metrics-listen", "127.0.0.1:0"}, .tls = true}};
+  std::string clients_ = c_.dir() + "/clients";
+};
+
+TEST_F(AgentMetricsE2E, AnAgentServesItsMetricsOverMutualTlsToItsNamedClientOnly) {
+  ASSERT_TRUE(c_.WaitForHosts(1));
+  ASSERT_TRUE(WaitFor([&] { return MetricsPort() > 0; }, absl::Seconds(10)))
+      << c_.agent(0).Output();
+  for (const char* name : {"prometheus", "intruder"}) {
+    RunResult made = RunPaceline(
+        {"cert", "client", name, "--tls-dir", c_.dir() + "/master/tls", "--out", clients_});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+  }
+  ASSERT_EQ(c_.Cli({"pool", "create", "/m", "-f", c_.WriteFile("pool.yaml", kPool)}).exit_code, 0);
+  const uint64_t job = c_.CreateJob("/m",
+                                    "name: long\ninstances: 1\ntask:\n  command: \"sleep 600\"\n"
+                                    "  resources: {cpu: 0.1, memory: 16Mi}\n");
+  ASSERT_TRUE(c_.WaitForJob(
+      job,
+      [](const nlohmann::json& j) {
+        return j.contains("task_counts") && j["task_counts"].value("RUNNING", 0) == 1;
+      },
+      absl::Seconds(60)));
+
+  // Prometheus's certificate: served, and it shows the running task (published each second).
+  RunResult scraped;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        scraped = Scrape("prometheus");
+        return scraped.out.find("paceline_agent_runs{state=\"running\"} 1\n") != std::string::npos;
+      },
+      absl::Seconds(10)))
+      << scraped.out << scraped.err;
+  EXPECT_EQ(scraped.exit_code, 0) << scraped.err;
+  EXPECT_THAT(scraped.out, ::testing::EndsWith("\n200"));
+  EXPECT_THAT(scraped.out, HasSubstr("paceline_agent_connected 1\n"));
+  EXPECT_THAT(scraped.out,
+              HasSubstr(absl::StrCat("paceline_agent_info{host=\"", c_.agent_name(0), "\"")));
+  EXPECT_THAT(scraped.out, HasSubstr("paceline_agent_filesystem_avail_bytes "));
+  const std::string text = scraped.out.substr(0, scraped.out.rfind('\n') + 1);
+  const std::string file = c_.WriteFile("agent.metrics", text);
+  RunResult checked = RunProgram({"-c", "promtool check metrics < " + file}, {.program = "sh"});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err << text;
+
+  // No client certificate: the handshake fails. Another name: 403.
+  RunResult none = Scrape("");
+  EXPECT_NE(none.exit_code, 0) << none.out;
+  EXPECT_THAT(none.out, ::testing::Not(HasSubstr("paceline_agent")));
+  RunResult other = Scrape("intruder");
+  EXPECT_THAT(other.out, ::testing::EndsWith("\n403"));
+  EXPECT_THAT(other.out, HasSubstr("'intruder' is not one of --metrics-client: prometheus"));
+}
+
+}  // namespace
+}  // namespace paceline::e2e
