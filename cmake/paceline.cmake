@@ -69,11 +69,7 @@ endfunction()
 # Precompiles the heavy headers that nearly every file includes (the standard library, Abseil;
 # GoogleTest for tests) once for the libraries and once for the tests, and has every library
 # and executable under DIR reuse one of the two. A header precompiled per target took about a
-# third of a full build on a 2-core machine. The libraries that link the generated protobuf and
-# gRPC code (the API, the CLI, the daemons) reuse a third one that also holds gRPC's, protobuf's,
-# nlohmann/json's and CLI11's headers, which their files parse again and again otherwise
-# (bench/results/time-to-first-cluster-*.md); the core's libraries never see those. Tiny or
-# special targets are skipped.
+# third of a full build on a 2-core machine. Tiny or special targets are skipped.
 function(paceline_precompile_headers dir)
   set(common <algorithm> <map> <memory> <optional> <string> <vector>
       "$<$<COMPILE_LANGUAGE:CXX>:absl/status/statusor.h>"
@@ -87,29 +83,17 @@ function(paceline_precompile_headers dir)
   target_link_libraries(paceline_test_pch PRIVATE absl::status absl::statusor absl::strings
                         absl::time GTest::gmock GTest::gtest)
   target_precompile_headers(paceline_test_pch PRIVATE ${common} <gtest/gtest.h> <gmock/gmock.h>)
-  add_library(paceline_rpc_pch STATIC ${CMAKE_SOURCE_DIR}/cmake/pch.cc)
-  target_link_libraries(paceline_rpc_pch PRIVATE absl::status absl::statusor absl::strings
-                        absl::time gRPC::grpc++ protobuf::libprotobuf nlohmann_json::nlohmann_json
-                        CLI11::CLI11)
-  target_precompile_headers(paceline_rpc_pch PRIVATE ${common}
-                            "$<$<COMPILE_LANGUAGE:CXX>:grpcpp/grpcpp.h>"
-                            "$<$<COMPILE_LANGUAGE:CXX>:google/protobuf/message.h>"
-                            "$<$<COMPILE_LANGUAGE:CXX>:nlohmann/json.hpp>"
-                            "$<$<COMPILE_LANGUAGE:CXX>:CLI/CLI.hpp>")
   foreach(t ${targets})
     # The task wrapper is C-like and tiny; the proto library is built without warnings; the
     # agent's test helper is built without sanitizers, so the shared headers do not fit it.
     if(t STREQUAL "paceline-task-wrapper" OR t STREQUAL "paceline_proto"
        OR t STREQUAL "paceline_version" OR t STREQUAL "agent_test_helper" OR t MATCHES "_fuzz$"
-       OR t MATCHES "^paceline(_test|_rpc)?_pch$")
+       OR t MATCHES "^paceline(_test)?_pch$")
       continue()
     endif()
     get_target_property(libs ${t} LINK_LIBRARIES)
-    paceline_links_target(${t} paceline_proto with_proto)
     if(libs MATCHES "GTest::")
       target_precompile_headers(${t} REUSE_FROM paceline_test_pch)
-    elseif(with_proto)
-      target_precompile_headers(${t} REUSE_FROM paceline_rpc_pch)
     else()
       target_precompile_headers(${t} REUSE_FROM paceline_pch)
     endif()
