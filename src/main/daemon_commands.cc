@@ -332,6 +332,37 @@ absl::Status RunAgent(const AgentFlags& f, const DaemonSettings& settings, bool 
   return result;
 }
 
+// `paceline cert agent HOST` and `paceline cert client NAME`: NAME.pem and NAME.key made with the
+// cluster's CA into --out (default TLS_DIR/SUBDIR); `hint` says what to do with them.
+struct CertFlags {
+  std::string name, tls_dir = std::string(defaults::kDataDir) + "/tls", out;
+};
+void AddCertCommand(
+    CLI::App* group, CommandContext& ctx, CertFlags& f, const std::string& command,
+    const std::string& help, const std::string& name_help, const std::string& subdir,
+    std::function<std::string(const std::string& name, const tls::CertificateFiles&)> hint) {
+  CLI::App* cmd = group->add_subcommand(command, help);
+  cmd->add_option("name", f.name, name_help)->required();
+  cmd->add_option("--tls-dir", f.tls_dir, "where the CA is (the master's --tls-dir)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--out", f.out,
+      absl::StrCat("where to write NAME.pem and NAME.key (default: TLS_DIR/", subdir, ")"));
+  cmd->callback([&ctx, &f, subdir, hint] {
+    if (!access::IsValidName(f.name)) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          absl::StrCat("name: '", f.name, "' is not 1 to 64 of A-Z a-z 0-9 . _ @ -")));
+    }
+    const std::string out = f.out.empty() ? f.tls_dir + "/" + subdir : f.out;
+    absl::StatusOr<tls::CertificateFiles> files =
+        tls::IssueAgentCertificate(f.tls_dir, f.name, out);
+    if (!files.ok()) return ctx.Fail(files.status());
+    std::cout << "certificate: " << files->cert << "\nkey:         " << files->key
+              << "\nCA:          " << files->ca << "\n"
+              << hint(f.name, *files) << std::endl;
+  });
+}
+
 // `paceline up`: a master and one local agent in one process.
 absl::Status RunUp(const MasterFlags& mf, const AgentFlags& af, const DaemonSettings& settings,
                    bool print) {
@@ -453,59 +484,24 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
     if (!s.ok()) ctx.Fail(s);
   });
 
-  // `paceline cert agent HOST`: on the master's machine, where the cluster's CA is.
-  static std::string cert_host, cert_tls_dir = std::string(defaults::kDataDir) + "/tls", cert_out;
+  // On the master's machine, where the cluster's CA is.
   CLI::App* cert = AddGroup(app, "cert", "the cluster's TLS certificates");
-  CLI::App* agent_cert = cert->add_subcommand(
-      "agent",
-      "make an agent's client certificate with the cluster's CA (on the master's machine)");
-  agent_cert->add_option("host", cert_host, "the host name the agent registers as (--name)")
-      ->required();
-  agent_cert->add_option("--tls-dir", cert_tls_dir, "where the CA is (the master's --tls-dir)")
-      ->capture_default_str();
-  agent_cert->add_option("--out", cert_out,
-                         "where to write HOST.pem and HOST.key (default: "
-                         "TLS_DIR/agents)");
-  agent_cert->callback([&ctx] {
-    if (!access::IsValidName(cert_host)) {
-      return ctx.Fail(absl::InvalidArgumentError(
-          absl::StrCat("host: '", cert_host, "' is not 1 to 64 of A-Z a-z 0-9 . _ @ -")));
-    }
-    const std::string out = cert_out.empty() ? cert_tls_dir + "/agents" : cert_out;
-    absl::StatusOr<tls::CertificateFiles> files =
-        tls::IssueAgentCertificate(cert_tls_dir, cert_host, out);
-    if (!files.ok()) return ctx.Fail(files.status());
-    std::cout << "certificate: " << files->cert << "\nkey:         " << files->key
-              << "\nCA:          " << files->ca << "\nstart the agent with --name " << cert_host
-              << " --ca " << files->ca << " --cert " << files->cert << " --key " << files->key
-              << std::endl;
-  });
-
-  // `paceline cert client NAME`: a client certificate for an agent's /metrics (mutual TLS).
-  static std::string client_name, client_out;
-  CLI::App* client_cert = cert->add_subcommand(
-      "client",
-      "make a client certificate with the cluster's CA, e.g. for Prometheus to scrape agents' "
-      "/metrics (on the master's machine)");
-  client_cert->add_option("name", client_name, "its common name (agents' --metrics-client)")
-      ->required();
-  client_cert->add_option("--tls-dir", cert_tls_dir, "where the CA is (the master's --tls-dir)")
-      ->capture_default_str();
-  client_cert->add_option("--out", client_out,
-                          "where to write NAME.pem and NAME.key (default: TLS_DIR/clients)");
-  client_cert->callback([&ctx] {
-    if (!access::IsValidName(client_name)) {
-      return ctx.Fail(absl::InvalidArgumentError(
-          absl::StrCat("name: '", client_name, "' is not 1 to 64 of A-Z a-z 0-9 . _ @ -")));
-    }
-    const std::string out = client_out.empty() ? cert_tls_dir + "/clients" : client_out;
-    absl::StatusOr<tls::CertificateFiles> files =
-        tls::IssueAgentCertificate(cert_tls_dir, client_name, out);
-    if (!files.ok()) return ctx.Fail(files.status());
-    std::cout << "certificate: " << files->cert << "\nkey:         " << files->key
-              << "\nCA:          " << files->ca << "\nagents serve it with --metrics-client "
-              << client_name << " (the default is prometheus)" << std::endl;
-  });
+  static CertFlags agent_cert, client_cert;
+  AddCertCommand(cert, ctx, agent_cert, "agent",
+                 "make an agent's certificate with the cluster's CA (on the master's machine)",
+                 "the host name the agent registers as (--name)", "agents",
+                 [](const std::string& host, const tls::CertificateFiles& files) {
+                   return absl::StrCat("start the agent with --name ", host, " --ca ", files.ca,
+                                       " --cert ", files.cert, " --key ", files.key);
+                 });
+  AddCertCommand(cert, ctx, client_cert, "client",
+                 "make a client certificate with the cluster's CA, e.g. for Prometheus to scrape "
+                 "agents' /metrics (on the master's machine)",
+                 "its common name (agents' --metrics-client)", "clients",
+                 [](const std::string& name, const tls::CertificateFiles&) {
+                   return absl::StrCat("agents serve it with --metrics-client ", name,
+                                       " (the default is prometheus)");
+                 });
 }
 
 }  // namespace paceline::cli

@@ -446,20 +446,27 @@ TEST_F(PostgresStoreTest, CommitsOfATermThatLostTheLeaseFailAndChangeNothing) {
   EXPECT_EQ(c->next_job_id, 1u);
 }
 
-TEST_F(PostgresStoreTest, MastersStartingTogetherCreateTheSchemaOnce) {
-  constexpr int kMasters = 4;
-  std::vector<std::string> ids(kMasters);
+// `n` stores opened at once on `url`, as masters starting together: the cluster id each found.
+std::vector<absl::StatusOr<std::string>> OpenTogether(const std::string& url, int n) {
+  std::vector<absl::StatusOr<std::string>> ids(n, absl::UnknownError("not opened"));
   std::vector<std::thread> threads;
-  for (int i = 0; i < kMasters; ++i) {
+  for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
-      auto s = PostgresStore::Open(url_);
-      if (s.ok()) ids[i] = (*s)->cluster_id();
+      auto s = PostgresStore::Open(url);
+      ids[i] = s.ok() ? absl::StatusOr<std::string>((*s)->cluster_id()) : s.status();
     });
   }
   for (auto& t : threads) t.join();
-  for (const std::string& id : ids) {
-    EXPECT_FALSE(id.empty());
-    EXPECT_EQ(id, ids[0]);
+  return ids;
+}
+
+TEST_F(PostgresStoreTest, MastersStartingTogetherCreateTheSchemaOnce) {
+  constexpr int kMasters = 4;
+  std::vector<absl::StatusOr<std::string>> ids = OpenTogether(url_, kMasters);
+  for (const absl::StatusOr<std::string>& id : ids) {
+    ASSERT_TRUE(id.ok()) << id.status();
+    EXPECT_FALSE(id->empty());
+    EXPECT_EQ(*id, *ids[0]);
   }
   EXPECT_EQ(MustOpen()->open_count(), kMasters + 1);
 }
@@ -470,17 +477,10 @@ TEST_F(PostgresStoreTest, MastersStartingTogetherCreateTheSchemaOnce) {
 TEST_F(PostgresStoreTest, MastersStartingTogetherOnAnOlderSchemaMigrateItOnce) {
   MakeVersionThreeDatabase(url_);
   constexpr int kMasters = 4;
-  std::vector<absl::Status> opened(kMasters);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kMasters; ++i) {
-    threads.emplace_back([&, i] {
-      auto s = PostgresStore::Open(url_);
-      opened[i] = s.status();
-      if (s.ok() && (*s)->cluster_id() != "c3") opened[i] = absl::InternalError((*s)->cluster_id());
-    });
+  for (const absl::StatusOr<std::string>& id : OpenTogether(url_, kMasters)) {
+    ASSERT_TRUE(id.ok()) << id.status();
+    EXPECT_EQ(*id, "c3");
   }
-  for (auto& t : threads) t.join();
-  for (const absl::Status& s : opened) EXPECT_TRUE(s.ok()) << s;
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
   auto contents = store->Load();
