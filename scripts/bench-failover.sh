@@ -12,7 +12,7 @@
 # or restarts nothing. Writes a JSON report (median and max of both times, each repetition, the
 # machine and the commit) to OUT (default bench/results/failover-DATE.json).
 #
-# Knobs: MASTERS (3), REPS (10), TASKS (100), LEASE (5s, the default lease), PACELINE
+# Knobs: MASTERS (3), REPS (10), TASKS (100), LEASE (2.5s, the default lease), PACELINE
 # (build/release/paceline), OUT; KEEP=1 keeps the logs and data in the temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ PACELINE=$(realpath "${PACELINE:-build/release/paceline}")
 MASTERS=${MASTERS:-3}
 REPS=${REPS:-10}
 TASKS=${TASKS:-100}
-LEASE=${LEASE:-5s}
+LEASE=${LEASE:-2.5s}
 OUT=${OUT:-bench/results/failover-$(date -u +%Y-%m-%d).json}
 [[ -x $PACELINE ]] || { echo "no $PACELINE: run 'make build' first" >&2; exit 1; }
 

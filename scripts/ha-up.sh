@@ -8,14 +8,15 @@
 #   paceline --addr ADDR --ca data/ha/tls/ca.pem --token $(cat data/ha/token) job create -f ...
 #   kill -9 <the leader's pid>        # a standby leads within a few seconds
 #
-# Knobs: DATA (default data/ha), MASTERS (3), LEASE (5s), PACELINE (build/release/paceline).
+# Knobs: DATA (default data/ha), MASTERS (3), LEASE (2.5s, the default), PACELINE
+# (build/release/paceline).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACELINE=${PACELINE:-build/release/paceline}
 DATA=${DATA:-data/ha}
 MASTERS=${MASTERS:-3}
-LEASE=${LEASE:-5s}
+LEASE=${LEASE:-2.5s}
 [[ -x $PACELINE ]] || { echo "no $PACELINE: run 'make build' first" >&2; exit 1; }
 source scripts/pg-lib.sh
 [[ -n $PGBIN ]] || { echo "PostgreSQL is not installed: run scripts/install-deps.sh" >&2; exit 1; }

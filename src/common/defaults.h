@@ -25,8 +25,10 @@ inline constexpr absl::Duration kHistoryPeriod = absl::Seconds(10);
 inline constexpr absl::Duration kHeartbeatInterval = absl::Seconds(2);
 inline constexpr absl::Duration kHostTimeout = absl::Seconds(30);
 // How long a leader's lease runs without renewal (several masters on PostgreSQL): a standby
-// takes over this long after the leader died.
-inline constexpr absl::Duration kLease = absl::Seconds(5);
+// takes over this long after the leader died. The leader renews every fifth of it, so a leader
+// stalled for up to about four fifths of it (2 s) keeps its lease
+// (bench/results/failover-lease-2026-11-29.md).
+inline constexpr absl::Duration kLease = absl::Milliseconds(2500);
 // How long a task's credential is valid (the master's --task-credential-ttl); it is renewed at a
 // third of it (masterd/task_credentials.h).
 inline constexpr absl::Duration kTaskCredentialTtl = absl::Minutes(10);

@@ -135,9 +135,8 @@ void TestCluster::StartMaster(int i, const std::string& binary) {
     args.push_back("--insecure-loopback");
   }
   if (!options_.store.empty()) {
-    for (const char* a : {"--store", options_.store.c_str(), "--lease", options_.lease.c_str()}) {
-      args.push_back(a);
-    }
+    args.insert(args.end(), {"--store", options_.store});
+    if (!options_.lease.empty()) args.insert(args.end(), {"--lease", options_.lease});
   }
   args.insert(args.end(), options_.master_args.begin(), options_.master_args.end());
   std::filesystem::create_directories(dir_ + "/master");

@@ -42,7 +42,7 @@ struct ClusterOptions {
   // Several masters on one PostgreSQL `store`, each with its own data dir, one token; agents
   // get every address. The CLI talks to the one that answered last (see FindLeader).
   int masters = 1;
-  std::string lease = "3s";
+  std::string lease = "3s";  // "": the master's default
   // TLS: the masters share DATA/tls (the first makes the CA), agents present certificates
   // made with `paceline cert agent`, the CLI verifies the master (--ca). Otherwise plain text
   // (--insecure-loopback).

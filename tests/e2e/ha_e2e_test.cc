@@ -201,5 +201,43 @@ task: {command: "true", resources: {cpu: 0.05, memory: 8Mi}}
       service, [](const Json& j) { return TasksIn(j, "KILLED") == 4; }, absl::Seconds(60)));
 }
 
+// With the default lease, a leader stalled for a second at a time (a loaded host, a long pause
+// of the process) keeps leading: the standby never takes over, the term stays, nothing restarts.
+TEST(HaE2E, ALeaderStalledForASecondKeepsLeadingWithTheDefaultLease) {
+  auto pg = StartPostgres();
+  ASSERT_NE(pg, nullptr);
+  TestCluster c(
+      {.agents = 1, .host_timeout = "30s", .store = pg->url(), .masters = 2, .lease = ""});
+  ASSERT_EQ(c.Cli({"pool", "create", "/e2e", "-f", c.WriteFile("pool.yaml", kPgPool)}).exit_code,
+            0);
+  const uint64_t service = c.CreateJob("/e2e", R"(
+name: sleepers
+instances: 2
+task:
+  command: "sleep 600"
+  resources: {cpu: 0.05, memory: 8Mi}
+)");
+  ASSERT_TRUE(c.WaitForJob(
+      service, [](const Json& j) { return TasksIn(j, "RUNNING") == 2; }, absl::Seconds(60)));
+  const int leader = c.FindLeader(absl::Seconds(30));
+  ASSERT_GE(leader, 0);
+  const int64_t term = JsonInt(c.CliJson({"info"})["term"]);
+  ASSERT_GT(term, 0);
+  for (int i = 0; i < 3; ++i) {
+    c.master(leader).Signal(SIGSTOP);
+    absl::SleepFor(absl::Seconds(1));
+    c.master(leader).Signal(SIGCONT);
+    absl::SleepFor(absl::Seconds(1));
+  }
+  EXPECT_EQ(c.FindLeader(absl::Seconds(10)), leader);
+  EXPECT_EQ(JsonInt(c.CliJson({"info"})["term"]), term);
+  EXPECT_THAT(c.master(leader).Output(), ::testing::Not(HasSubstr("stepping down")));
+  Json tasks = c.CliJson({"task", "list", std::to_string(service)});
+  for (const Json& t : tasks["tasks"]) {
+    EXPECT_EQ(t["state"], "RUNNING") << t.dump();
+    EXPECT_EQ(t["run"], 1) << t.dump();
+  }
+}
+
 }  // namespace
 }  // namespace paceline::e2e
