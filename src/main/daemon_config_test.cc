@@ -220,7 +220,7 @@ TEST(DaemonSettings, DuplicateKeyIsRefused) {
   absl::Status s = c.settings.ApplyFile("cycle: 1s\nlease: 9s\ncycle: 2s\n", "m.yaml");
   EXPECT_THAT(s.message(), HasSubstr("m.yaml:3:1: cycle: duplicate key 'cycle' (first at line 1)"));
   EXPECT_EQ(c.master.cycle, "50ms");
-  EXPECT_EQ(c.master.lease, "5s");
+  EXPECT_EQ(c.master.lease, "2.5s");
 }
 
 TEST(DaemonSettings, SyntaxErrorsAndOtherShapesHaveTheirPlace) {

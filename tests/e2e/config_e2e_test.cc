@@ -97,7 +97,7 @@ TEST_F(ConfigE2E, MasterAndAgentStartFromTheirFilesAndFlagsOverrideThem) {
   EXPECT_THAT(printed.out, MatchesRegex("(.|\n)*\ncycle: 30ms +# flag\n(.|\n)*"));
   EXPECT_THAT(printed.out, MatchesRegex(absl::StrCat("(.|\n)*\nlisten: 127.0.0.1:0 +# ",
                                                      master_yaml, ":3:9\n(.|\n)*")));
-  EXPECT_THAT(printed.out, MatchesRegex("(.|\n)*\nlease: 5s +# default\n(.|\n)*"));
+  EXPECT_THAT(printed.out, MatchesRegex("(.|\n)*\nlease: 2.5s +# default\n(.|\n)*"));
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/data"));
 
   // The master from its file: a flag overrides one key (the cycle).
