@@ -82,14 +82,16 @@ TEST_F(CertificatesTest, FilesAreKeptAndTheMasterCertificateIsRemadeForANewName)
   EXPECT_TRUE(Verifies(f.ca, f.cert, X509_PURPOSE_SSL_SERVER));
 }
 
-TEST_F(CertificatesTest, AnAgentCertificateNamesItsHostAndServesOnlyAsAClient) {
+// A client certificate, and a server one for its host name: the agent serves its /metrics with
+// it (agentd/agent_metrics.h).
+TEST_F(CertificatesTest, AnAgentCertificateNamesItsHostAndServesAsClientAndServer) {
   CertificateFiles m = *EnsureMasterCertificates(dir_.string(), {"localhost"});
   absl::StatusOr<CertificateFiles> a =
       IssueAgentCertificate(dir_.string(), "host-7", (dir_ / "agents").string());
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_THAT(*CertificateNames(*ReadFile(a->cert)), ElementsAre("host-7", "host-7"));
   EXPECT_TRUE(Verifies(m.ca, a->cert, X509_PURPOSE_SSL_CLIENT));
-  EXPECT_FALSE(Verifies(m.ca, a->cert, X509_PURPOSE_SSL_SERVER));
+  EXPECT_TRUE(Verifies(m.ca, a->cert, X509_PURPOSE_SSL_SERVER));
   // Another cluster's CA does not accept it.
   fs::path other = dir_ / "other";
   CertificateFiles o = *EnsureMasterCertificates(other.string(), {"localhost"});
