@@ -367,6 +367,8 @@ std::vector<TaskEvent> TaskRuntime::PendingEvents(size_t max) {
 
 absl::Status TaskRuntime::Ack(uint64_t seq) { return outbox_->Ack(seq); }
 
+size_t TaskRuntime::PendingEventCount() const { return outbox_->pending_count(); }
+
 uint64_t TaskRuntime::LastEventSeq() const { return outbox_->last_seq(); }
 
 }  // namespace paceline::agent

@@ -124,6 +124,8 @@ class TaskRuntime {
 
   // Events not yet acknowledged, oldest first (made durable first).
   std::vector<TaskEvent> PendingEvents(size_t max = SIZE_MAX);
+  // How many events are not acknowledged yet (no sync, nothing copied).
+  size_t PendingEventCount() const;
   // The sequence number of the latest event recorded (0: none yet).
   uint64_t LastEventSeq() const;
   // Acknowledges every event up to `seq`.

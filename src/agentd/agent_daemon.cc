@@ -145,8 +145,11 @@ struct AgentDaemon::Impl {
     if (metrics != nullptr) {
       absl::StatusOr<std::unique_ptr<AgentMetrics>> again =
           AgentMetrics::Restart(std::move(metrics));
-      if (again.ok()) metrics = *std::move(again);
-      if (!again.ok()) std::cerr << "agent: /metrics stopped: " << again.status() << std::endl;
+      if (again.ok()) {
+        metrics = *std::move(again);
+      } else {
+        std::cerr << "agent: /metrics stopped: " << again.status() << std::endl;
+      }
     }
     if (!stream) return;
     const std::string was = master();

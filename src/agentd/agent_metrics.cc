@@ -143,7 +143,7 @@ AgentSnapshot SnapshotOf(agent::TaskRuntime& runtime, bool connected) {
         break;
     }
   }
-  s.unacknowledged_updates = static_cast<int64_t>(runtime.PendingEvents().size());
+  s.unacknowledged_updates = static_cast<int64_t>(runtime.PendingEventCount());
   if (image::ImageStore* images = runtime.images()) {
     for (const image::CachedImage& img : images->List()) s.image_cache_bytes += img.size_bytes;
   }

@@ -26,19 +26,25 @@ namespace fs = std::filesystem;
 
 std::string Next(const std::string& path) { return path + ".next"; }
 
-// The files in the order they are put in place: the certificate last (its .next is the mark).
-std::vector<std::pair<std::string, mode_t>> InOrder(const CredentialFiles& files) {
-  std::vector<std::pair<std::string, mode_t>> out = {{files.key, 0600}, {files.ca, 0644}};
-  if (!files.token.empty()) out.emplace_back(files.token, 0600);
-  out.emplace_back(files.cert, 0644);
+// One file of the set, with what a store writes there.
+struct Part {
+  std::string path;
+  mode_t mode;
+  std::string text;
+};
+
+// The files in the order they are put in place, the certificate last (its .next is the mark),
+// with the texts of `creds`.
+std::vector<Part> InOrder(const CredentialFiles& files, const Credentials& creds = {}) {
+  std::vector<Part> out = {{files.key, 0600, creds.key_pem}, {files.ca, 0644, creds.ca_pem}};
+  if (!files.token.empty()) out.push_back({files.token, 0600, creds.token + "\n"});
+  out.push_back({files.cert, 0644, creds.cert_pem});
   return out;
 }
 
-absl::Status SyncDirectories(const std::vector<std::pair<std::string, mode_t>>& files) {
+absl::Status SyncDirectories(const std::vector<Part>& parts) {
   std::set<std::string> dirs;
-  for (const auto& [path, mode] : files) {
-    dirs.insert(fs::absolute(path).parent_path().string());
-  }
+  for (const Part& part : parts) dirs.insert(fs::absolute(part.path).parent_path().string());
   for (const std::string& dir : dirs) {
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", dir));
@@ -51,22 +57,24 @@ absl::Status SyncDirectories(const std::vector<std::pair<std::string, mode_t>>& 
 }
 
 // Moves every FILE.next into place when the certificate's is there (a complete set); else
-// removes the incomplete set's.
+// removes the incomplete set's. The directories are synced only when a file was moved or removed.
 absl::Status FinishOrDropStore(const CredentialFiles& files) {
-  const auto order = InOrder(files);
+  const std::vector<Part> parts = InOrder(files);
   std::error_code ec;
   const bool complete = fs::exists(Next(files.cert), ec);
-  for (const auto& [path, mode] : order) {
-    if (!fs::exists(Next(path), ec)) continue;
+  bool changed = false;
+  for (const Part& part : parts) {
+    const std::string next = Next(part.path);
+    if (!fs::exists(next, ec)) continue;
+    changed = true;
     if (complete) {
-      fs::rename(Next(path), path, ec);
-      if (ec)
-        return absl::UnavailableError(absl::StrCat("rename ", Next(path), ": ", ec.message()));
+      fs::rename(next, part.path, ec);
+      if (ec) return absl::UnavailableError(absl::StrCat("rename ", next, ": ", ec.message()));
     } else {
-      fs::remove(Next(path), ec);
+      fs::remove(next, ec);
     }
   }
-  return SyncDirectories(order);
+  return changed ? SyncDirectories(parts) : absl::OkStatus();
 }
 
 absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
@@ -83,10 +91,10 @@ absl::StatusOr<absl::Time> RenewalDue(const std::string& cert_pem) {
 }
 
 absl::Status StoreCredentials(const CredentialFiles& files, const Credentials& creds) {
-  const auto order = InOrder(files);
-  for (const auto& [path, mode] : order) {
+  const std::vector<Part> parts = InOrder(files, creds);
+  for (const Part& part : parts) {
     std::error_code ec;
-    const fs::path parent = fs::path(path).parent_path();
+    const fs::path parent = fs::path(part.path).parent_path();
     if (!parent.empty() && !fs::exists(parent, ec)) {
       fs::create_directories(parent, ec);
       if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", parent.string()));
@@ -94,20 +102,17 @@ absl::Status StoreCredentials(const CredentialFiles& files, const Credentials& c
     }
   }
   RETURN_IF_ERROR(FinishOrDropStore(files));  // a set left over goes first
-  for (const auto& [path, mode] : order) {
-    const std::string& text = path == files.key     ? creds.key_pem
-                              : path == files.ca    ? creds.ca_pem
-                              : path == files.token ? creds.token + "\n"
-                                                    : creds.cert_pem;
+  for (const Part& part : parts) {
     AtomicWriteOptions options;
-    options.mode = mode;
+    options.mode = part.mode;
     options.temp_suffix = absl::StrCat(".", ::getpid(), ".tmp");
     options.dir_sync = AtomicWriteOptions::DirSync::kNone;  // synced once, below
-    RETURN_IF_ERROR(WriteFileAtomically(Next(path), text, options, [&](int, absl::string_view) {
-      return absl::UnavailableError(absl::StrCat("cannot write ", Next(path)));
+    const std::string next = Next(part.path);
+    RETURN_IF_ERROR(WriteFileAtomically(next, part.text, options, [&](int, absl::string_view) {
+      return absl::UnavailableError(absl::StrCat("cannot write ", next));
     }));
   }
-  RETURN_IF_ERROR(SyncDirectories(order));
+  RETURN_IF_ERROR(SyncDirectories(parts));
   return FinishOrDropStore(files);
 }
 
@@ -139,8 +144,8 @@ absl::StatusOr<Credentials> LoadCredentials(const CredentialFiles& files) {
 }
 
 absl::StatusOr<Credentials> RenewCredentials(const CredentialFiles& files,
-                                             const std::string& masters, absl::Duration timeout) {
-  ASSIGN_OR_RETURN(Credentials current, LoadCredentials(files));
+                                             const Credentials& current, const std::string& masters,
+                                             absl::Duration timeout) {
   if (current.token.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(files.token.empty() ? "--token-file" : files.token,

@@ -53,10 +53,12 @@ absl::Status StoreCredentials(const CredentialFiles& files, const Credentials& c
 // Errors name the file.
 absl::StatusOr<Credentials> LoadCredentials(const CredentialFiles& files);
 
-// Renews the certificate in `files` at the first of `masters` (HOST:PORT, comma-separated) that
-// answers (one that cannot be reached, or a standby, is passed over), and stores the result.
-// Errors name the file or the master; a refusal writes nothing.
+// Renews `current`, what LoadCredentials read from `files`, at the first of `masters`
+// (HOST:PORT, comma-separated) that answers (one that cannot be reached, or a standby, is passed
+// over), and stores the result in `files`. Errors name the file or the master; a refusal writes
+// nothing.
 absl::StatusOr<Credentials> RenewCredentials(const CredentialFiles& files,
-                                             const std::string& masters, absl::Duration timeout);
+                                             const Credentials& current, const std::string& masters,
+                                             absl::Duration timeout);
 
 }  // namespace paceline::agentd

@@ -146,12 +146,17 @@ TEST_F(CertificateRenewalTest, RenewingWithoutATokenOrAMasterChangesNothing) {
   CredentialFiles no_token = files_;
   no_token.token.clear();
   ASSERT_TRUE(StoreCredentials(no_token, c).ok());
-  absl::StatusOr<Credentials> r = RenewCredentials(no_token, "127.0.0.1:1", absl::Seconds(1));
+  absl::StatusOr<Credentials> loaded = LoadCredentials(no_token);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  absl::StatusOr<Credentials> r =
+      RenewCredentials(no_token, *loaded, "127.0.0.1:1", absl::Seconds(1));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("agent token"));
   ASSERT_TRUE(StoreCredentials(files_, Issue(absl::Hours(1), "plt_x")).ok());
   const std::string before = Slurp(files_.cert);
-  r = RenewCredentials(files_, "127.0.0.1:1", absl::Seconds(1));
+  loaded = LoadCredentials(files_);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  r = RenewCredentials(files_, *loaded, "127.0.0.1:1", absl::Seconds(1));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("127.0.0.1:1"));
   EXPECT_EQ(Slurp(files_.cert), before);

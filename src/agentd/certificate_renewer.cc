@@ -53,7 +53,7 @@ void CertificateRenewer::RenewIfDue() {
   }
   if (absl::Now() >= *due) {
     absl::StatusOr<Credentials> r =
-        RenewCredentials(options_.files, options_.masters, kRenewalTimeout);
+        RenewCredentials(options_.files, *current, options_.masters, kRenewalTimeout);
     if (!r.ok()) {
       std::cerr << "agent " << name << ": could not renew its certificate " << current->serial
                 << " (valid until " << Rfc3339(current->not_after) << "): " << r.status()

@@ -216,7 +216,7 @@ absl::Status Renew(JoinFlags f) {
     return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(agentd::Credentials renewed,
-                   agentd::RenewCredentials(*files, f.master, *timeout));
+                   agentd::RenewCredentials(*files, current, f.master, *timeout));
   std::cout << "certificate renewed: " << renewed.serial << ", valid until "
             << absl::FormatTime(absl::RFC3339_sec, renewed.not_after, absl::UTCTimeZone())
             << "; a running agent presents it within its --cert-check interval (its tasks keep "
