@@ -216,9 +216,8 @@ grpc::Status AccessControl::CheckAgentCertificate(const grpc::ServerContextBase*
                                      ", and it registers as host ", host));
   }
   if (options_.certificate_revoked) {
-    std::vector<grpc::string_ref> pems = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
-    const std::string pem = pems.empty() ? "" : std::string(pems[0].data(), pems[0].size());
-    if (absl::Status s = options_.certificate_revoked(pem); !s.ok()) return ToGrpcStatus(s);
+    absl::Status s = options_.certificate_revoked(PeerCertificatePem(*ctx));
+    if (!s.ok()) return ToGrpcStatus(s);
   }
   return grpc::Status::OK;
 }
@@ -292,6 +291,13 @@ void AccessControl::WriteAudit(const Call& call, absl::StatusCode code, absl::st
   r.message = std::string(message);
   r.request_id = call.request_id;
   records_->Audit(std::move(r));
+}
+
+std::string PeerCertificatePem(const grpc::ServerContextBase& ctx) {
+  std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return "";
+  std::vector<grpc::string_ref> pems = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+  return pems.empty() ? "" : std::string(pems[0].data(), pems[0].size());
 }
 
 }  // namespace paceline::api

@@ -164,4 +164,7 @@ class AccessControl {
   absl::flat_hash_map<std::string, Allowance> refusals_ ABSL_GUARDED_BY(refusals_mu_);
 };
 
+// The client certificate the call's connection presented and TLS verified (PEM); "" when none.
+std::string PeerCertificatePem(const grpc::ServerContextBase& ctx);
+
 }  // namespace paceline::api

@@ -46,15 +46,10 @@ absl::StatusOr<records::TokenRecord> AccessServiceImpl::CheckJoinCredential(
                                                       " is for host ", record->user,
                                                       ", and it renews as ", host));
     }
-    std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
-    std::vector<grpc::string_ref> pems;
-    if (auth != nullptr && auth->IsPeerAuthenticated()) {
-      pems = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
-    }
-    absl::StatusOr<std::string> serial =
-        pems.empty() || !certificates_.serial_of
-            ? absl::UnauthenticatedError("no client certificate")
-            : certificates_.serial_of(std::string(pems[0].data(), pems[0].size()));
+    const std::string pem = PeerCertificatePem(*ctx);
+    absl::StatusOr<std::string> serial = pem.empty() || !certificates_.serial_of
+                                             ? absl::UnauthenticatedError("no client certificate")
+                                             : certificates_.serial_of(pem);
     if (!serial.ok() || absl::StrCat(kCertTokenPrefix, *serial) != record->name) {
       return absl::UnauthenticatedError(
           absl::StrCat("token: renewing with agent token ", record->id,

@@ -156,15 +156,7 @@ class AgentStream final : public AgentReactor {
       return Finish(ToGrpcStatus(absl::InvalidArgumentError(
           absl::StrCat("register.address: '", address, "' is not an IPv4 or IPv6 address"))));
     }
-    std::string certificate;
-    if (std::shared_ptr<const grpc::AuthContext> auth = ctx_->auth_context();
-        auth != nullptr && auth->IsPeerAuthenticated()) {
-      for (const grpc::string_ref& pem :
-           auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
-        certificate.assign(pem.data(), pem.size());
-      }
-    }
-    link_ = std::make_shared<StreamLink>(host, std::move(address), std::move(certificate),
+    link_ = std::make_shared<StreamLink>(host, std::move(address), PeerCertificatePem(*ctx_),
                                          in_.register_().accepts_batches(), this, ctx_);
     absl::StatusOr<std::unique_ptr<AgentProtocol>> conn = cluster_->OpenAgent(link_, in_);
     if (!conn.ok()) return EndReads(ToGrpcStatus(conn.status()));

@@ -135,6 +135,22 @@ TEST_F(PostgresStoreTest, ADatabaseOfANewerSchemaIsRefusedWithWhatToDo) {
   EXPECT_THAT(s.status().message(), HasSubstr("run a newer paceline"));
 }
 
+// The schema version the database at `url` records ("" when it cannot be read, with a failure).
+std::string SchemaVersionOf(const std::string& url) {
+  auto c = PgConn::Connect(url, absl::Seconds(5));
+  if (!c.ok()) {
+    ADD_FAILURE() << c.status();
+    return "";
+  }
+  auto version =
+      (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
+  if (!version.ok()) {
+    ADD_FAILURE() << version.status();
+    return "";
+  }
+  return std::string(version->Text(0, 0));
+}
+
 JobSpec EtlSpec() {
   JobSpec spec;
   spec.name = "etl";
@@ -197,12 +213,7 @@ TEST_F(PostgresStoreTest, ASchemaVersionThreeDatabaseIsMigratedToFourAndKeepsIts
   ASSERT_TRUE(listed.ok()) << listed.status();
   audit.seq = 1;
   EXPECT_THAT(*listed, ::testing::ElementsAre(audit));
-  auto c = PgConn::Connect(url_, absl::Seconds(5));
-  ASSERT_TRUE(c.ok());
-  auto version =
-      (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
-  ASSERT_TRUE(version.ok());
-  EXPECT_EQ(version->Text(0, 0), absl::StrCat(pg::kSchemaVersion));
+  EXPECT_EQ(SchemaVersionOf(url_), absl::StrCat(pg::kSchemaVersion));
 }
 
 TEST_F(PostgresStoreTest, ASchemaVersionFourDatabaseIsMigratedToFiveAndKeepsItsTokens) {
@@ -257,12 +268,7 @@ TEST_F(PostgresStoreTest, ASchemaVersionFourDatabaseIsMigratedToFiveAndKeepsItsT
   EXPECT_THAT(changes->deleted_secrets, ::testing::ElementsAre(secret.path));
   EXPECT_TRUE(changes->changed.secrets.empty());
   EXPECT_TRUE(store->Load()->secrets.empty());
-  auto c = PgConn::Connect(url_, absl::Seconds(5));
-  ASSERT_TRUE(c.ok());
-  auto version =
-      (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
-  ASSERT_TRUE(version.ok());
-  EXPECT_EQ(version->Text(0, 0), absl::StrCat(pg::kSchemaVersion));
+  EXPECT_EQ(SchemaVersionOf(url_), absl::StrCat(pg::kSchemaVersion));
 }
 
 TEST_F(PostgresStoreTest, ASchemaVersionFiveDatabaseIsMigratedAndItsTasksAreAtGangAttemptZero) {
@@ -488,12 +494,7 @@ TEST_F(PostgresStoreTest, MastersStartingTogetherOnAnOlderSchemaMigrateItOnce) {
   ASSERT_EQ(contents->jobs.size(), 1u);
   EXPECT_EQ(contents->jobs[0].spec, EtlSpec());
   EXPECT_EQ(store->open_count(), kMasters + 1);
-  auto c = PgConn::Connect(url_, absl::Seconds(5));
-  ASSERT_TRUE(c.ok());
-  auto version =
-      (*c)->Query("SELECT value FROM meta WHERE key = 'schema_version'", {}, "the version");
-  ASSERT_TRUE(version.ok());
-  EXPECT_EQ(version->Text(0, 0), absl::StrCat(pg::kSchemaVersion));
+  EXPECT_EQ(SchemaVersionOf(url_), absl::StrCat(pg::kSchemaVersion));
 }
 
 TEST_F(PostgresStoreTest, TheLeaseGoesToOneMasterAtATimeAndMovesOnWhenItExpires) {
