@@ -7,8 +7,9 @@
 #   make bench   run the benchmarks (short versions, minutes); reports into bench/results/
 #   make bench-full   the published sizes (50,000 hosts, 1,000,000 tasks; ~2 minutes)
 #   make fuzz    run each fuzzer briefly
-#   make bench-ha   PostgreSQL: the scale benchmark at 5,000 hosts / 200,000 tasks, and failover
-#                   time over 10 kills of the leader (a few minutes)
+#   make bench-ha   PostgreSQL: the scale benchmark at 5,000 hosts / 200,000 tasks, failover
+#                   time over 10 kills of the leader and 10 of the database's primary under
+#                   Patroni (a few minutes)
 #   make bench-ui   the web UI's pages in Chromium on 1,000 emulated hosts and 10,000 jobs
 #   make bench-scaling   the scale benchmark at 10k/50k/100k hosts x 100k/1M tasks: the table of
 #                        how tasks/s, CPU and memory per task and the cycle grow (~5 minutes)

@@ -41,3 +41,6 @@ pg_stop
 
 echo "== failover: ${REPS:-10} kills of the leader"
 PACELINE=$bin OUT="$out/failover-$day.json" scripts/bench-failover.sh
+
+echo "== database failover: ${REPS:-10} kills of the PostgreSQL primary under Patroni"
+PACELINE=$bin KILL=database OUT="$out/failover-db-$day.json" scripts/bench-failover.sh

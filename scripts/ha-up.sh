@@ -8,7 +8,12 @@
 #   paceline --addr ADDR --ca data/ha/tls/ca.pem --token $(cat data/ha/token) job create -f ...
 #   kill -9 <the leader's pid>        # a standby leads within a few seconds
 #
-# Knobs: DATA (default data/ha), MASTERS (3), LEASE (2.5s, the default), PACELINE
+# PATRONI=1: PostgreSQL replicated by Patroni over etcd instead (scripts/patroni-up.sh, in
+# DATA/pg-ha: a primary and a synchronous standby); the masters connect to both with libpq's
+# target_session_attrs=read-write, so they follow the primary through a database failover:
+#   kill -9 $(head -1 DATA/pg-ha/pg0/data/postmaster.pid)   # the primary's, if pg0 is primary
+#
+# Knobs: DATA (default data/ha), MASTERS (3), LEASE (2.5s, the default), PATRONI, PACELINE
 # (build/release/paceline).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,18 +32,36 @@ DATA=$(cd "$DATA" && pwd)
 pids=()
 stop() {
   trap - INT TERM EXIT
-  # The agent and the masters first, then PostgreSQL (SIGINT: its fast shutdown).
+  # The agent and the masters first, then PostgreSQL (SIGINT: its fast shutdown; SIGTERM:
+  # patroni-up.sh stops its Patronis, their servers and etcd).
   for ((i = ${#pids[@]} - 1; i >= 1; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
   for ((i = ${#pids[@]} - 1; i >= 1; i--)); do wait "${pids[i]}" 2>/dev/null || true; done
-  pg_stop
+  if [[ -n ${PATRONI:-} ]]; then
+    kill "${pids[0]}" 2>/dev/null || true
+  else
+    pg_stop
+  fi
   wait 2>/dev/null || true
   echo "stopped"
 }
 trap stop INT TERM EXIT
 
-pg_start "$DATA/pg"
-pids+=("$PG_PID")
-STORE="${PG_URL}paceline"
+if [[ -n ${PATRONI:-} ]]; then
+  scripts/patroni-up.sh "$DATA/pg-ha" >"$DATA/pg-ha.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1200); do
+    [[ -s $DATA/pg-ha/cluster.json ]] && break
+    kill -0 "${pids[0]}" 2>/dev/null || { cat "$DATA/pg-ha.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  STORE=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["store"])' \
+    "$DATA/pg-ha/cluster.json")
+  echo "database: Patroni over etcd, $DATA/pg-ha/cluster.json, log $DATA/pg-ha.log"
+else
+  pg_start "$DATA/pg"
+  pids+=("$PG_PID")
+  STORE="${PG_URL}paceline"
+fi
 
 addrs=()
 for ((i = 0; i < MASTERS; i++)); do

@@ -15,6 +15,11 @@ PACKAGES=(
   linux-perf
   curl procps gnuplot-nox ccache
   postgresql-15 libpq-dev
+  # PostgreSQL replicated for the highly available tests (scripts/patroni-up.sh): Patroni over
+  # an etcd cluster.
+  patroni etcd-server
+  # db_failover_e2e_test cuts a master off from the database with an iptables rule on loopback.
+  iptables
   nodejs chromium fonts-dejavu-core
   # The Python client (clients/python): installed with pip into a venv that sees these, offline.
   python3-venv python3-pip python3-grpcio python3-protobuf python3-yaml mypy

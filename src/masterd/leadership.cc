@@ -73,8 +73,9 @@ void Leadership::Tick() {
   if (!won.ok() || !info.ok()) {
     status_.leader_address.clear();
     absl::Status why = won.ok() ? info.status() : won.status();
-    keeper_->StepDown(absl::UnavailableError(
-        absl::StrCat("this master is a standby and cannot reach the store: ", why.message())));
+    keeper_->StepDown(absl::UnavailableError(absl::StrCat(
+        "the store is unavailable (this master is a standby and cannot reach it: ", why.message(),
+        ")")));
     return;
   }
   status_.leader = false;

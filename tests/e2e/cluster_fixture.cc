@@ -135,7 +135,9 @@ void TestCluster::StartMaster(int i, const std::string& binary) {
     args.push_back("--insecure-loopback");
   }
   if (!options_.store.empty()) {
-    args.insert(args.end(), {"--store", options_.store});
+    auto own = options_.master_store.find(i);
+    args.insert(args.end(),
+                {"--store", own != options_.master_store.end() ? own->second : options_.store});
     if (!options_.lease.empty()) args.insert(args.end(), {"--lease", options_.lease});
   }
   args.insert(args.end(), options_.master_args.begin(), options_.master_args.end());

@@ -36,8 +36,10 @@ struct ClusterOptions {
   std::map<int, std::vector<std::string>> agent_labels;
   // NAME=VALUE entries for the agents' environment (e.g. a PATH with a stand-in nvidia-smi).
   std::vector<std::string> agent_env;
-  std::vector<std::string> agent_args;   // more flags for every agent
-  std::string store;                     // the master's --store; empty: SQLite in its data dir
+  std::vector<std::string> agent_args;  // more flags for every agent
+  std::string store;                    // the master's --store; empty: SQLite in its data dir
+  // Master i's own --store instead, where given (the same database by another address).
+  std::map<int, std::string> master_store;
   std::vector<std::string> master_args;  // more flags for every master
   // Several masters on one PostgreSQL `store`, each with its own data dir, one token; agents
   // get every address. The CLI talks to the one that answered last (see FindLeader).

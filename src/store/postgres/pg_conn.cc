@@ -72,8 +72,16 @@ absl::StatusOr<int64_t> PgRows::Int(int row, int col, absl::string_view what) co
 absl::StatusOr<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url,
                                                         absl::Duration timeout) {
   std::string seconds = absl::StrCat(std::max<int64_t>(1, absl::ToInt64Seconds(timeout)));
-  const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
-  const char* values[] = {url.c_str(), seconds.c_str(), "paceline", nullptr};
+  std::string millis = absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)));
+  // A peer gone silent (a cut network): keepalives after a second of silence, and the
+  // connection closed once sent data or probes stay unacknowledged for `timeout`. Before
+  // `dbname`, so that the URL's own settings win.
+  const char* keys[] = {"keepalives",       "keepalives_idle",  "keepalives_interval",
+                        "keepalives_count", "tcp_user_timeout", "dbname",
+                        "connect_timeout",  "application_name", nullptr};
+  const char* values[] = {
+      "1",        "1",    "1", seconds.c_str(), millis.c_str(), url.c_str(), seconds.c_str(),
+      "paceline", nullptr};
   pg_conn* c = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   std::string redacted = RedactPassword(url);
   if (c == nullptr) return absl::ResourceExhaustedError("out of memory connecting to PostgreSQL");

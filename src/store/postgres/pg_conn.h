@@ -80,8 +80,11 @@ void AppendCopyField(std::string& rows, const std::optional<std::string>& value,
 
 class PgConn {
  public:
-  // Connects to `url` (postgres://user[:password]@host[:port]/database?options), giving up after
-  // `timeout`.
+  // Connects to `url` (postgres://user[:password]@host[:port][,host[:port]...]/database?options:
+  // libpq's, e.g. target_session_attrs=read-write to find the primary of several), giving up
+  // after `timeout`. A server that goes silent (a cut network) breaks the connection within
+  // about `timeout` plus a second: TCP keepalives after a second of silence, and
+  // tcp_user_timeout `timeout` for data or probes left unacknowledged (the URL may set its own).
   static absl::StatusOr<std::unique_ptr<PgConn>> Connect(const std::string& url,
                                                          absl::Duration timeout);
   ~PgConn();
