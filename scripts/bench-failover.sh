@@ -8,7 +8,7 @@
 #   - `leader_s`: time until a master serves as leader under a newer term (`info` says leader
 #     and it answers a read); with KILL=master another one than the killed one;
 #   - `agent_s`: time until the agent has registered with it (its log says so);
-#   - `write_s`: time until a write (a pool created) is acknowledged again;
+#   - `write_s`: time until a write (a pool created under /acked) is acknowledged again;
 #   - KILL=master: the killed master is started again (a standby) and must follow the store;
 #     KILL=database: the database must have a synchronous standby again; then the next
 #     repetition.
@@ -184,15 +184,17 @@ for ((rep = 1; rep <= REPS; rep++)); do
   [[ -n $new ]] || { echo "repetition $rep: no master led within 60 s" >&2; exit 1; }
   led=$(now)
   wrote=""
-  for _ in $(seq 1 1200); do
-    if pl --addr "$all" --timeout 2s pool create "/bench/rep$rep" -f "$tmp/small.yaml" \
-      >/dev/null 2>&1; then
+  # A new name each try: a try whose answer was lost may still have made its pool.
+  for try in $(seq 1 1200); do
+    if pl --addr "$all" --timeout 2s pool create "/acked/rep$rep-$try" -f "$tmp/small.yaml" \
+      >/dev/null 2>"$tmp/write.err"; then
       wrote=$(now)
       break
     fi
     sleep 0.05
   done
-  [[ -n $wrote ]] || { echo "repetition $rep: no write was acknowledged" >&2; exit 1; }
+  [[ -n $wrote ]] ||
+    { echo "repetition $rep: no write was acknowledged: $(tail -1 "$tmp/write.err")" >&2; exit 1; }
   # The agent is back when it says it registered with a master: only a leader takes it; with a
   # database killed the lead may pass on once more (after a takeover the master counts its
   # known hosts as connected until they register or time out, so `host list` cannot tell).

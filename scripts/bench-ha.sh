@@ -4,7 +4,11 @@
 #   1. `paceline bench scale --store postgres://...`: one master on PostgreSQL, HOSTS emulated
 #      hosts (5,000), TASKS tasks (200,000) -> bench/results/scale-postgres-DATE.json;
 #   2. scripts/bench-failover.sh: REPS (10) kills of the leader among three masters ->
-#      bench/results/failover-DATE.json.
+#      bench/results/failover-DATE.json;
+#   3. the same with KILL=database: REPS kills of the PostgreSQL primary under Patroni ->
+#      bench/results/failover-db-DATE.json;
+#   4. scripts/bench-takeover.sh: a standby's takeover of TAKEOVER_TASKS (1,000,000) tasks ->
+#      bench/results/takeover-DATE.json.
 # Usage: scripts/bench-ha.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,3 +48,6 @@ PACELINE=$bin OUT="$out/failover-$day.json" scripts/bench-failover.sh
 
 echo "== database failover: ${REPS:-10} kills of the PostgreSQL primary under Patroni"
 PACELINE=$bin KILL=database OUT="$out/failover-db-$day.json" scripts/bench-failover.sh
+
+echo "== a standby's takeover at ${TAKEOVER_TASKS:-1000000} tasks"
+PACELINE=$bin TASKS=${TAKEOVER_TASKS:-1000000} OUT="$out/takeover-$day.json" scripts/bench-takeover.sh

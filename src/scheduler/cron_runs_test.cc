@@ -72,18 +72,6 @@ class CronRunsTest : public testing::CoreTest {
     Report(l, TaskState::kRunning);
     Report(l, end, end == TaskState::kSucceeded ? 0 : 1);
   }
-
-  // A new core restored from the store, as a restarted master or its successor.
-  void Restart() {
-    auto core = SchedulerCore::Create(CoreConfig{});
-    ASSERT_TRUE(core.ok());
-    core_ = std::move(*core);
-    auto contents = store_.Load();
-    ASSERT_TRUE(contents.ok());
-    Actions restored;
-    ASSERT_TRUE(core_->Restore(*contents, now_, restored).ok());
-    Commit(std::move(restored));
-  }
 };
 
 TEST_F(CronRunsTest, TheTemplateNeverRunsAndEachTickMakesARun) {

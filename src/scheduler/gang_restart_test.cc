@@ -195,14 +195,7 @@ TEST_F(GangRestartTest, AGangStoppingWhenTheMasterRestartsIsPlacedTogetherByTheN
   ASSERT_EQ(failed.kills.size(), 3u);
   Report(failed.kills[0].run, failed.kills[0].host, TaskState::kKilled);
 
-  auto fresh = SchedulerCore::Create(CoreConfig{});
-  ASSERT_TRUE(fresh.ok());
-  core_ = std::move(*fresh);
-  auto contents = store_.Load();
-  ASSERT_TRUE(contents.ok());
-  Actions restored;
-  ASSERT_TRUE(core_->Restore(*contents, now_, restored).ok());
-  Commit(restored);
+  Restart();
   // The agents come back with the two runs still being stopped; they are told again.
   for (int h = 0; h < 4; ++h) {
     std::vector<ReportedRun> runs;

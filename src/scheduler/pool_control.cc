@@ -1,12 +1,37 @@
 #include "scheduler/pool_control.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status.h"
 #include "scheduler/fair_share_seed.h"
+#include "spec/pool_path.h"
 
 namespace paceline::scheduler {
 
+absl::Status PoolControl::NoLiveJobs(absl::string_view pool, absl::string_view why) const {
+  size_t live = 0;
+  const jobmgr::Job* first = nullptr;
+  jobs_.ForEachJobAfter(JobId(0), [&](const jobmgr::Job& job) {
+    if (job.pool() == pool && !IsTerminal(job.state())) {
+      if (first == nullptr) first = &job;
+      ++live;
+    }
+    return true;
+  });
+  if (live == 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("pool ", pool, " has ", live, " live job(s) (job ", first->id().value(), " is ",
+                   JobStateName(first->state()), ") and ", why));
+}
+
 absl::Status PoolControl::CreatePool(const std::string& path, const PoolSpec& spec, Actions& out) {
+  if (spec::ValidatePoolPath(path).ok() && path != "/" && !rm_.tree().Find(path).has_value()) {
+    const absl::Status leaf = NoLiveJobs(spec::ParentPath(path), "jobs run only in leaf pools");
+    if (!leaf.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create pool ", path, ": ", leaf.message()));
+    }
+  }
   RETURN_IF_ERROR(rm_.CreatePool(path, spec).status());
   out.batch.put_pools.push_back({path, spec});
   return absl::OkStatus();
@@ -27,6 +52,7 @@ absl::StatusOr<std::vector<std::string>> PoolControl::UpdatePool(const std::stri
 }
 
 absl::Status PoolControl::DeletePool(const std::string& path, Actions& out) {
+  RETURN_IF_ERROR(NoLiveJobs(path, "is not deleted before they end: kill them or let them finish"));
   RETURN_IF_ERROR(rm_.DeletePool(path));
   out.batch.delete_pools.push_back(path);
   return absl::OkStatus();

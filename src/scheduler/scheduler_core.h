@@ -178,7 +178,7 @@ class SchedulerCore {
   Gangs gangs_{jobs_, rm_, why_};
   Absorber absorber_{jobs_, rm_, snapshot_, usage_, retention_, gangs_};
   HostUpkeep upkeep_{hosts_, jobs_, snapshot_, usage_, absorber_};
-  PoolControl pools_{rm_, retention_};
+  PoolControl pools_{rm_, jobs_, retention_};
   CronRuns cron_{jobs_, job_control_};  // uses job_control_ from its first Tick on
   JobControl job_control_{jobs_, rm_, retention_, absorber_, upkeep_, why_, shapes_, cron_};
   AgentControl agents_{

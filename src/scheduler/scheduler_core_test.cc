@@ -165,14 +165,7 @@ TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
   for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
 
   // A new core (a restarted master) from the store.
-  auto fresh = SchedulerCore::Create(CoreConfig{});
-  ASSERT_TRUE(fresh.ok());
-  core_ = std::move(*fresh);
-  auto contents = store_.Load();
-  ASSERT_TRUE(contents.ok());
-  Actions restored;
-  ASSERT_TRUE(core_->Restore(*contents, now_, restored).ok());
-  Commit(restored);
+  Restart();
   const hostmgr::TrackedHost* h1 = core_->hosts().Find("h1");
   ASSERT_NE(h1, nullptr);
   EXPECT_FALSE(h1->connected) << "no agent has registered with this master yet";
@@ -205,6 +198,44 @@ TEST_F(CoreTest, RestartedCoreAdoptsRunningTasksWhenTheirAgentRegisters) {
   Actions rest = Cycle();
   EXPECT_EQ(rest.launches.size(), 2u);
   EXPECT_EQ(core_->jobs().GetJob(*id)->count(TaskState::kSucceeded), 4u);
+}
+
+// Jobs run only in leaf pools, and a pool is not deleted under its live jobs, even while the
+// resource manager does not hold their runs: after a restart, before their agent registers again.
+TEST_F(CoreTest, APoolWithLiveJobsGetsNoChildAndStaysEvenBeforeItsRunsAreAdopted) {
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(100'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  auto id = core_->job_control().CreateJob(Batch(2), "/a", now_, a);
+  ASSERT_TRUE(id.ok());
+  Commit(std::move(a));
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 2u);
+  for (const Launch& l : c.launches) Report(l, TaskState::kRunning);
+
+  Restart();
+  ASSERT_EQ(core_->resources().total_allocation().regular()[Dim::kCpu], 0)
+      << "the runs are not adopted yet";
+  Actions refused;
+  absl::Status child = core_->pools().CreatePool("/a/b", Pool(0), refused);
+  EXPECT_EQ(child.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(child.message(),
+            absl::StrCat("cannot create pool /a/b: pool /a has 1 live job(s) (job ", id->value(),
+                         " is RUNNING) and jobs run only in leaf pools"));
+  absl::Status deleted = core_->pools().DeletePool("/a", refused);
+  EXPECT_EQ(deleted.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(deleted.message()), HasSubstr("kill them or let them finish"));
+  EXPECT_TRUE(refused.batch.put_pools.empty() && refused.batch.delete_pools.empty());
+
+  // Once the job is over, the pool may be deleted.
+  std::vector<ReportedRun> running;
+  for (const Launch& l : c.launches) running.push_back({l.run, l.ports, l.gpu_devices});
+  Actions reg;
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), running, now_, reg).ok());
+  Commit(reg);
+  for (const Launch& l : c.launches) Report(l, TaskState::kSucceeded, 0);
+  Actions done;
+  EXPECT_TRUE(core_->pools().DeletePool("/a", done).ok());
 }
 
 // What a standby answers DNS from (docs/services.md): a service's live runs keep their ports in

@@ -75,6 +75,17 @@ class CoreTest : public ::testing::Test {
     core_->agents().OnStatus({run, host, state, exit_code}, now_, a);
     return Commit(std::move(a));
   }
+  // A new core restored from the store, as a restarted master or its successor.
+  void Restart() {
+    auto core = SchedulerCore::Create(CoreConfig{});
+    ASSERT_TRUE(core.ok());
+    core_ = std::move(*core);
+    auto contents = store_.Load();
+    ASSERT_TRUE(contents.ok());
+    Actions restored;
+    ASSERT_TRUE(core_->Restore(*contents, now_, restored).ok());
+    Commit(std::move(restored));
+  }
   // `host`'s agent measures `used` for each of `runs` (1 s reporting interval).
   void ReportUsage(const std::string& host, const std::vector<RunId>& runs, const Resources& used) {
     std::vector<ReportedUsage> usage;
