@@ -2,8 +2,8 @@
 // PoolControl: the pool tree's entry points into the scheduler core (for PoolService): create,
 // update and delete pools. Each change is validated by the resource manager and, when it holds,
 // recorded in the Actions' batch (commit it before answering). Jobs run only in leaf pools, and
-// a pool's jobs outlive it never: a pool with a live job (not SUCCEEDED, FAILED or KILLED) gets
-// no child and is not deleted. That is checked against the jobs themselves, not only the
+// a pool never goes away under its jobs: a pool with a live job (not SUCCEEDED, FAILED or KILLED)
+// gets no child and is not deleted. That is checked against the jobs themselves, not only the
 // resource manager's gangs, which lack the runs not adopted yet after a restart or a takeover
 // (their hosts not registered again) and the jobs held by their dependencies. It works on the
 // core's resource manager, and tells the core's retention index when a pool's retention window
