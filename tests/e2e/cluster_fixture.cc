@@ -353,17 +353,23 @@ std::string MarkedCommand(const std::string& command) {
       command, R"sh(; echo "stop $PACELINE_RUN_ID $(date +%s%N)" >> $f)sh");
 }
 
+std::map<std::string, std::pair<int64_t, int64_t>> MarkedRuns(const std::string& markers,
+                                                              int instance) {
+  std::ifstream in(absl::StrCat(markers, "/", instance));
+  std::map<std::string, std::pair<int64_t, int64_t>> runs;
+  std::string what, run;
+  int64_t at = 0;
+  while (in >> what >> run >> at) {
+    auto& r = runs[run];
+    (what == "start" ? r.first : r.second) = at;
+  }
+  return runs;
+}
+
 void ExpectRunsNeverOverlap(const std::string& markers, int instances) {
   int checked = 0;
   for (int i = 0; i < instances; ++i) {
-    std::ifstream in(absl::StrCat(markers, "/", i));
-    std::map<std::string, std::pair<int64_t, int64_t>> runs;  // run -> [start, stop]
-    std::string what, run;
-    int64_t at = 0;
-    while (in >> what >> run >> at) {
-      auto& r = runs[run];
-      (what == "start" ? r.first : r.second) = at;
-    }
+    std::map<std::string, std::pair<int64_t, int64_t>> runs = MarkedRuns(markers, i);
     EXPECT_FALSE(runs.empty()) << "instance " << i << " never ran";
     std::vector<std::pair<int64_t, int64_t>> spans;
     for (auto& [id, span] : runs) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +72,10 @@ int64_t JsonInt(const nlohmann::json& v);
 // MarkedCommand wraps a command between the two lines (the job needs env MARKERS: <dir>).
 std::string MakeMarkersDir(const std::string& dir);
 std::string MarkedCommand(const std::string& command);
+// Instance `instance`'s runs, from its markers: run -> {start, stop} in nanoseconds (stop 0 for a
+// run killed before it wrote its stop line).
+std::map<std::string, std::pair<int64_t, int64_t>> MarkedRuns(const std::string& markers,
+                                                              int instance);
 // Expects every instance in [0, instances) to have run, and no two runs of one instance to
 // overlap in time.
 void ExpectRunsNeverOverlap(const std::string& markers, int instances);

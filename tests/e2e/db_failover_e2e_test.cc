@@ -7,9 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <fstream>
 #include <iostream>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -24,16 +22,6 @@ namespace {
 using Json = nlohmann::json;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
-
-// The runs instance `i` started (the run markers of cluster_fixture.h).
-std::set<std::string> RunsOf(const std::string& markers, int i) {
-  std::ifstream in(absl::StrCat(markers, "/", i));
-  std::set<std::string> runs;
-  std::string what, run;
-  int64_t at = 0;
-  while (in >> what >> run >> at) runs.insert(run);
-  return runs;
-}
 
 // What runs through a failover: a service of sleepers that must never be touched, and a batch
 // job between run markers whose every instance must run exactly once.
@@ -75,7 +63,7 @@ task:
     for (const Json& t : tasks["tasks"]) {
       const int i = t.value("instance", 0);
       EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
-      EXPECT_EQ(RunsOf(markers, i).size(), 1u) << "instance " << i << " ran more than once";
+      EXPECT_EQ(MarkedRuns(markers, i).size(), 1u) << "instance " << i << " ran more than once";
     }
     ExpectRunsNeverOverlap(markers, instances);
     for (const Json& t : c.CliJson({"task", "list", std::to_string(service)})["tasks"]) {

@@ -77,8 +77,6 @@ int PatroniBed::Primary() const {
   return -1;
 }
 
-bool PatroniBed::IsSyncStandby(int node) const { return Status(node, "/sync") == 200; }
-
 pid_t PatroniBed::PostmasterPid(int node) const {
   std::string text = ReadFile(nodes_[node].data + "/postmaster.pid");
   pid_t pid = -1;

@@ -39,12 +39,9 @@ class PatroniBed {
   int nodes() const { return static_cast<int>(nodes_.size()); }
   // The node Patroni's REST API says is the primary now; -1 when none is.
   int Primary() const;
-  // Whether `node` answers as a synchronous standby.
-  bool IsSyncStandby(int node) const;
   // Node i's postmaster PID (its postmaster.pid); -1 when it is not running.
   pid_t PostmasterPid(int node) const;
   pid_t etcd_pid(int member) const { return etcd_pids_[member]; }
-  int etcd_members() const { return static_cast<int>(etcd_pids_.size()); }
   // The last lines of the Patroni logs, for a failing test.
   std::string LogTails() const;
 
