@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::array kTable = std::to_array<Permission>({
     // --- the credentials and the audit log
-    {"paceline.v1.AccessService/WhoAmI", Need::kSignedIn, "ask who they are", false},
+    {"paceline.v1.AccessService/WhoAmI", Need::kSignedIn, "ask who they are", false, true},
     {"paceline.v1.AccessService/CreateToken", Need::kAdmin, "create tokens", true},
     {"paceline.v1.AccessService/ListTokens", Need::kAdmin, "list tokens", false},
     {"paceline.v1.AccessService/RevokeToken", Need::kAdmin, "revoke tokens", true},
@@ -19,7 +19,7 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.AccessService/RevokeHostCertificate", Need::kAdmin, "revoke hosts' certificates",
      true},
     // --- the cluster and its hosts
-    {"paceline.v1.ClusterService/GetInfo", Need::kPublic, "read the master's info", false},
+    {"paceline.v1.ClusterService/GetInfo", Need::kPublic, "read the master's info", false, true},
     {"paceline.v1.ClusterService/GetHistory", Need::kSignedIn, "read the history", false},
     {"paceline.v1.HostService/ListHosts", Need::kSignedIn, "list hosts", false},
     {"paceline.v1.HostService/DrainHost", Need::kAdmin, "drain hosts", true},
@@ -35,8 +35,8 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.PoolService/GetUsage", Need::kReadPool, "read pools' usage", false},
     // --- jobs
     {"paceline.v1.JobService/CreateJob", Need::kSubmit, "submit jobs", true},
-    {"paceline.v1.JobService/GetJob", Need::kReadPool, "read jobs", false},
-    {"paceline.v1.JobService/QueryJobs", Need::kReadPool, "list jobs", false},
+    {"paceline.v1.JobService/GetJob", Need::kReadPool, "read jobs", false, true},
+    {"paceline.v1.JobService/QueryJobs", Need::kReadPool, "list jobs", false, true},
     {"paceline.v1.JobService/KillJob", Need::kActOnJob, "kill jobs", true},
     {"paceline.v1.JobService/DeleteJob", Need::kActOnJob, "delete jobs", true},
     {"paceline.v1.JobService/RestartJob", Need::kActOnJob, "restart jobs", true},
@@ -44,8 +44,8 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.JobService/QueryArchive", Need::kReadPool, "read archived jobs", false},
     {"paceline.v1.JobService/Watch", Need::kReadPool, "watch jobs", false},
     {"paceline.v1.JobService/UpdateJob", Need::kActOnJob, "update jobs", true},
-    {"paceline.v1.JobService/GetUpdate", Need::kReadPool, "read updates", false},
-    {"paceline.v1.JobService/ListUpdates", Need::kReadPool, "read updates", false},
+    {"paceline.v1.JobService/GetUpdate", Need::kReadPool, "read updates", false, true},
+    {"paceline.v1.JobService/ListUpdates", Need::kReadPool, "read updates", false, true},
     {"paceline.v1.JobService/PauseUpdate", Need::kActOnJob, "pause updates", true},
     {"paceline.v1.JobService/ResumeUpdate", Need::kActOnJob, "resume updates", true},
     {"paceline.v1.JobService/AbortUpdate", Need::kActOnJob, "abort updates", true},
@@ -53,9 +53,9 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.JobService/GetEndpoints", Need::kReadPool, "read endpoints", false},
     {"paceline.v1.JobService/WatchEndpoints", Need::kReadPool, "watch endpoints", false},
     // --- tasks
-    {"paceline.v1.TaskService/ListTasks", Need::kReadPool, "read tasks", false},
-    {"paceline.v1.TaskService/GetTask", Need::kReadPool, "read tasks", false},
-    {"paceline.v1.TaskService/ListTaskEvents", Need::kReadPool, "read tasks", false},
+    {"paceline.v1.TaskService/ListTasks", Need::kReadPool, "read tasks", false, true},
+    {"paceline.v1.TaskService/GetTask", Need::kReadPool, "read tasks", false, true},
+    {"paceline.v1.TaskService/ListTaskEvents", Need::kReadPool, "read tasks", false, true},
     {"paceline.v1.TaskService/GetTaskLogs", Need::kReadPool, "read logs", false},
     {"paceline.v1.TaskService/KillTask", Need::kActOnJob, "kill tasks", true},
     {"paceline.v1.TaskService/ReleaseVolume", Need::kActOnJob, "release volumes", true},
@@ -64,7 +64,7 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.TaskService/Exec", Need::kSubmit, "exec into tasks", true},
     // --- secrets (values go in, never out)
     {"paceline.v1.SecretService/PutSecret", Need::kManageSecrets, "put secrets", true},
-    {"paceline.v1.SecretService/ListSecrets", Need::kReadPool, "list secrets", false},
+    {"paceline.v1.SecretService/ListSecrets", Need::kReadPool, "list secrets", false, true},
     {"paceline.v1.SecretService/DeleteSecret", Need::kManageSecrets, "delete secrets", true},
     {"paceline.v1.SecretService/RekeySecrets", Need::kAdmin, "reseal secrets", true},
     // --- HTTP routes (by pattern)

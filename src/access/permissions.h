@@ -38,6 +38,9 @@ struct Permission {
   Need need;
   absl::string_view action;  // what the call does, for messages: "kill jobs"
   bool audited;              // a mutation: every call is written to the audit log
+  // A read that a standby answers from its followed copy of the store (docs/operations.md
+  // "Reads on standbys"); a standby refuses every other call, naming the leader.
+  bool followed = false;
 };
 
 // What a call is about. Empty fields are unknown or do not apply.

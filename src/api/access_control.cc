@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "access/task_credential.h"
@@ -86,11 +87,15 @@ absl::StatusOr<access::Principal> AccessControl::Authenticate(absl::string_view 
 
 void AccessControl::BeginCall(grpc::ServerContextBase* call, absl::string_view method,
                               absl::string_view authorization, std::string source,
-                              std::string request_id) {
+                              std::string request_id, const std::string& min_revision) {
   Call c;
   c.context = call;
   c.method = std::string(access::RpcRoute(method));
   c.permission = access::FindPermission(c.method);
+  // The gate first, here on the call's own thread: a standby may wait for the revision asked
+  // for (which the handlers' Check, often on the core's loop, must not), and then knows the
+  // tokens made up to it.
+  c.admitted = Admit(c.permission != nullptr && c.permission->followed, min_revision);
   c.caller = enabled_ ? Authenticate(authorization, absl::Now())
                       : absl::StatusOr<access::Principal>(absl::NotFoundError("off"));
   if (!c.caller.ok() && enabled_) c.claimed_task = ClaimedTask(authorization);
@@ -100,12 +105,45 @@ void AccessControl::BeginCall(grpc::ServerContextBase* call, absl::string_view m
   calls_[call] = std::move(c);
 }
 
+absl::StatusOr<AnswerStamp> AccessControl::Admit(bool followed_read,
+                                                 const std::string& min_revision) const {
+  int64_t at_least = -1;
+  if (!min_revision.empty() && (!absl::SimpleAtoi(min_revision, &at_least) || at_least < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kMinRevisionKey, ": expected a revision number, got '", min_revision, "'"));
+  }
+  if (!gate_.admit) return AnswerStamp{};
+  return gate_.admit(followed_read, at_least);
+}
+
 std::string AccessControl::ClaimedTask(absl::string_view authorization) const {
   absl::StatusOr<absl::string_view> token = access::BearerToken(authorization);
   if (!token.ok() || !access::IsTaskToken(*token) || options_.task_key.empty()) return "";
   absl::StatusOr<access::TaskClaim> claim =
       access::VerifyTaskToken(options_.task_key, *token, absl::InfinitePast());
   return claim.ok() ? access::TaskPrincipal(*claim).user : "";
+}
+
+std::vector<std::pair<std::string, std::string>> AccessControl::AnswerMetadata(
+    const grpc::ServerContextBase* call) const {
+  std::optional<AnswerStamp> stamp;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = calls_.find(call);
+    if (it == calls_.end() || !it->second.checked || !it->second.admitted.ok()) return {};
+    stamp = *it->second.admitted;
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!stamp->served_by.empty()) out.emplace_back(kServedByKey, stamp->served_by);
+  int64_t revision = stamp->revision;
+  if (stamp->served_by != "standby" && gate_.committed_revision) {
+    revision = gate_.committed_revision();  // what it has committed, this call's writes included
+  }
+  if (revision >= 0) out.emplace_back(kRevisionKey, absl::StrCat(revision));
+  if (stamp->served_by == "standby") {
+    out.emplace_back(kStalenessKey, absl::StrCat(absl::ToInt64Milliseconds(stamp->staleness)));
+  }
+  return out;
 }
 
 bool AccessControl::MayAnswer(const grpc::ServerContextBase* call) const {
@@ -163,6 +201,7 @@ grpc::Status AccessControl::Check(const grpc::ServerContextBase* ctx, access::Ta
   const grpc::ServerContextBase* key = ctx;
   const access::Permission* permission = nullptr;
   absl::StatusOr<access::Principal> caller = absl::NotFoundError("unknown call");
+  absl::StatusOr<AnswerStamp> admitted = absl::UnknownError("unknown call");
   std::string method;
   {
     absl::MutexLock lock(&mu_);
@@ -175,16 +214,15 @@ grpc::Status AccessControl::Check(const grpc::ServerContextBase* ctx, access::Ta
     permission = it->second.permission;
     caller = it->second.caller;
     method = it->second.method;
+    admitted = it->second.admitted;
   }
   if (permission == nullptr) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         absl::StrCat(method, " has no entry in the permission table: refused"));
   }
-  // A master that does not serve (a standby) says so first, with the leader's address: it may
-  // not know the tokens made since it last read the store, and the caller should go there.
-  if (gate_) {
-    if (absl::Status s = gate_(); !s.ok()) return ToGrpcStatus(s);
-  }
+  // A master that does not serve the call (a standby, but for the reads it answers from its
+  // followed state) says so first, with the leader's address: the caller should go there.
+  if (!admitted.ok()) return ToGrpcStatus(admitted.status());
   if (enabled_ && permission->need != access::Need::kPublic) {
     if (!caller.ok()) return ToGrpcStatus(caller.status());
     if (absl::Status s = access::Authorize(*caller, *permission, target); !s.ok()) {
@@ -278,7 +316,7 @@ bool AccessControl::AllowRefusalRecord(const std::string& source, absl::Time now
 }
 
 void AccessControl::WriteAudit(const Call& call, absl::StatusCode code, absl::string_view message) {
-  if (gate_ && !gate_().ok()) return;  // a standby writes nothing to the store
+  if (gate_.admit && !gate_.admit(false, -1).ok()) return;  // a standby writes nothing
   records::AuditRecord r;
   r.at = absl::Now();
   if (IsRefusal(code) && !AllowRefusalRecord(call.source, r.at)) return;

@@ -9,10 +9,14 @@
 // Then the permission table (access/permissions.h) decides:
 //   - the interceptor calls BeginCall when a call's metadata arrives (the method's entry, the
 //     caller, the client's address, a request id) and EndCall with the status it answers;
+//   - BeginCall asks the gate (Gate::admit) whether this master serves the call, before it
+//     authenticates: a standby answers the reads it may (access::Permission::followed) once
+//     its copy of the store reflects the revision the call asks for, and refuses the rest;
 //   - every handler calls Check first, with what the call is about (the pool, the job's owner,
-//     the agent's host). Check answers the gate's status first (a standby's refusal, which
-//     names the leader: masterd/leadership.h), then UNAUTHENTICATED or PERMISSION_DENIED, or
-//     OK. A method without an entry is refused;
+//     the agent's host). Check answers the gate's refusal first (a standby's, which names the
+//     leader: masterd/leadership.h), then UNAUTHENTICATED or PERMISSION_DENIED, or OK. A
+//     method without an entry is refused. A checked call's answer carries its stamp
+//     (AnswerMetadata, common/answer_stamp.h);
 //   - a call that answers without having passed Check has its answer emptied (MayAnswer, at
 //     the interceptor's send) and its status replaced by INTERNAL: a handler that forgot its
 //     check leaks nothing;
@@ -33,6 +37,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -44,6 +49,7 @@
 #include "absl/time/time.h"
 #include "access/permissions.h"
 #include "access/role.h"
+#include "common/answer_stamp.h"
 #include "http/http_message.h"
 #include "records/records.h"
 
@@ -86,10 +92,29 @@ struct BootstrapCredential {
   access::Principal who;
 };
 
+// Who answered a call and how fresh its answer is, sent back in the call's trailing metadata
+// (common/answer_stamp.h): a client that wrote at revision R asks a standby for at least R.
+struct AnswerStamp {
+  std::string served_by;  // "leader" or "standby"; empty: a master alone
+  int64_t revision = -1;  // a standby's: the store revision its answer reflects at least
+  absl::Duration staleness = absl::ZeroDuration();  // a standby's: its copy's age
+};
+
+// What the master says of itself, call by call (masterd/core_keeper.h).
+struct Gate {
+  // Before a call is served: its stamp when this master serves it, or why not (a standby's
+  // refusal names the leader). `followed_read`: a read that a standby may answer from its
+  // followed state (access::Permission::followed); `at_least`: the revision the answer must
+  // reflect (-1: any), which a standby waits for a little.
+  std::function<absl::StatusOr<AnswerStamp>(bool followed_read, int64_t at_least)> admit;
+  // At the end of a call a leader served: the revision of everything it has committed
+  // (-1: unknown), what the caller asks standbys for to read its writes.
+  std::function<int64_t()> committed_revision;
+};
+
 class AccessControl {
  public:
-  using Gate = std::function<absl::Status()>;
-  // `records` may be null (bootstrap tokens only); `gate` may be empty (always serving).
+  // `records` may be null (bootstrap tokens only); an empty `gate` always serves.
   AccessControl(std::vector<BootstrapCredential> bootstrap, AccessRecords* records, Gate gate,
                 AccessOptions options = {});
 
@@ -100,8 +125,13 @@ class AccessControl {
   AccessRecords* records() const { return records_; }
 
   // --- one gRPC call.
+  // `min_revision`: the call's kMinRevisionKey metadata ("" when absent).
   void BeginCall(grpc::ServerContextBase* call, absl::string_view method,
-                 absl::string_view authorization, std::string source, std::string request_id);
+                 absl::string_view authorization, std::string source, std::string request_id,
+                 const std::string& min_revision = "");
+  // The trailing metadata that stamps a call's answer (AnswerStamp), once it passed Check.
+  std::vector<std::pair<std::string, std::string>> AnswerMetadata(
+      const grpc::ServerContextBase* call) const;
   // Whether the call may send an answer: it passed Check, or needs no credential.
   bool MayAnswer(const grpc::ServerContextBase* call) const;
   // The status to answer instead of `status`, if any; forgets the call.
@@ -140,7 +170,13 @@ class AccessControl {
     bool checked = false;
     // A refused task credential whose signature holds: the task it names, for the audit log.
     std::string claimed_task;
+    // The gate's answer (Gate::admit): the answer's stamp, or why this master does not serve
+    // the call.
+    absl::StatusOr<AnswerStamp> admitted;
   };
+  // The gate's answer for a call with the kMinRevisionKey metadata `min_revision` ("": none);
+  // INVALID_ARGUMENT when that is not a revision.
+  absl::StatusOr<AnswerStamp> Admit(bool followed_read, const std::string& min_revision) const;
   // "task:JOB/INSTANCE/RUN" when `authorization` carries a task credential signed with the key
   // (expired or not); "" otherwise.
   std::string ClaimedTask(absl::string_view authorization) const;

@@ -45,6 +45,12 @@ class AccessInterceptor final : public gx::Interceptor {
     if (begun_ &&
         methods->QueryInterceptionHookPoint(gx::InterceptionHookPoints::PRE_SEND_STATUS)) {
       begun_ = false;
+      if (std::multimap<std::string, std::string>* trailing = methods->GetSendTrailingMetadata();
+          trailing != nullptr) {
+        for (auto& [key, value] : access_->AnswerMetadata(info_->server_context())) {
+          trailing->emplace(std::move(key), std::move(value));
+        }
+      }
       std::optional<grpc::Status> instead =
           access_->EndCall(info_->server_context(), methods->GetSendStatus());
       if (instead.has_value()) methods->ModifySendStatus(*instead);
@@ -67,7 +73,7 @@ class AccessInterceptor final : public gx::Interceptor {
     if (!IsSaneRequestId(request_id)) request_id = NewRequestId();
     ctx->AddTrailingMetadata("paceline-request-id", request_id);
     access_->BeginCall(ctx, info_->method(), Metadata(md, "authorization"), std::move(source),
-                       std::move(request_id));
+                       std::move(request_id), Metadata(md, kMinRevisionKey));
     begun_ = true;
   }
 

@@ -90,7 +90,7 @@ TEST(AccessTable, EveryEntryIsAMethodOrARouteThatExists) {
 
 TEST(AccessTable, ARouteWithoutAnEntryIsRefusedByTheGuard) {
   AccessControl access({{"secret", access::Principal{"root", "", access::Role::kAdmin, "/", "b"}}},
-                       nullptr, nullptr);
+                       nullptr, Gate{});
   http::HttpRouter router;
   router.SetGuard([&](const http::HttpRequest& req, absl::string_view route,
                       http::HttpResponse& res) { return access.AllowHttp(req, route, res); });

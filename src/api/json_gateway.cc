@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
+#include "common/answer_stamp.h"
 #include "paceline/v1/job.grpc.pb.h"
 
 namespace paceline::api {
@@ -50,12 +51,29 @@ void PassOn(const http::HttpRequest& req, grpc::ClientContext& ctx) {
   if (std::string a = req.header("Authorization"); !a.empty()) ctx.AddMetadata("authorization", a);
   if (!req.peer.empty()) ctx.AddMetadata("x-forwarded-for", req.peer);
   if (std::string id = req.header("X-Request-Id"); !id.empty()) ctx.AddMetadata("x-request-id", id);
+  if (std::string rev = req.header(kMinRevisionHeader); !rev.empty()) {
+    ctx.AddMetadata(kMinRevisionKey, rev);
+  }
+}
+
+// The answer's stamp (common/answer_stamp.h) as X-Paceline-* headers.
+void StampHeaders(const grpc::ClientContext& ctx, http::HttpResponse& res) {
+  static constexpr std::pair<const char*, const char*> kHeaders[] = {
+      {kServedByKey, "X-Paceline-Served-By"},
+      {kRevisionKey, "X-Paceline-Revision"},
+      {kStalenessKey, "X-Paceline-Staleness-Ms"}};
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  for (const auto& [key, header] : kHeaders) {
+    if (auto it = trailers.find(key); it != trailers.end()) {
+      res.set_header(header, std::string(it->second.data(), it->second.size()));
+    }
+  }
 }
 
 // Calls `method` with the request in JSON through the in-process channel.
 grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& method,
                        const std::string& request_json, const http::HttpRequest& http,
-                       std::string* response_json) {
+                       http::HttpResponse& res, std::string* response_json) {
   pb::DynamicMessageFactory factory;
   std::unique_ptr<pb::Message> request(factory.GetPrototype(method.input_type())->New());
   pb::util::JsonParseOptions parse;
@@ -80,6 +98,7 @@ grpc::Status CallUnary(grpc::GenericStub& stub, const pb::MethodDescriptor& meth
                    done.Notify();
                  });
   done.WaitForNotification();
+  StampHeaders(ctx, res);
   if (!status.ok()) return status;
   std::vector<grpc::Slice> slices;
   if (!response_buf.Dump(&slices).ok()) {
@@ -329,7 +348,7 @@ void AddJsonApiRoutes(http::HttpServer& server, std::shared_ptr<grpc::Channel> c
       body = *json;
     }
     std::string out;
-    grpc::Status s = CallUnary(*stub, **method, body, req, &out);
+    grpc::Status s = CallUnary(*stub, **method, body, req, res, &out);
     Answer(res, s, out);
   };
   const char* pattern = "/api/v1/:service/:method";

@@ -14,7 +14,10 @@
 // The call goes through the real gRPC server over an in-process channel, so authentication
 // (the Authorization header is passed on), validation and errors are exactly the gRPC API's.
 // Answers are JSON with field names as in the .proto files and defaults included; errors are
-// {"code": "NOT_FOUND", "message": "..."} with the matching HTTP status.
+// {"code": "NOT_FOUND", "message": "..."} with the matching HTTP status. A unary answer's stamp
+// (common/answer_stamp.h) comes as the headers X-Paceline-Served-By, X-Paceline-Revision and
+// X-Paceline-Staleness-Ms; a request's X-Paceline-Min-Revision header asks for at least that
+// revision (read-your-writes on a standby).
 //
 // Thread-safety: handlers run on the HTTP server's threads; the channel is thread-safe.
 
@@ -29,6 +32,8 @@
 #include "http/http_server.h"
 
 namespace paceline::api {
+
+inline constexpr char kMinRevisionHeader[] = "X-Paceline-Min-Revision";
 
 void AddJsonApiRoutes(http::HttpServer& server, std::shared_ptr<grpc::Channel> channel);
 

@@ -41,8 +41,14 @@ int RunCli(int argc, char** argv, std::initializer_list<Registrar> more) {
 
   CommandContext ctx;
   app.add_option("--addr", ctx.client.addr,
-                 "master address host:port, or several separated by commas, tried in turn "
-                 "(default: $PACELINE_ADDR, ~/.paceline/config)");
+                 "master address host:port, or several separated by commas, tried in turn: "
+                 "writes go to the leader, reads to any (--reads) (default: $PACELINE_ADDR, "
+                 "~/.paceline/config)");
+  app.add_option("--reads", ctx.client.reads,
+                 "with several masters: spread (reads go to any master, a standby answering "
+                 "from its copy of the store, which reflects this client's writes) or leader")
+      ->check(CLI::IsMember({"spread", "leader"}))
+      ->capture_default_str();
   app.add_option("--timeout", ctx.client.timeout,
                  "give up on the master after this long, retries included (waits and watches: "
                  "the longest outage they ride through)")

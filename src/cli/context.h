@@ -28,6 +28,9 @@ struct ClientFlags {
   // something happens (`job watch`, `task logs -f`, a wait without its own --timeout), how long
   // the master may stay out of reach (cli/rpc.h).
   std::string timeout = "30s";
+  // With several masters: "spread" sends each command's reads to one of them picked at
+  // random (a standby answers from its copy of the store), "leader" where the writes go.
+  std::string reads = "spread";
   std::string output = "table";
   OutputFormat format() const {
     return output == "json"   ? OutputFormat::kJson

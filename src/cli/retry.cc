@@ -49,6 +49,11 @@ bool MasterRotation::Listed(absl::string_view addr) const {
   return std::find(addrs_.begin(), addrs_.end(), addr) != addrs_.end();
 }
 
+void MasterRotation::MoveTo(absl::string_view addr) {
+  auto it = std::find(addrs_.begin(), addrs_.end(), addr);
+  if (it != addrs_.end()) at_ = static_cast<size_t>(it - addrs_.begin());
+}
+
 void MasterRotation::NewRound() { std::fill(tried_.begin(), tried_.end(), false); }
 
 bool MasterRotation::Next(const std::optional<std::string>& leader) {

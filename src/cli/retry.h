@@ -71,6 +71,8 @@ class MasterRotation {
   bool Listed(absl::string_view addr) const;
   // A new call or outage: every master may be tried once before the next back-off.
   void NewRound();
+  // Makes `addr` the current master when it is listed.
+  void MoveTo(absl::string_view addr);
   // After a failure at current(): moves to `leader` if it is listed and not yet tried in this
   // round, else to the next master not yet tried, and returns true (try it at once). When every
   // master failed in this round, starts a new one (at a listed `leader`, else at the next

@@ -1,10 +1,15 @@
 #include "cli/rpc.h"
 
 #include <iostream>
+#include <map>
+#include <random>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/leader_hint.h"
+#include "cli/write_revision.h"
+#include "common/answer_stamp.h"
 #include "common/units.h"
 #include "paceline/v1/cluster.grpc.pb.h"
 
@@ -46,12 +51,50 @@ std::string Seconds(absl::Duration d) {
 
 }  // namespace
 
-Rpc::Rpc(ResolvedClient client, absl::Duration timeout)
+Rpc::Rpc(ResolvedClient client, absl::Duration timeout, bool spread_reads)
     : client_(std::move(client)),
       masters_(client_.addrs),
+      writer_(client_.addrs.front()),
+      reader_(writer_),
       timeout_(timeout),
       deadline_(absl::Now() + timeout),
-      sink_([](const std::string& line) { std::cerr << line << std::endl; }) {}
+      sink_([](const std::string& line) { std::cerr << line << std::endl; }) {
+  if (client_.addrs.size() > 1) {
+    if (spread_reads) {
+      std::minstd_rand rng{std::random_device{}()};
+      reader_ = client_.addrs[rng() % client_.addrs.size()];
+    }
+    min_revision_ = LoadWriteRevision(client_.addrs);
+  }
+}
+
+void Rpc::Answered(CallKind kind, const grpc::ClientContext& ctx) {
+  const std::multimap<grpc::string_ref, grpc::string_ref>& trailers =
+      ctx.GetServerTrailingMetadata();
+  auto value = [&](const char* key) {
+    auto it = trailers.find(key);
+    return it == trailers.end() ? std::string() : std::string(it->second.data(), it->second.size());
+  };
+  const std::string served_by = value(kServedByKey);
+  int64_t revision = -1;
+  if (!absl::SimpleAtoi(value(kRevisionKey), &revision)) revision = -1;
+  if (kind == CallKind::kWrite) {
+    writer_ = masters_.current();
+    if (served_by != "standby" && revision > min_revision_) {
+      min_revision_ = revision;
+      if (client_.addrs.size() > 1) SaveWriteRevision(client_.addrs, revision);
+    }
+    return;
+  }
+  reader_ = masters_.current();
+  int64_t staleness_ms = 0;
+  if (served_by == "standby" && absl::SimpleAtoi(value(kStalenessKey), &staleness_ms) &&
+      staleness_ms >= 1000) {
+    sink_(absl::StrCat("paceline: answered by the standby at ", masters_.current(),
+                       " from its copy of the store, ", Seconds(absl::Milliseconds(staleness_ms)),
+                       " old (revision ", revision, ")"));
+  }
+}
 
 absl::StatusOr<Rpc> Rpc::Connect(const ClientFlags& flags) {
   absl::StatusOr<absl::Duration> timeout = ParseDurationStrict(flags.timeout);
@@ -61,7 +104,7 @@ absl::StatusOr<Rpc> Rpc::Connect(const ClientFlags& flags) {
   }
   absl::StatusOr<ResolvedClient> client = ResolveClient(flags);
   if (!client.ok()) return client.status();
-  return Rpc(*std::move(client), *timeout);
+  return Rpc(*std::move(client), *timeout, flags.reads != "leader");
 }
 
 std::unique_ptr<grpc::ClientContext> Rpc::Context(absl::Time deadline) const {
@@ -101,6 +144,7 @@ grpc::Status Rpc::Ready(absl::Time until) {
 absl::Status Rpc::Invoke(CallKind kind, absl::FunctionRef<grpc::Status(Attempt&)> attempt,
                          bool stream) {
   masters_.NewRound();
+  masters_.MoveTo(kind == CallKind::kRead ? reader_ : writer_);
   backoff_.Reset();
   std::optional<absl::Time> began;  // when the first failed attempt of this outage started
   int attempts = 0;
@@ -113,11 +157,18 @@ absl::Status Rpc::Invoke(CallKind kind, absl::FunctionRef<grpc::Status(Attempt&)
     if (f.status.ok()) {
       std::unique_ptr<grpc::ClientContext> ctx =
           Context(stream ? absl::InfiniteFuture() : std::min(limit, start + timeout_));
+      if (kind == CallKind::kRead && min_revision_ >= 0) {
+        ctx->AddMetadata(kMinRevisionKey, absl::StrCat(min_revision_));
+      }
       Attempt a{channel_, ctx.get()};
       f.status = attempt(a);
-      if (f.status.ok()) return absl::OkStatus();
+      if (f.status.ok()) {
+        Answered(kind, *ctx);
+        return absl::OkStatus();
+      }
       f.reached = true;
       f.leader = LeaderOf(*ctx, f.status);
+      if (f.leader && masters_.Listed(*f.leader)) writer_ = *f.leader;
       if (f.status.error_code() == grpc::StatusCode::UNAVAILABLE) channel_.reset();
       if (a.answered) {  // a stream that worked for a while: this is a new outage
         began.reset();

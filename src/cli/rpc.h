@@ -16,6 +16,15 @@
 //
 // Streams (`job watch`) use Invoke() directly.
 //
+// Where a call goes first: a write to the master that led last (at first the first configured
+// one); with several masters and --reads spread (the default), a read to one master picked at
+// random for the command, so that many clients' reads spread over the masters (a standby
+// answers them from its copy of the store, docs/operations.md "Reads on standbys"). Reads carry
+// the revision of this client's last write (paceline-min-revision, common/answer_stamp.h: from
+// this command, or an earlier one through cli/write_revision.h), so that they reflect it; a
+// standby that is too stale or has not reached it refuses naming the leader, and the read goes
+// there. A read answered by a standby more than a second behind says so on stderr.
+//
 // One attempt connects to the current master (at most kConnectTimeout), then sends the call on
 // the connected channel. What is retried (the verdicts of cli/retry.h):
 //   - A connection that never came up (refused, no answer, name not resolved): nothing was sent,
@@ -114,7 +123,7 @@ class Rpc {
   }
 
  private:
-  Rpc(ResolvedClient client, absl::Duration timeout);
+  Rpc(ResolvedClient client, absl::Duration timeout, bool spread_reads);
 
   // The end of the time a call may retry in, for an outage that began at `began`.
   absl::Time Limit(absl::Time began) const;
@@ -125,9 +134,15 @@ class Rpc {
   absl::Status Explain(const Failure& f, const std::string& addr, const std::string& after) const;
   absl::Status MaybeDone(const Failure& f, const std::string& addr) const;
   absl::Status NotLeader(const Failure& f, const std::string& addr) const;
+  // After a call of `kind` answered by the current master: where the next such call goes, and
+  // the revision of a write (its answer's stamp).
+  void Answered(CallKind kind, const grpc::ClientContext& ctx);
 
   ResolvedClient client_;
   MasterRotation masters_;
+  std::string writer_;         // where writes go first: the master that led last
+  std::string reader_;         // where reads go first
+  int64_t min_revision_ = -1;  // this client's last write; -1: none known
   absl::Duration timeout_;
   absl::Time deadline_;
   bool own_deadline_ = false;               // set_deadline was called

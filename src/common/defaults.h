@@ -19,6 +19,8 @@ inline constexpr const char* kMasterAddr = "127.0.0.1:5390";
 inline constexpr const char* kDataDir = "data";  // the master's store, token and master.json
 
 inline constexpr absl::Duration kCycle = absl::Milliseconds(50);  // one scheduling cycle
+// A standby answers reads from its copy of the store while it is at most this old.
+inline constexpr absl::Duration kStandbyReadBound = absl::Seconds(5);
 // One point of the cluster's and the pools' history (an hour of them is kept).
 inline constexpr absl::Duration kHistoryPeriod = absl::Seconds(10);
 // What the master asks of its agents, and how long a silent host may stay before it is LOST.

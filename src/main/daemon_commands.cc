@@ -51,6 +51,12 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
     return absl::InvalidArgumentError("--lease: must be at least 1s");
   }
   config.lease = *lease;
+  auto read_bound = ParseDurationStrict(f.standby_read_bound);
+  if (!read_bound.ok()) return WithFlag(read_bound.status(), "--standby-read-bound");
+  if (*read_bound < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--standby-read-bound: must not be negative");
+  }
+  config.standby_read_bound = *read_bound;
   config.token_file = f.token_file;
   config.agent_token_file = f.agent_token_file;
   config.secrets_key_file = f.secrets_key_file;

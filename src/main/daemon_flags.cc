@@ -101,6 +101,10 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f, DaemonSettings& s) {
       "several masters on PostgreSQL: the leader's lease; a standby takes over this "
       "long after the leader died")
       ->capture_default_str();
+  Opt(cmd, s, "--standby-read-bound", f.standby_read_bound,
+      "several masters: a standby answers reads from its copy of the store while that copy is "
+      "at most this old, and refuses them past it (0s: standbys answer no reads)")
+      ->capture_default_str();
   Opt(cmd, s, "--advertise", f.advertise,
       "the gRPC address other masters send clients and agents to (default: the "
       "--listen address)");

@@ -47,6 +47,7 @@ struct MasterFlags {
   std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
   std::string cycle = absl::FormatDuration(defaults::kCycle);
   std::string lease = absl::FormatDuration(defaults::kLease);
+  std::string standby_read_bound = absl::FormatDuration(defaults::kStandbyReadBound);
   std::string history_period = absl::FormatDuration(defaults::kHistoryPeriod);
   std::string advertise;
   std::string dns_listen;

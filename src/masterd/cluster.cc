@@ -20,7 +20,8 @@ Cluster::Cluster(scheduler::CoreConfig core_config, store::Store* store, Cluster
                  return keeper_.refusal();
                }),
       keeper_(std::move(core_config), options.led_by_lease,
-              CoreKeeper::Parts{committer_.get(), &loop_, &commits_, &hub_, &agents_}) {}
+              CoreKeeper::Parts{committer_.get(), &loop_, &commits_, &hub_, &agents_},
+              options.standby_read_bound) {}
 
 Cluster::~Cluster() { Stop(); }
 
@@ -68,7 +69,7 @@ void Cluster::MutateAsync(MutateFn fn, std::function<void(absl::Status)> done) {
 }
 
 void Cluster::RunRead(const ReadFn& fn) {
-  loop_.Read([&] { fn(keeper_.core()); });
+  loop_.Read([&] { fn(keeper_.ReadCore()); });
 }
 
 void Cluster::OnTick() {

@@ -45,6 +45,8 @@ struct ClusterOptions {
   // lead only when CoreKeeper::BecomeLeader() is called, and after a failed commit stop leading
   // rather than reload by itself.
   bool led_by_lease = false;
+  // A standby answers reads from its followed state while it is at most this old (CoreKeeper).
+  absl::Duration standby_read_bound = defaults::kStandbyReadBound;
 };
 
 class Cluster final : public api::Backend {
@@ -80,6 +82,8 @@ class Cluster final : public api::Backend {
   // core depends on (audit records) and reads of the store on its writer thread
   // (store/group_commit.h, StoreWriter). Commits that change the core's state go through Mutate.
   store::StoreWriter& committer() { return *committer_; }
+  // The store's revision of this master's newest commit of followed rows (store.h).
+  int64_t CommittedRevision() const { return committer_->committed_revision(); }
   // Called on the loop with the usage of each batch once durable (CommitPath::OnUsage); set
   // before Start.
   void OnUsage(CommitPath::UsageFn f) { commits_.OnUsage(std::move(f)); }

@@ -50,16 +50,20 @@ void SeedFairShare(scheduler::SchedulerCore& core, const records::StoreContents&
 }
 }  // namespace
 
-CoreKeeper::CoreKeeper(scheduler::CoreConfig core_config, bool led_by_lease, Parts parts)
+CoreKeeper::CoreKeeper(scheduler::CoreConfig core_config, bool led_by_lease, Parts parts,
+                       absl::Duration standby_read_bound)
     : core_config_(std::move(core_config)),
       led_by_lease_(led_by_lease),
       parts_(parts),
-      follower_(parts.committer, parts.loop, [this](const store::StoreChanges& c) {
-        if (on_records_ && (!c.changed.tokens.empty() || !c.changed.secrets.empty() ||
-                            !c.deleted_secrets.empty())) {
-          on_records_(c, false);
-        }
-      }) {}
+      follower_(parts.committer, parts.loop,
+                [this](const store::StoreChanges& c) {
+                  if (on_records_ && (!c.changed.tokens.empty() || !c.changed.secrets.empty() ||
+                                      !c.deleted_secrets.empty())) {
+                    on_records_(c, false);
+                  }
+                }),
+      standby_read_bound_(standby_read_bound),
+      reads_(core_config_) {}
 
 absl::Status CoreKeeper::Start() {
   if (!led_by_lease_) return LoadAndRebuild();
@@ -107,6 +111,7 @@ absl::Status CoreKeeper::BecomeLeader(const std::function<void(store::Store&)>& 
 
 absl::Status CoreKeeper::TakeOver() {
   const absl::Time start = absl::Now();
+  reads_.Clear();
   store::StoreMirror mirror = follower_.Take();
   if (mirror.rev() == store::kNoRevision) return LoadAndRebuild();  // nothing followed
   // The lease is ours and fences the old leader: these are the last changes it made.
@@ -128,6 +133,62 @@ absl::Status CoreKeeper::TakeOver() {
 }
 
 absl::Duration CoreKeeper::ReplicationLag() const { return follower_.Lag(); }
+
+absl::StatusOr<api::AnswerStamp> CoreKeeper::Admit(bool followed_read, int64_t at_least) {
+  const absl::Time deadline = absl::Now() + kRevisionWait;
+  while (true) {
+    absl::Status refusal = Serving();
+    if (refusal.ok()) return api::AnswerStamp{led_by_lease_ ? "leader" : "", -1, {}};
+    if (!followed_read || !led_by_lease_ || standby_read_bound_ <= absl::ZeroDuration()) {
+      return refusal;
+    }
+    const absl::Duration lag = follower_.Lag();
+    if (lag > standby_read_bound_) {
+      return absl::UnavailableError(absl::StrCat(
+          "this standby's copy of the store is ",
+          lag == absl::InfiniteDuration()
+              ? "not read yet"
+              : absl::StrCat(Ms(lag), " old, past its bound of ", Ms(standby_read_bound_)),
+          " (--standby-read-bound); ", refusal.message()));
+    }
+    bool leads = false;
+    int64_t followed = store::kNoRevision;
+    std::optional<absl::StatusOr<int64_t>> built;
+    parts_.loop->Read([&] {  // on the loop: the follower and the read state are its own
+      if (refusal_.ok()) {
+        leads = true;
+        return;
+      }
+      followed = follower_.mirror().rev();
+      if (followed < at_least) {
+        follower_.FollowSoon();
+        return;
+      }
+      built = reads_.Refresh(follower_.mirror(), at_least, absl::Now());
+    });
+    if (leads) return api::AnswerStamp{"leader", -1, {}};  // took over meanwhile
+    if (built.has_value()) {
+      if (!built->ok()) {
+        return absl::UnavailableError(absl::StrCat("this standby cannot answer from its copy (",
+                                                   built->status().message(), "); ",
+                                                   refusal.message()));
+      }
+      return api::AnswerStamp{"standby", **built, lag};
+    }
+    if (absl::Now() >= deadline) {
+      return absl::UnavailableError(
+          absl::StrCat("this standby has followed the store to revision ", followed,
+                       " and the call needs revision ", at_least, " (", kMinRevisionKey,
+                       "), not reached within ", Ms(kRevisionWait), "; ", refusal.message()));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+const scheduler::SchedulerCore& CoreKeeper::ReadCore() const {
+  if (refusal_.ok() || reads_.core() == nullptr) return *core_;
+  return *reads_.core();
+}
 
 bool CoreKeeper::ReadFollowed(const std::function<void(const store::StoreMirror&)>& fn) {
   bool followed = false;

@@ -22,10 +22,12 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "api/access_control.h"
 #include "api/event_hub.h"
 #include "masterd/agent_registry.h"
 #include "masterd/commit_path.h"
 #include "masterd/event_loop.h"
+#include "masterd/followed_reads.h"
 #include "masterd/store_follower.h"
 #include "records/records.h"
 #include "scheduler/scheduler_core.h"
@@ -44,7 +46,10 @@ class CoreKeeper {
     api::EventHub* hub;     // its watches end when the master stops serving
     AgentRegistry* agents;  // their streams end then too
   };
-  CoreKeeper(scheduler::CoreConfig core_config, bool led_by_lease, Parts parts);
+  // `standby_read_bound`: a standby answers the reads it may (api::Gate) from its followed
+  // state while that is at most this old; zero: it answers none.
+  CoreKeeper(scheduler::CoreConfig core_config, bool led_by_lease, Parts parts,
+             absl::Duration standby_read_bound = absl::ZeroDuration());
 
   // How the records kept beside the core (tokens, secrets) reach their books: `f(records,
   // true)` with every token and secret of the store each time the core is rebuilt from it
@@ -65,6 +70,15 @@ class CoreKeeper {
   // A standby: how old the followed state is. InfiniteDuration while it leads, or has not
   // followed yet.
   absl::Duration ReplicationLag() const;
+  // The API's gate (api::Gate::admit): a serving master serves every call; a standby serves
+  // a `followed_read` from its followed state, built to reflect at least revision `at_least`
+  // (followed sooner, and waited for up to kRevisionWait), while that state is at most
+  // standby_read_bound old. Otherwise why not, naming the leader. Blocks; not on the loop.
+  absl::StatusOr<api::AnswerStamp> Admit(bool followed_read, int64_t at_least);
+  static constexpr absl::Duration kRevisionWait = absl::Seconds(2);
+  // What reads run against (loop thread): the core while serving; a standby's followed state
+  // once Admit built it.
+  const scheduler::SchedulerCore& ReadCore() const;
   // A standby (led_by_lease, not serving): runs `fn` on the loop with the state it follows (as
   // old as ReplicationLag) and returns true. False, without running `fn`, while this master
   // serves from its core or is a master alone. Blocks; not on the loop.
@@ -105,6 +119,8 @@ class CoreKeeper {
   RecordsFn on_records_;
   std::unique_ptr<scheduler::SchedulerCore> core_;
   StoreFollower follower_;
+  const absl::Duration standby_read_bound_;
+  FollowedReads reads_;  // loop thread only
   // Loop thread only: why changes are refused (OK: they are not); when to try reloading next;
   // a reload in flight. shared_refusal_ is the copy other threads read (Serving()).
   absl::Status refusal_;

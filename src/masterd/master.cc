@@ -196,9 +196,10 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   core_config.history.keep =
       static_cast<size_t>(std::max<int64_t>(1, absl::Hours(1) / config.history_period));
   core_config.retain_terminal = config.retain_terminal;
-  impl->cluster = std::make_unique<Cluster>(
-      core_config, impl->store.get(),
-      ClusterOptions{config.cycle, config.heartbeat_interval, postgres != nullptr});
+  impl->cluster =
+      std::make_unique<Cluster>(core_config, impl->store.get(),
+                                ClusterOptions{config.cycle, config.heartbeat_interval,
+                                               postgres != nullptr, config.standby_read_bound});
   impl->task_credentials = std::make_unique<TaskCredentials>(
       impl->cluster.get(), access::DeriveTaskKey(token), config.task_credential_ttl);
   impl->access_book = std::make_unique<AccessBook>(impl->cluster.get(), config.audit_retention,
@@ -235,7 +236,11 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
       {agent_token, access::Principal{"*", "", access::Role::kAgent, "*", "bootstrap-agent"}}};
   impl->access = std::make_unique<api::AccessControl>(
       std::move(bootstrap), impl->access_book.get(),
-      [cluster = impl->cluster.get()] { return cluster->keeper().Serving(); }, access_options);
+      api::Gate{[cluster = impl->cluster.get()](bool followed_read, int64_t at_least) {
+                  return cluster->keeper().Admit(followed_read, at_least);
+                },
+                [cluster = impl->cluster.get()] { return cluster->CommittedRevision(); }},
+      access_options);
 
   RetentionOptions retention;
   retention.archive_dir = in_data_dir(config.archive_dir, "archive");

@@ -60,6 +60,8 @@ struct MasterConfig {
   // runs without renewal, and the gRPC address the others send clients and agents to (empty:
   // the bound listen address; set it when listening on 0.0.0.0).
   absl::Duration lease = defaults::kLease;
+  // How old a standby's followed state may be for it to answer reads (zero: it answers none).
+  absl::Duration standby_read_bound = defaults::kStandbyReadBound;
   std::string advertise;
   // How long a task's credential is valid (renewed at a third of it): masterd/task_credentials.h.
   absl::Duration task_credential_ttl = defaults::kTaskCredentialTtl;

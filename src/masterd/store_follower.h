@@ -33,6 +33,8 @@ class StoreFollower {
   // Reads the changes since the mirror's revision, every kFollowEvery at most, without blocking
   // the loop.
   void Follow();
+  // Lets the next Follow read at once (a caller waits for a newer revision).
+  void FollowSoon() { next_follow_ = absl::InfinitePast(); }
   // The followed state (empty, rev() kNoRevision, when nothing was followed); following starts
   // over from nothing.
   store::StoreMirror Take();

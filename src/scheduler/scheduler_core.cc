@@ -241,6 +241,10 @@ std::string SchedulerCore::WhyPending(TaskId task) const {
   if (job == nullptr || task.instance >= job->instances()) return "";
   const jobmgr::TaskRuntime& t = job->task(task.instance);
   if (t.state != TaskState::kPending && t.state != TaskState::kReady) return "";
+  if (follower_) {
+    return "this answer is a standby's copy of the store, which does not schedule: the leader "
+           "says why the task waits";
+  }
   if (job->spec().schedule) {
     if (std::string cron = cron_.Describe(task.job); !cron.empty()) return cron;
   }

@@ -133,6 +133,9 @@ class SchedulerCore {
   const History& history() const { return history_; }
   // Why a PENDING/READY task is not running yet, in one line; empty when it is not waiting.
   std::string WhyPending(TaskId task) const;
+  // A copy that is never scheduled (a standby's, built from the followed store to answer
+  // reads): WhyPending then sends the reader to the leader, which knows.
+  void MarkFollower() { follower_ = true; }
   // The finished jobs and when each expires (retention.h).
   const Retention& retention() const { return retention_; }
 
@@ -169,6 +172,7 @@ class SchedulerCore {
   History history_;
   Retention retention_{[this](const std::string& pool) { return RetentionWindow(pool); }};
   uint64_t placements_at_last_point_ = 0;
+  bool follower_ = false;  // MarkFollower
   // Gangs and their members are the resource manager's (rm_.GangOf, rm_.Members): the core
   // keeps no copy of them, which at ten million running tasks would be two more hash maps.
   std::vector<uint64_t> to_place_;  // admitted gangs without hosts

@@ -51,6 +51,7 @@ class FaultInjectingStore final : public Store {
     return base_->ListUsage(query);
   }
   const std::string& cluster_id() const override { return base_->cluster_id(); }
+  int64_t CommittedRevision() const override { return base_->CommittedRevision(); }
   std::string Describe() const override { return "faulty(" + base_->Describe() + ")"; }
 
  private:

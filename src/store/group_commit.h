@@ -81,6 +81,8 @@ class GroupCommitter final : public StoreWriter {
   // Lets batches reach the store again after a failure (see above).
   void Resume();
   GroupCommitStats stats() const;
+  // The store's CommittedRevision (store.h), from any thread.
+  int64_t committed_revision() const { return store_->CommittedRevision(); }
 
  private:
   struct Pending {

@@ -90,6 +90,11 @@ class Store {
     return absl::UnimplementedError(Describe() + " cannot be followed by a standby");
   }
   virtual const std::string& cluster_id() const = 0;
+  // The revision of the newest commit of this object that wrote rows standbys follow
+  // (store_mirror.h), kNoRevision before any or when the backend has no revisions: a standby
+  // whose followed state reaches it has seen every such commit. Unlike the rest of the Store,
+  // callable from any thread.
+  virtual int64_t CommittedRevision() const { return kNoRevision; }
   // "memory", "sqlite:data/paceline.db", ...
   virtual std::string Describe() const = 0;
 };

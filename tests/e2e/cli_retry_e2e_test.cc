@@ -182,7 +182,9 @@ TEST(CliRetryE2E, SecondMasterOfTheListIsUsedWhenTheFirstIsDown) {
   std::string good = c.master_address(0);
   std::string both = absl::StrCat(kNobody, ",", good);
 
-  RunResult info = RunPaceline({"--addr", both, "--token", c.token(), "info", "-o", "json"});
+  // Reads where the writes go (the first listed master first), not to one picked at random.
+  RunResult info = RunPaceline(
+      {"--addr", both, "--reads", "leader", "--token", c.token(), "info", "-o", "json"});
   ASSERT_EQ(info.exit_code, 0) << info.err;
   EXPECT_EQ(Json::parse(info.out, nullptr, false).value("address", ""), good) << info.out;
   EXPECT_THAT(info.err, HasSubstr(absl::StrCat("paceline: master ", kNobody,
@@ -281,8 +283,8 @@ TEST(CliRetryE2E, AStandbysRedirectIsFollowedToAListedLeader) {
   std::string id(absl::StripAsciiWhitespace(created.out));
   EXPECT_EQ(JobsNamed(c, "redirected"), std::vector<std::string>{id});
 
-  RunResult got = RunPaceline({"--addr", absl::StrCat(by_trailer.address(), ",", leader), "--token",
-                               c.token(), "job", "get", id, "-o", "json"});
+  RunResult got = RunPaceline({"--addr", absl::StrCat(by_trailer.address(), ",", leader), "--reads",
+                               "leader", "--token", c.token(), "job", "get", id, "-o", "json"});
   ASSERT_EQ(got.exit_code, 0) << got.err;
   EXPECT_EQ(by_trailer.gets(), 1);
   EXPECT_EQ(Json::parse(got.out, nullptr, false)["job"].value("id", ""), id);

@@ -239,7 +239,8 @@ std::string TestCluster::HttpAddress(int master) {
 }
 
 TestCluster::HttpResult TestCluster::Http(const std::string& method, const std::string& path,
-                                          const std::string& body, bool with_token, int master) {
+                                          const std::string& body, bool with_token, int master,
+                                          const std::map<std::string, std::string>& more) {
   std::string http = HttpAddress(master);
   auto colon = http.rfind(':');
   if (colon == std::string::npos) return {};
@@ -248,10 +249,11 @@ TestCluster::HttpResult TestCluster::Http(const std::string& method, const std::
   if (options_.tls) client.set_ca_cert_path(ca_file().c_str());
   httplib::Headers headers;
   if (with_token) headers.emplace("Authorization", "Bearer " + token_);
+  headers.insert(more.begin(), more.end());
   auto res = method == "POST" ? client.Post(path.c_str(), headers, body, "application/json")
                               : client.Get(path.c_str(), headers);
   if (!res) return {};
-  return {res->status, res->body};
+  return {res->status, res->body, {res->headers.begin(), res->headers.end()}};
 }
 
 std::string TestCluster::HttpGet(const std::string& path, int master) {

@@ -128,10 +128,12 @@ class TestCluster {
   struct HttpResult {
     int status = 0;  // 0 when the request failed
     std::string body;
+    std::map<std::string, std::string> headers;  // by name as sent
   };
-  // GET or POST `path`, with the bearer token unless `with_token` is false.
+  // GET or POST `path`, with the bearer token unless `with_token` is false, and `headers`.
   HttpResult Http(const std::string& method, const std::string& path, const std::string& body = "",
-                  bool with_token = true, int master = -1);
+                  bool with_token = true, int master = -1,
+                  const std::map<std::string, std::string>& headers = {});
   // "host:port" of the HTTP side.
   std::string HttpAddress(int master = -1);
   const std::string& token() const { return token_; }                  // the bootstrap admin's

@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "tests/e2e/cluster_fixture.h"
+#include "tests/e2e/network_cut.h"
 #include "tests/e2e/patroni_bed.h"
 #include "tests/e2e/postgres_util.h"
 
@@ -131,30 +132,6 @@ TEST(DbFailoverE2E, MastersRideAKilledPrimaryAndALostEtcdMember) {
   EXPECT_EQ(late.exit_code, 0) << late.err;
   work.ExpectExactlyOnceAndUntouched(c);
 }
-
-// Drops every packet to and from `address` while it lives: iptables rules in the OUTPUT chain,
-// which loopback packets pass both ways. Only that address's traffic is touched.
-class NetworkCut {
- public:
-  explicit NetworkCut(std::string address) : address_(std::move(address)) { Rules("-I"); }
-  ~NetworkCut() { Heal(); }
-  void Heal() {
-    if (!healed_) Rules("-D");
-    healed_ = true;
-  }
-
- private:
-  void Rules(const char* verb) {
-    for (const char* way : {"-d", "-s"}) {
-      RunResult r =
-          RunProgram({"-w", verb, "OUTPUT", way, address_, "-j", "DROP"}, {.program = "iptables"});
-      EXPECT_EQ(r.exit_code, 0) << "iptables: " << r.err;
-    }
-  }
-
-  std::string address_;
-  bool healed_ = false;
-};
 
 // Two masters: the leader reaches the database through 127.0.0.2, the standby through
 // 127.0.0.1. The leader's path is cut (packets dropped, so its connections go silent rather

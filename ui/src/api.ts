@@ -34,6 +34,18 @@ async function failure(res: Response): Promise<ApiError> {
   return new ApiError(code, message, res.status);
 }
 
+// Read-your-writes on a standby (docs/operations.md "Reads on standbys"): every answer a leader
+// gives carries the store revision of what it has committed (X-Paceline-Revision); each call
+// asks for at least the newest seen, so a page served by a standby reflects this tab's writes
+// (the standby waits a little for it, or refuses naming the leader).
+let minRevision = -1;
+
+function noteRevision(res: Response): void {
+  if (res.headers.get("X-Paceline-Served-By") === "standby") return;
+  const rev = Number(res.headers.get("X-Paceline-Revision") ?? "");
+  if (Number.isInteger(rev) && rev > minRevision) minRevision = rev;
+}
+
 // Calls Service/Method with `body` (POST). `as` overrides the token (the login form's check).
 export async function call<T>(
   service: string,
@@ -48,12 +60,14 @@ export async function call<T>(
       headers: {
         "Content-Type": "application/json",
         Authorization: `Bearer ${as ?? token() ?? ""}`,
+        ...(minRevision >= 0 ? { "X-Paceline-Min-Revision": String(minRevision) } : {}),
       },
       body: JSON.stringify(body),
     });
   } catch (e) {
     throw new ApiError("UNAVAILABLE", `cannot reach the master: ${String(e)}`, 0);
   }
+  noteRevision(res);
   if (!res.ok) throw await failure(res);
   return (await res.json()) as T;
 }
@@ -97,6 +111,7 @@ export interface ClusterInfo {
   term: Int;
   leader: string;
   started_at_unix_ms: Int;
+  replication_lag_ms: Int; // a standby's: its copy of the store's age (-1: none yet)
 }
 export interface PoolDimension {
   name: string;

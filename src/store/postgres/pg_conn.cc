@@ -201,6 +201,8 @@ absl::Status PgConn::Transaction(const std::vector<PgCommand>& commands,
   bool lost = false;
   // Ends the commands sent so far with a Sync (inside BEGIN it does not commit) and reads their
   // results: `n` commands, then the Sync's own.
+  // The results come in the order sent: BEGIN, the commands, COMMIT.
+  size_t results_read = 0;
   auto sync_and_read = [&](int n) {
     if (PQpipelineSync(c_) != 1) {
       lost = true;
@@ -213,6 +215,14 @@ absl::Status PgConn::Transaction(const std::vector<PgCommand>& commands,
         return;
       }
       bool is_sync = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+      if (!is_sync) {
+        const size_t command = results_read++;  // 0 is BEGIN
+        if (command >= 1 && command <= commands.size() &&
+            commands[command - 1].first_value != nullptr && PQresultStatus(r) == PGRES_TUPLES_OK &&
+            PQntuples(r) > 0) {
+          commands[command - 1].first_value->assign(PQgetvalue(r, 0, 0));
+        }
+      }
       absl::Status s = ResultStatus(r, what);
       PQclear(r);
       if (!s.ok() && first.ok()) first = s;

@@ -64,6 +64,8 @@ class PgRows {
 struct PgCommand {
   const char* statement;
   PgParams params;
+  // Where the first column of its first row goes, when set (a commit's revision).
+  std::string* first_value = nullptr;
 };
 
 // Rows sent with COPY ... FROM STDIN in PostgreSQL's text format, after a transaction's

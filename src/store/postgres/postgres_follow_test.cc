@@ -197,6 +197,40 @@ TEST_F(StoreFollowTest, ADeltaHoldsOnlyWhatChangedSinceTheRevision) {
   EXPECT_EQ(mirror.tasks(), 1999u);
 }
 
+// The revision a leader stamps its answers with (read-your-writes on a standby): that of its
+// last commit of followed rows, which a standby's changes then reach; a commit of events or
+// audit records only does not move it, so a standby can always reach it.
+TEST_F(StoreFollowTest, TheCommittedRevisionIsOneAStandbyReaches) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->CommittedRevision(), kNoRevision);
+  records::WriteBatch job;
+  job.put_jobs.push_back(Job(1, 1));
+  job.put_tasks.push_back(Task(1, 0, 1));
+  ASSERT_TRUE(store->Commit(job).ok());
+  const int64_t wrote = store->CommittedRevision();
+  EXPECT_GE(wrote, 0);
+  StoreMirror mirror;
+  Follow(*store, mirror);
+  EXPECT_EQ(mirror.rev(), wrote);
+
+  records::WriteBatch audit_only;
+  audit_only.audit.push_back(records::AuditRecord{});
+  audit_only.audit.back().at = absl::FromUnixSeconds(5);
+  audit_only.audit.back().action = "x";
+  ASSERT_TRUE(store->Commit(audit_only).ok());
+  EXPECT_EQ(store->CommittedRevision(), wrote);
+  Follow(*store, mirror);
+  EXPECT_GE(mirror.rev(), store->CommittedRevision());
+
+  records::WriteBatch task;
+  task.put_tasks.push_back(Task(1, 0, 2));
+  ASSERT_TRUE(store->Commit(task).ok());
+  EXPECT_GT(store->CommittedRevision(), wrote);
+  Follow(*store, mirror);
+  EXPECT_EQ(mirror.rev(), store->CommittedRevision());
+}
+
 TEST_F(StoreFollowTest, TokensComeThroughTheChangesSoAStandbyKnowsEveryToken) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);

@@ -102,9 +102,17 @@ absl::Status PostgresStore::CommitAll(const std::vector<const records::WriteBatc
   ASSIGN_OR_RETURN(PgConn * c, Conn());
   RETURN_IF_ERROR(pg::PrepareWrites(*c));
   pg::PgWrite write = pg::WriteCommands(batches, fence_term_);
+  std::string revision;
+  write.commands[write.revision_command].first_value = &revision;
   RETURN_IF_ERROR(c->Transaction(write.commands, write.copies, "committing to the store"));
+  bool followed = false;
   for (const records::WriteBatch* b : batches) {
     if (b->cluster_id) cluster_id_ = *b->cluster_id;
+    followed = followed || pg::WritesFollowedRows(*b);
+  }
+  int64_t rev = 0;
+  if (followed && absl::SimpleAtoi(revision, &rev)) {
+    committed_revision_.store(rev, std::memory_order_release);
   }
   return absl::OkStatus();
 }

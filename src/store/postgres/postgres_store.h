@@ -22,6 +22,7 @@
 //
 // Thread-safety: not thread-safe (like every Store); the master's writer thread uses it.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,6 +57,9 @@ class PostgresStore final : public Store {
       const records::UsageQuery& query) override;
   std::string Describe() const override;
   const std::string& cluster_id() const override { return cluster_id_; }
+  int64_t CommittedRevision() const override {
+    return committed_revision_.load(std::memory_order_acquire);
+  }
 
   // Fences every later commit by `term` (see above); nullopt: unfenced (one master, tools).
   void FenceWith(std::optional<uint64_t> term) { fence_term_ = term; }
@@ -76,6 +80,7 @@ class PostgresStore final : public Store {
   std::string cluster_id_;
   int64_t open_count_ = 0;
   std::optional<uint64_t> fence_term_;
+  std::atomic<int64_t> committed_revision_{kNoRevision};
 };
 
 }  // namespace paceline::store

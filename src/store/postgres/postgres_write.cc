@@ -204,12 +204,20 @@ absl::Status PrepareWrites(PgConn& c) {
   return absl::OkStatus();
 }
 
+bool WritesFollowedRows(const records::WriteBatch& b) {
+  return !b.put_pools.empty() || !b.delete_pools.empty() || !b.put_jobs.empty() ||
+         !b.delete_jobs.empty() || !b.put_tasks.empty() || !b.delete_tasks.empty() ||
+         !b.put_hosts.empty() || !b.put_tokens.empty() || !b.delete_secrets.empty() ||
+         !b.put_secrets.empty();
+}
+
 PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,
                       std::optional<uint64_t> fence_term) {
   PgWrite write;
   if (fence_term) {
     write.commands.push_back({kFence.name, {Num(static_cast<int64_t>(*fence_term))}});
   }
+  write.revision_command = write.commands.size();
   write.commands.push_back({kNextRev.name, {}});
   {
     CommitCommands out(write);

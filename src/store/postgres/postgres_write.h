@@ -34,7 +34,12 @@ absl::Status PrepareWrites(PgConn& c);
 struct PgWrite {
   std::vector<PgCommand> commands;
   std::vector<PgCopy> copies;
+  size_t revision_command = 0;  // the command that takes the commit's revision
 };
+
+// Whether `batch` writes or deletes a row that standbys follow (store_mirror.h): a pool, job,
+// task, host, token or secret. Events, audit records and usage are not followed.
+bool WritesFollowedRows(const records::WriteBatch& batch);
 
 // The writes of one commit of `batches`, fenced by `fence_term` when it is set.
 PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,

@@ -211,6 +211,11 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(PostgresSe
   if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     return absl::UnavailableError(absl::StrCat("initdb failed: ", Tail(log)));
   }
+  if (!server->options_.also_listen.empty()) {
+    std::ofstream hba(dir + "/data/pg_hba.conf", std::ios::app);
+    hba << "host all all " << server->options_.also_listen << "/32 trust\n";
+    if (!hba) return absl::UnavailableError("cannot write pg_hba.conf");
+  }
   absl::Status launched;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     ASSIGN_OR_RETURN(server->port_, FreePort());
@@ -239,9 +244,11 @@ absl::Status PostgresServer::Launch() {
   const char* on_off = options_.fsync ? "on" : "off";
   std::string log = dir_ + "/server.log";
   ASSIGN_OR_RETURN(
-      pid_, Spawn({bin_ + "/postgres", "-D", dir_ + "/data", "-h", "127.0.0.1", "-p",
-                   absl::StrCat(port_), "-k", dir_, "-c", absl::StrCat("fsync=", on_off), "-c",
-                   absl::StrCat("synchronous_commit=", on_off), "-c",
+      pid_, Spawn({bin_ + "/postgres", "-D", dir_ + "/data", "-h",
+                   options_.also_listen.empty() ? std::string("127.0.0.1")
+                                                : absl::StrCat("127.0.0.1,", options_.also_listen),
+                   "-p", absl::StrCat(port_), "-k", dir_, "-c", absl::StrCat("fsync=", on_off),
+                   "-c", absl::StrCat("synchronous_commit=", on_off), "-c",
                    absl::StrCat("full_page_writes=", on_off), "-c", "shared_buffers=32MB", "-c",
                    "max_connections=100"},
                   as, log));

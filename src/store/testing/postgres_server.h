@@ -41,6 +41,9 @@ struct PostgresServerOptions {
   bool fsync = false;
   // The database that Start() creates and url() names.
   std::string database = "paceline";
+  // Another loopback address it listens on as well (e.g. "127.0.0.2"), with the same port and
+  // trust: a test can cut one client's path (an iptables rule on that address) and not others'.
+  std::string also_listen;
 };
 
 class PostgresServer {

@@ -79,6 +79,14 @@ export function Overview() {
           {info.leader && <> · leader {info.leader}</>} · {info.store} · version {info.version}
         </p>
       )}
+      {info?.role === "standby" && (
+        <p class="facts" data-testid="standby-note">
+          This master is a standby: its jobs and tasks come from its copy of the store
+          {num(info.replication_lag_ms) >= 0 && <>, {num(info.replication_lag_ms)} ms old</>}.
+          Changes, pools, hosts and this page's history are the leader's
+          {info.leader && <> ({info.leader})</>}.
+        </p>
+      )}
       <div class="cards">
         <div class="card">
           <h2>Capacity and allocation</h2>
