@@ -42,7 +42,7 @@ constexpr std::array kTable = std::to_array<Permission>({
     {"paceline.v1.JobService/RestartJob", Need::kActOnJob, "restart jobs", true},
     {"paceline.v1.JobService/GetArchivedJob", Need::kReadPool, "read archived jobs", false},
     {"paceline.v1.JobService/QueryArchive", Need::kReadPool, "read archived jobs", false},
-    {"paceline.v1.JobService/Watch", Need::kReadPool, "watch jobs", false},
+    {"paceline.v1.JobService/Watch", Need::kReadPool, "watch jobs", false, true},
     {"paceline.v1.JobService/UpdateJob", Need::kActOnJob, "update jobs", true},
     {"paceline.v1.JobService/GetUpdate", Need::kReadPool, "read updates", false, true},
     {"paceline.v1.JobService/ListUpdates", Need::kReadPool, "read updates", false, true},

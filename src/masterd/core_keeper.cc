@@ -61,6 +61,7 @@ CoreKeeper::CoreKeeper(scheduler::CoreConfig core_config, bool led_by_lease, Par
                                       !c.deleted_secrets.empty())) {
                     on_records_(c, false);
                   }
+                  if (parts_.hub->watching()) watch_.Note(c, follower_.mirror(), absl::Now());
                 }),
       standby_read_bound_(standby_read_bound),
       reads_(core_config_) {}
@@ -112,6 +113,7 @@ absl::Status CoreKeeper::BecomeLeader(const std::function<void(store::Store&)>& 
 absl::Status CoreKeeper::TakeOver() {
   const absl::Time start = absl::Now();
   reads_.Clear();
+  watch_.Clear();
   store::StoreMirror mirror = follower_.Take();
   if (mirror.rev() == store::kNoRevision) return LoadAndRebuild();  // nothing followed
   // The lease is ours and fences the old leader: these are the last changes it made.
@@ -242,9 +244,18 @@ absl::Status CoreKeeper::Rebuild(const records::StoreContents& contents,
 void CoreKeeper::Recover() {
   if (led_by_lease_) {
     follower_.Follow();
+    PublishFollowed();
   } else {
     TryReload();
   }
+}
+
+void CoreKeeper::PublishFollowed() {
+  if (!watch_.pending()) return;
+  const absl::Time now = absl::Now();
+  const store::StoreMirror& mirror = follower_.mirror();
+  if (!reads_.Refresh(mirror, mirror.rev(), now).ok()) return;  // kept for the next tick
+  parts_.hub->Publish(watch_.Take(reads_.core()->jobs(), now));
 }
 
 void CoreKeeper::TryReload() {

@@ -9,7 +9,9 @@
 // again) and, once a second, tries to reload: it reads the store on the writer thread, rebuilds
 // the core from it and serves again. Nothing acknowledged is lost; nothing unacknowledged is
 // kept. With led_by_lease the leadership decides instead (masterd/leadership.h): the keeper
-// stops serving and follows the store until BecomeLeader.
+// stops serving and follows the store until BecomeLeader. A standby answers reads from what it
+// follows (FollowedReads, Admit) and gives its watchers the events of what it follows
+// (FollowedWatch).
 //
 // Thread-safety: Serving, ReplicationLag, ReadFollowed, BecomeLeader and StepDown from any
 // thread (the last three block, and must not be called on the loop); core, refusal,
@@ -28,6 +30,7 @@
 #include "masterd/commit_path.h"
 #include "masterd/event_loop.h"
 #include "masterd/followed_reads.h"
+#include "masterd/followed_watch.h"
 #include "masterd/store_follower.h"
 #include "records/records.h"
 #include "scheduler/scheduler_core.h"
@@ -106,6 +109,8 @@ class CoreKeeper {
   absl::Status LoadAndRebuild();
   // Reads the store and rebuilds from it, once a second at most, without blocking the loop.
   void TryReload();
+  // A standby: publishes the watch events of the changes it followed (FollowedWatch).
+  void PublishFollowed();
   // A new core from the store's contents, as after a restart (loop thread, or before it runs).
   // With `more`: the tasks a streaming load hands over after `contents` (store/load_queue.h).
   absl::Status Rebuild(const records::StoreContents& contents,
@@ -121,6 +126,7 @@ class CoreKeeper {
   StoreFollower follower_;
   const absl::Duration standby_read_bound_;
   FollowedReads reads_;  // loop thread only
+  FollowedWatch watch_;  // loop thread only
   // Loop thread only: why changes are refused (OK: they are not); when to try reloading next;
   // a reload in flight. shared_refusal_ is the copy other threads read (Serving()).
   absl::Status refusal_;

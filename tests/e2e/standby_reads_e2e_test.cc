@@ -135,6 +135,18 @@ TEST(StandbyReadsE2E, StandbysAnswerStampedReadsThatReflectTheClientsWrites) {
       },
       absl::Seconds(10)));
 
+  // A watch on the standby sees the job end when the leader kills it (the watch of one job
+  // ends with it).
+  Process watch = Process::Start(
+      {"--addr", c.master_address(s), "--token", c.token(), "job", "watch", absl::StrCat(job)},
+      {.cwd = c.dir()});
+  ASSERT_TRUE(
+      WaitFor([&] { return absl::StrContains(watch.Stdout(), "watching"); }, absl::Seconds(10)))
+      << watch.Output();
+  ASSERT_EQ(c.Cli({"job", "kill", absl::StrCat(job)}).exit_code, 0);
+  EXPECT_TRUE(watch.WaitExit(absl::Seconds(30)).has_value()) << watch.Output();
+  EXPECT_THAT(watch.Stdout(), HasSubstr("KILLED"));
+
   // Writes and the calls a standby does not answer name the leader.
   TestCluster::HttpResult write = c.Http("POST", "/api/v1/JobService/KillJob",
                                          absl::StrCat("{\"job_id\": \"", job, "\"}"), true, s);
