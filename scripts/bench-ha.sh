@@ -8,7 +8,9 @@
 #   3. the same with KILL=database: REPS kills of the PostgreSQL primary under Patroni ->
 #      bench/results/failover-db-DATE.json;
 #   4. scripts/bench-takeover.sh: a standby's takeover of TAKEOVER_TASKS (1,000,000) tasks ->
-#      bench/results/takeover-DATE.json.
+#      bench/results/takeover-DATE.json;
+#   5. scripts/bench-reads.sh: authenticated reads of one master against three ->
+#      bench/results/standby-reads-DATE.json.
 # Usage: scripts/bench-ha.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,3 +53,6 @@ PACELINE=$bin KILL=database OUT="$out/failover-db-$day.json" scripts/bench-failo
 
 echo "== a standby's takeover at ${TAKEOVER_TASKS:-1000000} tasks"
 PACELINE=$bin TASKS=${TAKEOVER_TASKS:-1000000} OUT="$out/takeover-$day.json" scripts/bench-takeover.sh
+
+echo "== reads: one master against three"
+PACELINE=$bin REPORT="$out/standby-reads-$day.json" scripts/bench-reads.sh

@@ -26,7 +26,11 @@ void FollowedWatch::Note(const store::StoreChanges& changes, const store::StoreM
                                                t.host, t.reason, t.message});
     batch_.put_tasks.push_back(t);
   }
-  for (const records::JobRecord& j : changes.changed.jobs) batch_.put_jobs.push_back(j);
+  const auto& jobs_before = mirror.job_records();
+  for (const records::JobRecord& j : changes.changed.jobs) {
+    auto it = jobs_before.find(j.id);
+    if (it == jobs_before.end() || !(it->second == j)) batch_.put_jobs.push_back(j);
+  }
   for (JobId id : changes.deleted_jobs) batch_.delete_jobs.push_back(id);
 }
 
