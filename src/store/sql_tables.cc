@@ -281,7 +281,7 @@ constexpr std::array kSqliteTaskColumns{
 };
 constexpr const char* kTaskKey[] = {"job", "instance"};
 
-constexpr std::array kSqliteEventBlockColumns{
+constexpr std::array kEventBlockColumns{
     Column<EventBlock, EventBlockRow>{"seq", Type::kInt64, nullptr,
                                       [](const Cell&, EventBlockRow&) { return absl::OkStatus(); }},
     Column<EventBlock, EventBlockRow>{"job", Type::kInt64,
@@ -422,7 +422,14 @@ constinit const sql::Table<TaskRecord> kSqliteTaskTable{.name = "tasks",
                                                         .key_of = &TaskKey<TaskRecord>};
 constinit const sql::Table<EventBlock, EventBlockRow> kSqliteEventBlockTable{
     .name = "event_blocks",
-    .columns = kSqliteEventBlockColumns,
+    .columns = kEventBlockColumns,
+    .key = kSeqKey,
+    .order_by = "seq",
+    .followed = false,
+    .key_of = [](const EventBlockRow& b) { return absl::StrCat(b.job); }};
+constinit const sql::Table<EventBlock, EventBlockRow> kPgEventBlockTable{
+    .name = "event_blocks",
+    .columns = kEventBlockColumns,
     .key = kSeqKey,
     .order_by = "seq",
     .followed = false,
@@ -461,6 +468,7 @@ std::vector<sql::Shape> PgTableShapes() {
   std::vector<sql::Shape> out = SharedTableShapes();
   out.push_back(sql::ShapeOf(kPgTaskTable));
   out.push_back(sql::ShapeOf(kPgEventTable));
+  out.push_back(sql::ShapeOf(kPgEventBlockTable));
   out.push_back(sql::ShapeOf(kUsageTable));
   return out;
 }

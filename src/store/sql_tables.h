@@ -50,7 +50,9 @@ extern const sql::Table<EventBlock, EventBlockRow> kSqliteEventBlockTable;
 
 // PostgreSQL: a task's fields in columns; an event a row, `seq` the database's.
 extern const sql::Table<records::TaskRecord> kPgTaskTable;
-extern const sql::Table<records::TaskEvent> kPgEventTable;
+extern const sql::Table<records::TaskEvent> kPgEventTable;  // rows written before version 9
+// PostgreSQL from schema version 9: the events in blocks, as SQLite keeps them.
+extern const sql::Table<EventBlock, EventBlockRow> kPgEventBlockTable;
 
 // What each backend checks at open: the tables both keep, then its own (tasks and events).
 std::vector<sql::Shape> SqliteTableShapes();

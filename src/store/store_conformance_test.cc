@@ -229,7 +229,8 @@ TEST_P(StoreConformance, StatsCountTheLiveRowsOfEachTable) {
   absl::StatusOr<StoreStats> s = store_->Stats();
   ASSERT_TRUE(s.ok()) << s.status();
   std::map<std::string, int64_t> rows(s->rows.begin(), s->rows.end());
-  EXPECT_EQ(rows.size(), 8u);
+  // PostgreSQL has one table more: the events written before its blocks (schema version 9).
+  EXPECT_EQ(rows.size(), GetParam().name == "postgres" ? 9u : 8u);
   if (GetParam().name != "postgres") {  // PostgreSQL's counts are the planner's estimates
     EXPECT_EQ(rows["jobs"], 1);
     EXPECT_EQ(rows["tasks"], 2);

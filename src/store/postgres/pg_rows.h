@@ -7,7 +7,11 @@
 #include <string>
 #include <variant>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "store/bad_row.h"
 #include "store/postgres/pg_conn.h"
 #include "store/sql_table.h"
@@ -15,7 +19,8 @@
 
 namespace paceline::store::pg {
 
-// The written columns of `r`, in order, in PostgreSQL's text format (nullopt: NULL).
+// The written columns of `r`, in order, in PostgreSQL's text format (nullopt: NULL; bytea as
+// \x and hex, as ReadRow reads it back).
 template <typename Record, typename Row>
 PgParams ParamsOf(const sql::Table<Record, Row>& t, const Record& r) {
   PgParams out;
@@ -26,7 +31,9 @@ PgParams ParamsOf(const sql::Table<Record, Row>& t, const Record& r) {
     if (int64_t* n = std::get_if<int64_t>(&v)) {
       out.emplace_back(absl::StrCat(*n));
     } else if (std::string* s = std::get_if<std::string>(&v)) {
-      out.emplace_back(std::move(*s));
+      // bytea in the text format: \x and the bytes in hex.
+      out.emplace_back(c.type == sql::Type::kBlob ? absl::StrCat("\\x", absl::BytesToHexString(*s))
+                                                  : std::move(*s));
     } else {
       out.emplace_back(std::nullopt);
     }
@@ -38,10 +45,19 @@ PgParams ParamsOf(const sql::Table<Record, Row>& t, const Record& r) {
 template <typename Record, typename Row>
 absl::Status ReadRow(const PgRows& rows, int row, const sql::Table<Record, Row>& t, Row& out) {
   int i = 0;
+  std::string bytes;  // a bytea column's, decoded
   for (const sql::Column<Record, Row>& c : t.columns) {
     sql::Cell cell;
     cell.null = rows.IsNull(row, i);
-    if (c.type == sql::Type::kText || c.type == sql::Type::kBlob) {
+    if (c.type == sql::Type::kBlob) {
+      absl::string_view hex = rows.Text(row, i);
+      if (!absl::ConsumePrefix(&hex, "\\x") || hex.size() % 2 != 0 ||
+          !absl::c_all_of(hex, [](char ch) { return absl::ascii_isxdigit(ch); })) {
+        return BadRow(t.name, t.key_of(out), absl::StrCat("column ", i, " is not bytea in hex"));
+      }
+      bytes = absl::HexStringToBytes(hex);
+      cell.s = bytes;
+    } else if (c.type == sql::Type::kText) {
       cell.s = rows.Text(row, i);
     } else if (!cell.null) {
       absl::StatusOr<int64_t> n =

@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "store/audit_query.h"
 #include "store/postgres/pg_rows.h"
+#include "store/postgres/postgres_events.h"
 #include "store/postgres/postgres_store.h"
 #include "store/spec_parsing.h"
 #include "store/sql_tables.h"
@@ -74,19 +75,6 @@ absl::Status LoadTasks(PgConn& c, const RowFilter& f, records::StoreContents& ou
                    c.Query(sql::SelectSql(sql::ShapeOf(kPgTaskTable), kPg, f.Where("job")),
                            {f.Param()}, "loading tasks"));
   return pg::ReadRows(rows, kPgTaskTable, out.tasks);
-}
-
-// The events of the rows of a query of kPgEventTable's columns, from row `from` to row `to`
-// (exclusive; a step of -1 reads them backwards).
-absl::Status ReadEvents(const PgRows& rows, int from, int to,
-                        std::vector<records::TaskEvent>& out) {
-  const int step = from <= to ? 1 : -1;
-  for (int i = from; i != to; i += step) {
-    records::TaskEvent e;
-    RETURN_IF_ERROR(pg::ReadRow(rows, i, kPgEventTable, e));
-    out.push_back(std::move(e));
-  }
-  return absl::OkStatus();
 }
 
 absl::Status LoadDeletions(PgConn& c, const std::string& since, StoreChanges& out) {
@@ -169,18 +157,7 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
 absl::StatusOr<std::vector<records::TaskEvent>> PostgresStore::ListEvents(TaskId task,
                                                                           size_t limit) {
   ASSIGN_OR_RETURN(PgConn * c, Conn());
-  std::optional<std::string> lim;
-  if (limit > 0) lim = absl::StrCat(limit);
-  static const std::string kSelect = sql::SelectSql(
-      sql::ShapeOf(kPgEventTable), kPg,
-      "WHERE job = $1 AND instance = $2 ORDER BY seq DESC LIMIT $3", /*order=*/false);
-  ASSIGN_OR_RETURN(
-      PgRows rows,
-      c->Query(kSelect, {absl::StrCat(task.job.value()), absl::StrCat(task.instance), lim},
-               "reading events"));
-  std::vector<records::TaskEvent> out;
-  RETURN_IF_ERROR(ReadEvents(rows, rows.size() - 1, -1, out));
-  return out;
+  return pg::ReadTaskEvents(*c, task, limit);
 }
 
 absl::StatusOr<std::optional<records::JobHistory>> PostgresStore::ReadJob(JobId job) {
@@ -197,11 +174,7 @@ absl::StatusOr<std::optional<records::JobHistory>> PostgresStore::ReadJob(JobId 
     RETURN_IF_ERROR(ParseStoredSpecs(spec_texts, found.jobs));
     RETURN_IF_ERROR(LoadTasks(*c, only, found));
     records::JobHistory h{std::move(found.jobs.front()), std::move(found.tasks), {}};
-    static const std::string kSelect = sql::SelectSql(
-        sql::ShapeOf(kPgEventTable), kPg, "WHERE job = $1 ORDER BY instance, seq", /*order=*/false);
-    ASSIGN_OR_RETURN(PgRows rows,
-                     c->Query(kSelect, {absl::StrCat(job.value())}, "reading a job's events"));
-    RETURN_IF_ERROR(ReadEvents(rows, 0, rows.size(), h.events));
+    RETURN_IF_ERROR(pg::ReadJobEvents(*c, job, h.events));
     return h;
   }();
   if (out.ok()) {
@@ -217,7 +190,8 @@ absl::StatusOr<StoreStats> PostgresStore::Stats() {
   StoreStats s;
   ASSIGN_OR_RETURN(PgRows rows,
                    c->Query("SELECT relname, n_live_tup FROM pg_stat_user_tables WHERE relname "
-                            "IN ('audit', 'events', 'hosts', 'jobs', 'pools', 'secrets', "
+                            "IN ('audit', 'event_blocks', 'events', 'hosts', 'jobs', 'pools', "
+                            "'secrets', "
                             "'tasks', 'tokens') ORDER BY relname",
                             {}, "reading the tables' sizes"));
   for (int i = 0; i < rows.size(); ++i) {
@@ -232,25 +206,7 @@ absl::StatusOr<StoreStats> PostgresStore::Stats() {
 
 absl::Status PostgresStore::ForEachEvent(const EventFn& fn) {
   ASSIGN_OR_RETURN(PgConn * c, Conn());
-  // Pages by (job, instance, seq), so that a big history is never in memory at once.
-  constexpr int kPage = 10'000;
-  std::string job = "-1", instance = "0", seq = "0";
-  while (true) {
-    static const std::string kSelect = sql::SelectSql(
-        sql::ShapeOf(kPgEventTable), kPg,
-        absl::StrCat("WHERE (job, instance, seq) > ($1, $2, $3) ORDER BY job, instance, seq LIMIT ",
-                     kPage),
-        /*order=*/false);
-    ASSIGN_OR_RETURN(PgRows rows, c->Query(kSelect, {job, instance, seq}, "reading events"));
-    std::vector<records::TaskEvent> page;
-    RETURN_IF_ERROR(ReadEvents(rows, 0, rows.size(), page));
-    for (const records::TaskEvent& e : page) RETURN_IF_ERROR(fn(e));
-    if (rows.size() < kPage) return absl::OkStatus();
-    int last = rows.size() - 1;  // the columns of kPgEventTable: seq, job, instance, ...
-    seq = std::string(rows.Text(last, 0));
-    job = std::string(rows.Text(last, 1));
-    instance = std::string(rows.Text(last, 2));
-  }
+  return pg::ForEachStoredEvent(*c, fn);
 }
 
 absl::StatusOr<std::vector<records::AuditRecord>> PostgresStore::ListAudit(

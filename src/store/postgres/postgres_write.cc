@@ -4,6 +4,7 @@
 
 #include <iterator>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -28,6 +29,7 @@ constexpr Sql kDeleteTask{"delete_task",
 constexpr Sql kDeleteJob{"delete_job",
                          "WITH t AS (DELETE FROM tasks WHERE job = $1), "
                          "e AS (DELETE FROM events WHERE job = $1), "
+                         "b AS (DELETE FROM event_blocks WHERE job = $1), "
                          "j AS (DELETE FROM jobs WHERE id = $1) "
                          "INSERT INTO deletions (rev, kind, job) "
                          "VALUES (currval('changes_rev'), 'job', $1)"};
@@ -60,8 +62,7 @@ constexpr const char* kPutSecret = "put_secret";
 constexpr const char* kAppendAudit = "append_audit";
 constexpr const char* kPutTask = "put_task";
 constexpr const char* kPutTasks = "put_tasks_64";
-constexpr const char* kPutEvent = "put_event";
-constexpr const char* kPutEvents = "put_events_64";
+constexpr const char* kPutEventBlock = "put_event_block";
 constexpr const char* kAddUsage = "add_usage";
 struct GeneratedSql {
   const char* name;
@@ -79,32 +80,32 @@ const std::vector<GeneratedSql>& RowStatements() {
       {kAppendAudit, sql::InsertSql(ShapeOf(kAuditTable), kPg)},
       {kPutTask, sql::UpsertSql(ShapeOf(kPgTaskTable), kPg)},
       {kPutTasks, sql::UpsertSql(ShapeOf(kPgTaskTable), kPg, kMultiRow)},
-      {kPutEvent, sql::InsertSql(ShapeOf(kPgEventTable), kPg)},
-      {kPutEvents, sql::InsertSql(ShapeOf(kPgEventTable), kPg, kMultiRow)},
+      {kPutEventBlock, sql::InsertSql(ShapeOf(kPgEventBlockTable), kPg)},
       {kAddUsage, AddUsageSql(kPg)},
   };
   return all;
 }
 
-// The events held at the end of a commit go by COPY, after its commands.
-const std::string& CopyEvents() {
-  static const std::string sql = sql::CopySql(sql::ShapeOf(kPgEventTable));
+// The event blocks held at the end of a commit go by COPY, after its commands.
+const std::string& CopyEventBlocks() {
+  static const std::string sql = sql::CopySql(sql::ShapeOf(kPgEventBlockTable));
   return sql;
 }
 
-// The commands of one commit. Task upserts and event inserts, the bulk of every commit, are
-// held back and sent kMultiRow rows per statement: a task written several times keeps its
-// place and takes its last value (no deletion in between: a deletion of tasks first sends
-// what is held), and events keep their order. The events held at the end go by one COPY,
-// which comes after every command: nothing deletes after them.
+// The commands of one commit. Task upserts, the bulk of every commit, are held back and sent
+// kMultiRow rows per statement: a task written several times keeps its place and takes its
+// last value (no deletion in between: a deletion of tasks first sends what is held). Events
+// are held by job, in order, and become one block per job (store/event_block.h): at a deletion
+// of tasks or jobs each by an insert, at the end all by one COPY, which comes after every
+// command: nothing deletes after them.
 class CommitCommands {
  public:
   explicit CommitCommands(PgWrite& out) : out_(out.commands), copies_(out.copies) {}
   ~CommitCommands() {
     Send(tasks_, kPutTasks, kPutTask);
     if (events_.empty()) return;
-    PgCopy copy{CopyEvents().c_str(), {}};
-    for (const PgParams& row : events_) {
+    PgCopy copy{CopyEventBlocks().c_str(), {}};
+    for (const PgParams& row : TakeBlocks()) {
       for (size_t i = 0; i < row.size(); ++i) AppendCopyField(copy.rows, row[i], i == 0);
       copy.rows.push_back('\n');
     }
@@ -119,7 +120,8 @@ class CommitCommands {
       tasks_[it->second] = ParamsOf(kPgTaskTable, t);
     }
   }
-  void PutEvent(const records::TaskEvent& e) { events_.push_back(ParamsOf(kPgEventTable, e)); }
+  // `e` must outlive this object (it is a batch's, and the batches outlive WriteCommands).
+  void PutEvent(const records::TaskEvent& e) { events_[e.run.task.job.value()].push_back(&e); }
   // Any other command; one that deletes tasks or events first sends what is held.
   void Add(PgCommand c, bool deletes_tasks) {
     if (deletes_tasks) Flush();
@@ -127,11 +129,22 @@ class CommitCommands {
   }
   void Flush() {
     Send(tasks_, kPutTasks, kPutTask);
-    Send(events_, kPutEvents, kPutEvent);
+    for (PgParams& row : TakeBlocks()) out_.push_back({kPutEventBlock, std::move(row)});
     task_index_.clear();
   }
 
  private:
+  // The held events as the rows of their blocks, one per job; holds none after.
+  std::vector<PgParams> TakeBlocks() {
+    std::vector<PgParams> rows;
+    rows.reserve(events_.size());
+    for (const auto& [job, events] : events_) {
+      rows.push_back(ParamsOf(kPgEventBlockTable, EventBlock{static_cast<int64_t>(job), &events}));
+    }
+    events_.clear();
+    return rows;
+  }
+
   void Send(std::vector<PgParams>& rows, const char* multi, const char* single) {
     size_t i = 0;
     for (; i + kMultiRow <= rows.size(); i += kMultiRow) {
@@ -150,7 +163,8 @@ class CommitCommands {
   std::vector<PgCopy>& copies_;
   std::vector<PgParams> tasks_;
   absl::flat_hash_map<TaskId, size_t> task_index_;
-  std::vector<PgParams> events_;
+  // By job, each job's in the order written.
+  absl::btree_map<uint64_t, std::vector<const records::TaskEvent*>> events_;
 };
 
 void AddBatch(const records::WriteBatch& b, CommitCommands& out) {

@@ -4,11 +4,12 @@
 //   2. nextval('changes_rev'): the commit's revision, which every row it writes carries (but
 //      audit records, which standbys do not follow) and every deletion records (schema.h,
 //      version 2; store_mirror.h);
-//   3. the batches' writes in order. Task upserts and event inserts, the bulk of a commit, go
-//      64 rows per statement: a task written several times in one commit is sent once, with
-//      its last value, and what is held is sent before any deletion of tasks or jobs, so the
-//      result is that of applying the batches one by one;
-//   4. the events written after the last such deletion, by one COPY.
+//   3. the batches' writes in order. Task upserts, the bulk of a commit, go 64 rows per
+//      statement: a task written several times in one commit is sent once, with its last
+//      value, and what is held is sent before any deletion of tasks or jobs, so the result is
+//      that of applying the batches one by one. Events are held by job and written as one
+//      block per job (store/event_block.h, schema version 9);
+//   4. the event blocks held after the last such deletion, by one COPY.
 //
 // Thread-safety: pure functions; PrepareWrites uses the connection (see pg_conn.h).
 

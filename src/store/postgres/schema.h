@@ -219,13 +219,27 @@ CREATE TABLE usage_hours (
 );
 )sql";
 
-inline constexpr std::array<Migration, 7> kMigrations{{{2, kSchemaV2},
+// Version 9: task events in blocks (store/event_block.h), one row per job and commit instead of
+// one per event, as SQLite keeps them. Events written before stay in `events` and are read with
+// the blocks (older first); nothing is written there any more.
+inline constexpr const char* kSchemaV9 = R"sql(
+CREATE TABLE event_blocks (
+  seq BIGSERIAL PRIMARY KEY,
+  job BIGINT NOT NULL,
+  count BIGINT NOT NULL,
+  data BYTEA NOT NULL
+);
+CREATE INDEX event_blocks_by_job ON event_blocks (job, seq);
+)sql";
+
+inline constexpr std::array<Migration, 8> kMigrations{{{2, kSchemaV2},
                                                        {3, kSchemaV3},
                                                        {4, kSchemaV4},
                                                        {5, kSchemaV5},
                                                        {6, kSchemaV6},
                                                        {7, kSchemaV7},
-                                                       {8, kSchemaV8}}};
+                                                       {8, kSchemaV8},
+                                                       {9, kSchemaV9}}};
 
 // The newest schema version this build knows.
 inline constexpr int kSchemaVersion = 1 + static_cast<int>(kMigrations.size());
