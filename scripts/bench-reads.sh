@@ -33,7 +33,12 @@ WORK=$(mktemp -d /tmp/pl-bench-reads-XXXXXX)
 chmod 755 "$WORK"  # PostgreSQL runs as its own user
 DATA=$WORK/ha MASTERS=$MASTERS PACELINE=$PACELINE scripts/ha-up.sh >"$WORK/ha.log" 2>&1 &
 ha=$!
+jobs_made=()
 stop() {
+  # The jobs' tasks outlive their agent (it re-adopts them): kill the jobs first, and wait
+  # until no task of theirs runs.
+  for id in "${jobs_made[@]}"; do cli job kill "$id" >/dev/null 2>&1 || true; done
+  for id in "${jobs_made[@]}"; do cli job wait "$id" --timeout 30s >/dev/null 2>&1 || true; done
   kill "$ha" 2>/dev/null || true
   wait "$ha" 2>/dev/null || true
   rm -rf "$WORK"
@@ -55,7 +60,9 @@ printf 'resources:\n  cpu: {reservation: 1, limit: 4}\n  memory: {reservation: 1
 cli pool create /bench -f "$WORK/pool.yaml" >/dev/null
 printf "name: reader\ninstances: %d\ntask:\n  command: 'sleep 3600'\n  resources: {cpu: 0.001, memory: 1Mi}\n" \
   "$TASKS" >"$WORK/job.yaml"
-for ((j = 0; j < JOBS; j++)); do cli job create -f "$WORK/job.yaml" --pool /bench >/dev/null; done
+for ((j = 0; j < JOBS; j++)); do
+  jobs_made+=("$(cli job create -f "$WORK/job.yaml" --pool /bench)")
+done
 viewer=$(cli token create --user reader --role viewer --name bench-reads)
 viewer=${viewer##* }
 
