@@ -33,7 +33,13 @@ void EventLoop::Post(std::function<void()> fn) {
   queue_.push_back(std::move(fn));
 }
 
+void EventLoop::AbortIfInLoopThread(const char* what) const {
+  PL_CHECK(!InLoopThread()) << "EventLoop::" << what
+                            << " on the loop's own thread would wait for itself forever";
+}
+
 void EventLoop::Read(const std::function<void()>& fn) {
+  AbortIfInLoopThread("Read");
   absl::Notification done;
   {
     absl::MutexLock lock(&mu_);

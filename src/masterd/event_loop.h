@@ -41,6 +41,7 @@ class EventLoop {
 
   template <typename T>
   T Call(const std::function<T()>& fn) {
+    AbortIfInLoopThread("Call");
     T result{};
     absl::Notification done;
     Post([&] {
@@ -56,6 +57,8 @@ class EventLoop {
   bool ReadWaiting() const { return reads_waiting_.load(std::memory_order_acquire); }
 
   bool InLoopThread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  // Call and Read from the loop thread would wait for themselves: a failed check (PL_CHECK).
+  void AbortIfInLoopThread(const char* what) const;
 
  private:
   void Run();

@@ -5,9 +5,13 @@ import { spawn } from "node:child_process";
 
 const started = [];
 
-// Starts `binary argv...`; the returned child has name and log() (everything it printed).
-export function start(name, binary, argv) {
-  const p = spawn(binary, argv, { stdio: ["ignore", "pipe", "pipe"] });
+// Starts `binary argv...` (with `env` added to this process's environment); the returned
+// child has name and log() (everything it printed).
+export function start(name, binary, argv, env = {}) {
+  const p = spawn(binary, argv, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
   let log = "";
   p.stdout.on("data", (d) => (log += d));
   p.stderr.on("data", (d) => (log += d));

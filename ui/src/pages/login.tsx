@@ -1,5 +1,5 @@
 // Without a token the UI shows only this form. The token is checked against the master
-// (PoolService/ListPools) before it is kept.
+// (AccessService/WhoAmI, which a standby answers too) before it is kept.
 import { useState } from "preact/hooks";
 import { ApiError, call } from "../api";
 import { setToken } from "../auth";
@@ -15,7 +15,7 @@ export function Login() {
           e.preventDefault();
           setError(null);
           try {
-            await call("PoolService", "ListPools", {}, value.trim());
+            await call("AccessService", "WhoAmI", {}, value.trim());
             setToken(value.trim());
           } catch (err) {
             setError(err instanceof ApiError ? `${err.code}: ${err.message}` : String(err));

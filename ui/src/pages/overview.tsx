@@ -45,16 +45,25 @@ export function Overview() {
     [],
   );
   useEffect(() => {
-    const load = () => {
-      call<ClusterInfo>("ClusterService", "GetInfo").then(setInfo, (e) => setError(e.message));
+    const load = async () => {
+      let role = "";
+      try {
+        const i = await call<ClusterInfo>("ClusterService", "GetInfo");
+        setInfo(i);
+        role = i.role;
+      } catch (e) {
+        setError((e as Error).message);
+      }
+      // A standby knows no host's state (the leader does): the note below says so.
+      if (role === "standby") return;
       // One host is enough: the counts by state are over all of them.
       call<ListHostsResponse>("HostService", "ListHosts", { page_size: 1 }).then(
         (r) => setHostStates(r.states ?? {}),
         (e) => setError(e.message),
       );
     };
-    load();
-    const t = window.setInterval(load, 3000);
+    void load();
+    const t = window.setInterval(() => void load(), 3000);
     return () => window.clearInterval(t);
   }, []);
 
@@ -71,7 +80,7 @@ export function Overview() {
     <section>
       <h1>Overview</h1>
       <Stale live={live} />
-      <ErrorBox error={error ?? historyError} />
+      <ErrorBox error={error ?? (info?.role === "standby" ? null : historyError)} />
       {info && (
         <p class="facts">
           Master <strong>{info.role}</strong>
