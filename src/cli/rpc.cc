@@ -87,6 +87,13 @@ void Rpc::Answered(CallKind kind, const grpc::ClientContext& ctx) {
     return;
   }
   reader_ = masters_.current();
+  if (served_by == "leader" && revision >= 0 && revision < min_revision_) {
+    // The leader has committed less than this client's last write: that write went to another
+    // database behind the same addresses (the cluster was made again). Forget it, or every
+    // read would wait on the standbys for a revision they never reach.
+    min_revision_ = revision;
+    SaveWriteRevision(client_.addrs, revision, /*may_lower=*/true);
+  }
   int64_t staleness_ms = 0;
   if (served_by == "standby" && absl::SimpleAtoi(value(kStalenessKey), &staleness_ms) &&
       staleness_ms >= 1000) {

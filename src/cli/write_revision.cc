@@ -52,14 +52,14 @@ int64_t LoadWriteRevision(const std::vector<std::string>& addrs) {
   return out;
 }
 
-void SaveWriteRevision(const std::vector<std::string>& addrs, int64_t revision) {
+void SaveWriteRevision(const std::vector<std::string>& addrs, int64_t revision, bool may_lower) {
   const std::string path = FilePath();
   if (path.empty() || revision < 0) return;
   const std::string key = absl::StrJoin(addrs, ",");
   std::vector<std::pair<std::string, int64_t>> all = ReadAll(path);
   auto it = std::find_if(all.begin(), all.end(), [&](const auto& e) { return e.first == key; });
   if (it != all.end()) {
-    if (it->second >= revision) return;
+    if (it->second == revision || (it->second > revision && !may_lower)) return;
     all.erase(it);
   }
   all.emplace_back(key, revision);  // the newest last; the oldest sets are forgotten

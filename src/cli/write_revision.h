@@ -19,7 +19,10 @@ namespace paceline::cli {
 
 // The revision last saved for `addrs`; -1 when none.
 int64_t LoadWriteRevision(const std::vector<std::string>& addrs);
-// Saves `revision` for `addrs` when it is newer than the one saved.
-void SaveWriteRevision(const std::vector<std::string>& addrs, int64_t revision);
+// Saves `revision` for `addrs` when it is newer than the one saved, or, with `may_lower`, in any
+// case: a leader that answers with an older revision than the one saved serves another database
+// (a cluster made again on the same addresses), which would never reach the saved one.
+void SaveWriteRevision(const std::vector<std::string>& addrs, int64_t revision,
+                       bool may_lower = false);
 
 }  // namespace paceline::cli

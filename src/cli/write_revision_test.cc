@@ -42,6 +42,10 @@ TEST_F(WriteRevisionTest, KeptPerSetOfMastersAndOnlyRaised) {
   EXPECT_EQ(LoadWriteRevision(ab), 12);
   SaveWriteRevision(ab, 20);
   EXPECT_EQ(LoadWriteRevision(ab), 20);
+  // A leader of another database behind the same addresses: lowered on purpose.
+  SaveWriteRevision(ab, 4, /*may_lower=*/true);
+  EXPECT_EQ(LoadWriteRevision(ab), 4);
+  EXPECT_EQ(LoadWriteRevision(ba), 3);
 }
 
 TEST_F(WriteRevisionTest, TheOldestSetsAreForgottenAndBadLinesIgnored) {

@@ -182,6 +182,16 @@ TEST(StandbyReadsE2E, StandbysAnswerStampedReadsThatReflectTheClientsWrites) {
   }
   std::vector<std::string> standby_first = {c.master_address(s), c.master_address(leader)};
   Client pinned(c, standby_first);
+  // A revision kept from another database behind the same addresses (a cluster made again):
+  // the first read waits on the standby, goes to the leader, and the revision is forgotten.
+  {
+    std::ofstream out(c.dir() + "/home/.paceline/revisions", std::ios::app);
+    out << absl::StrJoin(standby_first, ",") << " 99999999\n";
+  }
+  RunResult stale =
+      pinned.Run({"--reads", "leader", "job", "get", absl::StrCat(job), "-o", "json"});
+  EXPECT_EQ(stale.exit_code, 0) << stale.err;
+  EXPECT_LT(pinned.WriteRevision(), 99999999);
   for (int round = 0; round < 3; ++round) {
     RunResult made = pinned.Run({"job", "create", "-f", quick, "--pool", "/e2e"});
     ASSERT_EQ(made.exit_code, 0) << made.err;
