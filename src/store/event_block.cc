@@ -1,6 +1,8 @@
 #include "store/event_block.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/task_state.h"
@@ -67,6 +69,22 @@ absl::Status DecodeEventBlock(JobId job, absl::string_view block,
     return Bad(job, "bytes after the last event");
   }
   return absl::OkStatus();
+}
+
+bool TakeNewestOfInstance(std::vector<records::TaskEvent>& block, uint32_t instance, size_t limit,
+                          std::vector<records::TaskEvent>& newest_first) {
+  auto full = [&] { return limit > 0 && newest_first.size() >= limit; };
+  for (auto it = block.rbegin(); it != block.rend() && !full(); ++it) {
+    if (it->run.task.instance == instance) newest_first.push_back(std::move(*it));
+  }
+  return !full();
+}
+
+void SortEventsByInstance(std::vector<records::TaskEvent>& events, size_t from) {
+  std::stable_sort(events.begin() + static_cast<ptrdiff_t>(from), events.end(),
+                   [](const records::TaskEvent& a, const records::TaskEvent& b) {
+                     return a.run.task.instance < b.run.task.instance;
+                   });
 }
 
 }  // namespace paceline::store

@@ -27,4 +27,12 @@ std::string EncodeEventBlock(const std::vector<const records::TaskEvent*>& event
 absl::Status DecodeEventBlock(JobId job, absl::string_view block,
                               std::vector<records::TaskEvent>& out);
 
+// What the backends that keep blocks share when they read them:
+// Moves the events of `instance` in `block` (decoded, in commit order) to `newest_first`,
+// newest first, until it holds `limit` (0: no limit); returns whether it wants more.
+bool TakeNewestOfInstance(std::vector<records::TaskEvent>& block, uint32_t instance, size_t limit,
+                          std::vector<records::TaskEvent>& newest_first);
+// Orders events[from..] by instance, keeping commit order within one.
+void SortEventsByInstance(std::vector<records::TaskEvent>& events, size_t from = 0);
+
 }  // namespace paceline::store

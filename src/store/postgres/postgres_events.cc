@@ -51,14 +51,11 @@ absl::Status ForEachBlock(PgConn& c, JobId job, bool newest_first,
 absl::StatusOr<std::vector<records::TaskEvent>> ReadTaskEvents(PgConn& c, TaskId task,
                                                                size_t limit) {
   std::vector<records::TaskEvent> newest_first;
-  auto full = [&] { return limit > 0 && newest_first.size() >= limit; };
+  bool more = true;
   RETURN_IF_ERROR(ForEachBlock(c, task.job, /*newest_first=*/true, [&](auto& block) {
-    for (auto it = block.rbegin(); it != block.rend() && !full(); ++it) {
-      if (it->run.task.instance == task.instance) newest_first.push_back(std::move(*it));
-    }
-    return !full();
+    return more = TakeNewestOfInstance(block, task.instance, limit, newest_first);
   }));
-  if (!full()) {  // then the rows written before the blocks
+  if (more) {  // then the rows written before the blocks
     std::optional<std::string> left;
     if (limit > 0) left = absl::StrCat(limit - newest_first.size());
     static const std::string kSelect = sql::SelectSql(
@@ -86,10 +83,7 @@ absl::Status ReadJobEvents(PgConn& c, JobId job, std::vector<records::TaskEvent>
     return true;
   }));
   // By instance; within one, the older rows first, then the blocks in commit order.
-  std::stable_sort(out.begin() + static_cast<ptrdiff_t>(start), out.end(),
-                   [](const records::TaskEvent& a, const records::TaskEvent& b) {
-                     return a.run.task.instance < b.run.task.instance;
-                   });
+  SortEventsByInstance(out, start);
   return absl::OkStatus();
 }
 

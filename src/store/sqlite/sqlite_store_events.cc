@@ -12,16 +12,6 @@
 #include "store/sqlite/sqlite_store.h"
 
 namespace paceline::store {
-namespace {
-
-// Orders events by instance, keeping commit order within one (ReadJob and ForEachEvent's order).
-void SortByInstance(std::vector<records::TaskEvent>& events) {
-  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
-    return a.run.task.instance < b.run.task.instance;
-  });
-}
-
-}  // namespace
 
 absl::Status SqliteStore::QueueEvents(const records::WriteBatch& b) {
   for (const records::TaskEvent& e : b.events) {
@@ -71,13 +61,7 @@ absl::StatusOr<std::vector<records::TaskEvent>> SqliteStore::ListEvents(TaskId t
   RETURN_IF_ERROR(ForEachBlock(task.job, /*newest_first=*/true, [&](absl::string_view data) {
     block.clear();
     bad = DecodeEventBlock(task.job, data, block);
-    if (!bad.ok()) return false;
-    for (auto it = block.rbegin(); it != block.rend(); ++it) {
-      if (it->run.task.instance != task.instance) continue;
-      newest_first.push_back(std::move(*it));
-      if (limit > 0 && newest_first.size() == limit) return false;
-    }
-    return true;
+    return bad.ok() && TakeNewestOfInstance(block, task.instance, limit, newest_first);
   }));
   RETURN_IF_ERROR(bad);
   std::reverse(newest_first.begin(), newest_first.end());
@@ -91,7 +75,7 @@ absl::Status SqliteStore::ReadJobEvents(JobId job, std::vector<records::TaskEven
     return bad.ok();
   }));
   RETURN_IF_ERROR(bad);
-  SortByInstance(out);
+  SortEventsByInstance(out);
   return absl::OkStatus();
 }
 
