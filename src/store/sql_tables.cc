@@ -272,7 +272,7 @@ constexpr Column<TaskRecord> kTaskInstance{
       t.id.instance = static_cast<uint32_t>(c.i);
       return absl::OkStatus();
     }};
-constexpr std::array kSqliteTaskColumns{
+constexpr std::array kTaskColumns{
     kTaskJob,
     kTaskInstance,
     Column<TaskRecord>{"data", Type::kBlob,
@@ -306,7 +306,7 @@ constexpr std::array kEventBlockColumns{
         }},
 };
 
-constexpr std::array kPgTaskColumns{
+constexpr std::array kPgTaskColumnsV9{
     kTaskJob,
     kTaskInstance,
     Int<&TaskRecord::run>("run"),
@@ -415,11 +415,11 @@ constinit const sql::Table<AuditRecord> kAuditTable{
     .order_by = "seq",
     .followed = false,
     .key_of = [](const AuditRecord& a) { return absl::StrCat(a.seq); }};
-constinit const sql::Table<TaskRecord> kSqliteTaskTable{.name = "tasks",
-                                                        .columns = kSqliteTaskColumns,
-                                                        .key = kTaskKey,
-                                                        .order_by = "job, instance",
-                                                        .key_of = &TaskKey<TaskRecord>};
+constinit const sql::Table<TaskRecord> kTaskTable{.name = "tasks",
+                                                  .columns = kTaskColumns,
+                                                  .key = kTaskKey,
+                                                  .order_by = "job, instance",
+                                                  .key_of = &TaskKey<TaskRecord>};
 constinit const sql::Table<EventBlock, EventBlockRow> kSqliteEventBlockTable{
     .name = "event_blocks",
     .columns = kEventBlockColumns,
@@ -434,11 +434,11 @@ constinit const sql::Table<EventBlock, EventBlockRow> kPgEventBlockTable{
     .order_by = "seq",
     .followed = false,
     .key_of = [](const EventBlockRow& b) { return absl::StrCat(b.job); }};
-constinit const sql::Table<TaskRecord> kPgTaskTable{.name = "tasks",
-                                                    .columns = kPgTaskColumns,
-                                                    .key = kTaskKey,
-                                                    .order_by = "job, instance",
-                                                    .key_of = &TaskKey<TaskRecord>};
+constinit const sql::Table<TaskRecord> kPgTaskTableV9{.name = "tasks_v9",
+                                                      .columns = kPgTaskColumnsV9,
+                                                      .key = kTaskKey,
+                                                      .order_by = "job, instance",
+                                                      .key_of = &TaskKey<TaskRecord>};
 constinit const sql::Table<TaskEvent> kPgEventTable{
     .name = "events",
     .columns = kPgEventColumns,
@@ -458,7 +458,7 @@ std::vector<sql::Shape> SharedTableShapes() {
 
 std::vector<sql::Shape> SqliteTableShapes() {
   std::vector<sql::Shape> out = SharedTableShapes();
-  out.push_back(sql::ShapeOf(kSqliteTaskTable));
+  out.push_back(sql::ShapeOf(kTaskTable));
   out.push_back(sql::ShapeOf(kSqliteEventBlockTable));
   out.push_back(sql::ShapeOf(kUsageTable));
   return out;
@@ -466,7 +466,7 @@ std::vector<sql::Shape> SqliteTableShapes() {
 
 std::vector<sql::Shape> PgTableShapes() {
   std::vector<sql::Shape> out = SharedTableShapes();
-  out.push_back(sql::ShapeOf(kPgTaskTable));
+  out.push_back(sql::ShapeOf(kTaskTable));
   out.push_back(sql::ShapeOf(kPgEventTable));
   out.push_back(sql::ShapeOf(kPgEventBlockTable));
   out.push_back(sql::ShapeOf(kUsageTable));

@@ -2,8 +2,9 @@
 // The tables of the SQL stores, each described once (sql_table.h): its columns in the order the
 // backends write and read them, with their encoders and decoders. Both backends share the
 // tables of pools, jobs, hosts, tokens, secrets and the audit log; tasks and events are kept
-// differently (SQLite: a task's row is its key and one blob, task_row.h, and events go in blocks
-// per job and commit, event_block.h; PostgreSQL: a column per field, events a row each).
+// alike: a task's row is its key and one blob (task_row.h), and events go in blocks per job and
+// commit (event_block.h). PostgreSQL databases written before schema version 10 kept a column
+// per task field, and before version 9 an event per row: the migrations read those.
 //
 // To add a field to a record: add its column here, and a migration that adds the column in each
 // backend's schema.h. Every open checks that the database has exactly these columns.
@@ -44,13 +45,15 @@ extern const sql::Table<records::SecretRecord> kSecretTable;
 // The audit log: `seq` is the database's (a sequence), read but never written.
 extern const sql::Table<records::AuditRecord> kAuditTable;
 
-// SQLite: a task is (job, instance, data); data is task_row.h's blob.
-extern const sql::Table<records::TaskRecord> kSqliteTaskTable;
+// A task is (job, instance, data); data is task_row.h's blob.
+extern const sql::Table<records::TaskRecord> kTaskTable;
 extern const sql::Table<EventBlock, EventBlockRow> kSqliteEventBlockTable;
 
-// PostgreSQL: a task's fields in columns; an event a row, `seq` the database's.
-extern const sql::Table<records::TaskRecord> kPgTaskTable;
-extern const sql::Table<records::TaskEvent> kPgEventTable;  // rows written before version 9
+// PostgreSQL before schema version 10: a task's fields in columns, in the table `tasks_v9` that
+// the migration to version 10 reads (schema.h).
+extern const sql::Table<records::TaskRecord> kPgTaskTableV9;
+// PostgreSQL: an event a row, `seq` the database's (rows written before version 9).
+extern const sql::Table<records::TaskEvent> kPgEventTable;
 // PostgreSQL from schema version 9: the events in blocks, as SQLite keeps them.
 extern const sql::Table<EventBlock, EventBlockRow> kPgEventBlockTable;
 

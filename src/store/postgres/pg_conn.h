@@ -100,6 +100,8 @@ class PgConn {
                                absl::string_view what);
   // Prepares `sql` under `name` once per connection (`name` must be a string literal).
   absl::Status Prepare(const char* name, absl::string_view sql);
+  // Runs one COPY, in the transaction the caller has open if any.
+  absl::Status CopyIn(const PgCopy& copy, absl::string_view what);
   // Runs the commands, then the COPYs, in one transaction (see the contract above).
   absl::Status Transaction(const std::vector<PgCommand>& commands,
                            const std::vector<PgCopy>& copies, absl::string_view what);
@@ -113,7 +115,6 @@ class PgConn {
   PgConn(pg_conn* c, std::string redacted) : c_(c), redacted_url_(std::move(redacted)) {}
   absl::Status ResultStatus(pg_result* r, absl::string_view what);
   absl::Status ConnectionLost(absl::string_view what);
-  absl::Status CopyIn(const PgCopy& copy, absl::string_view what);
 
   pg_conn* c_;
   std::string redacted_url_;

@@ -1,6 +1,8 @@
 // The PostgreSQL store against its schema, on a real server: rows as the statements of the
-// release before the tables were described wrote them read back the same (tasks and events
-// included), and the described statements write the same columns; a database that lacks a
+// release before the tables were described wrote them, in a database of schema version 9, read
+// back the same after the migrations (tasks moved into blobs with their revisions, events
+// included), and the described statements write the same columns; a task row that does not
+// decode fails the migration and leaves the database as it was; a database that lacks a
 // described column is refused at open and left as it was; and a new column is one description
 // and one migration (store/testing/widget_table.h).
 
@@ -10,6 +12,7 @@
 #include "spec/yaml_spec.h"
 #include "store/postgres/pg_rows.h"
 #include "store/postgres/postgres_store.h"
+#include "store/postgres/schema.h"
 #include "store/testing/golden_records.h"
 #include "store/testing/postgres_test_base.h"
 #include "store/testing/widget_table.h"
@@ -38,9 +41,7 @@ class PostgresSchemaTest : public testing::PostgresDatabaseTest {
          {"SELECT path, spec FROM pools",
           "SELECT id, pool, spec, version, goal, created_us, old_specs, updates, instances, "
           "owner, owner_group FROM jobs",
-          "SELECT job, instance, run, state, host, started_us, finished_us, exit_code, signal, "
-          "reason, message, failures, not_before_us, restart_requested, spec_version, "
-          "next_spec_version, volume_host FROM tasks",
+          "SELECT job, instance, data FROM tasks",
           "SELECT job, instance, run, at_us, state, host, reason, message FROM events",
           "SELECT name, maintenance, cpu_milli, memory_bytes, disk_bytes, gpu_milli, labels "
           "FROM hosts",
@@ -63,6 +64,29 @@ class PostgresSchemaTest : public testing::PostgresDatabaseTest {
     return out;
   }
 
+  // The database as a release of schema version 9 left it (before tasks became blobs).
+  void CreateVersion9() {
+    std::unique_ptr<PgConn> c = Connect();
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->Exec(pg::kSchemaV1, "version 1").ok());
+    for (const pg::Migration& m : pg::kMigrations) {
+      if (m.version > 9) continue;
+      ASSERT_TRUE(c->Exec(m.sql, "a migration").ok()) << m.version;
+    }
+    ASSERT_TRUE(c->Exec("INSERT INTO meta (key, value) VALUES ('schema_version', '9'), "
+                        "('cluster_id', 'c0ffee'), ('next_job_id', '8')",
+                        "meta")
+                    .ok());
+  }
+
+  std::string One(const char* sql) {
+    std::unique_ptr<PgConn> c = Connect();
+    if (c == nullptr) return "";
+    auto rows = c->Query(sql, {}, "one value");
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    return rows.ok() && rows->size() == 1 ? std::string(rows->Text(0, 0)) : "";
+  }
+
   static int ColumnCount(absl::string_view select) {
     absl::string_view list = select.substr(0, select.find(" FROM "));
     return static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
@@ -73,8 +97,8 @@ using testing::Golden;
 using testing::MakeGolden;
 
 // The statements of the release before the descriptions, with the golden records' values, in
-// one transaction that took a revision.
-std::string EarlierStatements(const Golden& g) {
+// one transaction that took a revision; the task's state is `state`.
+std::string EarlierStatements(const Golden& g, int state = static_cast<int>(TaskState::kRunning)) {
   const int running = static_cast<int>(TaskState::kRunning);
   return absl::StrCat(
       "BEGIN; SELECT nextval('changes_rev'); ",
@@ -87,7 +111,7 @@ std::string EarlierStatements(const Golden& g) {
       "INSERT INTO tasks (job, instance, run, state, host, started_us, finished_us, exit_code, "
       "signal, reason, message, failures, not_before_us, restart_requested, spec_version, "
       "next_spec_version, volume_host, rev) VALUES (7, 1, 2, ",
-      running, ", 'host-1', 100, NULL, -1, 0, '', '', 1, NULL, 1, 3, 0, 'host-1', ",
+      state, ", 'host-1', 100, NULL, -1, 0, '', '', 1, NULL, 1, 3, 0, 'host-1', ",
       "currval('changes_rev')); ",
       "INSERT INTO events (job, instance, run, at_us, state, host, reason, message) VALUES "
       "(7, 1, 2, 100, ",
@@ -108,16 +132,21 @@ std::string EarlierStatements(const Golden& g) {
 
 TEST_F(PostgresSchemaTest, RowsTheEarlierStatementsWroteReadBackAndTheDescribedOnesWriteTheSame) {
   const Golden g = MakeGolden();
-  ASSERT_NE(MustOpen(), nullptr);
+  CreateVersion9();
   {
     std::unique_ptr<PgConn> c = Connect();
     ASSERT_NE(c, nullptr);
     ASSERT_TRUE(c->Exec(EarlierStatements(g), "the earlier statements").ok());
   }
-  const std::vector<std::string> earlier = Dump();
-  ASSERT_EQ(earlier.size(), 8u);
   std::unique_ptr<PostgresStore> store = MustOpen();
   ASSERT_NE(store, nullptr);
+  // The task moved into a blob with the revision of the commit that wrote it.
+  EXPECT_EQ(One("SELECT (SELECT rev FROM tasks) = (SELECT rev FROM jobs)"), "t");
+  EXPECT_EQ(One("SELECT to_regclass('tasks_v9') IS NULL"), "t");
+  EXPECT_EQ(One("SELECT value FROM meta WHERE key = 'schema_version'"),
+            absl::StrCat(pg::kSchemaVersion));
+  const std::vector<std::string> earlier = Dump();
+  ASSERT_EQ(earlier.size(), 8u);
   auto c = store->Load();
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(c->pools, ElementsAre(g.pool));
@@ -134,8 +163,8 @@ TEST_F(PostgresSchemaTest, RowsTheEarlierStatementsWroteReadBackAndTheDescribedO
   EXPECT_THAT(*audit, ElementsAre(g.audit));
 
   // The same records written again by the described statements, over the rows: the same
-  // columns. The event is appended to its job's blocks (schema version 9), after the row
-  // written before, so it is read twice, the older first.
+  // columns, and the same blob as the migration wrote. The event is appended to its job's blocks
+  // (schema version 9), after the row written before, so it is read twice, the older first.
   records::WriteBatch b;
   b.put_pools = {g.pool};
   b.put_jobs = {g.job};
@@ -157,18 +186,34 @@ TEST_F(PostgresSchemaTest, RowsTheEarlierStatementsWroteReadBackAndTheDescribedO
   EXPECT_THAT((*job)->events, ElementsAre(g.event, g.event));
 }
 
+TEST_F(PostgresSchemaTest, ATaskRowThatDoesNotDecodeFailsTheMigrationAndChangesNothing) {
+  CreateVersion9();
+  {
+    std::unique_ptr<PgConn> c = Connect();
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->Exec(EarlierStatements(MakeGolden(), 99), "the earlier statements").ok());
+  }
+  auto store = PostgresStore::Open(url_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("tasks_v9"), HasSubstr("7/1")));
+  EXPECT_EQ(One("SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+  EXPECT_EQ(One("SELECT state FROM tasks WHERE job = 7"), "99");  // the column table, as it was
+  EXPECT_EQ(One("SELECT to_regclass('tasks_v9') IS NULL"), "t");
+}
+
 TEST_F(PostgresSchemaTest, ADatabaseWithoutADescribedColumnIsRefusedNamingItAndLeftAsItWas) {
   ASSERT_NE(MustOpen(), nullptr);
   {
     std::unique_ptr<PgConn> c = Connect();
     ASSERT_NE(c, nullptr);
-    ASSERT_TRUE(c->Exec("ALTER TABLE tasks DROP COLUMN volume_host", "drop").ok());
+    ASSERT_TRUE(c->Exec("ALTER TABLE tasks DROP COLUMN data", "drop").ok());
   }
   auto store = PostgresStore::Open(url_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(),
-              AllOf(HasSubstr("store table tasks"), HasSubstr("column volume_host is missing")));
+              AllOf(HasSubstr("store table tasks"), HasSubstr("column data is missing")));
   std::unique_ptr<PgConn> c = Connect();
   ASSERT_NE(c, nullptr);
   auto opens = c->Query("SELECT value FROM meta WHERE key = 'open_count'", {}, "opens");

@@ -7,6 +7,7 @@
 #include "store/postgres/pg_rows.h"
 #include "store/postgres/postgres_write.h"
 #include "store/postgres/schema.h"
+#include "store/postgres/task_migration.h"
 #include "store/sql_tables.h"
 
 namespace paceline::store {
@@ -81,6 +82,7 @@ absl::Status PostgresStore::Migrate() {
     for (const pg::Migration& m : pg::kMigrations) {
       if (version >= m.version) continue;
       RETURN_IF_ERROR(c->Exec(m.sql, absl::StrCat("migrating to schema version ", m.version)));
+      if (m.version == pg::kTaskBlobsVersion) RETURN_IF_ERROR(pg::MoveTasksIntoBlobs(*c));
     }
     RETURN_IF_ERROR(put("schema_version", absl::StrCat(pg::kSchemaVersion)));
     for (const sql::Shape& t : PgTableShapes()) RETURN_IF_ERROR(pg::CheckPgTable(*c, t));

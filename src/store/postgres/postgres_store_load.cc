@@ -72,9 +72,9 @@ absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out
 
 absl::Status LoadTasks(PgConn& c, const RowFilter& f, records::StoreContents& out) {
   ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query(sql::SelectSql(sql::ShapeOf(kPgTaskTable), kPg, f.Where("job")),
+                   c.Query(sql::SelectSql(sql::ShapeOf(kTaskTable), kPg, f.Where("job")),
                            {f.Param()}, "loading tasks"));
-  return pg::ReadRows(rows, kPgTaskTable, out.tasks);
+  return pg::ReadRows(rows, kTaskTable, out.tasks);
 }
 
 absl::Status LoadDeletions(PgConn& c, const std::string& since, StoreChanges& out) {

@@ -399,7 +399,12 @@ TEST_F(PostgresStoreTest, AFailureDeepInAPipelinedTransactionLeavesNothing) {
   records::WriteBatch b;
   b.put_pools.push_back({"/a", PoolSpec()});
   for (uint32_t i = 0; i < 3000; ++i) b.put_tasks.push_back(Task(i));
-  b.put_tasks[2500].host = "bad \xff byte";  // not UTF-8: the server refuses this row
+  // A deletion sends the 3,000 tasks held first; the host after them is refused by the server
+  // (its name is not UTF-8).
+  b.delete_tasks.push_back(TaskId{JobId(99), 0});
+  records::HostRecord host;
+  host.name = "bad \xff byte";
+  b.put_hosts.push_back(host);
   b.next_job_id = 42;
   absl::Status s = store->Commit(b);
   ASSERT_FALSE(s.ok());
@@ -410,7 +415,7 @@ TEST_F(PostgresStoreTest, AFailureDeepInAPipelinedTransactionLeavesNothing) {
   EXPECT_TRUE(c->tasks.empty());
   EXPECT_EQ(c->next_job_id, 1u);
   // The same connection goes on: the same batch, fixed, commits whole.
-  b.put_tasks[2500].host = "host-1";
+  b.put_hosts[0].name = "host-1";
   ASSERT_TRUE(store->Commit(b).ok());
   EXPECT_EQ(store->Load()->tasks.size(), 3000u);
 }

@@ -78,8 +78,8 @@ const std::vector<GeneratedSql>& RowStatements() {
       {kPutToken, sql::UpsertSql(ShapeOf(kTokenTable), kPg)},
       {kPutSecret, sql::UpsertSql(ShapeOf(kSecretTable), kPg)},
       {kAppendAudit, sql::InsertSql(ShapeOf(kAuditTable), kPg)},
-      {kPutTask, sql::UpsertSql(ShapeOf(kPgTaskTable), kPg)},
-      {kPutTasks, sql::UpsertSql(ShapeOf(kPgTaskTable), kPg, kMultiRow)},
+      {kPutTask, sql::UpsertSql(ShapeOf(kTaskTable), kPg)},
+      {kPutTasks, sql::UpsertSql(ShapeOf(kTaskTable), kPg, kMultiRow)},
       {kPutEventBlock, sql::InsertSql(ShapeOf(kPgEventBlockTable), kPg)},
       {kAddUsage, AddUsageSql(kPg)},
   };
@@ -115,9 +115,9 @@ class CommitCommands {
   void PutTask(const records::TaskRecord& t) {
     auto [it, added] = task_index_.try_emplace(t.id, tasks_.size());
     if (added) {
-      tasks_.push_back(ParamsOf(kPgTaskTable, t));
+      tasks_.push_back(ParamsOf(kTaskTable, t));
     } else {
-      tasks_[it->second] = ParamsOf(kPgTaskTable, t);
+      tasks_[it->second] = ParamsOf(kTaskTable, t);
     }
   }
   // `e` must outlive this object (it is a batch's, and the batches outlive WriteCommands).

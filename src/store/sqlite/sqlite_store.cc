@@ -21,7 +21,7 @@ namespace {
 constexpr sql::Dialect kSqlite = sql::Dialect::kSqlite;
 const std::string kPutPool = sql::UpsertSql(sql::ShapeOf(kPoolTable), kSqlite);
 const std::string kPutJob = sql::UpsertSql(sql::ShapeOf(kJobTable), kSqlite);
-const std::string kPutTask = sql::UpsertSql(sql::ShapeOf(kSqliteTaskTable), kSqlite);
+const std::string kPutTask = sql::UpsertSql(sql::ShapeOf(kTaskTable), kSqlite);
 const std::string kPutHost = sql::UpsertSql(sql::ShapeOf(kHostTable), kSqlite);
 
 }  // namespace
@@ -182,7 +182,7 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
   for (const records::PoolRecord& p : b.put_pools) RETURN_IF_ERROR(Put(kPutPool, kPoolTable, p));
   for (const records::JobRecord& j : b.put_jobs) RETURN_IF_ERROR(Put(kPutJob, kJobTable, j));
   for (const records::TaskRecord& t : b.put_tasks) {
-    RETURN_IF_ERROR(Put(kPutTask, kSqliteTaskTable, t));
+    RETURN_IF_ERROR(Put(kPutTask, kTaskTable, t));
   }
   for (const TaskId& t : b.delete_tasks) {
     RETURN_IF_ERROR(CountWrite());
