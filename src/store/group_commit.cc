@@ -69,19 +69,34 @@ absl::Duration GroupCommitStats::CommitTimeQuantile(double q) const {
 }
 
 void GroupCommitter::WriterLoop() {
+  const size_t depth = static_cast<size_t>(std::max(1, store_->MaxCommitsInFlight()));
+  std::deque<Sent> sent;        // oldest first
+  absl::Status flight_failure;  // the first failure among those sent together
   while (true) {
+    if (sent.size() >= depth) {
+      FinishOldest(sent, flight_failure);
+      continue;
+    }
     std::vector<Pending> group;
     std::function<void(Store&)> read;
+    absl::Status failed;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](GroupCommitter* c)
-               ABSL_EXCLUSIVE_LOCKS_REQUIRED(c->mu_) { return c->stopping_ || !c->queue_.empty(); },
-          this));
-      if (queue_.empty()) return;  // stopping, and everything is committed
-      if (queue_.front().read) {
-        read = std::move(queue_.front().read);
-        queue_.pop_front();
+      if (sent.empty()) {
+        mu_.Await(absl::Condition(
+            +[](GroupCommitter* c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c->mu_) {
+              return c->stopping_ || !c->queue_.empty();
+            },
+            this));
+        if (queue_.empty()) return;  // stopping, and everything is committed
+      }
+      if (queue_.empty()) {
+        // Nothing new: wait for the oldest commit below.
+      } else if (queue_.front().read) {
+        if (sent.empty()) {  // a read runs after every earlier batch is committed
+          read = std::move(queue_.front().read);
+          queue_.pop_front();
+        }
       } else {
         // Consecutive write batches, up to the first read.
         while (!queue_.empty() && !queue_.front().read &&
@@ -90,15 +105,15 @@ void GroupCommitter::WriterLoop() {
           queue_.pop_front();
         }
       }
+      failed = failure_;
     }
     if (read) {
       read(*store_);
       continue;
     }
-    absl::Status failed;
-    {
-      absl::MutexLock lock(&mu_);
-      failed = failure_;
+    if (group.empty()) {
+      FinishOldest(sent, flight_failure);
+      continue;
     }
     if (!failed.ok()) {  // after a failure nothing reaches the store until Resume()
       for (Pending& p : group) {
@@ -109,22 +124,35 @@ void GroupCommitter::WriterLoop() {
     std::vector<const records::WriteBatch*> batches;
     batches.reserve(group.size());
     for (const Pending& p : group) batches.push_back(&p.batch);
-    absl::Time start = absl::Now();
-    absl::Status s = store_->CommitAll(batches);
-    absl::Duration took = absl::Now() - start;
-    {
-      absl::MutexLock lock(&mu_);
-      if (!s.ok()) failure_ = s;
-      ++stats_.commits;
-      stats_.batches += group.size();
-      if (!s.ok()) ++stats_.failed_commits;
-      stats_.total_commit_time += took;
-      stats_.max_commit_time = std::max(stats_.max_commit_time, took);
-      ++stats_.commit_time_buckets[DurationBucket(took, GroupCommitStats::kBuckets)];
-    }
-    for (Pending& p : group) {
-      if (p.done) p.done(s);
-    }
+    Sent s{std::move(group), absl::Now(), absl::OkStatus(), depth == 1};
+    s.status = depth == 1 ? store_->CommitAll(batches) : store_->SendCommit(batches);
+    sent.push_back(std::move(s));
+  }
+}
+
+void GroupCommitter::FinishOldest(std::deque<Sent>& sent, absl::Status& flight_failure) {
+  Sent s = std::move(sent.front());
+  sent.pop_front();
+  absl::Status result = s.status;
+  if (!s.finished && result.ok()) result = store_->FinishCommit();
+  absl::Duration took = absl::Now() - s.start;
+  // Those sent behind a failed commit failed with it (Store::SendCommit): the first failure
+  // is the one to report.
+  if (!flight_failure.ok()) result = flight_failure;
+  if (!result.ok()) flight_failure = result;
+  if (sent.empty()) flight_failure = absl::OkStatus();
+  {
+    absl::MutexLock lock(&mu_);
+    if (!result.ok()) failure_ = result;
+    ++stats_.commits;
+    stats_.batches += s.group.size();
+    if (!result.ok()) ++stats_.failed_commits;
+    stats_.total_commit_time += took;
+    stats_.max_commit_time = std::max(stats_.max_commit_time, took);
+    ++stats_.commit_time_buckets[DurationBucket(took, GroupCommitStats::kBuckets)];
+  }
+  for (Pending& p : s.group) {
+    if (p.done) p.done(result);
   }
 }
 

@@ -9,6 +9,12 @@
 // store, until Resume(): a batch computed on top of a lost one must never be written alone.
 // The owner reloads its state from the store (reads still run), then resumes.
 //
+// With a store that pipelines commits (Store::MaxCommitsInFlight), the writer sends the next
+// group while the store commits the one before, and waits for a commit's outcome only when as
+// many are in flight as the store allows or nothing new is queued; a read waits for every commit
+// sent. A group sent behind one that failed fails with the same error (the store does not
+// commit it).
+//
 // Ordering: batches are committed in Submit order; `done` callbacks run on the writer thread
 // in Submit order. Callers must not block in `done` (post to their own loop instead).
 //
@@ -20,6 +26,7 @@
 #include <deque>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -90,7 +97,17 @@ class GroupCommitter final : public StoreWriter {
     Done done;
     std::function<void(Store&)> read;  // set for reads; batch and done are then unused
   };
+  // A group handed to the store: sent (pipelined) or, with a store of one commit in flight,
+  // already committed (`finished`, with its outcome in `status`).
+  struct Sent {
+    std::vector<Pending> group;
+    absl::Time start;
+    absl::Status status;
+    bool finished = false;
+  };
   void WriterLoop();
+  // Waits for the oldest group's commit and calls its batches' `done`.
+  void FinishOldest(std::deque<Sent>& sent, absl::Status& flight_failure);
 
   Store* const store_;
   const Options options_;

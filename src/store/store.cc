@@ -10,6 +10,15 @@ absl::Status LoadAbandoned() {
   return absl::CancelledError("the store's load was abandoned by its reader");
 }
 
+absl::Status Store::SendCommit(const std::vector<const records::WriteBatch*>& batches) {
+  (void)batches;
+  return absl::UnimplementedError(Describe() + " has no pipelined commits");
+}
+
+absl::Status Store::FinishCommit() {
+  return absl::UnimplementedError(Describe() + " has no pipelined commits");
+}
+
 absl::Status Store::LoadInto(LoadSink& sink) {
   ASSIGN_OR_RETURN(records::StoreContents contents, Load());
   std::vector<records::TaskRecord> tasks = std::exchange(contents.tasks, {});

@@ -73,6 +73,15 @@ class Store {
   virtual ~Store() = default;
   virtual absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) = 0;
   absl::Status Commit(const records::WriteBatch& batch) { return CommitAll({&batch}); }
+  // Pipelined commits, in a store that has them (MaxCommitsInFlight() > 1): SendCommit sends
+  // the batches as one commit and returns without waiting for it (the batches may go then);
+  // FinishCommit waits for the oldest commit sent and returns its outcome, as CommitAll would
+  // have. A commit sent behind one that fails does not commit. While a commit is in flight
+  // only SendCommit (up to MaxCommitsInFlight), FinishCommit and CommittedRevision may be
+  // called. Stores without them answer UNIMPLEMENTED.
+  virtual int MaxCommitsInFlight() const { return 1; }
+  virtual absl::Status SendCommit(const std::vector<const records::WriteBatch*>& batches);
+  virtual absl::Status FinishCommit();
   virtual absl::StatusOr<records::StoreContents> Load() = 0;
   // CANCELLED when the sink gave up.
   virtual absl::Status LoadInto(LoadSink& sink);

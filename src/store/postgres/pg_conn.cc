@@ -12,11 +12,6 @@
 namespace paceline::store {
 namespace {
 
-// Commands sent before a Sync and the read of their results: bounds what waits in the socket
-// buffers both ways (a pipeline that only writes can block against a server that only writes
-// back), at one round trip per this many commands.
-constexpr int kCommandsPerFlush = 1024;
-
 std::string Trimmed(const char* message) {
   std::string s = message == nullptr ? "" : message;
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -26,6 +21,7 @@ std::string Trimmed(const char* message) {
 // The status a failed result stands for, by its SQLSTATE.
 absl::StatusCode CodeOf(absl::string_view sqlstate) {
   if (sqlstate == "PL001") return absl::StatusCode::kFailedPrecondition;  // fenced
+  if (sqlstate == "PL002") return absl::StatusCode::kAborted;  // behind a commit that failed
   if (absl::StartsWith(sqlstate, "08") || absl::StartsWith(sqlstate, "57P") ||
       absl::StartsWith(sqlstate, "53")) {
     return absl::StatusCode::kUnavailable;
@@ -122,7 +118,14 @@ absl::Status PgConn::ResultStatus(pg_result* r, absl::string_view what) {
   return absl::Status(code, absl::StrCat(what, ": ", Trimmed(PQresultErrorMessage(r))));
 }
 
+absl::Status PgConn::Idle(absl::string_view what) const {
+  if (sent_.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(what, ": ", sent_.size(), " pipelined transaction(s) still in flight"));
+}
+
 absl::Status PgConn::Exec(absl::string_view sql, absl::string_view what) {
+  RETURN_IF_ERROR(Idle(what));
   std::string text(sql);
   PgRows rows(PQexec(c_, text.c_str()));
   return ResultStatus(rows.r_, what);
@@ -130,6 +133,7 @@ absl::Status PgConn::Exec(absl::string_view sql, absl::string_view what) {
 
 absl::StatusOr<PgRows> PgConn::Query(absl::string_view sql, const PgParams& params,
                                      absl::string_view what) {
+  RETURN_IF_ERROR(Idle(what));
   std::string text(sql);
   ParamArrays p(params);
   PgRows rows(PQexecParams(c_, text.c_str(), p.n(), nullptr, p.values.data(), nullptr, nullptr, 0));
@@ -139,6 +143,7 @@ absl::StatusOr<PgRows> PgConn::Query(absl::string_view sql, const PgParams& para
 
 absl::Status PgConn::Prepare(const char* name, absl::string_view sql) {
   if (prepared_.contains(name)) return absl::OkStatus();
+  RETURN_IF_ERROR(Idle(absl::StrCat("preparing ", name)));
   std::string text(sql);
   PgRows r(PQprepare(c_, name, text.c_str(), 0, nullptr));
   RETURN_IF_ERROR(ResultStatus(r.r_, absl::StrCat("preparing ", name)));
@@ -173,6 +178,7 @@ void AppendCopyField(std::string& rows, const std::optional<std::string>& value,
 }
 
 absl::Status PgConn::CopyIn(const PgCopy& copy, absl::string_view what) {
+  RETURN_IF_ERROR(Idle(what));
   pg_result* r = PQexec(c_, copy.sql);
   if (r == nullptr) return ConnectionLost(what);
   if (PQresultStatus(r) != PGRES_COPY_IN) {
@@ -194,85 +200,69 @@ absl::Status PgConn::CopyIn(const PgCopy& copy, absl::string_view what) {
   return first;
 }
 
-absl::Status PgConn::Transaction(const std::vector<PgCommand>& commands,
-                                 const std::vector<PgCopy>& copies, absl::string_view what) {
-  if (PQenterPipelineMode(c_) != 1) return ConnectionLost(what);
-  absl::Status first;  // the first failure: the one to report
-  bool lost = false;
-  // Ends the commands sent so far with a Sync (inside BEGIN it does not commit) and reads their
-  // results: `n` commands, then the Sync's own.
-  // The results come in the order sent: BEGIN, the commands, COMMIT.
-  size_t results_read = 0;
-  auto sync_and_read = [&](int n) {
-    if (PQpipelineSync(c_) != 1) {
-      lost = true;
-      return;
-    }
-    for (int i = 0; i <= n; ++i) {
-      pg_result* r = PQgetResult(c_);
-      if (r == nullptr) {
-        lost = true;
-        return;
-      }
-      bool is_sync = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
-      if (!is_sync) {
-        const size_t command = results_read++;  // 0 is BEGIN
-        if (command >= 1 && command <= commands.size() &&
-            commands[command - 1].first_value != nullptr && PQresultStatus(r) == PGRES_TUPLES_OK &&
-            PQntuples(r) > 0) {
-          commands[command - 1].first_value->assign(PQgetvalue(r, 0, 0));
-        }
-      }
-      absl::Status s = ResultStatus(r, what);
+bool PgConn::Send(const char* statement, const PgParams& params) {
+  ParamArrays p(params);
+  return PQsendQueryPrepared(c_, statement, p.n(), p.values.data(), nullptr, nullptr, 0) == 1;
+}
+
+absl::Status PgConn::SendTransaction(std::vector<PgCommand> commands, absl::string_view what) {
+  if (broken_) return ConnectionLost(what);
+  if (sent_.empty() && PQenterPipelineMode(c_) != 1) return ConnectionLost(what);
+  auto text = [&](const char* sql) {
+    return PQsendQueryParams(c_, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+  };
+  // libpq reads what the server answers while it waits to write, so a long transaction cannot
+  // block against a server blocked writing its results.
+  bool sent = text("BEGIN");
+  for (size_t i = 0; i < commands.size() && sent; ++i) {
+    sent = Send(commands[i].statement, commands[i].params);
+  }
+  sent = sent && text("COMMIT") && PQpipelineSync(c_) == 1;
+  if (!sent) return ConnectionLost(what);
+  sent_.push_back(Sent{std::move(commands), std::string(what)});
+  return absl::OkStatus();
+}
+
+absl::Status PgConn::FinishTransaction() {
+  if (sent_.empty()) return absl::InternalError("no pipelined transaction is in flight");
+  const Sent t = std::move(sent_.front());
+  sent_.pop_front();
+  if (broken_) return ConnectionLost(t.what);
+  // The results in the order sent: BEGIN, the commands, COMMIT (each followed by a null), then
+  // the Sync's. After a failure the rest are PIPELINE_ABORTED.
+  absl::Status first;
+  for (size_t index = 0;; ++index) {
+    pg_result* r = PQgetResult(c_);
+    if (r == nullptr) return ConnectionLost(t.what);
+    const ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_PIPELINE_SYNC) {
       PQclear(r);
-      if (!s.ok() && first.ok()) first = s;
-      if (is_sync) return;
-      while ((r = PQgetResult(c_)) != nullptr) PQclear(r);  // the end of this command's results
-    }
-  };
-  auto send = [&](const char* statement, const PgParams* params) {
-    if (statement == nullptr) {  // BEGIN or COMMIT
-      return PQsendQueryParams(c_, params == nullptr ? "BEGIN" : "COMMIT", 0, nullptr, nullptr,
-                               nullptr, nullptr, 0) == 1;
-    }
-    ParamArrays p(*params);
-    return PQsendQueryPrepared(c_, statement, p.n(), p.values.data(), nullptr, nullptr, 0) == 1;
-  };
-  int unread = 0;
-  lost = !send(nullptr, nullptr);
-  ++unread;
-  for (size_t i = 0; i < commands.size() && !lost && first.ok(); ++i) {
-    if (!send(commands[i].statement, &commands[i].params)) {
-      lost = true;
       break;
     }
-    if (++unread >= kCommandsPerFlush) {
-      sync_and_read(unread);
-      unread = 0;
+    if (index >= 1 && index <= t.commands.size() && st == PGRES_TUPLES_OK && PQntuples(r) > 0 &&
+        t.commands[index - 1].first_value != nullptr) {
+      t.commands[index - 1].first_value->assign(PQgetvalue(r, 0, 0));
     }
+    absl::Status s = ResultStatus(r, t.what);
+    PQclear(r);
+    if (!s.ok() && first.ok()) first = s;
+    while ((r = PQgetResult(c_)) != nullptr) PQclear(r);  // the end of this command's results
+    if (broken_) return ConnectionLost(t.what);
   }
-  static const PgParams kCommit;
-  if (!lost && copies.empty()) {
-    // COMMIT of a transaction that failed rolls it back, without an error of its own.
-    lost = !send(nullptr, &kCommit);
-    if (!lost) sync_and_read(unread + 1);
-  } else if (!lost) {
-    sync_and_read(unread);
-  }
-  if (lost || PQexitPipelineMode(c_) != 1) return ConnectionLost(what);
-  if (!copies.empty() && first.ok()) {
-    for (const PgCopy& copy : copies) {
-      first = CopyIn(copy, what);
-      if (!first.ok()) break;
+  if (!sent_.empty()) return first;  // a failed transaction is rolled back below, at the last
+  if (PQexitPipelineMode(c_) != 1) return ConnectionLost(t.what);
+  if (PQtransactionStatus(c_) != PQTRANS_IDLE) {
+    if (first.ok()) {
+      first = absl::InternalError(absl::StrCat(t.what, ": the transaction did not end"));
     }
-    if (first.ok()) first = Exec("COMMIT", what);
-    if (!healthy()) return first.ok() ? ConnectionLost(what) : first;
+    (void)Exec("ROLLBACK", "rolling back");
   }
-  if (first.ok() && PQtransactionStatus(c_) != PQTRANS_IDLE) {
-    first = absl::InternalError(absl::StrCat(what, ": the transaction did not end"));
-  }
-  if (PQtransactionStatus(c_) != PQTRANS_IDLE) (void)Exec("ROLLBACK", "rolling back");
   return first;
+}
+
+absl::Status PgConn::Transaction(std::vector<PgCommand> commands, absl::string_view what) {
+  RETURN_IF_ERROR(SendTransaction(std::move(commands), what));
+  return FinishTransaction();
 }
 
 }  // namespace paceline::store

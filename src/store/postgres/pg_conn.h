@@ -13,15 +13,21 @@
 //
 // Values travel as text (PostgreSQL's text format); a nullopt parameter is SQL NULL.
 //
-// Transaction() sends BEGIN and the commands pipelined (libpq pipeline mode), reading the
-// results once per ~1,000 commands: a round trip per thousand writes, not per write. Then the
-// COPYs, if any (COPY cannot be pipelined: one round trip each), then COMMIT. When any command
-// or COPY fails the transaction is rolled back and the first error returned; nothing of it is
-// visible. When the connection breaks after COMMIT was sent the outcome is unknown: UNAVAILABLE,
-// and the caller must reload what it believes from the database.
+// Transactions are pipelined (libpq pipeline mode): SendTransaction() sends BEGIN, the commands
+// and COMMIT, then a Sync, without waiting for any result, and FinishTransaction() reads the
+// results of the oldest transaction sent: a round trip per transaction, not per write, and a
+// second transaction can be on its way while the server runs the first. When a command of a
+// transaction fails, the server skips the rest of it (its COMMIT included): nothing of it is
+// visible and FinishTransaction returns the first error. A transaction sent behind one that
+// failed must not commit: its first command must say so (paceline_chain, schema.h); the
+// connection itself only guarantees order. When the connection breaks, every transaction in
+// flight is UNAVAILABLE and its outcome unknown: the caller must reload what it believes from
+// the database. While a transaction is in flight, Exec, Query, Prepare of a new statement and
+// CopyIn answer FAILED_PRECONDITION.
 //
 // Thread-safety: a connection is used by one thread at a time.
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,9 +108,13 @@ class PgConn {
   absl::Status Prepare(const char* name, absl::string_view sql);
   // Runs one COPY, in the transaction the caller has open if any.
   absl::Status CopyIn(const PgCopy& copy, absl::string_view what);
-  // Runs the commands, then the COPYs, in one transaction (see the contract above).
-  absl::Status Transaction(const std::vector<PgCommand>& commands,
-                           const std::vector<PgCopy>& copies, absl::string_view what);
+  // Sends the commands as one transaction, and reads the outcome of the oldest sent (see the
+  // contract above). The commands' first_value targets must live until their outcome is read.
+  absl::Status SendTransaction(std::vector<PgCommand> commands, absl::string_view what);
+  absl::Status FinishTransaction();
+  size_t transactions_in_flight() const { return sent_.size(); }
+  // Both: one transaction, waited for.
+  absl::Status Transaction(std::vector<PgCommand> commands, absl::string_view what);
 
   // False once the connection broke: open a new one.
   bool healthy() const;
@@ -116,8 +126,18 @@ class PgConn {
   absl::Status ResultStatus(pg_result* r, absl::string_view what);
   absl::Status ConnectionLost(absl::string_view what);
 
+  // FAILED_PRECONDITION while a transaction is in flight.
+  absl::Status Idle(absl::string_view what) const;
+  bool Send(const char* statement, const PgParams& params);
+
+  struct Sent {
+    std::vector<PgCommand> commands;
+    std::string what;
+  };
+
   pg_conn* c_;
   std::string redacted_url_;
+  std::deque<Sent> sent_;  // transactions sent, oldest first
   absl::flat_hash_set<const char*> prepared_;
   bool broken_ = false;
 };

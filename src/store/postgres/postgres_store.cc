@@ -31,6 +31,7 @@ std::string PostgresStore::Describe() const { return RedactPassword(url_); }
 absl::StatusOr<PgConn*> PostgresStore::Conn() {
   if (conn_ != nullptr && conn_->healthy()) return conn_.get();
   conn_.reset();
+  committed_link_ = 0;  // a new session has no link
   ASSIGN_OR_RETURN(std::unique_ptr<PgConn> c, PgConn::Connect(url_, options_.connect_timeout));
   // A transaction left open by a paused or partitioned master must not hold the lease row (or
   // any other) for long: PostgreSQL ends such a session after this.
@@ -101,19 +102,46 @@ absl::Status PostgresStore::Migrate() {
 }
 
 absl::Status PostgresStore::CommitAll(const std::vector<const records::WriteBatch*>& batches) {
-  ASSIGN_OR_RETURN(PgConn * c, Conn());
-  RETURN_IF_ERROR(pg::PrepareWrites(*c));
-  pg::PgWrite write = pg::WriteCommands(batches, fence_term_);
-  std::string revision;
-  write.commands[write.revision_command].first_value = &revision;
-  RETURN_IF_ERROR(c->Transaction(write.commands, write.copies, "committing to the store"));
-  bool followed = false;
-  for (const records::WriteBatch* b : batches) {
-    if (b->cluster_id) cluster_id_ = *b->cluster_id;
-    followed = followed || pg::WritesFollowedRows(*b);
+  if (!in_flight_.empty()) {
+    return absl::FailedPreconditionError("CommitAll while pipelined commits are in flight");
   }
+  RETURN_IF_ERROR(SendCommit(batches));
+  return FinishCommit();
+}
+
+absl::Status PostgresStore::SendCommit(const std::vector<const records::WriteBatch*>& batches) {
+  if (in_flight_.size() >= static_cast<size_t>(MaxCommitsInFlight())) {
+    return absl::FailedPreconditionError("too many commits in flight");
+  }
+  PgConn* c = conn_.get();
+  if (in_flight_.empty()) {  // never reconnects under a commit in flight
+    ASSIGN_OR_RETURN(c, Conn());
+  }
+  RETURN_IF_ERROR(pg::PrepareWrites(*c));
+  auto f = std::make_unique<InFlight>();
+  f->link = ++next_link_;
+  const uint64_t after = in_flight_.empty() ? committed_link_ : in_flight_.back()->link;
+  pg::PgWrite write = pg::WriteCommands(
+      batches, fence_term_, {after == 0 ? "" : absl::StrCat(after), absl::StrCat(f->link)});
+  write.commands[write.revision_command].first_value = &f->revision;
+  for (const records::WriteBatch* b : batches) {
+    if (b->cluster_id) f->cluster_id = b->cluster_id;
+    f->followed = f->followed || pg::WritesFollowedRows(*b);
+  }
+  RETURN_IF_ERROR(c->SendTransaction(std::move(write.commands), "committing to the store"));
+  in_flight_.push_back(std::move(f));
+  return absl::OkStatus();
+}
+
+absl::Status PostgresStore::FinishCommit() {
+  if (in_flight_.empty()) return absl::FailedPreconditionError("no commit in flight");
+  std::unique_ptr<InFlight> f = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  RETURN_IF_ERROR(conn_->FinishTransaction());
+  committed_link_ = f->link;
+  if (f->cluster_id) cluster_id_ = *f->cluster_id;
   int64_t rev = 0;
-  if (followed && absl::SimpleAtoi(revision, &rev)) {
+  if (f->followed && absl::SimpleAtoi(f->revision, &rev)) {
     committed_revision_.store(rev, std::memory_order_release);
   }
   return absl::OkStatus();

@@ -16,6 +16,11 @@
 // and secrets (written and deleted) included; the audit log is not among the changes (ListAudit
 // reads it). What a commit sends is in postgres_write.h.
 //
+// Pipelined commits (store.h): up to two commits in flight on the one connection, so that the
+// server runs one while the writer prepares and sends the next. Each commit's transaction is a
+// link of the connection's chain (paceline_chain, schema.h): it commits only if the commit sent
+// before it did, so a batch computed on top of a lost one is never written.
+//
 // Fencing: after FenceWith(term), every commit first calls paceline_fence(term) in the same
 // transaction (schema.h): once another master has taken the lease, commits fail with
 // FAILED_PRECONDITION and change nothing.
@@ -24,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +51,9 @@ class PostgresStore final : public Store {
                                                              const PostgresOptions& options = {});
 
   absl::Status CommitAll(const std::vector<const records::WriteBatch*>& batches) override;
+  int MaxCommitsInFlight() const override { return 2; }
+  absl::Status SendCommit(const std::vector<const records::WriteBatch*>& batches) override;
+  absl::Status FinishCommit() override;
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<StoreChanges> ReadChanges(int64_t since) override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
@@ -74,9 +83,20 @@ class PostgresStore final : public Store {
   absl::Status Migrate();
   absl::StatusOr<std::string> GetMeta(const std::string& key);
 
+  // A commit sent and not yet finished.
+  struct InFlight {
+    uint64_t link = 0;      // its link in the chain
+    std::string revision;   // the commit's revision, once read
+    bool followed = false;  // whether it writes rows standbys follow
+    std::optional<std::string> cluster_id;
+  };
+
   std::string url_;
   PostgresOptions options_;
   std::unique_ptr<PgConn> conn_;
+  std::deque<std::unique_ptr<InFlight>> in_flight_;  // oldest first
+  uint64_t committed_link_ = 0;  // the connection's last committed link (0: none yet)
+  uint64_t next_link_ = 0;
   std::string cluster_id_;
   int64_t open_count_ = 0;
   std::optional<uint64_t> fence_term_;

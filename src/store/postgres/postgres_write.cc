@@ -20,6 +20,7 @@ struct Sql {
   const char* text;
 };
 constexpr Sql kFence{"fence", "SELECT paceline_fence($1)"};
+constexpr Sql kChain{"chain", "SELECT paceline_chain($1, $2)"};
 // Every commit's revision (schema.h, version 2): the rows it writes carry currval.
 constexpr Sql kNextRev{"next_rev", "SELECT nextval('changes_rev')"};
 constexpr Sql kDeleteTask{"delete_task",
@@ -44,8 +45,8 @@ constexpr Sql kDeleteSecret{"delete_secret",
 constexpr Sql kPruneAudit{"prune_audit", "DELETE FROM audit WHERE at_us < $1"};
 constexpr Sql kPutMeta{"put_meta", kPutMetaSql};
 constexpr Sql kPruneUsage{"prune_usage", "DELETE FROM usage_hours WHERE hour_us < $1"};
-constexpr Sql kAll[] = {kFence,        kNextRev,    kDeleteTask, kDeleteJob, kDeletePool,
-                        kDeleteSecret, kPruneAudit, kPutMeta,    kPruneUsage};
+constexpr Sql kAll[] = {kFence,      kChain,        kNextRev,    kDeleteTask, kDeleteJob,
+                        kDeletePool, kDeleteSecret, kPruneAudit, kPutMeta,    kPruneUsage};
 
 std::optional<std::string> Num(int64_t v) { return absl::StrCat(v); }
 
@@ -86,31 +87,15 @@ const std::vector<GeneratedSql>& RowStatements() {
   return all;
 }
 
-// The event blocks held at the end of a commit go by COPY, after its commands.
-const std::string& CopyEventBlocks() {
-  static const std::string sql = sql::CopySql(sql::ShapeOf(kPgEventBlockTable));
-  return sql;
-}
-
 // The commands of one commit. Task upserts, the bulk of every commit, are held back and sent
 // kMultiRow rows per statement: a task written several times keeps its place and takes its
 // last value (no deletion in between: a deletion of tasks first sends what is held). Events
-// are held by job, in order, and become one block per job (store/event_block.h): at a deletion
-// of tasks or jobs each by an insert, at the end all by one COPY, which comes after every
-// command: nothing deletes after them.
+// are held by job, in order, and become one block per job (store/event_block.h), inserted at
+// a deletion of tasks or jobs and at the end.
 class CommitCommands {
  public:
-  explicit CommitCommands(PgWrite& out) : out_(out.commands), copies_(out.copies) {}
-  ~CommitCommands() {
-    Send(tasks_, kPutTasks, kPutTask);
-    if (events_.empty()) return;
-    PgCopy copy{CopyEventBlocks().c_str(), {}};
-    for (const PgParams& row : TakeBlocks()) {
-      for (size_t i = 0; i < row.size(); ++i) AppendCopyField(copy.rows, row[i], i == 0);
-      copy.rows.push_back('\n');
-    }
-    copies_.push_back(std::move(copy));
-  }
+  explicit CommitCommands(PgWrite& out) : out_(out.commands) {}
+  ~CommitCommands() { Flush(); }
 
   void PutTask(const records::TaskRecord& t) {
     auto [it, added] = task_index_.try_emplace(t.id, tasks_.size());
@@ -160,7 +145,6 @@ class CommitCommands {
   }
 
   std::vector<PgCommand>& out_;
-  std::vector<PgCopy>& copies_;
   std::vector<PgParams> tasks_;
   absl::flat_hash_map<TaskId, size_t> task_index_;
   // By job, each job's in the order written.
@@ -226,11 +210,12 @@ bool WritesFollowedRows(const records::WriteBatch& b) {
 }
 
 PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,
-                      std::optional<uint64_t> fence_term) {
+                      std::optional<uint64_t> fence_term, const ChainLink& link) {
   PgWrite write;
   if (fence_term) {
     write.commands.push_back({kFence.name, {Num(static_cast<int64_t>(*fence_term))}});
   }
+  write.commands.push_back({kChain.name, {link.after, link.self}});
   write.revision_command = write.commands.size();
   write.commands.push_back({kNextRev.name, {}});
   {

@@ -236,7 +236,20 @@ CREATE INDEX event_blocks_by_job ON event_blocks (job, seq);
 // of a column per field: a commit sends 3 values per task instead of 24 and PostgreSQL writes a
 // row of about 60 bytes instead of 200. The rows of `tasks` move to the new table with their
 // revisions (task_migration.h, run after this SQL in the same transaction), then `tasks_v9` goes.
+//
+// And the chain of pipelined commits (postgres_store.h): paceline_chain(after, this), called
+// first in a commit's transaction, fails with SQLSTATE PL002 unless the connection's last
+// committed link is `after`, and makes `this` the link. The link is a session setting set in
+// the transaction, so a transaction that does not commit (at any statement, COMMIT included)
+// takes its link back: a commit sent behind one that failed cannot commit.
 inline constexpr const char* kSchemaV10 = R"sql(
+CREATE FUNCTION paceline_chain(after TEXT, this TEXT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF coalesce(current_setting('paceline.chain', true), '') <> after THEN
+    RAISE EXCEPTION 'the commit sent before this one did not commit' USING ERRCODE = 'PL002';
+  END IF;
+  PERFORM set_config('paceline.chain', this, false);
+END $$;
 ALTER TABLE tasks RENAME TO tasks_v9;
 ALTER TABLE tasks_v9 RENAME CONSTRAINT tasks_pkey TO tasks_v9_pkey;
 ALTER INDEX tasks_by_rev RENAME TO tasks_v9_by_rev;
