@@ -67,7 +67,8 @@ struct Table {
   // database's collation (as the memory store and SQLite sort).
   const char* order_by;
   bool byte_order = false;
-  // Whether standbys follow the table (PostgreSQL: a `rev` column, schema.h version 2).
+  // Whether standbys follow the table by its `rev` column (PostgreSQL, schema.h version 2).
+  // PostgreSQL's tasks are followed otherwise (task_changes, schema.h version 10).
   bool followed = true;
   // The row's key, as BadRow names it.
   std::string (*key_of)(const Row&);

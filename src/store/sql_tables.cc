@@ -415,10 +415,12 @@ constinit const sql::Table<AuditRecord> kAuditTable{
     .order_by = "seq",
     .followed = false,
     .key_of = [](const AuditRecord& a) { return absl::StrCat(a.seq); }};
+// Followed on PostgreSQL through task_changes, not a rev column (postgres/schema.h, version 10).
 constinit const sql::Table<TaskRecord> kTaskTable{.name = "tasks",
                                                   .columns = kTaskColumns,
                                                   .key = kTaskKey,
                                                   .order_by = "job, instance",
+                                                  .followed = false,
                                                   .key_of = &TaskKey<TaskRecord>};
 constinit const sql::Table<EventBlock, EventBlockRow> kSqliteEventBlockTable{
     .name = "event_blocks",

@@ -70,10 +70,20 @@ absl::Status LoadJobs(PgConn& c, const RowFilter& f, records::StoreContents& out
   return absl::OkStatus();
 }
 
+// Tasks have no revision: those changed after `since` are the keys of task_changes (schema.h,
+// version 10), read by key.
 absl::Status LoadTasks(PgConn& c, const RowFilter& f, records::StoreContents& out) {
+  const sql::Shape shape = sql::ShapeOf(kTaskTable);
+  const bool all = !f.only && f.since == absl::StrCat(kNoRevision);
+  const std::string where =
+      f.only ? f.Where("job")
+      : all  ? ""
+             : "WHERE (job, instance) IN (SELECT u.job, u.instance FROM task_changes c, "
+               "unnest(c.jobs, c.instances) AS u(job, instance) WHERE c.rev > $1)";
+  PgParams params;
+  if (!all) params.push_back(f.Param());
   ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query(sql::SelectSql(sql::ShapeOf(kTaskTable), kPg, f.Where("job")),
-                           {f.Param()}, "loading tasks"));
+                   c.Query(sql::SelectSql(shape, kPg, where), params, "loading tasks"));
   return pg::ReadRows(rows, kTaskTable, out.tasks);
 }
 
@@ -104,7 +114,7 @@ absl::Status LoadDeletions(PgConn& c, const std::string& since, StoreChanges& ou
 absl::StatusOr<int64_t> NewestRevision(PgConn& c) {
   ASSIGN_OR_RETURN(PgRows rows,
                    c.Query("SELECT COALESCE(GREATEST((SELECT max(rev) FROM pools), "
-                           "(SELECT max(rev) FROM jobs), (SELECT max(rev) FROM tasks), "
+                           "(SELECT max(rev) FROM jobs), (SELECT max(rev) FROM task_changes), "
                            "(SELECT max(rev) FROM hosts), (SELECT max(rev) FROM tokens), "
                            "(SELECT max(rev) FROM secrets), (SELECT max(rev) FROM deletions)), "
                            "$1)",

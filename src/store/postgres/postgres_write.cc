@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -42,11 +43,16 @@ constexpr Sql kDeleteSecret{"delete_secret",
                             "WITH s AS (DELETE FROM secrets WHERE path = $1) "
                             "INSERT INTO deletions (rev, kind, path) "
                             "VALUES (currval('changes_rev'), 'secret', $1)"};
+// The keys of the tasks a commit wrote (schema.h, version 10), as two arrays: '{1,1,2}'.
+constexpr Sql kTaskChanges{"task_changes",
+                           "INSERT INTO task_changes (rev, jobs, instances) "
+                           "VALUES (currval('changes_rev'), $1, $2)"};
 constexpr Sql kPruneAudit{"prune_audit", "DELETE FROM audit WHERE at_us < $1"};
 constexpr Sql kPutMeta{"put_meta", kPutMetaSql};
 constexpr Sql kPruneUsage{"prune_usage", "DELETE FROM usage_hours WHERE hour_us < $1"};
-constexpr Sql kAll[] = {kFence,      kChain,        kNextRev,    kDeleteTask, kDeleteJob,
-                        kDeletePool, kDeleteSecret, kPruneAudit, kPutMeta,    kPruneUsage};
+constexpr Sql kAll[] = {kFence,      kChain,      kNextRev,      kDeleteTask,
+                        kDeleteJob,  kDeletePool, kDeleteSecret, kTaskChanges,
+                        kPruneAudit, kPutMeta,    kPruneUsage};
 
 std::optional<std::string> Num(int64_t v) { return absl::StrCat(v); }
 
@@ -91,13 +97,24 @@ const std::vector<GeneratedSql>& RowStatements() {
 // kMultiRow rows per statement: a task written several times keeps its place and takes its
 // last value (no deletion in between: a deletion of tasks first sends what is held). Events
 // are held by job, in order, and become one block per job (store/event_block.h), inserted at
-// a deletion of tasks or jobs and at the end.
+// a deletion of tasks or jobs and at the end. The keys of every task written go last, as the
+// commit's row of task_changes.
 class CommitCommands {
  public:
   explicit CommitCommands(PgWrite& out) : out_(out.commands) {}
-  ~CommitCommands() { Flush(); }
+  ~CommitCommands() {
+    Flush();
+    if (changed_.empty()) return;
+    std::string jobs = "{", instances = "{";
+    for (const TaskId& id : changed_) {
+      absl::StrAppend(&jobs, jobs.size() > 1 ? "," : "", static_cast<int64_t>(id.job.value()));
+      absl::StrAppend(&instances, instances.size() > 1 ? "," : "", id.instance);
+    }
+    out_.push_back({kTaskChanges.name, {jobs + "}", instances + "}"}});
+  }
 
   void PutTask(const records::TaskRecord& t) {
+    changed_.insert(t.id);
     auto [it, added] = task_index_.try_emplace(t.id, tasks_.size());
     if (added) {
       tasks_.push_back(ParamsOf(kTaskTable, t));
@@ -145,6 +162,7 @@ class CommitCommands {
   }
 
   std::vector<PgCommand>& out_;
+  absl::btree_set<TaskId> changed_;  // every task written, in key order
   std::vector<PgParams> tasks_;
   absl::flat_hash_map<TaskId, size_t> task_index_;
   // By job, each job's in the order written.

@@ -11,7 +11,8 @@
 //      value, and what is held is sent before any deletion of tasks or jobs, so the result is
 //      that of applying the batches one by one. Events are held by job and written as one
 //      block per job (store/event_block.h, schema version 9), before such a deletion and at
-//      the end.
+//      the end;
+//   5. the keys of the tasks written, one row of task_changes (schema version 10).
 //
 // Thread-safety: pure functions; PrepareWrites uses the connection (see pg_conn.h).
 

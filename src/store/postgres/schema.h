@@ -234,8 +234,15 @@ CREATE INDEX event_blocks_by_job ON event_blocks (job, seq);
 
 // Version 10: a task's row is its key and one blob (store/task_row.h), as SQLite keeps it, instead
 // of a column per field: a commit sends 3 values per task instead of 24 and PostgreSQL writes a
-// row of about 60 bytes instead of 200. The rows of `tasks` move to the new table with their
-// revisions (task_migration.h, run after this SQL in the same transaction), then `tasks_v9` goes.
+// row of about 60 bytes instead of 200. The rows of `tasks` move to the new table
+// (task_migration.h, run after this SQL in the same transaction), then `tasks_v9` goes.
+//
+// A task's row has no revision any more: every update changed `rev`, which `tasks_by_rev`
+// indexed, so no update was HOT (heap-only: written in place of the old version's page without
+// touching any index). Instead each commit that writes tasks adds one row to `task_changes`:
+// its revision and the keys it wrote; a standby reads the keys changed after its revision and
+// the rows by key. With the pages left 40 % free, most updates of a task are HOT. Like
+// `deletions`, `task_changes` is not pruned (a row per commit that writes tasks).
 //
 // And the chain of pipelined commits (postgres_store.h): paceline_chain(after, this), called
 // first in a commit's transaction, fails with SQLSTATE PL002 unless the connection's last
@@ -257,10 +264,15 @@ CREATE TABLE tasks (
   job BIGINT NOT NULL,
   instance BIGINT NOT NULL,
   data BYTEA NOT NULL,
-  rev BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (job, instance)
+) WITH (fillfactor = 60);
+CREATE TABLE task_changes (
+  rev BIGINT PRIMARY KEY,
+  jobs BIGINT[] NOT NULL,
+  instances BIGINT[] NOT NULL
 );
-CREATE INDEX tasks_by_rev ON tasks (rev);
+-- The newest revision among the tasks moved stays the store's newest (NewestRevision).
+INSERT INTO task_changes SELECT max(rev), '{}', '{}' FROM tasks_v9 HAVING max(rev) IS NOT NULL;
 )sql";
 inline constexpr int kTaskBlobsVersion = 10;
 

@@ -11,19 +11,16 @@ namespace paceline::store::pg {
 
 absl::Status MoveTasksIntoBlobs(PgConn& c) {
   const sql::Shape old_shape = sql::ShapeOf(kPgTaskTableV9);
-  const int rev_column = static_cast<int>(old_shape.columns.size());
   ASSIGN_OR_RETURN(PgRows rows,
-                   c.Query(absl::StrCat("SELECT ", sql::SelectList(old_shape), ", rev FROM ",
+                   c.Query(absl::StrCat("SELECT ", sql::SelectList(old_shape), " FROM ",
                                         old_shape.name, " ORDER BY job, instance"),
                            {}, "reading the tasks of schema version 9"));
-  PgCopy copy{"COPY tasks (job, instance, data, rev) FROM STDIN", {}};
+  PgCopy copy{"COPY tasks (job, instance, data) FROM STDIN", {}};
   for (int i = 0; i < rows.size(); ++i) {
     records::TaskRecord task;
     RETURN_IF_ERROR(ReadRow(rows, i, kPgTaskTableV9, task));
-    ASSIGN_OR_RETURN(int64_t rev, rows.Int(i, rev_column, "store table tasks_v9, column rev"));
     const PgParams blob = ParamsOf(kTaskTable, task);  // job, instance, data as bytea text
     for (size_t f = 0; f < blob.size(); ++f) AppendCopyField(copy.rows, blob[f], f == 0);
-    AppendCopyField(copy.rows, absl::StrCat(rev), false);
     copy.rows.push_back('\n');
   }
   if (!copy.rows.empty()) RETURN_IF_ERROR(c.CopyIn(copy, "writing the tasks as blobs"));

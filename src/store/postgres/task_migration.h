@@ -1,10 +1,9 @@
 #pragma once
 // The move of schema version 10 (schema.h): every task of `tasks_v9`, a column per field
 // (kPgTaskTableV9), written again into `tasks` as its key and one blob (kTaskTable,
-// store/task_row.h) with the revision it had, so that standbys following by revision see no
-// change. Runs inside the migration's transaction, after kSchemaV10's SQL, and drops tasks_v9
-// at the end. A row that does not decode fails the migration (BadRow, naming the task), and the
-// transaction leaves the database as it was.
+// store/task_row.h). Runs inside the migration's transaction, after kSchemaV10's SQL, and drops
+// tasks_v9 at the end. A row that does not decode fails the migration (BadRow, naming the task),
+// and the transaction leaves the database as it was.
 //
 // Thread-safety: as the connection's.
 
