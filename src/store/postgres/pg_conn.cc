@@ -260,9 +260,4 @@ absl::Status PgConn::FinishTransaction() {
   return first;
 }
 
-absl::Status PgConn::Transaction(std::vector<PgCommand> commands, absl::string_view what) {
-  RETURN_IF_ERROR(SendTransaction(std::move(commands), what));
-  return FinishTransaction();
-}
-
 }  // namespace paceline::store

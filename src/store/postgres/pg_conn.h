@@ -112,9 +112,6 @@ class PgConn {
   // contract above). The commands' first_value targets must live until their outcome is read.
   absl::Status SendTransaction(std::vector<PgCommand> commands, absl::string_view what);
   absl::Status FinishTransaction();
-  size_t transactions_in_flight() const { return sent_.size(); }
-  // Both: one transaction, waited for.
-  absl::Status Transaction(std::vector<PgCommand> commands, absl::string_view what);
 
   // False once the connection broke: open a new one.
   bool healthy() const;

@@ -15,7 +15,8 @@ absl::Status MoveTasksIntoBlobs(PgConn& c) {
                    c.Query(absl::StrCat("SELECT ", sql::SelectList(old_shape), " FROM ",
                                         old_shape.name, " ORDER BY job, instance"),
                            {}, "reading the tasks of schema version 9"));
-  PgCopy copy{"COPY tasks (job, instance, data) FROM STDIN", {}};
+  const std::string copy_sql = sql::CopySql(sql::ShapeOf(kTaskTable));
+  PgCopy copy{copy_sql.c_str(), {}};
   for (int i = 0; i < rows.size(); ++i) {
     records::TaskRecord task;
     RETURN_IF_ERROR(ReadRow(rows, i, kPgTaskTableV9, task));
