@@ -3,8 +3,9 @@
 // back the same after the migrations (tasks moved into blobs, events
 // included), and the described statements write the same columns; a task row that does not
 // decode fails the migration and leaves the database as it was; a database that lacks a
-// described column is refused at open and left as it was; and a new column is one description
-// and one migration (store/testing/widget_table.h).
+// described column is refused at open and left as it was; a new column is one description
+// and one migration (store/testing/widget_table.h); and event blocks and the key arrays of
+// task_changes are compressed with lz4.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -184,6 +185,44 @@ TEST_F(PostgresSchemaTest, RowsTheEarlierStatementsWroteReadBackAndTheDescribedO
   auto job = store->ReadJob(g.task.id.job);
   ASSERT_TRUE(job.ok() && job->has_value()) << job.status();
   EXPECT_THAT((*job)->events, ElementsAre(g.event, g.event));
+}
+
+TEST_F(PostgresSchemaTest, EventBlocksAndTaskChangesAreCompressedWithLz4AndReadBackWhole) {
+  const Golden g = MakeGolden();
+  std::unique_ptr<PostgresStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  // 400 events of one task in one commit: one block of several KB, which PostgreSQL compresses.
+  records::WriteBatch b;
+  b.put_pools = {g.pool};
+  b.put_jobs = {g.job};
+  b.put_tasks = {g.task};
+  for (int i = 0; i < 400; ++i) {
+    records::TaskEvent e = g.event;
+    e.at = absl::FromUnixMicros(100 + i);
+    e.message = absl::StrCat("event ", i);
+    b.events.push_back(e);
+  }
+  ASSERT_TRUE(store->Commit(b).ok());
+  EXPECT_EQ(One("SELECT count(*) || ' ' || string_agg(pg_column_compression(data), ',') "
+                "FROM event_blocks"),
+            "1 lz4");
+  auto events = store->ListEvents(g.task.id, 0);
+  ASSERT_TRUE(events.ok()) << events.status();
+  EXPECT_EQ(*events, b.events);
+  // 1,000 tasks written in one commit: task_changes' key arrays (8 KB each), lz4 too.
+  records::WriteBatch tasks;
+  for (int i = 0; i < 1000; ++i) {
+    records::TaskRecord t = g.task;
+    t.id.instance = i;
+    tasks.put_tasks.push_back(t);
+  }
+  ASSERT_TRUE(store->Commit(tasks).ok());
+  EXPECT_EQ(One("SELECT pg_column_compression(jobs) || ' ' || pg_column_compression(instances) "
+                "FROM task_changes WHERE cardinality(jobs) = 1000"),
+            "lz4 lz4");
+  auto load = store->Load();
+  ASSERT_TRUE(load.ok()) << load.status();
+  EXPECT_EQ(load->tasks.size(), 1000u);
 }
 
 TEST_F(PostgresSchemaTest, ATaskRowThatDoesNotDecodeFailsTheMigrationAndChangesNothing) {
