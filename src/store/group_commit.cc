@@ -1,6 +1,9 @@
 #include "store/group_commit.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -11,7 +14,10 @@
 namespace paceline::store {
 
 GroupCommitter::GroupCommitter(Store* store, Options options)
-    : store_(store), options_(options), writer_([this] {
+    : store_(store),
+      options_(options),
+      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      writer_([this] {
         pthread_setname_np(pthread_self(), "pl-store-writer");  // in top, perf, /proc
         WriterLoop();
       }) {}
@@ -21,12 +27,23 @@ GroupCommitter::~GroupCommitter() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
+  Wake();
   writer_.join();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void GroupCommitter::Wake() {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);  // EAGAIN: already signalled enough
 }
 
 void GroupCommitter::Submit(records::WriteBatch batch, Done done) {
-  absl::MutexLock lock(&mu_);
-  queue_.push_back(Pending{std::move(batch), std::move(done)});
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(Pending{std::move(batch), std::move(done)});
+  }
+  Wake();
 }
 
 absl::Status GroupCommitter::CommitSync(records::WriteBatch batch) {
@@ -50,8 +67,11 @@ void GroupCommitter::RunOnWriter(const std::function<void(Store&)>& read) {
 }
 
 void GroupCommitter::SubmitRead(std::function<void(Store&)> read) {
-  absl::MutexLock lock(&mu_);
-  queue_.push_back(Pending{records::WriteBatch(), nullptr, std::move(read)});
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(Pending{records::WriteBatch(), nullptr, std::move(read)});
+  }
+  Wake();
 }
 
 void GroupCommitter::Resume() {
@@ -73,6 +93,9 @@ void GroupCommitter::WriterLoop() {
   std::deque<Sent> sent;        // oldest first
   absl::Status flight_failure;  // the first failure among those sent together
   while (true) {
+    while (!sent.empty() && !sent.front().finished && store_->CommitReady()) {
+      FinishOldest(sent, flight_failure);  // already finished: answered before more is sent
+    }
     if (sent.size() >= depth) {
       FinishOldest(sent, flight_failure);
       continue;
@@ -112,7 +135,7 @@ void GroupCommitter::WriterLoop() {
       continue;
     }
     if (group.empty()) {
-      FinishOldest(sent, flight_failure);
+      AwaitCommitOrWork(sent, flight_failure);
       continue;
     }
     if (!failed.ok()) {  // after a failure nothing reaches the store until Resume()
@@ -127,6 +150,20 @@ void GroupCommitter::WriterLoop() {
     Sent s{std::move(group), absl::Now(), absl::OkStatus(), depth == 1};
     s.status = depth == 1 ? store_->CommitAll(batches) : store_->SendCommit(batches);
     sent.push_back(std::move(s));
+  }
+}
+
+void GroupCommitter::AwaitCommitOrWork(std::deque<Sent>& sent, absl::Status& flight_failure) {
+  const int fd = store_->CommitWaitFd();
+  if (fd < 0 || wake_fd_ < 0 || sent.front().finished) {
+    FinishOldest(sent, flight_failure);
+    return;
+  }
+  pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  // The bound only guards against a missed wake-up; either descriptor ends the wait.
+  if (poll(fds, 2, /*timeout_ms=*/100) > 0 && (fds[1].revents & POLLIN) != 0) {
+    uint64_t n = 0;
+    (void)!read(wake_fd_, &n, sizeof n);
   }
 }
 

@@ -10,10 +10,12 @@
 // The owner reloads its state from the store (reads still run), then resumes.
 //
 // With a store that pipelines commits (Store::MaxCommitsInFlight), the writer sends the next
-// group while the store commits the one before, and waits for a commit's outcome only when as
-// many are in flight as the store allows or nothing new is queued; a read waits for every commit
-// sent. A group sent behind one that failed fails with the same error (the store does not
-// commit it).
+// group while the store commits the one before. With fewer in flight than the store allows, it
+// waits for whichever comes first, a commit's outcome or a new batch (Store::CommitWaitFd and
+// an eventfd that Submit signals), so a batch that arrives during a commit is sent at once and
+// the store never waits for the writer; with as many in flight as allowed, it waits for the
+// oldest. A read waits for every commit sent. A group sent behind one that failed fails with
+// the same error (the store does not commit it).
 //
 // Ordering: batches are committed in Submit order; `done` callbacks run on the writer thread
 // in Submit order. Callers must not block in `done` (post to their own loop instead).
@@ -108,6 +110,10 @@ class GroupCommitter final : public StoreWriter {
   void WriterLoop();
   // Waits for the oldest group's commit and calls its batches' `done`.
   void FinishOldest(std::deque<Sent>& sent, absl::Status& flight_failure);
+  // With commits in flight and nothing to send: waits until the oldest may have finished or
+  // something is submitted.
+  void AwaitCommitOrWork(std::deque<Sent>& sent, absl::Status& flight_failure);
+  void Wake();
 
   Store* const store_;
   const Options options_;
@@ -116,6 +122,7 @@ class GroupCommitter final : public StoreWriter {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);  // the failed commit that stops writes
   GroupCommitStats stats_ ABSL_GUARDED_BY(mu_);
+  const int wake_fd_;  // an eventfd: Submit and SubmitRead signal it
   std::thread writer_;
 };
 

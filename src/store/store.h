@@ -79,9 +79,14 @@ class Store {
   // have. A commit sent behind one that fails does not commit. While a commit is in flight
   // only SendCommit (up to MaxCommitsInFlight), FinishCommit and CommittedRevision may be
   // called. Stores without them answer UNIMPLEMENTED.
+  // CommitReady says, without waiting, whether the oldest commit sent has finished (then
+  // FinishCommit returns at once); CommitWaitFd is a descriptor that becomes readable when it
+  // may have (-1: none; FinishCommit is then the only way to wait).
   virtual int MaxCommitsInFlight() const { return 1; }
   virtual absl::Status SendCommit(const std::vector<const records::WriteBatch*>& batches);
   virtual absl::Status FinishCommit();
+  virtual bool CommitReady() { return true; }
+  virtual int CommitWaitFd() const { return -1; }
   virtual absl::StatusOr<records::StoreContents> Load() = 0;
   // CANCELLED when the sink gave up.
   virtual absl::Status LoadInto(LoadSink& sink);

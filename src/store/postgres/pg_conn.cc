@@ -223,32 +223,55 @@ absl::Status PgConn::SendTransaction(std::vector<PgCommand> commands, absl::stri
   return absl::OkStatus();
 }
 
-absl::Status PgConn::FinishTransaction() {
-  if (sent_.empty()) return absl::InternalError("no pipelined transaction is in flight");
-  const Sent t = std::move(sent_.front());
-  sent_.pop_front();
-  if (broken_) return ConnectionLost(t.what);
-  // The results in the order sent: BEGIN, the commands, COMMIT (each followed by a null), then
-  // the Sync's. After a failure the rest are PIPELINE_ABORTED.
-  absl::Status first;
-  for (size_t index = 0;; ++index) {
-    pg_result* r = PQgetResult(c_);
-    if (r == nullptr) return ConnectionLost(t.what);
-    const ExecStatusType st = PQresultStatus(r);
-    if (st == PGRES_PIPELINE_SYNC) {
-      PQclear(r);
-      break;
-    }
-    if (index >= 1 && index <= t.commands.size() && st == PGRES_TUPLES_OK && PQntuples(r) > 0 &&
-        t.commands[index - 1].first_value != nullptr) {
-      t.commands[index - 1].first_value->assign(PQgetvalue(r, 0, 0));
+bool PgConn::TakeResult(Sent& t, pg_result* r) {
+  if (r == nullptr) {
+    if (!t.ending) return false;  // a command without a result: the connection is gone
+    t.ending = false;
+    ++t.index;
+    return true;
+  }
+  const ExecStatusType st = PQresultStatus(r);
+  if (st == PGRES_PIPELINE_SYNC) {
+    t.synced = true;
+  } else if (!t.ending) {
+    if (t.index >= 1 && t.index <= t.commands.size() && st == PGRES_TUPLES_OK && PQntuples(r) > 0 &&
+        t.commands[t.index - 1].first_value != nullptr) {
+      t.commands[t.index - 1].first_value->assign(PQgetvalue(r, 0, 0));
     }
     absl::Status s = ResultStatus(r, t.what);
-    PQclear(r);
-    if (!s.ok() && first.ok()) first = s;
-    while ((r = PQgetResult(c_)) != nullptr) PQclear(r);  // the end of this command's results
-    if (broken_) return ConnectionLost(t.what);
+    if (!s.ok() && t.first.ok()) t.first = s;
+    t.ending = true;
+  }  // else: a further result of the same command, ignored
+  PQclear(r);
+  return !broken_;
+}
+
+int PgConn::socket() const { return PQsocket(c_); }
+
+bool PgConn::TransactionReady() {
+  if (sent_.empty() || broken_) return true;
+  if (PQconsumeInput(c_) != 1) {
+    broken_ = true;
+    return true;
   }
+  Sent& t = sent_.front();
+  while (!t.synced && PQisBusy(c_) == 0) {
+    pg_result* r = PQgetResult(c_);
+    if (r == nullptr && !t.ending) break;  // nothing more yet; FinishTransaction will tell
+    if (!TakeResult(t, r)) return true;
+  }
+  return t.synced;
+}
+
+absl::Status PgConn::FinishTransaction() {
+  if (sent_.empty()) return absl::InternalError("no pipelined transaction is in flight");
+  // After a failure the rest of the results are PIPELINE_ABORTED.
+  bool lost = broken_;
+  while (!lost && !sent_.front().synced) lost = !TakeResult(sent_.front(), PQgetResult(c_));
+  const Sent t = std::move(sent_.front());
+  sent_.pop_front();
+  if (lost) return ConnectionLost(t.what);
+  absl::Status first = t.first;
   if (!sent_.empty()) return first;  // a failed transaction is rolled back below, at the last
   if (PQexitPipelineMode(c_) != 1) return ConnectionLost(t.what);
   if (PQtransactionStatus(c_) != PQTRANS_IDLE) {

@@ -112,6 +112,11 @@ class PgConn {
   // contract above). The commands' first_value targets must live until their outcome is read.
   absl::Status SendTransaction(std::vector<PgCommand> commands, absl::string_view what);
   absl::Status FinishTransaction();
+  // Reads what has arrived of the oldest transaction's results, without waiting: true when
+  // they are all read (or the connection broke, or none is in flight), so that
+  // FinishTransaction returns at once. socket() becomes readable when more may have arrived.
+  bool TransactionReady();
+  int socket() const;
 
   // False once the connection broke: open a new one.
   bool healthy() const;
@@ -127,10 +132,20 @@ class PgConn {
   absl::Status Idle(absl::string_view what) const;
   bool Send(const char* statement, const PgParams& params);
 
+  // A transaction sent, and how far its results are read: BEGIN is command 0, then the
+  // commands, then COMMIT; each command's first result, then the null that ends it; then the
+  // Sync's result.
   struct Sent {
     std::vector<PgCommand> commands;
     std::string what;
+    size_t index = 0;     // the command whose results come next
+    bool ending = false;  // its first result is read; the null that ends it comes next
+    bool synced = false;  // every result is read
+    absl::Status first;   // the first error among them
   };
+  // Takes one result of `t` (null: the end of a command's results); false when the
+  // connection is lost.
+  bool TakeResult(Sent& t, pg_result* r);
 
   pg_conn* c_;
   std::string redacted_url_;

@@ -54,6 +54,8 @@ class PostgresStore final : public Store {
   int MaxCommitsInFlight() const override { return 2; }
   absl::Status SendCommit(const std::vector<const records::WriteBatch*>& batches) override;
   absl::Status FinishCommit() override;
+  bool CommitReady() override { return in_flight_.empty() || conn_->TransactionReady(); }
+  int CommitWaitFd() const override { return conn_ == nullptr ? -1 : conn_->socket(); }
   absl::StatusOr<records::StoreContents> Load() override;
   absl::StatusOr<StoreChanges> ReadChanges(int64_t since) override;
   absl::StatusOr<std::vector<records::TaskEvent>> ListEvents(TaskId task, size_t limit) override;
