@@ -1,12 +1,14 @@
 // Pipelined commits on a real PostgreSQL (postgres_store.h): two in flight commit in order; a
 // commit sent behind one that failed, at any statement or at COMMIT itself, does not commit;
-// and the group committer fails every batch behind a failed commit.
+// the group committer fails every batch behind a failed commit, and sends a batch submitted
+// during a commit without waiting for it.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "store/fault_injecting_store.h"
 #include "store/group_commit.h"
 #include "store/postgres/postgres_store.h"
 #include "store/testing/postgres_test_base.h"
@@ -118,6 +120,47 @@ TEST_F(PostgresPipelineTest, TheGroupCommitterFailsEveryBatchBehindAFailedCommit
     ASSERT_TRUE(absl::SimpleAtoi(p.path.substr(2), &n)) << p.path;
     EXPECT_TRUE(outcomes[n].ok()) << p.path << " is stored but its commit failed";
   }
+}
+
+// A batch submitted while a commit is in flight is sent at once, not after that commit: here
+// the first commit waits for a lock another session holds, and the second is sent meanwhile.
+TEST_F(PostgresPipelineTest, ABatchSubmittedDuringACommitIsSentWithoutWaitingForIt) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  // A first commit prepares the statements (preparing a write to a table takes a lock on it).
+  ASSERT_TRUE(store->Commit(PoolBatch("/first")).ok());
+  FaultInjectingStore counted(store.get());
+  auto locker = PgConn::Connect(url_, absl::Seconds(5));
+  ASSERT_TRUE(locker.ok()) << locker.status();
+  ASSERT_TRUE((*locker)->Exec("BEGIN; LOCK TABLE pools IN EXCLUSIVE MODE", "locking").ok());
+  auto sent = [&](int n) {
+    for (absl::Time end = absl::Now() + absl::Seconds(10); absl::Now() < end;) {
+      if (counted.sent_commits() >= n) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  };
+  std::atomic<int> answered{0};
+  absl::Status a_status, b_status;
+  {
+    GroupCommitter committer(&counted);
+    committer.Submit(PoolBatch("/a"), [&](absl::Status s) {
+      a_status = s;
+      ++answered;
+    });
+    ASSERT_TRUE(sent(1));
+    committer.Submit(PoolBatch("/b"), [&](absl::Status s) {
+      b_status = s;
+      ++answered;
+    });
+    EXPECT_TRUE(sent(2)) << "the second batch waited for the first commit";
+    EXPECT_EQ(answered.load(), 0);  // the first still waits for the lock
+    ASSERT_TRUE((*locker)->Exec("COMMIT", "unlocking").ok());
+    committer.RunOnWriter([](Store&) {});
+  }
+  EXPECT_TRUE(a_status.ok()) << a_status;
+  EXPECT_TRUE(b_status.ok()) << b_status;
+  EXPECT_EQ(store->Load()->pools.size(), 3u);
 }
 
 }  // namespace
