@@ -29,7 +29,6 @@ cp "$deploy/targets/masters.yml" "$tmp/etc/paceline/masters.yml"
 cp "$deploy/targets/agents.yml" "$tmp/etc/paceline/agents.yml"
 printf '' > "$tmp/etc/paceline/prometheus.pem"
 printf '' > "$tmp/etc/paceline/prometheus.key"
-printf 'a viewer token\n' > "$tmp/etc/paceline/token"
 printf '' > "$tmp/etc/paceline/ca.pem"
 promtool check config "$tmp/etc/prometheus.yml"
 

@@ -2,10 +2,7 @@
 
 #include <sys/statvfs.h>
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "image/image_store.h"
 
 namespace paceline::agentd {
@@ -82,27 +79,21 @@ absl::StatusOr<std::unique_ptr<AgentMetrics>> AgentMetrics::Start(AgentMetricsOp
   }
   std::unique_ptr<AgentMetrics> m(new AgentMetrics(std::move(options)));
   AgentMetrics* self = m.get();
-  m->server_.Routes().Get("/metrics", [self](const http::HttpRequest& req,
-                                             http::HttpResponse& res) {
-    const std::vector<std::string>& allowed = self->options_.clients;
-    if (self->options_.tls &&
-        std::find(allowed.begin(), allowed.end(), req.client_name) == allowed.end()) {
-      res.status = 403;
-      res.set_content(
-          absl::StrCat("the client certificate's name '", req.client_name,
-                       "' is not one of --metrics-client: ", absl::StrJoin(allowed, ", "), "\n"),
-          "text/plain");
-      return;
-    }
-    AgentSnapshot snapshot;
-    {
-      absl::MutexLock lock(&self->mu_);
-      snapshot = self->snapshot_;
-    }
-    res.set_content(
-        RenderAgentMetrics(self->options_, snapshot, FilesystemOf(self->options_.work_dir)),
-        "text/plain; version=0.0.4");
-  });
+  m->server_.Routes().Get(
+      "/metrics", [self](const http::HttpRequest& req, http::HttpResponse& res) {
+        if (self->options_.tls &&
+            !http::AllowClientName(req, self->options_.clients, "--metrics-client", res)) {
+          return;
+        }
+        AgentSnapshot snapshot;
+        {
+          absl::MutexLock lock(&self->mu_);
+          snapshot = self->snapshot_;
+        }
+        res.set_content(
+            RenderAgentMetrics(self->options_, snapshot, FilesystemOf(self->options_.work_dir)),
+            "text/plain; version=0.0.4");
+      });
   absl::StatusOr<HostPort> bound = m->server_.Start(m->options_.listen, m->options_.tls);
   if (!bound.ok()) return bound.status();
   m->bound_ = *bound;

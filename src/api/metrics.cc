@@ -151,8 +151,8 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   absl::StrAppend(&out, "paceline_store_batches_total ", store_stats.batches, "\n");
   Header(out, "paceline_store_failed_commits_total", "counter", "Store transactions that failed.");
   absl::StrAppend(&out, "paceline_store_failed_commits_total ", store_stats.failed_commits, "\n");
-  Header(out, "paceline_store_commit_seconds_sum", "counter", "Time spent committing.");
-  absl::StrAppend(&out, "paceline_store_commit_seconds_sum ",
+  Header(out, "paceline_store_commit_seconds_total", "counter", "Time spent committing.");
+  absl::StrAppend(&out, "paceline_store_commit_seconds_total ",
                   absl::StrFormat("%.6f", absl::ToDoubleSeconds(store_stats.total_commit_time)),
                   "\n");
   Header(out, "paceline_store_commit_seconds_max", "gauge", "Longest commit so far.");

@@ -20,7 +20,7 @@
 //                                              how long the cycles took (quantiles 0.5, 0.99
 //                                              within a factor of two, never under)
 //   paceline_store_commits_total, paceline_store_batches_total, paceline_store_failed_commits_total
-//   paceline_store_commit_seconds_sum, paceline_store_commit_seconds_max
+//   paceline_store_commit_seconds_total, paceline_store_commit_seconds_max
 //   paceline_retention_finished_jobs           finished jobs still in the live store
 //   paceline_archive_lag_seconds               how long the oldest expired job has waited to
 //                                              be archived (0: none waits)

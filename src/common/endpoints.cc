@@ -28,7 +28,8 @@ absl::Status WriteEndpointsFile(const std::string& data_dir, const MasterEndpoin
                                     {"token_file", e.token_file},
                                     {"agent_token_file", e.agent_token_file},
                                     {"ca_file", e.ca_file},
-                                    {"dns", e.dns}}
+                                    {"dns", e.dns},
+                                    {"metrics", e.metrics}}
                          .dump() +
                      "\n";
   // Atomic for readers, not synced: the file describes a running process.
@@ -61,6 +62,7 @@ absl::StatusOr<MasterEndpoints> ReadEndpointsFile(const std::string& data_dir) {
   e.agent_token_file = j.value("agent_token_file", "");
   e.ca_file = j.value("ca_file", "");
   e.dns = j.value("dns", "");
+  e.metrics = j.value("metrics", "");
   return e;
 }
 

@@ -20,6 +20,7 @@ struct MasterEndpoints {
   std::string agent_token_file;  // where the agents' bootstrap token is
   std::string ca_file;           // the CA of the master's TLS certificate; "": plain text
   std::string dns;               // host:port of its DNS server for services; "": none
+  std::string metrics;           // host:port of its --metrics-listen; "": none
 };
 
 std::string EndpointsPath(const std::string& data_dir);

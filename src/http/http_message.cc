@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace paceline::http {
@@ -152,6 +154,17 @@ void SetTarget(absl::string_view target, HttpRequest& req) {
   req.path = PercentDecode(target.substr(0, q), false);
   req.params.clear();
   if (q != absl::string_view::npos) req.params = ParseQuery(target.substr(q + 1));
+}
+
+bool AllowClientName(const HttpRequest& req, const std::vector<std::string>& allowed,
+                     absl::string_view option, HttpResponse& res) {
+  if (std::find(allowed.begin(), allowed.end(), req.client_name) != allowed.end()) return true;
+  res.status = 403;
+  res.set_content(
+      absl::StrCat("the client certificate's name '", req.client_name, "' is not one of ", option,
+                   ": ", absl::StrJoin(allowed, ", "), "\n"),
+      "text/plain");
+  return false;
 }
 
 }  // namespace paceline::http

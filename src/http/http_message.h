@@ -68,6 +68,12 @@ struct HttpResponse {
   void set_redirect(std::string location, int code = 302);
 };
 
+// Mutual TLS: true when the common name of the request's client certificate is one of
+// `allowed`; otherwise `res` is a 403 naming the certificate's name and `option`, the setting
+// that lists the allowed names.
+bool AllowClientName(const HttpRequest& req, const std::vector<std::string>& allowed,
+                     absl::string_view option, HttpResponse& res);
+
 using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
 // Runs before a route's handler with the route's name, "GET /metrics" (its method and pattern);
 // false: the request is refused and `res` holds the refusal.

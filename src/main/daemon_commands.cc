@@ -113,6 +113,12 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
     if (!dns_listen.ok()) return WithFlag(dns_listen.status(), "--dns-listen");
     config.dns_listen = *dns_listen;
   }
+  if (!f.metrics_listen.empty()) {
+    auto metrics_listen = ParseHostPort(f.metrics_listen);
+    if (!metrics_listen.ok()) return WithFlag(metrics_listen.status(), "--metrics-listen");
+    config.metrics_listen = *metrics_listen;
+  }
+  config.metrics_clients = f.metrics_clients;
   auto domain = dns::NormalizeDomain(f.dns_domain);
   if (!domain.ok()) return WithFlag(domain.status(), "--dns-domain");
   config.dns_domain = *domain;
@@ -265,6 +271,11 @@ absl::Status RunMaster(const MasterFlags& f, const DaemonSettings& settings, boo
             << "  store:  " << (*m)->store_description() << "\n"
             << "  gRPC:   " << (*m)->endpoints().grpc << "\n"
             << "  HTTP:   " << HttpUrl((*m)->endpoints()) << "/healthz\n"
+            << ((*m)->endpoints().metrics.empty()
+                    ? ""
+                    : absl::StrCat(
+                          "  metrics: ", (*m)->endpoints().ca_file.empty() ? "http://" : "https://",
+                          (*m)->endpoints().metrics, "/metrics\n"))
             << "  token:  " << (*m)->endpoints().token_file << " (admin)\n"
             << "  agents: " << (*m)->endpoints().agent_token_file << "\n"
             << "Ctrl-C stops it." << std::endl;
@@ -502,11 +513,13 @@ void RegisterDaemonCommands(CLI::App& app, CommandContext& ctx) {
                  });
   AddCertCommand(cert, ctx, client_cert, "client",
                  "make a client certificate with the cluster's CA, e.g. for Prometheus to scrape "
-                 "agents' /metrics (on the master's machine)",
-                 "its common name (agents' --metrics-client)", "clients",
+                 "masters' and agents' /metrics (on the master's machine)",
+                 "its common name (masters' and agents' --metrics-client)", "clients",
                  [](const std::string& name, const tls::CertificateFiles&) {
-                   return absl::StrCat("agents serve it with --metrics-client ", name,
-                                       " (the default is prometheus)");
+                   return absl::StrCat(
+                       "masters and agents serve it on --metrics-listen with "
+                       "--metrics-client ",
+                       name, " (the default is prometheus)");
                  });
 }
 

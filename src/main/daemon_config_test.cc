@@ -97,7 +97,7 @@ TEST(DaemonSettings, EveryFlagOfMasterAgentAndUpIsAKey) {
     }
     EXPECT_EQ(options, c.settings.keys().size());
   }
-  EXPECT_EQ(Command("master").settings.keys().size(), 26u);
+  EXPECT_EQ(Command("master").settings.keys().size(), 28u);
   EXPECT_EQ(Command("agent").settings.keys().size(), 28u);
 }
 

@@ -43,6 +43,14 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f, DaemonSettings& s) {
   Opt(cmd, s, "--dns-listen", f.dns_listen,
       "serve DNS for services on this address, UDP and TCP (port 0: any free port; "
       "default: no DNS server)");
+  Opt(cmd, s, "--metrics-listen", f.metrics_listen,
+      "also serve GET /metrics on HOST:PORT over mutual TLS: HTTPS with the master's "
+      "certificate to clients with a certificate of the cluster's CA named by "
+      "--metrics-client (plain HTTP on loopback with --insecure-loopback; \"\": not served)");
+  Opt(cmd, s, "--metrics-client", f.metrics_clients,
+      "the common name a --metrics-listen client's certificate must have (repeatable; "
+      "`paceline cert client NAME`)")
+      ->capture_default_str();
   Opt(cmd, s, "--dns-domain", f.dns_domain,
       "the cluster's DNS domain: services are NAME.POOL...DOMAIN")
       ->capture_default_str();

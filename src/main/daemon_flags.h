@@ -51,6 +51,8 @@ struct MasterFlags {
   std::string history_period = absl::FormatDuration(defaults::kHistoryPeriod);
   std::string advertise;
   std::string dns_listen;
+  std::string metrics_listen;
+  std::vector<std::string> metrics_clients = {"prometheus"};
   std::string dns_domain = "paceline";
   double dns_rate_limit = 1000;
 };

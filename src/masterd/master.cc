@@ -154,12 +154,37 @@ struct Master::Impl {
   std::unique_ptr<api::SecretServiceImpl> secret_service;
   std::unique_ptr<grpc::Server> grpc_server;
   http::HttpServer http_server;
+  std::unique_ptr<http::HttpServer> metrics_server;  // --metrics-listen
   std::unique_ptr<api::DnsServer> dns_server;
   std::unique_ptr<ServiceDns> service_dns;  // (stopped before the server it publishes to)
   absl::Notification stop_trimmer;
   std::thread trimmer;  // TrimMemory() every 30 s
   bool stopped = false;
 };
+
+namespace {
+
+// /metrics alone on config.metrics_listen: with TLS, mutual, for the named clients only.
+absl::StatusOr<HostPort> StartMetricsServer(http::HttpServer& server, const MasterConfig& config,
+                                            const MasterTls& tls, api::Backend* cluster,
+                                            const api::MasterFacts& facts) {
+  std::optional<http::HttpTls> mutual = tls.http;
+  if (mutual) mutual->client_ca_file = tls.ca_file;
+  server.Routes().SetGuard(
+      [on = mutual.has_value(), clients = config.metrics_clients](
+          const http::HttpRequest& req, absl::string_view, http::HttpResponse& res) {
+        return !on || http::AllowClientName(req, clients, "--metrics-client", res);
+      });
+  api::AddMetricsRoutes(server, cluster, facts);
+  absl::StatusOr<HostPort> bound = server.Start(config.metrics_listen, mutual);
+  if (!bound.ok()) {
+    return absl::Status(bound.status().code(),
+                        absl::StrCat("--metrics-listen: ", bound.status().message()));
+  }
+  return bound;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config) {
   RaiseOpenFileLimit();
@@ -330,6 +355,17 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   }
 
   MasterEndpoints endpoints;
+  if (!config.metrics_listen.host.empty()) {
+    impl->metrics_server = std::make_unique<http::HttpServer>();
+    absl::StatusOr<HostPort> metrics =
+        StartMetricsServer(*impl->metrics_server, config, tls, cluster, facts);
+    if (!metrics.ok()) {
+      impl->http_server.Stop();
+      impl->grpc_server->Shutdown();
+      return metrics.status();
+    }
+    endpoints.metrics = metrics->ToString();
+  }
   if (!config.dns_listen.host.empty()) {
     api::DnsLimits limits;
     limits.rate.rate = config.dns_rate_limit;
@@ -338,6 +374,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
         std::make_unique<api::DnsServer>(config.dns_listen.host, config.dns_listen.port, limits);
     if (absl::Status s = impl->dns_server->Start(dns::ZoneOptions{.domain = config.dns_domain});
         !s.ok()) {
+      if (impl->metrics_server) impl->metrics_server->Stop();
       impl->http_server.Stop();
       impl->grpc_server->Shutdown();
       return s;
@@ -411,6 +448,7 @@ void Master::Shutdown() {
   // Watches end first: HTTP watches hold HTTP threads until their gRPC stream ends.
   impl_->cluster->events().CloseAll(absl::UnavailableError("the master is stopping"));
   impl_->http_server.Stop();
+  if (impl_->metrics_server) impl_->metrics_server->Stop();
   // Agent streams never end on their own: cancel them after a short grace.
   impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   impl_->cluster->Stop();

@@ -72,6 +72,12 @@ struct MasterConfig {
   // DNS server), and the cluster's domain (normalized, dns/names.h).
   HostPort dns_listen{"", 0};
   std::string dns_domain = "paceline";
+  // /metrics on a listener of its own, for Prometheus (an empty host: none; the HTTP listener
+  // serves /metrics to token holders either way): mutual TLS, to clients whose certificate of
+  // the cluster's CA has one of `metrics_clients` as its common name (others get 403), or plain
+  // HTTP on a loopback address with insecure_loopback.
+  HostPort metrics_listen{"", 0};
+  std::vector<std::string> metrics_clients = {"prometheus"};
   // Queries a second each source address may ask (a burst of twice as many); 0: no limit.
   double dns_rate_limit = 1000;
 };

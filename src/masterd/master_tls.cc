@@ -19,11 +19,15 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
   const std::string http_addr = config.http_listen.ToString();
   MasterTls out;
   if (config.insecure_loopback) {
-    if (!IsLoopback(config.grpc_listen.host) || !IsLoopback(config.http_listen.host)) {
+    if (!IsLoopback(config.grpc_listen.host) || !IsLoopback(config.http_listen.host) ||
+        (!config.metrics_listen.host.empty() && !IsLoopback(config.metrics_listen.host))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--insecure-loopback: plain text is served on a loopback address only, and --listen "
           "is ",
           grpc_addr, ", --http-listen ", http_addr,
+          config.metrics_listen.host.empty()
+              ? ""
+              : absl::StrCat(", --metrics-listen ", config.metrics_listen.ToString()),
           "; drop --insecure-loopback to serve TLS (the master makes its certificates under ",
           config.tls_dir.empty() ? "DATA_DIR/tls" : config.tls_dir, ")"));
     }
@@ -44,6 +48,7 @@ absl::StatusOr<MasterTls> SetUpTls(const MasterConfig& config) {
   };
   add(config.grpc_listen.host);
   add(config.http_listen.host);
+  add(config.metrics_listen.host);
   if (!config.advertise.empty()) add(config.advertise.substr(0, config.advertise.rfind(':')));
   absl::StatusOr<tls::CertificateFiles> files = tls::EnsureMasterCertificates(dir, names);
   if (!files.ok()) {

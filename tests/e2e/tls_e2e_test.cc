@@ -202,6 +202,11 @@ TEST(TlsStartE2E, PlainTextOffLoopbackIsRefusedAtStart) {
                                 "--listen", "127.0.0.1:0", "--http-listen", "0.0.0.0:0"});
   EXPECT_NE(http.exit_code, 0);
   EXPECT_THAT(http.err, HasSubstr("--http-listen 0.0.0.0:0"));
+  RunResult metrics =
+      RunPaceline({"master", "--data-dir", dir + "/c", "--insecure-loopback", "--listen",
+                   "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0"});
+  EXPECT_NE(metrics.exit_code, 0);
+  EXPECT_THAT(metrics.err, HasSubstr("--metrics-listen 0.0.0.0:0"));
   std::filesystem::remove_all(dir);
 }
 
