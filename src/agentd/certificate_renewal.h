@@ -6,7 +6,8 @@
 // A renewal makes a new key and CSR here (the key never leaves the host), and sends the CSR
 // with the agent token over mutual TLS with the current certificate (AccessService.JoinHost,
 // api/access_service.h); the master signs it and answers a new agent token made for the new
-// certificate (the old ones stay valid until revoked or expired).
+// certificate (the old ones stay valid until the old certificate ends, the old token at most a
+// day: api/access_service.h).
 //
 // The four files must change together: a new key beside the old certificate connects nowhere,
 // and a renewal needs the token made with the certificate it presents. So they are stored as a

@@ -1,6 +1,8 @@
 // AccessServiceImpl's side of joining hosts: the cluster's CA, JoinHost and
 // RevokeHostCertificate (access_service.h).
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "access/grant.h"
@@ -79,6 +81,15 @@ absl::StatusOr<records::TokenRecord> AccessServiceImpl::CheckJoinCredential(
   return *record;
 }
 
+absl::Time AccessServiceImpl::RenewedTokenEnd(const grpc::ServerContext& ctx) const {
+  absl::Time end = absl::Now() + kRenewedTokenGrace;
+  if (certificates_.not_after_of) {
+    absl::StatusOr<absl::Time> cert_end = certificates_.not_after_of(PeerCertificatePem(ctx));
+    if (cert_end.ok()) end = std::min(end, *cert_end);
+  }
+  return end;
+}
+
 grpc::Status AccessServiceImpl::JoinHost(grpc::ServerContext* ctx, const v1::JoinHostRequest* req,
                                          v1::JoinHostResponse* resp) {
   absl::StatusOr<access::TokenParts> id = access::ParseToken(req->token());
@@ -110,8 +121,11 @@ grpc::Status AccessServiceImpl::JoinHost(grpc::ServerContext* ctx, const v1::Joi
     if (!made.ok()) return ToGrpcStatus(made.status());
     cert = *std::move(made);
     join = *std::move(found);
-    if (join.role == "join") {  // a renewal's agent token stays valid
+    if (join.role == "join") {
       join.revoked_at = absl::Now();
+      if (absl::Status s = access_->records()->PutToken(join); !s.ok()) return ToGrpcStatus(s);
+    } else if (absl::Time end = RenewedTokenEnd(*ctx); end < join.expires_at) {
+      join.expires_at = end;
       if (absl::Status s = access_->records()->PutToken(join); !s.ok()) return ToGrpcStatus(s);
     }
   }

@@ -11,7 +11,8 @@
 // certificate's serial ("cert:SERIAL"). A joined agent renews its certificate with JoinHost too
 // (`paceline agent renew`): its agent token instead of a join token, over mutual TLS with the
 // certificate that token names; it gets a new certificate and a new agent token, and its old
-// ones stay valid (the old certificate until it ends). RevokeHostCertificate revokes those tokens:
+// ones stay valid until the old certificate ends, the old token at most kRenewedTokenGrace
+// after the renewal. RevokeHostCertificate revokes those tokens:
 // the streams made with them end at once, and AccessControl refuses the certificates they name.
 //
 // Thread-safety: handlers run on gRPC threads; all state lives behind AccessRecords.
@@ -19,6 +20,7 @@
 #include <functional>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "api/access_control.h"
 #include "paceline/v1/access.grpc.pb.h"
 
@@ -36,7 +38,13 @@ struct HostCertificates {
   std::function<absl::StatusOr<Signed>(const std::string& host, const std::string& csr_pem)> sign;
   // A certificate's serial number (hex), to match a renewing agent's certificate to its token.
   std::function<absl::StatusOr<std::string>(const std::string& cert_pem)> serial_of;
+  // When a certificate ends: a renewed certificate's agent token ends with it (JoinHost).
+  std::function<absl::StatusOr<absl::Time>(const std::string& cert_pem)> not_after_of;
 };
+
+// How long at most the agent token of a renewed certificate stays valid after the renewal:
+// time for an agent stopped before it stored what the renewal sent to renew again with it.
+inline constexpr absl::Duration kRenewedTokenGrace = absl::Hours(24);
 
 // The prefix of the name of an agent token made at a join, before the certificate's serial.
 inline constexpr char kCertTokenPrefix[] = "cert:";
@@ -72,6 +80,10 @@ class AccessServiceImpl final : public v1::AccessService::Service {
   absl::StatusOr<records::TokenRecord> CheckJoinCredential(const grpc::ServerContext* ctx,
                                                            const std::string& token,
                                                            const std::string& host);
+
+  // When the agent token a renewal was made with ends: with the certificate the connection
+  // presents, and at most kRenewedTokenGrace from now.
+  absl::Time RenewedTokenEnd(const grpc::ServerContext& ctx) const;
 
   AccessControl* const access_;
   const HostCertificates certificates_;

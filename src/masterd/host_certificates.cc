@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "tls/certificate_dates.h"
 #include "tls/certificates.h"
 #include "tls/join.h"
 
@@ -29,6 +30,7 @@ absl::StatusOr<api::HostCertificates> HostCertificatesOf(const MasterTls& tls,
     return api::HostCertificates::Signed{s->cert_pem, s->serial, s->not_after};
   };
   out.serial_of = [](const std::string& pem) { return tls::CertificateSerial(pem); };
+  out.not_after_of = [](const std::string& pem) { return tls::CertificateNotAfter(pem); };
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -438,6 +439,25 @@ TEST_F(ShortCertificatesE2E, AnAgentRenewsItsOwnCertificateAgainAndAgainAndKeeps
     if (e["action"] == "AccessService.JoinHost" && e["outcome"] == "OK") ++renewals;
   }
   EXPECT_GE(renewals, 3) << audit.dump(1);  // the join and two renewals
+  // The agent tokens of renewed certificates end with them, at most a day after the renewal:
+  // the first (the join's) has ended with the first certificate.
+  const Json listed = c_.CliJson({"token", "list"});
+  std::vector<Json> tokens;
+  for (const Json& tok : listed["tokens"]) {
+    if (tok["role"] == "agent" && tok["user"] == name) tokens.push_back(tok);
+  }
+  ASSERT_GE(tokens.size(), 3u) << listed.dump(1);
+  std::sort(tokens.begin(), tokens.end(), [](const Json& a, const Json& b) {
+    return JsonInt(a["created_at_unix_ms"]) < JsonInt(b["created_at_unix_ms"]);
+  });
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    const int64_t made = JsonInt(tokens[i]["created_at_unix_ms"]);
+    const int64_t ends = JsonInt(tokens[i]["expires_at_unix_ms"]);
+    EXPECT_GT(ends, made) << tokens[i].dump();
+    EXPECT_LE(ends, made + 24 * 3600 * 1000) << tokens[i].dump();
+  }
+  EXPECT_LE(JsonInt(tokens[0]["expires_at_unix_ms"]), first_end * 1000) << tokens[0].dump();
+  EXPECT_EQ(tokens[0]["state"], "EXPIRED") << tokens[0].dump();
 }
 
 TEST_F(JoinE2E, JoinWithTheAgentConfigFileStoresWhereTheAgentReads) {
