@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -11,12 +12,34 @@
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 
 namespace paceline::e2e {
+namespace {
+
+// Kills (SIGKILL, by PID) every process whose working directory is `dir` or under it: what a
+// test left running in its cluster (the task of an agent it stopped before the job was killed,
+// or of a host it cut off, and its supervisor, which outlive their agent by design). Returns
+// how many.
+int KillProcessesUnder(const std::string& dir) {
+  int killed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid) || pid == ::getpid()) continue;
+    std::error_code link_ec;
+    const std::string cwd = std::filesystem::read_symlink(entry.path() / "cwd", link_ec).string();
+    if (link_ec || !(cwd == dir || absl::StartsWith(cwd, dir + "/"))) continue;
+    if (::kill(pid, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+}  // namespace
 
 TestCluster::TestCluster(ClusterOptions options) : options_(options) {
   dir_ = MakeTempDir("pl-cluster");
@@ -74,6 +97,10 @@ TestCluster::~TestCluster() {
       m->Signal(SIGTERM);
       m->WaitExit(absl::Seconds(10));
     }
+  }
+  if (const int strays = KillProcessesUnder(dir_); strays > 0) {
+    std::cerr << "--- killed " << strays << " process(es) the test left running in " << dir_
+              << std::endl;
   }
   if (!netns_run_.empty()) TearDownNetns();
   if (::testing::Test::HasFailure()) {

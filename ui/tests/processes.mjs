@@ -1,7 +1,8 @@
 // What the web UI's tests share: starting `paceline` processes (their output kept for a
 // failure's report), waiting for a condition, and stopping every process they started by PID
-// (SIGTERM, then SIGKILL after 15 s).
+// (SIGTERM, then SIGKILL after 15 s), then whatever still runs in the test's directory.
 import { spawn } from "node:child_process";
+import { readdirSync, readlinkSync } from "node:fs";
 
 const started = [];
 
@@ -39,8 +40,10 @@ export function tails(lines = 20) {
     .join("\n");
 }
 
-// Stops every started process, the last started first.
-export async function stopAll() {
+// Stops every started process, the last started first; then, with `dir`, kills (SIGKILL, by
+// PID) every process whose working directory is in it: the tasks of an agent that was killed
+// before their job was (tasks outlive their agent by design), and their supervisors.
+export async function stopAll(dir) {
   for (const p of started.reverse()) {
     if (p.exitCode !== null || p.signalCode !== null) continue;
     p.kill("SIGTERM");
@@ -54,5 +57,21 @@ export async function stopAll() {
         resolve();
       });
     });
+  }
+  if (!dir) return;
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let cwd;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue;
+    }
+    if (cwd === dir || cwd.startsWith(`${dir}/`)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
   }
 }

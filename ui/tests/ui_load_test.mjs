@@ -170,7 +170,7 @@ try {
   console.error(tails(15));
 } finally {
   if (browser) await browser.close().catch(() => {});
-  await stopAll();
+  await stopAll(dir);
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

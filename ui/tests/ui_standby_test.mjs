@@ -136,7 +136,7 @@ try {
     }
   }
   if (browser) await browser.close();
-  await stopAll();
+  await stopAll(dir);
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -780,7 +780,7 @@ try {
   console.error(tails(30));
 } finally {
   if (browser) await browser.close().catch(() => {});
-  await stopAll();
+  await stopAll(dir);
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
