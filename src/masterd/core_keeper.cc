@@ -119,6 +119,8 @@ absl::Status CoreKeeper::TakeOver() {
   // The lease is ours and fences the old leader: these are the last changes it made.
   absl::StatusOr<store::StoreChanges> delta;
   parts_.committer->RunOnWriter([&](store::Store& s) { delta = s.ReadChanges(mirror.rev()); });
+  // The store compacted the changes since the followed revision: a full load instead.
+  if (delta.status().code() == absl::StatusCode::kOutOfRange) return LoadAndRebuild();
   RETURN_IF_ERROR(delta.status());
   const int64_t from = mirror.rev();
   const size_t rows = delta->rows();

@@ -24,7 +24,10 @@ void StoreFollower::Follow() {
   committer_->SubmitRead([this, since = mirror_.rev(), generation = generation_](store::Store& s) {
     const absl::Time snapshot = absl::Now();
     auto changes = std::make_shared<absl::StatusOr<store::StoreChanges>>(s.ReadChanges(since));
-    loop_->Post([this, changes, generation, snapshot] {
+    // Compacted past this copy (store/postgres/change_compaction.h): read the store whole.
+    const bool whole = !changes->ok() && changes->status().code() == absl::StatusCode::kOutOfRange;
+    if (whole) *changes = s.ReadChanges(store::kNoRevision);
+    loop_->Post([this, changes, generation, snapshot, whole] {
       following_ = false;
       if (generation != generation_) return;  // taken over meanwhile
       if (!changes->ok()) {
@@ -38,6 +41,12 @@ void StoreFollower::Follow() {
       }
       follow_error_ = absl::OkStatus();
       if (on_changes_) on_changes_(**changes);
+      if (whole) {
+        std::cerr << "master: this standby's copy was older than the changes the store keeps; "
+                     "it read the store whole ("
+                  << (*changes)->rows() << " rows)" << std::endl;
+        mirror_ = store::StoreMirror{};
+      }
       mirror_.Apply(*std::move(*changes));
       absl::MutexLock lock(&mu_);
       followed_at_ = snapshot;

@@ -7,7 +7,10 @@
 // whole store.
 //
 // A read begun before Take() is discarded when it completes. A store that cannot be followed
-// (UNIMPLEMENTED) is not asked again; a failed read is logged once and retried.
+// (UNIMPLEMENTED) is not asked again; a failed read is logged once and retried. When the store
+// no longer keeps the changes since the mirror's revision (OUT_OF_RANGE: it compacted them,
+// store/postgres/change_compaction.h), the read takes the store whole and the mirror starts
+// over from it (on_changes sees that read, with the old mirror).
 //
 // Thread-safety: Follow and Take on the loop thread only; Lag from any thread.
 

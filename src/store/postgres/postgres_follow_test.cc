@@ -1,8 +1,9 @@
 // Following a PostgreSQL store as a standby does (store_mirror.h), on a real server: a mirror
 // fed only the changes after its revision equals a full load after every commit of a long,
 // random mix of writes and deletions; a delta holds only what changed; tokens and secrets (put,
-// replaced and deleted) come through the changes (audit records do not); a database of schema
-// version 1 is migrated and followed from its first rows.
+// replaced and deleted) come through the changes (audit records do not); changes older than a
+// compaction are refused and the store still reads whole; a database of schema version 1 is
+// migrated and followed from its first rows.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -195,6 +196,62 @@ TEST_F(StoreFollowTest, ADeltaHoldsOnlyWhatChangedSinceTheRevision) {
   EXPECT_GT(delta->rev, mirror.rev());
   mirror.Apply(*std::move(delta));
   EXPECT_EQ(mirror.tasks(), 1999u);
+}
+
+// Compaction (change_compaction.h): the changes older than the compacted revision go, but each
+// table's newest row; a standby behind it is refused (OUT_OF_RANGE) and reads the store whole,
+// one at it is brought up to date by changes as before, and the newest revision stays.
+TEST_F(StoreFollowTest, ChangesOlderThanACompactionAreRefusedAndTheWholeStoreStillReads) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  records::WriteBatch first;
+  first.put_jobs.push_back(Job(1, 1));
+  for (uint32_t i = 0; i < 10; ++i) first.put_tasks.push_back(Task(1, i, 1));
+  first.next_job_id = 2;
+  ASSERT_TRUE(store->Commit(first).ok());
+  StoreMirror behind;
+  Follow(*store, behind);
+  std::vector<int64_t> revs;
+  for (uint32_t run = 2; run <= 5; ++run) {
+    records::WriteBatch b;
+    b.put_tasks.push_back(Task(1, run, run));
+    b.delete_tasks.push_back(TaskId{JobId(1), run + 4});
+    ASSERT_TRUE(store->Commit(b).ok());
+    revs.push_back(store->CommittedRevision());
+  }
+  StoreMirror at;  // up to date before the compaction
+  Follow(*store, at);
+  ASSERT_EQ(at.rev(), revs.back());
+  store->CompactChangesBefore(revs[2]);
+  records::WriteBatch after;
+  after.put_tasks.push_back(Task(1, 0, 9));
+  ASSERT_TRUE(store->Commit(after).ok());
+  const int64_t newest = store->CommittedRevision();
+  auto c = PgConn::Connect(url_, absl::Seconds(5));
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto left = (*c)->Query(
+      "SELECT (SELECT count(*) FROM task_changes WHERE rev < $1::bigint) + "
+      "(SELECT count(*) FROM deletions WHERE rev < $1::bigint)",
+      {absl::StrCat(revs[2])}, "the rows left");
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ(left->Text(0, 0), "0");
+
+  absl::StatusOr<StoreChanges> refused = store->ReadChanges(behind.rev());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kOutOfRange) << refused.status();
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("read the store whole"));
+  absl::StatusOr<StoreChanges> from_second = store->ReadChanges(revs[1]);
+  ASSERT_TRUE(from_second.ok()) << from_second.status();
+  EXPECT_EQ(from_second->rev, newest);
+  EXPECT_THAT(from_second->deleted_tasks,
+              ::testing::ElementsAre(TaskId{JobId(1), 8}, TaskId{JobId(1), 9}));
+  absl::StatusOr<StoreChanges> whole = store->ReadChanges(kNoRevision);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->rev, newest);
+  StoreMirror again;
+  again.Apply(*std::move(whole));
+  ExpectSame(std::move(again).TakeContents(), *store->Load());
+  Follow(*store, at);
+  ExpectSame(std::move(at).TakeContents(), *store->Load());
 }
 
 // The revision a leader stamps its answers with (read-your-writes on a standby): that of its

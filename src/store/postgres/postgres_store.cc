@@ -1,7 +1,10 @@
 #include "store/postgres/postgres_store.h"
 
+#include <utility>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/random_bytes.h"
 #include "common/status.h"
 #include "store/postgres/pg_rows.h"
@@ -121,8 +124,11 @@ absl::Status PostgresStore::SendCommit(const std::vector<const records::WriteBat
   auto f = std::make_unique<InFlight>();
   f->link = ++next_link_;
   const uint64_t after = in_flight_.empty() ? committed_link_ : in_flight_.back()->link;
-  pg::PgWrite write = pg::WriteCommands(
-      batches, fence_term_, {after == 0 ? "" : absl::StrCat(after), absl::StrCat(f->link)});
+  std::optional<int64_t> compact = std::exchange(compact_before_, std::nullopt);
+  if (!compact) compact = compaction_.Due(absl::Now());
+  pg::PgWrite write =
+      pg::WriteCommands(batches, fence_term_,
+                        {after == 0 ? "" : absl::StrCat(after), absl::StrCat(f->link)}, compact);
   write.commands[write.revision_command].first_value = &f->revision;
   for (const records::WriteBatch* b : batches) {
     if (b->cluster_id) f->cluster_id = b->cluster_id;
@@ -143,6 +149,7 @@ absl::Status PostgresStore::FinishCommit() {
   int64_t rev = 0;
   if (f->followed && absl::SimpleAtoi(f->revision, &rev)) {
     committed_revision_.store(rev, std::memory_order_release);
+    compaction_.Note(absl::Now(), rev);
   }
   return absl::OkStatus();
 }

@@ -36,6 +36,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "store/postgres/change_compaction.h"
 #include "store/postgres/pg_conn.h"
 #include "store/store.h"
 
@@ -43,6 +44,9 @@ namespace paceline::store {
 
 struct PostgresOptions {
   absl::Duration connect_timeout = absl::Seconds(5);
+  // How long the changes standbys follow are kept (change_compaction.h): a standby whose copy
+  // is older reads the store whole again.
+  absl::Duration changes_kept = absl::Minutes(10);
 };
 
 class PostgresStore final : public Store {
@@ -76,10 +80,15 @@ class PostgresStore final : public Store {
   void FenceWith(std::optional<uint64_t> term) { fence_term_ = term; }
   // How many times a master has opened this store (1 on a fresh store).
   int64_t open_count() const { return open_count_; }
+  // The next commit also compacts the changes older than `revision` (as the leader's store
+  // does by itself once they are options.changes_kept old).
+  void CompactChangesBefore(int64_t revision) { compact_before_ = revision; }
 
  private:
   PostgresStore(std::string url, PostgresOptions options)
-      : url_(std::move(url)), options_(options) {}
+      : url_(std::move(url)),
+        options_(options),
+        compaction_(options.changes_kept, options.changes_kept / 20) {}
   // The connection, opened again (statements prepared) when it broke.
   absl::StatusOr<PgConn*> Conn();
   absl::Status Migrate();
@@ -103,6 +112,8 @@ class PostgresStore final : public Store {
   int64_t open_count_ = 0;
   std::optional<uint64_t> fence_term_;
   std::atomic<int64_t> committed_revision_{kNoRevision};
+  pg::ChangeCompaction compaction_;
+  std::optional<int64_t> compact_before_;
 };
 
 }  // namespace paceline::store

@@ -139,6 +139,18 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
   absl::Status s = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t newest, NewestRevision(*c));
     out.rev = std::max(since, newest);
+    if (since != kNoRevision) {
+      ASSIGN_OR_RETURN(std::string text, GetMeta("changes_from"));
+      int64_t from = kNoRevision;
+      if (!text.empty() && !absl::SimpleAtoi(text, &from)) {
+        return absl::DataLossError(absl::StrCat("changes_from '", text, "' is not a number"));
+      }
+      if (since + 1 < from) {
+        return absl::OutOfRangeError(absl::StrCat("the changes after revision ", since,
+                                                  " are compacted (they are kept from revision ",
+                                                  from, "): read the store whole"));
+      }
+    }
     RETURN_IF_ERROR(LoadTable(*c, kPoolTable, after, changed.pools));
     std::vector<std::string> spec_texts;
     RETURN_IF_ERROR(LoadJobs(*c, RowFilter{after}, changed, spec_texts));

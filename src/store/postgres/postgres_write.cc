@@ -47,12 +47,23 @@ constexpr Sql kDeleteSecret{"delete_secret",
 constexpr Sql kTaskChanges{"task_changes",
                            "INSERT INTO task_changes (rev, jobs, instances) "
                            "VALUES (currval('changes_rev'), $1, $2)"};
+// Compaction of the change feed (change_compaction.h): what is older than $1 goes but each
+// table's newest row, and changes_from records the oldest revision whose changes are all kept.
+constexpr Sql kCompactChanges{
+    "compact_changes",
+    "WITH t AS (DELETE FROM task_changes WHERE rev < $1::bigint "
+    "AND rev < (SELECT max(rev) FROM task_changes)), "
+    "d AS (DELETE FROM deletions WHERE rev < $1::bigint "
+    "AND rev < (SELECT max(rev) FROM deletions)) "
+    "INSERT INTO meta (key, value) VALUES ('changes_from', $1::bigint::text) "
+    "ON CONFLICT (key) DO UPDATE SET value = GREATEST(meta.value::bigint, "
+    "EXCLUDED.value::bigint)::text"};
 constexpr Sql kPruneAudit{"prune_audit", "DELETE FROM audit WHERE at_us < $1"};
 constexpr Sql kPutMeta{"put_meta", kPutMetaSql};
 constexpr Sql kPruneUsage{"prune_usage", "DELETE FROM usage_hours WHERE hour_us < $1"};
-constexpr Sql kAll[] = {kFence,      kChain,      kNextRev,      kDeleteTask,
-                        kDeleteJob,  kDeletePool, kDeleteSecret, kTaskChanges,
-                        kPruneAudit, kPutMeta,    kPruneUsage};
+constexpr Sql kAll[] = {kFence,          kChain,      kNextRev,      kDeleteTask,
+                        kDeleteJob,      kDeletePool, kDeleteSecret, kTaskChanges,
+                        kCompactChanges, kPruneAudit, kPutMeta,      kPruneUsage};
 
 std::optional<std::string> Num(int64_t v) { return absl::StrCat(v); }
 
@@ -228,7 +239,8 @@ bool WritesFollowedRows(const records::WriteBatch& b) {
 }
 
 PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,
-                      std::optional<uint64_t> fence_term, const ChainLink& link) {
+                      std::optional<uint64_t> fence_term, const ChainLink& link,
+                      std::optional<int64_t> compact_before) {
   PgWrite write;
   if (fence_term) {
     write.commands.push_back({kFence.name, {Num(static_cast<int64_t>(*fence_term))}});
@@ -240,6 +252,7 @@ PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,
     CommitCommands out(write);
     for (const records::WriteBatch* b : batches) AddBatch(*b, out);
   }
+  if (compact_before) write.commands.push_back({kCompactChanges.name, {Num(*compact_before)}});
   return write;
 }
 

@@ -52,8 +52,11 @@ struct ChainLink {
 // task, host, token or secret. Events, audit records and usage are not followed.
 bool WritesFollowedRows(const records::WriteBatch& batch);
 
-// The writes of one commit of `batches`, fenced by `fence_term` when it is set.
+// The writes of one commit of `batches`, fenced by `fence_term` when it is set; with
+// `compact_before`, the commit also deletes the changes standbys follow that are older than that
+// revision (change_compaction.h).
 PgWrite WriteCommands(const std::vector<const records::WriteBatch*>& batches,
-                      std::optional<uint64_t> fence_term, const ChainLink& link);
+                      std::optional<uint64_t> fence_term, const ChainLink& link,
+                      std::optional<int64_t> compact_before = std::nullopt);
 
 }  // namespace paceline::store::pg

@@ -242,7 +242,8 @@ CREATE INDEX event_blocks_by_job ON event_blocks (job, seq);
 // touching any index). Instead each commit that writes tasks adds one row to `task_changes`:
 // its revision and the keys it wrote; a standby reads the keys changed after its revision and
 // the rows by key. With the pages left 40 % free, most updates of a task are HOT. Like
-// `deletions`, `task_changes` is not pruned (a row per commit that writes tasks).
+// `deletions`, `task_changes` is compacted by the leader (change_compaction.h; `changes_from`
+// in meta: the oldest revision whose changes are all kept).
 //
 // And the chain of pipelined commits (postgres_store.h): paceline_chain(after, this), called
 // first in a commit's transaction, fails with SQLSTATE PL002 unless the connection's last
