@@ -69,6 +69,15 @@ records::TaskRecord Task(uint64_t job, uint32_t instance, uint32_t run) {
   return t;
 }
 
+// Job 1 with `tasks` tasks of its first run, and the next job id after it.
+records::WriteBatch JobWithTasks(uint32_t tasks) {
+  records::WriteBatch b;
+  b.put_jobs.push_back(Job(1, 1));
+  for (uint32_t i = 0; i < tasks; ++i) b.put_tasks.push_back(Task(1, i, 1));
+  b.next_job_id = 2;
+  return b;
+}
+
 records::TokenRecord Token(const std::string& id, const std::string& user) {
   records::TokenRecord t;
   t.id = id;
@@ -174,11 +183,7 @@ TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit)
 TEST_F(StoreFollowTest, ADeltaHoldsOnlyWhatChangedSinceTheRevision) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
-  records::WriteBatch big;
-  big.put_jobs.push_back(Job(1, 1));
-  for (uint32_t i = 0; i < 2000; ++i) big.put_tasks.push_back(Task(1, i, 1));
-  big.next_job_id = 2;
-  ASSERT_TRUE(store->Commit(big).ok());
+  ASSERT_TRUE(store->Commit(JobWithTasks(2000)).ok());
   StoreMirror mirror;
   EXPECT_EQ(Follow(*store, mirror), 2001u);
   EXPECT_EQ(Follow(*store, mirror), 0u) << "nothing changed";
@@ -204,11 +209,7 @@ TEST_F(StoreFollowTest, ADeltaHoldsOnlyWhatChangedSinceTheRevision) {
 TEST_F(StoreFollowTest, ChangesOlderThanACompactionAreRefusedAndTheWholeStoreStillReads) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
-  records::WriteBatch first;
-  first.put_jobs.push_back(Job(1, 1));
-  for (uint32_t i = 0; i < 10; ++i) first.put_tasks.push_back(Task(1, i, 1));
-  first.next_job_id = 2;
-  ASSERT_TRUE(store->Commit(first).ok());
+  ASSERT_TRUE(store->Commit(JobWithTasks(10)).ok());
   StoreMirror behind;
   Follow(*store, behind);
   std::vector<int64_t> revs;
