@@ -286,8 +286,9 @@ absl::Status RunMaster(const MasterFlags& f, const DaemonSettings& settings, boo
 }
 
 // The agent's TLS files: none (plain text), or the CA with the agent's certificate and key, and
-// the agent token made with them when it has one (a joined host). A renewal the agent was
-// stopped in is finished first (agentd/certificate_renewal.h).
+// the agent token made with them when it has one (a joined host): read once, with the
+// certificate, so that the token and the certificate come from the same renewal. A renewal the
+// agent was stopped in is finished first (agentd/certificate_renewal.h).
 absl::Status ReadAgentTls(const agentd::CredentialFiles& files, agentd::AgentDaemonConfig& config) {
   if (files.ca.empty() && files.cert.empty() && files.key.empty()) return absl::OkStatus();
   if (files.ca.empty() || files.cert.empty() || files.key.empty()) {
@@ -300,6 +301,7 @@ absl::Status ReadAgentTls(const agentd::CredentialFiles& files, agentd::AgentDae
   config.ca_pem = creds->ca_pem;
   config.cert_pem = creds->cert_pem;
   config.key_pem = creds->key_pem;
+  config.token = creds->token;
   return absl::OkStatus();
 }
 
@@ -317,12 +319,13 @@ absl::Status RunAgent(const AgentFlags& f, const DaemonSettings& settings, bool 
   }
   const agentd::CredentialFiles files{f.ca, f.cert, f.key, f.token_file};
   if (absl::Status s = ReadAgentTls(files, *config); !s.ok()) return settings.Locate(s);
-  if (!f.token_file.empty()) {
+  if (!f.token_file.empty() && config->cert_pem.empty()) {  // plain text: the token alone
     absl::StatusOr<std::string> token = masterd::LoadOrCreateToken(f.token_file);
     if (!token.ok()) return settings.Locate(WithFlag(token.status(), "--token-file"));
     config->token = *token;
-    // A joined host: it renews its certificate by itself.
-    if (!config->cert_pem.empty()) config->renewal_files = files;
+  } else if (!f.token_file.empty()) {
+    // A joined host (ReadAgentTls read its token): it renews its certificate by itself.
+    config->renewal_files = files;
   }
   if (!f.metrics_listen.empty()) {
     absl::StatusOr<HostPort> listen = ParseHostPort(f.metrics_listen);
