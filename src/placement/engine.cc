@@ -409,6 +409,10 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       const bool cacheable = !task.required_host.has_value();
       if (cacheable && (cls.failed_epoch == epoch_ || StillFails(ctx, cls, snap))) {
         ++plan.stats.class_hits;
+        if (req.explain && !cls.failure.explained) {  // failed for a request that asked none
+          ++plan.stats.explain_scans;
+          cls.failure = Explain(ctx, snap);
+        }
         failure = cls.failure;
         break;
       }
@@ -418,8 +422,13 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       if (!candidates_.empty()) choice = Choose(ctx, snap, candidates_, plan.stats);
       ++sequence_;
       if (!choice) {
-        ++plan.stats.explain_scans;
-        Explanation e = Explain(ctx, snap);
+        Explanation e;
+        if (req.explain) {
+          ++plan.stats.explain_scans;
+          e = Explain(ctx, snap);
+        } else {
+          e.explained = false;
+        }
         if (cacheable) {
           cls.failure = e;
           cls.failed_epoch = epoch_;

@@ -134,6 +134,29 @@ TEST(Engine, WhyPendingCountsEveryHostUnderItsFirstFailingFilter) {
   EXPECT_EQ(plan.pending[2].explanation, plan.pending[0].explanation);
 }
 
+TEST(Engine, ARequestThatAsksNoExplanationFailsWithoutAScanAndALaterOneOfItsClassGetsOne) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 4; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).MemGi(16).Build()).ok());
+  auto big = ShapeBuilder().MemGi(32).Build();
+  std::vector<PlacementRequest> requests = Instances(big, 2);
+  requests[0].explain = false;
+  auto engine = Engine();
+  Plan plan = engine->Place(requests, snap);
+  ASSERT_EQ(plan.pending.size(), 2u);
+  EXPECT_FALSE(plan.pending[0].explanation.explained);
+  EXPECT_EQ(plan.pending[0].explanation.rejections.size(), 0u);
+  // The second asks one: it hits the class's failure, which is explained then, once.
+  EXPECT_TRUE(plan.pending[1].explanation.explained);
+  EXPECT_EQ(plan.pending[1].explanation.OneLine(),
+            "never fits any of 4 hosts: 4 insufficient memory (asked 32Gi, largest 16Gi)");
+  EXPECT_EQ(plan.stats.explain_scans, 1u);
+  // In the next plan, an unexplained request of the class is answered with that explanation.
+  requests[1].explain = false;
+  Plan next = engine->Place(requests, snap);
+  EXPECT_EQ(next.stats.explain_scans, 0u);
+  EXPECT_EQ(next.pending[1].explanation, plan.pending[1].explanation);
+}
+
 TEST(Engine, AFailedClassIsNotRescannedUntilAHostWhereItFitsIsRelaxed) {
   ClusterSnapshot snap;
   for (uint32_t i = 0; i < 8; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).MemGi(16).Build()).ok());

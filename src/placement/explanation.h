@@ -42,6 +42,9 @@ struct Explanation {
   std::vector<RejectionCount> never_fits_reasons;  // same, counted on empty, UP hosts
   uint32_t gang_size = 1;
   uint32_t gang_placed = 0;  // members placed (then released) before one failed
+  // false: the request asked for no explanation (PlacementRequest::explain); only gang_size and
+  // gang_placed are set.
+  bool explained = true;
 
   // The resource dimension that ran short on the most hosts, if any.
   const RejectionCount* ShortestResource() const;

@@ -88,6 +88,9 @@ struct PlacementTask {
 // One task (tasks.size() == 1) or a gang (all or nothing).
 struct PlacementRequest {
   std::vector<PlacementTask> tasks;
+  // false: if the request stays pending, its Explanation is not worked out (a scan of every
+  // host) and comes back with explained == false; the caller keeps an earlier one.
+  bool explain = true;
 
   static PlacementRequest Single(PlacementTask t) {
     PlacementRequest r;

@@ -71,10 +71,16 @@ void PlacementRetry::Failed(uint64_t gang, const placement::PlacementRequest& re
   failed_[gang] = Failure{shape->signature, placed, snap.relax_seq(), 0};
 }
 
+bool PlacementRetry::ExplainDue(uint64_t gang, absl::Time now, absl::Duration every) const {
+  auto it = explained_.find(gang);
+  return it == explained_.end() || now - it->second >= every;
+}
+
 void PlacementRetry::Keep(const std::vector<uint64_t>& gangs) {
-  if (failed_.empty()) return;
+  if (failed_.empty() && explained_.empty()) return;
   absl::flat_hash_set<uint64_t> keep(gangs.begin(), gangs.end());
   absl::erase_if(failed_, [&](const auto& kv) { return !keep.contains(kv.first); });
+  absl::erase_if(explained_, [&](const auto& kv) { return !keep.contains(kv.first); });
 }
 
 }  // namespace paceline::scheduler

@@ -21,13 +21,21 @@
 // always offered. When the log was truncated (RelaxedSince returns nullopt) the gang is
 // offered again.
 //
-// Pure and single-threaded; the state is a map of the gangs that failed, kept in step with
-// the scheduler's list of gangs to place by Keep().
+// It also says when a gang that fails again is explained again. An explanation scans every host
+// (PlacementEngine::Explain), and a gang that backfill admitted while the hosts' free capacity
+// is split would have one worked out in every cycle it is offered; so a gang explained less
+// than `every` ago is offered with PlacementRequest::explain false, and keeps the explanation
+// it has (as a gang that Skip() holds back does). A gang is explained at its first failure, and
+// again once `every` has passed.
+//
+// Pure and single-threaded; time is an input. The state is two maps of the gangs that failed,
+// kept in step with the scheduler's list of gangs to place by Keep().
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
 #include "placement/cluster_snapshot.h"
 #include "placement/placement_request.h"
 
@@ -43,6 +51,13 @@ class PlacementRetry {
   // snapshot once the plan was applied.
   void Failed(uint64_t gang, const placement::PlacementRequest& req, uint32_t placed,
               const placement::ClusterSnapshot& snap);
+  // Whether a failure of gang `gang` at `now` should be explained: never explained yet,
+  // explained `every` or more ago, or Forget() since.
+  bool ExplainDue(uint64_t gang, absl::Time now, absl::Duration every) const;
+  // Gang `gang`'s failure was explained at `now`.
+  void Explained(uint64_t gang, absl::Time now) { explained_[gang] = now; }
+  // Gang `gang`'s explanation no longer stands (its tasks' reasons were overwritten).
+  void Forget(uint64_t gang) { explained_.erase(gang); }
   // Forgets every gang not in `gangs` (placed, or no longer admitted).
   void Keep(const std::vector<uint64_t>& gangs);
   size_t size() const { return failed_.size(); }
@@ -55,6 +70,7 @@ class PlacementRetry {
     uint64_t bound = 0;  // members the hosts relaxed since can take at most
   };
   absl::flat_hash_map<uint64_t, Failure> failed_;
+  absl::flat_hash_map<uint64_t, absl::Time> explained_;
 };
 
 }  // namespace paceline::scheduler

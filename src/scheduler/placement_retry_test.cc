@@ -98,5 +98,23 @@ TEST(PlacementRetry, GangsTheBoundDoesNotCoverAreNeverSkipped) {
   EXPECT_FALSE(f.retry.Skip(7, f.gang, f.snap));
 }
 
+TEST(PlacementRetry, AGangIsExplainedAtItsFirstFailureAndAgainOnlyOnceThePeriodHasPassed) {
+  PlacementRetry retry;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  const absl::Duration every = absl::Seconds(10);
+  EXPECT_TRUE(retry.ExplainDue(7, t0, every));
+  retry.Explained(7, t0);
+  EXPECT_FALSE(retry.ExplainDue(7, t0 + absl::Seconds(9), every));
+  EXPECT_TRUE(retry.ExplainDue(7, t0 + every, every));
+  EXPECT_TRUE(retry.ExplainDue(8, t0, every));  // another gang
+  // Its reasons were overwritten (a placement that raced): explained at the next failure.
+  retry.Forget(7);
+  EXPECT_TRUE(retry.ExplainDue(7, t0 + absl::Seconds(1), every));
+  // Forgotten once it leaves the list of gangs to place, and explained again if it comes back.
+  retry.Explained(7, t0);
+  retry.Keep({8});
+  EXPECT_TRUE(retry.ExplainDue(7, t0 + absl::Seconds(1), every));
+}
+
 }  // namespace
 }  // namespace paceline::scheduler

@@ -158,8 +158,10 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     if (job == nullptr) continue;
     placement::PlacementRequest req;
     bool ok = true;
+    bool has_why = true;  // every member has a reason a later failure may leave standing
     for (const TaskId& t : g->tasks) {
       if (job->task(t.instance).state != TaskState::kReady) continue;
+      has_why = has_why && why_.Find(t) != nullptr;
       absl::StatusOr<std::shared_ptr<const placement::TaskShape>> shape =
           shapes_.ShapeOf(*job, t.instance);
       if (!shape.ok()) {
@@ -177,6 +179,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
       still_waiting[gid] = true;
       continue;
     }
+    req.explain = !has_why || retry_.ExplainDue(gid, now, config_.reexplain_after);
     requests.push_back(std::move(req));
     request_gang.push_back(gid);
   }
@@ -200,9 +203,12 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     jobs_.OnPlaced(a.task, std::move(placed), now, fx);
   }
   for (const placement::PendingRequest& p : plan.pending) {
-    std::string line = p.explanation.OneLine();
-    for (const TaskId& t : p.tasks) why_.Set(t, line);
     const uint64_t gid = request_gang[p.request_index];
+    if (p.explanation.explained) {  // else the gang's explanation stands
+      std::string line = p.explanation.OneLine();
+      for (const TaskId& t : p.tasks) why_.Set(t, line);
+      retry_.Explained(gid, now);
+    }
     still_waiting[gid] = true;
     // A rejected assignment left capacity that the plan had counted as taken: no bound then.
     if (applied.rejected.empty()) {
@@ -211,6 +217,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   }
   for (const auto& r : applied.rejected) {
     still_waiting[request_gang[r.request_index]] = true;
+    retry_.Forget(request_gang[r.request_index]);
     why_.Set(r.task, absl::StrCat("placement raced: ", r.status.message()));
   }
   std::vector<uint64_t> next;

@@ -97,6 +97,9 @@ struct CoreConfig {
   // How long finished jobs stay in the live store (retention.h); a pool's retain_terminal
   // overrides it for its subtree. InfiniteDuration: forever.
   absl::Duration retain_terminal = absl::InfiniteDuration();
+  // An admitted gang that placement fails again keeps its tasks' "why pending" for this long
+  // before it is explained again (placement_retry.h).
+  absl::Duration reexplain_after = absl::Seconds(10);
 };
 
 class SchedulerCore {

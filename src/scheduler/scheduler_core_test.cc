@@ -454,5 +454,40 @@ TEST_F(CoreTest, AGangMemberRestartedAloneStillGetsEveryPeer) {
   }
 }
 
+TEST_F(CoreTest, AnAdmittedTaskThatStillFindsNoHostKeepsItsReasonUntilItIsExplainedAgain) {
+  // Two hosts of 4 cores, each with a task of 3: 2 cores free in all, 1 on each.
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(10'000), a).ok());
+  Commit(std::move(a));
+  for (const char* name : {"h1", "h2"}) {
+    Actions b;
+    ASSERT_TRUE(core_->agents().RegisterHost(Host(name, 4), {}, now_, b).ok());
+    ASSERT_TRUE(core_->job_control().CreateJob(Batch(1, 3000), "/a", now_, b).ok());
+    Commit(std::move(b));
+    ASSERT_EQ(Cycle().launches.size(), 1u);
+  }
+  // A task with a port (so placement offers it every cycle) asks 1.5 cores.
+  JobSpec wide = Batch(1, 1500);
+  wide.task.ports = {"http"};
+  Actions b;
+  auto job = core_->job_control().CreateJob(wide, "/a", now_, b);
+  ASSERT_TRUE(job.ok()) << job.status();
+  Commit(std::move(b));
+  now_ += absl::Seconds(1);
+  Cycle();
+  const std::string first = core_->WhyPending(TaskId{*job, 0});
+  EXPECT_THAT(first, HasSubstr("0/2 hosts: 2 insufficient cpu"));
+  // A third host, too small: the task fails again, and its reason stands for 10 s.
+  Actions c;
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h3", 1), {}, now_, c).ok());
+  Commit(std::move(c));
+  now_ += absl::Seconds(1);
+  Cycle();
+  EXPECT_EQ(core_->WhyPending(TaskId{*job, 0}), first);
+  now_ += CoreConfig{}.reexplain_after;
+  Cycle();
+  EXPECT_THAT(core_->WhyPending(TaskId{*job, 0}), HasSubstr("0/3 hosts: 3 insufficient cpu"));
+}
+
 }  // namespace
 }  // namespace paceline::scheduler
