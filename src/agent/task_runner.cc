@@ -15,10 +15,6 @@
 #include "agent/launch/wrapper_launcher.h"
 #include "spdlog/spdlog.h"
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 namespace paceline::agent {
 wrapper::ExitStatus TaskRunner::ReadStatusFile(const RunContext& c) {
   absl::StatusOr<std::string> text = ReadFile(absl::StrCat(c.run_state, wrapper::kStatusSuffix));

@@ -2,7 +2,6 @@
 // event, cleanup) and the re-adoption of a run after an agent restart.
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,19 +12,13 @@
 #include "agent/task_runner.h"
 #include "spdlog/spdlog.h"
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 namespace paceline::agent {
 
 void TaskRunner::OnWrapperExit() {
   if (control_.valid()) OnControlReadable();  // the last records may still be buffered
   if (state_ == State::kDraining || state_ == State::kDone) return;
   if (pidfd_.valid()) {
-    siginfo_t info;
-    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
-             WEXITED | WNOHANG);  // reaps it when it is our child (ECHILD otherwise)
+    ReapPidfd(pidfd_.get());  // when it is our child
   }
   Unwatch();
   // Without a connected agent the wrapper wrote its records to the status file.

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,10 +21,6 @@
 #include "agent/launch/wrapper_protocol.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
 
 namespace paceline::agent {
 namespace {
@@ -213,8 +208,7 @@ void TaskRuntime::Reap(UniqueFd pidfd) {
   absl::StatusOr<uint64_t> watch = poller_->Add(fd, EPOLLIN, [this, fd](uint32_t) {
     auto it = reaping_.find(fd);
     if (it == reaping_.end()) return;
-    siginfo_t info;
-    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(fd), &info, WEXITED | WNOHANG);
+    ReapPidfd(fd);
     poller_->Remove(it->second.watch);
     reaping_.erase(it);
   });

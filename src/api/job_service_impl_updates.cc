@@ -5,6 +5,7 @@
 #include "access/task_credential.h"
 #include "api/access_targets.h"
 #include "api/grpc_status.h"
+#include "api/job_not_found.h"
 #include "api/job_service_impl.h"
 #include "api/secret_service.h"
 #include "common/status.h"
@@ -19,10 +20,6 @@ namespace paceline::api {
 namespace {
 
 using scheduler::SchedulerCore;
-
-absl::Status JobNotFound(uint64_t id) {
-  return absl::NotFoundError(absl::StrCat("job ", id, " not found"));
-}
 
 // The spec's update defaults with the request's options on top.
 absl::StatusOr<UpdateSpec> MergeOptions(UpdateSpec base, const v1::UpdateOptions& o) {

@@ -20,7 +20,7 @@
 namespace paceline::bench {
 namespace {
 
-constexpr const char* kPool = "/scale";
+constexpr const char* kScalePool = "/scale";
 
 // Records when each task's RUNNING was acknowledged; lock-free, preallocated.
 class RunningRecorder final : public FleetObserver {
@@ -99,7 +99,7 @@ SubmitResult Submit(const std::string& addr, const std::string& token,
       SubmitResult& out = results[c];
       for (size_t i = next++; i < sizes.size(); i = next++) {
         v1::CreateJobRequest req;
-        req.set_pool(kPool);
+        req.set_pool(kScalePool);
         req.set_spec_yaml(JobSpec(i, sizes[i]));
         v1::CreateJobResponse resp;
         absl::Time sent = absl::Now();
@@ -211,9 +211,9 @@ class Fleet {
   std::unique_ptr<GrpcAgentFleet> grpc_;
 };
 
-double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+double MsOf(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
-CallLatency Summarize(std::vector<double>& ms) {
+CallLatency SummarizeCalls(std::vector<double>& ms) {
   CallLatency c;
   c.calls = static_cast<int64_t>(ms.size());
   c.p50_ms = Percentile(ms, 0.50);
@@ -253,7 +253,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   mc.heartbeat_interval = config.heartbeat_interval;
   mc.host_timeout = config.host_timeout;
   ASSIGN_OR_RETURN(std::unique_ptr<LocalMaster> m, LocalMaster::Start(mc));
-  RETURN_IF_ERROR(CreateBenchPool(m->addr(), m->token(), kPool));
+  RETURN_IF_ERROR(CreateBenchPool(m->addr(), m->token(), kScalePool));
 
   RunningRecorder recorder(static_cast<size_t>(config.tasks) + 1024);
   absl::Time t0 = absl::Now();
@@ -267,7 +267,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   const absl::Time start = absl::Now();
   const ThreadCpu cpu_before = ThreadCpu::Sample();
   const DurationHistogram cycles_before = m->master().cluster()->CycleTimes();
-  ListProber prober(m->addr(), m->token(), kPool, absl::Milliseconds(100));
+  ListProber prober(m->addr(), m->token(), kScalePool, absl::Milliseconds(100));
   SubmitResult submitted;
   std::thread submitter([&] { submitted = Submit(m->addr(), m->token(), sizes, config.clients); });
   const absl::Time deadline = start + config.timeout;
@@ -285,8 +285,8 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   const ThreadCpu cpu_after = ThreadCpu::Sample();
   report.cycles = m->master().cluster()->CycleTimes().Since(cycles_before);
   ListLatencies lists = prober.Stop();
-  report.job_list = Summarize(lists.job_list_ms);
-  report.task_list = Summarize(lists.task_list_ms);
+  report.job_list = SummarizeCalls(lists.job_list_ms);
+  report.task_list = SummarizeCalls(lists.task_list_ms);
   report.list_errors = lists.errors;
   submitter.join();
   report.cpu = cpu_after.Since(cpu_before).WithClients(submitted.cpu);
@@ -316,7 +316,7 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
     const RunningRecorder::Record& r = recorder.records()[i];
     auto it = sent.find(r.job);
     if (it == sent.end()) continue;
-    ms.push_back(Ms(r.acked - it->second));
+    ms.push_back(MsOf(r.acked - it->second));
     acked.push_back(r.acked);
   }
   std::sort(acked.begin(), acked.end());
@@ -339,10 +339,10 @@ absl::StatusOr<ScaleBenchReport> RunScaleBench(const ScaleBenchConfig& config) {
   report.commits = cs.commits;
   report.batches = cs.batches;
   report.commit_mean_ms =
-      cs.commits == 0 ? 0 : Ms(cs.total_commit_time) / static_cast<double>(cs.commits);
-  report.commit_p50_ms = Ms(cs.CommitTimeQuantile(0.50));
-  report.commit_p99_ms = Ms(cs.CommitTimeQuantile(0.99));
-  report.commit_max_ms = Ms(cs.max_commit_time);
+      cs.commits == 0 ? 0 : MsOf(cs.total_commit_time) / static_cast<double>(cs.commits);
+  report.commit_p50_ms = MsOf(cs.CommitTimeQuantile(0.50));
+  report.commit_p99_ms = MsOf(cs.CommitTimeQuantile(0.99));
+  report.commit_max_ms = MsOf(cs.max_commit_time);
   report.store_bytes = DirectoryBytes(m->data_dir());
 
   if (config.restart && report.running == config.tasks) {
@@ -392,7 +392,7 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
         {"host_cpu_milli", c.host_cpu_milli},
         {"host_memory_bytes", c.host_memory_bytes},
         {"heartbeat_interval_s", absl::ToDoubleSeconds(c.heartbeat_interval)},
-        {"cycle_ms", Ms(c.cycle)},
+        {"cycle_ms", MsOf(c.cycle)},
         {"seed", c.seed}}},
       {"register_s", absl::ToDoubleSeconds(r.register_time)},
       {"jobs", r.jobs},
@@ -416,10 +416,10 @@ nlohmann::json ToJson(const ScaleBenchReport& r) {
       {"cpu_us_per_task", CpuUsPerTask(r)},
       {"cycles",
        {{"count", r.cycles.count},
-        {"mean_ms", Ms(r.cycles.Mean())},
-        {"p50_ms_at_most", Ms(r.cycles.Quantile(0.5))},
-        {"p99_ms_at_most", Ms(r.cycles.Quantile(0.99))},
-        {"max_ms", Ms(r.cycles.max)}}},
+        {"mean_ms", MsOf(r.cycles.Mean())},
+        {"p50_ms_at_most", MsOf(r.cycles.Quantile(0.5))},
+        {"p99_ms_at_most", MsOf(r.cycles.Quantile(0.99))},
+        {"max_ms", MsOf(r.cycles.max)}}},
       {"store",
        {{"commits", r.commits},
         {"batches", r.batches},

@@ -27,7 +27,7 @@ namespace {
 
 using internal::IoError;
 
-constexpr size_t kMaxManifestBytes = 4 << 20;  // as containerd
+constexpr size_t kMaxRegistryManifestBytes = 4 << 20;  // as containerd
 constexpr size_t kMaxErrorBody = 64 << 10;
 constexpr size_t kMaxTokenBytes = 1 << 20;
 constexpr long kStallBytesPerSecond = 1024;
@@ -389,7 +389,7 @@ struct RegistryClient::Impl {
           absl::StrCat("image reference \"", ref.ToString(), "\" is incomplete"));
     }
     std::string url = absl::StrCat(BaseUrl(ref), "/manifests/", ref.ManifestReference());
-    StringSink sink(kMaxManifestBytes, absl::StrCat("the manifest of ", ref.ToString()));
+    StringSink sink(kMaxRegistryManifestBytes, absl::StrCat("the manifest of ", ref.ToString()));
     ASSIGN_OR_RETURN(Response r, Get(ref, url, {kAcceptManifests}, &sink));
     FetchedManifest m;
     m.body = sink.Take();

@@ -16,11 +16,10 @@ constexpr std::array<absl::string_view, 4> kConstraintTypes = {
     "UNKNOWN_CONSTRAINT", "LABEL_CONSTRAINT", "AND_CONSTRAINT", "OR_CONSTRAINT"};
 constexpr std::array<absl::string_view, 4> kLabelConstraintKeys = {"kind", "condition", "label",
                                                                    "requirement"};
-constexpr std::array<absl::string_view, 3> kKinds = {"UNKNOWN", "TASK", "HOST"};
+constexpr std::array<absl::string_view, 3> kConstraintKinds = {"UNKNOWN", "TASK", "HOST"};
 constexpr std::array<absl::string_view, 4> kConditions = {
     "CONDITION_UNKNOWN", "CONDITION_LESS_THAN", "CONDITION_EQUAL", "CONDITION_GREATER_THAN"};
 constexpr std::array<absl::string_view, 1> kListKeys = {"constraints"};
-constexpr std::array<absl::string_view, 2> kLabelKeys = {"key", "value"};
 
 enum Kind { kTask = 1, kHost = 2 };
 enum Condition { kLess = 1, kEqual = 2, kGreater = 3 };
@@ -56,7 +55,7 @@ std::optional<LabelRule> ReadLabelRule(const Field& f, Context& ctx) {
   std::optional<Field> cond =
       m.Require("condition", "expected 1 (LESS_THAN), 2 (EQUAL) or 3 (GREATER_THAN)");
   std::optional<Field> label = m.Require("label", "expected {key: ..., value: ...}");
-  std::optional<size_t> k = kind ? ReadPelotonEnum(*kind, kKinds, ctx) : std::nullopt;
+  std::optional<size_t> k = kind ? ReadPelotonEnum(*kind, kConstraintKinds, ctx) : std::nullopt;
   std::optional<size_t> c = cond ? ReadPelotonEnum(*cond, kConditions, ctx) : std::nullopt;
   if (k && *k == 0) {
     ctx.diag.Error(kind->loc, kind->path, "is UNKNOWN; expected 1 (TASK) or 2 (HOST)");

@@ -4,6 +4,7 @@
 //
 // Thread-safety: a Context is used by one thread.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -62,6 +63,9 @@ absl::StatusOr<Converted<Spec>> ConvertDocument(absl::string_view yaml_text,
   if (!spec.ok()) return spec.status();
   return Converted<Spec>{*std::move(spec), std::move(warnings)};
 }
+
+// The keys of a Peloton label ({key: ..., value: ...}), in tasks' labels and constraints.
+inline constexpr std::array<absl::string_view, 2> kLabelKeys = {"key", "value"};
 
 // A map of a Peloton config: its keys matched with case and '_' folded.
 MapReader PelotonMap(const Field& f, std::span<const absl::string_view> keys,

@@ -17,13 +17,13 @@ using yaml_internal::Quote;
 constexpr std::array<absl::string_view, 10> kPoolKeys = {
     "changeLog", "name",   "owningTeam", "ldapGroups",      "description",
     "resources", "parent", "policy",     "controllerLimit", "slackLimit"};
-constexpr std::array<absl::string_view, 5> kResourceKeys = {"kind", "reservation", "limit", "share",
-                                                            "type"};
+constexpr std::array<absl::string_view, 5> kPoolResourceKeys = {"kind", "reservation", "limit",
+                                                                "share", "type"};
 constexpr std::array<absl::string_view, 1> kLimitKeys = {"maxPercent"};
 constexpr std::array<absl::string_view, 2> kPolicies = {"UNKNOWN", "PriorityFIFO"};
 constexpr std::array<absl::string_view, 3> kReservationTypes = {"UNKNOWN_TYPE", "ELASTIC",
                                                                 "STATIC"};
-constexpr std::array<absl::string_view, 4> kKinds = {"cpu", "memory", "disk", "gpu"};
+constexpr std::array<absl::string_view, 4> kResourceKinds = {"cpu", "memory", "disk", "gpu"};
 constexpr double kPelotonSlackLimitPercent = 20;
 
 struct KindUnit {
@@ -51,22 +51,22 @@ void ReadResources(const Field& f, PoolSpec& spec, Context& ctx) {
   std::array<bool, kNumDims> seen{};
   std::optional<Field> static_field, elastic_field;
   for (const Field& item : *items) {
-    MapReader m = PelotonMap(item, kResourceKeys,
+    MapReader m = PelotonMap(item, kPoolResourceKeys,
                              "expected a map such as {kind: cpu, reservation: 10, limit: 20, "
                              "share: 1}",
                              ctx);
     if (!m.ok()) continue;
     std::optional<Field> kind = m.Require("kind", "expected one of cpu, memory, disk, gpu");
     if (!kind) continue;
-    std::optional<size_t> k = yaml_internal::ReadEnum(*kind, kKinds, ctx.diag);
+    std::optional<size_t> k = yaml_internal::ReadEnum(*kind, kResourceKinds, ctx.diag);
     if (!k) continue;
     if (seen[*k]) {
       ctx.diag.Error(kind->loc, kind->path,
-                     absl::StrCat(Quote(kKinds[*k]), " is listed twice; each kind once"));
+                     absl::StrCat(Quote(kResourceKinds[*k]), " is listed twice; each kind once"));
       continue;
     }
     seen[*k] = true;
-    const std::string dim_path = absl::StrCat("resources.", kKinds[*k]);
+    const std::string dim_path = absl::StrCat("resources.", kResourceKinds[*k]);
     ctx.diag.Record(dim_path, item.loc);
     DimSpec& d = spec.dim(static_cast<Dim>(*k));
     auto amount = [&](absl::string_view key) -> std::optional<int64_t> {
@@ -95,15 +95,15 @@ void ReadResources(const Field& f, PoolSpec& spec, Context& ctx) {
       }
     }
   }
-  for (size_t k = 0; k < kKinds.size(); ++k) {
+  for (size_t k = 0; k < kResourceKinds.size(); ++k) {
     if (seen[k]) continue;
     DimSpec& d = spec.dim(static_cast<Dim>(k));
     d.reservation = 0;
     d.limit = 0;
-    ctx.Warn(f, absl::StrCat("have no ", kKinds[k],
+    ctx.Warn(f, absl::StrCat("have no ", kResourceKinds[k],
                              " entry, which Peloton took as reservation "
                              "0 and limit 0: the pool's jobs may use no ",
-                             kKinds[k]));
+                             kResourceKinds[k]));
   }
   if (static_field && elastic_field) {
     ctx.diag.Error(static_field->loc, static_field->path,

@@ -24,8 +24,8 @@ constexpr std::array<absl::string_view, 15> kTaskKeys = {"name",        "labels"
                                                          "volume",      "preemptionPolicy",
                                                          "controller",  "killGracePeriodSeconds",
                                                          "revocable"};
-constexpr std::array<absl::string_view, 5> kResourceKeys = {"cpuLimit", "memLimitMb", "diskLimitMb",
-                                                            "fdLimit", "gpuLimit"};
+constexpr std::array<absl::string_view, 5> kTaskResourceKeys = {
+    "cpuLimit", "memLimitMb", "diskLimitMb", "fdLimit", "gpuLimit"};
 constexpr std::array<absl::string_view, 6> kCommandKeys = {"value",       "shell", "arguments",
                                                            "environment", "uris",  "user"};
 constexpr std::array<absl::string_view, 1> kEnvironmentKeys = {"variables"};
@@ -43,7 +43,6 @@ constexpr std::array<absl::string_view, 2> kVolumeKeys = {"containerPath", "size
 constexpr std::array<absl::string_view, 2> kPreemptionKeys = {"type", "killOnPreempt"};
 constexpr std::array<absl::string_view, 3> kPreemptionTypes = {"TYPE_INVALID", "TYPE_PREEMPTIBLE",
                                                                "TYPE_NON_PREEMPTIBLE"};
-constexpr std::array<absl::string_view, 2> kLabelKeys = {"key", "value"};
 
 // Mesos's defaults for a health check's zero fields, which Peloton left to Mesos.
 constexpr int64_t kMesosDelaySeconds = 15;
@@ -59,7 +58,7 @@ std::optional<int64_t> ReadUint(const Field& f, Context& ctx, int64_t max = 0xff
 
 Resources ReadResource(const Field& f, Context& ctx) {
   MapReader m =
-      PelotonMap(f, kResourceKeys,
+      PelotonMap(f, kTaskResourceKeys,
                  "expected a map such as {cpuLimit: 1, memLimitMb: 512, diskLimitMb: 1024}", ctx);
   Resources r;
   struct Dimension {

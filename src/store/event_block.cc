@@ -11,7 +11,7 @@
 namespace paceline::store {
 namespace {
 
-constexpr char kFormat = 0x01;
+constexpr char kBlockFormat = 0x01;
 
 absl::Status Bad(JobId job, absl::string_view why) {
   return absl::DataLossError(absl::StrCat("events of job ", job.ToString(), ": ", why));
@@ -22,7 +22,7 @@ absl::Status Bad(JobId job, absl::string_view why) {
 std::string EncodeEventBlock(const std::vector<const records::TaskEvent*>& events) {
   std::string out;
   out.reserve(2 + events.size() * 24);
-  out.push_back(kFormat);
+  out.push_back(kBlockFormat);
   varint::Put(out, events.size());
   for (const records::TaskEvent* e : events) {
     varint::Put(out, e->run.task.instance);
@@ -40,7 +40,7 @@ absl::Status DecodeEventBlock(JobId job, absl::string_view block,
                               std::vector<records::TaskEvent>& out) {
   varint::Reader r(block);
   uint8_t format = 0;
-  if (!r.Byte(format) || format != kFormat) return Bad(job, "unknown block format");
+  if (!r.Byte(format) || format != kBlockFormat) return Bad(job, "unknown block format");
   uint64_t count = 0;
   // Every event takes at least 7 bytes: a count beyond that is a corrupt block.
   if (!r.Varint(count) || count > block.size() / 7) return Bad(job, "bad event count");

@@ -10,7 +10,7 @@
 namespace paceline::store {
 namespace {
 
-constexpr char kFormat = 0x01;
+constexpr char kRowFormat = 0x01;
 enum Flag : uint8_t {
   kStarted = 1,
   kFinished = 2,
@@ -50,7 +50,7 @@ std::string EncodeTaskRow(const records::TaskRecord& t) {
   std::string out;
   out.reserve(24 + t.host.size() + t.reason.size() + t.message.size() + t.volume_host.size());
   const bool checks = !t.health.empty() || !t.readiness.empty();
-  out.push_back(kFormat);
+  out.push_back(kRowFormat);
   out.push_back(static_cast<char>(
       (IsSet(t.started_at) ? kStarted : 0) | (IsSet(t.finished_at) ? kFinished : 0) |
       (IsSet(t.not_before) ? kNotBefore : 0) | (t.restart_requested ? kRestartRequested : 0) |
@@ -86,7 +86,7 @@ absl::Status DecodeTaskRow(TaskId id, absl::string_view row, records::TaskRecord
   auto bad = [&](absl::string_view why) { return BadRow("tasks", id.ToString(), why); };
   varint::Reader r(row);
   uint8_t format = 0, flags = 0, state = 0;
-  if (!r.Byte(format) || format != kFormat) return bad("unknown row format");
+  if (!r.Byte(format) || format != kRowFormat) return bad("unknown row format");
   if (!r.Byte(flags) || (flags & ~kAllFlags) != 0) return bad("unknown flags");
   out.id = id;
   uint64_t run = 0, failures = 0, gang_attempt = 0;

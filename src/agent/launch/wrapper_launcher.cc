@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,12 @@ extern char** environ;
 namespace paceline::agent {
 
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+void ReapPidfd(int pidfd) {
+  constexpr int kPidfdIdType = 3;  // P_PIDFD (Linux 5.4), which glibc names from 2.36 on
+  siginfo_t info;
+  ::waitid(static_cast<idtype_t>(kPidfdIdType), static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG);
+}
 
 absl::StatusOr<std::string> FindWrapper(const std::string& configured) {
   if (!configured.empty()) {

@@ -58,5 +58,8 @@ absl::StatusOr<std::string> FindWrapper(const std::string& configured);
 
 // pidfd_open(2).
 int PidfdOpen(pid_t pid);
+// Reaps the process of `pidfd` if it has exited and is our child: waitid(P_PIDFD, WNOHANG).
+// Harmless when it is not our child (ECHILD) or still runs.
+void ReapPidfd(int pidfd);
 
 }  // namespace paceline::agent

@@ -19,10 +19,19 @@ namespace paceline::store {
 namespace {
 
 constexpr sql::Dialect kSqlite = sql::Dialect::kSqlite;
-const std::string kPutPool = sql::UpsertSql(sql::ShapeOf(kPoolTable), kSqlite);
-const std::string kPutJob = sql::UpsertSql(sql::ShapeOf(kJobTable), kSqlite);
-const std::string kPutTask = sql::UpsertSql(sql::ShapeOf(kTaskTable), kSqlite);
-const std::string kPutHost = sql::UpsertSql(sql::ShapeOf(kHostTable), kSqlite);
+
+// The statements, made at first use: the tables they are made from are globals of other files,
+// which static initialization may not have reached yet.
+struct Statements {
+  std::string put_pool, put_job, put_task, put_host;
+};
+const Statements& Sql() {
+  static const Statements s{sql::UpsertSql(sql::ShapeOf(kPoolTable), kSqlite),
+                            sql::UpsertSql(sql::ShapeOf(kJobTable), kSqlite),
+                            sql::UpsertSql(sql::ShapeOf(kTaskTable), kSqlite),
+                            sql::UpsertSql(sql::ShapeOf(kHostTable), kSqlite)};
+  return s;
+}
 
 }  // namespace
 
@@ -179,10 +188,11 @@ absl::Status SqliteStore::CommitAll(const std::vector<const records::WriteBatch*
 }
 
 absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
-  for (const records::PoolRecord& p : b.put_pools) RETURN_IF_ERROR(Put(kPutPool, kPoolTable, p));
-  for (const records::JobRecord& j : b.put_jobs) RETURN_IF_ERROR(Put(kPutJob, kJobTable, j));
+  for (const records::PoolRecord& p : b.put_pools)
+    RETURN_IF_ERROR(Put(Sql().put_pool, kPoolTable, p));
+  for (const records::JobRecord& j : b.put_jobs) RETURN_IF_ERROR(Put(Sql().put_job, kJobTable, j));
   for (const records::TaskRecord& t : b.put_tasks) {
-    RETURN_IF_ERROR(Put(kPutTask, kTaskTable, t));
+    RETURN_IF_ERROR(Put(Sql().put_task, kTaskTable, t));
   }
   for (const TaskId& t : b.delete_tasks) {
     RETURN_IF_ERROR(CountWrite());
@@ -192,7 +202,8 @@ absl::Status SqliteStore::Apply(const records::WriteBatch& b) {
     RETURN_IF_ERROR(st->Run());
   }
   RETURN_IF_ERROR(QueueEvents(b));
-  for (const records::HostRecord& h : b.put_hosts) RETURN_IF_ERROR(Put(kPutHost, kHostTable, h));
+  for (const records::HostRecord& h : b.put_hosts)
+    RETURN_IF_ERROR(Put(Sql().put_host, kHostTable, h));
   if (!b.delete_jobs.empty()) RETURN_IF_ERROR(FlushEvents());
   for (JobId id : b.delete_jobs) {
     RETURN_IF_ERROR(CountWrite());

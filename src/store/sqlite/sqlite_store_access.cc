@@ -38,18 +38,24 @@ absl::StatusOr<std::vector<Record>> SelectAll(Statement& st, const Params& param
   return out;
 }
 
-constexpr sql::Dialect kSqlite = sql::Dialect::kSqlite;
-const std::string kPutToken = sql::UpsertSql(sql::ShapeOf(kTokenTable), kSqlite);
-const std::string kPutSecret = sql::UpsertSql(sql::ShapeOf(kSecretTable), kSqlite);
-const std::string kAppendAudit = sql::InsertSql(sql::ShapeOf(kAuditTable), kSqlite);
-const std::string kAddUsage = AddUsageSql(kSqlite);
-const std::string kPruneUsage = PruneUsageSql(kSqlite);
+// The statements, made at first use (as in sqlite_store.cc).
+struct AccessStatements {
+  std::string put_token, put_secret, append_audit, add_usage, prune_usage;
+};
+const AccessStatements& AccessSql() {
+  constexpr sql::Dialect kSqlite = sql::Dialect::kSqlite;
+  static const AccessStatements s{sql::UpsertSql(sql::ShapeOf(kTokenTable), kSqlite),
+                                  sql::UpsertSql(sql::ShapeOf(kSecretTable), kSqlite),
+                                  sql::InsertSql(sql::ShapeOf(kAuditTable), kSqlite),
+                                  AddUsageSql(kSqlite), PruneUsageSql(kSqlite)};
+  return s;
+}
 
 }  // namespace
 
 absl::Status SqliteStore::ApplyAccess(const records::WriteBatch& b) {
   for (const records::TokenRecord& t : b.put_tokens) {
-    RETURN_IF_ERROR(Put(kPutToken, kTokenTable, t));
+    RETURN_IF_ERROR(Put(AccessSql().put_token, kTokenTable, t));
   }
   for (const std::string& path : b.delete_secrets) {
     RETURN_IF_ERROR(CountWrite());
@@ -59,9 +65,10 @@ absl::Status SqliteStore::ApplyAccess(const records::WriteBatch& b) {
     RETURN_IF_ERROR(st->Run());
   }
   for (const records::SecretRecord& r : b.put_secrets) {
-    RETURN_IF_ERROR(Put(kPutSecret, kSecretTable, r));
+    RETURN_IF_ERROR(Put(AccessSql().put_secret, kSecretTable, r));
   }
-  for (const records::AuditRecord& a : b.audit) RETURN_IF_ERROR(Put(kAppendAudit, kAuditTable, a));
+  for (const records::AuditRecord& a : b.audit)
+    RETURN_IF_ERROR(Put(AccessSql().append_audit, kAuditTable, a));
   if (b.prune_audit_before) {
     RETURN_IF_ERROR(CountWrite());
     ASSIGN_OR_RETURN(Statement * st, Cached("DELETE FROM audit WHERE at_us < ?"));
@@ -69,10 +76,11 @@ absl::Status SqliteStore::ApplyAccess(const records::WriteBatch& b) {
     st->Bind(1, absl::ToUnixMicros(*b.prune_audit_before));
     RETURN_IF_ERROR(st->Run());
   }
-  for (const records::UsageRecord& u : b.add_usage) RETURN_IF_ERROR(Put(kAddUsage, kUsageTable, u));
+  for (const records::UsageRecord& u : b.add_usage)
+    RETURN_IF_ERROR(Put(AccessSql().add_usage, kUsageTable, u));
   if (b.prune_usage_before) {
     RETURN_IF_ERROR(CountWrite());
-    ASSIGN_OR_RETURN(Statement * st, Cached(kPruneUsage));
+    ASSIGN_OR_RETURN(Statement * st, Cached(AccessSql().prune_usage));
     st->Reset();
     st->Bind(1, absl::ToUnixMicros(*b.prune_usage_before));
     RETURN_IF_ERROR(st->Run());
