@@ -100,6 +100,27 @@ function(paceline_precompile_headers dir)
   endforeach()
 endfunction()
 
+# paceline_unity_build(DIR BATCH)
+# Compiles the sources of every static library under DIR in batches of BATCH files (CMake's unity
+# build): the headers that the precompiled one leaves out (gRPC, protobuf, nlohmann/json, CLI11,
+# Boost) are parsed once per batch instead of once per file. Test binaries and the generated
+# protobuf code keep one file per object (a test's helpers clash with another's).
+function(paceline_unity_build dir batch)
+  _paceline_targets(${dir} targets)
+  foreach(t ${targets})
+    get_target_property(type ${t} TYPE)
+    get_target_property(libs ${t} LINK_LIBRARIES)
+    if(NOT type STREQUAL "STATIC_LIBRARY" OR libs MATCHES "GTest::"
+       OR t MATCHES "^paceline(_test)?_pch$")
+      continue()
+    endif()
+    set_target_properties(${t} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch})
+    # A class of a .cc file with a member of a type from that file's anonymous namespace is
+    # fine; in a batch the .cc is an included file, and GCC would warn as if it were a header.
+    target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-subobject-linkage>)
+  endforeach()
+endfunction()
+
 # paceline_links_target(TARGET WANTED OUT): OUT is TRUE when TARGET links WANTED, directly or
 # through the targets it links.
 function(paceline_links_target target wanted out)
