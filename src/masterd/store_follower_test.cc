@@ -9,6 +9,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "store/postgres/postgres_store.h"
+#include "store/testing/followed_records.h"
 #include "store/testing/postgres_test_base.h"
 
 namespace paceline::masterd {
@@ -33,15 +34,6 @@ class StoreFollowerTest : public store::testing::PostgresDatabaseTest {
   EventLoop loop_{absl::Hours(1), [] {}};
 };
 
-records::TaskRecord Task(uint32_t instance, uint32_t run) {
-  records::TaskRecord t;
-  t.id = TaskId{JobId(1), instance};
-  t.run = run;
-  t.state = TaskState::kRunning;
-  t.host = "h";
-  return t;
-}
-
 TEST_F(StoreFollowerTest, AMirrorBehindACompactionReadsTheStoreWholeAndEqualsItAgain) {
   auto leader = MustOpen();
   auto standby = MustOpen();
@@ -51,32 +43,21 @@ TEST_F(StoreFollowerTest, AMirrorBehindACompactionReadsTheStoreWholeAndEqualsItA
   store::GroupCommitter committer(standby.get());
   StoreFollower follower(&committer, &loop_, nullptr);
 
-  records::WriteBatch first;
-  records::JobRecord job;
-  job.id = JobId(1);
-  job.pool = "/p";
-  job.spec.name = "j";
-  job.spec.instances = 8;
-  job.spec.task.command = "true";
-  job.spec.task.resources = Resources::Of(100, int64_t{16} << 20);
-  job.instances = 8;
-  first.put_jobs.push_back(job);
-  for (uint32_t i = 0; i < 8; ++i) first.put_tasks.push_back(Task(i, 1));
-  first.next_job_id = 2;
+  const records::WriteBatch first = store::testing::JobWithTasks(8);
   ASSERT_TRUE(leader->Commit(first).ok());
   ASSERT_TRUE(FollowUntil(follower, leader->CommittedRevision()));
 
   int64_t third = 0;
   for (uint32_t run = 2; run <= 5; ++run) {
     records::WriteBatch b;
-    b.put_tasks.push_back(Task(run, run));
+    b.put_tasks.push_back(store::testing::FollowedTask(1, run, run));
     b.delete_tasks.push_back(TaskId{JobId(1), run + 2});
     ASSERT_TRUE(leader->Commit(b).ok());
     if (run == 4) third = leader->CommittedRevision();
   }
   leader->CompactChangesBefore(third);
   records::WriteBatch last;
-  last.put_tasks.push_back(Task(0, 9));
+  last.put_tasks.push_back(store::testing::FollowedTask(1, 0, 9));
   ASSERT_TRUE(leader->Commit(last).ok());
   ASSERT_TRUE(FollowUntil(follower, leader->CommittedRevision()));
 

@@ -15,10 +15,15 @@
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/schema.h"
 #include "store/store_mirror.h"
+#include "store/testing/followed_records.h"
 #include "store/testing/postgres_test_base.h"
 
 namespace paceline::store {
 namespace {
+
+using testing::FollowedJob;
+using testing::FollowedTask;
+using testing::JobWithTasks;
 
 class StoreFollowTest : public testing::PostgresDatabaseTest {
  protected:
@@ -43,40 +48,6 @@ class StoreFollowTest : public testing::PostgresDatabaseTest {
     EXPECT_EQ(a.cluster_id, b.cluster_id);
   }
 };
-
-JobSpec Spec(uint32_t instances) {
-  JobSpec s;
-  s.name = "job";
-  s.instances = instances;
-  s.task.command = "true";
-  s.task.resources = Resources::Of(100, int64_t{16} << 20);
-  return s;
-}
-
-records::JobRecord Job(uint64_t id, uint64_t version) {
-  return records::JobRecord{
-      JobId(id), "/p", Spec(4), version, records::JobGoal::kRun, absl::FromUnixSeconds(100),
-      {},        {},   4};
-}
-
-records::TaskRecord Task(uint64_t job, uint32_t instance, uint32_t run) {
-  records::TaskRecord t;
-  t.id = TaskId{JobId(job), instance};
-  t.run = run;
-  t.state = run % 2 == 0 ? TaskState::kRunning : TaskState::kSucceeded;
-  t.host = "h" + std::to_string(run % 3);
-  t.started_at = absl::FromUnixSeconds(run);
-  return t;
-}
-
-// Job 1 with `tasks` tasks of its first run, and the next job id after it.
-records::WriteBatch JobWithTasks(uint32_t tasks) {
-  records::WriteBatch b;
-  b.put_jobs.push_back(Job(1, 1));
-  for (uint32_t i = 0; i < tasks; ++i) b.put_tasks.push_back(Task(1, i, 1));
-  b.next_job_id = 2;
-  return b;
-}
 
 records::TokenRecord Token(const std::string& id, const std::string& user) {
   records::TokenRecord t;
@@ -126,8 +97,8 @@ TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit)
         break;
       }
       case 1:  // a new job with its tasks
-        b.put_jobs.push_back(Job(next_job, 1));
-        for (uint32_t i = 0; i < 4; ++i) b.put_tasks.push_back(Task(next_job, i, 1));
+        b.put_jobs.push_back(FollowedJob(next_job, 1));
+        for (uint32_t i = 0; i < 4; ++i) b.put_tasks.push_back(FollowedTask(next_job, i, 1));
         b.next_job_id = ++next_job;
         break;
       case 2:  // a job deleted with its tasks
@@ -161,13 +132,13 @@ TEST_F(StoreFollowTest, AMirrorFedOnlyTheChangesEqualsAFullLoadAfterEveryCommit)
       }
       case 5:  // a job updated
         if (next_job > 1) {
-          b.put_jobs.push_back(Job(1 + pick(static_cast<int>(next_job - 1)), 2 + pick(5)));
+          b.put_jobs.push_back(FollowedJob(1 + pick(static_cast<int>(next_job - 1)), 2 + pick(5)));
         }
         break;
       default:  // task transitions, possibly of an instance removed before (it is back)
         for (int k = 0; k < 3 && next_job > 1; ++k) {
-          b.put_tasks.push_back(Task(1 + pick(static_cast<int>(next_job - 1)),
-                                     static_cast<uint32_t>(pick(4)), 1 + pick(9)));
+          b.put_tasks.push_back(FollowedTask(1 + pick(static_cast<int>(next_job - 1)),
+                                             static_cast<uint32_t>(pick(4)), 1 + pick(9)));
         }
         break;
     }
@@ -189,13 +160,13 @@ TEST_F(StoreFollowTest, ADeltaHoldsOnlyWhatChangedSinceTheRevision) {
   EXPECT_EQ(Follow(*store, mirror), 0u) << "nothing changed";
 
   records::WriteBatch one;
-  one.put_tasks.push_back(Task(1, 7, 2));
+  one.put_tasks.push_back(FollowedTask(1, 7, 2));
   one.delete_tasks.push_back(TaskId{JobId(1), 9});
   ASSERT_TRUE(store->Commit(one).ok());
   absl::StatusOr<StoreChanges> delta = store->ReadChanges(mirror.rev());
   ASSERT_TRUE(delta.ok()) << delta.status();
   ASSERT_EQ(delta->changed.tasks.size(), 1u);
-  EXPECT_EQ(delta->changed.tasks[0], Task(1, 7, 2));
+  EXPECT_EQ(delta->changed.tasks[0], FollowedTask(1, 7, 2));
   EXPECT_THAT(delta->deleted_tasks, ::testing::ElementsAre(TaskId{JobId(1), 9}));
   EXPECT_TRUE(delta->changed.jobs.empty());
   EXPECT_GT(delta->rev, mirror.rev());
@@ -215,7 +186,7 @@ TEST_F(StoreFollowTest, ChangesOlderThanACompactionAreRefusedAndTheWholeStoreSti
   std::vector<int64_t> revs;
   for (uint32_t run = 2; run <= 5; ++run) {
     records::WriteBatch b;
-    b.put_tasks.push_back(Task(1, run, run));
+    b.put_tasks.push_back(FollowedTask(1, run, run));
     b.delete_tasks.push_back(TaskId{JobId(1), run + 4});
     ASSERT_TRUE(store->Commit(b).ok());
     revs.push_back(store->CommittedRevision());
@@ -225,7 +196,7 @@ TEST_F(StoreFollowTest, ChangesOlderThanACompactionAreRefusedAndTheWholeStoreSti
   ASSERT_EQ(at.rev(), revs.back());
   store->CompactChangesBefore(revs[2]);
   records::WriteBatch after;
-  after.put_tasks.push_back(Task(1, 0, 9));
+  after.put_tasks.push_back(FollowedTask(1, 0, 9));
   ASSERT_TRUE(store->Commit(after).ok());
   const int64_t newest = store->CommittedRevision();
   auto c = PgConn::Connect(url_, absl::Seconds(5));
@@ -263,8 +234,8 @@ TEST_F(StoreFollowTest, TheCommittedRevisionIsOneAStandbyReaches) {
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->CommittedRevision(), kNoRevision);
   records::WriteBatch job;
-  job.put_jobs.push_back(Job(1, 1));
-  job.put_tasks.push_back(Task(1, 0, 1));
+  job.put_jobs.push_back(FollowedJob(1, 1));
+  job.put_tasks.push_back(FollowedTask(1, 0, 1));
   ASSERT_TRUE(store->Commit(job).ok());
   const int64_t wrote = store->CommittedRevision();
   EXPECT_GE(wrote, 0);
@@ -282,7 +253,7 @@ TEST_F(StoreFollowTest, TheCommittedRevisionIsOneAStandbyReaches) {
   EXPECT_GE(mirror.rev(), store->CommittedRevision());
 
   records::WriteBatch task;
-  task.put_tasks.push_back(Task(1, 0, 2));
+  task.put_tasks.push_back(FollowedTask(1, 0, 2));
   ASSERT_TRUE(store->Commit(task).ok());
   EXPECT_GT(store->CommittedRevision(), wrote);
   Follow(*store, mirror);
@@ -293,7 +264,7 @@ TEST_F(StoreFollowTest, TokensComeThroughTheChangesSoAStandbyKnowsEveryToken) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
   records::WriteBatch first;
-  first.put_jobs.push_back(Job(1, 1));
+  first.put_jobs.push_back(FollowedJob(1, 1));
   first.put_tokens = {Token("tok-a", "alice"), Token("tok-b", "bob")};
   records::AuditRecord audit;
   audit.user = "root";
