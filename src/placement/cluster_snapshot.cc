@@ -200,6 +200,7 @@ absl::StatusOr<std::vector<TaskId>> ClusterSnapshot::RemoveHost(HostId id) {
   if (h == nullptr) return NotFound(id);
   std::vector<TaskId> released = h->tasks();
   for (TaskId t : released) ReleaseRecord(t);
+  ReleaseHostHold(id);
   if (index_.Contains(id.value())) index_.Erase(id.value());
   if (revocable_index_.Contains(id.value())) revocable_index_.Erase(id.value());
   IndexLabels(id.value(), false);
@@ -207,6 +208,28 @@ absl::StatusOr<std::vector<TaskId>> ClusterSnapshot::RemoveHost(HostId id) {
   --num_hosts_;
   LogStaticChange(id.value());
   return released;
+}
+
+absl::Status ClusterSnapshot::HoldHost(HostId id, uint64_t gang, absl::Time until) {
+  if (gang == 0) return absl::InvalidArgumentError("a host hold needs a gang (not 0)");
+  HostState* h = mutable_host(id);
+  if (h == nullptr) return NotFound(id);
+  if (h->held_for_ == gang && h->held_until_ == until) return absl::OkStatus();
+  ReleaseHostHold(id);  // an earlier hold: what it turned away may fit now
+  h->held_for_ = gang;
+  h->held_until_ = until;
+  ++held_gangs_[gang];
+  return absl::OkStatus();
+}
+
+void ClusterSnapshot::ReleaseHostHold(HostId id) {
+  HostState* h = mutable_host(id);
+  if (h == nullptr || h->held_for_ == 0) return;
+  auto it = held_gangs_.find(h->held_for_);
+  if (it != held_gangs_.end() && --it->second == 0) held_gangs_.erase(it);
+  h->held_for_ = 0;
+  h->held_until_ = absl::InfinitePast();
+  LogRelaxed(id.value());  // tasks it turned away may fit now
 }
 
 absl::Status ClusterSnapshot::SetHostStatus(HostId id, HostStatus status) {

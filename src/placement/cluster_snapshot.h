@@ -81,6 +81,16 @@ class ClusterSnapshot {
   // gpu dimension is ignored, negative amounts count as 0). Zero when its usage is not known.
   absl::Status SetHostSlack(HostId id, const Resources& slack);
 
+  // Host holds (docs/resource-manager.md "Backfill on hosts"): keeps a host for the tasks of
+  // gang `gang` (a caller's gang id, not 0) and for tasks that end by `until` (the filter
+  // held_hosts); it ends with ReleaseHostHold. A host has one hold at a time: holding it again
+  // replaces it. NotFound for an absent host, InvalidArgument for gang 0.
+  absl::Status HoldHost(HostId id, uint64_t gang, absl::Time until);
+  void ReleaseHostHold(HostId id);
+  // Whether some host is held for `gang` (false for 0). The engine does not cache placement
+  // failures of such a gang's tasks: they may use hosts their class may not.
+  bool HoldsHostsFor(uint64_t gang) const { return gang != 0 && held_gangs_.contains(gang); }
+
   // --- tasks ---
   // Verifies that the assignment fits now (host UP; resources, GPU devices and models, ports
   // free; task not already placed) and applies it. Constraints (labels, anti-affinity) are the
@@ -195,6 +205,7 @@ class ClusterSnapshot {
   uint64_t log_base_ = 0;
   std::vector<uint32_t> relax_log_;
   uint64_t relax_base_ = 0;
+  absl::flat_hash_map<uint64_t, uint32_t> held_gangs_;  // gang -> hosts held for it
 };
 
 }  // namespace paceline::placement

@@ -75,6 +75,10 @@ bool PlacementEngine::PassesStatic(const TaskContext& t, const HostState& h) con
   return true;
 }
 
+bool PlacementEngine::PassesStaticFilters(const TaskShape& shape, const HostState& h) const {
+  return PassesStatic(TaskContext{engine_internal::NoTask(), shape, engine_internal::NoKeys()}, h);
+}
+
 bool PlacementEngine::PassesDynamic(const TaskContext& t, const HostState& h) const {
   const auto& fs = profile_.filters();
   for (size_t i = profile_.num_static_filters(); i < fs.size(); ++i) {
@@ -406,8 +410,12 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       cls.last_plan = plan_seq_;
       if (cls.st->synced_plan != plan_seq_) SyncStatic(*cls.st, snap);
       const TaskContext ctx{task, *task.shape, cls.keys};
-      const bool cacheable = !task.required_host.has_value();
-      if (cacheable && (cls.failed_epoch == epoch_ || StillFails(ctx, cls, snap))) {
+      // A gang with held hosts may use hosts its class may not: its failures say nothing of
+      // the class.
+      const bool cacheable = !task.required_host.has_value() && !snap.HoldsHostsFor(task.gang);
+      // A failure holds for tasks that end no earlier (held hosts take those that end early).
+      if (cacheable && task.ends_by >= cls.failed_ends_by &&
+          (cls.failed_epoch == epoch_ || StillFails(ctx, cls, snap))) {
         ++plan.stats.class_hits;
         if (req.explain && !cls.failure.explained) {  // failed for a request that asked none
           ++plan.stats.explain_scans;
@@ -432,6 +440,7 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
         if (cacheable) {
           cls.failure = e;
           cls.failed_epoch = epoch_;
+          cls.failed_ends_by = task.ends_by;
           // Holds of earlier requests of this plan become commitments; holds of this gang are
           // rolled back below, so a failure that saw them says nothing about later plans.
           cls.failed_relax = placed == 0 ? snap.relax_seq() : kNever;

@@ -95,6 +95,10 @@ class PlacementEngine {
   // ApplyPlan rejects it.
   Plan Place(std::span<const PlacementRequest> requests, ClusterSnapshot& snapshot);
 
+  // Whether a task of `shape` passes every static filter of the profile on `host` (its state,
+  // exclusive, labels, GPU models): it could go there once the host has room. O(filters).
+  bool PassesStaticFilters(const TaskShape& shape, const HostState& host) const;
+
   const Profile& profile() const { return profile_; }
   uint32_t max_candidates() const { return max_candidates_; }
   // The workload the gpu_fragmentation scorer measures against (learned or configured).

@@ -57,6 +57,8 @@ struct PlacementEngine::Class {
   // own gang held (kNever: no such failure). The class still fits nowhere, in later plans too,
   // unless it fits one of the hosts relaxed since (StillFails).
   uint64_t failed_relax = engine_internal::kNever;
+  // The ends_by of the task that failed: a task that ends earlier may fit a held host.
+  absl::Time failed_ends_by = absl::InfinitePast();
   Explanation failure;
   uint64_t last_plan = 0;
   int walk_dim = 0;

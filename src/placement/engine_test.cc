@@ -461,5 +461,48 @@ TEST(Engine, UnknownProfileIsAnError) {
   EXPECT_EQ(PlacementEngine::Create(c).status().code(), absl::StatusCode::kNotFound);
 }
 
+// Host holds (ClusterSnapshot::HoldHost, filter held_hosts).
+TEST(Engine, AHeldHostTakesItsGangsTasksAndTasksEndingByTheHoldOnly) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 2; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).Build()).ok());
+  const absl::Time until = absl::FromUnixSeconds(1'000'000);
+  ASSERT_TRUE(snap.HoldHost(HostId(0), 7, until).ok());
+  ASSERT_TRUE(snap.HoldHost(HostId(1), 8, until).ok());
+  EXPECT_EQ(snap.HoldHost(HostId(0), 0, until).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(snap.HoldsHostsFor(7));
+  EXPECT_FALSE(snap.HoldsHostsFor(9));
+  auto shape = ShapeBuilder(1).Build();
+  auto engine = Engine();
+  auto request = [&](uint32_t instance, uint64_t gang, absl::Time ends_by) {
+    PlacementTask t = Task(instance, shape);
+    t.gang = gang;
+    t.ends_by = ends_by;
+    return PlacementRequest::Single(std::move(t));
+  };
+
+  // Ends after the holds: no host, and the explanation says why; not "never fits".
+  Plan late = engine->Place(std::vector{request(0, 0, until + absl::Seconds(1))}, snap);
+  ASSERT_EQ(late.pending.size(), 1u);
+  const Explanation& e = late.pending[0].explanation;
+  EXPECT_FALSE(e.never_fits);
+  ASSERT_EQ(e.rejections.size(), 1u);
+  EXPECT_EQ(e.rejections[0].filter, "held_hosts");
+  EXPECT_EQ(e.rejections[0].hosts, 2);
+
+  // Ends by the holds, or belongs to the gang: placed.
+  Plan on_time = engine->Place(std::vector{request(1, 0, until)}, snap);
+  EXPECT_EQ(on_time.assignments.size(), 1u);
+  Plan own = engine->Place(std::vector{request(2, 7, absl::InfiniteFuture())}, snap);
+  ASSERT_EQ(own.assignments.size(), 1u);
+  EXPECT_EQ(own.assignments[0].host, HostId(0));
+
+  // A released hold lets the late task in, although its class failed before.
+  snap.ReleaseHostHold(HostId(1));
+  EXPECT_FALSE(snap.HoldsHostsFor(8));
+  Plan after = engine->Place(std::vector{request(0, 0, until + absl::Seconds(1))}, snap);
+  ASSERT_EQ(after.assignments.size(), 1u);
+  EXPECT_EQ(after.assignments[0].host, HostId(1));
+}
+
 }  // namespace
 }  // namespace paceline::placement

@@ -45,6 +45,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "common/ids.h"
 #include "common/resources.h"
 
@@ -188,6 +189,11 @@ class HostState {
   // Grows on every usage change; lets scorers cache per-host values.
   uint64_t version() const { return version_; }
 
+  // A host hold (ClusterSnapshot::HoldHost): the gang the host is kept free for (0: none), and
+  // the time by which its tasks end; only that gang's tasks and tasks that end by then go here.
+  uint64_t held_for() const { return held_for_; }
+  absl::Time held_until() const { return held_until_; }
+
  private:
   friend class ClusterSnapshot;
 
@@ -221,6 +227,8 @@ class HostState {
   std::vector<TaskId> tasks_;
   absl::flat_hash_map<std::string, int64_t> images_;
   uint64_t version_ = 0;
+  uint64_t held_for_ = 0;
+  absl::Time held_until_ = absl::InfinitePast();
 };
 
 }  // namespace paceline::placement

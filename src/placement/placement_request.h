@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/ids.h"
 #include "common/resources.h"
 #include "spec/job_spec.h"
@@ -83,6 +84,10 @@ struct PlacementTask {
   std::shared_ptr<const TaskShape> shape;
   std::optional<PreviousHost> previous;
   std::optional<HostId> required_host;
+  // For host holds (filter held_hosts): the caller's id of the task's gang (0: none), and when
+  // the task ends at the latest if placed now (its max_running_time; InfiniteFuture: never).
+  uint64_t gang = 0;
+  absl::Time ends_by = absl::InfiniteFuture();
 };
 
 // One task (tasks.size() == 1) or a gang (all or nothing).

@@ -4,6 +4,7 @@
 #include <functional>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "placement/filters/exclusive_filter.h"
 #include "placement/filters/gpu_devices_filter.h"
 #include "placement/filters/gpu_models_filter.h"
+#include "placement/filters/held_hosts_filter.h"
 #include "placement/filters/host_state_filter.h"
 #include "placement/filters/labels_filter.h"
 #include "placement/filters/max_per_host_filter.h"
@@ -55,6 +57,7 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Filter> (*)()>>& 
           {"gpu_devices", &NewFilter<GpuDevicesFilter>},
           {"ports", &NewFilter<PortsFilter>},
           {"max_per_host", &NewFilter<MaxPerHostFilter>},
+          {"held_hosts", &NewFilter<HeldHostsFilter>},
       };
   return *table;
 }
@@ -223,6 +226,10 @@ absl::StatusOr<Profile> Profile::Build(const ProfileSpec& spec) {
       seen_dynamic = true;
     }
     p.filters_.push_back(std::move(*f));
+  }
+  // Host holds keep a waiting gang's hosts for it: every profile honours them, listed or not.
+  if (absl::c_find(spec.filters, "held_hosts") == spec.filters.end()) {
+    p.filters_.push_back(std::make_unique<HeldHostsFilter>());
   }
   for (const ScorerWeight& sw : spec.scorers) {
     if (!(sw.weight >= 0)) {

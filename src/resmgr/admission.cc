@@ -88,6 +88,16 @@ std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang
   return std::nullopt;
 }
 
+std::optional<absl::Time> Admitter::HostsFreeAt(const Gang& g) const {
+  if (!backfill_ || input_.hosts == nullptr || g.live < 2) return std::nullopt;
+  return input_.hosts->HostsFreeAt(g.id, input_.now);
+}
+
+bool Admitter::FitsHostsNow(const Gang& g) const {
+  return !backfill_ || input_.hosts == nullptr || g.live < 2 ||
+         input_.hosts->FitsNow(g.id, input_.now);
+}
+
 FixedCaps::FixedCaps(const PoolSpec& spec)
     : limit(spec.Limit()),
       reservation(spec.Reservation()),
@@ -245,7 +255,8 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
         p.earmarks.empty() ? Resources() : preemptor_.EarmarkedAgainst(p, g);
     std::optional<WaitReason> wait = CheckBounds(p, g, ledger, bound, earmarked, caps);
     if (res != nullptr) {
-      if (wait || !res->Admits(g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now)) {
+      if (wait || !FitsHostsNow(g) ||
+          !res->Admits(g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now)) {
         ++it;
         continue;
       }
@@ -268,7 +279,9 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       std::optional<LaneReservation> r;
       if (backfill_ && (c == WaitCode::kEntitlement || c == WaitCode::kSlack ||
                         c == WaitCode::kReservation || c == WaitCode::kControllerLimit)) {
-        r = Reserve(p, g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now);
+        // Its hosts may free later than its bounds: then it is reserved from then.
+        r = Reserve(p, g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now,
+                    HostsFreeAt(g).value_or(absl::InfinitePast()));
       }
       if (r.has_value()) {
         // Reserved: the lane goes on, for gangs that can be backfilled ahead of this one.
@@ -291,6 +304,27 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       }
       ++it;
       continue;
+    }
+
+    // The first gang of its lane fits its bounds now; its members may still find no hosts.
+    if (res == nullptr) {
+      if (std::optional<absl::Time> free_at = HostsFreeAt(g)) {
+        const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
+        if (std::optional<LaneReservation> r = Reserve(p, g, lb, input_.now, *free_at)) {
+          reservations[e.lane] = *r;
+          reserved[e.lane] = true;
+          g.reason = WaitReason();
+          g.reason.code = WaitCode::kWaitingForHosts;
+          g.reason.asked = g.live;
+          g.reason.other = g.id;
+          g.reason.at = *free_at;
+          g.reason.predicted = r->at;
+          g.reason.cycle = cycle;
+          p.lane_block[e.lane] = LaneBlock{g.id, cycle, WaitCode::kBlockedBehind, r->at};
+          ++it;
+          continue;
+        }
+      }
     }
 
     // Admit.

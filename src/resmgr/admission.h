@@ -40,6 +40,13 @@
 // of the same pool for it (intra-pool preemption). A pool above its entitlement admits nothing
 // of that ledger until the excess is reclaimed.
 //
+// Hosts (host_gate.h): with backfill and a gate, the first gang of a lane that has two tasks or
+// more is admitted only if the gate finds hosts for it now; otherwise it stays first (reason
+// "waiting-for-hosts") with its capacity reserved from the time the gate gives, and the lane is
+// backfilled behind it as behind any reserved gang; a gang of two tasks or more is backfilled
+// only if the gate finds hosts for it now. A first gang that does not fit its bounds is
+// reserved from the gate's time too when it is later than the bounds' own.
+//
 // Reasons: every gang the pass looks at gets its WaitReason; the pass stops scanning a queue
 // once all its lanes are blocked, and gangs it did not reach are explained by their lane's
 // blocker (LaneBlock, stamped with the cycle).
@@ -53,6 +60,7 @@
 #include "absl/time/time.h"
 #include "resmgr/cycle_result.h"
 #include "resmgr/entitlement.h"
+#include "resmgr/host_gate.h"
 #include "resmgr/pool_tree.h"
 #include "resmgr/preemption.h"
 #include "resmgr/rm_state.h"
@@ -76,7 +84,8 @@ std::optional<WaitReason> FixedCapViolation(const Resources& asked, SlaClass sla
 struct AdmissionInput {
   uint64_t cycle = 0;
   absl::Time now;
-  Resources slack_left;  // the cluster's slack capacity minus what revocable work holds
+  Resources slack_left;       // the cluster's slack capacity minus what revocable work holds
+  HostGate* hosts = nullptr;  // with backfill: asked before a lane's first gang is admitted
 };
 
 class Admitter {
@@ -101,6 +110,11 @@ class Admitter {
   std::optional<WaitReason> CheckBounds(const PoolRuntime& p, const Gang& g, Ledger ledger,
                                         const Resources& bound, const Resources& earmarked,
                                         const FixedCaps& caps) const;
+
+  // With backfill and a gate, for a lane's first gang of two tasks or more: the gate's answer.
+  std::optional<absl::Time> HostsFreeAt(const Gang& g) const;
+  // The same for a gang about to be backfilled: whether its members fit on hosts now.
+  bool FitsHostsNow(const Gang& g) const;
 
   RmState& state_;
   Preemptor& preemptor_;

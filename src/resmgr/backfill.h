@@ -56,7 +56,11 @@ struct LaneReservation {
 
 // The head's reservation, or nullopt when the admitted gangs' limits never free enough (a gang
 // without a limit holds too much): the lane then waits strictly, as without backfill.
+// `not_before`: the head cannot start earlier whatever its bounds say (its hosts are held for it
+// and free by then, host_gate.h); the reservation is from then at the earliest, and what is
+// left beside it is counted at that time.
 std::optional<LaneReservation> Reserve(const PoolRuntime& pool, const Gang& head,
-                                       const LaneBounds& bounds, absl::Time now);
+                                       const LaneBounds& bounds, absl::Time now,
+                                       absl::Time not_before = absl::InfinitePast());
 
 }  // namespace paceline::resmgr

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+
 #include "resmgr/rm_harness.h"
 
 namespace paceline::resmgr {
@@ -186,6 +189,90 @@ TEST(BackfillTest, TheDepthBoundsTheLookBehindTheReservation) {
   EXPECT_THAT(r.admitted, IsEmpty());
   EXPECT_EQ(h.Reason(5).code, WaitCode::kBlockedBehind);
   EXPECT_EQ(h.Reason(5).other, GangId(2));
+}
+
+// A gate that answers from a table: gang -> when its hosts free (absent: it finds hosts now).
+class TableGate final : public HostGate {
+ public:
+  std::optional<absl::Time> HostsFreeAt(GangId gang, absl::Time) override {
+    ++asked;
+    auto it = free_at.find(gang.value());
+    return it == free_at.end() ? std::nullopt : std::optional<absl::Time>(it->second);
+  }
+  bool FitsNow(GangId gang, absl::Time) override { return !no_room.contains(gang.value()); }
+  absl::flat_hash_set<uint64_t> no_room;
+  absl::flat_hash_map<uint64_t, absl::Time> free_at;
+  int asked = 0;
+};
+
+TEST(BackfillTest, AGangThatFitsItsBoundsButNotTheHostsWaitsAndTheLaneIsBackfilledAroundIt) {
+  RmHarness h;
+  TableGate gate;
+  h.set_hosts(&gate);
+  PoolId a = h.Pool("/a");
+  RunFirst(h, a);                                             // 60 cpu until 1h
+  h.Add(G(2, a, 0).Tasks(2, Cpu(15)).Limit(absl::Hours(1)));  // 30: fits the pool now
+  const absl::Time hosts_free = h.now() + absl::Minutes(30);
+  gate.free_at[2] = hosts_free;
+  h.Add(G(3, a, 5).Limit(absl::Minutes(10)));  // ends before the hosts free
+  h.Add(G(4, a, 10).Limit(absl::Hours(2)));    // beside gang 2 then: 100 - 60 - 30 = 10
+  h.Add(G(5, a, 5).Limit(absl::Hours(2)));     // nothing left beside it
+  h.Add(G(6, a, 0).Tasks(2, Cpu(1)).Limit(absl::Minutes(10)));  // ends by then, but no hosts
+  gate.no_room.insert(6);
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(3, 4));
+  EXPECT_EQ(AheadOf(r, 3), GangId(2));
+  const WaitReason head = h.Reason(2);
+  EXPECT_EQ(head.code, WaitCode::kWaitingForHosts);
+  EXPECT_EQ(head.asked, 2);
+  EXPECT_EQ(absl::Time(head.at), hosts_free);
+  EXPECT_EQ(absl::Time(head.predicted), hosts_free);
+  EXPECT_THAT(h.Why(2), HasSubstr("pool /a has room for the gang, but its 2 tasks do not fit on "
+                                  "the hosts yet"));
+  EXPECT_THAT(h.Why(2), HasSubstr("hosts are held for gang 2"));
+  for (uint64_t behind : {5, 6}) EXPECT_EQ(h.Reason(behind).code, WaitCode::kBlockedBehind);
+
+  // Gang 3 ends and the gate finds hosts: gang 2 is admitted.
+  for (const TaskId& t : h.Tasks(3)) ASSERT_TRUE(h.rm().Release(t).ok());
+  gate.free_at.clear();
+  r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(2));
+}
+
+TEST(BackfillTest, AGangWaitingForItsBoundsIsReservedFromWhenItsHostsFreeWhenThatIsLater) {
+  RmHarness h;
+  TableGate gate;
+  h.set_hosts(&gate);
+  PoolId a = h.Pool("/a");
+  const absl::Time end1 = RunFirst(h, a);
+  h.Add(G(2, a, 0).Tasks(2, Cpu(25)).Limit(absl::Hours(1)));  // 50: waits for gang 1
+  gate.free_at[2] = end1 + absl::Hours(1);
+  h.Cycle();
+  EXPECT_EQ(h.Reason(2).code, WaitCode::kReserved);
+  EXPECT_EQ(absl::Time(h.Reason(2).at), end1 + absl::Hours(1));
+  // Without the gate's time the bounds' own: gang 1's end.
+  gate.free_at.clear();
+  h.Cycle();
+  EXPECT_EQ(absl::Time(h.Reason(2).at), end1);
+}
+
+TEST(BackfillTest, TheGateIsAskedOnlyWithBackfillAndOnlyForGangsOfSeveralTasks) {
+  ResourceManagerConfig off;
+  off.backfill = false;
+  for (bool backfill : {true, false}) {
+    RmHarness h(Cpu(100), backfill ? ResourceManagerConfig() : off);
+    TableGate gate;
+    gate.free_at[1] = gate.free_at[2] = h.now() + absl::Hours(5);
+    h.set_hosts(&gate);
+    PoolId a = h.Pool("/a");
+    h.Add(G(1, a, 10));                   // one task: never asked
+    h.Add(G(2, a, 0).Tasks(2, Cpu(10)));  // asked with backfill only
+    CycleResult r = h.Cycle();
+    EXPECT_EQ(gate.asked, backfill ? 1 : 0);
+    const std::vector<uint64_t> admitted =
+        backfill ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2};
+    EXPECT_EQ(RmHarness::AdmittedIds(r), admitted);
+  }
 }
 
 }  // namespace

@@ -226,7 +226,8 @@ CycleResult ResourceManager::RunCycle(const CycleInput& input, absl::Time now) {
   preemptor_.ReclaimExcess(tree_, *last_, result.preempted);
   admitter_.Run(
       tree_, *last_,
-      AdmissionInput{cycle_, now, SubtractClamped(last_->slack_capacity, state_.total().revocable)},
+      AdmissionInput{cycle_, now, SubtractClamped(last_->slack_capacity, state_.total().revocable),
+                     input.hosts},
       result.admitted, result.preempted);
   first_unseen_seq_ = next_seq_;
   result.pools = AllStats();

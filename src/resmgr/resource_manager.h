@@ -62,6 +62,9 @@ struct ResourceManagerConfig {
 struct CycleInput {
   Resources capacity;          // schedulable capacity of the cluster
   Resources allocated_unused;  // allocated to regular tasks but measured unused
+  // With backfill: asked whether a lane's first gang finds hosts before it is admitted
+  // (host_gate.h); null: every gang that fits its bounds is admitted.
+  HostGate* hosts = nullptr;
 };
 
 // One queued gang as `paceline pool get` shows it.

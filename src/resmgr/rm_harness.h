@@ -30,6 +30,8 @@ class RmHarness {
   void set_capacity(const Resources& c) { capacity_ = c; }
   void set_allocated_unused(const Resources& r) { unused_ = r; }
   void Advance(absl::Duration d) { clock_.AdvanceBy(d); }
+  // The gate every later cycle asks (host_gate.h); null: none.
+  void set_hosts(HostGate* hosts) { hosts_ = hosts; }
 
   PoolId Pool(absl::string_view path, const PoolSpec& spec = PoolSpec()) {
     absl::StatusOr<PoolId> id = rm_.CreatePool(path, spec);
@@ -42,7 +44,7 @@ class RmHarness {
   // Advances the clock by one second and runs a cycle.
   CycleResult Cycle() {
     clock_.AdvanceBy(absl::Seconds(1));
-    return rm_.RunCycle(CycleInput{capacity_, unused_}, now());
+    return rm_.RunCycle(CycleInput{capacity_, unused_, hosts_}, now());
   }
   // Starts every task of the gang (MarkRunning), one second apart.
   void Start(uint64_t gang) {
@@ -111,6 +113,7 @@ class RmHarness {
  private:
   Resources capacity_;
   Resources unused_;
+  HostGate* hosts_ = nullptr;
   SimulatedClock clock_;
   ResourceManager rm_;
   absl::flat_hash_map<uint64_t, std::vector<TaskId>> tasks_;

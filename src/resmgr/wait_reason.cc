@@ -85,6 +85,8 @@ absl::string_view WaitCodeName(WaitCode code) {
       return "held-back";
     case WaitCode::kReserved:
       return "reserved";
+    case WaitCode::kWaitingForHosts:
+      return "waiting-for-hosts";
   }
   return "?";
 }
@@ -112,6 +114,14 @@ std::string DescribeWait(const WaitReason& r, absl::string_view pool, JobId job)
       }
       return s;
     }
+    case WaitCode::kWaitingForHosts:
+      return absl::StrCat("pool ", pool, " has room for the gang, but its ", r.asked,
+                          " tasks do not fit on the hosts yet (their free capacity is split over "
+                          "hosts): hosts are held for gang ",
+                          r.other.value(), ", free by ", When(r.at),
+                          " at the latest (as their tasks reach max_running_time), "
+                          "and its capacity is reserved from ",
+                          When(r.predicted));
     case WaitCode::kEntitlement:
       return HeldAsked(r, pool, "regular work", "entitlement");
     case WaitCode::kSlack:

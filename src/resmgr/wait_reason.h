@@ -36,6 +36,9 @@ enum class WaitCode : uint8_t {
                          // and would preempt this preemptible gang if it were admitted
   kReserved,             // backfill (backfill.h): the lane's first gang does not fit the bound
                          // `cap` now; its capacity is reserved from `at` (predicted: `predicted`)
+  kWaitingForHosts,      // backfill on hosts (host_gate.h): the lane's first gang fits its bounds
+                         // but its `asked` tasks find no hosts yet; hosts are held for it, free
+                         // by `at`; its capacity is reserved from `predicted`
 };
 
 // Which fixed bound a kNeverFits gang exceeds.

@@ -101,5 +101,72 @@ TEST_F(CoreTest, ABackfilledTaskOverrunningItsLimitIsKilledAndTheReservationHold
   EXPECT_EQ(wide_launches, 8u);
 }
 
+JobSpec Sized(JobSpec s, int64_t cpu_milli) {
+  s.task.resources = Resources::Of(cpu_milli, testing::kGi);
+  return s;
+}
+
+// Backfill on hosts (docs/resource-manager.md "Backfill on hosts"): a gang its pool has room for
+// but whose members find no hosts waits unadmitted, with hosts held for it; work that ends later
+// than the hold goes only to other hosts; the gang starts on its hosts as they free.
+TEST_F(CoreTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWhenTheyFree) {
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(20'000), a).ok());
+  const std::vector<std::string> names = {"h0", "h1", "h2", "h3", "h4"};
+  for (const std::string& n : names) {
+    ASSERT_TRUE(core_->agents().RegisterHost(Host(n, 4), {}, now_, a).ok());
+  }
+  // Two 3-core tasks take two hosts; three hosts stay empty.
+  auto busy = core_->job_control().CreateJob(Sized(Limited("busy", 2, absl::Minutes(10)), 3000),
+                                             "/a", now_, a);
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  Commit(std::move(a));
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 2u);
+  ASSERT_NE(first.launches[0].host, first.launches[1].host);
+  for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
+
+  // Seven 2-core members: the pool has 14 cores free, the hosts room for six members only.
+  now_ += absl::Seconds(1);
+  Actions b;
+  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 7, absl::Hours(1), 7), 2000),
+                                             "/a", now_, b);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  auto later = core_->job_control().CreateJob(Sized(Limited("later", 1, absl::Hours(1)), 1000),
+                                              "/a", now_, b);
+  ASSERT_TRUE(later.ok());
+  Commit(std::move(b));
+  Actions second = Cycle();
+  EXPECT_THAT(core_->WhyPending(TaskId{*wide, 0}), HasSubstr("do not fit on the hosts yet"));
+  std::vector<std::string> held;
+  for (uint32_t slot = 0; slot < core_->snapshot().slots(); ++slot) {
+    if (core_->snapshot().present(slot) && core_->snapshot().host_at(slot).held_for() != 0) {
+      held.push_back(core_->snapshot().host_at(slot).name());
+    }
+  }
+  EXPECT_EQ(held.size(), 4u);  // the three empty hosts and one of the busy ones
+  // `later` ends after the hold: it runs, beside the gang's capacity, on the one host not held.
+  ASSERT_EQ(second.launches.size(), 1u) << core_->WhyPending(TaskId{*later, 0});
+  EXPECT_EQ(second.launches[0].run.task.job, *later);
+  EXPECT_THAT(held, ::testing::Not(::testing::Contains(second.launches[0].host)));
+  Report(second.launches[0], TaskState::kRunning);
+
+  // `busy` ends early: its held host has room, and the gang starts on its hosts.
+  now_ += absl::Minutes(2);
+  for (const std::string& n : names) core_->agents().Heartbeat(n, now_);
+  for (const Launch& l : first.launches) Report(l, TaskState::kSucceeded, 0);
+  Actions third = Cycle();
+  size_t wide_launches = 0;
+  for (const Launch& l : third.launches) {
+    wide_launches += l.run.task.job == *wide ? 1 : 0;
+  }
+  EXPECT_EQ(wide_launches, 7u) << core_->WhyPending(TaskId{*wide, 0});
+  for (uint32_t slot = 0; slot < core_->snapshot().slots(); ++slot) {
+    if (core_->snapshot().present(slot)) {
+      EXPECT_EQ(core_->snapshot().host_at(slot).held_for(), 0u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paceline::scheduler

@@ -97,7 +97,9 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   upkeep_.Tick(now, out);
 
   resmgr::CycleResult cycle =
-      rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now)}, now);
+      rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now),
+                    config_.resmgr.backfill ? &holds_ : nullptr},
+                   now);
   for (const resmgr::PreemptionDecision& p : cycle.preempted) {
     const std::string& why = p.reason;
     jobmgr::Effects fx;
@@ -120,6 +122,7 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   }
   SyncSlack(now, out);
   PlaceAdmitted(now, out);
+  holds_.Prune();
   if (history_.Due(now)) RecordHistory(now);
 }
 
@@ -157,6 +160,8 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     const jobmgr::Job* job = jobs_.GetJob(g->job);
     if (job == nullptr) continue;
     placement::PlacementRequest req;
+    const absl::Duration limit = job->spec().sla.max_running_time;
+    const absl::Time ends_by = limit > absl::ZeroDuration() ? now + limit : absl::InfiniteFuture();
     bool ok = true;
     bool has_why = true;  // every member has a reason a later failure may leave standing
     for (const TaskId& t : g->tasks) {
@@ -172,7 +177,8 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
       std::optional<HostId> pin;
       if (job->spec().type == JobType::kDaemon) pin = upkeep_.DaemonHostOf(t);
       if (job->spec().type == JobType::kStateful) pin = VolumeHostOf(*job, t.instance);
-      req.tasks.push_back(placement::PlacementTask{t, *shape, InPlaceHost(*job, t.instance), pin});
+      req.tasks.push_back(
+          placement::PlacementTask{t, *shape, InPlaceHost(*job, t.instance), pin, gid, ends_by});
     }
     if (!ok || req.tasks.empty()) continue;
     if (retry_.Skip(gid, req, snapshot_)) {  // it would fail again: its explanation stands

@@ -78,6 +78,7 @@
 #include "scheduler/agent_control.h"
 #include "scheduler/gangs.h"
 #include "scheduler/history.h"
+#include "scheduler/host_holds.h"
 #include "scheduler/host_upkeep.h"
 #include "scheduler/job_control.h"
 #include "scheduler/placement_retry.h"
@@ -100,6 +101,9 @@ struct CoreConfig {
   // An admitted gang that placement fails again keeps its tasks' "why pending" for this long
   // before it is explained again (placement_retry.h).
   absl::Duration reexplain_after = absl::Seconds(10);
+  // With backfill: how long the hosts held for a gang that waits for hosts stand before they
+  // are chosen again (host_holds.h).
+  absl::Duration host_hold_refresh = absl::Seconds(10);
 };
 
 class SchedulerCore {
@@ -182,6 +186,8 @@ class SchedulerCore {
   WaitReasons why_;                 // placement explanations
   PlacementRetry retry_;            // gangs of to_place_ that would fail placement again
   ShapeCache shapes_;
+  // Hosts kept for gangs that fit their pool but not yet the hosts (the resource manager's gate).
+  HostHolds holds_{{rm_, jobs_, shapes_, snapshot_, *engine_}, config_.host_hold_refresh};
   Gangs gangs_{jobs_, rm_, why_};
   Absorber absorber_{jobs_, rm_, snapshot_, usage_, retention_, gangs_};
   HostUpkeep upkeep_{hosts_, jobs_, snapshot_, usage_, absorber_};
