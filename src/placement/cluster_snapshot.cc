@@ -214,8 +214,12 @@ absl::Status ClusterSnapshot::HoldHost(HostId id, uint64_t gang, absl::Time unti
   if (gang == 0) return absl::InvalidArgumentError("a host hold needs a gang (not 0)");
   HostState* h = mutable_host(id);
   if (h == nullptr) return NotFound(id);
-  if (h->held_for_ == gang && h->held_until_ == until) return absl::OkStatus();
-  ReleaseHostHold(id);  // an earlier hold: what it turned away may fit now
+  if (h->held_for_ == gang) {  // the same gang's: only a later time lets more in
+    if (until > h->held_until_) LogRelaxed(id.value());
+    h->held_until_ = until;
+    return absl::OkStatus();
+  }
+  ReleaseHostHold(id);  // another gang's: what it turned away may fit now
   h->held_for_ = gang;
   h->held_until_ = until;
   ++held_gangs_[gang];

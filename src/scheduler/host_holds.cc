@@ -50,9 +50,9 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time) {
   const placement::ClusterSnapshot& snap = p_.snapshot;
   const uint64_t id = gang.value();
   auto fits = [&](const placement::HostState& h) {
-    return h.held_for() == 0 && Eligible(id, *ask->shape, h)
-               ? Fitting(h.free(), *ask->shape, ask->cap)
-               : 0u;
+    if (h.held_for() != 0) return 0u;
+    const uint32_t k = Fitting(h.free(), *ask->shape, ask->cap);  // cheap: first
+    return k > 0 && Eligible(id, *ask->shape, h) ? k : 0u;
   };
   // It failed before: only room on hosts relaxed since can make it fit.
   if (auto it = no_room_.find(id); it != no_room_.end()) {
@@ -84,24 +84,25 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
   const uint32_t members = ask->members;
   const uint32_t cap = ask->cap;
 
-  if (auto it = holds_.find(id);
-      it != holds_.end() && now < it->second.until && now - it->second.made < refresh_) {
+  if (auto it = holds_.find(id); it != holds_.end()) {
     Hold& hold = it->second;
-    Grab(id, *shape, cap, hold);
-    uint32_t fit = 0;
-    for (HostId h : hold.hosts) {
-      const placement::HostState* host = p_.snapshot.host(h);
-      if (host != nullptr && host->status() == placement::HostStatus::kUp) {
-        fit += Fitting(host->free(), *shape, cap);
-      }
+    if (hold.hosts.empty() && now - hold.made < refresh_) {
+      return std::nullopt;  // it had room, or its hosts never free: asked again later
     }
-    // Admitted: the hold stays until the placement pass has used it (Prune).
-    return fit >= members ? std::nullopt : std::optional<absl::Time>(hold.until);
+    if (!hold.hosts.empty() && now < hold.until && AllUp(hold)) {
+      uint32_t fit = 0;
+      for (HostId h : hold.hosts) fit += Fitting(p_.snapshot.host(h)->free(), *shape, cap);
+      if (fit < members) fit += Grab(id, *shape, cap, hold);
+      // Admitted: the hold stays until the placement pass has used it (Prune).
+      return fit >= members ? std::nullopt : std::optional<absl::Time>(hold.until);
+    }
   }
   std::optional<Hold> plan = Plan(id, *shape, members, now);
   if (!plan.has_value() || plan->until <= now) {
-    if (!plan.has_value()) Release(id);  // it waits admitted, as without holds
-    return std::nullopt;
+    Release(id);
+    // Remembered for a while: a gang waiting for its pool's bounds is asked every cycle.
+    holds_[id] = Hold{now, now, {}, 0};
+    return std::nullopt;  // no hold: admitted, it waits for hosts as without holds
   }
   Hold& held = holds_[id];
   for (HostId h : held.hosts) {
@@ -118,17 +119,20 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
   return held.until;
 }
 
-void HostHolds::Grab(uint64_t gang, const placement::TaskShape& shape, uint32_t cap, Hold& hold) {
+uint32_t HostHolds::Grab(uint64_t gang, const placement::TaskShape& shape, uint32_t cap,
+                         Hold& hold) {
   placement::ClusterSnapshot& snap = p_.snapshot;
+  uint32_t got = 0;
   auto consider = [&](uint32_t slot) {
     if (!snap.present(slot)) return;
     const placement::HostState& h = snap.host_at(slot);
-    if (h.held_for() != 0 || !Eligible(gang, shape, h) || Fitting(h.free(), shape, cap) == 0) {
-      return;
-    }
+    if (h.held_for() != 0) return;
+    const uint32_t k = Fitting(h.free(), shape, cap);
+    if (k == 0 || !Eligible(gang, shape, h)) return;
     absl::Status s = snap.HoldHost(HostId(slot), gang, hold.until);
     (void)s;  // present
     hold.hosts.push_back(HostId(slot));
+    got += k;
   };
   if (std::optional<std::span<const uint32_t>> relaxed = snap.RelaxedSince(hold.seen)) {
     for (uint32_t slot : *relaxed) consider(slot);
@@ -136,6 +140,16 @@ void HostHolds::Grab(uint64_t gang, const placement::TaskShape& shape, uint32_t 
     for (uint32_t slot = 0; slot < snap.slots(); ++slot) consider(slot);
   }
   hold.seen = snap.relax_seq();
+  std::sort(hold.hosts.begin(), hold.hosts.end());
+  return got;
+}
+
+bool HostHolds::AllUp(const Hold& hold) const {
+  for (HostId h : hold.hosts) {
+    const placement::HostState* host = p_.snapshot.host(h);
+    if (host == nullptr || host->status() != placement::HostStatus::kUp) return false;
+  }
+  return true;
 }
 
 bool HostHolds::Eligible(uint64_t gang, const placement::TaskShape& shape,

@@ -7,7 +7,9 @@
 //      its held hosts are counted; every host that got room for a member since the hold last
 //      looked (the snapshot's relaxed log) joins the hold first, so the gang takes free hosts
 //      as they appear and no later work fills them meanwhile.
-//   2. Else, with a hold younger than `refresh` whose time has not come: the hold's time.
+//   2. Else, with a hold whose time has not come and whose hosts are all UP: the hold's time.
+//      A gang that had room, or whose hosts never free, is not looked at again for `refresh`
+//      (a gang waiting for its pool's bounds is asked every cycle): nullopt meanwhile.
 //   3. Else a new hold: for each UP host that passes the shape's static filters and is held for
 //      no other gang, the times at which its regular tasks end at the latest (their start +
 //      max_running_time; now + it for tasks not running yet; never without a limit) and how
@@ -69,9 +71,12 @@ class HostHolds final : public resmgr::HostGate {
     std::vector<HostId> hosts;  // sorted
     uint64_t seen = 0;          // the snapshot's relax_seq() when hosts were last looked at
   };
-  // Holds the hosts that got room for a member since the hold last looked (they are the first
-  // to use; no task that ends later than the hold may take them meanwhile).
-  void Grab(uint64_t gang, const placement::TaskShape& shape, uint32_t cap, Hold& hold);
+  // Holds every host that got room for a member since the hold last looked (they are the
+  // first to use; no task that ends later than the hold may take them meanwhile); returns for
+  // how many members they have room.
+  uint32_t Grab(uint64_t gang, const placement::TaskShape& shape, uint32_t cap, Hold& hold);
+  // Whether every held host is still there and UP.
+  bool AllUp(const Hold& hold) const;
   // UP, held for no other gang, big enough and passing the shape's static filters.
   bool Eligible(uint64_t gang, const placement::TaskShape& shape,
                 const placement::HostState& h) const;
@@ -89,6 +94,9 @@ class HostHolds final : public resmgr::HostGate {
     uint64_t seen = 0;
   };
   bool Queued(uint64_t gang) const;
+  // Whether the gang's members fit now on hosts held for it or for nobody; a gang that did not
+  // is counted again only once the hosts relaxed since could make up what it lacked.
+  bool HasRoom(uint64_t gang, const Ask& ask);
 
   // The hosts that give `members` tasks of `shape` room soonest, and when the last frees;
   // nullopt when they never do.

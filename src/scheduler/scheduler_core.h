@@ -101,8 +101,8 @@ struct CoreConfig {
   // An admitted gang that placement fails again keeps its tasks' "why pending" for this long
   // before it is explained again (placement_retry.h).
   absl::Duration reexplain_after = absl::Seconds(10);
-  // With backfill: how long the hosts held for a gang that waits for hosts stand before they
-  // are chosen again (host_holds.h).
+  // With backfill: how long the answer "no hosts to hold" (the gang had room, or its hosts never
+  // free) stands for a gang before its hosts are looked at again (host_holds.h).
   absl::Duration host_hold_refresh = absl::Seconds(10);
 };
 
