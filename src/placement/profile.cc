@@ -53,11 +53,11 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Filter> (*)()>>& 
           {"labels", &NewFilter<LabelsFilter>},
           {"gpu_models", &NewFilter<GpuModelsFilter>},
           {"required_host", &NewFilter<RequiredHostFilter>},
+          {"held_hosts", &NewFilter<HeldHostsFilter>},
           {"resource_fit", &NewFilter<ResourceFitFilter>},
           {"gpu_devices", &NewFilter<GpuDevicesFilter>},
           {"ports", &NewFilter<PortsFilter>},
           {"max_per_host", &NewFilter<MaxPerHostFilter>},
-          {"held_hosts", &NewFilter<HeldHostsFilter>},
       };
   return *table;
 }
