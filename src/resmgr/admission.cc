@@ -88,9 +88,9 @@ std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang
   return std::nullopt;
 }
 
-std::optional<absl::Time> Admitter::HostsFreeAt(const Gang& g) const {
+std::optional<absl::Time> Admitter::HostsFreeAt(const Gang& g, absl::Time fits_bounds) const {
   if (!backfill_ || input_.hosts == nullptr || g.live < 2) return std::nullopt;
-  return input_.hosts->HostsFreeAt(g.id, input_.now);
+  return input_.hosts->HostsFreeAt(g.id, input_.now, fits_bounds);
 }
 
 bool Admitter::FitsHostsNow(const Gang& g) const {
@@ -279,9 +279,14 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       std::optional<LaneReservation> r;
       if (backfill_ && (c == WaitCode::kEntitlement || c == WaitCode::kSlack ||
                         c == WaitCode::kReservation || c == WaitCode::kControllerLimit)) {
-        // Its hosts may free later than its bounds: then it is reserved from then.
-        r = Reserve(p, g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now,
-                    HostsFreeAt(g).value_or(absl::InfinitePast()));
+        const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
+        r = Reserve(p, g, lb, input_.now);
+        // Its hosts may free later than its bounds allow it: then it is reserved from then.
+        if (r.has_value()) {
+          if (std::optional<absl::Time> hosts = HostsFreeAt(g, r->at); hosts && *hosts > r->at) {
+            r = Reserve(p, g, lb, input_.now, *hosts);
+          }
+        }
       }
       if (r.has_value()) {
         // Reserved: the lane goes on, for gangs that can be backfilled ahead of this one.
@@ -308,7 +313,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
 
     // The first gang of its lane fits its bounds now; its members may still find no hosts.
     if (res == nullptr) {
-      if (std::optional<absl::Time> free_at = HostsFreeAt(g)) {
+      if (std::optional<absl::Time> free_at = HostsFreeAt(g, input_.now)) {
         const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
         if (std::optional<LaneReservation> r = Reserve(p, g, lb, input_.now, *free_at)) {
           reservations[e.lane] = *r;

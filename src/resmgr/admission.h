@@ -112,7 +112,7 @@ class Admitter {
                                         const FixedCaps& caps) const;
 
   // With backfill and a gate, for a lane's first gang of two tasks or more: the gate's answer.
-  std::optional<absl::Time> HostsFreeAt(const Gang& g) const;
+  std::optional<absl::Time> HostsFreeAt(const Gang& g, absl::Time fits_bounds) const;
   // The same for a gang about to be backfilled: whether its members fit on hosts now.
   bool FitsHostsNow(const Gang& g) const;
 

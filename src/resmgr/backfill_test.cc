@@ -194,7 +194,7 @@ TEST(BackfillTest, TheDepthBoundsTheLookBehindTheReservation) {
 // A gate that answers from a table: gang -> when its hosts free (absent: it finds hosts now).
 class TableGate final : public HostGate {
  public:
-  std::optional<absl::Time> HostsFreeAt(GangId gang, absl::Time) override {
+  std::optional<absl::Time> HostsFreeAt(GangId gang, absl::Time, absl::Time) override {
     ++asked;
     auto it = free_at.find(gang.value());
     return it == free_at.end() ? std::nullopt : std::optional<absl::Time>(it->second);

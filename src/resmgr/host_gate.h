@@ -27,9 +27,13 @@ namespace paceline::resmgr {
 class HostGate {
  public:
   virtual ~HostGate() = default;
-  // For the first gang of a lane. nullopt: admit `gang` now. A time after `now`: hosts are held
-  // for it, free by then (InfiniteFuture: never; it is then admitted and waits for hosts).
-  virtual std::optional<absl::Time> HostsFreeAt(GangId gang, absl::Time now) = 0;
+  // For the first gang of a lane, which fits its pool's bounds from `fits_bounds` (`now`: it
+  // fits them now). nullopt: no host stands in its way by then (when it fits its bounds now:
+  // admit it). A time after `fits_bounds`: hosts are held for it, free by then (InfiniteFuture:
+  // never; it is then admitted and waits for hosts). Hosts are held only when they would free
+  // later than the bounds allow the gang: held earlier, they would sit idle for it.
+  virtual std::optional<absl::Time> HostsFreeAt(GangId gang, absl::Time now,
+                                                absl::Time fits_bounds) = 0;
   // For a gang behind a reserved one, about to be backfilled: whether its members fit on hosts
   // now (true when the caller cannot tell). Holds nothing.
   virtual bool FitsNow(GangId gang, absl::Time now) = 0;

@@ -76,7 +76,8 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time) {
   return false;
 }
 
-std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time now) {
+std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time now,
+                                                 absl::Time fits_bounds) {
   const uint64_t id = gang.value();
   std::optional<Ask> ask = AskOf(gang);
   if (!ask.has_value()) return std::nullopt;
@@ -98,7 +99,7 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
     }
   }
   std::optional<Hold> plan = Plan(id, *shape, members, now);
-  if (!plan.has_value() || plan->until <= now) {
+  if (!plan.has_value() || plan->until <= std::max(now, fits_bounds)) {
     Release(id);
     // Remembered for a while: a gang waiting for its pool's bounds is asked every cycle.
     holds_[id] = Hold{now, now, {}, 0};

@@ -14,9 +14,10 @@
 //      no other gang, the times at which its regular tasks end at the latest (their start +
 //      max_running_time; now + it for tasks not running yet; never without a limit) and how
 //      many members fit after each. The hosts that give every member room soonest are held for
-//      G until T, the time the last of them frees, and T is the answer. No such time (tasks
-//      without a limit hold too much): admit G, which then waits for hosts admitted, as it would
-//      without holds.
+//      G until T, the time the last of them frees, and T is the answer — if T is after the time
+//      G's pool bounds allow it (`fits_bounds`); otherwise no host is held (they would sit idle
+//      for it) and the answer is nullopt. No such time (tasks without a limit hold too much):
+//      nullopt too; admitted, G then waits for hosts, as it would without holds.
 // A held host takes only G's tasks and tasks that end by T (placement filter held_hosts), so
 // nothing placed meanwhile delays G; its other capacity stays usable by everything else, which
 // is what lets small work run beside a waiting gang. Prune releases the holds of gangs that are
@@ -54,7 +55,8 @@ class HostHolds final : public resmgr::HostGate {
   };
   HostHolds(Parts parts, absl::Duration refresh) : p_(parts), refresh_(refresh) {}
 
-  std::optional<absl::Time> HostsFreeAt(resmgr::GangId gang, absl::Time now) override;
+  std::optional<absl::Time> HostsFreeAt(resmgr::GangId gang, absl::Time now,
+                                        absl::Time fits_bounds) override;
   // Whether G's members fit now on hosts held for nobody. A gang that did not fit is counted
   // again only once the hosts that got room since (the snapshot's relaxed log) could make up
   // what it lacked, so a gang that waits costs a cycle O(hosts relaxed), not O(hosts).
