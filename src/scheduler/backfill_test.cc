@@ -168,5 +168,43 @@ TEST_F(CoreTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWh
   }
 }
 
+// A gang that waits for its pool's bounds gets no hosts held when they free before the bounds
+// allow it: held, they would sit idle for it.
+TEST_F(CoreTest, AGangWaitingForItsPoolHoldsNoHostsThatFreeBeforeThePoolLetsItStart) {
+  Actions a;
+  PoolSpec limited = Pool(8'000);
+  limited.dim(Dim::kCpu).limit = 8'000;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", limited, a).ok());
+  ASSERT_TRUE(core_->pools().CreatePool("/b", Pool(4'000), a).ok());
+  for (const char* n : {"h0", "h1", "h2"}) {
+    ASSERT_TRUE(core_->agents().RegisterHost(Host(n, 4), {}, now_, a).ok());
+  }
+  // /b's two 3-core tasks take two hosts until 5 min; /a's 4 cores run until 10 min.
+  auto other = core_->job_control().CreateJob(Sized(Limited("other", 2, absl::Minutes(5)), 3000),
+                                              "/b", now_, a);
+  auto busy = core_->job_control().CreateJob(Sized(Limited("busy", 1, absl::Minutes(10)), 4000),
+                                             "/a", now_, a);
+  ASSERT_TRUE(other.ok() && busy.ok());
+  Commit(std::move(a));
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 3u);
+  for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
+
+  // Two 4-core members: the hosts free by 5 min, /a's limit of 8 cores only by 10 min.
+  now_ += absl::Seconds(1);
+  Actions b;
+  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 2, absl::Hours(1), 2), 4000),
+                                             "/a", now_, b);
+  ASSERT_TRUE(wide.ok());
+  Commit(std::move(b));
+  Cycle();
+  EXPECT_THAT(core_->WhyPending(TaskId{*wide, 0}), HasSubstr("reserved for gang "));
+  for (uint32_t slot = 0; slot < core_->snapshot().slots(); ++slot) {
+    if (core_->snapshot().present(slot)) {
+      EXPECT_EQ(core_->snapshot().host_at(slot).held_for(), 0u) << slot;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paceline::scheduler
