@@ -98,8 +98,8 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
       return fit >= members ? std::nullopt : std::optional<absl::Time>(hold.until);
     }
   }
-  std::optional<Hold> plan = Plan(id, *shape, members, now);
-  if (!plan.has_value() || plan->until <= std::max(now, fits_bounds)) {
+  std::optional<Hold> plan = Plan(id, *shape, members, now, std::max(now, fits_bounds));
+  if (!plan.has_value() || plan->hosts.empty()) {
     Release(id);
     // Remembered for a while: a gang waiting for its pool's bounds is asked every cycle.
     holds_[id] = Hold{now, now, {}, 0};
@@ -160,7 +160,8 @@ bool HostHolds::Eligible(uint64_t gang, const placement::TaskShape& shape,
 }
 
 std::optional<HostHolds::Hold> HostHolds::Plan(uint64_t gang, const placement::TaskShape& shape,
-                                               uint32_t members, absl::Time now) const {
+                                               uint32_t members, absl::Time now,
+                                               absl::Time by) const {
   struct Event {
     absl::Time at;
     uint32_t slot;
@@ -182,6 +183,20 @@ std::optional<HostHolds::Hold> HostHolds::Plan(uint64_t gang, const placement::T
       if (fit_now >= members) return Hold{now, now, {}};
     }
     if (k < cap) later.push_back(slot);
+  }
+  // Room for every member by `by`: no hold (a count, without sorting anything).
+  if (by > now) {
+    uint32_t fit_by = fit_now;
+    for (uint32_t slot : later) {
+      const placement::HostState& h = snap.host_at(slot);
+      Resources free = h.free();
+      for (const TaskId& t : h.tasks()) {
+        const placement::Usage* u = snap.TaskUsage(t);
+        if (u != nullptr && !u->revocable && EndBound(t, now) <= by) free += u->resources;
+      }
+      fit_by += Fitting(free, shape, cap) - Fitting(h.free(), shape, cap);
+      if (fit_by >= members) return Hold{by, now, {}};
+    }
   }
   std::vector<std::pair<absl::Time, Resources>> ends;
   for (uint32_t slot : later) {
@@ -219,6 +234,7 @@ std::optional<HostHolds::Hold> HostHolds::Plan(uint64_t gang, const placement::T
     if (got >= members) break;
   }
   if (got < members) return std::nullopt;
+  if (hold.until <= by) return Hold{by, now, {}};  // rounding aside, the count above
   std::sort(hold.hosts.begin(), hold.hosts.end());
   hold.hosts.erase(std::unique(hold.hosts.begin(), hold.hosts.end()), hold.hosts.end());
   return hold;

@@ -101,6 +101,10 @@ class HostHolds final : public resmgr::HostGate {
   bool HasRoom(uint64_t gang, const Ask& ask);
 
   // The hosts that give `members` tasks of `shape` room soonest, and when the last frees;
+  // a hold without hosts when they all have room by `by` (now, or when the gang's pool bounds
+  // allow it); nullopt when they never do.
+  std::optional<Hold> Plan(uint64_t gang, const placement::TaskShape& shape, uint32_t members,
+                           absl::Time now, absl::Time by) const;
   // nullopt when they never do.
   std::optional<Hold> Plan(uint64_t gang, const placement::TaskShape& shape, uint32_t members,
                            absl::Time now) const;
