@@ -141,7 +141,7 @@ uint32_t HostHolds::Grab(uint64_t gang, const placement::TaskShape& shape, uint3
     for (uint32_t slot = 0; slot < snap.slots(); ++slot) consider(slot);
   }
   hold.seen = snap.relax_seq();
-  std::sort(hold.hosts.begin(), hold.hosts.end());
+  if (got > 0) std::sort(hold.hosts.begin(), hold.hosts.end());
   return got;
 }
 
