@@ -112,9 +112,13 @@ TEST(DbFailoverE2E, MastersRideAKilledPrimaryAndALostEtcdMember) {
   }
   // Patroni promotes the standby; a master leads on it (perhaps another one: the leader steps
   // down when it cannot renew its lease) and accepts writes again.
+  // A write may also be accepted just after the kill: the old primary's backend has not yet
+  // noticed its postmaster is gone. Then the failover is still to come, and that write must
+  // survive it (the job is waited for below, on the new primary): wait for the promotion.
   RunResult created = during;
   ASSERT_TRUE(WaitFor(
       [&] {
+        if (const int p = (*bed)->Primary(); p < 0 || p == old_primary) return false;
         if (created.exit_code == 0) return true;
         if (c.FindLeader(absl::Seconds(1)) < 0) return false;
         created = c.Cli({"job", "create", "-f", c.dir() + "/late.yaml", "--pool", "/e2e"});
