@@ -262,7 +262,8 @@ TEST(BackfillTest, TheGateIsAskedOnlyWithBackfillAndOnlyForGangsOfSeveralTasks) 
   for (bool backfill : {true, false}) {
     RmHarness h(Cpu(100), backfill ? ResourceManagerConfig() : off);
     TableGate gate;
-    gate.free_at[1] = gate.free_at[2] = h.now() + absl::Hours(5);
+    gate.free_at[1] = h.now() + absl::Hours(5);
+    gate.free_at[2] = h.now() + absl::Hours(5);
     h.set_hosts(&gate);
     PoolId a = h.Pool("/a");
     h.Add(G(1, a, 10));                   // one task: never asked
