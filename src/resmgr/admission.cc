@@ -88,14 +88,17 @@ std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang
   return std::nullopt;
 }
 
+bool Admitter::AsksHosts(const Gang& g) const {
+  return backfill_ && input_.hosts != nullptr && g.live >= 2;
+}
+
 std::optional<absl::Time> Admitter::HostsFreeAt(const Gang& g, absl::Time fits_bounds) const {
-  if (!backfill_ || input_.hosts == nullptr || g.live < 2) return std::nullopt;
+  if (!AsksHosts(g)) return std::nullopt;
   return input_.hosts->HostsFreeAt(g.id, input_.now, fits_bounds);
 }
 
 bool Admitter::FitsHostsNow(const Gang& g) const {
-  return !backfill_ || input_.hosts == nullptr || g.live < 2 ||
-         input_.hosts->FitsNow(g.id, input_.now);
+  return !AsksHosts(g) || input_.hosts->FitsNow(g.id, input_.now);
 }
 
 FixedCaps::FixedCaps(const PoolSpec& spec)

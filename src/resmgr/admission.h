@@ -111,6 +111,9 @@ class Admitter {
                                         const Resources& bound, const Resources& earmarked,
                                         const FixedCaps& caps) const;
 
+  // Whether the gate is asked about `g`: backfill is on, there is a gate, `g` has two tasks or
+  // more.
+  bool AsksHosts(const Gang& g) const;
   // With backfill and a gate, for a lane's first gang of two tasks or more: the gate's answer.
   std::optional<absl::Time> HostsFreeAt(const Gang& g, absl::Time fits_bounds) const;
   // The same for a gang about to be backfilled: whether its members fit on hosts now.
