@@ -188,6 +188,8 @@ absl::Status ClusterSnapshot::AddHost(HostSpec spec) {
   }
   if (slot >= hosts_.size()) hosts_.resize(slot + 1);
   hosts_[slot].emplace(std::move(spec));
+  // A host added again at a slot starts above every version an earlier one had there.
+  hosts_[slot]->version_ = ++hosts_added_ << 32;
   ++num_hosts_;
   IndexLabels(slot, true);
   Reindex(slot);

@@ -202,6 +202,7 @@ class ClusterSnapshot {
   std::vector<uint32_t> free_records_;
   absl::flat_hash_map<TaskId, uint32_t> tasks_;  // -> index in records_
   std::vector<uint32_t> log_;
+  uint64_t hosts_added_ = 0;  // AddHost calls: the high half of a new host's version()
   uint64_t log_base_ = 0;
   std::vector<uint32_t> relax_log_;
   uint64_t relax_base_ = 0;

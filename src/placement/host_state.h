@@ -186,7 +186,8 @@ class HostState {
   // last reported; empty for agents that run no containers).
   const absl::flat_hash_map<std::string, int64_t>& images() const { return images_; }
 
-  // Grows on every usage change; lets scorers cache per-host values.
+  // Grows on every usage change, and never repeats at a slot (a host added again starts above
+  // every earlier one's); lets scorers and the scheduler cache per-host values.
   uint64_t version() const { return version_; }
 
   // A host hold (ClusterSnapshot::HoldHost): the gang the host is kept free for (0: none), and

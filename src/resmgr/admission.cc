@@ -258,11 +258,17 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
         p.earmarks.empty() ? Resources() : preemptor_.EarmarkedAgainst(p, g);
     std::optional<WaitReason> wait = CheckBounds(p, g, ledger, bound, earmarked, caps);
     if (res != nullptr) {
-      if (wait || !FitsHostsNow(g) ||
-          !res->Admits(g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now)) {
+      if (wait) {
         ++it;
         continue;
       }
+      const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
+      // The hosts last: the costliest question.
+      if (!res->Admits(g, lb, input_.now) || !FitsHostsNow(g)) {
+        ++it;
+        continue;
+      }
+      res->Take(g, lb, input_.now);
       backfilled = res->head;
     } else if (wait) {
       // The first gang of its lane that does not fit: make room by preempting lower-priority

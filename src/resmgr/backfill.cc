@@ -63,17 +63,18 @@ std::optional<LaneReservation> Reserve(const PoolRuntime& pool, const Gang& head
   return r;
 }
 
-bool LaneReservation::Admits(const Gang& g, const LaneBounds& b, absl::Time now) {
+bool LaneReservation::Admits(const Gang& g, const LaneBounds& b, absl::Time now) const {
   if (g.limit_ns <= 0) return false;
-  if (now + absl::Nanoseconds(g.limit_ns) <= at) return true;
-  if ((b.non_preemptible && !g.held.FitsIn(spare_reservation)) ||
-      (b.controller && !g.held.FitsIn(spare_controller)) || !g.held.FitsIn(spare_ledger)) {
-    return false;
-  }
+  if (EndsBefore(g, now)) return true;
+  return (!b.non_preemptible || g.held.FitsIn(spare_reservation)) &&
+         (!b.controller || g.held.FitsIn(spare_controller)) && g.held.FitsIn(spare_ledger);
+}
+
+void LaneReservation::Take(const Gang& g, const LaneBounds& b, absl::Time now) {
+  if (EndsBefore(g, now)) return;
   if (b.non_preemptible) spare_reservation -= g.held;
   if (b.controller) spare_controller -= g.held;
   spare_ledger -= g.held;
-  return true;
 }
 
 }  // namespace paceline::resmgr

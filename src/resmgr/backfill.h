@@ -49,9 +49,16 @@ struct LaneReservation {
   Resources spare_ledger;
   uint32_t examined = 0;  // gangs looked at behind the head this pass
 
-  // Whether `g` (of the lane, fitting now) may be admitted ahead of the head at `now`. A gang
-  // admitted because it fits beside the head takes its share of the spare capacity.
-  bool Admits(const Gang& g, const LaneBounds& b, absl::Time now);
+  // Whether `g` (of the lane, fitting now) may be admitted ahead of the head at `now`: it ends
+  // before the head's time, or fits beside the head in the spare capacity.
+  bool Admits(const Gang& g, const LaneBounds& b, absl::Time now) const;
+  // `g`, which Admits, is admitted: one that fits beside the head takes its share of the spare
+  // capacity.
+  void Take(const Gang& g, const LaneBounds& b, absl::Time now);
+  // Whether `g`, admitted at `now`, ends by the head's time at the latest.
+  bool EndsBefore(const Gang& g, absl::Time now) const {
+    return now + absl::Nanoseconds(g.limit_ns) <= at;
+  }
 };
 
 // The head's reservation, or nullopt when the admitted gangs' limits never free enough (a gang

@@ -1,6 +1,7 @@
 #include "scheduler/host_holds.h"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <utility>
 
@@ -29,6 +30,13 @@ uint32_t PerHostCap(const placement::TaskShape& shape, uint32_t members) {
 }  // namespace
 
 std::optional<HostHolds::Ask> HostHolds::AskOf(resmgr::GangId gang) {
+  if (auto it = asks_.find(gang.value()); it != asks_.end()) return it->second;
+  std::optional<Ask> ask = MakeAsk(gang);
+  asks_[gang.value()] = ask;
+  return ask;
+}
+
+std::optional<HostHolds::Ask> HostHolds::MakeAsk(resmgr::GangId gang) const {
   std::optional<resmgr::GangMembers> m = p_.rm.Members(gang);
   if (!m.has_value() || m->tasks.size() < 2) return std::nullopt;
   const jobmgr::Job* job = p_.jobs.GetJob(m->job);
@@ -49,16 +57,17 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time) {
   if (!ask.has_value()) return true;
   const placement::ClusterSnapshot& snap = p_.snapshot;
   const uint64_t id = gang.value();
-  auto fits = [&](const placement::HostState& h) {
+  auto fits = [&](uint32_t slot) {
+    const placement::HostState& h = snap.host_at(slot);
     if (h.held_for() != 0) return 0u;
-    const uint32_t k = Fitting(h.free(), *ask->shape, ask->cap);  // cheap: first
-    return k > 0 && Eligible(id, *ask->shape, h) ? k : 0u;
+    return Fitting(h.free(), *ask->shape, ask->cap);
   };
+  const std::vector<uint8_t>& pass = PassOf(ask->shape);
   // It failed before: only room on hosts relaxed since can make it fit.
   if (auto it = no_room_.find(id); it != no_room_.end()) {
     if (std::optional<std::span<const uint32_t>> relaxed = snap.RelaxedSince(it->second.seen)) {
       for (uint32_t slot : *relaxed) {
-        if (snap.present(slot)) it->second.fit += fits(snap.host_at(slot));
+        if (Eligible(id, pass, slot)) it->second.fit += fits(slot);
       }
       it->second.seen = snap.relax_seq();
       if (it->second.fit < ask->members) return false;
@@ -66,7 +75,7 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time) {
   }
   uint32_t fit = 0;
   for (uint32_t slot = 0; slot < snap.slots() && fit < ask->members; ++slot) {
-    if (snap.present(slot)) fit += fits(snap.host_at(slot));
+    if (Eligible(id, pass, slot)) fit += fits(slot);
   }
   if (fit >= ask->members) {
     no_room_.erase(id);
@@ -81,28 +90,29 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
   const uint64_t id = gang.value();
   std::optional<Ask> ask = AskOf(gang);
   if (!ask.has_value()) return std::nullopt;
-  const std::shared_ptr<const placement::TaskShape>& shape = ask->shape;
+  const placement::TaskShape& shape = *ask->shape;
   const uint32_t members = ask->members;
   const uint32_t cap = ask->cap;
 
   if (auto it = holds_.find(id); it != holds_.end()) {
     Hold& hold = it->second;
-    if (hold.hosts.empty() && now - hold.made < refresh_) {
+    if (hold.hosts.empty() && now - hold.made < KeepNoHold(hold, now, fits_bounds)) {
       return std::nullopt;  // it had room, or its hosts never free: asked again later
     }
     if (!hold.hosts.empty() && now < hold.until && AllUp(hold)) {
       uint32_t fit = 0;
-      for (HostId h : hold.hosts) fit += Fitting(p_.snapshot.host(h)->free(), *shape, cap);
-      if (fit < members) fit += Grab(id, *shape, cap, hold);
+      for (HostId h : hold.hosts) fit += Fitting(p_.snapshot.host(h)->free(), shape, cap);
+      if (fit < members) fit += Grab(id, *ask, hold);
       // Admitted: the hold stays until the placement pass has used it (Prune).
       return fit >= members ? std::nullopt : std::optional<absl::Time>(hold.until);
     }
   }
-  std::optional<Hold> plan = Plan(id, *shape, members, now, std::max(now, fits_bounds));
+  std::optional<Hold> plan = Plan(id, *ask, now, std::max(now, fits_bounds));
   if (!plan.has_value() || plan->hosts.empty()) {
     Release(id);
-    // Remembered for a while: a gang waiting for its pool's bounds is asked every cycle.
-    holds_[id] = Hold{now, now, {}, 0};
+    // Remembered for a while (KeepNoHold): a gang waiting for its pool's bounds is asked every
+    // cycle. `until` is when the hosts have room by (now when they never do).
+    holds_[id] = Hold{plan.has_value() ? plan->until : now, now, {}, 0};
     return std::nullopt;  // no hold: admitted, it waits for hosts as without holds
   }
   Hold& held = holds_[id];
@@ -120,16 +130,14 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
   return held.until;
 }
 
-uint32_t HostHolds::Grab(uint64_t gang, const placement::TaskShape& shape, uint32_t cap,
-                         Hold& hold) {
+uint32_t HostHolds::Grab(uint64_t gang, const Ask& ask, Hold& hold) {
   placement::ClusterSnapshot& snap = p_.snapshot;
+  const std::vector<uint8_t>& pass = PassOf(ask.shape);
   uint32_t got = 0;
   auto consider = [&](uint32_t slot) {
-    if (!snap.present(slot)) return;
-    const placement::HostState& h = snap.host_at(slot);
-    if (h.held_for() != 0) return;
-    const uint32_t k = Fitting(h.free(), shape, cap);
-    if (k == 0 || !Eligible(gang, shape, h)) return;
+    if (!Eligible(gang, pass, slot) || snap.host_at(slot).held_for() != 0) return;
+    const uint32_t k = Fitting(snap.host_at(slot).free(), *ask.shape, ask.cap);
+    if (k == 0) return;
     absl::Status s = snap.HoldHost(HostId(slot), gang, hold.until);
     (void)s;  // present
     hold.hosts.push_back(HostId(slot));
@@ -145,6 +153,12 @@ uint32_t HostHolds::Grab(uint64_t gang, const placement::TaskShape& shape, uint3
   return got;
 }
 
+absl::Duration HostHolds::KeepNoHold(const Hold& hold, absl::Time now,
+                                     absl::Time fits_bounds) const {
+  if (fits_bounds <= now) return refresh_;  // about to be admitted: a fresh answer
+  return std::max(refresh_, (hold.until - hold.made) / 2);
+}
+
 bool HostHolds::AllUp(const Hold& hold) const {
   for (HostId h : hold.hosts) {
     const placement::HostState* host = p_.snapshot.host(h);
@@ -153,30 +167,62 @@ bool HostHolds::AllUp(const Hold& hold) const {
   return true;
 }
 
-bool HostHolds::Eligible(uint64_t gang, const placement::TaskShape& shape,
-                         const placement::HostState& h) const {
-  return h.status() == placement::HostStatus::kUp && (h.held_for() == 0 || h.held_for() == gang) &&
-         shape.resources.FitsIn(h.capacity()) && p_.engine.PassesStaticFilters(shape, h);
+const std::vector<uint8_t>& HostHolds::PassOf(
+    const std::shared_ptr<const placement::TaskShape>& shape) {
+  const placement::ClusterSnapshot& snap = p_.snapshot;
+  std::array<int64_t, kNumDims + 1> fields{};
+  for (Dim d : kAllDims) fields[static_cast<int>(d)] = shape->resources[d];
+  fields[kNumDims] = static_cast<int64_t>(shape->static_signature);
+  const uint64_t key = absl::Hash<std::array<int64_t, kNumDims + 1>>{}(fields);
+  if (pass_.size() >= kMaxPasses && !pass_.contains(key)) pass_.clear();
+  StaticPass& e = pass_[key];
+  if (e.shape != nullptr &&
+      (!e.shape->StaticEquals(*shape) || e.shape->resources != shape->resources)) {
+    e.shape = nullptr;  // a hash collision: worked out again for this shape
+  }
+  auto passes = [&](uint32_t slot) -> uint8_t {
+    if (!snap.present(slot)) return 0;
+    const placement::HostState& h = snap.host_at(slot);
+    return h.status() == placement::HostStatus::kUp && shape->resources.FitsIn(h.capacity()) &&
+           p_.engine.PassesStaticFilters(*shape, h);
+  };
+  std::optional<std::span<const uint32_t>> changes;
+  if (e.shape != nullptr) changes = snap.StaticChangesSince(e.seq);
+  if (changes.has_value() && e.pass.size() == snap.slots()) {
+    for (uint32_t slot : *changes) e.pass[slot] = passes(slot);
+  } else {
+    e.shape = shape;
+    e.pass.resize(snap.slots());
+    for (uint32_t slot = 0; slot < snap.slots(); ++slot) e.pass[slot] = passes(slot);
+  }
+  e.seq = snap.static_seq();
+  return e.pass;
 }
 
-std::optional<HostHolds::Hold> HostHolds::Plan(uint64_t gang, const placement::TaskShape& shape,
-                                               uint32_t members, absl::Time now,
-                                               absl::Time by) const {
+bool HostHolds::Eligible(uint64_t gang, const std::vector<uint8_t>& pass, uint32_t slot) const {
+  if (slot >= pass.size() || !pass[slot]) return false;
+  const uint64_t held = p_.snapshot.host_at(slot).held_for();
+  return held == 0 || held == gang;
+}
+
+std::optional<HostHolds::Hold> HostHolds::Plan(uint64_t gang, const Ask& ask, absl::Time now,
+                                               absl::Time by) {
   struct Event {
     absl::Time at;
     uint32_t slot;
     uint32_t more;  // members that fit from `at` on, beyond those of the host's earlier events
   };
-  const uint32_t cap = PerHostCap(shape, members);
+  const placement::TaskShape& shape = *ask.shape;
+  const uint32_t members = ask.members;
+  const uint32_t cap = ask.cap;
+  const std::vector<uint8_t>& pass = PassOf(ask.shape);
   std::vector<Event> events;
   std::vector<uint32_t> later;  // hosts that give room as their tasks end
   uint32_t fit_now = 0;
   const placement::ClusterSnapshot& snap = p_.snapshot;
   for (uint32_t slot = 0; slot < snap.slots(); ++slot) {
-    if (!snap.present(slot)) continue;
-    const placement::HostState& h = snap.host_at(slot);
-    if (!Eligible(gang, shape, h)) continue;
-    const uint32_t k = Fitting(h.free(), shape, cap);
+    if (!Eligible(gang, pass, slot)) continue;
+    const uint32_t k = Fitting(snap.host_at(slot).free(), shape, cap);
     if (k > 0) {
       events.push_back(Event{now, slot, k});
       fit_now += k;
@@ -188,41 +234,38 @@ std::optional<HostHolds::Hold> HostHolds::Plan(uint64_t gang, const placement::T
   if (by > now) {
     uint32_t fit_by = fit_now;
     for (uint32_t slot : later) {
-      const placement::HostState& h = snap.host_at(slot);
-      Resources free = h.free();
-      for (const TaskId& t : h.tasks()) {
-        const placement::Usage* u = snap.TaskUsage(t);
-        if (u != nullptr && !u->revocable && EndBound(t, now) <= by) free += u->resources;
+      const Resources& free_now = snap.host_at(slot).free();
+      Resources free = free_now;
+      for (const End& e : EndsOf(slot, now)) {
+        if (e.at > by) break;
+        free += e.resources;
       }
-      fit_by += Fitting(free, shape, cap) - Fitting(h.free(), shape, cap);
+      fit_by += Fitting(free, shape, cap) - Fitting(free_now, shape, cap);
       if (fit_by >= members) return Hold{by, now, {}};
     }
   }
-  std::vector<std::pair<absl::Time, Resources>> ends;
   for (uint32_t slot : later) {
-    const placement::HostState& h = snap.host_at(slot);
-    ends.clear();
-    for (const TaskId& t : h.tasks()) {
-      const placement::Usage* u = snap.TaskUsage(t);
-      if (u == nullptr || u->revocable) continue;  // revocable work gives way to regular work
-      ends.emplace_back(EndBound(t, now), u->resources);
-    }
-    std::sort(ends.begin(), ends.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    Resources free = h.free();
+    std::span<const End> ends = EndsOf(slot, now);
+    Resources free = snap.host_at(slot).free();
     uint32_t had = Fitting(free, shape, cap);
     for (size_t i = 0; i < ends.size() && had < cap;) {
-      const absl::Time at = ends[i].first;
+      const absl::Time at = ends[i].at;
       if (at == absl::InfiniteFuture()) break;
-      for (; i < ends.size() && ends[i].first == at; ++i) free += ends[i].second;
+      for (; i < ends.size() && ends[i].at == at; ++i) free += ends[i].resources;
       const uint32_t k = Fitting(free, shape, cap);
-      if (k > had) events.push_back(Event{std::max(at, now), slot, k - had});
+      if (k > had) events.push_back(Event{at, slot, k - had});
       had = k;
     }
   }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+  // Every event gives at least one member: the first `members` events in time suffice.
+  auto sooner = [](const Event& a, const Event& b) {
     return a.at != b.at ? a.at < b.at : a.slot < b.slot;
-  });
+  };
+  if (events.size() > members) {
+    std::nth_element(events.begin(), events.begin() + members, events.end(), sooner);
+    events.resize(members);
+  }
+  std::sort(events.begin(), events.end(), sooner);
   Hold hold;
   hold.made = now;
   hold.seen = snap.relax_seq();
@@ -240,15 +283,46 @@ std::optional<HostHolds::Hold> HostHolds::Plan(uint64_t gang, const placement::T
   return hold;
 }
 
-absl::Time HostHolds::EndBound(TaskId t, absl::Time now) const {
+std::span<const HostHolds::End> HostHolds::EndsOf(uint32_t slot, absl::Time now) {
+  const placement::ClusterSnapshot& snap = p_.snapshot;
+  const placement::HostState& h = snap.host_at(slot);
+  if (host_ends_.size() < snap.slots()) host_ends_.resize(snap.slots());
+  HostEnds& he = host_ends_[slot];
+  if (he.version != h.version()) {
+    he.settled.clear();
+    he.unsettled.clear();
+    for (const TaskId& t : h.tasks()) {
+      const placement::Usage* u = snap.TaskUsage(t);
+      if (u == nullptr || u->revocable) continue;  // revocable work gives way to regular work
+      const Bound b = EndBound(t, now);
+      if (b.settled) {
+        he.settled.push_back(End{b.at, u->resources});
+      } else {
+        he.unsettled.emplace_back(t, u->resources);
+      }
+    }
+    std::sort(he.settled.begin(), he.settled.end(),
+              [](const End& a, const End& b) { return a.at < b.at; });
+    he.version = h.version();
+  }
+  ends_.clear();
+  for (const End& e : he.settled) ends_.push_back(End{std::max(e.at, now), e.resources});
+  if (!he.unsettled.empty()) {
+    for (const auto& [t, r] : he.unsettled) ends_.push_back(End{EndBound(t, now).at, r});
+    std::sort(ends_.begin(), ends_.end(), [](const End& a, const End& b) { return a.at < b.at; });
+  }
+  return ends_;
+}
+
+HostHolds::Bound HostHolds::EndBound(TaskId t, absl::Time now) const {
   const jobmgr::Job* job = p_.jobs.GetJob(t.job);
-  if (job == nullptr || t.instance >= job->instances()) return now;
+  if (job == nullptr || t.instance >= job->instances()) return {now};
   const jobmgr::TaskRuntime& run = job->task(t.instance);
-  if (run.state == TaskState::kKilling || run.state == TaskState::kPreempting) return now;
+  if (run.state == TaskState::kKilling || run.state == TaskState::kPreempting) return {now};
   const absl::Duration limit = job->spec().sla.max_running_time;
-  if (limit <= absl::ZeroDuration()) return absl::InfiniteFuture();
-  if (run.state == TaskState::kRunning) return std::max(absl::Time(run.started_at) + limit, now);
-  return now + limit;  // placed or launching: its deadline starts when it runs
+  if (limit <= absl::ZeroDuration()) return {absl::InfiniteFuture(), true};
+  if (run.state == TaskState::kRunning) return {absl::Time(run.started_at) + limit, true};
+  return {now + limit};  // placed or launching: its deadline starts when it runs
 }
 
 void HostHolds::Release(uint64_t gang) {
@@ -263,6 +337,12 @@ void HostHolds::Release(uint64_t gang) {
   holds_.erase(it);
 }
 
+uint32_t HostHolds::Rejecting(absl::Time ends_by) const {
+  uint32_t n = 0;
+  for (const auto& [gang, hold] : holds_) n += !hold.hosts.empty() && hold.until < ends_by;
+  return n;
+}
+
 bool HostHolds::Queued(uint64_t gang) const {
   absl::StatusOr<resmgr::GangView> v = p_.rm.DescribeGang(resmgr::GangId(gang));
   return v.ok() && v->state == resmgr::GangState::kQueued;
@@ -275,6 +355,7 @@ void HostHolds::Prune() {
   }
   for (uint64_t gang : gone) Release(gang);
   absl::erase_if(no_room_, [&](const auto& e) { return !Queued(e.first); });
+  absl::erase_if(asks_, [&](const auto& e) { return !Queued(e.first); });
 }
 
 }  // namespace paceline::scheduler

@@ -9,7 +9,9 @@
 //      as they appear and no later work fills them meanwhile.
 //   2. Else, with a hold whose time has not come and whose hosts are all UP: the hold's time.
 //      A gang that had room, or whose hosts never free, is not looked at again for `refresh`
-//      (a gang waiting for its pool's bounds is asked every cycle): nullopt meanwhile.
+//      (a gang waiting for its pool's bounds is asked every cycle): nullopt meanwhile. One
+//      whose hosts have room by the time its bounds allow it, while it still waits for them,
+//      is looked at again once half the time to that has passed (at least `refresh`).
 //   3. Else a new hold: for each UP host that passes the shape's static filters and is held for
 //      no other gang, the times at which its regular tasks end at the latest (their start +
 //      max_running_time; now + it for tasks not running yet; never without a limit) and how
@@ -29,10 +31,13 @@
 // Thread-safety: single-threaded; time is an argument.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/time/time.h"
 #include "common/ids.h"
 #include "jobmgr/job_manager.h"
@@ -65,6 +70,8 @@ class HostHolds final : public resmgr::HostGate {
   void Prune();
   // Gangs holding hosts now.
   size_t size() const { return holds_.size(); }
+  // How many holds a task that ends by `ends_by` may not use (their time is earlier).
+  uint32_t Rejecting(absl::Time ends_by) const;
 
  private:
   struct Hold {
@@ -73,15 +80,6 @@ class HostHolds final : public resmgr::HostGate {
     std::vector<HostId> hosts;  // sorted
     uint64_t seen = 0;          // the snapshot's relax_seq() when hosts were last looked at
   };
-  // Holds every host that got room for a member since the hold last looked (they are the
-  // first to use; no task that ends later than the hold may take them meanwhile); returns for
-  // how many members they have room.
-  uint32_t Grab(uint64_t gang, const placement::TaskShape& shape, uint32_t cap, Hold& hold);
-  // Whether every held host is still there and UP.
-  bool AllUp(const Hold& hold) const;
-  // UP, held for no other gang, big enough and passing the shape's static filters.
-  bool Eligible(uint64_t gang, const placement::TaskShape& shape,
-                const placement::HostState& h) const;
   // What a gang asks of hosts: its first member's shape, its size, and how many of its members
   // one host may take. nullopt: no holds for it (one task, pinned, revocable, unknown).
   struct Ask {
@@ -89,33 +87,76 @@ class HostHolds final : public resmgr::HostGate {
     uint32_t members = 0;
     uint32_t cap = 0;
   };
-  std::optional<Ask> AskOf(resmgr::GangId gang);
+  std::optional<Ask> AskOf(resmgr::GangId gang);  // MakeAsk, kept while the gang is queued
+  std::optional<Ask> MakeAsk(resmgr::GangId gang) const;
+  // Holds every host that got room for a member since the hold last looked (they are the
+  // first to use; no task that ends later than the hold may take them meanwhile); returns for
+  // how many members they have room.
+  uint32_t Grab(uint64_t gang, const Ask& ask, Hold& hold);
+  // How long a hold without hosts (room now, by the gang's bounds, or never) stands before
+  // the gang's hosts are looked at again: `refresh`; for a gang still waiting for its pool's
+  // bounds, half the time its hosts had to give room (they had room by then, and the answer
+  // is asked again while half of that time is left), at least `refresh`.
+  absl::Duration KeepNoHold(const Hold& hold, absl::Time now, absl::Time fits_bounds) const;
+  // Whether every held host is still there and UP.
+  bool AllUp(const Hold& hold) const;
+  // The hosts a shape may use at all, by slot: UP, big enough, passing the placement's static
+  // filters; kept in step with the snapshot's log of static changes, so a gang that is asked
+  // again costs O(hosts changed), not a pass of the filters over every host. Shared by the
+  // shapes of equal static fields and resources; at most kMaxPasses (then started afresh).
+  static constexpr size_t kMaxPasses = 64;
+  struct StaticPass {
+    std::shared_ptr<const placement::TaskShape> shape;  // the one it was worked out for
+    uint64_t seq = 0;                                   // the snapshot's static_seq() then
+    std::vector<uint8_t> pass;
+  };
+  const std::vector<uint8_t>& PassOf(const std::shared_ptr<const placement::TaskShape>& shape);
+  // Whether slot `slot` may take members of `gang`: it passes (PassOf) and is held for no
+  // other gang.
+  bool Eligible(uint64_t gang, const std::vector<uint8_t>& pass, uint32_t slot) const;
   // A gang FitsNow found no room for: the members it counted, and the snapshot's relax_seq().
   struct NoRoom {
     uint32_t fit = 0;
     uint64_t seen = 0;
   };
   bool Queued(uint64_t gang) const;
-  // Whether the gang's members fit now on hosts held for it or for nobody; a gang that did not
-  // is counted again only once the hosts relaxed since could make up what it lacked.
-  bool HasRoom(uint64_t gang, const Ask& ask);
 
   // The hosts that give `members` tasks of `shape` room soonest, and when the last frees;
   // a hold without hosts when they all have room by `by` (now, or when the gang's pool bounds
   // allow it); nullopt when they never do.
-  std::optional<Hold> Plan(uint64_t gang, const placement::TaskShape& shape, uint32_t members,
-                           absl::Time now, absl::Time by) const;
-  // nullopt when they never do.
-  std::optional<Hold> Plan(uint64_t gang, const placement::TaskShape& shape, uint32_t members,
-                           absl::Time now) const;
-  // When the regular task `t` ends at the latest.
-  absl::Time EndBound(TaskId t, absl::Time now) const;
+  std::optional<Hold> Plan(uint64_t gang, const Ask& ask, absl::Time now, absl::Time by);
+  // When the regular task `t` ends at the latest; `settled`: the bound stays as it is while
+  // the task runs (it runs, or has no limit).
+  struct Bound {
+    absl::Time at;
+    bool settled = false;
+  };
+  Bound EndBound(TaskId t, absl::Time now) const;
+  // What a host's regular tasks free, and when at the latest.
+  struct End {
+    absl::Time at;
+    Resources resources;
+  };
+  // The ends of slot `slot`'s regular tasks at `now`, soonest first (`ends_`). Settled bounds
+  // are kept per host until its usage changes (HostState::version), so a plan asks the job
+  // manager only about tasks that do not run yet; a task killed since is counted at its
+  // settled bound until it leaves the host (a later end: a plan never counts on room early).
+  std::span<const End> EndsOf(uint32_t slot, absl::Time now);
   void Release(uint64_t gang);
 
   Parts p_;
   const absl::Duration refresh_;
   absl::flat_hash_map<uint64_t, Hold> holds_;
   absl::flat_hash_map<uint64_t, NoRoom> no_room_;
+  absl::flat_hash_map<uint64_t, StaticPass> pass_;  // by static signature and resources
+  absl::flat_hash_map<uint64_t, std::optional<Ask>> asks_;
+  struct HostEnds {
+    uint64_t version = ~uint64_t{0};  // HostState::version() when `settled` was made
+    std::vector<End> settled;         // soonest first
+    std::vector<std::pair<TaskId, Resources>> unsettled;
+  };
+  std::vector<HostEnds> host_ends_;  // by slot
+  std::vector<End> ends_;            // EndsOf's answer
 };
 
 }  // namespace paceline::scheduler

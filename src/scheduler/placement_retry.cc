@@ -76,7 +76,15 @@ bool PlacementRetry::ExplainDue(uint64_t gang, absl::Time now, absl::Duration ev
   return it == explained_.end() || now - it->second >= every;
 }
 
-void PlacementRetry::Keep(const std::vector<uint64_t>& gangs) {
+const PlacementRetry::SharedWhy* PlacementRetry::Shared(uint64_t key, absl::Time now,
+                                                        absl::Duration every) const {
+  auto it = shared_.find(key);
+  return it != shared_.end() && now - it->second.at < every ? &it->second : nullptr;
+}
+
+void PlacementRetry::Keep(const std::vector<uint64_t>& gangs, absl::Time now,
+                          absl::Duration every) {
+  absl::erase_if(shared_, [&](const auto& kv) { return now - kv.second.at >= every; });
   if (failed_.empty() && explained_.empty()) return;
   absl::flat_hash_set<uint64_t> keep(gangs.begin(), gangs.end());
   absl::erase_if(failed_, [&](const auto& kv) { return !keep.contains(kv.first); });

@@ -28,10 +28,20 @@
 // it has (as a gang that Skip() holds back does). A gang is explained at its first failure, and
 // again once `every` has passed.
 //
-// Pure and single-threaded; time is an input. The state is two maps of the gangs that failed,
-// kept in step with the scheduler's list of gangs to place by Keep().
+// Gangs of one task that placement sees alike share explanations: two such tasks whose shapes
+// differ only in their job, and whose deadlines fall between the same holds' times (so every
+// filter, held_hosts included, answers both the same on every host), get the same
+// explanation. The caller gives such a gang a key (0: none); a gang whose key was explained
+// less than `every` ago is offered without an explanation and takes that one (Shared), so a
+// job of many one-task gangs, or many jobs of one shape, cost one scan of the hosts per
+// `every` instead of one for each gang that fails.
+//
+// Pure and single-threaded; time is an input. The state is maps of the gangs that failed, kept
+// in step with the scheduler's list of gangs to place by Keep(), and of the shared
+// explanations, dropped once older than `every`.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -58,8 +68,20 @@ class PlacementRetry {
   void Explained(uint64_t gang, absl::Time now) { explained_[gang] = now; }
   // Gang `gang`'s explanation no longer stands (its tasks' reasons were overwritten).
   void Forget(uint64_t gang) { explained_.erase(gang); }
-  // Forgets every gang not in `gangs` (placed, or no longer admitted).
-  void Keep(const std::vector<uint64_t>& gangs);
+  // The explanation of a gang like `key`'s (non-zero) given less than `every` before `now`,
+  // and when it was given; nullptr when none.
+  struct SharedWhy {
+    absl::Time at;
+    std::string line;
+  };
+  const SharedWhy* Shared(uint64_t key, absl::Time now, absl::Duration every) const;
+  // A gang with key `key` (non-zero) was explained at `now` as `line`.
+  void Share(uint64_t key, absl::Time now, std::string line) {
+    shared_[key] = SharedWhy{now, std::move(line)};
+  }
+  // Forgets every gang not in `gangs` (placed, or no longer admitted), and the shared
+  // explanations older than `every` at `now`.
+  void Keep(const std::vector<uint64_t>& gangs, absl::Time now, absl::Duration every);
   size_t size() const { return failed_.size(); }
 
  private:
@@ -71,6 +93,7 @@ class PlacementRetry {
   };
   absl::flat_hash_map<uint64_t, Failure> failed_;
   absl::flat_hash_map<uint64_t, absl::Time> explained_;
+  absl::flat_hash_map<uint64_t, SharedWhy> shared_;
 };
 
 }  // namespace paceline::scheduler

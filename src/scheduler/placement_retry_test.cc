@@ -94,7 +94,7 @@ TEST(PlacementRetry, GangsTheBoundDoesNotCoverAreNeverSkipped) {
   EXPECT_FALSE(f.retry.Skip(8, gpu, f.snap));
   // Forgotten once it leaves the list of gangs to place.
   EXPECT_EQ(f.PlaceAndRecord(), 3u);
-  f.retry.Keep({});
+  f.retry.Keep({}, absl::UnixEpoch(), absl::Seconds(10));
   EXPECT_FALSE(f.retry.Skip(7, f.gang, f.snap));
 }
 
@@ -112,8 +112,28 @@ TEST(PlacementRetry, AGangIsExplainedAtItsFirstFailureAndAgainOnlyOnceThePeriodH
   EXPECT_TRUE(retry.ExplainDue(7, t0 + absl::Seconds(1), every));
   // Forgotten once it leaves the list of gangs to place, and explained again if it comes back.
   retry.Explained(7, t0);
-  retry.Keep({8});
+  retry.Keep({8}, t0, every);
   EXPECT_TRUE(retry.ExplainDue(7, t0 + absl::Seconds(1), every));
+}
+
+TEST(PlacementRetry, ALikeGangsExplanationIsSharedUntilThePeriodHasPassed) {
+  PlacementRetry retry;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  const absl::Duration every = absl::Seconds(10);
+  EXPECT_EQ(retry.Shared(5, t0, every), nullptr);
+  retry.Share(5, t0, "0/3 hosts: 3 insufficient cpu");
+  const PlacementRetry::SharedWhy* like = retry.Shared(5, t0 + absl::Seconds(9), every);
+  ASSERT_NE(like, nullptr);
+  EXPECT_EQ(like->line, "0/3 hosts: 3 insufficient cpu");
+  EXPECT_EQ(like->at, t0);
+  EXPECT_EQ(retry.Shared(6, t0, every), nullptr);  // another key
+  EXPECT_EQ(retry.Shared(5, t0 + every, every), nullptr);
+  // Dropped once older than the period.
+  retry.Keep({}, t0 + absl::Seconds(5), every);
+  EXPECT_NE(retry.Shared(5, t0 + absl::Seconds(5), every), nullptr);
+  retry.Keep({}, t0 + every, every);
+  retry.Share(6, t0 + every, "x");
+  EXPECT_EQ(retry.Shared(5, t0 + absl::Seconds(5), every), nullptr);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status.h"
@@ -152,6 +153,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   if (to_place_.empty()) return;
   std::vector<placement::PlacementRequest> requests;
   std::vector<uint64_t> request_gang;
+  std::vector<uint64_t> request_key;  // ExplainKey, when the gang asked an explanation
   absl::flat_hash_map<uint64_t, bool> still_waiting;
   requests.reserve(to_place_.size());
   for (uint64_t gid : to_place_) {
@@ -186,8 +188,13 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
       continue;
     }
     req.explain = !has_why || retry_.ExplainDue(gid, now, config_.reexplain_after);
+    const uint64_t key = req.explain ? ExplainKey(req) : 0;
+    if (key != 0 && retry_.Shared(key, now, config_.reexplain_after) != nullptr) {
+      req.explain = false;  // a like gang's explanation is fresh: it takes that one
+    }
     requests.push_back(std::move(req));
     request_gang.push_back(gid);
+    request_key.push_back(key);
   }
   placement::Plan plan = engine_->Place(requests, snapshot_);
   placement::ApplyResult applied = placement::ApplyPlan(plan, snapshot_);
@@ -210,10 +217,16 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
   }
   for (const placement::PendingRequest& p : plan.pending) {
     const uint64_t gid = request_gang[p.request_index];
-    if (p.explanation.explained) {  // else the gang's explanation stands
+    const uint64_t key = request_key[p.request_index];
+    if (p.explanation.explained) {  // else the gang's explanation stands, or a like gang's
       std::string line = p.explanation.OneLine();
       for (const TaskId& t : p.tasks) why_.Set(t, line);
       retry_.Explained(gid, now);
+      if (key != 0) retry_.Share(key, now, std::move(line));
+    } else if (const PlacementRetry::SharedWhy* like =
+                   key != 0 ? retry_.Shared(key, now, config_.reexplain_after) : nullptr) {
+      for (const TaskId& t : p.tasks) why_.Set(t, like->line);
+      retry_.Explained(gid, like->at);
     }
     still_waiting[gid] = true;
     // A rejected assignment left capacity that the plan had counted as taken: no bound then.
@@ -231,11 +244,29 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     if (still_waiting.contains(gid)) next.push_back(gid);
   }
   to_place_ = std::move(next);
-  retry_.Keep(to_place_);
+  retry_.Keep(to_place_, now, config_.reexplain_after);
   absorber_.Absorb(fx, now, out);
   std::sort(regular_hosts.begin(), regular_hosts.end());
   regular_hosts.erase(std::unique(regular_hosts.begin(), regular_hosts.end()), regular_hosts.end());
   for (HostId h : regular_hosts) ReclaimRevocable(h, ReclaimCause::kRegularWork, now, out);
+}
+
+uint64_t SchedulerCore::ExplainKey(const placement::PlacementRequest& req) const {
+  if (req.tasks.size() != 1) return 0;
+  const placement::PlacementTask& t = req.tasks.front();
+  const placement::TaskShape& s = *t.shape;
+  // Filters that read the task's own job or host, or hosts held for its gang, answer it alone.
+  if (t.previous.has_value() || t.required_host.has_value() || !s.max_per_host.empty() ||
+      snapshot_.HoldsHostsFor(t.gang)) {
+    return 0;
+  }
+  std::array<int64_t, kNumDims + 4> fields{};
+  for (Dim d : kAllDims) fields[static_cast<int>(d)] = s.resources[d];
+  fields[kNumDims] = static_cast<int64_t>(s.static_signature);
+  fields[kNumDims + 1] = s.revocable;
+  fields[kNumDims + 2] = s.num_ports();
+  fields[kNumDims + 3] = holds_.Rejecting(t.ends_by);
+  return absl::Hash<std::array<int64_t, kNumDims + 4>>{}(fields) | 1;
 }
 
 absl::Duration SchedulerCore::RetentionWindow(const std::string& pool) const {

@@ -156,6 +156,10 @@ class SchedulerCore {
   // Preempts (REVOKED) revocable tasks of `host` until the rest fits (HostState::
   // RevocableExcess, not counting those already being stopped). No-op when nothing exceeds.
   void ReclaimRevocable(HostId host, ReclaimCause cause, absl::Time now, Actions& out);
+  // Which explanation a gang of one shares with like gangs (PlacementRetry): its shape less
+  // its job, and how many hosts' holds its deadline falls after; 0: it shares none (a gang of
+  // several, pinned, in place, max_per_host, or holding hosts).
+  uint64_t ExplainKey(const placement::PlacementRequest& req) const;
   void PlaceAdmitted(absl::Time now, Actions& out);
   // Adds the cluster's and every pool's point of `now` to the history.
   void RecordHistory(absl::Time now);
