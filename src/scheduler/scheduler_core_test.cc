@@ -489,5 +489,51 @@ TEST_F(CoreTest, AnAdmittedTaskThatStillFindsNoHostKeepsItsReasonUntilItIsExplai
   EXPECT_THAT(core_->WhyPending(TaskId{*job, 0}), HasSubstr("0/3 hosts: 3 insufficient cpu"));
 }
 
+// One-task gangs that placement sees alike (shapes equal but for the job) share an explanation
+// for 10 s: a second job's task that finds no host takes the first's, and is counted afresh
+// once it is older; a task of another shape is counted on its own.
+TEST_F(CoreTest, TasksThatPlacementSeesAlikeShareAnExplanationFor10Seconds) {
+  // Four hosts of 4 cores, each with a task of 3: 4 cores free in all, 1 on each.
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(20'000), a).ok());
+  Commit(std::move(a));
+  for (const char* name : {"h1", "h2", "h3", "h4"}) {
+    Actions b;
+    ASSERT_TRUE(core_->agents().RegisterHost(Host(name, 4), {}, now_, b).ok());
+    ASSERT_TRUE(core_->job_control().CreateJob(Batch(1, 3000), "/a", now_, b).ok());
+    Commit(std::move(b));
+    ASSERT_EQ(Cycle().launches.size(), 1u);
+  }
+  auto pending = [&](int64_t cpu_milli) {
+    JobSpec s = Batch(1, cpu_milli);
+    s.task.ports = {"http"};  // offered to placement every cycle
+    Actions b;
+    auto job = core_->job_control().CreateJob(s, "/a", now_, b);
+    EXPECT_TRUE(job.ok()) << job.status();
+    Commit(std::move(b));
+    return *job;
+  };
+  const JobId first = pending(1200);
+  now_ += absl::Seconds(1);
+  Cycle();
+  const std::string why = core_->WhyPending(TaskId{first, 0});
+  EXPECT_THAT(why, HasSubstr("0/4 hosts: 4 insufficient cpu"));
+
+  // A second host, too small: a like task of another job takes the first's explanation.
+  Actions c;
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h5", 1), {}, now_, c).ok());
+  Commit(std::move(c));
+  const JobId second = pending(1200);
+  const JobId other = pending(1100);
+  now_ += absl::Seconds(1);
+  Cycle();
+  EXPECT_EQ(core_->WhyPending(TaskId{second, 0}), why);
+  EXPECT_THAT(core_->WhyPending(TaskId{other, 0}), HasSubstr("0/5 hosts: 5 insufficient cpu"));
+
+  now_ += CoreConfig{}.reexplain_after;
+  Cycle();
+  EXPECT_THAT(core_->WhyPending(TaskId{second, 0}), HasSubstr("0/5 hosts: 5 insufficient cpu"));
+}
+
 }  // namespace
 }  // namespace paceline::scheduler
