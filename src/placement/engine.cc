@@ -419,7 +419,7 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
         ++plan.stats.class_hits;
         if (req.explain && !cls.failure.explained) {  // failed for a request that asked none
           ++plan.stats.explain_scans;
-          cls.failure = Explain(ctx, snap);
+          cls.failure = Explain(ctx, *cls.st, snap);
         }
         failure = cls.failure;
         break;
@@ -433,7 +433,7 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
         Explanation e;
         if (req.explain) {
           ++plan.stats.explain_scans;
-          e = Explain(ctx, snap);
+          e = Explain(ctx, *cls.st, snap);
         } else {
           e.explained = false;
         }

@@ -135,7 +135,10 @@ class PlacementEngine {
   std::optional<Choice> Choose(const TaskContext& t, const ClusterSnapshot& snap,
                                std::span<const uint32_t> candidates, PlanStats& stats);
   void GpuOptions(const TaskContext& t, const HostState& h, std::vector<GpuShares>& out) const;
-  Explanation Explain(const TaskContext& t, const ClusterSnapshot& snap) const;
+  // Why `t` fits no host: per filter, the hosts it rejects first. `st`, synced, spares the
+  // static filters on the hosts it passes.
+  Explanation Explain(const TaskContext& t, const StaticClass& st,
+                      const ClusterSnapshot& snap) const;
   void Evict();
 
   EngineConfig config_;

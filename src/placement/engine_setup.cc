@@ -125,7 +125,8 @@ void PlacementEngine::Evict() {
   }
 }
 
-Explanation PlacementEngine::Explain(const TaskContext& t, const ClusterSnapshot& snap) const {
+Explanation PlacementEngine::Explain(const TaskContext& t, const StaticClass& st,
+                                     const ClusterSnapshot& snap) const {
   struct Agg {
     size_t filter;
     Rejection r;
@@ -142,6 +143,7 @@ Explanation PlacementEngine::Explain(const TaskContext& t, const ClusterSnapshot
     aggs.push_back(Agg{fi, r, 1});
   };
   const auto& fs = profile_.filters();
+  const size_t num_static = profile_.num_static_filters();
   std::vector<Agg> now;
   std::vector<Agg> ever;
   bool could_ever = false;
@@ -151,7 +153,10 @@ Explanation PlacementEngine::Explain(const TaskContext& t, const ClusterSnapshot
     if (!snap.present(slot)) continue;
     const HostState& h = snap.host_at(slot);
     bool rejected = false;
-    for (size_t i = 0; i < fs.size(); ++i) {
+    // A host its class passes needs only the dynamic filters asked (the static ones come
+    // first in the profile and read nothing of the task).
+    const size_t first = slot < st.pass.size() && st.pass[slot] ? num_static : 0;
+    for (size_t i = first; i < fs.size(); ++i) {
       if (std::optional<Rejection> r = fs[i]->Check(t, h)) {
         add(now, i, *r);
         rejected = true;

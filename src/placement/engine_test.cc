@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "placement/test_util.h"
@@ -459,6 +460,42 @@ TEST(Engine, UnknownProfileIsAnError) {
   EngineConfig c;
   c.profile = "fastest";
   EXPECT_EQ(PlacementEngine::Create(c).status().code(), absl::StatusCode::kNotFound);
+}
+
+// An explanation counts each host under the first filter that rejects it, static or dynamic;
+// the static filters are asked only of hosts the class does not pass, kept in step with the
+// hosts' status.
+TEST(Engine, AnExplanationCountsEachHostUnderTheFirstFilterThatRejectsIt) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Label("zone", "b").Build()).ok());
+  ASSERT_TRUE(
+      snap.AddHost(HostBuilder(1).Label("zone", "a").Status(HostStatus::kDown).Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(2).Label("zone", "a").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(3).Label("zone", "a").Build()).ok());
+  ASSERT_TRUE(Put(snap, 2, 0, ShapeBuilder(9).Cpu(8000).Build()).ok());
+  const absl::Time until = absl::FromUnixSeconds(1'000'000);
+  ASSERT_TRUE(snap.HoldHost(HostId(3), 7, until).ok());
+  auto engine = Engine();
+  auto explain = [&](int64_t cpu_milli) {
+    auto shape =
+        ShapeBuilder(1).Cpu(cpu_milli).Constraint("zone", ConstraintOp::kIn, {"a"}).Build();
+    PlacementTask t = Task(0, shape);
+    t.ends_by = until + absl::Seconds(1);
+    Plan p = engine->Place(std::vector{PlacementRequest::Single(std::move(t))}, snap);
+    EXPECT_EQ(p.pending.size(), 1u);
+    std::map<std::string, int64_t> by_filter;
+    for (const RejectionCount& r : p.pending[0].explanation.rejections) {
+      by_filter[r.filter] += r.hosts;
+    }
+    return by_filter;
+  };
+  EXPECT_EQ(explain(6000),
+            (std::map<std::string, int64_t>{
+                {"labels", 1}, {"host_state", 1}, {"resource_fit", 1}, {"held_hosts", 1}}));
+  // Another class of the same static constraints (a failure of the first would stand).
+  ASSERT_TRUE(snap.SetHostStatus(HostId(2), HostStatus::kDown).ok());
+  EXPECT_EQ(explain(5000),
+            (std::map<std::string, int64_t>{{"labels", 1}, {"host_state", 2}, {"held_hosts", 1}}));
 }
 
 // Host holds (ClusterSnapshot::HoldHost, filter held_hosts).
