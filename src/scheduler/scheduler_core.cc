@@ -1,6 +1,7 @@
 #include "scheduler/scheduler_core.h"
 
 #include <algorithm>
+#include <array>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
