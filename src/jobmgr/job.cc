@@ -64,6 +64,11 @@ absl::string_view NotServingText(NotServing why) {
   return "";
 }
 
+absl::Time DeadlineFrom(const Job& job, absl::Time start) {
+  const absl::Duration limit = job.spec().sla.max_running_time;
+  return limit > absl::ZeroDuration() ? start + limit : absl::InfiniteFuture();
+}
+
 uint32_t Job::live() const {
   return instances() - count(TaskState::kSucceeded) - count(TaskState::kFailed) -
          count(TaskState::kKilled) - count(TaskState::kLost);

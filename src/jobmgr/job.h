@@ -138,4 +138,8 @@ class Job {
   const JobData& d_;
 };
 
+// When a run of `job` started at `start` is killed at the latest: `start` + the current spec's
+// sla.max_running_time; InfiniteFuture without a limit.
+absl::Time DeadlineFrom(const Job& job, absl::Time start);
+
 }  // namespace paceline::jobmgr

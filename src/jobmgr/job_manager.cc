@@ -170,8 +170,9 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     if (t.state != TaskState::kLaunching) return;
     t.started_at = now;
     life_.Transition(*job, i, TaskState::kRunning, TaskReason::kStarted, "", now, fx, true);
-    absl::Duration limit = job->view().spec().sla.max_running_time;
-    if (limit > absl::ZeroDuration()) life_.ArmDeadline(now + limit, r.run);
+    if (const absl::Time at = DeadlineFrom(job->view(), now); at != absl::InfiniteFuture()) {
+      life_.ArmDeadline(at, r.run);
+    }
     return;
   }
   t.exit_code = r.exit_code;
@@ -271,9 +272,9 @@ absl::Status JobManager::RestoreTasks(const std::vector<records::TaskRecord>& ta
     ends_.NoteRestored(job->view(), r);
     job->SetState(r.id.instance, r.state);
     if (MayHaveProcess(r.state)) RestoreChecks(*job, r);
-    if (r.state == TaskState::kRunning &&
-        job->view().spec().sla.max_running_time > absl::ZeroDuration()) {
-      life_.ArmDeadline(r.started_at + job->view().spec().sla.max_running_time, RunId{r.id, r.run});
+    if (const absl::Time at = DeadlineFrom(job->view(), r.started_at);
+        r.state == TaskState::kRunning && at != absl::InfiniteFuture()) {
+      life_.ArmDeadline(at, RunId{r.id, r.run});
     }
   }
   return absl::OkStatus();

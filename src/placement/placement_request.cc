@@ -3,6 +3,7 @@
 #include "spec/image_ref.h"
 
 #include <algorithm>
+#include <array>
 #include <tuple>
 
 #include "absl/hash/hash.h"
@@ -33,6 +34,12 @@ uint64_t FullHash(const TaskShape& s) {
                                std::vector<std::string>, decltype(mph), bool, std::string>>()(
       std::make_tuple(s.static_signature, s.job.value(), s.job_labels, res, s.port_names, mph,
                       s.revocable, s.image));
+}
+
+uint64_t FitHash(const TaskShape& s) {
+  std::array<int64_t, kNumDims> res{};
+  for (int i = 0; i < kNumDims; ++i) res[i] = s.resources.at(i);
+  return absl::Hash<std::pair<uint64_t, decltype(res)>>()(std::make_pair(s.static_signature, res));
 }
 
 }  // namespace
@@ -76,6 +83,7 @@ absl::StatusOr<std::shared_ptr<const TaskShape>> MakeTaskShape(TaskShape shape) 
   shape.gpu_models.erase(std::unique(shape.gpu_models.begin(), shape.gpu_models.end()),
                          shape.gpu_models.end());
   shape.static_signature = StaticHash(shape);
+  shape.fit_signature = FitHash(shape);
   shape.signature = FullHash(shape);
   return std::make_shared<const TaskShape>(std::move(shape));
 }

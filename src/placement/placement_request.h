@@ -50,6 +50,9 @@ struct TaskShape {
   // Derived by MakeTaskShape; do not set by hand.
   uint64_t signature = 0;         // hash of every field above
   uint64_t static_signature = 0;  // hash of the fields static filters read
+  // Hash of the fields that decide which hosts could take the task at all, empty: the static
+  // fields and the resources.
+  uint64_t fit_signature = 0;
 
   int64_t gpu_milli() const { return resources.gpu_milli(); }
   bool fractional_gpu() const { return gpu_milli() > 0 && gpu_milli() < 1000; }

@@ -5,8 +5,6 @@
 #include <iterator>
 #include <optional>
 
-#include "resmgr/backfill.h"
-
 namespace paceline::resmgr {
 namespace {
 
@@ -43,6 +41,34 @@ LaneBounds LaneBoundsOf(const Gang& g, Ledger ledger, const Resources& bound,
   b.ledger_bound = bound - earmarked;
   return b;
 }
+
+// The last gang of a lane that failed behind the lane's reservation on its bounds (checks 3-5
+// or the reservation's rule), while nothing was admitted from the pool since. A later gang of the
+// same job with the same request fails the same way: every check before the hosts reads only the
+// fields compared here, the job's counts, the pool's allocation and earmarks, the lane's
+// reservation and `hold_priority`, and none of those changed. Jobs queue their one-task gangs
+// together, so a lane's walk mostly meets such runs.
+struct LaneMiss {
+  bool valid = false;
+  JobId job;
+  Resources held;
+  int64_t limit_ns = 0;
+  uint32_t live = 0;
+  int32_t priority = 0;
+  SlaClass sla = SlaClass::kPreemptible;
+  bool controller = false;
+  int32_t hold_priority = 0;
+
+  void Remember(const Gang& g, int32_t hold) {
+    *this =
+        LaneMiss{true, g.job, g.held, g.limit_ns, g.live, g.priority, g.sla, g.controller, hold};
+  }
+  bool Repeats(const Gang& g, int32_t hold) const {
+    return valid && g.job == job && g.limit_ns == limit_ns && g.live == live &&
+           g.priority == priority && g.sla == sla && g.controller == controller &&
+           hold == hold_priority && g.held == held;
+  }
+};
 
 }  // namespace
 
@@ -86,6 +112,13 @@ std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang
     }
   }
   return std::nullopt;
+}
+
+bool Admitter::ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const {
+  if (++res.examined <= backfill_depth_) return true;
+  done |= 1u << lane;  // the rest of the lane waits unexamined
+  p.lane_block[lane] = LaneBlock{res.head, input_.cycle, WaitCode::kBlockedBehind, res.at};
+  return false;
 }
 
 bool Admitter::AsksHosts(const Gang& g) const {
@@ -172,6 +205,8 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
   // Backfill: the lanes whose first gang holds a reservation (backfill.h).
   std::array<LaneReservation, kNumLanes> reservations;
   std::array<bool, kNumLanes> reserved{};
+  // Valid only while nothing of the pool is admitted and no earmark exists.
+  std::array<LaneMiss, kNumLanes> misses{};
 
   constexpr uint32_t kAllLanes = (1u << kNumLanes) - 1;
   uint32_t done = 0;  // lanes blocked, or absent from this queue
@@ -195,6 +230,13 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       g.reason.code = p.lane_block[e.lane].code;
       g.reason.other = p.lane_block[e.lane].head;
       g.reason.cycle = cycle;
+      ++it;
+      continue;
+    }
+
+    // Behind a reserved head, a gang that repeats the lane's last miss misses too (LaneMiss).
+    if (reserved[e.lane] && p.earmarks.empty() && misses[e.lane].Repeats(g, hold_priority)) {
+      ExamineBehind(reservations[e.lane], p, e.lane, done);
       ++it;
       continue;
     }
@@ -239,15 +281,10 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     GangId backfilled;
     LaneReservation* res = reserved[e.lane] ? &reservations[e.lane] : nullptr;
     if (res != nullptr) {
-      const bool too_deep = ++res->examined > backfill_depth_;
       // Its reason is the lane's block (blocked-behind the head, with the reservation's time),
       // which the views read for a gang whose own reason is older than the cycle: writing it
       // here would only load a cold line of every record.
-      if (too_deep || g.limit_ns <= 0) {
-        if (too_deep) {  // the rest of the lane waits unexamined
-          done |= lane_bit;
-          p.lane_block[e.lane] = LaneBlock{res->head, cycle, WaitCode::kBlockedBehind, res->at};
-        }
+      if (!ExamineBehind(*res, p, e.lane, done) || g.limit_ns <= 0) {
         ++it;
         continue;
       }
@@ -258,13 +295,15 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
         p.earmarks.empty() ? Resources() : preemptor_.EarmarkedAgainst(p, g);
     std::optional<WaitReason> wait = CheckBounds(p, g, ledger, bound, earmarked, caps);
     if (res != nullptr) {
-      if (wait) {
+      if (wait || !res->Admits(g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now)) {
+        if (p.earmarks.empty()) misses[e.lane].Remember(g, hold_priority);
         ++it;
         continue;
       }
       const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
-      // The hosts last: the costliest question.
-      if (!res->Admits(g, lb, input_.now) || !FitsHostsNow(g)) {
+      // The hosts last: the costliest question. A miss here is not remembered: the gate's
+      // answer may differ between gangs of a job (a gang may hold hosts of its own).
+      if (!FitsHostsNow(g)) {
         ++it;
         continue;
       }
@@ -341,7 +380,8 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       }
     }
 
-    // Admit.
+    // Admit: the pool's allocation changes, so no miss is known to repeat.
+    misses.fill(LaneMiss());
     admitted.push_back(AdmittedGang{g.id, g.job, pool, g.sla, g.priority, g.held, backfilled});
     if (ledger == Ledger::kRevocable) slack_left_ = SubtractClamped(slack_left_, g.held);
     it = state_.AdmitAt(pool, ledger, it, input_.now);

@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "resmgr/backfill.h"
 #include "resmgr/cycle_result.h"
 #include "resmgr/entitlement.h"
 #include "resmgr/host_gate.h"
@@ -111,6 +112,9 @@ class Admitter {
                                         const Resources& bound, const Resources& earmarked,
                                         const FixedCaps& caps) const;
 
+  // Counts one more gang looked at behind `res`, the reservation of `lane`; false once past
+  // the depth: the lane is then done, blocked behind the reservation's head.
+  bool ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const;
   // Whether the gate is asked about `g`: backfill is on, there is a gate, `g` has two tasks or
   // more.
   bool AsksHosts(const Gang& g) const;

@@ -191,6 +191,38 @@ TEST(BackfillTest, TheDepthBoundsTheLookBehindTheReservation) {
   EXPECT_EQ(h.Reason(5).other, GangId(2));
 }
 
+// A lane's walk skips a gang that repeats the last miss (same job, same request): a gang of the
+// job with another request and a gang of another job are each looked at; the skipped ones
+// count towards the depth.
+TEST(BackfillTest, AGangRepeatingTheLastMissOfItsJobIsSkippedAndCountsTowardsTheDepth) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  RunFirst(h, a);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));               // reserved: 20 left beside it
+  h.Add(G(3, a, 50).Job(30, 0).Limit(absl::Hours(2)));    // does not fit now
+  h.Add(G(4, a, 50).Job(30, 1).Limit(absl::Hours(2)));    // repeats gang 3's miss
+  h.Add(G(5, a, 10).Job(30, 2).Limit(absl::Minutes(1)));  // same job, another request: fits
+  h.Add(G(6, a, 5).Job(31, 0).Limit(absl::Hours(2)));     // fits beside gang 2: 15 left
+  h.Add(G(7, a, 5).Job(31, 1).Limit(absl::Hours(2)));     // the same: 10 left
+  h.Add(G(8, a, 25).Job(32, 0).Limit(absl::Hours(2)));    // not beside gang 2
+  h.Add(G(9, a, 10).Job(33, 0).Limit(absl::Hours(2)));    // another job: beside gang 2
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(5, 6, 7, 9));
+
+  ResourceManagerConfig config;
+  config.backfill_depth = 3;
+  RmHarness d(Cpu(100), config);
+  PoolId b = d.Pool("/b");
+  RunFirst(d, b);
+  d.Add(G(2, b, 80).Limit(absl::Hours(1)));
+  for (uint64_t g = 3; g <= 5; ++g) {  // three misses of one job: the depth is reached
+    d.Add(G(g, b, 50).Job(30, static_cast<uint32_t>(g)).Limit(absl::Hours(2)));
+  }
+  d.Add(G(6, b, 10).Limit(absl::Minutes(1)));  // would fit, but is fourth behind gang 2
+  EXPECT_THAT(d.Cycle().admitted, IsEmpty());
+  EXPECT_EQ(d.Reason(6).code, WaitCode::kBlockedBehind);
+}
+
 // A gate that answers from a table: gang -> when its hosts free (absent: it finds hosts now).
 class TableGate final : public HostGate {
  public:

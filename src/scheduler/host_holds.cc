@@ -1,7 +1,6 @@
 #include "scheduler/host_holds.h"
 
 #include <algorithm>
-#include <array>
 #include <span>
 #include <utility>
 
@@ -170,10 +169,7 @@ bool HostHolds::AllUp(const Hold& hold) const {
 const std::vector<uint8_t>& HostHolds::PassOf(
     const std::shared_ptr<const placement::TaskShape>& shape) {
   const placement::ClusterSnapshot& snap = p_.snapshot;
-  std::array<int64_t, kNumDims + 1> fields{};
-  for (Dim d : kAllDims) fields[static_cast<int>(d)] = shape->resources[d];
-  fields[kNumDims] = static_cast<int64_t>(shape->static_signature);
-  const uint64_t key = absl::Hash<std::array<int64_t, kNumDims + 1>>{}(fields);
+  const uint64_t key = shape->fit_signature;
   if (pass_.size() >= kMaxPasses && !pass_.contains(key)) pass_.clear();
   StaticPass& e = pass_[key];
   if (e.shape != nullptr &&
@@ -319,10 +315,11 @@ HostHolds::Bound HostHolds::EndBound(TaskId t, absl::Time now) const {
   if (job == nullptr || t.instance >= job->instances()) return {now};
   const jobmgr::TaskRuntime& run = job->task(t.instance);
   if (run.state == TaskState::kKilling || run.state == TaskState::kPreempting) return {now};
-  const absl::Duration limit = job->spec().sla.max_running_time;
-  if (limit <= absl::ZeroDuration()) return {absl::InfiniteFuture(), true};
-  if (run.state == TaskState::kRunning) return {absl::Time(run.started_at) + limit, true};
-  return {now + limit};  // placed or launching: its deadline starts when it runs
+  if (run.state == TaskState::kRunning)
+    return {jobmgr::DeadlineFrom(*job, absl::Time(run.started_at)), true};
+  const absl::Time at =
+      jobmgr::DeadlineFrom(*job, now);  // placed or launching: it starts when it runs
+  return {at, at == absl::InfiniteFuture()};
 }
 
 void HostHolds::Release(uint64_t gang) {

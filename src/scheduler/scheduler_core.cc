@@ -1,7 +1,6 @@
 #include "scheduler/scheduler_core.h"
 
 #include <algorithm>
-#include <array>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
@@ -163,8 +162,7 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     const jobmgr::Job* job = jobs_.GetJob(g->job);
     if (job == nullptr) continue;
     placement::PlacementRequest req;
-    const absl::Duration limit = job->spec().sla.max_running_time;
-    const absl::Time ends_by = limit > absl::ZeroDuration() ? now + limit : absl::InfiniteFuture();
+    const absl::Time ends_by = jobmgr::DeadlineFrom(*job, now);
     bool ok = true;
     bool has_why = true;  // every member has a reason a later failure may leave standing
     for (const TaskId& t : g->tasks) {
@@ -261,13 +259,7 @@ uint64_t SchedulerCore::ExplainKey(const placement::PlacementRequest& req) const
       snapshot_.HoldsHostsFor(t.gang)) {
     return 0;
   }
-  std::array<int64_t, kNumDims + 4> fields{};
-  for (Dim d : kAllDims) fields[static_cast<int>(d)] = s.resources[d];
-  fields[kNumDims] = static_cast<int64_t>(s.static_signature);
-  fields[kNumDims + 1] = s.revocable;
-  fields[kNumDims + 2] = s.num_ports();
-  fields[kNumDims + 3] = holds_.Rejecting(t.ends_by);
-  return absl::Hash<std::array<int64_t, kNumDims + 4>>{}(fields) | 1;
+  return absl::HashOf(s.fit_signature, s.revocable, s.num_ports(), holds_.Rejecting(t.ends_by)) | 1;
 }
 
 absl::Duration SchedulerCore::RetentionWindow(const std::string& pool) const {
