@@ -168,6 +168,28 @@ TEST_F(CoreTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWh
   }
 }
 
+// Admission found hosts with room for the gang's members; a single task admitted before it in
+// the same cycle could take part of that room, so placement places the gang first.
+TEST_F(CoreTest, AGangAdmittedOnHostsWithRoomIsPlacedBeforeTheSingleTasksOfItsCycle) {
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(20'000), a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h0", 4), {}, now_, a).ok());
+  ASSERT_TRUE(core_->agents().RegisterHost(Host("h1", 4), {}, now_, a).ok());
+  // One core first, then two members of 3.5 cores: on either host, the single task would leave
+  // no room for a member.
+  auto single = core_->job_control().CreateJob(Sized(Limited("single", 1, absl::Hours(1)), 1000),
+                                               "/a", now_, a);
+  ASSERT_TRUE(single.ok()) << single.status();
+  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 2, absl::Hours(1), 2), 3500),
+                                             "/a", now_, a);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  Commit(std::move(a));
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 2u) << core_->WhyPending(TaskId{*wide, 0});
+  for (const Launch& l : first.launches) EXPECT_EQ(l.run.task.job, *wide);
+  EXPECT_THAT(core_->WhyPending(TaskId{*single, 0}), HasSubstr("hosts"));
+}
+
 // A gang that waits for its pool's bounds gets no hosts held when they free before the bounds
 // allow it: held, they would sit idle for it.
 TEST_F(CoreTest, AGangWaitingForItsPoolHoldsNoHostsThatFreeBeforeThePoolLetsItStart) {

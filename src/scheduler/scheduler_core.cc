@@ -13,6 +13,32 @@
 #include "placement/plan.h"
 
 namespace paceline::scheduler {
+namespace {
+
+// Puts the requests of gangs of several tasks first, in their order, then the others, keeping
+// `gang` and `key` (one entry per request) in step.
+void GangsFirst(std::vector<placement::PlacementRequest>& requests, std::vector<uint64_t>& gang,
+                std::vector<uint64_t>& key) {
+  std::vector<size_t> order(requests.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto first = std::stable_partition(order.begin(), order.end(),
+                                     [&](size_t i) { return requests[i].tasks.size() > 1; });
+  if (first == order.begin() || first == order.end()) return;  // nothing moves
+  std::vector<placement::PlacementRequest> r;
+  std::vector<uint64_t> g;
+  std::vector<uint64_t> k;
+  r.reserve(order.size());
+  for (size_t i : order) {
+    r.push_back(std::move(requests[i]));
+    g.push_back(gang[i]);
+    k.push_back(key[i]);
+  }
+  requests = std::move(r);
+  gang = std::move(g);
+  key = std::move(k);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<SchedulerCore>> SchedulerCore::Create(CoreConfig config) {
   ASSIGN_OR_RETURN(std::unique_ptr<placement::PlacementEngine> engine,
@@ -195,6 +221,10 @@ void SchedulerCore::PlaceAdmitted(absl::Time now, Actions& out) {
     request_gang.push_back(gid);
     request_key.push_back(key);
   }
+  // With backfill, gangs are placed first: admission found hosts with room for all their
+  // members (host_holds.h), and the tasks placed before them in the pass could take that room;
+  // a single task finds room anywhere.
+  if (config_.resmgr.backfill) GangsFirst(requests, request_gang, request_key);
   placement::Plan plan = engine_->Place(requests, snapshot_);
   placement::ApplyResult applied = placement::ApplyPlan(plan, snapshot_);
   absl::flat_hash_map<uint32_t, bool> rejected;
