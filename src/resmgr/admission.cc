@@ -114,6 +114,11 @@ std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang
   return std::nullopt;
 }
 
+bool Admitter::SameWalk(PoolId pool, int lane, const LaneWalk& seen) const {
+  auto it = walks_.find(uint64_t{pool.value()} * kNumLanes + lane);
+  return it != walks_.end() && it->second == seen;
+}
+
 bool Admitter::ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const {
   if (++res.examined <= backfill_depth_) return true;
   done |= 1u << lane;  // the rest of the lane waits unexamined
@@ -214,6 +219,31 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     if (queue.lane_count(lane) == 0) done |= 1u << lane;
   }
 
+  // LaneWalk: what this pass saw as it reserved for a lane's first gang, and whether the walk
+  // behind it stayed clean since (nothing admitted, no reason written, no host asked).
+  std::array<std::optional<LaneWalk>, kNumLanes> walking{};
+  bool clean = true;
+  auto reserve_lane = [&](int lane, const LaneReservation& r) {
+    reservations[lane] = r;
+    reserved[lane] = true;
+    if (queue.lane_count(lane) != queue.size() || !p.earmarks.empty()) return;
+    const LaneWalk seen{queue.version(),
+                        p.alloc,
+                        bound,
+                        ledger == Ledger::kRevocable ? slack_left_ : Resources(),
+                        caps,
+                        hold_priority,
+                        r.head,
+                        r.at,
+                        r.spare_reservation,
+                        r.spare_controller,
+                        r.spare_ledger};
+    // The same walk as last time: it admits nothing; the lane's block is the reservation's.
+    if (SameWalk(pool, lane, seen)) done |= 1u << lane;
+    walking[lane] = seen;
+    clean = true;
+  };
+
   for (auto it = queue.begin(); it != queue.end();) {
     if (done == kAllLanes) break;
     const QueueEntry e = *it;
@@ -251,6 +281,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
         g.reason.asked = g.live;
         g.reason.bound = job.max_running;
         g.reason.cycle = cycle;
+        clean = false;
         ++it;
         continue;
       }
@@ -260,6 +291,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     if (std::optional<WaitReason> never = FixedCapViolation(g.held, g.sla, g.controller, caps)) {
       g.reason = *never;
       g.reason.cycle = cycle;
+      clean = false;
       ++it;
       continue;
     }
@@ -271,6 +303,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       g.reason.code = WaitCode::kHeldBack;
       g.reason.other = hold_head;
       g.reason.cycle = cycle;
+      clean = false;
       done |= lane_bit;
       p.lane_block[e.lane] = LaneBlock{hold_head, cycle, WaitCode::kHeldBack};
       ++it;
@@ -303,6 +336,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
       // The hosts last: the costliest question. A miss here is not remembered: the gate's
       // answer may differ between gangs of a job (a gang may hold hosts of its own).
+      clean = clean && !AsksHosts(g);
       if (!FitsHostsNow(g)) {
         ++it;
         continue;
@@ -338,8 +372,6 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       }
       if (r.has_value()) {
         // Reserved: the lane goes on, for gangs that can be backfilled ahead of this one.
-        reservations[e.lane] = *r;
-        reserved[e.lane] = true;
         wait->cap = c == WaitCode::kEntitlement   ? CapKind::kEntitlement
                     : c == WaitCode::kSlack       ? CapKind::kSlackEntitlement
                     : c == WaitCode::kReservation ? CapKind::kReservation
@@ -350,6 +382,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
         wait->predicted = r->predicted;
         g.reason = *wait;
         p.lane_block[e.lane] = LaneBlock{g.id, cycle, WaitCode::kBlockedBehind, r->at};
+        reserve_lane(e.lane, *r);
       } else {
         g.reason = *wait;
         done |= lane_bit;
@@ -364,8 +397,6 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       if (std::optional<absl::Time> free_at = HostsFreeAt(g, input_.now)) {
         const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
         if (std::optional<LaneReservation> r = Reserve(p, g, lb, input_.now, *free_at)) {
-          reservations[e.lane] = *r;
-          reserved[e.lane] = true;
           g.reason = WaitReason();
           g.reason.code = WaitCode::kWaitingForHosts;
           g.reason.asked = g.live;
@@ -374,6 +405,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
           g.reason.predicted = r->at;
           g.reason.cycle = cycle;
           p.lane_block[e.lane] = LaneBlock{g.id, cycle, WaitCode::kBlockedBehind, r->at};
+          reserve_lane(e.lane, *r);
           ++it;
           continue;
         }
@@ -382,9 +414,18 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
 
     // Admit: the pool's allocation changes, so no miss is known to repeat.
     misses.fill(LaneMiss());
+    clean = false;
     admitted.push_back(AdmittedGang{g.id, g.job, pool, g.sla, g.priority, g.held, backfilled});
     if (ledger == Ledger::kRevocable) slack_left_ = SubtractClamped(slack_left_, g.held);
     it = state_.AdmitAt(pool, ledger, it, input_.now);
+  }
+  for (int lane = 0; lane < kNumLanes; ++lane) {
+    const uint64_t key = uint64_t{pool.value()} * kNumLanes + lane;
+    if (walking[lane].has_value() && clean) {
+      walks_[key] = *walking[lane];
+    } else {
+      walks_.erase(key);
+    }
   }
 }
 

@@ -57,6 +57,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "resmgr/backfill.h"
 #include "resmgr/cycle_result.h"
@@ -70,11 +71,13 @@ namespace paceline::resmgr {
 
 // The fixed caps of a pool (check 2).
 struct FixedCaps {
+  FixedCaps() = default;
   explicit FixedCaps(const PoolSpec& spec);
   Resources limit;
   Resources reservation;
   Resources controller;  // ControllerCap
   Resources slack;       // SlackCap
+  friend bool operator==(const FixedCaps&, const FixedCaps&) = default;
 };
 
 // Check 2 on its own: the first fixed cap that `asked` exceeds (reason kNeverFits), or nullopt.
@@ -112,6 +115,29 @@ class Admitter {
                                         const Resources& bound, const Resources& earmarked,
                                         const FixedCaps& caps) const;
 
+  // What a pass saw when it walked the gangs behind a lane's reserved first gang and neither
+  // admitted one, nor wrote a gang's reason, nor asked the hosts. While every field is the
+  // same at the next pass, that walk would do the same again: the checks before the hosts read
+  // only these (and the queued gangs, which change the queue's version), and a later `now` only
+  // makes "ends before the reservation" harder. Kept only for a queue of that one lane (no other
+  // lane's head can hold its gangs back in the middle of the walk) and a pool without earmarks.
+  struct LaneWalk {
+    uint64_t queue_version = 0;
+    Allocation alloc;
+    Resources bound;
+    Resources slack_left;
+    FixedCaps caps;
+    int32_t hold_priority = 0;
+    GangId head;
+    absl::Time at;
+    Resources spare_reservation;
+    Resources spare_controller;
+    Resources spare_ledger;
+    friend bool operator==(const LaneWalk&, const LaneWalk&) = default;
+  };
+  // Whether the walk behind `res` may be skipped (it is the last one seen, unchanged); `seen`
+  // is set to what this pass sees.
+  bool SameWalk(PoolId pool, int lane, const LaneWalk& seen) const;
   // Counts one more gang looked at behind `res`, the reservation of `lane`; false once past
   // the depth: the lane is then done, blocked behind the reservation's head.
   bool ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const;
@@ -129,6 +155,8 @@ class Admitter {
   const uint32_t backfill_depth_;
   AdmissionInput input_;
   Resources slack_left_;
+  // The last clean walk behind each lane's reservation, by pool and ledger (LaneWalk).
+  absl::flat_hash_map<uint64_t, LaneWalk> walks_;
 };
 
 }  // namespace paceline::resmgr

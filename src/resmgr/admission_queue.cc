@@ -9,6 +9,7 @@ void AdmissionQueue::Push(const QueueEntry& e) {
   const bool inserted = set_.insert(e).second;
   PL_CHECK(inserted) << "duplicate queue sequence " << e.seq;
   ++lane_count_[e.lane];
+  ++version_;
 }
 
 bool AdmissionQueue::Erase(const QueueEntry& e) {
@@ -20,6 +21,7 @@ bool AdmissionQueue::Erase(const QueueEntry& e) {
 
 AdmissionQueue::const_iterator AdmissionQueue::Erase(const_iterator it) {
   --lane_count_[it->lane];
+  ++version_;
   return set_.erase(it);
 }
 

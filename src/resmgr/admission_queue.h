@@ -45,12 +45,15 @@ class AdmissionQueue {
   size_t size() const { return set_.size(); }
   bool empty() const { return set_.empty(); }
   uint32_t lane_count(int lane) const { return lane_count_[lane]; }
+  // Changes with every Push and Erase.
+  uint64_t version() const { return version_; }
   const_iterator begin() const { return set_.begin(); }
   const_iterator end() const { return set_.end(); }
 
  private:
   Set set_;
   std::array<uint32_t, kNumLanes> lane_count_{};
+  uint64_t version_ = 0;
 };
 
 }  // namespace paceline::resmgr

@@ -223,6 +223,31 @@ TEST(BackfillTest, AGangRepeatingTheLastMissOfItsJobIsSkippedAndCountsTowardsThe
   EXPECT_EQ(d.Reason(6).code, WaitCode::kBlockedBehind);
 }
 
+// A walk behind a reservation that admitted nothing is not walked again while its pool, its
+// queue and the reservation stay as they were (Admitter::LaneWalk); a gang enqueued, or room
+// freed, has it walked again at the next cycle.
+TEST(BackfillTest, AWalkThatAdmittedNothingIsWalkedAgainOnceItsQueueOrItsPoolChanges) {
+  RmHarness h;
+  PoolId a = h.Pool("/a");
+  const absl::Time end1 = RunFirst(h, a);
+  h.Add(G(10, a, 20).Limit(absl::Hours(3)));
+  ASSERT_THAT(RmHarness::AdmittedIds(h.Cycle()), ElementsAre(10));
+  h.Start(10);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));  // reserved from end1, nothing left beside it
+  h.Add(G(3, a, 15).Limit(absl::Hours(2)));  // fits now, but neither ends by end1 nor beside
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THAT(h.Cycle().admitted, IsEmpty()) << i;
+    EXPECT_EQ(h.Reason(3).code, WaitCode::kBlockedBehind);
+    EXPECT_EQ(h.Reason(3).other, GangId(2));
+    EXPECT_EQ(absl::Time(h.Reason(3).at), end1);
+  }
+  h.Add(G(4, a, 5).Limit(absl::Minutes(5)));  // the queue changes: ends by end1
+  EXPECT_THAT(RmHarness::AdmittedIds(h.Cycle()), ElementsAre(4));
+  EXPECT_THAT(h.Cycle().admitted, IsEmpty());
+  ASSERT_TRUE(h.rm().Release(h.Tasks(10).front()).ok());  // 20 beside gang 2 from end1 now
+  EXPECT_THAT(RmHarness::AdmittedIds(h.Cycle()), ElementsAre(3));
+}
+
 // A gate that answers from a table: gang -> when its hosts free (absent: it finds hosts now).
 class TableGate final : public HostGate {
  public:
