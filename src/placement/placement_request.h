@@ -50,8 +50,8 @@ struct TaskShape {
   // Derived by MakeTaskShape; do not set by hand.
   uint64_t signature = 0;         // hash of every field above
   uint64_t static_signature = 0;  // hash of the fields static filters read
-  // Hash of the fields that decide which hosts could take the task at all, empty: the static
-  // fields and the resources.
+  // Hash of what decides which empty hosts could take the task: the static fields and the
+  // resources.
   uint64_t fit_signature = 0;
 
   int64_t gpu_milli() const { return resources.gpu_milli(); }

@@ -315,10 +315,11 @@ HostHolds::Bound HostHolds::EndBound(TaskId t, absl::Time now) const {
   if (job == nullptr || t.instance >= job->instances()) return {now};
   const jobmgr::TaskRuntime& run = job->task(t.instance);
   if (run.state == TaskState::kKilling || run.state == TaskState::kPreempting) return {now};
-  if (run.state == TaskState::kRunning)
+  if (run.state == TaskState::kRunning) {
     return {jobmgr::DeadlineFrom(*job, absl::Time(run.started_at)), true};
-  const absl::Time at =
-      jobmgr::DeadlineFrom(*job, now);  // placed or launching: it starts when it runs
+  }
+  // Placed or launching: its deadline starts when it runs (settled only without a limit).
+  const absl::Time at = jobmgr::DeadlineFrom(*job, now);
   return {at, at == absl::InfiniteFuture()};
 }
 
