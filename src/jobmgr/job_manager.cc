@@ -272,9 +272,11 @@ absl::Status JobManager::RestoreTasks(const std::vector<records::TaskRecord>& ta
     ends_.NoteRestored(job->view(), r);
     job->SetState(r.id.instance, r.state);
     if (MayHaveProcess(r.state)) RestoreChecks(*job, r);
-    if (const absl::Time at = DeadlineFrom(job->view(), r.started_at);
-        r.state == TaskState::kRunning && at != absl::InfiniteFuture()) {
-      life_.ArmDeadline(at, RunId{r.id, r.run});
+    if (r.state == TaskState::kRunning) {
+      if (const absl::Time at = DeadlineFrom(job->view(), r.started_at);
+          at != absl::InfiniteFuture()) {
+        life_.ArmDeadline(at, RunId{r.id, r.run});
+      }
     }
   }
   return absl::OkStatus();

@@ -328,12 +328,12 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
         p.earmarks.empty() ? Resources() : preemptor_.EarmarkedAgainst(p, g);
     std::optional<WaitReason> wait = CheckBounds(p, g, ledger, bound, earmarked, caps);
     if (res != nullptr) {
-      if (wait || !res->Admits(g, LaneBoundsOf(g, ledger, bound, earmarked, caps), input_.now)) {
+      const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
+      if (wait || !res->Admits(g, lb, input_.now)) {
         if (p.earmarks.empty()) misses[e.lane].Remember(g, hold_priority);
         ++it;
         continue;
       }
-      const LaneBounds lb = LaneBoundsOf(g, ledger, bound, earmarked, caps);
       // The hosts last: the costliest question. A miss here is not remembered: the gate's
       // answer may differ between gangs of a job (a gang may hold hosts of its own).
       clean = clean && !AsksHosts(g);
