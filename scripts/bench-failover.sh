@@ -250,7 +250,16 @@ tasks = json.load(sys.stdin)["tasks"]
 bad = [t for t in tasks if t["state"] != "RUNNING" or t.get("run", 1) != 1]
 if bad:
     sys.exit(f"{len(bad)} of {len(tasks)} tasks were not running their first run: {bad[:3]}")
-'
+' || {
+  # What ended the first run, for whoever reads the failure: its events, and what the masters
+  # and the agent logged (without the request lines).
+  pl --addr "$all" task events "$job/0" >&2 || true
+  for f in "$tmp"/ha/master*.log "$tmp/ha/agent.log"; do
+    echo "--- ${f##*/}" >&2
+    grep -v '\] \[info\] \(GET\|POST\|http\)' "$f" | tail -n 40 >&2 || true
+  done
+  exit 1
+}
 acked=$(pl --addr "$all" pool list -o json | python3 -c '
 import json, sys
 have = {p["path"] for p in json.load(sys.stdin)["pools"]}

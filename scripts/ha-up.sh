@@ -80,7 +80,8 @@ for ((i = 0; i < MASTERS; i++)); do
   done
 done
 all=$(IFS=,; echo "${addrs[*]}")
-agent="$(hostname)-ha"
+# Unique per DATA: agents of one name share their cgroups (docs/agent.md, "Isolation").
+agent="$(hostname)-ha-$(realpath "$DATA" | md5sum | cut -c1-6)"
 "$PACELINE" cert agent "$agent" --tls-dir "$DATA/tls" >/dev/null
 "$PACELINE" agent --master "$all" --token-file "$DATA/agent-token" --name "$agent" \
   --ca "$DATA/tls/ca.pem" --cert "$DATA/tls/agents/$agent.pem" --key "$DATA/tls/agents/$agent.key" \

@@ -76,6 +76,19 @@ absl::StatusOr<std::unique_ptr<TaskRuntime>> TaskRuntime::Create(AgentConfig con
   return rt;
 }
 
+absl::Status TaskRuntime::LockAgentCgroup() {
+  const std::string dir = cgroups_->AgentDir();
+  if (dir.empty()) return absl::OkStatus();
+  cgroup_lock_.Reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!cgroup_lock_.valid()) return ErrnoStatus(errno, absl::StrCat("open ", dir));
+  if (::flock(cgroup_lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "another agent named '", config_.name, "' runs on this host (it holds the cgroup ", dir,
+        "); give each agent on a host its own --name"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TaskRuntime::Init() {
   const std::string& wd = config_.work_dir;
   RETURN_IF_ERROR(MakeDirs(wd, 0711));
@@ -102,6 +115,7 @@ absl::Status TaskRuntime::Init() {
   ASSIGN_OR_RETURN(services_.wrapper_path, FindWrapper(config_.wrapper_path));
   ASSIGN_OR_RETURN(poller_, Poller::Create());
   ASSIGN_OR_RETURN(cgroups_, CreateCgroupDriver(config_));
+  RETURN_IF_ERROR(LockAgentCgroup());
   ASSIGN_OR_RETURN(host_, DetectHostInfo(config_, *cgroups_));
   ASSIGN_OR_RETURN(checkpoint_, Checkpoint::Open(absl::StrCat(wd, "/checkpoint")));
   ASSIGN_OR_RETURN(outbox_, Outbox::Open(absl::StrCat(wd, "/outbox")));

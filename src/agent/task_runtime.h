@@ -148,6 +148,10 @@ class TaskRuntime {
  private:
   TaskRuntime(AgentConfig config, const Clock& clock);
   absl::Status Init();
+  // Locks the agent's cgroup (flock, released when the process exits however it exits): two
+  // agents of one name on a host would share their cgroups, and each would kill the other's
+  // tasks as leftovers when it recovers. FAILED_PRECONDITION when another agent holds it.
+  absl::Status LockAgentCgroup();
   absl::Status InitContainers();
   // Launch once the image is there: hooks, wrapper.
   absl::Status StartRun(const LaunchRequest& request);
@@ -167,7 +171,8 @@ class TaskRuntime {
   AgentConfig config_;
   const Clock& clock_;
   HostInfo host_;
-  UniqueFd lock_;
+  UniqueFd lock_;         // the work dir's agent.lock
+  UniqueFd cgroup_lock_;  // the agent's cgroup directory (LockAgentCgroup)
   std::unique_ptr<Poller> poller_;
   std::unique_ptr<CgroupDriver> cgroups_;
   std::unique_ptr<Checkpoint> checkpoint_;

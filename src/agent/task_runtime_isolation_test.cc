@@ -1,5 +1,6 @@
 // Isolation on the cgroup hierarchy this machine has (v2 or v1), and the log cap.
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,6 +102,28 @@ TEST_F(IsolationTest, TaskRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
     std::string procs = config_.cgroup_root + "/memory" + mem + "/cgroup.procs";
     EXPECT_TRUE(!PathExists(procs) || ReadAll(procs).empty()) << procs;
   }
+}
+
+// An agent kills what it finds in its cgroups that no run of its own owns: a second agent of
+// the same name (another work dir) would kill the first one's tasks. It refuses to start.
+TEST_F(IsolationTest, ASecondAgentOfTheSameNameRefusesToStartAndKillsNothing) {
+  SkipWithoutCgroups();
+  LaunchRequest r = Req(23, 0, 1, "sleep 30");
+  ASSERT_TRUE(rt_->Launch(r).ok());
+  ASSERT_TRUE(Until([&] { return !log_.For(r.run).empty(); }));
+  AgentConfig twin = config_;
+  twin.work_dir = dir_.Sub("twin");
+  absl::StatusOr<std::unique_ptr<TaskRuntime>> second = TaskRuntime::Create(twin);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("another agent named '" + config_.name + "'"),
+            std::string::npos)
+      << second.status();
+  EXPECT_NE(second.status().message().find("--name"), std::string::npos);
+  // The first agent's task still runs.
+  std::optional<RunStatus> run = rt_->GetRun(r.run);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(::kill(log_.For(r.run)[0].pid, 0), 0);
 }
 
 TEST_F(IsolationTest, LimitsAreWrittenFromTheRequest) {

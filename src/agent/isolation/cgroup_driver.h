@@ -58,6 +58,9 @@ class CgroupDriver {
   // For logs and `host list`: "cgroup v2 at /sys/fs/cgroup/paceline.a (cpu memory pids)" or
   // "none: <why isolation is not possible>".
   virtual std::string Describe() const = 0;
+  // The agent's own cgroup directory (paceline.<name>; v1: the memory hierarchy's), which the
+  // agent locks while it runs; "" when there is none.
+  virtual std::string AgentDir() const { return ""; }
 
   // Creates a task cgroup for the run `name` with the limits and returns the cgroup's name, which
   // every other call takes: `name` itself (cgroup v2; reused when it exists), or a name of the

@@ -56,6 +56,7 @@ class CgroupV1Driver final : public CgroupDriver {
     }
     return absl::StrCat("cgroup v1 at ", absl::StrJoin(parts, ", "));
   }
+  std::string AgentDir() const override { return hierarchies_.front().dir; }  // memory's
 
   // A task cgroup is named "task.<n>", not after its run: a finished run's cgroup is kept and
   // serves a later run under the same name, with only the limits that differ rewritten. On

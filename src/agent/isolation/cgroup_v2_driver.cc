@@ -33,6 +33,7 @@ class CgroupV2Driver final : public CgroupDriver {
   std::string Describe() const override {
     return absl::StrCat("cgroup v2 at ", dir_, " (", absl::StrJoin(controllers_, " "), ")");
   }
+  std::string AgentDir() const override { return dir_; }
 
   absl::StatusOr<std::string> Create(const std::string& name, const CgroupLimits& limits) override {
     absl::Status s = Apply(name, limits);
