@@ -522,9 +522,11 @@ TEST_F(ContainerE2E, PacelineUpRunsAContainerJob) {
   std::string dir = MakeTempDir("pl-up-containers");
   std::filesystem::permissions(dir, std::filesystem::perms::others_exec,
                                std::filesystem::perm_options::add);
-  Process up = Process::Start({"up", "--data-dir", dir + "/data", "--listen", "127.0.0.1:0",
-                               "--http-listen", "127.0.0.1:0", "--registry-ca", ca_},
-                              {.cwd = dir});
+  // Its own agent name: agents of one name on a host share their cgroups (docs/agent.md).
+  Process up = Process::Start(
+      {"up", "--data-dir", dir + "/data", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+       "--registry-ca", ca_, "--name", absl::StrCat("container-up-", ::getpid())},
+      {.cwd = dir});
   absl::Time deadline = absl::Now() + absl::Seconds(30);
   while (absl::Now() < deadline && !std::filesystem::exists(dir + "/data/master.json")) {
     absl::SleepFor(absl::Milliseconds(100));

@@ -38,9 +38,12 @@ std::string Write(const std::string& path, const std::string& text) {
 TEST(TlsE2E, PacelineUpServesTlsAndTheTourWorksFromItsDirectory) {
   const std::string dir = MakeTempDir("pl-tls-up");
   std::filesystem::permissions(dir, std::filesystem::perms::all);  // tasks run as nobody
-  Process up = Process::Start({"up", "--data-dir", dir + "/data", "--listen", "127.0.0.1:0",
-                               "--http-listen", "127.0.0.1:0", "--cpu", "2", "--memory", "2Gi"},
-                              {.cwd = dir});
+  // Its own agent name: agents of one name on a host share their cgroups (docs/agent.md).
+  const std::string host = absl::StrCat("tls-up-", ::getpid());
+  Process up =
+      Process::Start({"up", "--data-dir", dir + "/data", "--listen", "127.0.0.1:0", "--http-listen",
+                      "127.0.0.1:0", "--cpu", "2", "--memory", "2Gi", "--name", host},
+                     {.cwd = dir});
   ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir + "/data/master.json"); },
                       absl::Seconds(60)))
       << up.Output();
@@ -90,8 +93,8 @@ TEST(TlsE2E, PacelineUpServesTlsAndTheTourWorksFromItsDirectory) {
               HasSubstr(absl::StrCat("paceline_tls_certificate_not_after_timestamp_seconds{"
                                      "certificate=\"ca\",file=\"",
                                      dir, "/data/tls/ca.pem\"} ")));
-  EXPECT_THAT(metrics->body,
-              HasSubstr("paceline_host_connected{host=\"local\",maintenance=\"UP\"} 1\n"));
+  EXPECT_THAT(metrics->body, HasSubstr(absl::StrCat("paceline_host_connected{host=\"", host,
+                                                    "\",maintenance=\"UP\"} 1\n")));
   // Connections that never start their handshake do not stop the others.
   std::vector<int> stalled;
   for (int i = 0; i < 200; ++i) {
