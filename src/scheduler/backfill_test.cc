@@ -106,25 +106,50 @@ JobSpec Sized(JobSpec s, int64_t cpu_milli) {
   return s;
 }
 
+// Five 4-core hosts in pool /a (20 cores), two of them busy with `busy`'s two 3-core tasks until
+// 10 minutes at the latest (its limit).
+class HostsHeldTest : public CoreTest {
+ protected:
+  const std::vector<std::string> names_ = {"h0", "h1", "h2", "h3", "h4"};
+
+  // Starts `busy`; its launches (running).
+  std::vector<Launch> StartBusy() {
+    Actions a;
+    EXPECT_TRUE(core_->pools().CreatePool("/a", Pool(20'000), a).ok());
+    for (const std::string& n : names_) {
+      EXPECT_TRUE(core_->agents().RegisterHost(Host(n, 4), {}, now_, a).ok());
+    }
+    auto busy = core_->job_control().CreateJob(Sized(Limited("busy", 2, absl::Minutes(10)), 3000),
+                                               "/a", now_, a);
+    EXPECT_TRUE(busy.ok()) << busy.status();
+    Commit(std::move(a));
+    Actions first = Cycle();
+    EXPECT_EQ(first.launches.size(), 2u);
+    for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
+    return first.launches;
+  }
+  std::vector<std::string> HeldHosts() const {
+    std::vector<std::string> held;
+    for (uint32_t slot = 0; slot < core_->snapshot().slots(); ++slot) {
+      if (core_->snapshot().present(slot) && core_->snapshot().host_at(slot).held_for() != 0) {
+        held.push_back(core_->snapshot().host_at(slot).name());
+      }
+    }
+    return held;
+  }
+  void HeartbeatAll() {
+    for (const std::string& n : names_) core_->agents().Heartbeat(n, now_);
+  }
+};
+
 // Backfill on hosts (docs/resource-manager.md "Backfill on hosts"): a gang its pool has room for
 // but whose members find no hosts waits unadmitted, with hosts held for it; work that ends later
 // than the hold goes only to other hosts; the gang starts on its hosts as they free.
-TEST_F(CoreTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWhenTheyFree) {
-  Actions a;
-  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(20'000), a).ok());
-  const std::vector<std::string> names = {"h0", "h1", "h2", "h3", "h4"};
-  for (const std::string& n : names) {
-    ASSERT_TRUE(core_->agents().RegisterHost(Host(n, 4), {}, now_, a).ok());
-  }
+TEST_F(HostsHeldTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWhenTheyFree) {
   // Two 3-core tasks take two hosts; three hosts stay empty.
-  auto busy = core_->job_control().CreateJob(Sized(Limited("busy", 2, absl::Minutes(10)), 3000),
-                                             "/a", now_, a);
-  ASSERT_TRUE(busy.ok()) << busy.status();
-  Commit(std::move(a));
-  Actions first = Cycle();
-  ASSERT_EQ(first.launches.size(), 2u);
-  ASSERT_NE(first.launches[0].host, first.launches[1].host);
-  for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
+  const std::vector<Launch> busy = StartBusy();
+  ASSERT_EQ(busy.size(), 2u);
+  ASSERT_NE(busy[0].host, busy[1].host);
 
   // Seven 2-core members: the pool has 14 cores free, the hosts room for six members only.
   now_ += absl::Seconds(1);
@@ -138,12 +163,7 @@ TEST_F(CoreTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWh
   Commit(std::move(b));
   Actions second = Cycle();
   EXPECT_THAT(core_->WhyPending(TaskId{*wide, 0}), HasSubstr("do not fit on the hosts yet"));
-  std::vector<std::string> held;
-  for (uint32_t slot = 0; slot < core_->snapshot().slots(); ++slot) {
-    if (core_->snapshot().present(slot) && core_->snapshot().host_at(slot).held_for() != 0) {
-      held.push_back(core_->snapshot().host_at(slot).name());
-    }
-  }
+  const std::vector<std::string> held = HeldHosts();
   EXPECT_EQ(held.size(), 4u);  // the three empty hosts and one of the busy ones
   // `later` ends after the hold: it runs, beside the gang's capacity, on the one host not held.
   ASSERT_EQ(second.launches.size(), 1u) << core_->WhyPending(TaskId{*later, 0});
@@ -153,8 +173,8 @@ TEST_F(CoreTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWh
 
   // `busy` ends early: its held host has room, and the gang starts on its hosts.
   now_ += absl::Minutes(2);
-  for (const std::string& n : names) core_->agents().Heartbeat(n, now_);
-  for (const Launch& l : first.launches) Report(l, TaskState::kSucceeded, 0);
+  HeartbeatAll();
+  for (const Launch& l : busy) Report(l, TaskState::kSucceeded, 0);
   Actions third = Cycle();
   size_t wide_launches = 0;
   for (const Launch& l : third.launches) {
@@ -166,6 +186,49 @@ TEST_F(CoreTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndStartsWh
       EXPECT_EQ(core_->snapshot().host_at(slot).held_for(), 0u);
     }
   }
+}
+
+// A later gang that ends before the waiting gang's hosts are due may use them meanwhile, as
+// any task that ends by then may (placement filter held_hosts): it is backfilled on them.
+TEST_F(HostsHeldTest, AGangThatEndsBeforeAHoldIsBackfilledOnTheHeldHosts) {
+  const std::vector<Launch> busy = StartBusy();
+  ASSERT_EQ(busy.size(), 2u);
+
+  // `wide` holds the three empty hosts and a busy one until `busy` ends (10 min). Two gangs of
+  // two whole-host members follow: `short` ends by then, `long` does not.
+  now_ += absl::Seconds(1);
+  Actions b;
+  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 7, absl::Hours(1), 7), 2000),
+                                             "/a", now_, b);
+  auto short_gang = core_->job_control().CreateJob(
+      Sized(Limited("short", 2, absl::Minutes(5), 2), 4000), "/a", now_, b);
+  auto long_gang = core_->job_control().CreateJob(
+      Sized(Limited("long", 2, absl::Hours(1), 2), 4000), "/a", now_, b);
+  ASSERT_TRUE(wide.ok() && short_gang.ok() && long_gang.ok());
+  Commit(std::move(b));
+  Actions second = Cycle();
+  const std::vector<std::string> held = HeldHosts();
+  ASSERT_EQ(held.size(), 4u);
+  ASSERT_EQ(second.launches.size(), 2u) << core_->WhyPending(TaskId{*short_gang, 0});
+  for (const Launch& l : second.launches) {
+    EXPECT_EQ(l.run.task.job, *short_gang);
+    EXPECT_THAT(held, ::testing::Contains(l.host));
+    Report(l, TaskState::kRunning);
+  }
+  EXPECT_THAT(core_->WhyPending(TaskId{*long_gang, 0}), HasSubstr("reserved for gang "));
+
+  // `short` ends, then `busy`: `wide` starts on its hosts; `long` has to wait for it.
+  now_ += absl::Minutes(5);
+  HeartbeatAll();
+  for (const Launch& l : second.launches) Report(l, TaskState::kSucceeded, 0);
+  Cycle();
+  now_ += absl::Minutes(5);
+  HeartbeatAll();
+  for (const Launch& l : busy) Report(l, TaskState::kSucceeded, 0);
+  Actions third = Cycle();
+  size_t wide_launches = 0;
+  for (const Launch& l : third.launches) wide_launches += l.run.task.job == *wide ? 1 : 0;
+  EXPECT_EQ(wide_launches, 7u) << core_->WhyPending(TaskId{*wide, 0});
 }
 
 // Admission found hosts with room for the gang's members; a single task admitted before it in

@@ -48,10 +48,13 @@ std::optional<HostHolds::Ask> HostHolds::MakeAsk(resmgr::GangId gang) const {
       p_.shapes.ShapeOf(*job, m->tasks.front().instance);
   if (!shape.ok()) return std::nullopt;  // placement says why
   const uint32_t members = static_cast<uint32_t>(m->tasks.size());
-  return Ask{*shape, members, PerHostCap(**shape, members)};
+  const absl::Duration limit = spec.sla.max_running_time > absl::ZeroDuration()
+                                   ? spec.sla.max_running_time
+                                   : absl::InfiniteDuration();
+  return Ask{*shape, members, PerHostCap(**shape, members), limit};
 }
 
-bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time) {
+bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
   std::optional<Ask> ask = AskOf(gang);
   if (!ask.has_value()) return true;
   const placement::ClusterSnapshot& snap = p_.snapshot;
@@ -61,6 +64,12 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time) {
     if (h.held_for() != 0) return 0u;
     return Fitting(h.free(), *ask->shape, ask->cap);
   };
+  // What hosts held for other gangs lack: those held until it ends count (placement lets a
+  // task that ends by a hold's time use its hosts).
+  auto short_of = [&](uint32_t fit) {
+    return fit < ask->members &&
+           fit + HeldRoom(id, *ask, now + ask->limit, ask->members - fit) < ask->members;
+  };
   const std::vector<uint8_t>& pass = PassOf(ask->shape);
   // It failed before: only room on hosts relaxed since can make it fit.
   if (auto it = no_room_.find(id); it != no_room_.end()) {
@@ -69,19 +78,36 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time) {
         if (Eligible(id, pass, slot)) it->second.fit += fits(slot);
       }
       it->second.seen = snap.relax_seq();
-      if (it->second.fit < ask->members) return false;
+      if (short_of(it->second.fit)) return false;
     }
   }
   uint32_t fit = 0;
   for (uint32_t slot = 0; slot < snap.slots() && fit < ask->members; ++slot) {
     if (Eligible(id, pass, slot)) fit += fits(slot);
   }
-  if (fit >= ask->members) {
+  if (!short_of(fit)) {
     no_room_.erase(id);
     return true;
   }
   no_room_[id] = NoRoom{fit, snap.relax_seq()};
   return false;
+}
+
+uint32_t HostHolds::HeldRoom(uint64_t gang, const Ask& ask, absl::Time ends_by, uint32_t enough) {
+  uint32_t room = 0;
+  if (holds_.empty()) return room;
+  const std::vector<uint8_t>& pass = PassOf(ask.shape);
+  for (const auto& [other, hold] : holds_) {
+    if (other == gang || hold.until < ends_by) continue;
+    for (HostId h : hold.hosts) {
+      if (room >= enough) return room;
+      const placement::HostState* host = p_.snapshot.host(h);
+      if (host != nullptr && h.value() < pass.size() && pass[h.value()]) {
+        room += Fitting(host->free(), *ask.shape, ask.cap);
+      }
+    }
+  }
+  return room;
 }
 
 std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time now,

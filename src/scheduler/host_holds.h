@@ -62,9 +62,12 @@ class HostHolds final : public resmgr::HostGate {
 
   std::optional<absl::Time> HostsFreeAt(resmgr::GangId gang, absl::Time now,
                                         absl::Time fits_bounds) override;
-  // Whether G's members fit now on hosts held for nobody. A gang that did not fit is counted
+  // Whether G's members fit now on hosts held for nobody, or held for gangs whose time is no
+  // earlier than G's end (now + its max_running_time; placement's held_hosts lets a task that
+  // ends by a hold's time use the hold's hosts). A gang that did not fit is counted
   // again only once the hosts that got room since (the snapshot's relaxed log) could make up
-  // what it lacked, so a gang that waits costs a cycle O(hosts relaxed), not O(hosts).
+  // what it lacked, so a gang that waits costs a cycle O(hosts relaxed + hosts of the holds it
+  // may use), not O(hosts).
   bool FitsNow(resmgr::GangId gang, absl::Time now) override;
   // Releases the holds of gangs that are no longer queued.
   void Prune();
@@ -86,6 +89,7 @@ class HostHolds final : public resmgr::HostGate {
     std::shared_ptr<const placement::TaskShape> shape;
     uint32_t members = 0;
     uint32_t cap = 0;
+    absl::Duration limit = absl::InfiniteDuration();  // its sla.max_running_time; none: infinite
   };
   std::optional<Ask> AskOf(resmgr::GangId gang);  // MakeAsk, kept while the gang is queued
   std::optional<Ask> MakeAsk(resmgr::GangId gang) const;
@@ -120,6 +124,10 @@ class HostHolds final : public resmgr::HostGate {
     uint64_t seen = 0;
   };
   bool Queued(uint64_t gang) const;
+  // For how many members of `ask` the hosts held for other gangs have room, counting only the
+  // holds whose time is `ends_by` or later (a task that ends by then may use their hosts);
+  // stops counting at `enough`.
+  uint32_t HeldRoom(uint64_t gang, const Ask& ask, absl::Time ends_by, uint32_t enough);
 
   // The hosts that give `members` tasks of `shape` room soonest, and when the last frees;
   // a hold without hosts when they all have room by `by` (now, or when the gang's pool bounds
