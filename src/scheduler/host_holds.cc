@@ -64,13 +64,13 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
     if (h.held_for() != 0) return 0u;
     return Fitting(h.free(), *ask->shape, ask->cap);
   };
+  const std::vector<uint8_t>& pass = PassOf(ask->shape);
   // What hosts held for other gangs lack: those held until it ends count (placement lets a
   // task that ends by a hold's time use its hosts).
   auto short_of = [&](uint32_t fit) {
     return fit < ask->members &&
-           fit + HeldRoom(id, *ask, now + ask->limit, ask->members - fit) < ask->members;
+           fit + HeldRoom(id, *ask, pass, now + ask->limit, ask->members - fit) < ask->members;
   };
-  const std::vector<uint8_t>& pass = PassOf(ask->shape);
   // It failed before: only room on hosts relaxed since can make it fit.
   if (auto it = no_room_.find(id); it != no_room_.end()) {
     if (std::optional<std::span<const uint32_t>> relaxed = snap.RelaxedSince(it->second.seen)) {
@@ -93,10 +93,9 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
   return false;
 }
 
-uint32_t HostHolds::HeldRoom(uint64_t gang, const Ask& ask, absl::Time ends_by, uint32_t enough) {
+uint32_t HostHolds::HeldRoom(uint64_t gang, const Ask& ask, const std::vector<uint8_t>& pass,
+                             absl::Time ends_by, uint32_t enough) const {
   uint32_t room = 0;
-  if (holds_.empty()) return room;
-  const std::vector<uint8_t>& pass = PassOf(ask.shape);
   for (const auto& [other, hold] : holds_) {
     if (other == gang || hold.until < ends_by) continue;
     for (HostId h : hold.hosts) {

@@ -125,9 +125,10 @@ class HostHolds final : public resmgr::HostGate {
   };
   bool Queued(uint64_t gang) const;
   // For how many members of `ask` the hosts held for other gangs have room, counting only the
-  // holds whose time is `ends_by` or later (a task that ends by then may use their hosts);
-  // stops counting at `enough`.
-  uint32_t HeldRoom(uint64_t gang, const Ask& ask, absl::Time ends_by, uint32_t enough);
+  // holds whose time is `ends_by` or later (a task that ends by then may use their hosts) and
+  // the hosts that pass `ask`'s static filters (`pass`, PassOf); stops counting at `enough`.
+  uint32_t HeldRoom(uint64_t gang, const Ask& ask, const std::vector<uint8_t>& pass,
+                    absl::Time ends_by, uint32_t enough) const;
 
   // The hosts that give `members` tasks of `shape` room soonest, and when the last frees;
   // a hold without hosts when they all have room by `by` (now, or when the gang's pool bounds
