@@ -352,6 +352,12 @@ std::optional<GangMembers> ResourceManager::Members(GangId gang) const {
   return m;
 }
 
+std::optional<GangState> ResourceManager::StateOf(GangId gang) const {
+  std::optional<uint32_t> slot = state_.FindGang(gang);
+  if (!slot.has_value()) return std::nullopt;
+  return state_.gang(*slot).state;
+}
+
 absl::StatusOr<GangView> ResourceManager::DescribeGang(GangId gang) const {
   std::optional<uint32_t> slot = state_.FindGang(gang);
   if (!slot.has_value()) {

@@ -145,6 +145,8 @@ class ResourceManager {
   absl::StatusOr<PoolStats> Stats(PoolId pool) const;
   absl::StatusOr<std::vector<QueuedGangView>> Queue(PoolId pool) const;
   absl::StatusOr<GangView> DescribeGang(GangId gang) const;
+  // A gang's state, without the rest of its view; nullopt for a gang not known (any more).
+  std::optional<GangState> StateOf(GangId gang) const;
   // The gang a task is in while it is queued or holds resources (not once released); the
   // caller keeps no task-to-gang map of its own.
   std::optional<GangId> GangOf(const TaskId& task) const;

@@ -58,6 +58,7 @@ TEST(ResourceManagerTest, TaskCallsFollowTheGangLifecycle) {
   h.Add(GangBuilder(1, a).Tasks(2, Cpu(10)));
   ResourceManager& rm = h.rm();
   const TaskId t0{JobId(1), 0}, t1{JobId(1), 1};
+  EXPECT_EQ(rm.StateOf(GangId(1)), GangState::kQueued);
   EXPECT_EQ(rm.MarkRunning(t0, h.now()).code(), absl::StatusCode::kFailedPrecondition);
   absl::Status s = rm.Release(t0);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
@@ -73,9 +74,11 @@ TEST(ResourceManagerTest, TaskCallsFollowTheGangLifecycle) {
   absl::StatusOr<GangView> v = rm.DescribeGang(GangId(1));
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->state, GangState::kAdmitted);
+  EXPECT_EQ(rm.StateOf(GangId(1)), GangState::kAdmitted);
   EXPECT_EQ(v->live_tasks, 1u);
   EXPECT_TRUE(rm.Release(t1).ok());
   EXPECT_EQ(rm.DescribeGang(GangId(1)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(rm.StateOf(GangId(1)), std::nullopt);
   EXPECT_EQ(h.Stats(a).admitted_gangs, 0u);
   EXPECT_EQ(rm.MarkRunning(TaskId{JobId(77), 0}, h.now()).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(rm.Cancel(GangId(77)).code(), absl::StatusCode::kNotFound);

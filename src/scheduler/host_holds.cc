@@ -367,8 +367,7 @@ uint32_t HostHolds::Rejecting(absl::Time ends_by) const {
 }
 
 bool HostHolds::Queued(uint64_t gang) const {
-  absl::StatusOr<resmgr::GangView> v = p_.rm.DescribeGang(resmgr::GangId(gang));
-  return v.ok() && v->state == resmgr::GangState::kQueued;
+  return p_.rm.StateOf(resmgr::GangId(gang)) == resmgr::GangState::kQueued;
 }
 
 void HostHolds::Prune() {
