@@ -48,10 +48,7 @@ std::optional<HostHolds::Ask> HostHolds::MakeAsk(resmgr::GangId gang) const {
       p_.shapes.ShapeOf(*job, m->tasks.front().instance);
   if (!shape.ok()) return std::nullopt;  // placement says why
   const uint32_t members = static_cast<uint32_t>(m->tasks.size());
-  const absl::Duration limit = spec.sla.max_running_time > absl::ZeroDuration()
-                                   ? spec.sla.max_running_time
-                                   : absl::InfiniteDuration();
-  return Ask{*shape, members, PerHostCap(**shape, members), limit};
+  return Ask{*shape, members, PerHostCap(**shape, members), m->job};
 }
 
 bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
@@ -68,8 +65,11 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
   // What hosts held for other gangs lack: those held until it ends count (placement lets a
   // task that ends by a hold's time use its hosts).
   auto short_of = [&](uint32_t fit) {
-    return fit < ask->members &&
-           fit + HeldRoom(id, *ask, pass, now + ask->limit, ask->members - fit) < ask->members;
+    if (fit >= ask->members) return false;
+    const jobmgr::Job* job = p_.jobs.GetJob(ask->job);
+    const absl::Time ends_by =
+        job != nullptr ? jobmgr::DeadlineFrom(*job, now) : absl::InfiniteFuture();
+    return fit + HeldRoom(id, *ask, pass, ends_by, ask->members - fit) < ask->members;
   };
   // It failed before: only room on hosts relaxed since can make it fit.
   if (auto it = no_room_.find(id); it != no_room_.end()) {

@@ -89,7 +89,7 @@ class HostHolds final : public resmgr::HostGate {
     std::shared_ptr<const placement::TaskShape> shape;
     uint32_t members = 0;
     uint32_t cap = 0;
-    absl::Duration limit = absl::InfiniteDuration();  // its sla.max_running_time; none: infinite
+    JobId job;  // its end is jobmgr::DeadlineFrom(job, now)
   };
   std::optional<Ask> AskOf(resmgr::GangId gang);  // MakeAsk, kept while the gang is queued
   std::optional<Ask> MakeAsk(resmgr::GangId gang) const;
