@@ -114,9 +114,13 @@ std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang
   return std::nullopt;
 }
 
-bool Admitter::SameWalk(PoolId pool, int lane, const LaneWalk& seen) const {
+const Admitter::LaneWalk* Admitter::SameWalk(PoolId pool, int lane, const LaneWalk& seen) const {
   auto it = walks_.find(uint64_t{pool.value()} * kNumLanes + lane);
-  return it != walks_.end() && it->second == seen;
+  if (it == walks_.end()) return nullptr;
+  LaneWalk last = it->second;
+  if (!last.asked_hosts) last.hosts_version = seen.hosts_version;
+  last.asked_hosts = seen.asked_hosts;
+  return last == seen ? &it->second : nullptr;
 }
 
 bool Admitter::ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const {
@@ -126,17 +130,15 @@ bool Admitter::ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uin
   return false;
 }
 
-bool Admitter::AsksHosts(const Gang& g) const {
-  return backfill_ && input_.hosts != nullptr && g.live >= 2;
-}
+bool Admitter::AsksHosts() const { return backfill_ && input_.hosts != nullptr; }
 
 std::optional<absl::Time> Admitter::HostsFreeAt(const Gang& g, absl::Time fits_bounds) const {
-  if (!AsksHosts(g)) return std::nullopt;
+  if (!AsksHosts() || g.live < 2) return std::nullopt;
   return input_.hosts->HostsFreeAt(g.id, input_.now, fits_bounds);
 }
 
 bool Admitter::FitsHostsNow(const Gang& g) const {
-  return !AsksHosts(g) || input_.hosts->FitsNow(g.id, input_.now);
+  return !AsksHosts() || input_.hosts->FitsNow(g.id, input_.now);
 }
 
 FixedCaps::FixedCaps(const PoolSpec& spec)
@@ -220,9 +222,10 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
   }
 
   // LaneWalk: what this pass saw as it reserved for a lane's first gang, and whether the walk
-  // behind it stayed clean since (nothing admitted, no reason written, no host asked).
+  // behind it stayed clean since (nothing admitted, no reason written).
   std::array<std::optional<LaneWalk>, kNumLanes> walking{};
   bool clean = true;
+  bool asked_hosts = false;
   auto reserve_lane = [&](int lane, const LaneReservation& r) {
     reservations[lane] = r;
     reserved[lane] = true;
@@ -237,11 +240,16 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
                         r.at,
                         r.spare_reservation,
                         r.spare_controller,
-                        r.spare_ledger};
-    // The same walk as last time: it admits nothing; the lane's block is the reservation's.
-    if (SameWalk(pool, lane, seen)) done |= 1u << lane;
+                        r.spare_ledger,
+                        AsksHosts() ? input_.hosts->Version() : 0};
     walking[lane] = seen;
     clean = true;
+    asked_hosts = false;
+    // The same walk as last time: it admits nothing; the lane's block is the reservation's.
+    if (const LaneWalk* last = SameWalk(pool, lane, seen)) {
+      done |= 1u << lane;
+      asked_hosts = last->asked_hosts;
+    }
   };
 
   for (auto it = queue.begin(); it != queue.end();) {
@@ -336,7 +344,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
       }
       // The hosts last: the costliest question. A miss here is not remembered: the gate's
       // answer may differ between gangs of a job (a gang may hold hosts of its own).
-      clean = clean && !AsksHosts(g);
+      asked_hosts = asked_hosts || AsksHosts();
       if (!FitsHostsNow(g)) {
         ++it;
         continue;
@@ -423,6 +431,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     const uint64_t key = uint64_t{pool.value()} * kNumLanes + lane;
     if (walking[lane].has_value() && clean) {
       walks_[key] = *walking[lane];
+      walks_[key].asked_hosts = asked_hosts;
     } else {
       walks_.erase(key);
     }

@@ -43,7 +43,7 @@
 // Hosts (host_gate.h): with backfill and a gate, the first gang of a lane that has two tasks or
 // more is admitted only if the gate finds hosts for it now; otherwise it stays first (reason
 // "waiting-for-hosts") with its capacity reserved from the time the gate gives, and the lane is
-// backfilled behind it as behind any reserved gang; a gang of two tasks or more is backfilled
+// backfilled behind it as behind any reserved gang; a gang (a single task too) is backfilled
 // only if the gate finds hosts for it now. A first gang that does not fit its bounds is
 // reserved from the gate's time too when it is later than the bounds' own.
 //
@@ -116,10 +116,11 @@ class Admitter {
                                         const FixedCaps& caps) const;
 
   // What a pass saw when it walked the gangs behind a lane's reserved first gang and neither
-  // admitted one, nor wrote a gang's reason, nor asked the hosts. While every field is the
-  // same at the next pass, that walk would do the same again: the checks before the hosts read
-  // only these (and the queued gangs, which change the queue's version), and a later `now` only
-  // makes "ends before the reservation" harder. Kept only for a queue of that one lane (no other
+  // admitted one nor wrote a gang's reason. While every field is the same at the next pass,
+  // that walk would do the same again: the checks before the hosts read only these (and the
+  // queued gangs, which change the queue's version), a later `now` only makes "ends before the
+  // reservation" harder, and the gate's "no" holds while its version is the same (compared only
+  // when the walk asked the gate). Kept only for a queue of that one lane (no other
   // lane's head can hold its gangs back in the middle of the walk) and a pool without earmarks.
   struct LaneWalk {
     uint64_t queue_version = 0;
@@ -133,20 +134,22 @@ class Admitter {
     Resources spare_reservation;
     Resources spare_controller;
     Resources spare_ledger;
+    uint64_t hosts_version = 0;  // the gate's Version() as the walk began
+    bool asked_hosts = false;    // the walk asked the gate (set as it ends)
     friend bool operator==(const LaneWalk&, const LaneWalk&) = default;
   };
-  // Whether the walk behind `res` may be skipped (it is the last one seen, unchanged); `seen`
-  // is set to what this pass sees.
-  bool SameWalk(PoolId pool, int lane, const LaneWalk& seen) const;
+  // The last clean walk behind `lane`'s reservation when the walk may be skipped (it is the
+  // same as `seen`, what this pass sees); null otherwise.
+  const LaneWalk* SameWalk(PoolId pool, int lane, const LaneWalk& seen) const;
   // Counts one more gang looked at behind `res`, the reservation of `lane`; false once past
   // the depth: the lane is then done, blocked behind the reservation's head.
   bool ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const;
-  // Whether the gate is asked about `g`: backfill is on, there is a gate, `g` has two tasks or
-  // more.
-  bool AsksHosts(const Gang& g) const;
+  // Whether the gate is asked about `g`: backfill is on and there is a gate.
+  bool AsksHosts() const;
   // With backfill and a gate, for a lane's first gang of two tasks or more: the gate's answer.
   std::optional<absl::Time> HostsFreeAt(const Gang& g, absl::Time fits_bounds) const;
-  // The same for a gang about to be backfilled: whether its members fit on hosts now.
+  // For a gang about to be backfilled: whether its members fit on hosts now (true without a
+  // gate).
   bool FitsHostsNow(const Gang& g) const;
 
   RmState& state_;

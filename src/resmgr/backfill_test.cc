@@ -256,8 +256,14 @@ class TableGate final : public HostGate {
     auto it = free_at.find(gang.value());
     return it == free_at.end() ? std::nullopt : std::optional<absl::Time>(it->second);
   }
-  bool FitsNow(GangId gang, absl::Time) override { return !no_room.contains(gang.value()); }
+  bool FitsNow(GangId gang, absl::Time) override {
+    ++fits_asked;
+    return !no_room.contains(gang.value());
+  }
+  uint64_t Version() const override { return version; }
   absl::flat_hash_set<uint64_t> no_room;
+  uint64_t version = 0;
+  int fits_asked = 0;
   absl::flat_hash_map<uint64_t, absl::Time> free_at;
   int asked = 0;
 };
@@ -311,6 +317,33 @@ TEST(BackfillTest, AGangWaitingForItsBoundsIsReservedFromWhenItsHostsFreeWhenTha
   gate.free_at.clear();
   h.Cycle();
   EXPECT_EQ(absl::Time(h.Reason(2).at), end1);
+}
+
+// A one-task gang behind a reserved one is backfilled only when the gate finds it a host: held
+// pool capacity it cannot use would only fail placement. The walk that heard "no" is not
+// walked again until the gate's version moves.
+TEST(BackfillTest, AOneTaskGangIsBackfilledOnlyWhenTheGateFindsItAHost) {
+  RmHarness h;
+  TableGate gate;
+  h.set_hosts(&gate);
+  PoolId a = h.Pool("/a");
+  const absl::Time end1 = RunFirst(h, a);
+  h.Add(G(2, a, 80).Limit(absl::Hours(1)));   // reserved from end1
+  h.Add(G(3, a, 5).Limit(absl::Minutes(5)));  // ends by end1, but no host has room
+  gate.no_room.insert(3);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THAT(h.Cycle().admitted, IsEmpty()) << i;
+    EXPECT_EQ(gate.fits_asked, 1) << i;  // the second walk is the first one again
+    EXPECT_EQ(h.Reason(3).code, WaitCode::kBlockedBehind);
+    EXPECT_EQ(absl::Time(h.Reason(3).at), end1);
+  }
+  gate.no_room.clear();  // a host frees: the gate's version moves
+  EXPECT_THAT(h.Cycle().admitted, IsEmpty());
+  ++gate.version;
+  CycleResult r = h.Cycle();
+  EXPECT_THAT(RmHarness::AdmittedIds(r), ElementsAre(3));
+  EXPECT_EQ(AheadOf(r, 3), GangId(2));
+  EXPECT_EQ(gate.fits_asked, 2);
 }
 
 TEST(BackfillTest, TheGateIsAskedOnlyWithBackfillAndOnlyForGangsOfSeveralTasks) {

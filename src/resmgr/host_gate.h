@@ -11,9 +11,10 @@
 // first in its lane, its capacity is reserved from that time (backfill.h), and later gangs of
 // the lane are backfilled around it as around any reserved gang.
 //
-// The gate is asked only with backfill on, and only about gangs of two tasks or more: the first
-// gang of a lane (HostsFreeAt), and a gang about to be backfilled ahead of it (FitsNow: one that
-// does not fit on hosts now is not backfilled, so that it holds no capacity it cannot use).
+// The gate is asked only with backfill on: about the first gang of a lane when it has two tasks
+// or more (HostsFreeAt), and about any gang about to be backfilled ahead of it (FitsNow: one
+// that does not fit on hosts now is not backfilled, so that it holds no capacity it cannot use
+// and placement does not fail for it).
 //
 // Thread-safety: called on the caller's thread during ResourceManager::RunCycle.
 
@@ -37,6 +38,9 @@ class HostGate {
   // For a gang behind a reserved one, about to be backfilled: whether its members fit on hosts
   // now (true when the caller cannot tell). Holds nothing.
   virtual bool FitsNow(GangId gang, absl::Time now) = 0;
+  // FitsNow's false stays false while this is the same (and `now` only grows): a walk that
+  // heard only false from the gate need not ask again until it changes.
+  virtual uint64_t Version() const = 0;
 };
 
 }  // namespace paceline::resmgr

@@ -97,10 +97,12 @@ std::string DescribeWait(const WaitReason& r, absl::string_view pool, JobId job)
       return "queued after the last scheduling cycle; it is considered in the next one";
     case WaitCode::kBlockedBehind:
       if (absl::Time(r.at) != absl::InfinitePast()) {
-        return absl::StrCat("waits behind gang ", r.other.value(), ", reserved for gang ",
-                            r.other.value(), " from ", When(r.at),
-                            "; this gang is backfilled ahead of it only if it fits now and, by its "
-                            "max_running_time, ends by then or fits beside it");
+        return absl::StrCat(
+            "waits behind gang ", r.other.value(), ", reserved for gang ", r.other.value(),
+            " from ", When(r.at),
+            "; this gang is backfilled ahead of it only if its pool and the hosts have "
+            "room for it now and, by its max_running_time, it ends by then or "
+            "fits beside it");
       }
       return absl::StrCat("waits behind gang ", r.other.value(),
                           ", which is earlier in the same class and does not fit yet (pool ", pool,

@@ -231,6 +231,54 @@ TEST_F(HostsHeldTest, AGangThatEndsBeforeAHoldIsBackfilledOnTheHeldHosts) {
   EXPECT_EQ(wide_launches, 7u) << core_->WhyPending(TaskId{*wide, 0});
 }
 
+// A single task behind the waiting gang that its pool has room for but no host does (the one
+// host not held is full, and it ends after the hold) stays queued behind the gang: admitted,
+// it would only hold capacity and fail placement. It starts once a host has room.
+TEST_F(HostsHeldTest, ASingleTaskNoHostHasRoomForIsNotBackfilled) {
+  const std::vector<Launch> busy = StartBusy();
+  ASSERT_EQ(busy.size(), 2u);
+
+  // `wide` holds four hosts until `busy` ends; `later` takes the free core of the fifth host;
+  // `after` (two cores) fits beside the gang's capacity, but on no host.
+  now_ += absl::Seconds(1);
+  Actions b;
+  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 7, absl::Hours(1), 7), 2000),
+                                             "/a", now_, b);
+  auto later = core_->job_control().CreateJob(Sized(Limited("later", 1, absl::Hours(1)), 1000),
+                                              "/a", now_, b);
+  ASSERT_TRUE(wide.ok() && later.ok());
+  Commit(std::move(b));
+  Actions second = Cycle();
+  ASSERT_EQ(second.launches.size(), 1u) << core_->WhyPending(TaskId{*later, 0});
+  Report(second.launches[0], TaskState::kRunning);
+  now_ += absl::Seconds(1);
+  HeartbeatAll();
+  Actions c;
+  auto after = core_->job_control().CreateJob(Sized(Limited("after", 1, absl::Hours(1)), 2000),
+                                              "/a", now_, c);
+  ASSERT_TRUE(after.ok());
+  Commit(std::move(c));
+  Actions third = Cycle();
+  EXPECT_TRUE(third.launches.empty());
+  EXPECT_EQ(core_->jobs().GetJob(*after)->task(0).state, TaskState::kPending);
+  EXPECT_THAT(core_->WhyPending(TaskId{*after, 0}), HasSubstr("reserved for gang "));
+
+  // `busy` ends: `wide` starts on its hosts, and `after` on the room left.
+  now_ += absl::Minutes(2);
+  HeartbeatAll();
+  for (const Launch& l : busy) Report(l, TaskState::kSucceeded, 0);
+  size_t wide_launches = 0;
+  size_t after_launches = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (const Launch& l : Cycle().launches) {
+      wide_launches += l.run.task.job == *wide ? 1 : 0;
+      after_launches += l.run.task.job == *after ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(wide_launches, 7u) << core_->WhyPending(TaskId{*wide, 0});
+  EXPECT_EQ(after_launches, 1u) << core_->WhyPending(TaskId{*after, 0});
+}
+
 // Admission found hosts with room for the gang's members; a single task admitted before it in
 // the same cycle could take part of that room, so placement places the gang first.
 TEST_F(CoreTest, AGangAdmittedOnHostsWithRoomIsPlacedBeforeTheSingleTasksOfItsCycle) {

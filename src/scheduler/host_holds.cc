@@ -19,6 +19,9 @@ uint32_t Fitting(const Resources& free, const placement::TaskShape& shape, uint3
   return n;
 }
 
+// One-task gangs of one shape are counted per host up to this many (and max_per_host).
+constexpr uint32_t kManyPerHost = 1u << 16;
+
 // At most this many members of one job on a host: the shape's smallest max_per_host.
 uint32_t PerHostCap(const placement::TaskShape& shape, uint32_t members) {
   uint32_t cap = members;
@@ -37,7 +40,7 @@ std::optional<HostHolds::Ask> HostHolds::AskOf(resmgr::GangId gang) {
 
 std::optional<HostHolds::Ask> HostHolds::MakeAsk(resmgr::GangId gang) const {
   std::optional<resmgr::GangMembers> m = p_.rm.Members(gang);
-  if (!m.has_value() || m->tasks.size() < 2) return std::nullopt;
+  if (!m.has_value() || m->tasks.empty()) return std::nullopt;
   const jobmgr::Job* job = p_.jobs.GetJob(m->job);
   if (job == nullptr) return std::nullopt;
   const JobSpec& spec = job->spec();
@@ -56,6 +59,11 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
   if (!ask.has_value()) return true;
   const placement::ClusterSnapshot& snap = p_.snapshot;
   const uint64_t id = gang.value();
+  auto ends_by = [&] {
+    const jobmgr::Job* job = p_.jobs.GetJob(ask->job);
+    return job != nullptr ? jobmgr::DeadlineFrom(*job, now) : absl::InfiniteFuture();
+  };
+  if (ask->members == 1) return OneFitsNow(*ask, ends_by());
   auto fits = [&](uint32_t slot) {
     const placement::HostState& h = snap.host_at(slot);
     if (h.held_for() != 0) return 0u;
@@ -66,10 +74,7 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
   // task that ends by a hold's time use its hosts).
   auto short_of = [&](uint32_t fit) {
     if (fit >= ask->members) return false;
-    const jobmgr::Job* job = p_.jobs.GetJob(ask->job);
-    const absl::Time ends_by =
-        job != nullptr ? jobmgr::DeadlineFrom(*job, now) : absl::InfiniteFuture();
-    return fit + HeldRoom(id, *ask, pass, ends_by, ask->members - fit) < ask->members;
+    return fit + HeldRoom(id, *ask, pass, ends_by(), ask->members - fit) < ask->members;
   };
   // It failed before: only room on hosts relaxed since can make it fit.
   if (auto it = no_room_.find(id); it != no_room_.end()) {
@@ -93,6 +98,77 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
   return false;
 }
 
+bool HostHolds::OneFitsNow(const Ask& ask, absl::Time ends_by) {
+  const std::vector<uint8_t>& pass = PassOf(ask.shape);
+  Room& room = RoomOf(ask.shape, pass);
+  if (room.round != rounds_) {
+    room.round = rounds_;
+    room.next = 0;
+    room.left = 0;
+  }
+  while (room.left == 0 && room.next < room.slots.size()) {
+    const uint32_t slot = room.slots[room.next];
+    room.left = FreeRoom(*ask.shape, pass, slot);
+    if (room.left > 0) {
+      ++room.next;
+      break;
+    }
+    room.listed[slot] = 0;  // full now: dropped until the relaxed log names it again
+    room.slots[room.next] = room.slots.back();
+    room.slots.pop_back();
+  }
+  if (room.left > 0) {
+    --room.left;
+    return true;
+  }
+  if (room.held_round != rounds_) {  // the latest hold whose hosts have room for one
+    room.held_round = rounds_;
+    room.held_until = absl::InfinitePast();
+    for (const auto& [other, hold] : holds_) {
+      if (hold.until > room.held_until && HeldRoom(other, hold, *ask.shape, pass)) {
+        room.held_until = hold.until;
+      }
+    }
+  }
+  return ends_by <= room.held_until;
+}
+
+HostHolds::Room& HostHolds::RoomOf(const std::shared_ptr<const placement::TaskShape>& shape,
+                                   const std::vector<uint8_t>& pass) {
+  const placement::ClusterSnapshot& snap = p_.snapshot;
+  const uint64_t key = shape->fit_signature;
+  if (rooms_.size() >= kMaxPasses && !rooms_.contains(key)) rooms_.clear();
+  Room& room = rooms_[key];
+  std::optional<std::span<const uint32_t>> relaxed;
+  if (room.fit.Matches(shape) && room.listed.size() == snap.slots()) {
+    if (room.seen == snap.relax_seq()) return room;
+    relaxed = snap.RelaxedSince(room.seen);
+  }
+  auto look = [&](uint32_t slot) {
+    if (!room.listed[slot] && FreeRoom(*shape, pass, slot) > 0) {
+      room.listed[slot] = 1;
+      room.slots.push_back(slot);
+    }
+  };
+  if (relaxed.has_value()) {
+    for (uint32_t slot : *relaxed) look(slot);
+  } else {  // new, a hash collision, or the log was cut: every host is looked at
+    room = Room{FitOf{shape, shape}};
+    room.listed.assign(snap.slots(), 0);
+    for (uint32_t slot = 0; slot < snap.slots(); ++slot) look(slot);
+  }
+  room.seen = snap.relax_seq();
+  return room;
+}
+
+uint32_t HostHolds::FreeRoom(const placement::TaskShape& shape, const std::vector<uint8_t>& pass,
+                             uint32_t slot) const {
+  if (slot >= pass.size() || !pass[slot]) return 0;
+  const placement::HostState& h = p_.snapshot.host_at(slot);
+  if (h.held_for() != 0) return 0;
+  return Fitting(h.free(), shape, PerHostCap(shape, kManyPerHost));
+}
+
 uint32_t HostHolds::HeldRoom(uint64_t gang, const Ask& ask, const std::vector<uint8_t>& pass,
                              absl::Time ends_by, uint32_t enough) const {
   uint32_t room = 0;
@@ -109,11 +185,23 @@ uint32_t HostHolds::HeldRoom(uint64_t gang, const Ask& ask, const std::vector<ui
   return room;
 }
 
+bool HostHolds::HeldRoom(uint64_t gang, const Hold& hold, const placement::TaskShape& shape,
+                         const std::vector<uint8_t>& pass) const {
+  for (HostId h : hold.hosts) {
+    const placement::HostState* host = p_.snapshot.host(h);
+    if (host != nullptr && host->held_for() == gang && h.value() < pass.size() && pass[h.value()] &&
+        Fitting(host->free(), shape, 1) > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time now,
                                                  absl::Time fits_bounds) {
   const uint64_t id = gang.value();
   std::optional<Ask> ask = AskOf(gang);
-  if (!ask.has_value()) return std::nullopt;
+  if (!ask.has_value() || ask->members < 2) return std::nullopt;
   const placement::TaskShape& shape = *ask->shape;
   const uint32_t members = ask->members;
   const uint32_t cap = ask->cap;
@@ -197,10 +285,7 @@ const std::vector<uint8_t>& HostHolds::PassOf(
   const uint64_t key = shape->fit_signature;
   if (pass_.size() >= kMaxPasses && !pass_.contains(key)) pass_.clear();
   StaticPass& e = pass_[key];
-  if (e.shape != nullptr &&
-      (!e.shape->StaticEquals(*shape) || e.shape->resources != shape->resources)) {
-    e.shape = nullptr;  // a hash collision: worked out again for this shape
-  }
+  if (!e.fit.Matches(shape)) e.fit = FitOf();  // a hash collision: worked out again
   auto passes = [&](uint32_t slot) -> uint8_t {
     if (!snap.present(slot)) return 0;
     const placement::HostState& h = snap.host_at(slot);
@@ -208,16 +293,25 @@ const std::vector<uint8_t>& HostHolds::PassOf(
            p_.engine.PassesStaticFilters(*shape, h);
   };
   std::optional<std::span<const uint32_t>> changes;
-  if (e.shape != nullptr) changes = snap.StaticChangesSince(e.seq);
+  if (e.fit.shape != nullptr && e.seq == snap.static_seq()) return e.pass;
+  if (e.fit.shape != nullptr) changes = snap.StaticChangesSince(e.seq);
   if (changes.has_value() && e.pass.size() == snap.slots()) {
     for (uint32_t slot : *changes) e.pass[slot] = passes(slot);
   } else {
-    e.shape = shape;
+    e.fit = FitOf{shape, shape};
     e.pass.resize(snap.slots());
     for (uint32_t slot = 0; slot < snap.slots(); ++slot) e.pass[slot] = passes(slot);
   }
   e.seq = snap.static_seq();
   return e.pass;
+}
+
+bool HostHolds::FitOf::Matches(const std::shared_ptr<const placement::TaskShape>& s) {
+  if (shape == nullptr) return false;
+  if (s == shape || s == last) return true;
+  if (shape->resources != s->resources || !shape->StaticEquals(*s)) return false;
+  last = s;
+  return true;
 }
 
 bool HostHolds::Eligible(uint64_t gang, const std::vector<uint8_t>& pass, uint32_t slot) const {
@@ -371,13 +465,19 @@ bool HostHolds::Queued(uint64_t gang) const {
 }
 
 void HostHolds::Prune() {
+  ++rounds_;
   std::vector<uint64_t> gone;
   for (const auto& [gang, hold] : holds_) {
     if (!Queued(gang)) gone.push_back(gang);
   }
   for (uint64_t gang : gone) Release(gang);
-  absl::erase_if(no_room_, [&](const auto& e) { return !Queued(e.first); });
-  absl::erase_if(asks_, [&](const auto& e) { return !Queued(e.first); });
+  // What is kept of gangs gone is only stale (gang ids are not reused): dropped once the maps
+  // have doubled since, so that a cycle does not look up every gang asked about.
+  if (asks_.size() + no_room_.size() >= 2 * kept_ + 64) {
+    absl::erase_if(no_room_, [&](const auto& e) { return !Queued(e.first); });
+    absl::erase_if(asks_, [&](const auto& e) { return !Queued(e.first); });
+    kept_ = asks_.size() + no_room_.size();
+  }
 }
 
 }  // namespace paceline::scheduler

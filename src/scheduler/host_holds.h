@@ -2,7 +2,8 @@
 // HostHolds: the scheduler's side of backfill on hosts (docs/resource-manager.md "Backfill on
 // hosts"): the resource manager's HostGate (resmgr/host_gate.h), answered from the hosts.
 //
-// Asked for gang G (queued; two tasks or more, of one shape; regular work, not pinned to hosts):
+// Asked HostsFreeAt about gang G (queued; two tasks or more, of one shape; regular work, not
+// pinned to hosts):
 //   1. Its members fit on the hosts' free capacity now: admit it (nullopt). With a hold, only
 //      its held hosts are counted; every host that got room for a member since the hold last
 //      looked (the snapshot's relaxed log) joins the hold first, so the gang takes free hosts
@@ -24,6 +25,11 @@
 // nothing placed meanwhile delays G; its other capacity stays usable by everything else, which
 // is what lets small work run beside a waiting gang. Prune releases the holds of gangs that are
 // not queued any more (admitted and placed, cancelled), after each placement pass.
+//
+// FitsNow is also asked about one-task gangs. Their answers are kept per shape, not per gang
+// (Room): the hosts that had room for one when last looked at, brought up to date from the
+// snapshot's relaxed log, and handed out one task at a time within an admission pass, so a
+// pass does not admit more tasks of a shape than the hosts have room for.
 //
 // Members of one gang are counted with its first member's shape (resources, and at most the
 // shape's smallest max_per_host per host); the held hosts are a plan, placement decides.
@@ -69,7 +75,10 @@ class HostHolds final : public resmgr::HostGate {
   // what it lacked, so a gang that waits costs a cycle O(hosts relaxed + hosts of the holds it
   // may use), not O(hosts).
   bool FitsNow(resmgr::GangId gang, absl::Time now) override;
-  // Releases the holds of gangs that are no longer queued.
+  // The snapshot's relax_seq(): hosts only gain room through the relaxed log, a hold's hosts
+  // are logged as it is released or lengthened, and holds made or shortened only take room.
+  uint64_t Version() const override { return p_.snapshot.relax_seq(); }
+  // Releases the holds of gangs that are no longer queued; the next FitsNow starts a new pass.
   void Prune();
   // Gangs holding hosts now.
   size_t size() const { return holds_.size(); }
@@ -84,7 +93,7 @@ class HostHolds final : public resmgr::HostGate {
     uint64_t seen = 0;          // the snapshot's relax_seq() when hosts were last looked at
   };
   // What a gang asks of hosts: its first member's shape, its size, and how many of its members
-  // one host may take. nullopt: no holds for it (one task, pinned, revocable, unknown).
+  // one host may take. nullopt: not asked about (pinned, revocable, unknown).
   struct Ask {
     std::shared_ptr<const placement::TaskShape> shape;
     uint32_t members = 0;
@@ -109,9 +118,17 @@ class HostHolds final : public resmgr::HostGate {
   // again costs O(hosts changed), not a pass of the filters over every host. Shared by the
   // shapes of equal static fields and resources; at most kMaxPasses (then started afresh).
   static constexpr size_t kMaxPasses = 64;
+  // The shape something kept per fit_signature was worked out for, and the last other shape
+  // found equal to it (static fields and resources; shapes of other jobs), so that shapes that
+  // take turns are compared field by field only once.
+  struct FitOf {
+    std::shared_ptr<const placement::TaskShape> shape;
+    std::shared_ptr<const placement::TaskShape> last;
+    bool Matches(const std::shared_ptr<const placement::TaskShape>& s);
+  };
   struct StaticPass {
-    std::shared_ptr<const placement::TaskShape> shape;  // the one it was worked out for
-    uint64_t seq = 0;                                   // the snapshot's static_seq() then
+    FitOf fit;
+    uint64_t seq = 0;  // the snapshot's static_seq() then
     std::vector<uint8_t> pass;
   };
   const std::vector<uint8_t>& PassOf(const std::shared_ptr<const placement::TaskShape>& shape);
@@ -124,11 +141,42 @@ class HostHolds final : public resmgr::HostGate {
     uint64_t seen = 0;
   };
   bool Queued(uint64_t gang) const;
+  // FitsNow for a one-task gang: a host held for nobody has room for it and this pass has not
+  // handed that room out yet, or a host held until its end (`ends_by`) or later has room.
+  // Held hosts are looked at once a pass per shape.
+  bool OneFitsNow(const Ask& ask, absl::Time ends_by);
+  // The hosts held for nobody that had room for one task of a shape when last looked at (a
+  // superset of those that have it now: a slot found full is dropped as it is reached), up to
+  // date with the relaxed log at `seen`; `next` and `left` count what this admission pass (`round`)
+  // has handed out: the slots before `next`, and `left` more tasks on the slot before it.
+  struct Room {
+    FitOf fit;
+    uint64_t seen = 0;
+    std::vector<uint32_t> slots;
+    std::vector<uint8_t> listed;  // by slot: in `slots`
+    uint64_t round = ~uint64_t{0};
+    size_t next = 0;
+    uint32_t left = 0;
+    // The latest time of a hold whose hosts have room for one, as this pass (`held_round`)
+    // first looked (InfinitePast: none).
+    uint64_t held_round = ~uint64_t{0};
+    absl::Time held_until = absl::InfinitePast();
+  };
+  Room& RoomOf(const std::shared_ptr<const placement::TaskShape>& shape,
+               const std::vector<uint8_t>& pass);
+  // How many tasks of `shape` slot `slot` has room for, held for nobody (0 when it is absent,
+  // held, or does not pass).
+  uint32_t FreeRoom(const placement::TaskShape& shape, const std::vector<uint8_t>& pass,
+                    uint32_t slot) const;
   // For how many members of `ask` the hosts held for other gangs have room, counting only the
   // holds whose time is `ends_by` or later (a task that ends by then may use their hosts) and
   // the hosts that pass `ask`'s static filters (`pass`, PassOf); stops counting at `enough`.
   uint32_t HeldRoom(uint64_t gang, const Ask& ask, const std::vector<uint8_t>& pass,
                     absl::Time ends_by, uint32_t enough) const;
+
+  // Whether one of `hold`'s hosts (held for `gang`) has room for a task of `shape`.
+  bool HeldRoom(uint64_t gang, const Hold& hold, const placement::TaskShape& shape,
+                const std::vector<uint8_t>& pass) const;
 
   // The hosts that give `members` tasks of `shape` room soonest, and when the last frees;
   // a hold without hosts when they all have room by `by` (now, or when the gang's pool bounds
@@ -159,6 +207,9 @@ class HostHolds final : public resmgr::HostGate {
   absl::flat_hash_map<uint64_t, NoRoom> no_room_;
   absl::flat_hash_map<uint64_t, StaticPass> pass_;  // by static signature and resources
   absl::flat_hash_map<uint64_t, std::optional<Ask>> asks_;
+  absl::flat_hash_map<uint64_t, Room> rooms_;  // by static signature and resources
+  size_t kept_ = 0;      // entries of asks_ and no_room_ after the last sweep (Prune)
+  uint64_t rounds_ = 0;  // admission passes begun (Prune ends one)
   struct HostEnds {
     uint64_t version = ~uint64_t{0};  // HostState::version() when `settled` was made
     std::vector<End> settled;         // soonest first
