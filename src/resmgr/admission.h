@@ -144,7 +144,7 @@ class Admitter {
   // Counts one more gang looked at behind `res`, the reservation of `lane`; false once past
   // the depth: the lane is then done, blocked behind the reservation's head.
   bool ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const;
-  // Whether the gate is asked about `g`: backfill is on and there is a gate.
+  // Whether the gate is asked at all: backfill is on and there is a gate.
   bool AsksHosts() const;
   // With backfill and a gate, for a lane's first gang of two tasks or more: the gate's answer.
   std::optional<absl::Time> HostsFreeAt(const Gang& g, absl::Time fits_bounds) const;

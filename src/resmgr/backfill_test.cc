@@ -346,7 +346,7 @@ TEST(BackfillTest, AOneTaskGangIsBackfilledOnlyWhenTheGateFindsItAHost) {
   EXPECT_EQ(gate.fits_asked, 2);
 }
 
-TEST(BackfillTest, TheGateIsAskedOnlyWithBackfillAndOnlyForGangsOfSeveralTasks) {
+TEST(BackfillTest, HostsFreeAtIsAskedOnlyWithBackfillAndOnlyForGangsOfSeveralTasks) {
   ResourceManagerConfig off;
   off.backfill = false;
   for (bool backfill : {true, false}) {

@@ -99,6 +99,11 @@ bool HostHolds::FitsNow(resmgr::GangId gang, absl::Time now) {
 }
 
 bool HostHolds::OneFitsNow(const Ask& ask, absl::Time ends_by) {
+  // Within a pass, room is only handed out: a shape that had none still has none for a task
+  // that ends no earlier (the walk behind a reservation meets a job's tasks in a row).
+  if (last_no_.round == rounds_ && last_no_.shape == ask.shape && ends_by >= last_no_.ends_by) {
+    return false;
+  }
   const std::vector<uint8_t>& pass = PassOf(ask.shape);
   Room& room = RoomOf(ask.shape, pass);
   if (room.round != rounds_) {
@@ -130,7 +135,9 @@ bool HostHolds::OneFitsNow(const Ask& ask, absl::Time ends_by) {
       }
     }
   }
-  return ends_by <= room.held_until;
+  if (ends_by <= room.held_until) return true;
+  last_no_ = LastNo{rounds_, ask.shape, ends_by};
+  return false;
 }
 
 HostHolds::Room& HostHolds::RoomOf(const std::shared_ptr<const placement::TaskShape>& shape,

@@ -208,6 +208,13 @@ class HostHolds final : public resmgr::HostGate {
   absl::flat_hash_map<uint64_t, StaticPass> pass_;  // by static signature and resources
   absl::flat_hash_map<uint64_t, std::optional<Ask>> asks_;
   absl::flat_hash_map<uint64_t, Room> rooms_;  // by static signature and resources
+  // The last one-task gang OneFitsNow said no to in this pass (`round`): its shape and end.
+  struct LastNo {
+    uint64_t round = ~uint64_t{0};
+    std::shared_ptr<const placement::TaskShape> shape;
+    absl::Time ends_by;
+  };
+  LastNo last_no_;
   size_t kept_ = 0;      // entries of asks_ and no_room_ after the last sweep (Prune)
   uint64_t rounds_ = 0;  // admission passes begun (Prune ends one)
   struct HostEnds {
