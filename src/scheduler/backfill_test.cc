@@ -27,6 +27,13 @@ JobSpec Limited(const std::string& name, uint32_t instances, absl::Duration limi
   return s;
 }
 
+// How many of `job`'s tasks `a` launches.
+size_t LaunchesOf(const Actions& a, JobId job) {
+  size_t n = 0;
+  for (const Launch& l : a.launches) n += l.run.task.job == job ? 1 : 0;
+  return n;
+}
+
 std::vector<const records::TaskEvent*> EventsOf(const Actions& a, JobId job) {
   std::vector<const records::TaskEvent*> out;
   for (const records::TaskEvent& e : a.batch.events) {
@@ -96,9 +103,7 @@ TEST_F(CoreTest, ABackfilledTaskOverrunningItsLimitIsKilledAndTheReservationHold
   ASSERT_EQ(fourth.kills.size(), 6u);
   for (const jobmgr::KillCommand& k : fourth.kills) Report(k.run, k.host, TaskState::kKilled);
   Actions fifth = Cycle();
-  size_t wide_launches = 0;
-  for (const Launch& l : fifth.launches) wide_launches += l.run.task.job == *wide ? 1 : 0;
-  EXPECT_EQ(wide_launches, 8u);
+  EXPECT_EQ(LaunchesOf(fifth, *wide), 8u);
 }
 
 JobSpec Sized(JobSpec s, int64_t cpu_milli) {
@@ -128,6 +133,12 @@ class HostsHeldTest : public CoreTest {
     for (const Launch& l : first.launches) Report(l, TaskState::kRunning);
     return first.launches;
   }
+  // `wide`, a gang of seven 2-core members for 1 h: with `busy` running, the pool has room for
+  // it, the hosts for six members only.
+  absl::StatusOr<JobId> CreateWide(Actions& a) {
+    return core_->job_control().CreateJob(Sized(Limited("wide", 7, absl::Hours(1), 7), 2000), "/a",
+                                          now_, a);
+  }
   std::vector<std::string> HeldHosts() const {
     std::vector<std::string> held;
     for (uint32_t slot = 0; slot < core_->snapshot().slots(); ++slot) {
@@ -154,8 +165,7 @@ TEST_F(HostsHeldTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndSta
   // Seven 2-core members: the pool has 14 cores free, the hosts room for six members only.
   now_ += absl::Seconds(1);
   Actions b;
-  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 7, absl::Hours(1), 7), 2000),
-                                             "/a", now_, b);
+  auto wide = CreateWide(b);
   ASSERT_TRUE(wide.ok()) << wide.status();
   auto later = core_->job_control().CreateJob(Sized(Limited("later", 1, absl::Hours(1)), 1000),
                                               "/a", now_, b);
@@ -176,11 +186,7 @@ TEST_F(HostsHeldTest, AGangThatFitsItsPoolButNotTheHostsWaitsWithHostsHeldAndSta
   HeartbeatAll();
   for (const Launch& l : busy) Report(l, TaskState::kSucceeded, 0);
   Actions third = Cycle();
-  size_t wide_launches = 0;
-  for (const Launch& l : third.launches) {
-    wide_launches += l.run.task.job == *wide ? 1 : 0;
-  }
-  EXPECT_EQ(wide_launches, 7u) << core_->WhyPending(TaskId{*wide, 0});
+  EXPECT_EQ(LaunchesOf(third, *wide), 7u) << core_->WhyPending(TaskId{*wide, 0});
   for (uint32_t slot = 0; slot < core_->snapshot().slots(); ++slot) {
     if (core_->snapshot().present(slot)) {
       EXPECT_EQ(core_->snapshot().host_at(slot).held_for(), 0u);
@@ -198,8 +204,7 @@ TEST_F(HostsHeldTest, AGangThatEndsBeforeAHoldIsBackfilledOnTheHeldHosts) {
   // two whole-host members follow: `short` ends by then, `long` does not.
   now_ += absl::Seconds(1);
   Actions b;
-  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 7, absl::Hours(1), 7), 2000),
-                                             "/a", now_, b);
+  auto wide = CreateWide(b);
   auto short_gang = core_->job_control().CreateJob(
       Sized(Limited("short", 2, absl::Minutes(5), 2), 4000), "/a", now_, b);
   auto long_gang = core_->job_control().CreateJob(
@@ -226,9 +231,7 @@ TEST_F(HostsHeldTest, AGangThatEndsBeforeAHoldIsBackfilledOnTheHeldHosts) {
   HeartbeatAll();
   for (const Launch& l : busy) Report(l, TaskState::kSucceeded, 0);
   Actions third = Cycle();
-  size_t wide_launches = 0;
-  for (const Launch& l : third.launches) wide_launches += l.run.task.job == *wide ? 1 : 0;
-  EXPECT_EQ(wide_launches, 7u) << core_->WhyPending(TaskId{*wide, 0});
+  EXPECT_EQ(LaunchesOf(third, *wide), 7u) << core_->WhyPending(TaskId{*wide, 0});
 }
 
 // A single task behind the waiting gang that its pool has room for but no host does (the one
@@ -242,8 +245,7 @@ TEST_F(HostsHeldTest, ASingleTaskNoHostHasRoomForIsNotBackfilled) {
   // `after` (two cores) fits beside the gang's capacity, but on no host.
   now_ += absl::Seconds(1);
   Actions b;
-  auto wide = core_->job_control().CreateJob(Sized(Limited("wide", 7, absl::Hours(1), 7), 2000),
-                                             "/a", now_, b);
+  auto wide = CreateWide(b);
   auto later = core_->job_control().CreateJob(Sized(Limited("later", 1, absl::Hours(1)), 1000),
                                               "/a", now_, b);
   ASSERT_TRUE(wide.ok() && later.ok());
@@ -270,10 +272,9 @@ TEST_F(HostsHeldTest, ASingleTaskNoHostHasRoomForIsNotBackfilled) {
   size_t wide_launches = 0;
   size_t after_launches = 0;
   for (int i = 0; i < 3; ++i) {
-    for (const Launch& l : Cycle().launches) {
-      wide_launches += l.run.task.job == *wide ? 1 : 0;
-      after_launches += l.run.task.job == *after ? 1 : 0;
-    }
+    const Actions next = Cycle();
+    wide_launches += LaunchesOf(next, *wide);
+    after_launches += LaunchesOf(next, *after);
   }
   EXPECT_EQ(wide_launches, 7u) << core_->WhyPending(TaskId{*wide, 0});
   EXPECT_EQ(after_launches, 1u) << core_->WhyPending(TaskId{*after, 0});
