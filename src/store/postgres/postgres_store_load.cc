@@ -122,6 +122,27 @@ absl::StatusOr<int64_t> NewestRevision(PgConn& c) {
   return rows.Int(0, 0, "the newest revision");
 }
 
+// The meta values a read uses (an absent key reads as ""), in one query.
+struct ReadMeta {
+  std::string changes_from;
+  std::string next_job_id;
+  std::string cluster_id;
+};
+absl::StatusOr<ReadMeta> ReadMetaOf(PgConn& c) {
+  ASSIGN_OR_RETURN(PgRows rows, c.Query("SELECT key, value FROM meta WHERE key IN ('changes_from', "
+                                        "'next_job_id', 'cluster_id')",
+                                        {}, "reading the store's meta"));
+  ReadMeta m;
+  for (int i = 0; i < rows.size(); ++i) {
+    const absl::string_view key = rows.Text(i, 0);
+    std::string* to = key == "changes_from"  ? &m.changes_from
+                      : key == "next_job_id" ? &m.next_job_id
+                                             : &m.cluster_id;
+    *to = std::string(rows.Text(i, 1));
+  }
+  return m;
+}
+
 }  // namespace
 
 absl::StatusOr<records::StoreContents> PostgresStore::Load() {
@@ -139,8 +160,9 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
   absl::Status s = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t newest, NewestRevision(*c));
     out.rev = std::max(since, newest);
+    ASSIGN_OR_RETURN(ReadMeta meta, ReadMetaOf(*c));
     if (since != kNoRevision) {
-      ASSIGN_OR_RETURN(std::string text, GetMeta("changes_from"));
+      const std::string& text = meta.changes_from;
       int64_t from = kNoRevision;
       if (!text.empty() && !absl::SimpleAtoi(text, &from)) {
         return absl::DataLossError(absl::StrCat("changes_from '", text, "' is not a number"));
@@ -164,11 +186,11 @@ absl::StatusOr<StoreChanges> PostgresStore::ReadChanges(int64_t since) {
     RETURN_IF_ERROR(LoadTable(*c, kTokenTable, after, changed.tokens));
     RETURN_IF_ERROR(LoadTable(*c, kSecretTable, after, changed.secrets));
     if (since != kNoRevision) RETURN_IF_ERROR(LoadDeletions(*c, after, out));
-    ASSIGN_OR_RETURN(std::string next, GetMeta("next_job_id"));
-    if (!absl::SimpleAtoi(next, &changed.next_job_id)) {
-      return absl::DataLossError(absl::StrCat("next_job_id '", next, "' is not a number"));
+    if (!absl::SimpleAtoi(meta.next_job_id, &changed.next_job_id)) {
+      return absl::DataLossError(
+          absl::StrCat("next_job_id '", meta.next_job_id, "' is not a number"));
     }
-    ASSIGN_OR_RETURN(changed.cluster_id, GetMeta("cluster_id"));
+    changed.cluster_id = std::move(meta.cluster_id);
     return c->Exec("COMMIT", "loading");
   }();
   if (!s.ok() && c->healthy()) (void)c->Exec("ROLLBACK", "loading");
