@@ -70,6 +70,11 @@ struct LaneMiss {
   }
 };
 
+// walks_'s key of a pool's lane.
+uint64_t WalkKey(PoolId pool, int lane) {
+  return uint64_t{pool.value()} * kNumLanes + static_cast<uint64_t>(lane);
+}
+
 }  // namespace
 
 std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang& g, Ledger ledger,
@@ -115,12 +120,16 @@ std::optional<WaitReason> Admitter::CheckBounds(const PoolRuntime& p, const Gang
 }
 
 const Admitter::LaneWalk* Admitter::SameWalk(PoolId pool, int lane, const LaneWalk& seen) const {
-  auto it = walks_.find(uint64_t{pool.value()} * kNumLanes + lane);
+  auto it = walks_.find(WalkKey(pool, lane));
   if (it == walks_.end()) return nullptr;
   LaneWalk last = it->second;
   if (!last.asked_hosts) last.hosts_version = seen.hosts_version;
   last.asked_hosts = seen.asked_hosts;
   return last == seen ? &it->second : nullptr;
+}
+
+void Admitter::ForgetPool(PoolId pool) {
+  for (int lane = 0; lane < kNumLanes; ++lane) walks_.erase(WalkKey(pool, lane));
 }
 
 bool Admitter::ExamineBehind(LaneReservation& res, PoolRuntime& p, int lane, uint32_t& done) const {
@@ -428,7 +437,7 @@ void Admitter::RunPool(const PoolTree& tree, PoolId pool, Ledger ledger, const R
     it = state_.AdmitAt(pool, ledger, it, input_.now);
   }
   for (int lane = 0; lane < kNumLanes; ++lane) {
-    const uint64_t key = uint64_t{pool.value()} * kNumLanes + lane;
+    const uint64_t key = WalkKey(pool, lane);
     if (walking[lane].has_value() && clean) {
       walks_[key] = *walking[lane];
       walks_[key].asked_hosts = asked_hosts;

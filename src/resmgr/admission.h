@@ -102,6 +102,9 @@ class Admitter {
         backfill_(backfill),
         backfill_depth_(backfill_depth) {}
 
+  // Drops what is kept of a deleted pool (its last walks behind reservations).
+  void ForgetPool(PoolId pool);
+
   // Admits what fits; appends to `admitted` and (intra-pool preemption) to `preempted`.
   void Run(const PoolTree& tree, const Entitlements& ent, const AdmissionInput& input,
            std::vector<AdmittedGang>& admitted, std::vector<PreemptionDecision>& preempted);

@@ -56,7 +56,10 @@ absl::Status ResourceManager::DeletePool(absl::string_view path) {
           "pool ", path, " still holds work (", WorkSummary(*p), "); cancel or release it first"));
     }
     absl::Status s = tree_.Delete(path);
-    if (s.ok()) state_.ResetPool(*id);
+    if (s.ok()) {
+      state_.ResetPool(*id);
+      admitter_.ForgetPool(*id);
+    }
     return s;
   }
   return tree_.Delete(path);  // the tree's own error (bad path, not found)
