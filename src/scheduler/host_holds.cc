@@ -129,8 +129,8 @@ bool HostHolds::OneFitsNow(const Ask& ask, absl::Time ends_by) {
   if (room.held_round != rounds_) {  // the latest hold whose hosts have room for one
     room.held_round = rounds_;
     room.held_until = absl::InfinitePast();
-    for (const auto& [other, hold] : holds_) {
-      if (hold.until > room.held_until && HeldRoom(other, hold, *ask.shape, pass)) {
+    for (const auto& [gang, hold] : holds_) {
+      if (hold.until > room.held_until && RoomOnHold(hold, *ask.shape, 1, pass, 1) > 0) {
         room.held_until = hold.until;
       }
     }
@@ -180,28 +180,24 @@ uint32_t HostHolds::HeldRoom(uint64_t gang, const Ask& ask, const std::vector<ui
                              absl::Time ends_by, uint32_t enough) const {
   uint32_t room = 0;
   for (const auto& [other, hold] : holds_) {
+    if (room >= enough) break;
     if (other == gang || hold.until < ends_by) continue;
-    for (HostId h : hold.hosts) {
-      if (room >= enough) return room;
-      const placement::HostState* host = p_.snapshot.host(h);
-      if (host != nullptr && h.value() < pass.size() && pass[h.value()]) {
-        room += Fitting(host->free(), *ask.shape, ask.cap);
-      }
-    }
+    room += RoomOnHold(hold, *ask.shape, ask.cap, pass, enough - room);
   }
   return room;
 }
 
-bool HostHolds::HeldRoom(uint64_t gang, const Hold& hold, const placement::TaskShape& shape,
-                         const std::vector<uint8_t>& pass) const {
+uint32_t HostHolds::RoomOnHold(const Hold& hold, const placement::TaskShape& shape, uint32_t cap,
+                               const std::vector<uint8_t>& pass, uint32_t enough) const {
+  uint32_t room = 0;
   for (HostId h : hold.hosts) {
+    if (room >= enough) break;
     const placement::HostState* host = p_.snapshot.host(h);
-    if (host != nullptr && host->held_for() == gang && h.value() < pass.size() && pass[h.value()] &&
-        Fitting(host->free(), shape, 1) > 0) {
-      return true;
+    if (host != nullptr && h.value() < pass.size() && pass[h.value()]) {
+      room += Fitting(host->free(), shape, cap);
     }
   }
-  return false;
+  return room;
 }
 
 std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time now,

@@ -174,9 +174,10 @@ class HostHolds final : public resmgr::HostGate {
   uint32_t HeldRoom(uint64_t gang, const Ask& ask, const std::vector<uint8_t>& pass,
                     absl::Time ends_by, uint32_t enough) const;
 
-  // Whether one of `hold`'s hosts (held for `gang`) has room for a task of `shape`.
-  bool HeldRoom(uint64_t gang, const Hold& hold, const placement::TaskShape& shape,
-                const std::vector<uint8_t>& pass) const;
+  // For how many tasks of `shape` (at most `cap` a host) the hosts of `hold` that pass (`pass`)
+  // have room; stops counting at `enough`.
+  uint32_t RoomOnHold(const Hold& hold, const placement::TaskShape& shape, uint32_t cap,
+                      const std::vector<uint8_t>& pass, uint32_t enough) const;
 
   // The hosts that give `members` tasks of `shape` room soonest, and when the last frees;
   // a hold without hosts when they all have room by `by` (now, or when the gang's pool bounds
