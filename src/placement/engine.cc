@@ -374,8 +374,12 @@ std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext
   env_.sequence = sequence_;
   std::optional<Choice> best;
   double best_score = 0;
+  bool best_own = false;
   for (uint32_t slot : candidates) {
     const HostState& h = snap.host_at(slot);
+    // A gang takes the hosts held for it first (they were held so that it has room there).
+    const bool own = t.task.gang != 0 && h.held_for() == t.task.gang;
+    if (best && best_own && !own) continue;
     options_.clear();
     GpuOptions(t, h, options_);
     for (GpuShares& option : options_) {
@@ -385,8 +389,9 @@ std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext
         if (active_weights_[i] != 0) score += active_weights_[i] * scorers[i]->Score(in);
       }
       ++stats.candidates_scored;
-      if (!best || score > best_score) {
+      if (!best || own > best_own || score > best_score) {
         best_score = score;
+        best_own = own;
         best = Choice{slot, std::move(option)};
       }
     }

@@ -7,7 +7,9 @@
 //
 // Pipeline per task: the profile's static filters (cached per equivalence class and host),
 // candidate collection over the free-capacity index, the dynamic filters on each candidate,
-// the weighted scorers on each feasible (host, GPU device choice), the best one wins. While
+// the weighted scorers on each feasible (host, GPU device choice), the best one wins — among
+// the candidates held for the task's own gang (ClusterSnapshot::HoldHost), when there are
+// any: admission counted the gang's room there and left the other free hosts to others. While
 // building a plan the engine holds what it assigned on the snapshot, so tasks of one plan
 // never over-commit a host; every hold is removed before Place() returns.
 //

@@ -541,5 +541,33 @@ TEST(Engine, AHeldHostTakesItsGangsTasksAndTasksEndingByTheHoldOnly) {
   EXPECT_EQ(after.assignments[0].host, HostId(1));
 }
 
+// A gang's task takes a host held for its gang before an empty host its scorers like better:
+// the hold is where admission counted on its room, and the empty host is left to what follows.
+TEST(Engine, AGangsTaskTakesAHostHeldForItsGangFirst) {
+  ClusterSnapshot snap;
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(snap.AddHost(HostBuilder(i).Build()).ok());
+  // Host 0 is the fullest, so packing prefers it; host 2 is held for gang 7.
+  auto small = ShapeBuilder(1).Build();
+  auto engine = Engine();
+  Plan busy = engine->Place(std::vector{PlacementRequest::Single(Task(0, small))}, snap);
+  ASSERT_EQ(busy.assignments.size(), 1u);
+  ASSERT_TRUE(ApplyPlan(busy, snap).rejected.empty());
+  const HostId fullest = busy.assignments[0].host;
+  const HostId held(fullest.value() == 2 ? 1 : 2);
+  ASSERT_TRUE(snap.HoldHost(held, 7, absl::FromUnixSeconds(1'000'000)).ok());
+
+  PlacementTask member = Task(1, small);
+  member.gang = 7;
+  member.ends_by = absl::InfiniteFuture();
+  Plan own = engine->Place(std::vector{PlacementRequest::Single(std::move(member))}, snap);
+  ASSERT_EQ(own.assignments.size(), 1u);
+  EXPECT_EQ(own.assignments[0].host, held);
+
+  // Another gang's task, or one of no gang, still goes where the scorers say.
+  Plan other = engine->Place(std::vector{PlacementRequest::Single(Task(2, small))}, snap);
+  ASSERT_EQ(other.assignments.size(), 1u);
+  EXPECT_EQ(other.assignments[0].host, fullest);
+}
+
 }  // namespace
 }  // namespace paceline::placement

@@ -280,6 +280,55 @@ TEST_F(HostsHeldTest, ASingleTaskNoHostHasRoomForIsNotBackfilled) {
   EXPECT_EQ(after_launches, 1u) << core_->WhyPending(TaskId{*after, 0});
 }
 
+// A waiting gang whose held hosts are still busy when other hosts free takes only as many of
+// those as its members need: the rest are left to the next gang of the same cycle, which then
+// starts beside it instead of finding every free host held.
+TEST_F(HostsHeldTest, AGangAdmittedOnFreedHostsLeavesTheHostsItDoesNotNeedToTheNextGang) {
+  Actions a;
+  ASSERT_TRUE(core_->pools().CreatePool("/a", Pool(20'000), a).ok());
+  for (const std::string& n : names_) {
+    ASSERT_TRUE(core_->agents().RegisterHost(Host(n, 4), {}, now_, a).ok());
+  }
+  // A 3-core task on each host: `soon` (limit 5 min) and `later`'s four (limit 10 min).
+  auto soon = core_->job_control().CreateJob(Sized(Limited("soon", 1, absl::Minutes(5)), 3000),
+                                             "/a", now_, a);
+  auto later = core_->job_control().CreateJob(Sized(Limited("later", 4, absl::Minutes(10)), 3000),
+                                              "/a", now_, a);
+  ASSERT_TRUE(soon.ok() && later.ok());
+  Commit(std::move(a));
+  Actions first = Cycle();
+  ASSERT_EQ(first.launches.size(), 5u);
+  std::string soon_host;
+  for (const Launch& l : first.launches) {
+    Report(l, TaskState::kRunning);
+    if (l.run.task.job == *soon) soon_host = l.host;
+  }
+
+  // Two gangs of two 2-core members: the pool has room, no host does. The first holds
+  // `soon`'s host (it frees first); the second waits behind it.
+  now_ += absl::Seconds(1);
+  Actions b;
+  auto first_gang = core_->job_control().CreateJob(
+      Sized(Limited("first", 2, absl::Hours(1), 2), 2000), "/a", now_, b);
+  auto second_gang = core_->job_control().CreateJob(
+      Sized(Limited("second", 2, absl::Hours(1), 2), 2000), "/a", now_, b);
+  ASSERT_TRUE(first_gang.ok() && second_gang.ok());
+  Commit(std::move(b));
+  Actions second = Cycle();
+  EXPECT_TRUE(second.launches.empty());
+  EXPECT_THAT(HeldHosts(), ::testing::ElementsAre(soon_host));
+
+  // `later` ends early and frees four hosts while `soon` runs: each gang takes one of them.
+  now_ += absl::Minutes(1);
+  HeartbeatAll();
+  for (const Launch& l : first.launches) {
+    if (l.run.task.job == *later) Report(l, TaskState::kSucceeded, 0);
+  }
+  Actions third = Cycle();
+  EXPECT_EQ(LaunchesOf(third, *first_gang), 2u) << core_->WhyPending(TaskId{*first_gang, 0});
+  EXPECT_EQ(LaunchesOf(third, *second_gang), 2u) << core_->WhyPending(TaskId{*second_gang, 0});
+}
+
 // Admission found hosts with room for the gang's members; a single task admitted before it in
 // the same cycle could take part of that room, so placement places the gang first.
 TEST_F(CoreTest, AGangAdmittedOnHostsWithRoomIsPlacedBeforeTheSingleTasksOfItsCycle) {

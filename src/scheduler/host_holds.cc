@@ -217,9 +217,12 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
     if (!hold.hosts.empty() && now < hold.until && AllUp(hold)) {
       uint32_t fit = 0;
       for (HostId h : hold.hosts) fit += Fitting(p_.snapshot.host(h)->free(), shape, cap);
-      if (fit < members) fit += Grab(id, *ask, hold);
-      // Admitted: the hold stays until the placement pass has used it (Prune).
-      return fit >= members ? std::nullopt : std::optional<absl::Time>(hold.until);
+      if (fit < members) fit += Grab(id, *ask, members - fit, hold);
+      if (fit < members) return hold.until;
+      // Admitted: the hold keeps the hosts that give its members room until the placement
+      // pass has used them (Prune); the rest are free for the gangs after it in this pass.
+      KeepRoom(id, *ask, hold);
+      return std::nullopt;
     }
   }
   std::optional<Hold> plan = Plan(id, *ask, now, std::max(now, fits_bounds));
@@ -245,11 +248,12 @@ std::optional<absl::Time> HostHolds::HostsFreeAt(resmgr::GangId gang, absl::Time
   return held.until;
 }
 
-uint32_t HostHolds::Grab(uint64_t gang, const Ask& ask, Hold& hold) {
+uint32_t HostHolds::Grab(uint64_t gang, const Ask& ask, uint32_t lacks, Hold& hold) {
   placement::ClusterSnapshot& snap = p_.snapshot;
   const std::vector<uint8_t>& pass = PassOf(ask.shape);
   uint32_t got = 0;
   auto consider = [&](uint32_t slot) {
+    if (got >= lacks) return;
     if (!Eligible(gang, pass, slot) || snap.host_at(slot).held_for() != 0) return;
     const uint32_t k = Fitting(snap.host_at(slot).free(), *ask.shape, ask.cap);
     if (k == 0) return;
@@ -266,6 +270,23 @@ uint32_t HostHolds::Grab(uint64_t gang, const Ask& ask, Hold& hold) {
   hold.seen = snap.relax_seq();
   if (got > 0) std::sort(hold.hosts.begin(), hold.hosts.end());
   return got;
+}
+
+void HostHolds::KeepRoom(uint64_t gang, const Ask& ask, Hold& hold) {
+  uint32_t fit = 0;
+  size_t kept = 0;
+  for (HostId h : hold.hosts) {
+    const placement::HostState* host = p_.snapshot.host(h);
+    const uint32_t k =
+        host != nullptr && fit < ask.members ? Fitting(host->free(), *ask.shape, ask.cap) : 0;
+    if (k > 0) {
+      fit += k;
+      hold.hosts[kept++] = h;
+    } else if (host != nullptr && host->held_for() == gang) {
+      p_.snapshot.ReleaseHostHold(h);
+    }
+  }
+  hold.hosts.resize(kept);
 }
 
 absl::Duration HostHolds::KeepNoHold(const Hold& hold, absl::Time now,

@@ -5,9 +5,11 @@
 // Asked HostsFreeAt about gang G (queued; two tasks or more, of one shape; regular work, not
 // pinned to hosts):
 //   1. Its members fit on the hosts' free capacity now: admit it (nullopt). With a hold, only
-//      its held hosts are counted; every host that got room for a member since the hold last
-//      looked (the snapshot's relaxed log) joins the hold first, so the gang takes free hosts
-//      as they appear and no later work fills them meanwhile.
+//      its held hosts are counted; hosts that got room for a member since the hold last looked
+//      (the snapshot's relaxed log) join the hold first, as many as the members lack, so the
+//      gang takes free hosts as they appear and no later work fills them meanwhile. Admitted,
+//      it keeps only the held hosts that give its members room (KeepRoom): the others are free
+//      for the gangs after it in the same pass, and placement puts it on its own (engine.h).
 //   2. Else, with a hold whose time has not come and whose hosts are all UP: the hold's time.
 //      A gang that had room, or whose hosts never free, is not looked at again for `refresh`
 //      (a gang waiting for its pool's bounds is asked every cycle): nullopt meanwhile. One
@@ -102,10 +104,15 @@ class HostHolds final : public resmgr::HostGate {
   };
   std::optional<Ask> AskOf(resmgr::GangId gang);  // MakeAsk, kept while the gang is queued
   std::optional<Ask> MakeAsk(resmgr::GangId gang) const;
-  // Holds every host that got room for a member since the hold last looked (they are the
-  // first to use; no task that ends later than the hold may take them meanwhile); returns for
-  // how many members they have room.
-  uint32_t Grab(uint64_t gang, const Ask& ask, Hold& hold);
+  // Holds the hosts that got room for a member since the hold last looked (they are the
+  // first to use; no task that ends later than the hold may take them meanwhile), until they
+  // have room for the `lacks` members the hold lacks; returns for how many members they have
+  // room.
+  uint32_t Grab(uint64_t gang, const Ask& ask, uint32_t lacks, Hold& hold);
+  // For an admitted gang: keeps the held hosts that give its members room, as many as it takes,
+  // and releases the others (hosts still busy, or room it does not need), so that the gangs
+  // after it in the same admission pass may plan on them.
+  void KeepRoom(uint64_t gang, const Ask& ask, Hold& hold);
   // How long a hold without hosts (room now, by the gang's bounds, or never) stands before
   // the gang's hosts are looked at again: `refresh`; for a gang still waiting for its pool's
   // bounds, half the time its hosts had to give room (they had room by then, and the answer
