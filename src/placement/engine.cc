@@ -360,6 +360,14 @@ void PlacementEngine::GpuOptions(const TaskContext& t, const HostState& h,
   PL_CHECK(out.size() > first) << "gpu_devices passed a host without a device";
 }
 
+void PlacementEngine::KeepHeldFor(uint64_t gang, const ClusterSnapshot& snap,
+                                  std::vector<uint32_t>& candidates) {
+  auto own = [&](uint32_t slot) { return snap.host_at(slot).held_for() == gang; };
+  if (std::any_of(candidates.begin(), candidates.end(), own)) {
+    std::erase_if(candidates, [&](uint32_t slot) { return !own(slot); });
+  }
+}
+
 std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext& t,
                                                                const ClusterSnapshot& snap,
                                                                std::span<const uint32_t> candidates,
@@ -374,12 +382,8 @@ std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext
   env_.sequence = sequence_;
   std::optional<Choice> best;
   double best_score = 0;
-  bool best_own = false;
   for (uint32_t slot : candidates) {
     const HostState& h = snap.host_at(slot);
-    // A gang takes the hosts held for it first (they were held so that it has room there).
-    const bool own = t.task.gang != 0 && h.held_for() == t.task.gang;
-    if (best && best_own && !own) continue;
     options_.clear();
     GpuOptions(t, h, options_);
     for (GpuShares& option : options_) {
@@ -389,9 +393,8 @@ std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext
         if (active_weights_[i] != 0) score += active_weights_[i] * scorers[i]->Score(in);
       }
       ++stats.candidates_scored;
-      if (!best || own > best_own || score > best_score) {
+      if (!best || score > best_score) {
         best_score = score;
-        best_own = own;
         best = Choice{slot, std::move(option)};
       }
     }
@@ -417,7 +420,8 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       const TaskContext ctx{task, *task.shape, cls.keys};
       // A gang with held hosts may use hosts its class may not: its failures say nothing of
       // the class.
-      const bool cacheable = !task.required_host.has_value() && !snap.HoldsHostsFor(task.gang);
+      const bool held = snap.HoldsHostsFor(task.gang);
+      const bool cacheable = !task.required_host.has_value() && !held;
       // A failure holds for tasks that end no earlier (held hosts take those that end early).
       if (cacheable && task.ends_by >= cls.failed_ends_by &&
           (cls.failed_epoch == epoch_ || StillFails(ctx, cls, snap))) {
@@ -431,6 +435,7 @@ Plan PlacementEngine::Place(std::span<const PlacementRequest> requests, ClusterS
       }
       candidates_.clear();
       Collect(ctx, cls, snap, candidates_, plan.stats);
+      if (held) KeepHeldFor(task.gang, snap, candidates_);
       std::optional<Choice> choice;
       if (!candidates_.empty()) choice = Choose(ctx, snap, candidates_, plan.stats);
       ++sequence_;

@@ -134,6 +134,10 @@ class PlacementEngine {
   bool StillFails(const TaskContext& t, Class& cls, const ClusterSnapshot& snap) const;
   void Collect(const TaskContext& t, Class& cls, const ClusterSnapshot& snap,
                std::vector<uint32_t>& out, PlanStats& stats);
+  // A gang takes the hosts held for it first (admission counted its room there, and left the
+  // other free hosts to others): when some candidates are held for `gang`, only those stay.
+  static void KeepHeldFor(uint64_t gang, const ClusterSnapshot& snap,
+                          std::vector<uint32_t>& candidates);
   std::optional<Choice> Choose(const TaskContext& t, const ClusterSnapshot& snap,
                                std::span<const uint32_t> candidates, PlanStats& stats);
   void GpuOptions(const TaskContext& t, const HostState& h, std::vector<GpuShares>& out) const;
