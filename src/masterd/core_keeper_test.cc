@@ -104,6 +104,16 @@ class CoreKeeperTakeOverTest : public store::testing::PostgresDatabaseTest {
     }
     return third;
   }
+  // Commits First() as the leader, then starts a standby on a connection of its own that
+  // follows it once; the revision followed (0 when something failed).
+  int64_t StartFollowing() {
+    leader_ = MustOpen();
+    own_ = MustOpen();
+    if (leader_ == nullptr || own_ == nullptr || !leader_->Commit(First()).ok()) return 0;
+    standby_ = std::make_unique<Standby>(own_.get());
+    if (!standby_->Start().ok() || !standby_->FollowOnce()) return 0;
+    return leader_->CommittedRevision();
+  }
   // What the leader's store holds: the run of each task of job 1, by instance.
   static std::map<uint32_t, uint32_t> StoredRuns(store::PostgresStore& leader) {
     std::map<uint32_t, uint32_t> runs;
@@ -115,47 +125,35 @@ class CoreKeeperTakeOverTest : public store::testing::PostgresDatabaseTest {
     }
     return runs;
   }
+
+  std::unique_ptr<store::PostgresStore> leader_;
+  std::unique_ptr<store::PostgresStore> own_;  // the standby's connection
+  std::unique_ptr<Standby> standby_;
 };
 
 TEST_F(CoreKeeperTakeOverTest, AStandbyTakesOverFromItsFollowedCopyAndTheChangesSince) {
-  auto leader = MustOpen();
-  auto own = MustOpen();
-  ASSERT_NE(leader, nullptr);
-  ASSERT_NE(own, nullptr);
-  ASSERT_TRUE(leader->Commit(First()).ok());
-  Standby standby(own.get());
-  ASSERT_TRUE(standby.Start().ok());
-  ASSERT_TRUE(standby.FollowOnce());
-  const int64_t followed = leader->CommittedRevision();
-
-  MoreRuns(*leader);
-  ASSERT_TRUE(own->ReadChanges(followed).ok());  // the changes since are kept
-  ASSERT_TRUE(standby.BecomeLeader().ok());
-  EXPECT_EQ(standby.Runs(JobId(1)), StoredRuns(*leader));
-  EXPECT_EQ(standby.Runs(JobId(1)).at(0), 4u);
+  const int64_t followed = StartFollowing();
+  ASSERT_GT(followed, 0);
+  MoreRuns(*leader_);
+  ASSERT_TRUE(own_->ReadChanges(followed).ok());  // the changes since are kept
+  ASSERT_TRUE(standby_->BecomeLeader().ok());
+  EXPECT_EQ(standby_->Runs(JobId(1)), StoredRuns(*leader_));
+  EXPECT_EQ(standby_->Runs(JobId(1)).at(0), 4u);
 }
 
 TEST_F(CoreKeeperTakeOverTest, AStandbyBehindACompactionTakesOverFromTheWholeStore) {
-  auto leader = MustOpen();
-  auto own = MustOpen();
-  ASSERT_NE(leader, nullptr);
-  ASSERT_NE(own, nullptr);
-  ASSERT_TRUE(leader->Commit(First()).ok());
-  Standby standby(own.get());
-  ASSERT_TRUE(standby.Start().ok());
-  ASSERT_TRUE(standby.FollowOnce());
-  const int64_t followed = leader->CommittedRevision();
-
+  const int64_t followed = StartFollowing();
+  ASSERT_GT(followed, 0);
   // The leader compacts the changes the standby has not read, then commits once more.
-  leader->CompactChangesBefore(MoreRuns(*leader));
+  leader_->CompactChangesBefore(MoreRuns(*leader_));
   records::WriteBatch last;
   last.put_tasks.push_back(FollowedTask(1, 1, 9));
-  ASSERT_TRUE(leader->Commit(last).ok());
-  EXPECT_EQ(own->ReadChanges(followed).status().code(), absl::StatusCode::kOutOfRange);
+  ASSERT_TRUE(leader_->Commit(last).ok());
+  EXPECT_EQ(own_->ReadChanges(followed).status().code(), absl::StatusCode::kOutOfRange);
 
-  ASSERT_TRUE(standby.BecomeLeader().ok());
-  EXPECT_EQ(standby.Runs(JobId(1)), StoredRuns(*leader));
-  EXPECT_EQ(standby.Runs(JobId(1)).at(1), 9u);
+  ASSERT_TRUE(standby_->BecomeLeader().ok());
+  EXPECT_EQ(standby_->Runs(JobId(1)), StoredRuns(*leader_));
+  EXPECT_EQ(standby_->Runs(JobId(1)).at(1), 9u);
 }
 
 }  // namespace
