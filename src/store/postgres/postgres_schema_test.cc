@@ -14,6 +14,7 @@
 #include "store/postgres/pg_rows.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/schema.h"
+#include "store/postgres/task_migration.h"
 #include "store/testing/golden_records.h"
 #include "store/testing/postgres_test_base.h"
 #include "store/testing/widget_table.h"
@@ -223,6 +224,39 @@ TEST_F(PostgresSchemaTest, EventBlocksAndTaskChangesAreCompressedWithLz4AndReadB
   auto load = store->Load();
   ASSERT_TRUE(load.ok()) << load.status();
   EXPECT_EQ(load->tasks.size(), 1000u);
+}
+
+// The move into blobs reads and writes the tasks a batch at a time (task_migration.h): every
+// task of a table of several batches and a part arrives, once, as it was.
+TEST_F(PostgresSchemaTest, TasksOfSeveralBatchesAllMoveIntoBlobs) {
+  const Golden g = MakeGolden();
+  CreateVersion9();
+  const int tasks = 2 * pg::kTaskMoveBatch + 500;
+  {
+    std::unique_ptr<PgConn> c = Connect();
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->Exec(EarlierStatements(g), "the earlier statements").ok());
+    // Instances 2 and on, like instance 1 of the earlier statements.
+    ASSERT_TRUE(c->Exec(absl::StrCat("INSERT INTO tasks SELECT 7, i, run, state, host, "
+                                     "started_us, finished_us, exit_code, signal, reason, "
+                                     "message, failures, not_before_us, restart_requested, "
+                                     "spec_version, next_spec_version, volume_host, rev FROM "
+                                     "tasks, generate_series(2, ",
+                                     tasks, ") AS i WHERE job = 7 AND instance = 1"),
+                        "more tasks")
+                    .ok());
+  }
+  std::unique_ptr<PostgresStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->tasks.size(), static_cast<size_t>(tasks));
+  for (int i = 0; i < tasks; ++i) {
+    records::TaskRecord want = g.task;
+    want.id.instance = static_cast<uint32_t>(i + 1);
+    EXPECT_EQ(c->tasks[i], want) << i;
+  }
+  EXPECT_EQ(One("SELECT to_regclass('tasks_v9') IS NULL"), "t");
 }
 
 TEST_F(PostgresSchemaTest, ATaskRowThatDoesNotDecodeFailsTheMigrationAndChangesNothing) {
