@@ -22,7 +22,7 @@ if (($# > 0)); then
 else
   TARGETS=(pool_spec_fuzz job_spec_fuzz units_fuzz scenario_fuzz http_request_fuzz token_fuzz certificate_fuzz csr_fuzz secret_fuzz peloton_fuzz archive_fuzz
            layer_unpack_fuzz registry_documents_fuzz event_block_fuzz task_row_fuzz run_request_fuzz dns_message_fuzz
-           cron_expression_fuzz daemon_config_fuzz)
+           cron_expression_fuzz daemon_config_fuzz cdi_spec_fuzz)
 fi
 
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -98,7 +98,7 @@ TEST(DaemonSettings, EveryFlagOfMasterAgentAndUpIsAKey) {
     EXPECT_EQ(options, c.settings.keys().size());
   }
   EXPECT_EQ(Command("master").settings.keys().size(), 28u);
-  EXPECT_EQ(Command("agent").settings.keys().size(), 28u);
+  EXPECT_EQ(Command("agent").settings.keys().size(), 29u);
 }
 
 // A value for every key, by its type; each must land in its field, sourced at its line.
@@ -112,7 +112,8 @@ TEST(DaemonSettings, EveryKeyOfMasterAndAgentIsAcceptedAndSourced) {
         absl::StrAppend(&text, key, ": true\n");
       } else if (key == "dns-rate-limit") {
         absl::StrAppend(&text, key, ": 12.5\n");
-      } else if (key == "label" || key == "container-host-path" || key == "metrics-client") {
+      } else if (key == "label" || key == "container-host-path" || key == "metrics-client" ||
+                 key == "cdi-dir") {
         absl::StrAppend(&text, key, ":\n  - v-", key, "\n  - w\n");
       } else {
         absl::StrAppend(&text, key, ": v-", key, "\n");
@@ -124,7 +125,8 @@ TEST(DaemonSettings, EveryKeyOfMasterAndAgentIsAcceptedAndSourced) {
       SettingSource src = c.settings.source(key);
       EXPECT_EQ(src.kind, Kind::kFile) << key;
       // A block list's value starts at its first item, on the next line.
-      const bool list = key == "label" || key == "container-host-path" || key == "metrics-client";
+      const bool list = key == "label" || key == "container-host-path" || key == "metrics-client" ||
+                        key == "cdi-dir";
       EXPECT_EQ(src.ToString(), list ? absl::StrCat("f.yaml:", line + 1, ":3")
                                      : absl::StrCat("f.yaml:", line, ":", key.size() + 3))
           << key;

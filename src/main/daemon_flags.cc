@@ -171,6 +171,10 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master, DaemonSetting
   Opt(cmd, s, "--container-runtime", f.container_runtime,
       "the OCI runtime for tasks with task.container (\"\": no containers here)")
       ->capture_default_str();
+  Opt(cmd, s, "--cdi-dir", f.cdi_dirs,
+      "a directory of CDI specs that give containers their GPUs (repeatable, lowest priority "
+      "first)")
+      ->capture_default_str();
   Opt(cmd, s, "--image-dir", f.image_dir, "the image cache (default: WORK_DIR/images)");
   Opt(cmd, s, "--image-cache", f.image_cache,
       "the image cache's size; beyond it, unused images go, least recently used first")

@@ -76,6 +76,7 @@ struct AgentFlags {
   std::string address;
   std::string usage_interval = "5s";
   std::string container_runtime = "crun";
+  std::vector<std::string> cdi_dirs = {"/etc/cdi", "/var/run/cdi"};
   std::string image_dir;
   std::string image_cache = "20Gi";
   std::string registry_ca;

@@ -1,5 +1,6 @@
 #pragma once
-// Strict reading of YAML nodes (yaml_tree.h) for the spec parsers. Internal to src/spec.
+// Strict reading of YAML nodes (yaml_tree.h) for the spec parsers. Internal to src/spec and the
+// readers built on it (yaml_tree.h).
 //
 // Every reader takes a Field (a node, its place in the file, its field path) and either returns
 // the value or records an error in Diagnostics and returns nullopt, so one pass over a spec

@@ -227,7 +227,19 @@ absl::Status ContainerHook::Finish(RunContext& ctx) {
       ::chown(absl::StrCat(ctx.sandbox, m.source.substr(7)).c_str(), ctx.user.uid, ctx.user.gid);
     }
   }
+  // A container gets its GPUs through their CDI specs (cdi.h): exactly their edits.
+  std::optional<CdiEdits> devices;
+  if (!ctx.gpus.empty()) {
+    std::vector<std::string> names;
+    for (int gpu : ctx.gpus) names.push_back(std::to_string(gpu));
+    absl::StatusOr<CdiEdits> edits =
+        CdiRegistry::Load(config_.cdi_dirs).Resolve(kGpuCdiKind, names);
+    if (!edits.ok()) return edits.status();
+    RETURN_IF_ERROR(CompleteDeviceNodes(*edits));
+    devices = *std::move(edits);
+  }
   OciConfigInput in;
+  in.devices = devices ? &*devices : nullptr;
   in.ctx = &ctx;
   in.image = &img.config;
   in.rootfs = rootfs;

@@ -8,7 +8,10 @@
 //             /etc/passwd; root only when the agent allows root tasks.
 //   Finish    mounts the rootfs overlay (the cached image below, the run's own layer above) at
 //             BUNDLE/rootfs, writes the OCI config (oci_config.h), and sets ctx.argv to the
-//             runtime's `run` command line; the wrapper then runs it as the task.
+//             runtime's `run` command line; the wrapper then runs it as the task. A task that
+//             holds GPUs gets their CDI edits (cdi.h: devices nvidia.com/gpu=INDEX, from the
+//             specs in config.cdi_dirs, read at each launch); without a spec for one of them
+//             the launch fails saying how to generate one.
 //   Recover   re-pins the image.
 //   Cleanup   deletes what the runtime left of the container, unmounts the overlay, removes
 //             the bundle and unpins the image.
@@ -51,6 +54,9 @@ struct OciRuntime {
 // FAILED_PRECONDITION naming the runtime when it cannot be found.
 absl::StatusOr<OciRuntime> DetectOciRuntime(const std::string& configured,
                                             const std::string& state_dir);
+
+// The CDI kind of the GPUs the agent hands out (nvidia-ctk names each by its index).
+inline constexpr absl::string_view kGpuCdiKind = "nvidia.com/gpu";
 
 class ContainerHook : public TaskHook {
  public:

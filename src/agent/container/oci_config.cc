@@ -46,9 +46,38 @@ std::vector<std::string> MergeEnv(const OciConfigInput& in) {
     if (host_default && env.contains(key)) continue;
     env[key] = kv;
   }
+  if (in.devices != nullptr) {
+    for (const std::string& kv : in.devices->env) env[KeyOf(kv)] = kv;
+  }
   std::vector<std::string> out;
   for (auto& [k, kv] : env) out.push_back(std::move(kv));
   return out;
+}
+
+// The CDI edits' nodes, mounts and hooks, in the runtime spec's terms.
+void AddDevices(const CdiEdits& e, json& mounts, json& devices, json& hooks) {
+  for (const CdiMount& m : e.mounts) {
+    std::vector<std::string> options = m.options;
+    if (options.empty()) options = {"rbind"};
+    mounts.push_back(
+        Mount(m.container_path, m.type.empty() ? "bind" : m.type, m.host_path, options));
+  }
+  for (const CdiDeviceNode& n : e.device_nodes) {
+    json d = {{"path", n.path}, {"type", n.type}};
+    if (n.major) d["major"] = *n.major;
+    if (n.minor) d["minor"] = *n.minor;
+    if (n.file_mode) d["fileMode"] = *n.file_mode;
+    if (n.uid) d["uid"] = *n.uid;
+    if (n.gid) d["gid"] = *n.gid;
+    devices.push_back(d);
+  }
+  for (const CdiHook& h : e.hooks) {
+    json hook = {{"path", h.path}};
+    if (!h.args.empty()) hook["args"] = h.args;
+    if (!h.env.empty()) hook["env"] = h.env;
+    if (h.timeout) hook["timeout"] = *h.timeout;
+    hooks[h.hook_name].push_back(hook);
+  }
 }
 
 }  // namespace
@@ -77,7 +106,12 @@ absl::StatusOr<std::string> BuildOciConfig(const OciConfigInput& in) {
   argv.insert(argv.begin(), {std::string(kInitPath), "--mode=init", "--"});
   json user = {{"uid", ctx.user.uid < 0 ? 0 : ctx.user.uid},
                {"gid", ctx.user.gid < 0 ? 0 : ctx.user.gid}};
-  if (!ctx.user.groups.empty()) user["additionalGids"] = ctx.user.groups;
+  std::vector<int64_t> groups(ctx.user.groups.begin(), ctx.user.groups.end());
+  if (in.devices != nullptr) {
+    groups.insert(groups.end(), in.devices->additional_gids.begin(),
+                  in.devices->additional_gids.end());
+  }
+  if (!groups.empty()) user["additionalGids"] = groups;
   json process = {{"terminal", false},
                   {"user", user},
                   {"args", argv},
@@ -121,6 +155,10 @@ absl::StatusOr<std::string> BuildOciConfig(const OciConfigInput& in) {
     }
   }
 
+  json devices = json::array();
+  json hooks = json::object();
+  if (in.devices != nullptr) AddDevices(*in.devices, mounts, devices, hooks);
+
   json namespaces = json::array();
   for (const char* ns : {"pid", "ipc", "uts", "mount"}) namespaces.push_back({{"type", ns}});
   if (c.network == ContainerNetwork::kNone) namespaces.push_back({{"type", "network"}});
@@ -137,6 +175,8 @@ absl::StatusOr<std::string> BuildOciConfig(const OciConfigInput& in) {
                  {"hostname", in.hostname},
                  {"mounts", mounts},
                  {"linux", linux}};
+  if (!devices.empty()) config["linux"]["devices"] = devices;
+  if (!hooks.empty()) config["hooks"] = hooks;
   return config.dump(1);
 }
 

@@ -13,6 +13,8 @@
 //             sandbox, the secrets directory (read-only) and the volume at their host paths,
 //             so that every PACELINE_* path means the same inside; with the host network the
 //             host's /etc/resolv.conf and /etc/hosts (read-only); then the spec's mounts
+//   devices   the CDI edits of the task's GPUs (cdi.h): env, linux.devices, mounts, hooks,
+//             additional groups
 //   linux     namespaces pid, ipc, uts, mount (and network when network: none); no cgroup
 //             settings: the runtime runs with its cgroup manager disabled, so the container
 //             stays in the task's cgroup, whose limits the agent set; Docker's masked and
@@ -26,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/base/run_context.h"
+#include "agent/container/cdi.h"
 #include "image/oci_types.h"
 
 namespace paceline::agent {
@@ -38,6 +41,9 @@ struct OciConfigInput {
   std::vector<std::string> env;                 // "K=V": the task's (ctx.TaskEnv())
   std::string hostname;
   std::string init;  // the static wrapper binary, mounted at /.paceline/init as the first process
+  // The CDI edits of the task's devices (cdi.h), device nodes completed: their env (over the
+  // task's), nodes (linux.devices), mounts (after the others), hooks and additional groups.
+  const CdiEdits* devices = nullptr;
 };
 
 // The config.json text. INVALID_ARGUMENT when nothing would run (no command, entrypoint, args

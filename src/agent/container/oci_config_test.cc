@@ -23,14 +23,15 @@ class OciConfigTest : public ::testing::Test {
     image_.cmd = {"serve", "--port=80"};
     image_.env = {"PATH=/usr/local/bin:/bin", "LANG=C.UTF-8"};
   }
-  Json Build() {
+  Json Build(const CdiEdits* devices = nullptr) {
     OciConfigInput in{.ctx = &ctx_,
                       .image = &image_,
                       .rootfs = "/w/containers/1_0_1/rootfs",
                       .base_env = {{"PATH", "/usr/bin:/bin"}},
                       .env = {"PATH=/usr/bin:/bin", "MODE=fast", "PACELINE_SANDBOX=/w/s"},
                       .hostname = "host1",
-                      .init = "/usr/lib/paceline/paceline-task-wrapper"};
+                      .init = "/usr/lib/paceline/paceline-task-wrapper",
+                      .devices = devices};
     absl::StatusOr<std::string> text = BuildOciConfig(in);
     EXPECT_TRUE(text.ok()) << text.status();
     return text.ok() ? Json::parse(*text) : Json();
@@ -113,6 +114,39 @@ TEST_F(OciConfigTest, MountsTheSandboxSecretsVolumeAndTheSpecsMounts) {
   EXPECT_EQ(by_target["/data"]["source"], ctx_.volume);
   EXPECT_EQ(by_target["/models"]["source"], "/srv/models");
   EXPECT_TRUE(by_target.contains("/etc/resolv.conf"));  // host network
+}
+
+// A task's GPUs come as the CDI edits of their devices (cdi.h): nodes, mounts after the
+// others, hooks by their point, env over the task's, groups added to the user's.
+TEST_F(OciConfigTest, TheCdiEditsOfTheTasksDevicesAreInTheConfig) {
+  EXPECT_FALSE(Build()["linux"].contains("devices"));
+  EXPECT_FALSE(Build().contains("hooks"));
+  CdiEdits e;
+  e.env = {"NVIDIA_VISIBLE_DEVICES=void", "MODE=cdi"};
+  e.device_nodes = {CdiDeviceNode{
+      .path = "/dev/nvidia0", .type = "c", .major = 195, .minor = 0, .file_mode = 0666}};
+  e.mounts = {CdiMount{.host_path = "/usr/lib/libcuda.so.1",
+                       .container_path = "/usr/lib/libcuda.so.1",
+                       .options = {"ro", "nosuid", "nodev", "bind"}}};
+  e.hooks = {CdiHook{.hook_name = "createContainer",
+                     .path = "/usr/bin/nvidia-ctk",
+                     .args = {"nvidia-ctk", "hook", "update-ldcache"}}};
+  e.additional_gids = {44};
+  Json j = Build(&e);
+  ASSERT_EQ(j["linux"]["devices"].size(), 1u);
+  EXPECT_EQ(j["linux"]["devices"][0], Json({{"path", "/dev/nvidia0"},
+                                            {"type", "c"},
+                                            {"major", 195},
+                                            {"minor", 0},
+                                            {"fileMode", 0666}}));
+  EXPECT_EQ(j["mounts"].back()["destination"], "/usr/lib/libcuda.so.1");
+  EXPECT_EQ(j["mounts"].back()["type"], "bind");
+  EXPECT_EQ(j["hooks"]["createContainer"][0]["path"], "/usr/bin/nvidia-ctk");
+  std::vector<std::string> env = j["process"]["env"].get<std::vector<std::string>>();
+  EXPECT_THAT(env, Contains("NVIDIA_VISIBLE_DEVICES=void"));
+  EXPECT_THAT(env, Contains("MODE=cdi"));
+  EXPECT_THAT(j["process"]["user"]["additionalGids"].get<std::vector<int64_t>>(),
+              ElementsAre(65534, 44));
 }
 
 }  // namespace
