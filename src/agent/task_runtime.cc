@@ -141,8 +141,10 @@ absl::Status TaskRuntime::Init() {
   lifecycle_.AddHook(std::make_unique<PortsHook>(*ports_));
   lifecycle_.AddHook(std::make_unique<GpuHook>(*gpus_));
   lifecycle_.AddHook(std::make_unique<GangHook>());
-  lifecycle_.AddHook(
-      std::make_unique<CgroupHook>(*cgroups_, config_.cpu_hard_limit, config_.pids_max));
+  std::vector<int> host_gpus;
+  for (const GpuDevice& g : host_.gpus) host_gpus.push_back(g.index);
+  lifecycle_.AddHook(std::make_unique<CgroupHook>(
+      *cgroups_, config_.cpu_hard_limit, config_.pids_max, std::move(host_gpus), config_.cdi_dirs));
 
   services_.config = &config_;
   services_.boot_id = BootId();

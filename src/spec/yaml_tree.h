@@ -1,7 +1,7 @@
 #pragma once
 // A YAML text read with libyaml into a small immutable tree, for the strict spec readers
 // (yaml_reader.h). Internal to src/spec and the readers built on it (src/peloton, src/sim, the
-// agent's CDI specs in src/agent/container/cdi.cc).
+// agent's CDI specs in src/agent/devices/cdi.cc).
 //
 // Two parsers feed the same tree:
 //   - libyaml reads every text it can: a ten-line job spec in about 8 us with the readers on top

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "tests/e2e/container_fixture.h"
 
@@ -28,6 +29,17 @@ resources:
   memory: {reservation: 1Gi}
   gpu:    {reservation: 2}
 )";
+
+// A directory of the test's own for the stand-in driver, which the task user can reach
+// (MakeTempDir), removed with everything in it.
+struct FakeGpus {
+  FakeGpus() : dir(MakeTempDir("fake-gpus")) {}
+  ~FakeGpus() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  const std::string dir;
+};
 
 // The stand-in driver under `dir`: bin/nvidia-smi, dev/nvidia{0,1,ctl} and lib/libcuda.so.1,
 // and the CDI spec cdi/nvidia.yaml that names them.
@@ -69,8 +81,12 @@ devices:
 )");
 }
 
+// Whether this machine has cgroup v1's devices controller, which the agent fences GPUs with.
+bool DeviceCgroupV1() { return ::access("/sys/fs/cgroup/devices/devices.deny", W_OK) == 0; }
+
 TEST_F(ContainerE2E, AGpuTaskSeesExactlyItsDeviceThroughTheCdiSpec) {
-  const std::string dir = certs_dir_ + "/gpu";  // removed with certs_dir_
+  const FakeGpus fake;
+  const std::string& dir = fake.dir;
   ASSERT_NO_FATAL_FAILURE(MakeFakeGpus(dir));
   ASSERT_NO_FATAL_FAILURE(
       StartCluster({"--registry-ca", ca_, "--registry-timeout", "3s", "--cdi-dir", dir + "/cdi"},
@@ -82,7 +98,7 @@ TEST_F(ContainerE2E, AGpuTaskSeesExactlyItsDeviceThroughTheCdiSpec) {
     return cluster_->CreateJob("/g", absl::StrCat("name: ", name, R"(
 instances: 1
 task:
-  command: "ls /dev; cat /usr/lib/libcuda.so.1; echo NV=$NVIDIA_VISIBLE_DEVICES"
+  command: "ls /dev; cat /usr/lib/libcuda.so.1; echo NV=$NVIDIA_VISIBLE_DEVICES; for n in 0 1; do test -e /dev/nvidia$n && cat /dev/nvidia$n; done; true"
   resources: {cpu: 0.2, memory: 64Mi, gpu: 1}
   container: {image: ")",
                                                   ref_, "\"}\n"));
@@ -97,6 +113,10 @@ task:
     gpus += line == "nvidia0" || line == "nvidia1";
   }
   EXPECT_EQ(gpus, 1) << out;  // its own device node, not the other GPU's
+  // Its own node passes the device cgroup: opening it reaches the (absent) driver.
+  if (DeviceCgroupV1()) {
+    EXPECT_THAT(Logs(job, /*err=*/true), HasSubstr("No such device or address")) << out;
+  }
 
   // Without a spec for its device, a GPU container fails and says how to make one.
   std::filesystem::remove(dir + "/cdi/nvidia.yaml");
@@ -105,6 +125,40 @@ task:
   EXPECT_THAT(Message(bare),
               AllOf(HasSubstr("no CDI spec names it"), HasSubstr("nvidia-ctk cdi generate")))
       << Task(bare).dump();
+}
+
+// A bare task is fenced by the device cgroup (cgroup v1's devices controller): it opens its own
+// GPU's node (the open reaches the absent driver: ENXIO) and is refused the other GPU's
+// (EPERM), though the node's mode lets anyone open it.
+TEST_F(ContainerE2E, ABareGpuTaskMayOpenOnlyItsOwnGpusNode) {
+  if (!DeviceCgroupV1()) GTEST_SKIP() << "needs cgroup v1's devices controller";
+  const FakeGpus fake;
+  const std::string& dir = fake.dir;
+  ASSERT_NO_FATAL_FAILURE(MakeFakeGpus(dir));
+  ASSERT_NO_FATAL_FAILURE(
+      StartCluster({"--cdi-dir", dir + "/cdi"},
+                   {"PATH=" + dir + "/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}));
+  ASSERT_EQ(cluster_->Cli({"pool", "create", "/g", "-f", cluster_->WriteFile("gpu.yaml", kGpuPool)})
+                .exit_code,
+            0);
+  const uint64_t job = cluster_->CreateJob("/g", absl::StrCat(R"(name: fenced
+instances: 1
+task:
+  command: "for n in 0 1; do cat )",
+                                                              dir, R"(/dev/nvidia$n; done; true"
+  resources: {cpu: 0.2, memory: 64Mi, gpu: 1}
+)"));
+  ASSERT_TRUE(WaitState(job, "SUCCEEDED", absl::Seconds(60))) << Task(job).dump();
+  const Json task = Task(job)["task"];
+  const std::string own = task.contains("gpu_devices") ? task["gpu_devices"][0].dump() : "?";
+  const std::string err = Logs(job, /*err=*/true);
+  int refused = 0, reached = 0;
+  for (absl::string_view line : absl::StrSplit(err, '\n')) {
+    refused += absl::StrContains(line, "Operation not permitted");
+    reached += absl::StrContains(line, "No such device or address");
+  }
+  EXPECT_EQ(refused, 1) << err << task.dump();
+  EXPECT_EQ(reached, 1) << err << task.dump();
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ struct AgentConfig {
   // Containers (docs/containers.md). The OCI runtime: "crun" is looked up in PATH; "" = this
   // host runs no containers (their launches fail saying so).
   std::string container_runtime = "crun";
-  // Where the CDI specs of the host's devices are (container/cdi.h), lowest priority first.
+  // Where the CDI specs of the host's devices are (devices/cdi.h), lowest priority first.
   std::vector<std::string> cdi_dirs = {"/etc/cdi", "/var/run/cdi"};
   // The image cache: its directory ("" = <work_dir>/images) and its size limit, beyond which
   // unpinned images are removed, least recently used first.

@@ -55,9 +55,6 @@ struct OciRuntime {
 absl::StatusOr<OciRuntime> DetectOciRuntime(const std::string& configured,
                                             const std::string& state_dir);
 
-// The CDI kind of the GPUs the agent hands out (nvidia-ctk names each by its index).
-inline constexpr absl::string_view kGpuCdiKind = "nvidia.com/gpu";
-
 class ContainerHook : public TaskHook {
  public:
   // `runtime` empty path: every container launch fails saying the host has no runtime.

@@ -28,7 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/base/run_context.h"
-#include "agent/container/cdi.h"
+#include "agent/devices/cdi.h"
 #include "image/oci_types.h"
 
 namespace paceline::agent {

@@ -15,7 +15,7 @@
 //
 // Limits: memory.max / memory.limit_in_bytes = the memory request (swap off where the knob
 // exists); cpu.weight / cpu.shares from the cpu request; cpu.max / cfs quota = the cpu request
-// when cpu_hard_limit; pids.max.
+// when cpu_hard_limit; pids.max; v1: devices.deny for the device nodes the task may not open.
 //
 // Thread-safety: not thread-safe; owned and used by the runtime's thread.
 
@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/base/agent_config.h"
+#include "agent/devices/gpu_fence.h"
 
 namespace paceline::agent {
 
@@ -41,6 +42,10 @@ struct CgroupLimits {
   int64_t cpu_milli = 0;     // 0 = default weight, no quota
   bool cpu_hard_limit = true;
   int64_t pids_max = 0;  // 0 = unlimited
+  // Device nodes the task may not open (GPUs it does not hold, devices/gpu_fence.h); every
+  // other device as without the device controller. cgroup v1: devices.deny, where the devices
+  // hierarchy is mounted and writable; not applied on cgroup v2 yet.
+  std::vector<DeviceRule> deny_devices;
 };
 
 struct CgroupStats {

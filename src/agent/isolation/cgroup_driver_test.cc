@@ -252,6 +252,34 @@ TEST(CgroupV1Test, KeptCgroupsNoTaskTookSinceTheLastTrimAreDropped) {
   EXPECT_EQ(d->Create("5_0_1", CgroupLimits{}).value(), "task.2") << "a new one, not task.0";
 }
 
+// With the devices hierarchy, a task cgroup denies the nodes of the GPUs the task does not
+// hold; a kept cgroup that denies other nodes is not reused (taking a denial back would need
+// devices.allow, which a parent allowing less refuses).
+TEST(CgroupV1Test, AGpuTasksCgroupDeniesTheOtherGpusNodes) {
+  TempDir root;
+  Touch(root.path() + "/devices/cgroup.procs");
+  std::unique_ptr<CgroupDriver> d = FakeV1Driver(root.path());
+  auto deny = [&](const std::string& name) {
+    return root.path() + "/devices/paceline.a1/" + name + "/devices.deny";
+  };
+  FakeV1Cgroup(root.path(), "task.0");
+  Touch(deny("task.0"));
+  CgroupLimits limits;
+  limits.deny_devices = {DeviceRule{'c', 195, 1}};
+  ASSERT_EQ(d->Create("1_0_1", limits).value(), "task.0");
+  EXPECT_EQ(ReadAll(deny("task.0")), "c 195:1 rwm");
+  EXPECT_EQ(d->ProcsFiles("task.0").size(), 5u);  // the task joins the devices hierarchy too
+  // The same denials: reused; others: a new cgroup.
+  ASSERT_TRUE(d->Release("task.0").ok());
+  ASSERT_EQ(d->Create("2_0_1", limits).value(), "task.0");
+  ASSERT_TRUE(d->Release("task.0").ok());
+  FakeV1Cgroup(root.path(), "task.1");
+  Touch(deny("task.1"));
+  limits.deny_devices = {DeviceRule{'c', 195, 0}};
+  ASSERT_EQ(d->Create("3_0_1", limits).value(), "task.1");
+  EXPECT_EQ(ReadAll(deny("task.1")), "c 195:0 rwm");
+}
+
 TEST(CgroupDetectTest, FallsBackToNoneWithAReason) {
   TempDir root;  // neither v2 nor v1 layout
   AgentConfig c;

@@ -4,9 +4,14 @@
 // cgroup "<run key>" and records the cgroup.procs files the task joins before exec (the wrapper's
 // child writes its own pid there, then execs). Cleanup releases it after a finished run (the
 // runner calls it only once the cgroup is empty; the driver may keep it for a later task) and
-// removes it after a rolled-back launch.
+// removes it after a rolled-back launch. On a GPU host the cgroup denies the device nodes of
+// the GPUs the task does not hold (devices/gpu_fence.h; cgroup v1's devices controller).
 //
 // Thread-safety: runtime thread only.
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/base/task_hook.h"
 #include "agent/isolation/cgroup_driver.h"
@@ -15,8 +20,15 @@ namespace paceline::agent {
 
 class CgroupHook final : public TaskHook {
  public:
-  CgroupHook(CgroupDriver& driver, bool cpu_hard_limit, int64_t pids_max)
-      : driver_(driver), cpu_hard_limit_(cpu_hard_limit), pids_max_(pids_max) {}
+  // `host_gpus`: the host's GPU indices; a task is denied the device nodes of those it does
+  // not hold (devices/gpu_fence.h, found through the CDI specs in `cdi_dirs`).
+  CgroupHook(CgroupDriver& driver, bool cpu_hard_limit, int64_t pids_max,
+             std::vector<int> host_gpus = {}, std::vector<std::string> cdi_dirs = {})
+      : driver_(driver),
+        cpu_hard_limit_(cpu_hard_limit),
+        pids_max_(pids_max),
+        host_gpus_(std::move(host_gpus)),
+        cdi_dirs_(std::move(cdi_dirs)) {}
   absl::string_view name() const override { return "cgroup"; }
   absl::Status Prepare(RunContext& ctx) override;
   void Cleanup(RunContext& ctx, CleanupKind kind) override;
@@ -25,6 +37,8 @@ class CgroupHook final : public TaskHook {
   CgroupDriver& driver_;
   bool cpu_hard_limit_;
   int64_t pids_max_;
+  std::vector<int> host_gpus_;
+  std::vector<std::string> cdi_dirs_;
 };
 
 }  // namespace paceline::agent

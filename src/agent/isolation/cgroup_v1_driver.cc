@@ -1,6 +1,7 @@
-// cgroup v1 driver: the memory, cpu, cpuacct and pids controllers, each on its own mount (or
-// co-mounted, e.g. "cpu,cpuacct"); the task cgroup is created in every hierarchy and the task
-// joins all of them. See cgroup_driver.h for the layout.
+// cgroup v1 driver: the memory, cpu, cpuacct and pids controllers, and devices where its
+// hierarchy is writable, each on its own mount (or co-mounted, e.g. "cpu,cpuacct"); the task
+// cgroup is created in every hierarchy and the task joins all of them. See cgroup_driver.h for
+// the layout.
 
 #include <dirent.h>
 #include <signal.h>
@@ -256,6 +257,19 @@ class CgroupV1Driver final : public CgroupDriver {
       RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"),
                                     to.pids_max > 0 ? absl::StrCat(to.pids_max) : "max"));
     }
+    if (h.Has("devices") && to.deny_devices != from.deny_devices) {
+      // Denials are only added: taking one back would write devices.allow, which a parent
+      // that allows less (a container's devices cgroup) refuses. A kept cgroup that denies
+      // something else is not reused (Create makes a new one).
+      if (!from.deny_devices.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(d, " denies other devices"));
+      }
+      for (const DeviceRule& r : to.deny_devices) {
+        RETURN_IF_ERROR(WriteExisting(
+            absl::StrCat(d, "/devices.deny"),
+            absl::StrCat(std::string(1, r.type), " ", r.major, ":", r.minor, " rwm")));
+      }
+    }
     return absl::OkStatus();
   }
   static int64_t QuotaUsec(const CgroupLimits& l) {
@@ -329,7 +343,7 @@ class CgroupV1Driver final : public CgroupDriver {
 absl::StatusOr<std::unique_ptr<CgroupDriver>> CreateCgroupV1Driver(const AgentConfig& config) {
   // Each controller's mount: <root>/<controller> (co-mounted controllers resolve to one path).
   std::vector<std::pair<std::string, Hierarchy>> by_mount;  // real mount path -> hierarchy
-  for (const char* c : {"memory", "cpu", "cpuacct", "pids"}) {
+  for (const char* c : {"memory", "cpu", "cpuacct", "pids", "devices"}) {
     std::string mount = absl::StrCat(config.cgroup_root, "/", c);
     if (!PathExists(absl::StrCat(mount, "/cgroup.procs"))) continue;
     char real[PATH_MAX];
@@ -358,6 +372,9 @@ absl::StatusOr<std::unique_ptr<CgroupDriver>> CreateCgroupV1Driver(const AgentCo
   });
   std::vector<Hierarchy> hierarchies;
   for (auto& [mount, h] : by_mount) {
+    // The devices hierarchy only fences GPUs: where it cannot be written (a container that
+    // mounts it read-only), tasks run without it and Describe() does not list it.
+    if (h.controllers == std::set<std::string>{"devices"} && !MakeDirs(h.dir, 0755).ok()) continue;
     RETURN_IF_ERROR(MakeDirs(h.dir, 0755));
     if (h.Has("memory")) {
       WriteExisting(absl::StrCat(h.dir, "/memory.use_hierarchy"), "1").IgnoreError();

@@ -38,6 +38,9 @@
 
 namespace paceline::agent {
 
+// The CDI kind of the GPUs the agent hands out (nvidia-ctk names each by its index).
+inline constexpr absl::string_view kGpuCdiKind = "nvidia.com/gpu";
+
 struct CdiDeviceNode {
   std::string path;       // in the container
   std::string host_path;  // "" = path
@@ -107,6 +110,9 @@ class CdiRegistry {
   // a spec.
   absl::StatusOr<CdiEdits> Resolve(absl::string_view kind,
                                    const std::vector<std::string>& names) const;
+  // The edits of the device `kind`=`name` alone (not its spec's global edits); null when no
+  // spec names it, or two of one directory do.
+  const CdiEdits* Device(absl::string_view kind, absl::string_view name) const;
   // The files that did not parse, and the conflicts, one line each.
   const std::vector<std::string>& errors() const { return errors_; }
 

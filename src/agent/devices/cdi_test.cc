@@ -1,6 +1,6 @@
 // CDI specs (cdi.h): what is read from a spec as nvidia-ctk writes it, what is refused and
 // where, and how specs of several files and directories resolve a container's devices.
-#include "agent/container/cdi.h"
+#include "agent/devices/cdi.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

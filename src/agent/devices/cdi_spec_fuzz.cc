@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "absl/strings/match.h"
-#include "agent/container/cdi.h"
+#include "agent/devices/cdi.h"
 #include "common/check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // CDI specs and their registry (cdi.h).
 
-#include "agent/container/cdi.h"
+#include "agent/devices/cdi.h"
 
 #include <algorithm>
 #include <array>
@@ -298,6 +298,12 @@ void CdiRegistry::Add(CdiSpec spec, const std::string& file, size_t dir) {
     }
   }
   specs_.push_back(std::move(spec));
+}
+
+const CdiEdits* CdiRegistry::Device(absl::string_view kind, absl::string_view name) const {
+  auto it = devices_.find(absl::StrCat(kind, "=", name));
+  if (it == devices_.end() || !it->second.conflict.empty()) return nullptr;
+  return &specs_[it->second.spec].devices.at(std::string(name));
 }
 
 absl::StatusOr<CdiEdits> CdiRegistry::Resolve(absl::string_view kind,
