@@ -15,7 +15,8 @@
 //
 // Limits: memory.max / memory.limit_in_bytes = the memory request (swap off where the knob
 // exists); cpu.weight / cpu.shares from the cpu request; cpu.max / cfs quota = the cpu request
-// when cpu_hard_limit; pids.max; v1: devices.deny for the device nodes the task may not open.
+// when cpu_hard_limit; pids.max; the device nodes the task may not open (v1: devices.deny; v2:
+// a device program, device_bpf.h).
 //
 // Thread-safety: not thread-safe; owned and used by the runtime's thread.
 
@@ -43,8 +44,8 @@ struct CgroupLimits {
   bool cpu_hard_limit = true;
   int64_t pids_max = 0;  // 0 = unlimited
   // Device nodes the task may not open (GPUs it does not hold, devices/gpu_fence.h); every
-  // other device as without the device controller. cgroup v1: devices.deny, where the devices
-  // hierarchy is mounted and writable; not applied on cgroup v2 yet.
+  // other device as without it. cgroup v1: devices.deny, where the devices hierarchy is
+  // mounted and writable; v2: a device program attached to the cgroup (device_bpf.h).
   std::vector<DeviceRule> deny_devices;
 };
 

@@ -5,7 +5,8 @@
 // child writes its own pid there, then execs). Cleanup releases it after a finished run (the
 // runner calls it only once the cgroup is empty; the driver may keep it for a later task) and
 // removes it after a rolled-back launch. On a GPU host the cgroup denies the device nodes of
-// the GPUs the task does not hold (devices/gpu_fence.h; cgroup v1's devices controller).
+// the GPUs the task does not hold (devices/gpu_fence.h; v1: the devices controller, v2: a
+// device program).
 //
 // Thread-safety: runtime thread only.
 

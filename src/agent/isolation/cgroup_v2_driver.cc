@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/file_util.h"
 #include "agent/isolation/cgroup_driver.h"
+#include "agent/isolation/device_bpf.h"
 #include "common/status.h"
 
 namespace paceline::agent {
@@ -143,6 +144,10 @@ class CgroupV2Driver final : public CgroupDriver {
     }
     if (Has("pids") && limits.pids_max > 0) {
       RETURN_IF_ERROR(WriteExisting(absl::StrCat(d, "/pids.max"), absl::StrCat(limits.pids_max)));
+    }
+    // cgroup v2 has no devices.deny: the kernel asks a device program attached to the cgroup.
+    if (!limits.deny_devices.empty()) {
+      RETURN_IF_ERROR(AttachDeviceDenyProgram(d, limits.deny_devices));
     }
     return absl::OkStatus();
   }
