@@ -116,7 +116,20 @@ absl::Status TaskRuntime::Init() {
   ASSIGN_OR_RETURN(poller_, Poller::Create());
   ASSIGN_OR_RETURN(cgroups_, CreateCgroupDriver(config_));
   RETURN_IF_ERROR(LockAgentCgroup());
-  ASSIGN_OR_RETURN(host_, DetectHostInfo(config_, *cgroups_));
+  std::unique_ptr<Nvml> nvml = OpenNvml();
+  ASSIGN_OR_RETURN(host_, DetectHostInfo(config_, *cgroups_, nvml.get()));
+  if (nvml != nullptr && !host_.gpus.empty()) {
+    absl::StatusOr<std::unique_ptr<GpuHealthWatch>> watch =
+        GpuHealthWatch::Start(std::move(nvml), host_.gpus);
+    if (watch.ok()) {
+      gpu_health_ = *std::move(watch);
+      spdlog::info("agent {}: {} GPU device(s) from NVML, their health watched", config_.name,
+                   host_.gpus.size());
+    } else {
+      spdlog::warn("agent {}: GPU health is not watched: {}", config_.name,
+                   watch.status().ToString());
+    }
+  }
   ASSIGN_OR_RETURN(checkpoint_, Checkpoint::Open(absl::StrCat(wd, "/checkpoint")));
   ASSIGN_OR_RETURN(outbox_, Outbox::Open(absl::StrCat(wd, "/outbox")));
   ports_ = std::make_unique<PortAllocator>(config_.port_min, config_.port_max);
@@ -133,7 +146,7 @@ absl::Status TaskRuntime::Init() {
       std::make_unique<TaskUserHook>(config_.task_user, switch_users, config_.allow_root_tasks));
   RETURN_IF_ERROR(InitContainers());
   lifecycle_.AddHook(std::make_unique<ContainerHook>(config_, oci_, images_.get(),
-                                                     services_.wrapper_path, clock_));
+                                                     services_.wrapper_path, clock_, host_.gpus));
   lifecycle_.AddHook(std::make_unique<SandboxHook>(wd));
   lifecycle_.AddHook(std::make_unique<VolumeHook>(wd));
   lifecycle_.AddHook(std::make_unique<SecretsHook>());
@@ -141,10 +154,8 @@ absl::Status TaskRuntime::Init() {
   lifecycle_.AddHook(std::make_unique<PortsHook>(*ports_));
   lifecycle_.AddHook(std::make_unique<GpuHook>(*gpus_));
   lifecycle_.AddHook(std::make_unique<GangHook>());
-  std::vector<int> host_gpus;
-  for (const GpuDevice& g : host_.gpus) host_gpus.push_back(g.index);
-  lifecycle_.AddHook(std::make_unique<CgroupHook>(
-      *cgroups_, config_.cpu_hard_limit, config_.pids_max, std::move(host_gpus), config_.cdi_dirs));
+  lifecycle_.AddHook(std::make_unique<CgroupHook>(*cgroups_, config_.cpu_hard_limit,
+                                                  config_.pids_max, host_.gpus, config_.cdi_dirs));
 
   services_.config = &config_;
   services_.boot_id = BootId();
@@ -160,6 +171,25 @@ absl::Status TaskRuntime::Init() {
   services_.now = clock_.Now();
   spdlog::info("agent {}: work dir {}, isolation: {}", config_.name, wd, cgroups_->Describe());
   return absl::OkStatus();
+}
+
+std::unique_ptr<Nvml> TaskRuntime::OpenNvml() const {
+  if (config_.gpus || config_.nvml_library.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Open(config_.nvml_library);
+  if (nvml.ok()) return *std::move(nvml);
+  if (!absl::IsNotFound(nvml.status())) {  // NotFound: no NVIDIA driver here, nothing to say
+    spdlog::warn("agent {}: NVML: {}; GPUs from nvidia-smi", config_.name,
+                 nvml.status().ToString());
+  }
+  return nullptr;
+}
+
+std::vector<GpuFault> TaskRuntime::GpuFaults() const {
+  return gpu_health_ != nullptr ? gpu_health_->Faults() : std::vector<GpuFault>{};
+}
+
+uint64_t TaskRuntime::GpuHealthVersion() const {
+  return gpu_health_ != nullptr ? gpu_health_->version() : 0;
 }
 
 absl::Status TaskRuntime::InitContainers() {

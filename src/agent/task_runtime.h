@@ -13,7 +13,8 @@
 // and makes every call. Nothing blocks for long: Launch spawns and returns, Kill signals and
 // returns; the rest happens in Poll(), which the owner calls whenever fd() is readable or
 // NextDeadline() has passed — RunOnce(max_wait) does exactly that. Another thread (e.g. a gRPC
-// handler) may only call Wakeup(), to interrupt a RunOnce wait after posting work to the loop.
+// handler) may only call Wakeup(), to interrupt a RunOnce wait after posting work to the loop,
+// and read the GPUs' health (GpuFaults, GpuHealthVersion).
 //
 // Durability: every run is checkpointed (checkpoint.h) before its task may start; events are
 // appended to the outbox (outbox.h) as they happen and fsynced in batches — at the latest when
@@ -40,6 +41,7 @@
 #include "agent/base/task_event.h"
 #include "agent/container/container_hook.h"
 #include "agent/container/image_pulls.h"
+#include "agent/devices/nvml.h"
 #include "agent/exec/exec_command.h"
 #include "agent/host/host_info.h"
 #include "agent/host/usage.h"
@@ -115,7 +117,7 @@ class TaskRuntime {
   void Poll(absl::Time now);
   // Waits until fd() is readable, NextDeadline() or `max_wait`, then Poll(clock.Now()).
   void RunOnce(absl::Duration max_wait);
-  // Interrupts a RunOnce wait. The only method other threads may call.
+  // Interrupts a RunOnce wait. Other threads may call it (and the GPU health readers below).
   void Wakeup() { poller_->Wakeup(); }
   // Readable when Poll has work (for embedding in another event loop).
   int fd() const { return poller_->fd(); }
@@ -145,6 +147,12 @@ class TaskRuntime {
   // fsyncs the checkpoint and the outbox now.
   absl::Status Sync();
 
+  // The GPU devices found unhealthy (devices/nvml.h), and a number that grows whenever they
+  // change; empty and 0 unless NVML discovered the GPUs (not with the config's `gpus`). Any
+  // thread may call them.
+  std::vector<GpuFault> GpuFaults() const;
+  uint64_t GpuHealthVersion() const;
+
  private:
   TaskRuntime(AgentConfig config, const Clock& clock);
   absl::Status Init();
@@ -153,6 +161,8 @@ class TaskRuntime {
   // tasks as leftovers when it recovers. FAILED_PRECONDITION when another agent holds it.
   absl::Status LockAgentCgroup();
   absl::Status InitContainers();
+  // NVML, unless the config gives the GPUs or turns it off, or it is not there; null then.
+  std::unique_ptr<Nvml> OpenNvml() const;
   // Launch once the image is there: hooks, wrapper.
   absl::Status StartRun(const LaunchRequest& request);
   // Launches whose image pull ended: start them, or fail them with the pull's error.
@@ -179,6 +189,7 @@ class TaskRuntime {
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<PortAllocator> ports_;
   std::unique_ptr<GpuAllocator> gpus_;
+  std::unique_ptr<GpuHealthWatch> gpu_health_;  // when NVML discovered the GPUs
   std::unique_ptr<WrapperSpawner> spawner_;
   std::unique_ptr<SupervisorPool> supervisors_;
   OciRuntime oci_;

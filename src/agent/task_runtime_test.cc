@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_split.h"
 #include "agent/launch/wrapper_protocol.h"
+#include "agent/testing/fake_nvml.h"
 #include "agent/testing/runtime_test_fixture.h"
 
 namespace paceline::agent::testing {
@@ -308,6 +309,52 @@ TEST_F(RuntimeTest, LaunchRejectionsLeaveNothingBehind) {
   r.spec.user.clear();
   EXPECT_TRUE(rt_->Launch(r).ok());  // the same run can now be launched
   EXPECT_TRUE(WaitTerminal(*rt_, log_, r.run));
+}
+
+// An agent whose GPUs NVML finds (the fake library): an A100 in MIG mode with two instances.
+class NvmlRuntimeTest : public RuntimeTest {
+ protected:
+  void Customize(AgentConfig& c) override {
+    FakeGpu a100{"NVIDIA A100-SXM4-80GB", 81920, "GPU-a", 0, {}, true};
+    a100.migs = {{1, 7, "NVIDIA A100-SXM4-80GB MIG 3g.40gb", 40192, "MIG-a-1"},
+                 {2, 8, "NVIDIA A100-SXM4-80GB MIG 3g.40gb", 40192, "MIG-a-2"}};
+    ASSERT_TRUE(WriteFakeNvmlDevices(dir_.Sub("devices"), {a100}).ok());
+    UseFakeNvml(dir_.Sub("devices"), dir_.Sub("events"));
+    c.gpus.reset();
+    c.nvml_library = FakeNvmlPath();
+  }
+};
+
+TEST_F(NvmlRuntimeTest, NvmlsDevicesAreTheHostsGpusAndTheirFaultsReachTheRuntime) {
+  ASSERT_EQ(rt_->host().gpus.size(), 2u);
+  EXPECT_EQ(rt_->host().gpus[1].model, "A100-3g.40gb");
+  EXPECT_EQ(rt_->host().gpus[1].cdi_name, "0:2");
+  EXPECT_TRUE(rt_->GpuFaults().empty());
+  const uint64_t before = rt_->GpuHealthVersion();
+
+  LaunchRequest r = Req(9, 0, 1, "echo \"$CUDA_VISIBLE_DEVICES\" > cuda.txt");
+  const Resources& asked = r.spec.resources;
+  r.spec.resources =
+      Resources::Of(asked.cpu_milli(), asked.memory_bytes(), asked.disk_bytes(), 1000);
+  r.gpu_devices = {1};
+  std::optional<TaskEvent> end = RunToEnd(r);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->exit_code, 0) << end->ToString();
+  EXPECT_EQ(ReadAll(Sandbox(r.run) + "/cuda.txt"), "MIG-a-2\n");
+
+  ASSERT_TRUE(InjectFakeNvmlEvent(dir_.Sub("events"), "xid 0 79 8").ok());
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (rt_->GpuFaults().empty() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  std::vector<GpuFault> faults = rt_->GpuFaults();
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].device, 1);
+  EXPECT_EQ(faults[0].reason, "XID 79: GPU has fallen off the bus");
+  EXPECT_GT(rt_->GpuHealthVersion(), before);
+}
+
+TEST_F(RuntimeTest, WithTheGpusOverrideNoHealthIsWatched) {
+  EXPECT_TRUE(rt_->GpuFaults().empty());
+  EXPECT_EQ(rt_->GpuHealthVersion(), 0u);
 }
 
 }  // namespace

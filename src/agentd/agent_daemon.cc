@@ -103,6 +103,7 @@ struct AgentDaemon::Impl {
   agent::UsageSampler usage;
   absl::Time next_usage = absl::InfinitePast();
   std::optional<std::string> sent_images;  // the inventory last sent on this connection
+  uint64_t sent_gpu_health = 0;            // the GPU health version last sent on it
 
   std::unique_ptr<AgentMetrics> metrics;
   absl::Time next_metrics = absl::InfinitePast();
@@ -207,6 +208,8 @@ struct AgentDaemon::Impl {
     reg->set_isolation(host.isolation == agent::CgroupMode::kNone
                            ? "none"
                            : absl::StrCat("cgroup ", agent::CgroupModeName(host.isolation)));
+    sent_gpu_health = runtime->GpuHealthVersion();
+    wire::ToProto(runtime->GpuFaults(), reg->mutable_gpu_faults());
     reg->set_version(std::string(Version()));
     reg->set_commit(std::string(Commit()));
     reg->set_accepts_batches(true);
@@ -456,7 +459,18 @@ struct AgentDaemon::Impl {
         if (!stream->Write(msg)) return Disconnect(now);
       }
     }
+    SendGpuHealthIfChanged(now);
     SendHeartbeatIfDue(now);
+  }
+
+  // The host's unhealthy GPUs (NVML health, devices/nvml.h), whenever they change.
+  void SendGpuHealthIfChanged(absl::Time now) {
+    const uint64_t version = runtime->GpuHealthVersion();
+    if (!connected || version == sent_gpu_health) return;
+    v1::AgentMessage msg;
+    wire::ToProto(runtime->GpuFaults(), msg.mutable_gpu_health()->mutable_faults());
+    if (!stream->Write(msg)) return Disconnect(now);
+    sent_gpu_health = version;
   }
 
   // The image cache goes with a usage report when it changed since the last one sent on this

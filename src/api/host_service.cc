@@ -64,13 +64,21 @@ std::string HostStateOf(const SchedulerCore& core, const hostmgr::TrackedHost& h
   return state != nullptr ? std::string(placement::HostStatusName(state->status())) : "UP";
 }
 
-// Its GPU devices, and the tasks holding part or all of each.
-void FillGpus(const SchedulerCore& core, const placement::HostState& state, v1::HostInfo* info) {
+// Its GPU devices, their health, and the tasks holding part or all of each.
+void FillGpus(const SchedulerCore& core, const hostmgr::TrackedHost& h,
+              const placement::HostState& state, v1::HostInfo* info) {
   for (size_t i = 0; i < state.gpus().size(); ++i) {
     v1::GpuDevice* d = info->add_gpus();
     d->set_index(static_cast<uint32_t>(i));
     d->set_model(state.gpus()[i].model);
     d->set_milli_allocated(static_cast<uint32_t>(state.gpus()[i].milli_allocated));
+  }
+  for (const hostmgr::GpuFault& f : h.gpu_faults) {
+    if (f.device >= static_cast<uint32_t>(info->gpus_size())) continue;
+    v1::GpuFault* fault = info->mutable_gpus(static_cast<int>(f.device))->mutable_fault();
+    fault->set_device(f.device);
+    fault->set_reason(f.reason);
+    fault->set_since_unix_ms(wire::ToUnixMillis(f.since));
   }
   if (state.gpus().empty()) return;
   for (const TaskId& t : state.tasks()) {
@@ -99,7 +107,7 @@ void FillHost(const SchedulerCore& core, const hostmgr::TrackedHost& h, std::str
     *info->mutable_revocable_allocated() = wire::ToProto(state->revocable_allocated());
     *info->mutable_slack() = wire::ToProto(state->effective_slack());
     info->set_tasks(static_cast<uint32_t>(state->tasks().size()));
-    FillGpus(core, *state, info);
+    FillGpus(core, h, *state, info);
   }
   const hostmgr::AgentFacts& agent = core.hosts().agent_facts(h.id);
   info->set_isolation(agent.isolation);

@@ -52,10 +52,12 @@ std::string RenderMetrics(const scheduler::SchedulerCore& core,
   const resmgr::Allocation& total = core.resources().total_allocation();
   const Resources allocated = total.regular() + total.revocable;
   Header(out, "paceline_cluster_capacity", "gauge",
-         "Capacity of the connected hosts per resource (millicores, bytes, milli-GPUs).");
+         "Capacity of the connected hosts per resource (millicores, bytes, milli-GPUs), less "
+         "what unhealthy GPU devices would have free.");
+  const Resources offered = core.agents().OfferedCapacity();
   for (Dim d : kAllDims) {
-    absl::StrAppend(&out, "paceline_cluster_capacity{resource=\"", DimName(d), "\"} ",
-                    core.hosts().connected_capacity()[d], "\n");
+    absl::StrAppend(&out, "paceline_cluster_capacity{resource=\"", DimName(d), "\"} ", offered[d],
+                    "\n");
   }
   Header(out, "paceline_cluster_allocated", "gauge",
          "What every task holds per resource, revocable work included (base units).");
@@ -240,8 +242,14 @@ std::string RenderRoleMetrics(const MasterRole& role) {
 
 std::string RenderHostMetrics(const hostmgr::HostTracker& hosts,
                               const placement::ClusterSnapshot& snapshot) {
-  std::string connected, certificates, capacity, allocated;
+  std::string connected, certificates, capacity, allocated, gpus;
   for (const hostmgr::TrackedHost& h : hosts.all()) {
+    if (const size_t n = h.spec.gpu_models.size(); n > 0) {
+      const size_t bad = h.gpu_faults.size();
+      absl::StrAppend(&gpus, "paceline_host_gpus{host=\"", h.spec.name, "\",health=\"healthy\"} ",
+                      n - bad, "\n", "paceline_host_gpus{host=\"", h.spec.name,
+                      "\",health=\"unhealthy\"} ", bad, "\n");
+    }
     absl::StrAppend(&connected, "paceline_host_connected{host=\"", h.spec.name, "\",maintenance=\"",
                     records::MaintenanceName(h.maintenance), "\"} ", h.connected ? 1 : 0, "\n");
     if (h.connected && h.agent.certificate_not_after != absl::InfinitePast()) {
@@ -273,6 +281,10 @@ std::string RenderHostMetrics(const hostmgr::HostTracker& hosts,
   Header(out, "paceline_host_allocated", "gauge",
          "What the host's tasks hold per resource, revocable work included (base units).");
   out += allocated;
+  Header(out, "paceline_host_gpus", "gauge",
+         "A GPU host's devices by health: unhealthy ones (an XID or ECC error, as its agent "
+         "reported) take no new work.");
+  out += gpus;
   return out;
 }
 

@@ -52,6 +52,11 @@ v1::AgentMessage FakeAgent::Register() {
   capacity.set_gpu_milli(0);  // the master counts devices from gpu_models
   *reg->mutable_capacity() = capacity;
   for (int64_t i = 0; i < gpus; ++i) reg->add_gpu_models(spec_.gpu_model);
+  for (uint32_t d : spec_.unhealthy_gpus) {
+    v1::GpuFault* f = reg->add_gpu_faults();
+    f->set_device(d);
+    f->set_reason("XID 79: emulated fault");
+  }
   for (const auto& [k, v] : spec_.labels) (*reg->mutable_labels())[k] = v;
   v1::PortRange* ports = reg->add_ports();
   ports->set_first(spec_.port_first);

@@ -90,6 +90,8 @@ struct FakeHostSpec {
   uint32_t port_first = 31000;
   uint32_t port_last = 31999;
   std::string gpu_model = "emulated";
+  // Devices it reports unhealthy (AgentRegister.gpu_faults), with an emulated XID 79.
+  std::vector<uint32_t> unhealthy_gpus;
 };
 
 class FakeAgent {

@@ -86,14 +86,30 @@ std::string AllocatedText(const v1::HostInfo& h) {
   return text;
 }
 
-// Each GPU device as MODEL:ALLOCATED (in GPUs), e.g. "A100:0.5 A100:1"; "-" without GPUs.
+// Each GPU device as MODEL:ALLOCATED (in GPUs), e.g. "A100:0.5 A100:1", with "(unhealthy)"
+// after a device its agent found unhealthy; "-" without GPUs.
 std::string GpuText(const v1::HostInfo& h) {
   if (h.gpus().empty()) return "-";
   std::vector<std::string> devices;
   for (const v1::GpuDevice& d : h.gpus()) {
-    devices.push_back(absl::StrCat(d.model(), ":", d.milli_allocated() / 1000.0));
+    devices.push_back(absl::StrCat(d.model(), ":", d.milli_allocated() / 1000.0,
+                                   d.has_fault() ? "(unhealthy)" : ""));
   }
   return absl::StrJoin(devices, " ");
+}
+
+// One line per unhealthy GPU device of the hosts, saying why; "" when none is.
+std::string GpuFaultsText(const v1::ListHostsResponse& hosts) {
+  std::string out;
+  for (const v1::HostInfo& h : hosts.hosts()) {
+    for (const v1::GpuDevice& d : h.gpus()) {
+      if (!d.has_fault()) continue;
+      absl::StrAppend(&out, "host ", h.name(), ": GPU ", d.index(), " (", d.model(),
+                      ") unhealthy since ", FormatUnixMillis(d.fault().since_unix_ms()), ": ",
+                      d.fault().reason(), "\n");
+    }
+  }
+  return out;
 }
 
 std::string ExitText(const v1::TaskInfo& t) {
@@ -313,7 +329,7 @@ void RegisterHostCommands(CLI::App& app, CommandContext& ctx) {
                 h.isolation().empty() ? "-" : h.isolation(),
                 FormatUnixMillis(h.last_seen_unix_ms())});
     }
-    std::cout << t.Render();
+    std::cout << t.Render() << GpuFaultsText(*resp);
   });
 
   // host images HOST: its image cache, as its agent last reported it.

@@ -54,6 +54,10 @@ void HostTracker::Disconnect(const std::string& name) {
   if (h.connected || h.reconnecting) SetDisconnected(it->second);
 }
 
+void HostTracker::SetGpuFaults(HostId id, std::vector<GpuFault> faults) {
+  hosts_[id.value()].gpu_faults = std::move(faults);
+}
+
 void HostTracker::SetAgentFacts(const std::string& name, AgentFacts facts) {
   auto it = by_name_.find(name);
   if (it != by_name_.end()) hosts_[it->second].agent = std::move(facts);

@@ -53,6 +53,15 @@ struct AgentFacts {
   absl::Time certificate_not_after = absl::InfinitePast();
 };
 
+// A GPU device its agent found unhealthy (docs/agent.md "GPUs"); soft state, reported again
+// whenever the agent registers.
+struct GpuFault {
+  uint32_t device = 0;
+  std::string reason;
+  absl::Time since;
+  friend bool operator==(const GpuFault&, const GpuFault&) = default;
+};
+
 struct TrackedHost {
   HostId id;
   placement::HostSpec spec;  // as last registered
@@ -65,6 +74,9 @@ struct TrackedHost {
   std::string address;
   // The operator's maintenance state (durable): UP -> DRAINING -> DRAINED -> DOWN -> UP.
   records::HostMaintenance maintenance = records::HostMaintenance::kUp;
+  // Its unhealthy GPU devices, by device (kept when it registers again: its agent's
+  // registration says them again, AgentControl::SetGpuFaults).
+  std::vector<GpuFault> gpu_faults;
 };
 
 class HostTracker {
@@ -82,6 +94,9 @@ class HostTracker {
   bool Heartbeat(const std::string& name, absl::Time now);
   void Disconnect(const std::string& name);
   void SetAgentFacts(const std::string& name, AgentFacts facts);
+  // Replaces the host's unhealthy GPU devices (sorted by device, each one once, each below its
+  // device count).
+  void SetGpuFaults(HostId id, std::vector<GpuFault> faults);
   void SetMaintenance(HostId id, records::HostMaintenance m) { hosts_[id.value()].maintenance = m; }
   const AgentFacts& agent_facts(HostId id) const { return hosts_[id.value()].agent; }
   // Connected hosts last heard of longer than the timeout ago, and the reconnecting ones once

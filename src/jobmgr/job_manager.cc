@@ -148,6 +148,13 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     life_.Transition(*job, i, TaskState::kRunning, r.reason, r.message, now, fx, true);
     return;
   }
+  if (r.state == TaskState::kRunning && r.reason == TaskReason::kGpuUnhealthy) {
+    // A device the run holds failed: the run is told (an event), and goes on as it can.
+    if (t.state == TaskState::kRunning) {
+      life_.Transition(*job, i, TaskState::kRunning, r.reason, r.message, now, fx, false);
+    }
+    return;
+  }
   if (r.state == TaskState::kRunning &&
       (r.reason == TaskReason::kReady || r.reason == TaskReason::kNotReady)) {
     // A readiness change: the run joins or leaves its service's endpoints, and stays RUNNING.

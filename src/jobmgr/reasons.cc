@@ -5,7 +5,7 @@
 namespace paceline::jobmgr {
 namespace {
 
-constexpr std::array<absl::string_view, 33> kNames = {"",
+constexpr std::array<absl::string_view, 34> kNames = {"",
                                                       "CREATED",
                                                       "RESTARTING",
                                                       "ADMITTED",
@@ -37,7 +37,8 @@ constexpr std::array<absl::string_view, 33> kNames = {"",
                                                       "NOT_READY",
                                                       "WAITING_FOR_DEPENDENCIES",
                                                       "DEPENDENCIES_MET",
-                                                      "DEPENDENCY_NEVER_MET"};
+                                                      "DEPENDENCY_NEVER_MET",
+                                                      "GPU_UNHEALTHY"};
 
 }  // namespace
 

@@ -45,6 +45,7 @@ enum class TaskReason : uint8_t {
   kWaitingForDependencies,  // PENDING: the job waits for the jobs of its depends_on to end
   kDependenciesMet,         // PENDING: every dependency ended as required; admission may start
   kDependencyNeverMet,      // FAILED: a dependency ended in a way that can never satisfy it
+  kGpuUnhealthy,  // RUNNING: a GPU the run holds was found unhealthy; the run goes on (an event)
 };
 
 absl::string_view TaskReasonName(TaskReason r);

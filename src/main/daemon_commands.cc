@@ -231,6 +231,7 @@ absl::StatusOr<agentd::AgentDaemonConfig> AgentConfigOf(const AgentFlags& f,
   c.cert_check = *cert_check;
   c.agent.container_runtime = f.container_runtime;
   c.agent.cdi_dirs = f.cdi_dirs;
+  c.agent.nvml_library = f.nvml_library;
   c.agent.image_dir = f.image_dir;
   auto cache = ParseBytes(f.image_cache);
   if (!cache.ok()) return WithFlag(cache.status(), "--image-cache");

@@ -98,7 +98,7 @@ TEST(DaemonSettings, EveryFlagOfMasterAgentAndUpIsAKey) {
     EXPECT_EQ(options, c.settings.keys().size());
   }
   EXPECT_EQ(Command("master").settings.keys().size(), 28u);
-  EXPECT_EQ(Command("agent").settings.keys().size(), 29u);
+  EXPECT_EQ(Command("agent").settings.keys().size(), 30u);
 }
 
 // A value for every key, by its type; each must land in its field, sourced at its line.

@@ -175,6 +175,10 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags& f, bool with_master, DaemonSetting
       "a directory of CDI specs that give containers their GPUs (repeatable, lowest priority "
       "first)")
       ->capture_default_str();
+  Opt(cmd, s, "--nvml-library", f.nvml_library,
+      "NVML, loaded to discover the GPUs (MIG instances too) and watch their health; not "
+      "loadable: nvidia-smi (\"\": do not use NVML)")
+      ->capture_default_str();
   Opt(cmd, s, "--image-dir", f.image_dir, "the image cache (default: WORK_DIR/images)");
   Opt(cmd, s, "--image-cache", f.image_cache,
       "the image cache's size; beyond it, unused images go, least recently used first")

@@ -77,6 +77,7 @@ struct AgentFlags {
   std::string usage_interval = "5s";
   std::string container_runtime = "crun";
   std::vector<std::string> cdi_dirs = {"/etc/cdi", "/var/run/cdi"};
+  std::string nvml_library = "libnvidia-ml.so.1";
   std::string image_dir;
   std::string image_cache = "20Gi";
   std::string registry_ca;

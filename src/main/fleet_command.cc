@@ -1,5 +1,5 @@
-// `paceline bench fleet --hosts N [--cpu C] [--memory M] [--gpus G [--gpu-model M]]
-//  [--task-duration D] [--prefix P]`:
+// `paceline bench fleet --hosts N [--cpu C] [--memory M] [--gpus G [--gpu-model M]
+//  [--unhealthy-gpu I]...] [--task-duration D] [--prefix P]`:
 // N emulated hosts (bench/grpc_agent_fleet.h), each on its own agent stream to the master of
 // --addr/--token, until Ctrl-C. Their tasks run nothing: a launched task reports RUNNING, then
 // SUCCEEDED after --task-duration (default: runs until killed). For trying the UI or the API
@@ -26,6 +26,7 @@ void RegisterFleetBench(CLI::App* bench, CommandContext& ctx) {
   static std::string prefix = "emulated";
   static int gpus = 0;
   static std::string gpu_model = "emulated";
+  static std::vector<uint32_t> unhealthy;
   CLI::App* fleet = bench->add_subcommand(
       "fleet", "emulated hosts on real agent streams to a running master, until Ctrl-C");
   fleet->add_option("--hosts", hosts, "how many hosts")->capture_default_str();
@@ -36,10 +37,18 @@ void RegisterFleetBench(CLI::App* bench, CommandContext& ctx) {
   fleet->add_option("--prefix", prefix, "host names: PREFIX-00000, ...")->capture_default_str();
   fleet->add_option("--gpus", gpus, "GPU devices per host")->capture_default_str();
   fleet->add_option("--gpu-model", gpu_model, "the devices' model")->capture_default_str();
+  fleet->add_option("--unhealthy-gpu", unhealthy,
+                    "a device every host reports unhealthy (an emulated XID; repeatable)");
   fleet->callback([&ctx] {
     if (hosts < 1) return ctx.Fail(absl::InvalidArgumentError("--hosts: at least 1"));
     if (gpus < 0 || gpus > 64) {
       return ctx.Fail(absl::InvalidArgumentError("--gpus: expected 0 to 64 devices per host"));
+    }
+    for (uint32_t d : unhealthy) {
+      if (d >= static_cast<uint32_t>(gpus)) {
+        return ctx.Fail(absl::InvalidArgumentError(
+            absl::StrCat("--unhealthy-gpu: ", d, ": expected a device below --gpus ", gpus)));
+      }
     }
     absl::StatusOr<int64_t> cpu_milli = ParseCpu(cpu);
     if (!cpu_milli.ok()) return ctx.Fail(WithFlag(cpu_milli.status(), "--cpu"));
@@ -55,7 +64,10 @@ void RegisterFleetBench(CLI::App* bench, CommandContext& ctx) {
     v1::Resources capacity = bench::Capacity(*cpu_milli, *bytes);
     capacity.set_gpu_milli(int64_t{gpus} * 1000);  // milli-GPUs
     config.hosts = bench::UniformHosts(hosts, prefix, capacity, {{"kind", "emulated"}});
-    for (bench::FakeHostSpec& h : config.hosts) h.gpu_model = gpu_model;
+    for (bench::FakeHostSpec& h : config.hosts) {
+      h.gpu_model = gpu_model;
+      h.unhealthy_gpus = unhealthy;
+    }
     if (!task_duration.empty()) {
       absl::StatusOr<absl::Duration> d = ParseDurationStrict(task_duration);
       if (!d.ok()) return ctx.Fail(WithFlag(d.status(), "--task-duration"));

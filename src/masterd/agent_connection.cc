@@ -1,6 +1,7 @@
 #include "masterd/agent_connection.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -36,14 +37,21 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   }
   reg.address = link->address();  // recorded with the host: a standby answers DNS from it
   std::vector<scheduler::ReportedRun> running = wire::RunsOf(r);
+  std::vector<hostmgr::GpuFault> faults = wire::GpuFaultsOf(r.gpu_faults());
   std::unique_ptr<AgentConnection> conn(new AgentConnection(cluster, std::move(link)));
   cluster->agents().Attach(conn->link_);
-  absl::Status registered =
-      cluster->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
-        absl::Status s = core.agents().RegisterHost(reg, running, now, out);
-        if (s.ok()) core.agents().SetAgentFacts(host, std::move(facts));
-        return s;
-      });
+  absl::Status registered = cluster->Mutate([&](SchedulerCore& core, absl::Time now,
+                                                scheduler::Actions& out) {
+    absl::Status s = core.agents().RegisterHost(reg, running, now, out);
+    if (!s.ok()) return s;
+    core.agents().SetAgentFacts(host, std::move(facts));
+    // Its unhealthy GPUs (none: all healthy again), after its runs are adopted (they keep
+    // their shares).
+    if (absl::Status g = core.agents().SetGpuFaults(host, std::move(faults), now, out); !g.ok()) {
+      std::cerr << "master: host " << host << ": GPU health: " << g << std::endl;
+    }
+    return absl::OkStatus();
+  });
   if (!registered.ok()) return registered;  // the destructor detaches
   v1::MasterMessage hello;
   hello.mutable_registered()->set_heartbeat_interval_ms(
@@ -115,6 +123,19 @@ void AgentConnection::Apply(const v1::AgentMessage& msg) {
   } else if (msg.has_exec_output()) {
     // Routed at the edge, on this stream's thread: exec traffic never reaches the loop.
     cluster_->agents().DeliverExec(link_.get(), msg.exec_output());
+  } else if (msg.has_gpu_health()) {
+    cluster_->MutateAsync(
+        [host, faults = wire::GpuFaultsOf(msg.gpu_health().faults())](
+            SchedulerCore& core, absl::Time now, scheduler::Actions& out) mutable {
+          if (absl::Status g = core.agents().SetGpuFaults(host, std::move(faults), now, out);
+              !g.ok()) {
+            std::cerr << "master: host " << host << ": GPU health: " << g << std::endl;
+          }
+          return absl::OkStatus();
+        },
+        [host](absl::Status s) {
+          if (!s.ok()) std::cerr << "master: host " << host << ": GPU health: " << s << std::endl;
+        });
   } else if (msg.has_usage()) {
     auto [sample, runs] = wire::UsageOf(msg.usage());
     cluster_->MutateAsync(

@@ -207,6 +207,7 @@ absl::StatusOr<std::vector<TaskId>> ClusterSnapshot::RemoveHost(HostId id) {
   if (revocable_index_.Contains(id.value())) revocable_index_.Erase(id.value());
   IndexLabels(id.value(), false);
   hosts_[id.value()].reset();
+  unhealthy_gpu_hosts_.erase(id.value());
   --num_hosts_;
   LogStaticChange(id.value());
   return released;
@@ -291,6 +292,35 @@ absl::Status ClusterSnapshot::SetHostImages(HostId id,
   return absl::OkStatus();
 }
 
+absl::Status ClusterSnapshot::SetGpuHealth(HostId id, size_t device, bool healthy) {
+  HostState* h = mutable_host(id);
+  if (h == nullptr) return NotFound(id);
+  if (device >= h->gpus().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("host ", h->name(), " has no GPU ", device, " (", h->gpus().size(), ")"));
+  }
+  if (h->gpus()[device].healthy == healthy) return absl::OkStatus();
+  h->SetGpuHealthy(device, healthy);
+  if (std::all_of(h->gpus().begin(), h->gpus().end(),
+                  [](const GpuDevice& d) { return d.healthy; })) {
+    unhealthy_gpu_hosts_.erase(id.value());
+  } else {
+    unhealthy_gpu_hosts_.insert(id.value());
+  }
+  Reindex(id.value());
+  if (healthy) LogRelaxed(id.value());  // a task that fit nowhere may fit here now
+  return absl::OkStatus();
+}
+
+int64_t ClusterSnapshot::WithheldGpuMilli() const {
+  int64_t withheld = 0;
+  for (uint32_t slot : unhealthy_gpu_hosts_) {
+    const HostState* h = host(HostId(slot));
+    if (h != nullptr && h->status() != HostStatus::kLost) withheld += h->withheld_gpu_milli();
+  }
+  return withheld;
+}
+
 int64_t ClusterSnapshot::ImageSize(const std::string& image) const {
   auto it = image_sizes_.find(image);
   return it == image_sizes_.end() ? 0 : it->second;
@@ -341,6 +371,10 @@ absl::Status ClusterSnapshot::CheckFits(const HostState& h, const TaskShape& sha
       return absl::InvalidArgumentError(absl::StrCat("bad GPU device ", s.device));
     }
     const GpuDevice& d = h.gpus()[s.device];
+    if (!d.healthy && !adopting) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("host ", h.name(), ": GPU ", s.device, " is unhealthy"));
+    }
     if (d.milli_allocated + s.milli > kMilliPerGpu) {
       return absl::ResourceExhaustedError(
           absl::StrCat("host ", h.name(), ": GPU ", s.device, " has ", d.free_milli(), " free"));

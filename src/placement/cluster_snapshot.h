@@ -75,6 +75,13 @@ class ClusterSnapshot {
   absl::Status SetHostLabels(HostId id, std::vector<std::pair<std::string, std::string>> labels);
   // The images the host has cached (canonical reference -> bytes), as its agent reported them.
   absl::Status SetHostImages(HostId id, absl::flat_hash_map<std::string, int64_t> images);
+  // Whether GPU `device` of the host is healthy (HostState's GpuDevice): an unhealthy one keeps
+  // its tasks' shares and takes no new ones. NotFound for an absent host, InvalidArgument for a
+  // device it does not have.
+  absl::Status SetGpuHealth(HostId id, size_t device, bool healthy);
+  // The gpu the unhealthy devices of hosts that are not LOST would have free: capacity that
+  // is not offered (HostState::withheld_gpu_milli). O(hosts with an unhealthy device).
+  int64_t WithheldGpuMilli() const;
   // The largest size any host reported for `image`; 0 when no host has it.
   int64_t ImageSize(const std::string& image) const;
   // The host's slack: what its running regular tasks hold but do not use (cpu and memory; the
@@ -207,6 +214,7 @@ class ClusterSnapshot {
   std::vector<uint32_t> relax_log_;
   uint64_t relax_base_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> held_gangs_;  // gang -> hosts held for it
+  absl::flat_hash_set<uint32_t> unhealthy_gpu_hosts_;   // slots with an unhealthy device
 };
 
 }  // namespace paceline::placement

@@ -135,5 +135,33 @@ TEST(ClusterSnapshot, InternedLabelPairsAreStable) {
   EXPECT_NE(snap.InternLabelPair("ap", "pweb"), a);
 }
 
+TEST(ClusterSnapshot, AnUnhealthyGpuKeepsItsSharesAndTakesNoNewOne) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(8000).MemGi(8).Gpus(2).Build()).ok());
+  auto half = ShapeBuilder(1).Cpu(1000).MemGi(1).Gpu(500).Build();
+  ASSERT_TRUE(Put(snap, 0, 0, half, {GpuShare{0, 500}}).ok());
+  ASSERT_TRUE(snap.SetGpuHealth(HostId(0), 0, false).ok());
+  const HostState& h = *snap.host(HostId(0));
+  EXPECT_EQ(h.gpus()[0].milli_allocated, 500) << "its task keeps its share";
+  EXPECT_EQ(h.gpus()[0].free_milli(), 0);
+  EXPECT_EQ(h.free().gpu_milli(), 1000) << "only the healthy device is free";
+  EXPECT_EQ(h.full_free_gpus(), 1);
+  EXPECT_EQ(h.max_partial_free_gpu(), 0);
+  EXPECT_EQ(Put(snap, 0, 1, half, {GpuShare{0, 500}}).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(Put(snap, 0, 2, half, {GpuShare{1, 500}}).ok());
+  EXPECT_EQ(h.free().gpu_milli(), 500);
+  // Its task ends: the device stays withheld until it is healthy again.
+  ASSERT_TRUE(snap.Release(TaskId{JobId(1), 0}).ok());
+  EXPECT_EQ(h.free().gpu_milli(), 500);
+  EXPECT_EQ(h.full_free_gpus(), 0);
+  ASSERT_TRUE(snap.SetGpuHealth(HostId(0), 0, true).ok());
+  EXPECT_EQ(h.free().gpu_milli(), 1500);
+  EXPECT_EQ(h.full_free_gpus(), 1);
+  EXPECT_TRUE(snap.Validate().ok()) << snap.Validate();
+  EXPECT_EQ(snap.SetGpuHealth(HostId(0), 2, false).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(snap.SetGpuHealth(HostId(5), 0, false).code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace paceline::placement

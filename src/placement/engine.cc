@@ -327,7 +327,7 @@ void PlacementEngine::GpuOptions(const TaskContext& t, const HostState& h,
     GpuShares s;
     const int64_t n = ask / kMilliPerGpu;
     for (size_t i = 0; i < devs.size() && static_cast<int64_t>(s.size()) < n; ++i) {
-      if (allowed(devs[i]) && devs[i].milli_allocated == 0) {
+      if (allowed(devs[i]) && devs[i].whole_free()) {
         s.push_back(GpuShare{static_cast<uint16_t>(i), static_cast<int32_t>(kMilliPerGpu)});
       }
     }

@@ -40,6 +40,21 @@ TEST(Engine, ScoresMoreCandidatesOnceTheWorkloadHasGpuTasks) {
   EXPECT_EQ(fixed->max_candidates(), 5u);
 }
 
+TEST(Engine, AGpuTaskGoesOnlyToAHealthyDevice) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(2).Build()).ok());
+  ASSERT_TRUE(snap.SetGpuHealth(HostId(0), 0, false).ok());
+  ASSERT_TRUE(snap.SetGpuHealth(HostId(0), 1, false).ok());
+  auto engine = Engine();
+  Plan share = engine->Place(Instances(ShapeBuilder(8).Gpu(500).Build(), 1), snap);
+  EXPECT_TRUE(share.assignments.empty()) << "no share of an unhealthy device";
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Gpus(1).Build()).ok());
+  Plan plan = engine->Place(Instances(ShapeBuilder(7).Gpu(1000).Build(), 2), snap);
+  ASSERT_EQ(plan.assignments.size(), 1u);
+  EXPECT_EQ(plan.assignments[0].host, HostId(1)) << "host 0's devices are both unhealthy";
+  EXPECT_EQ(plan.pending.size(), 1u);
+}
+
 TEST(Engine, LabelInPinsInstancesToMatchingHosts) {
   ClusterSnapshot snap;
   for (uint32_t i = 0; i < 10; ++i) {

@@ -87,8 +87,11 @@ uint32_t HostState::LabelPairCount(uint32_t label_pair) const {
 void HostState::RecomputeGpuSummary() {
   full_free_gpus_ = 0;
   max_partial_free_gpu_ = 0;
+  withheld_gpu_milli_ = 0;
   for (const GpuDevice& d : gpus_) {
-    if (d.milli_allocated == 0) {
+    if (!d.healthy) {
+      withheld_gpu_milli_ += kMilliPerGpu - d.milli_allocated;
+    } else if (d.milli_allocated == 0) {
       ++full_free_gpus_;
     } else {
       max_partial_free_gpu_ = std::max(max_partial_free_gpu_, d.free_milli());
@@ -104,12 +107,20 @@ void HostState::RecomputeFree() {
     free_revocable_.at(d) = capacity_.at(d) - all + std::min(slack_.at(d), regular);
   }
   // Devices are never over-committed: the gpu dimension is C − A in both views (the slack has
-  // no gpu dimension, so the revocable view already is).
+  // no gpu dimension, so the revocable view already is), less what unhealthy devices have free.
+  free_revocable_[Dim::kGpu] -= withheld_gpu_milli_;
   free_regular_[Dim::kGpu] = free_revocable_[Dim::kGpu];
 }
 
 Resources HostState::RevocableExcess() const {
   return Max(Resources(), Resources() - FreeFor(true));
+}
+
+void HostState::SetGpuHealthy(size_t device, bool healthy) {
+  gpus_[device].healthy = healthy;
+  RecomputeGpuSummary();
+  RecomputeFree();
+  ++version_;
 }
 
 void HostState::SetSlack(const Resources& slack) {
@@ -136,12 +147,12 @@ void HostState::AddUsage(const Usage& u) {
     revocable_allocated_ += u.resources;
     ++revocable_tasks_;
   }
-  RecomputeFree();
   for (const GpuShare& s : u.gpus()) {
     PL_CHECK(s.device < gpus_.size()) << "device " << s.device << " on host " << name_;
     gpus_[s.device].milli_allocated += s.milli;
   }
   if (!u.gpus().empty()) RecomputeGpuSummary();
+  RecomputeFree();  // after the summary: it reads what unhealthy devices withhold
   for (uint32_t p : u.ports()) {
     bool inserted = used_ports_.insert(p).second;
     PL_CHECK(inserted) << "port " << p << " already used on host " << name_;
@@ -157,12 +168,12 @@ void HostState::RemoveUsage(const Usage& u) {
     revocable_allocated_ -= u.resources;
     --revocable_tasks_;
   }
-  RecomputeFree();
   for (const GpuShare& s : u.gpus()) {
     gpus_[s.device].milli_allocated -= s.milli;
     PL_CHECK(gpus_[s.device].milli_allocated >= 0) << "device " << s.device << " on " << name_;
   }
   if (!u.gpus().empty()) RecomputeGpuSummary();
+  RecomputeFree();
   for (uint32_t p : u.ports()) used_ports_.erase(p);
   auto jit = job_counts_.find(u.job);
   PL_CHECK(jit != job_counts_.end() && jit->second > 0) << "job count underflow on " << name_;

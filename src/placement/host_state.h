@@ -60,10 +60,14 @@ inline constexpr absl::string_view kExclusiveLabel = "paceline.exclusive";
 // Milli-GPUs in one device.
 inline constexpr int64_t kMilliPerGpu = 1000;
 
+// An unhealthy device (its agent saw an XID or ECC error) keeps the shares its tasks hold, but
+// offers nothing: free_milli() is 0 and the host's free gpu leaves out what it had free.
 struct GpuDevice {
   std::string model;
   int64_t milli_allocated = 0;  // 0..1000
-  int64_t free_milli() const { return kMilliPerGpu - milli_allocated; }
+  bool healthy = true;
+  int64_t free_milli() const { return healthy ? kMilliPerGpu - milli_allocated : 0; }
+  bool whole_free() const { return healthy && milli_allocated == 0; }
 };
 
 // Inclusive range of host ports handed out to tasks, e.g. {31000, 32000}.
@@ -162,10 +166,12 @@ class HostState {
   Resources RevocableExcess() const;
 
   const std::vector<GpuDevice>& gpus() const { return gpus_; }
-  // Devices with nothing allocated.
+  // Healthy devices with nothing allocated.
   int full_free_gpus() const { return full_free_gpus_; }
   // The largest free amount on a partly allocated device (0 when none).
   int64_t max_partial_free_gpu() const { return max_partial_free_gpu_; }
+  // What its unhealthy devices would have free: capacity the host does not offer.
+  int64_t withheld_gpu_milli() const { return withheld_gpu_milli_; }
   // Scalar GPU key for the free-capacity index: full_free_gpus * 1000 + max_partial_free_gpu.
   // A task asking N whole GPUs can fit only if key >= N * 1000; a fraction f only if key >= f.
   int64_t gpu_key() const { return full_free_gpus_ * kMilliPerGpu + max_partial_free_gpu_; }
@@ -202,6 +208,7 @@ class HostState {
   void RemoveUsage(const Usage& u);
   void SetLabels(std::vector<std::pair<std::string, std::string>> labels);
   void RecomputeGpuSummary();
+  void SetGpuHealthy(size_t device, bool healthy);
   void SetSlack(const Resources& slack);
   void RecomputeFree();
 
@@ -220,6 +227,7 @@ class HostState {
   std::vector<GpuDevice> gpus_;
   int full_free_gpus_ = 0;
   int64_t max_partial_free_gpu_ = 0;
+  int64_t withheld_gpu_milli_ = 0;  // what unhealthy devices would have free
   std::vector<PortRange> port_ranges_;
   uint32_t port_capacity_ = 0;
   absl::flat_hash_set<uint32_t> used_ports_;

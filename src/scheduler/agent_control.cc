@@ -160,6 +160,64 @@ std::optional<RunUsageView> AgentControl::RunUsage(TaskId task, absl::Time now) 
   return v;
 }
 
+absl::Status AgentControl::SetGpuFaults(const std::string& host,
+                                        std::vector<hostmgr::GpuFault> faults, absl::Time now,
+                                        Actions& out) {
+  const hostmgr::TrackedHost* h = parts_.hosts.Find(host);
+  if (h == nullptr || !h->connected) {
+    return absl::FailedPreconditionError(absl::StrCat("host ", host, " is not connected"));
+  }
+  const size_t devices = h->spec.gpu_models.size();
+  std::sort(faults.begin(), faults.end(),
+            [](const auto& a, const auto& b) { return a.device < b.device; });
+  for (size_t i = 0; i < faults.size(); ++i) {
+    if (faults[i].device >= devices) {
+      return absl::InvalidArgumentError(absl::StrCat("gpu fault: device ", faults[i].device,
+                                                     ": the host has ", devices, " GPUs"));
+    }
+    if (i > 0 && faults[i].device == faults[i - 1].device) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gpu fault: device ", faults[i].device, " is listed twice"));
+    }
+  }
+  const HostId id = h->id;
+  absl::flat_hash_map<uint32_t, const hostmgr::GpuFault*> fresh;  // newly unhealthy devices
+  for (const hostmgr::GpuFault& f : faults) {
+    auto was = std::find_if(h->gpu_faults.begin(), h->gpu_faults.end(),
+                            [&](const auto& o) { return o.device == f.device; });
+    if (was == h->gpu_faults.end()) fresh[f.device] = &f;
+  }
+  for (size_t d = 0; d < devices; ++d) {
+    bool bad =
+        std::any_of(faults.begin(), faults.end(), [&](const auto& f) { return f.device == d; });
+    parts_.snapshot.SetGpuHealth(id, d, !bad).IgnoreError();  // checked above
+  }
+  // The runs holding a device that just failed are told.
+  jobmgr::Effects fx;
+  if (const placement::HostState* state = parts_.snapshot.host(id); state && !fresh.empty()) {
+    const std::vector<TaskId> tasks = state->tasks();
+    for (const TaskId& t : tasks) {
+      const placement::Usage* u = parts_.snapshot.TaskUsage(t);
+      const jobmgr::Job* job = parts_.jobs.GetJob(t.job);
+      if (u == nullptr || job == nullptr || t.instance >= job->instances()) continue;
+      for (const placement::GpuShare& share : u->gpus()) {
+        auto f = fresh.find(share.device);
+        if (f == fresh.end()) continue;
+        parts_.jobs.OnStatus(
+            {RunId{t, job->task(t.instance).run}, host, TaskState::kRunning, -1, 0,
+             jobmgr::TaskReason::kGpuUnhealthy,
+             absl::StrCat("GPU ", share.device, " (", h->spec.gpu_models[share.device],
+                          ") of host ", host, " is unhealthy: ", f->second->reason)},
+            now, fx);
+        break;
+      }
+    }
+  }
+  parts_.hosts.SetGpuFaults(id, std::move(faults));  // `fresh` points into `faults`: last
+  parts_.absorber.Absorb(fx, now, out);
+  return absl::OkStatus();
+}
+
 void AgentControl::SetAgentFacts(const std::string& host, hostmgr::AgentFacts facts) {
   parts_.hosts.SetAgentFacts(host, std::move(facts));
 }
@@ -185,6 +243,12 @@ const std::vector<HostImage>& AgentControl::HostImages(const std::string& host) 
 std::optional<HostUsageView> AgentControl::HostUsage(const std::string& host,
                                                      absl::Time now) const {
   return parts_.usage.HostUsage(host, now);
+}
+
+Resources AgentControl::OfferedCapacity() const {
+  Resources r = parts_.hosts.connected_capacity();
+  r[Dim::kGpu] -= parts_.snapshot.WithheldGpuMilli();
+  return r;
 }
 
 Resources AgentControl::AllocatedUnused(absl::Time now) const {

@@ -83,6 +83,14 @@ class AgentControl {
   // False when the host must register again (unknown, or already declared lost).
   bool Heartbeat(const std::string& host, absl::Time now);
   void OnStatus(const jobmgr::StatusReport& report, absl::Time now, Actions& out);
+  // The host's unhealthy GPU devices, as its agent reports them (the whole list each time; soft
+  // state, sent again on every registration). An unhealthy device takes no new work, and what
+  // it has free leaves the pools' capacity (OfferedCapacity); the runs on a
+  // device that just became unhealthy get an event
+  // (GPU_UNHEALTHY) that says why, and go on. InvalidArgument for a device the host does not
+  // have or one listed twice (nothing changes); FailedPrecondition for a host not connected.
+  absl::Status SetGpuFaults(const std::string& host, std::vector<hostmgr::GpuFault> faults,
+                            absl::Time now, Actions& out);
   // What the host's agent said of itself: its isolation, release and commit (`host list`).
   void SetAgentFacts(const std::string& host, hostmgr::AgentFacts facts);
   // Host maintenance (hostmgr/maintenance.h): drain, down (only once DRAINED), up. NOT_FOUND for
@@ -102,6 +110,9 @@ class AgentControl {
   std::optional<HostUsageView> HostUsage(const std::string& host, absl::Time now) const;
   // The host's image cache as its agent last reported it (empty: none reported).
   const std::vector<HostImage>& HostImages(const std::string& host) const;
+  // What the pools share: the connected hosts' capacity less what their unhealthy GPU devices
+  // would have free (a device's running tasks keep counting until they end).
+  Resources OfferedCapacity() const;
   // Allocated to regular tasks but measured unused (the slack the resource manager is told of).
   Resources AllocatedUnused(absl::Time now) const;
 

@@ -123,10 +123,9 @@ void SchedulerCore::RunCycle(absl::Time now, Actions& out) {
   cron_.Tick(now, out);
   upkeep_.Tick(now, out);
 
-  resmgr::CycleResult cycle =
-      rm_.RunCycle({hosts_.connected_capacity(), usage_.AllocatedUnused(now),
-                    config_.resmgr.backfill ? &holds_ : nullptr},
-                   now);
+  resmgr::CycleResult cycle = rm_.RunCycle({agents_.OfferedCapacity(), usage_.AllocatedUnused(now),
+                                            config_.resmgr.backfill ? &holds_ : nullptr},
+                                           now);
   for (const resmgr::PreemptionDecision& p : cycle.preempted) {
     const std::string& why = p.reason;
     jobmgr::Effects fx;
@@ -163,7 +162,7 @@ void SchedulerCore::RecordHistory(absl::Time now) {
     c.running += job.count(TaskState::kLaunching) + job.count(TaskState::kRunning);
     return true;
   });
-  c.capacity = hosts_.connected_capacity();
+  c.capacity = agents_.OfferedCapacity();
   const resmgr::Allocation& total = rm_.total_allocation();
   c.allocated = total.regular() + total.revocable;
   std::vector<std::pair<std::string, PoolPoint>> pools;

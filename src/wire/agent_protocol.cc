@@ -33,6 +33,16 @@ std::vector<scheduler::ReportedRun> RunsOf(const v1::AgentRegister& r) {
   return running;
 }
 
+std::vector<hostmgr::GpuFault> GpuFaultsOf(
+    const google::protobuf::RepeatedPtrField<v1::GpuFault>& faults) {
+  std::vector<hostmgr::GpuFault> out;
+  out.reserve(faults.size());
+  for (const v1::GpuFault& f : faults) {
+    out.push_back({f.device(), f.reason(), absl::FromUnixMillis(f.since_unix_ms())});
+  }
+  return out;
+}
+
 std::pair<scheduler::HostUsageSample, std::vector<scheduler::ReportedUsage>> UsageOf(
     const v1::AgentUsage& u) {
   scheduler::HostUsageSample sample;

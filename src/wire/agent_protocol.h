@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "hostmgr/host_tracker.h"
 #include "jobmgr/job_manager.h"
 #include "paceline/v1/host.pb.h"
 #include "records/records.h"
@@ -24,6 +25,9 @@ scheduler::HostRegistration RegistrationOf(const v1::AgentRegister& r);
 std::vector<scheduler::ReportedRun> RunsOf(const v1::AgentRegister& r);
 std::pair<scheduler::HostUsageSample, std::vector<scheduler::ReportedUsage>> UsageOf(
     const v1::AgentUsage& u);
+// An agent's unhealthy GPU devices (AgentRegister.gpu_faults, GpuHealth.faults).
+std::vector<hostmgr::GpuFault> GpuFaultsOf(
+    const google::protobuf::RepeatedPtrField<v1::GpuFault>& faults);
 // INVALID_ARGUMENT when the state is not one an agent reports (RUNNING or terminal).
 absl::StatusOr<jobmgr::StatusReport> StatusReportOf(const v1::TaskStatusUpdate& u,
                                                     const std::string& host);

@@ -108,4 +108,14 @@ v1::AgentMessage ToUsageMessage(const agent::UsageReport& r, absl::Duration inte
   return msg;
 }
 
+void ToProto(const std::vector<agent::GpuFault>& faults,
+             google::protobuf::RepeatedPtrField<v1::GpuFault>* out) {
+  for (const agent::GpuFault& f : faults) {
+    v1::GpuFault* p = out->Add();
+    p->set_device(static_cast<uint32_t>(f.device));
+    p->set_reason(f.reason);
+    p->set_since_unix_ms(absl::ToUnixMillis(f.since));
+  }
+}
+
 }  // namespace paceline::wire

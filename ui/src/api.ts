@@ -262,6 +262,8 @@ export interface GpuDevice {
   model: string;
   milli_allocated: number;
   holders?: { job_id: Int; instance: number; milli: number }[];
+  // Set when its agent found it unhealthy (an XID or ECC error): it takes no new work.
+  fault?: { device: number; reason: string; since_unix_ms: Int };
 }
 export interface ListHostsResponse {
   hosts?: HostInfo[];

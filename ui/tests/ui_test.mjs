@@ -359,6 +359,27 @@ async function main() {
     await page.getByText("no host matches").waitFor();
   });
 
+  await step("a GPU its agent found unhealthy is marked, with why", async () => {
+    const sick = start("sick-fleet", args.paceline, [
+      "--addr", `127.0.0.1:${ports.grpc}`, "--token", token, "bench", "fleet", "--hosts", "1",
+      "--cpu", "8", "--memory", "16Gi", "--gpus", "2", "--gpu-model", "A100", "--prefix", "sick",
+      "--unhealthy-gpu", "1",
+    ]);
+    await waitFor("the sick host", () => sick.log().includes("emulated hosts registered"), 60000);
+    await page.goto(`${base}/hosts?name=sick`);
+    const bad = page.locator("li[data-unhealthy=true]");
+    await bad.first().waitFor({ timeout: 20000 });
+    assert.equal(await bad.count(), 1);
+    assert.equal(await bad.getAttribute("data-gpu"), "1");
+    await bad.getByText("unhealthy: XID 79: emulated fault").waitFor();
+    const label = await bad.locator("[role=meter]").getAttribute("aria-label");
+    assert.match(label, /unhealthy: XID 79/);
+    await shot("hosts-gpu-unhealthy");
+    // Emulated hosts never end their tasks: this one takes no more work (the steps below
+    // expect theirs to end).
+    await api(http, token, "HostService", "DrainHost", { host: "sick-00000" });
+  });
+
   await step("kill an instance from its page after a confirmation", async () => {
     await api(http, token, "JobService", "KillJob", { job_id: trainerId });
     const r = await api(http, token, "JobService", "CreateJob", {

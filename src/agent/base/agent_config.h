@@ -19,11 +19,19 @@
 
 namespace paceline::agent {
 
-// One GPU device of the host (from nvidia-smi or from the configuration).
+// One GPU device the host offers (from NVML, nvidia-smi or the configuration): a whole GPU, or
+// one MIG instance of a GPU in MIG mode (devices/nvml.h). `index` is its slot: its position in
+// HostInfo::gpus, the device number the master places tasks on.
 struct GpuDevice {
   int index = 0;
-  std::string model;  // e.g. "NVIDIA A100-SXM4-40GB"
+  std::string model;  // e.g. "NVIDIA A100-SXM4-40GB"; a MIG instance's e.g. "A100-1g.10gb"
   int64_t memory_bytes = 0;
+  // From NVML; empty / -1 when unknown (nvidia-smi, the configuration).
+  std::string uuid;       // "GPU-…" or "MIG-…"; a MIG instance's is its CUDA_VISIBLE_DEVICES
+  std::string cdi_name;   // its CDI device name (nvidia.com/gpu=NAME): "0", "0:1"; "" = index
+  int minor = -1;         // /dev/nvidia<minor> of the (parent) GPU; -1 = index
+  int parent = -1;        // a MIG instance: its GPU's NVML index; -1 = a whole GPU
+  int gpu_instance = -1;  // a MIG instance: its GPU instance id (XID events name it)
   friend bool operator==(const GpuDevice&, const GpuDevice&) = default;
 };
 
@@ -41,8 +49,11 @@ struct AgentConfig {
   std::optional<int64_t> cpu_milli;
   std::optional<int64_t> memory_bytes;
   std::optional<int64_t> disk_bytes;
-  std::optional<std::vector<GpuDevice>> gpus;  // set = do not run nvidia-smi
-  std::string nvidia_smi = "nvidia-smi";       // looked up in PATH; absent = no GPUs
+  std::optional<std::vector<GpuDevice>> gpus;  // set = do not ask NVML or nvidia-smi
+  // NVML, loaded with dlopen to discover the GPUs and watch their health (devices/nvml.h,
+  // kNvmlLibrary); not loadable = no NVML; "" = do not use NVML.
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string nvidia_smi = "nvidia-smi";  // without NVML; looked up in PATH; absent = no GPUs
   // Kept for the system and never offered.
   int64_t reserved_cpu_milli = 0;
   int64_t reserved_memory_bytes = 0;

@@ -1,5 +1,7 @@
 #include "agent/container/container_hook.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
@@ -145,12 +147,13 @@ absl::StatusOr<OciRuntime> DetectOciRuntime(const std::string& configured,
 
 ContainerHook::ContainerHook(const AgentConfig& config, OciRuntime runtime,
                              image::ImageStore* images, std::string wrapper_path,
-                             const Clock& clock)
+                             const Clock& clock, std::vector<GpuDevice> gpus)
     : config_(config),
       runtime_(std::move(runtime)),
       images_(images),
       wrapper_path_(std::move(wrapper_path)),
-      clock_(clock) {}
+      clock_(clock),
+      gpus_(std::move(gpus)) {}
 
 absl::Status ContainerHook::Prepare(RunContext& ctx) {
   const std::optional<ContainerSpec>& c = ctx.request.spec.container;
@@ -231,7 +234,11 @@ absl::Status ContainerHook::Finish(RunContext& ctx) {
   std::optional<CdiEdits> devices;
   if (!ctx.gpus.empty()) {
     std::vector<std::string> names;
-    for (int gpu : ctx.gpus) names.push_back(std::to_string(gpu));
+    for (int gpu : ctx.gpus) {
+      auto d = std::find_if(gpus_.begin(), gpus_.end(),
+                            [&](const GpuDevice& g) { return g.index == gpu; });
+      names.push_back(d != gpus_.end() && !d->cdi_name.empty() ? d->cdi_name : std::to_string(gpu));
+    }
     absl::StatusOr<CdiEdits> edits =
         CdiRegistry::Load(config_.cdi_dirs).Resolve(kGpuCdiKind, names);
     if (!edits.ok()) return edits.status();

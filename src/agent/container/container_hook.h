@@ -9,9 +9,10 @@
 //   Finish    mounts the rootfs overlay (the cached image below, the run's own layer above) at
 //             BUNDLE/rootfs, writes the OCI config (oci_config.h), and sets ctx.argv to the
 //             runtime's `run` command line; the wrapper then runs it as the task. A task that
-//             holds GPUs gets their CDI edits (cdi.h: devices nvidia.com/gpu=INDEX, from the
-//             specs in config.cdi_dirs, read at each launch); without a spec for one of them
-//             the launch fails saying how to generate one.
+//             holds GPUs gets their CDI edits (cdi.h: devices nvidia.com/gpu=NAME, NAME the
+//             device's cdi_name — "0", a MIG instance's "0:1" — else its slot; from the specs
+//             in config.cdi_dirs, read at each launch); without a spec for one of them the
+//             launch fails saying how to generate one.
 //   Recover   re-pins the image.
 //   Cleanup   deletes what the runtime left of the container, unmounts the overlay, removes
 //             the bundle and unpins the image.
@@ -58,9 +59,10 @@ absl::StatusOr<OciRuntime> DetectOciRuntime(const std::string& configured,
 class ContainerHook : public TaskHook {
  public:
   // `runtime` empty path: every container launch fails saying the host has no runtime.
-  // `wrapper_path`: the static paceline-task-wrapper, the container's init.
+  // `wrapper_path`: the static paceline-task-wrapper, the container's init. `gpus`: the host's
+  // GPU devices (HostInfo::gpus), for their CDI names.
   ContainerHook(const AgentConfig& config, OciRuntime runtime, image::ImageStore* images,
-                std::string wrapper_path, const Clock& clock);
+                std::string wrapper_path, const Clock& clock, std::vector<GpuDevice> gpus = {});
   absl::string_view name() const override { return "container"; }
   absl::Status Prepare(RunContext& ctx) override;
   absl::Status Finish(RunContext& ctx) override;
@@ -75,6 +77,7 @@ class ContainerHook : public TaskHook {
   image::ImageStore* images_;
   std::string wrapper_path_;
   const Clock& clock_;
+  std::vector<GpuDevice> gpus_;
 };
 
 }  // namespace paceline::agent

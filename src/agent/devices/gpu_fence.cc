@@ -10,24 +10,50 @@
 #include "absl/strings/str_cat.h"
 
 namespace paceline::agent {
+namespace {
 
-std::vector<DeviceRule> GpuDenyRules(const CdiRegistry& cdi, const std::vector<int>& host_gpus,
-                                     const std::vector<int>& held, const std::string& dev_dir) {
-  std::vector<DeviceRule> rules;
-  auto deny = [&](const std::string& path) {
+void AddUnique(std::vector<DeviceRule>& rules, const DeviceRule& r) {
+  if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
+}
+
+// The nodes of device `d` that exist: its CDI device's own nodes, else /dev/nvidia<minor>.
+std::vector<DeviceRule> NodesOf(const CdiRegistry& cdi, const GpuDevice& d,
+                                const std::string& dev_dir) {
+  std::vector<DeviceRule> nodes;
+  auto add = [&](const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))) return;
-    DeviceRule r{S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev), minor(st.st_rdev)};
-    if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
+    AddUnique(nodes,
+              DeviceRule{S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev), minor(st.st_rdev)});
   };
-  for (int gpu : host_gpus) {
-    if (std::find(held.begin(), held.end(), gpu) != held.end()) continue;
-    if (const CdiEdits* own = cdi.Device(kGpuCdiKind, std::to_string(gpu))) {
-      for (const CdiDeviceNode& n : own->device_nodes) {
-        deny(n.host_path.empty() ? n.path : n.host_path);
-      }
-    } else {
-      deny(absl::StrCat(dev_dir, "/nvidia", gpu));
+  const std::string name = d.cdi_name.empty() ? std::to_string(d.index) : d.cdi_name;
+  if (const CdiEdits* own = cdi.Device(kGpuCdiKind, name)) {
+    for (const CdiDeviceNode& n : own->device_nodes)
+      add(n.host_path.empty() ? n.path : n.host_path);
+  } else {
+    add(absl::StrCat(dev_dir, "/nvidia", d.minor >= 0 ? d.minor : d.index));
+  }
+  return nodes;
+}
+
+}  // namespace
+
+std::vector<DeviceRule> GpuDenyRules(const CdiRegistry& cdi,
+                                     const std::vector<GpuDevice>& host_gpus,
+                                     const std::vector<int>& held, const std::string& dev_dir) {
+  auto is_held = [&](const GpuDevice& d) {
+    return std::find(held.begin(), held.end(), d.index) != held.end();
+  };
+  std::vector<DeviceRule> needed;  // by the held devices
+  for (const GpuDevice& d : host_gpus) {
+    if (!is_held(d)) continue;
+    for (const DeviceRule& r : NodesOf(cdi, d, dev_dir)) AddUnique(needed, r);
+  }
+  std::vector<DeviceRule> rules;
+  for (const GpuDevice& d : host_gpus) {
+    if (is_held(d)) continue;
+    for (const DeviceRule& r : NodesOf(cdi, d, dev_dir)) {
+      if (std::find(needed.begin(), needed.end(), r) == needed.end()) AddUnique(rules, r);
     }
   }
   return rules;

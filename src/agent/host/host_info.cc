@@ -122,7 +122,8 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
   return out;
 }
 
-absl::StatusOr<HostInfo> DetectHostInfo(const AgentConfig& config, const CgroupDriver& cgroups) {
+absl::StatusOr<HostInfo> DetectHostInfo(const AgentConfig& config, const CgroupDriver& cgroups,
+                                        Nvml* nvml) {
   HostInfo h;
   h.agent_name = config.name;
   char host[256] = {};
@@ -160,6 +161,14 @@ absl::StatusOr<HostInfo> DetectHostInfo(const AgentConfig& config, const CgroupD
   }
   if (config.gpus) {
     h.gpus = *config.gpus;
+  } else if (nvml != nullptr) {
+    absl::StatusOr<std::vector<GpuDevice>> gpus = nvml->Devices();
+    if (!gpus.ok()) {
+      return absl::Status(gpus.status().code(),
+                          absl::StrCat("GPU detection through NVML: ", gpus.status().message(),
+                                       "; set gpus in the agent config to skip it"));
+    }
+    h.gpus = *std::move(gpus);
   } else if (std::string smi = FindInPath(config.nvidia_smi); !smi.empty()) {
     absl::StatusOr<std::string> csv = RunAndCapture(
         {smi, "--query-gpu=index,name,memory.total", "--format=csv,noheader"}, absl::Seconds(20));

@@ -1,6 +1,7 @@
 #include "agent/host/host_info.h"
 
 #include "agent/testing/agent_test_util.h"
+#include "agent/testing/fake_nvml.h"
 #include "gtest/gtest.h"
 
 namespace paceline::agent {
@@ -79,6 +80,47 @@ TEST(HostInfoTest, RunAndCaptureReturnsStdoutAndTimesOut) {
   EXPECT_EQ(slow.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(FindInPath("definitely-not-a-program-xyz"), "");
   EXPECT_FALSE(FindInPath("sh").empty());
+}
+
+// One A100 in MIG mode with one instance, and a whole H100, in the fake NVML.
+std::unique_ptr<Nvml> OpenFakeNvml(const testing::TempDir& dir) {
+  testing::FakeGpu a100{"NVIDIA A100-SXM4-40GB", 40960, "GPU-a", 0, {}, true};
+  a100.migs = {{0, 1, "NVIDIA A100-SXM4-40GB MIG 2g.10gb", 9728, "MIG-a-0"}};
+  testing::FakeGpu h100{"NVIDIA H100 80GB HBM3", 81559, "GPU-b", 1, {}, true};
+  EXPECT_TRUE(testing::WriteFakeNvmlDevices(dir.Sub("devices"), {a100, h100}).ok());
+  testing::UseFakeNvml(dir.Sub("devices"), dir.Sub("events"));
+  absl::StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Open(testing::FakeNvmlPath());
+  EXPECT_TRUE(nvml.ok()) << nvml.status();
+  return nvml.ok() ? *std::move(nvml) : nullptr;
+}
+
+TEST(HostInfoTest, NvmlDevicesAreUsedWhenTheLibraryOpens) {
+  testing::TempDir dir;
+  AgentConfig c = testing::TestConfig(dir.path());
+  c.gpus.reset();
+  c.nvidia_smi = "definitely-not-nvidia-smi";
+  std::unique_ptr<Nvml> nvml = OpenFakeNvml(dir);
+  ASSERT_NE(nvml, nullptr);
+  std::unique_ptr<CgroupDriver> none = MakeNullCgroupDriver("test");
+  absl::StatusOr<HostInfo> h = DetectHostInfo(c, *none, nvml.get());
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->gpus.size(), 2u);
+  EXPECT_EQ(h->gpus[0], (GpuDevice{0, "A100-2g.10gb", 9728LL << 20, "MIG-a-0", "0:0", 0, 0, 1}));
+  EXPECT_EQ(h->gpus[1],
+            (GpuDevice{1, "NVIDIA H100 80GB HBM3", 81559LL << 20, "GPU-b", "1", 1, -1, -1}));
+  EXPECT_EQ(h->total.gpu_milli(), 2000);
+}
+
+TEST(HostInfoTest, TheGpusOverrideWinsOverNvml) {
+  testing::TempDir dir;
+  AgentConfig c = testing::TestConfig(dir.path());
+  c.gpus = std::vector<GpuDevice>{{0, "T4", 0}};
+  std::unique_ptr<Nvml> nvml = OpenFakeNvml(dir);
+  ASSERT_NE(nvml, nullptr);
+  std::unique_ptr<CgroupDriver> none = MakeNullCgroupDriver("test");
+  absl::StatusOr<HostInfo> h = DetectHostInfo(c, *none, nvml.get());
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->gpus, (std::vector<GpuDevice>{{0, "T4", 0}}));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/base/agent_config.h"
 #include "agent/base/task_hook.h"
 #include "agent/isolation/cgroup_driver.h"
 
@@ -21,10 +22,10 @@ namespace paceline::agent {
 
 class CgroupHook final : public TaskHook {
  public:
-  // `host_gpus`: the host's GPU indices; a task is denied the device nodes of those it does
+  // `host_gpus`: the host's GPU devices; a task is denied the device nodes of those it does
   // not hold (devices/gpu_fence.h, found through the CDI specs in `cdi_dirs`).
   CgroupHook(CgroupDriver& driver, bool cpu_hard_limit, int64_t pids_max,
-             std::vector<int> host_gpus = {}, std::vector<std::string> cdi_dirs = {})
+             std::vector<GpuDevice> host_gpus = {}, std::vector<std::string> cdi_dirs = {})
       : driver_(driver),
         cpu_hard_limit_(cpu_hard_limit),
         pids_max_(pids_max),
@@ -38,7 +39,7 @@ class CgroupHook final : public TaskHook {
   CgroupDriver& driver_;
   bool cpu_hard_limit_;
   int64_t pids_max_;
-  std::vector<int> host_gpus_;
+  std::vector<GpuDevice> host_gpus_;
   std::vector<std::string> cdi_dirs_;
 };
 

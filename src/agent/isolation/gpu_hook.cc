@@ -1,12 +1,33 @@
 #include "agent/isolation/gpu_hook.h"
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace paceline::agent {
 
-GpuAllocator::GpuAllocator(const std::vector<GpuDevice>& devices) {
+namespace {
+
+// The name CUDA_VISIBLE_DEVICES gives slot `slot` (gpu_hook.h).
+std::string VisibleName(const GpuDevice* d, int slot) {
+  if (d == nullptr) return absl::StrCat(slot);
+  if (d->parent >= 0 && !d->uuid.empty()) return d->uuid;
+  if (!d->cdi_name.empty() && absl::c_all_of(d->cdi_name, absl::ascii_isdigit)) return d->cdi_name;
+  return absl::StrCat(slot);
+}
+
+}  // namespace
+
+GpuAllocator::GpuAllocator(const std::vector<GpuDevice>& devices) : devices_(devices) {
   for (const GpuDevice& d : devices) used_[d.index] = 0;
+}
+
+const GpuDevice* GpuAllocator::device(int index) const {
+  for (const GpuDevice& d : devices_) {
+    if (d.index == index) return &d;
+  }
+  return nullptr;
 }
 
 int64_t GpuAllocator::used_milli(int device) const {
@@ -92,7 +113,9 @@ absl::Status GpuHook::Prepare(RunContext& ctx) {
     }
   }
   if (!ctx.gpus.empty() || !gpus_.empty()) {
-    ctx.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(ctx.gpus, ",");
+    ctx.env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(
+        ctx.gpus, ",",
+        [this](std::string* out, int slot) { out->append(VisibleName(gpus_.device(slot), slot)); });
   }
   return absl::OkStatus();
 }

@@ -7,14 +7,17 @@
 // least room that still fits it (best fit, so whole devices stay free). The allocator counts
 // milli-GPUs per device so shares never over-commit a device.
 //
-// GpuHook exports CUDA_VISIBLE_DEVICES=<comma-separated indexes>. On a host with GPUs, a task
-// that asked for none gets CUDA_VISIBLE_DEVICES="" so it cannot grab a device by accident (the
-// variable is advisory: there is no device cgroup isolation).
+// GpuHook exports CUDA_VISIBLE_DEVICES, the task's devices comma-separated, each by the name
+// CUDA knows it by: a MIG instance by its UUID ("MIG-…"), a whole GPU by its NVML index (its
+// CDI name, when NVML found it), else by its slot. On a host with GPUs, a task that asked for
+// none gets CUDA_VISIBLE_DEVICES="" so it does not grab a device by accident (the device cgroup
+// fences the rest: devices/gpu_fence.h).
 //
 // Thread-safety: runtime thread only.
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -35,11 +38,14 @@ class GpuAllocator {
 
   bool empty() const { return used_.empty(); }
   int64_t used_milli(int device) const;
+  // The device in slot `index`; null when there is none.
+  const GpuDevice* device(int index) const;
 
  private:
   // milli-GPUs that `milli` puts on each of `n` devices.
   static int64_t PerDevice(int64_t milli, size_t n);
   std::map<int, int64_t> used_;  // device index -> milli-GPUs in use
+  std::vector<GpuDevice> devices_;
 };
 
 class GpuHook final : public TaskHook {

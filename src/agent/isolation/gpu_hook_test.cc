@@ -58,5 +58,24 @@ TEST(GpuHookTest, ExportsVisibleDevicesAndHidesThemFromOthers) {
   EXPECT_FALSE(cpu_only.env.contains("CUDA_VISIBLE_DEVICES"));
 }
 
+TEST(GpuHookTest, AMigSlotIsVisibleByItsUuidAndAWholeGpuByItsNvmlIndex) {
+  // GPU 0 in MIG mode (two instances: slots 0 and 1), GPU 1 whole (slot 2), as NVML finds them.
+  GpuDevice mig0{0, "A100-1g.10gb", 10LL << 30, "MIG-aaa", "0:1", 0, 0, 7};
+  GpuDevice mig1{1, "A100-3g.40gb", 40LL << 30, "MIG-bbb", "0:2", 0, 0, 2};
+  GpuDevice whole{2, "NVIDIA A100-SXM4-80GB", 80LL << 30, "GPU-ccc", "1", 1, -1, -1};
+  GpuAllocator gpus({mig0, mig1, whole});
+  GpuHook hook(gpus);
+  RunContext one;
+  one.request.spec.resources = Resources::Of(0, 0, 0, 1000);
+  one.request.gpu_devices = {1};
+  ASSERT_TRUE(hook.Prepare(one).ok());
+  EXPECT_EQ(one.env.at("CUDA_VISIBLE_DEVICES"), "MIG-bbb");
+  RunContext two;
+  two.request.spec.resources = Resources::Of(0, 0, 0, 2000);
+  two.request.gpu_devices = {0, 2};
+  ASSERT_TRUE(hook.Prepare(two).ok());
+  EXPECT_EQ(two.env.at("CUDA_VISIBLE_DEVICES"), "MIG-aaa,1");
+}
+
 }  // namespace
 }  // namespace paceline::agent

@@ -33,7 +33,7 @@ AgentConfig TestConfig(const std::string& work_dir) {
   c.name = absl::StrCat("test", ::getpid(), "-", counter++);
   c.work_dir = work_dir;
   c.wrapper_path = WrapperPath();
-  c.gpus = std::vector<GpuDevice>{};  // never run nvidia-smi in tests
+  c.gpus = std::vector<GpuDevice>{};  // never ask NVML or nvidia-smi in tests
   // Below Linux's ephemeral range (32768-60999): the agent skips ports it cannot bind, and the
   // outgoing connections of tests running beside this one must not take ports from its range.
   int slot = ::getpid() % 200;

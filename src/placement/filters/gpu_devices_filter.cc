@@ -21,7 +21,7 @@ std::optional<Rejection> GpuDevicesFilter::Check(const TaskContext& t, const Hos
   } else {
     for (const GpuDevice& d : h.gpus()) {
       if (!std::binary_search(models.begin(), models.end(), d.model)) continue;
-      full += d.milli_allocated == 0 ? 1 : 0;
+      full += d.whole_free() ? 1 : 0;
       best = std::max(best, d.free_milli());
     }
   }

@@ -8,7 +8,7 @@ import { Link } from "wouter-preact";
 import { isAdmin, useWhoAmI } from "../access";
 import { ApiError, HostInfo, ListHostsResponse, call, num } from "../api";
 import { Badge, Bar, Confirm, ErrorBox, FilterInput, FilterSelect } from "../components/ui";
-import { ago, bytes, cores } from "../format";
+import { ago, bytes, cores, time } from "../format";
 import { useQueryState } from "../url_state";
 
 type Action = "DrainHost" | "DownHost" | "UpHost";
@@ -35,12 +35,18 @@ function Gpus({ host }: { host: HostInfo }) {
         }));
         const label =
           `GPU ${g.index} (${g.model}): ${g.milli_allocated / 1000} allocated` +
-          (holders.length ? ` to ${holders.map((h) => `${h.task} (${h.share})`).join(", ")}` : "");
+          (holders.length ? ` to ${holders.map((h) => `${h.task} (${h.share})`).join(", ")}` : "") +
+          (g.fault ? `; unhealthy: ${g.fault.reason}` : "");
         return (
-          <li key={g.index} data-gpu={g.index}>
+          <li key={g.index} data-gpu={g.index} data-unhealthy={g.fault ? "true" : undefined}>
             <Bar value={g.milli_allocated} max={1000} label={label} />
             <span class="hint">
               {g.index}: {g.model}{" "}
+              {g.fault && (
+                <span class="bad" title={`since ${time(g.fault.since_unix_ms)}`}>
+                  unhealthy: {g.fault.reason}{" "}
+                </span>
+              )}
               {holders.map((h, i) => (
                 <span key={h.task}>
                   {i > 0 && ", "}
