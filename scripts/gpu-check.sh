@@ -27,13 +27,10 @@ fi
 [[ -x $bin ]] || make -C "$root" build
 tmp=$(mktemp -d /tmp/pl-gpu-check-XXXXXX)
 chmod 755 "$tmp"
+source "$root/scripts/stop-lib.sh"
 pid=""
 cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  stop_pid "$pid"
   [[ -n ${KEEP:-} ]] && echo "kept: $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -10,13 +10,10 @@ src=$1
 bin=$(realpath "$2")
 tmp=$(mktemp -d /tmp/pl-tour-XXXXXX)
 chmod 755 "$tmp"  # the local agent's tasks run as an unprivileged user
+source "$src/scripts/stop-lib.sh"
 pid=""
 cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  stop_pid "$pid"
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -20,14 +20,10 @@ export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 
 tmp=$(mktemp -d /tmp/pl-python-XXXXXX)
 chmod 755 "$tmp"  # the local agent's tasks run as an unprivileged user
+source "$here/../../scripts/stop-lib.sh"
 pid=""
 cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
+  stop_pid "$pid"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
