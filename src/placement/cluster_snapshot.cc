@@ -19,34 +19,6 @@ absl::Status NotFound(HostId id) {
 
 }  // namespace
 
-ClusterSnapshot::ClusterSnapshot() : identity_(std::make_shared<char>()) {}
-
-ClusterSnapshot::ClusterSnapshot(const ClusterSnapshot& o)
-    : identity_(std::make_shared<char>()),
-      hosts_(o.hosts_),
-      num_hosts_(o.num_hosts_),
-      index_(o.index_),
-      revocable_index_(o.revocable_index_),
-      revocable_indexed_(o.revocable_indexed_),
-      revocable_tasks_(o.revocable_tasks_),
-      label_index_(o.label_index_),
-      label_pairs_(o.label_pairs_),
-      records_(o.records_),
-      free_records_(o.free_records_),
-      tasks_(o.tasks_),
-      log_(o.log_),
-      log_base_(o.log_base_),
-      relax_log_(o.relax_log_),
-      relax_base_(o.relax_base_) {}
-
-ClusterSnapshot& ClusterSnapshot::operator=(const ClusterSnapshot& o) {
-  if (this != &o) {
-    ClusterSnapshot copy(o);
-    *this = std::move(copy);
-  }
-  return *this;
-}
-
 const HostState* ClusterSnapshot::host(HostId id) const {
   return present(id.value()) ? &*hosts_[id.value()] : nullptr;
 }
@@ -187,6 +159,7 @@ absl::Status ClusterSnapshot::AddHost(HostSpec spec) {
     }
   }
   if (slot >= hosts_.size()) hosts_.resize(slot + 1);
+  for (const std::string& model : spec.gpu_models) ++gpu_devices_by_model_[model];
   hosts_[slot].emplace(std::move(spec));
   // A host added again at a slot starts above every version an earlier one had there.
   hosts_[slot]->version_ = ++hosts_added_ << 32;
@@ -206,6 +179,10 @@ absl::StatusOr<std::vector<TaskId>> ClusterSnapshot::RemoveHost(HostId id) {
   if (index_.Contains(id.value())) index_.Erase(id.value());
   if (revocable_index_.Contains(id.value())) revocable_index_.Erase(id.value());
   IndexLabels(id.value(), false);
+  for (const GpuDevice& d : h->gpus()) {
+    auto it = gpu_devices_by_model_.find(d.model);
+    if (--it->second == 0) gpu_devices_by_model_.erase(it);
+  }
   hosts_[id.value()].reset();
   unhealthy_gpu_hosts_.erase(id.value());
   --num_hosts_;

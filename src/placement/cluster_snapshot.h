@@ -56,11 +56,8 @@ struct Assignment {
 
 class ClusterSnapshot {
  public:
-  ClusterSnapshot();
-  ClusterSnapshot(const ClusterSnapshot& other);
-  ClusterSnapshot& operator=(const ClusterSnapshot& other);
-  ClusterSnapshot(ClusterSnapshot&&) = default;
-  ClusterSnapshot& operator=(ClusterSnapshot&&) = default;
+  // Copies are whole copies with an identity of their own (identity()).
+  ClusterSnapshot() = default;
 
   // --- hosts ---
   // InvalidArgument: id already present, duplicate label keys, negative capacity, a gpu
@@ -136,6 +133,11 @@ class ClusterSnapshot {
   const std::vector<uint32_t>* HostsWithLabel(absl::string_view key, absl::string_view value) const;
   // The largest capacity of any present host, per dimension.
   Resources MaxCapacity() const;
+  // GPU devices per model over the present hosts, whatever their status or health (the
+  // supply scorer gpu_model_pressure weighs demand against); changes only with static_seq().
+  const absl::flat_hash_map<std::string, int64_t>& gpu_devices_by_model() const {
+    return gpu_devices_by_model_;
+  }
 
   // Recomputes every host's usage from the task records and checks it against the kept
   // values and the capacities (no over-commit of regular work in any dimension, none of any
@@ -148,7 +150,7 @@ class ClusterSnapshot {
   uint32_t InternLabelPair(absl::string_view key, absl::string_view value);
   // Identifies this snapshot object for the engine's caches: a copy gets a new identity, and an
   // identity is never reused while a cache still holds it (no global counter).
-  std::weak_ptr<const void> identity() const { return identity_; }
+  std::weak_ptr<const void> identity() const { return identity_.token; }
   // Sequence number of the static-change log (grows with every status or label change).
   uint64_t static_seq() const { return log_base_ + log_.size(); }
   // Slots whose static attributes changed since `seq`; nullopt when the log was truncated.
@@ -192,7 +194,20 @@ class ClusterSnapshot {
   void Unhold(uint32_t slot, const Usage& u, bool rollback);
   void LogRelaxed(uint32_t slot);
 
-  std::shared_ptr<const void> identity_;
+  // A token of its own for every object: copying a snapshot makes a new one.
+  struct Identity {
+    std::shared_ptr<const void> token = std::make_shared<char>();
+    Identity() = default;
+    Identity(const Identity&) : Identity() {}
+    Identity& operator=(const Identity&) {
+      token = std::make_shared<char>();
+      return *this;
+    }
+    Identity(Identity&&) = default;
+    Identity& operator=(Identity&&) = default;
+  };
+
+  Identity identity_;
   std::vector<std::optional<HostState>> hosts_;
   size_t num_hosts_ = 0;
   FreeIndex index_;            // by FreeFor(false)
@@ -203,6 +218,7 @@ class ClusterSnapshot {
       label_index_;
   absl::flat_hash_map<std::string, uint32_t> label_pairs_;
   absl::flat_hash_map<std::string, int64_t> image_sizes_;  // the largest size reported
+  absl::flat_hash_map<std::string, int64_t> gpu_devices_by_model_;
   // Task records live in a dense vector (freed entries reused) and the hash map finds them:
   // the map's spare slots then cost 4 bytes of index each, not a whole record.
   ChunkedArray<TaskRecord> records_;  // never moves as it grows (common/chunked_array.h)

@@ -123,6 +123,37 @@ TEST(ClusterSnapshot, CopiesAreIndependentAndGetANewIdentity) {
   ASSERT_TRUE(Put(b, 0, 0, ShapeBuilder().Build()).ok());
   EXPECT_EQ(a.num_tasks(), 0u);
   EXPECT_EQ(b.num_tasks(), 1u);
+  // Everything is copied: host holds, GPU health, images, the devices per model.
+  ASSERT_TRUE(a.AddHost(HostBuilder(1).Gpus(2, "A100").Build()).ok());
+  ASSERT_TRUE(a.HoldHost(HostId(1), 7, absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(a.SetGpuHealth(HostId(1), 0, false).ok());
+  ASSERT_TRUE(a.SetHostImages(HostId(1), {{"r.io/x:1", 5}}).ok());
+  ClusterSnapshot c;
+  c = a;
+  EXPECT_NE(a.identity().lock(), c.identity().lock());
+  EXPECT_TRUE(c.HoldsHostsFor(7));
+  EXPECT_EQ(c.WithheldGpuMilli(), 1000);
+  EXPECT_EQ(c.ImageSize("r.io/x:1"), 5);
+  EXPECT_EQ(c.gpu_devices_by_model().at("A100"), 2);
+  EXPECT_TRUE(c.Validate().ok()) << c.Validate();
+}
+
+TEST(ClusterSnapshot, CountsGpuDevicesPerModel) {
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(2, "T4").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Gpus(8, "A100").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(2).Gpus(4, "T4").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(3).Build()).ok());
+  using Devices = absl::flat_hash_map<std::string, int64_t>;
+  EXPECT_EQ(snap.gpu_devices_by_model(), (Devices{{"T4", 6}, {"A100", 8}}));
+  const uint64_t seq = snap.static_seq();
+  ASSERT_TRUE(snap.RemoveHost(HostId(1)).ok());
+  EXPECT_GT(snap.static_seq(), seq);
+  EXPECT_EQ(snap.gpu_devices_by_model(), (Devices{{"T4", 6}}));
+  // Status and health change nothing: it is the supply, not what is free now.
+  ASSERT_TRUE(snap.SetHostStatus(HostId(0), HostStatus::kDown).ok());
+  ASSERT_TRUE(snap.SetGpuHealth(HostId(2), 1, false).ok());
+  EXPECT_EQ(snap.gpu_devices_by_model(), (Devices{{"T4", 6}}));
 }
 
 TEST(ClusterSnapshot, InternedLabelPairsAreStable) {

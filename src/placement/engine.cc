@@ -377,7 +377,7 @@ std::optional<PlacementEngine::Choice> PlacementEngine::Choose(const TaskContext
   // The weights of the scorers that tell hosts apart for this task (0: not run).
   active_weights_.resize(scorers.size());
   for (size_t i = 0; i < scorers.size(); ++i) {
-    active_weights_[i] = weights[i] != 0 && scorers[i]->Applies(t, snap) ? weights[i] : 0;
+    active_weights_[i] = weights[i] != 0 && scorers[i]->Applies(t, snap, env_) ? weights[i] : 0;
   }
   env_.sequence = sequence_;
   std::optional<Choice> best;

@@ -1,5 +1,5 @@
 // Scenario tests of the placement engine: constraints, anti-affinity, never-fitting requests,
-// GPU sharing and models, gangs, preferences, and the "why pending" explanation.
+// gangs, preferences, and the "why pending" explanation (GPUs: engine_gpu_test.cc).
 
 #include "placement/engine.h"
 
@@ -25,34 +25,6 @@ std::vector<PlacementRequest> Instances(std::shared_ptr<const TaskShape> shape, 
   std::vector<PlacementRequest> rs;
   for (uint32_t i = 0; i < n; ++i) rs.push_back(One(i, shape));
   return rs;
-}
-
-TEST(Engine, ScoresMoreCandidatesOnceTheWorkloadHasGpuTasks) {
-  ClusterSnapshot snap;
-  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(2).Build()).ok());
-  auto e = Engine();
-  e->Place(std::vector{One(0, ShapeBuilder(1).Build())}, snap);
-  EXPECT_EQ(e->max_candidates(), 16u);
-  e->Place(std::vector{One(0, ShapeBuilder(2).Gpu(1000).Build())}, snap);
-  EXPECT_EQ(e->max_candidates(), 256u);
-  auto fixed = Engine("default", 5);  // the configuration overrides both
-  fixed->Place(std::vector{One(0, ShapeBuilder(2).Gpu(1000).Build())}, snap);
-  EXPECT_EQ(fixed->max_candidates(), 5u);
-}
-
-TEST(Engine, AGpuTaskGoesOnlyToAHealthyDevice) {
-  ClusterSnapshot snap;
-  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(2).Build()).ok());
-  ASSERT_TRUE(snap.SetGpuHealth(HostId(0), 0, false).ok());
-  ASSERT_TRUE(snap.SetGpuHealth(HostId(0), 1, false).ok());
-  auto engine = Engine();
-  Plan share = engine->Place(Instances(ShapeBuilder(8).Gpu(500).Build(), 1), snap);
-  EXPECT_TRUE(share.assignments.empty()) << "no share of an unhealthy device";
-  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Gpus(1).Build()).ok());
-  Plan plan = engine->Place(Instances(ShapeBuilder(7).Gpu(1000).Build(), 2), snap);
-  ASSERT_EQ(plan.assignments.size(), 1u);
-  EXPECT_EQ(plan.assignments[0].host, HostId(1)) << "host 0's devices are both unhealthy";
-  EXPECT_EQ(plan.pending.size(), 1u);
 }
 
 TEST(Engine, LabelInPinsInstancesToMatchingHosts) {
@@ -221,59 +193,6 @@ TEST(Engine, AGangRollbackDoesNotLeaveAStaleFailureForLaterPlans) {
   std::vector<PlacementRequest> single = {One(7, shape)};
   Plan next = engine->Place(single, snap);
   EXPECT_EQ(next.assignments.size(), 1u);
-}
-
-TEST(Engine, FractionalGpuTasksShareDevicesWithoutExceedingOneDevice) {
-  ClusterSnapshot snap;
-  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(64000).MemGi(256).Gpus(2).Build()).ok());
-  auto shape = ShapeBuilder().Gpu(400).Build();
-  for (const std::string profile : {"default", "best-fit", "fgd", "gpu-packing", "random-fit"}) {
-    SCOPED_TRACE(profile);
-    ClusterSnapshot s = snap;
-    Plan plan = Engine(profile)->Place(Instances(shape, 5), s);
-    ASSERT_EQ(plan.assignments.size(), 4u);  // two 0.4 shares per device
-    ASSERT_EQ(plan.pending.size(), 1u);
-    // 0.4 of GPU is free in total, but no single device has it.
-    EXPECT_EQ(plan.pending[0].explanation.OneLine(), "0/1 hosts: 1 no GPU with 0.4 free");
-    ASSERT_EQ(ApplyPlan(plan, s).committed, 4u);
-    ASSERT_TRUE(s.Validate().ok()) << s.Validate();
-    EXPECT_EQ(s.host(HostId(0))->gpus()[0].milli_allocated, 800);
-    EXPECT_EQ(s.host(HostId(0))->gpus()[1].milli_allocated, 800);
-  }
-}
-
-TEST(Engine, BestFitPacksFractionsOntoTheFullestDevice) {
-  ClusterSnapshot snap;
-  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(64000).MemGi(256).Gpus(2).Build()).ok());
-  ASSERT_TRUE(Put(snap, 0, 0, ShapeBuilder(9).Gpu(600).Build(), {GpuShare{1, 600}}).ok());
-  std::vector<PlacementRequest> rs = {One(0, ShapeBuilder().Gpu(400).Build())};
-  Plan plan = Engine("best-fit")->Place(rs, snap);
-  ASSERT_EQ(plan.assignments.size(), 1u);
-  EXPECT_EQ(plan.assignments[0].gpus, (GpuShares{GpuShare{1, 400}}));
-}
-
-TEST(Engine, GpuModelsAreHonoured) {
-  ClusterSnapshot snap;
-  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(4, "T4").Build()).ok());
-  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Gpus(2, "A100").Build()).ok());
-  auto a100 = ShapeBuilder(1).Gpu(1000).Models({"A100"}).Build();
-  auto any = ShapeBuilder(2).Gpu(2000).Build();
-  auto engine = Engine();
-  std::vector<PlacementRequest> rs = Instances(a100, 3);
-  rs.push_back(One(0, any));
-  Plan plan = engine->Place(rs, snap);
-  ASSERT_EQ(plan.assignments.size(), 3u);
-  for (const Assignment& a : plan.assignments) {
-    if (a.shape == a100) {
-      EXPECT_EQ(a.host.value(), 1u);
-    } else {
-      EXPECT_EQ(a.host.value(), 0u);
-      EXPECT_EQ(a.gpus.size(), 2u);
-    }
-  }
-  ASSERT_EQ(plan.pending.size(), 1u);
-  EXPECT_EQ(plan.pending[0].explanation.OneLine(),
-            "0/2 hosts: 1 no GPU of model [A100], 1 insufficient gpu (asked 1, best 0)");
 }
 
 TEST(Engine, GangsAreAllOrNothing) {
@@ -459,16 +378,6 @@ TEST(Engine, ApplyPlanRejectsAWholeGangThatNoLongerFits) {
   EXPECT_EQ(r.rejected[0].task, (TaskId{JobId(1), 2}));
   EXPECT_EQ(snap.num_tasks(), 1u);
   EXPECT_TRUE(snap.Validate().ok());
-}
-
-TEST(Engine, LearnsTheWorkloadFromRequests) {
-  ClusterSnapshot snap;
-  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Gpus(8).Cpu(64000).MemGi(256).Build()).ok());
-  auto engine = Engine("fgd");
-  EXPECT_TRUE(engine->workload().empty());
-  engine->Place(Instances(ShapeBuilder().Gpu(500).Build(), 3), snap);
-  ASSERT_EQ(engine->workload().size(), 1u);
-  EXPECT_DOUBLE_EQ(engine->workload().total_weight(), 3);
 }
 
 TEST(Engine, UnknownProfileIsAnError) {

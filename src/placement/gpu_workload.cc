@@ -151,4 +151,35 @@ double GpuWorkload::Fragmentation(const HostState& h, const Resources& extra,
   return frag / total_weight_;
 }
 
+absl::flat_hash_map<std::string, double> GpuWorkload::ModelPressure(
+    const absl::flat_hash_map<std::string, int64_t>& devices) const {
+  double asked = 0;  // all the GPU the workload asks, per unit of weight
+  for (const TaskType& t : types_) asked += t.weight * static_cast<double>(t.resources.gpu_milli());
+  int64_t cluster = 0;
+  for (const auto& [model, n] : devices) cluster += n;
+  absl::flat_hash_map<std::string, double> need;  // devices the constrained types need
+  if (asked <= 0 || cluster <= 0) return need;
+  for (const TaskType& t : types_) {
+    if (t.gpu_models.empty() || t.resources.gpu_milli() <= 0) continue;
+    // The models it accepts that have devices, each once (a list may repeat one).
+    absl::InlinedVector<std::pair<const std::string*, int64_t>, 4> models;
+    int64_t accepted = 0;
+    for (size_t i = 0; i < t.gpu_models.size(); ++i) {
+      if (i > 0 && t.gpu_models[i] == t.gpu_models[i - 1]) continue;
+      auto it = devices.find(t.gpu_models[i]);
+      if (it == devices.end()) continue;
+      models.emplace_back(&it->first, it->second);
+      accepted += it->second;
+    }
+    if (accepted == 0) continue;  // it runs nowhere: it needs no device in particular
+    const double share = t.weight * static_cast<double>(t.resources.gpu_milli()) / asked *
+                         static_cast<double>(cluster);
+    for (const auto& [model, n] : models) {
+      need[*model] += share * static_cast<double>(n) / static_cast<double>(accepted);
+    }
+  }
+  for (auto& [model, n] : need) n /= static_cast<double>(devices.at(model));
+  return need;
+}
+
 }  // namespace paceline::placement

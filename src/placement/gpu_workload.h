@@ -23,6 +23,14 @@
 // CPU-only task eating the cpu that the host's idle GPUs will need long before a single task
 // stops fitting.
 //
+// Model pressure, the third: how much of each GPU model the workload's model-constrained tasks
+// need. If the workload filled the cluster, a constrained type would take its share of all the
+// GPU asked, spread over the models it accepts in proportion to their devices; a model's
+// pressure is what the constrained types would take of it over what it has. 1.0: they alone
+// would need every device of the model; 0: nothing needs this model in particular. An
+// unconstrained task placed on a high-pressure model takes a device that constrained tasks
+// have nowhere else to find (scorers/gpu_model_pressure_scorer.h).
+//
 // Cost: one pass over the host's devices per distinct (GPU ask, models) group and a few
 // compares per type; keep the distribution small (Top(k)).
 //
@@ -69,6 +77,11 @@ class GpuWorkload {
   // tasks.
   double Stranding(const HostState& h, const Resources& extra = Resources(),
                    std::span<const GpuShare> shares = {}) const;
+  // Each model's pressure (above) against `devices` (devices per model in the cluster). Only
+  // models some constrained type accepts appear; empty when no type is constrained, or when
+  // none of their models has a device. O(types x models accepted).
+  absl::flat_hash_map<std::string, double> ModelPressure(
+      const absl::flat_hash_map<std::string, int64_t>& devices) const;
 
  private:
   struct Group {

@@ -104,5 +104,31 @@ TEST(GpuWorkload, TopKeepsTheHeaviestTypes) {
   EXPECT_EQ(top.types()[1].resources.gpu_milli(), 250);
 }
 
+TEST(GpuWorkload, ModelPressureIsWhatConstrainedTasksWouldTakeOfEachModel) {
+  // 100 A100s and 300 T4s. The workload asks 4 GPUs in all per unit of weight: 2 of any model,
+  // 1 of T4 only, 1 of "A100 or T4" (spread 1:3 by their devices). Filling the 400 devices,
+  // T4-only tasks need 100 of the T4s and the A100-or-T4 ones 25 A100s and 75 T4s.
+  GpuWorkload w;
+  w.Add(Gpu(1000), {}, 2);
+  w.Add(Gpu(1000), {"T4"}, 1);
+  w.Add(Gpu(500), {"A100", "T4", "T4"}, 2);      // a model listed twice counts once
+  w.Add(Resources::Of(4000, kGi, 0, 0), {}, 5);  // no GPU: asks none
+  absl::flat_hash_map<std::string, double> p = w.ModelPressure({{"A100", 100}, {"T4", 300}});
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_DOUBLE_EQ(p["A100"], 25.0 / 100);
+  EXPECT_DOUBLE_EQ(p["T4"], (100.0 + 75.0) / 300);
+
+  // A model without devices takes no part; a type whose models have none needs nothing.
+  w.Add(Gpu(1000), {"V100"}, 4);
+  p = w.ModelPressure({{"A100", 100}, {"T4", 300}});
+  EXPECT_FALSE(p.contains("V100"));
+  EXPECT_LT(p["T4"], (100.0 + 75.0) / 300);  // the V100 tasks' asks dilute the others' share
+  // Nothing constrained, or no devices: no pressure anywhere.
+  GpuWorkload any;
+  any.Add(Gpu(1000), {});
+  EXPECT_TRUE(any.ModelPressure({{"T4", 8}}).empty());
+  EXPECT_TRUE(w.ModelPressure({}).empty());
+}
+
 }  // namespace
 }  // namespace paceline::placement

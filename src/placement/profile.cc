@@ -23,6 +23,7 @@
 #include "placement/scorers/avoid_reclaim_scorer.h"
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
+#include "placement/scorers/gpu_model_pressure_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
 #include "placement/scorers/gpu_stranding_scorer.h"
 #include "placement/scorers/image_locality_scorer.h"
@@ -70,6 +71,7 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
           {"spread", &NewScorer<SpreadScorer>},
           {"gpu_fragmentation", &NewScorer<GpuFragmentationScorer>},
           {"gpu_stranding", &NewScorer<GpuStrandingScorer>},
+          {"gpu_model_pressure", &NewScorer<GpuModelPressureScorer>},
           {"dot_product", &NewScorer<DotProductScorer>},
           {"gpu_packing", &NewScorer<GpuPackingScorer>},
           {"random", &NewScorer<RandomScorer>},
@@ -86,8 +88,8 @@ const std::vector<std::pair<absl::string_view, std::unique_ptr<Scorer> (*)()>>& 
 // (checked by profile_test), so a feasible previous host always wins. avoid_reclaim outweighs
 // packing and spreading (a host where regular work displaces no revocable work is preferred)
 // but not fragmentation.
-constexpr double kPreviousHostWeight = 64;
-constexpr double kStatefulWeight = 128;
+constexpr double kPreviousHostWeight = 128;
+constexpr double kStatefulWeight = 256;
 constexpr double kAvoidReclaimWeight = 2;
 // Among equally good hosts, one that has the task's image cached (docs/containers.md): a
 // nudge, below a pack/spread preference's full weight.
@@ -115,7 +117,11 @@ ProfileSpec WithPolicy(absl::string_view name, std::vector<ScorerWeight> policy,
 std::vector<ProfileSpec> NamedProfiles() {
   using W = WalkOrder;
   return {
-      WithPolicy("default", {{"pack", 1}, {"gpu_fragmentation", 16}, {"gpu_stranding", 32}},
+      WithPolicy("default",
+                 {{"pack", 1},
+                  {"gpu_fragmentation", 16},
+                  {"gpu_stranding", 32},
+                  {"gpu_model_pressure", 32}},
                  W::kTightestFirst),
       WithPolicy("spread", {{"spread", 1}}, W::kLoosestFirst),
       WithPolicy("best-fit", {{"pack", 1}}, W::kTightestFirst),

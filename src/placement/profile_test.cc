@@ -29,20 +29,22 @@ TEST(Profile, DefaultAndFgdWeights) {
   EXPECT_EQ(d->spec().max_candidates, 16u);
   EXPECT_EQ(d->spec().gpu_max_candidates, 256u);
   EXPECT_TRUE(d->any_device_aware());
-  ASSERT_EQ(d->spec().scorers.size(), 7u);
+  ASSERT_EQ(d->spec().scorers.size(), 8u);
   EXPECT_EQ(d->spec().scorers[0].scorer, "pack");
   EXPECT_EQ(d->spec().scorers[1].scorer, "gpu_fragmentation");
   EXPECT_EQ(d->spec().scorers[2].scorer, "gpu_stranding");
-  EXPECT_EQ(d->spec().scorers[3].scorer, "avoid_reclaim");
-  // The weights chosen by the search of docs/placement.md: 1 : 16 : 32.
+  EXPECT_EQ(d->spec().scorers[3].scorer, "gpu_model_pressure");
+  EXPECT_EQ(d->spec().scorers[4].scorer, "avoid_reclaim");
+  // The weights chosen by the searches of docs/placement.md: 1 : 16 : 32 : 32.
   EXPECT_EQ(d->spec().scorers[1].weight, 16 * d->spec().scorers[0].weight);
   EXPECT_EQ(d->spec().scorers[2].weight, 32 * d->spec().scorers[0].weight);
+  EXPECT_EQ(d->spec().scorers[3].weight, 32 * d->spec().scorers[0].weight);
   // Not displacing revocable work matters more than packing, less than fragmentation.
-  EXPECT_GT(d->spec().scorers[3].weight, d->spec().scorers[0].weight);
-  EXPECT_LT(d->spec().scorers[3].weight, d->spec().scorers[1].weight);
+  EXPECT_GT(d->spec().scorers[4].weight, d->spec().scorers[0].weight);
+  EXPECT_LT(d->spec().scorers[4].weight, d->spec().scorers[1].weight);
   // Having the task's image cached is a nudge, below packing's full weight.
-  EXPECT_EQ(d->spec().scorers[4].scorer, "image_locality");
-  EXPECT_LT(d->spec().scorers[4].weight, d->spec().scorers[0].weight);
+  EXPECT_EQ(d->spec().scorers[5].scorer, "image_locality");
+  EXPECT_LT(d->spec().scorers[5].weight, d->spec().scorers[0].weight);
   absl::StatusOr<Profile> bf = Profile::Named("best-fit");
   ASSERT_TRUE(bf.ok());
   EXPECT_FALSE(bf->any_device_aware());

@@ -46,8 +46,10 @@ class Scorer {
   virtual absl::string_view name() const = 0;
   virtual bool device_aware() const { return false; }
   // False when the scorer would give every host the same score for this task; asked once per
-  // task, before its candidates are scored.
-  virtual bool Applies(const TaskContext&, const ClusterSnapshot&) const { return true; }
+  // task, before its candidates are scored, with the environment they will be scored in.
+  virtual bool Applies(const TaskContext&, const ClusterSnapshot&, const ScoreEnv&) const {
+    return true;
+  }
   // In [0, 1]; higher is better.
   virtual double Score(const ScoreInput& in) const = 0;
   virtual void ResetCaches() const {}

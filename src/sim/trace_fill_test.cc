@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 #include "sim/fill.h"
 #include "sim/sim_driver.h"
 #include "sim/trace_replay.h"
@@ -137,6 +140,41 @@ TEST_F(TraceFillTest, FillIsDeterministicAndMonotonic) {
   EXPECT_TRUE(RunFill(*in, o).ok());
   o.protocol = "nope";
   EXPECT_FALSE(RunFill(*in, o).ok());
+}
+
+// A cluster shaped like the Alibaba trace's gpuspec lists: many hosts of a common model, a few
+// of a scarce one (T4) that a fifth of the GPU tasks can use alone. Tasks of any model that
+// take T4s leave T4-only tasks nowhere to go and the common model's devices idle.
+TEST(ModelPressureFill, TasksOfAnyModelLeaveTheScarceModelToTheTasksThatNeedIt) {
+  AlibabaTraceInput in;
+  for (int i = 0; i < 24; ++i) {
+    in.nodes.push_back(AlibabaNode{absl::StrCat("g", i), 64000, 262144, 8, "G2"});
+  }
+  for (int i = 0; i < 16; ++i) {
+    in.nodes.push_back(AlibabaNode{absl::StrCat("t", i), 96000, 262144, 2, "T4"});
+  }
+  for (int i = 0; i < 100; ++i) {
+    AlibabaTask t;
+    t.name = absl::StrFormat("p%03d", i);
+    t.cpu_milli = 4000 + 1000 * (i % 5);
+    t.memory_mib = 8192;
+    t.num_gpu = i % 10 == 9 ? 0 : 1;
+    t.gpu_milli = t.num_gpu == 0 ? 0 : (i % 3 == 0 ? 500 : 1000);
+    if (i % 7 == 1) t.gpu_models = {"T4"};
+    in.tasks.push_back(std::move(t));
+  }
+  FillOptions o;
+  o.protocol = "fgd";
+  o.seed = 42;
+  o.repetitions = 10;
+  const std::string without = "pack=1+gpu_fragmentation=16+gpu_stranding=32";
+  o.profiles = {"default", without};
+  absl::StatusOr<Json> r = RunFill(in, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  auto unallocated = [&](const std::string& p) {
+    return (*r)["profiles"][p]["final"]["unallocated_at_100_pct"]["mean"].get<double>();
+  };
+  EXPECT_LT(unallocated("default"), unallocated(without) - 1) << r->dump();
 }
 
 TEST(RealTraceTest, FillAllocatesMostOfTheGpus) {

@@ -4,7 +4,8 @@
 
 namespace paceline::placement {
 
-bool AvoidReclaimScorer::Applies(const TaskContext& t, const ClusterSnapshot& snap) const {
+bool AvoidReclaimScorer::Applies(const TaskContext& t, const ClusterSnapshot& snap,
+                                 const ScoreEnv&) const {
   return !t.shape.revocable && snap.revocable_tasks() > 0;
 }
 

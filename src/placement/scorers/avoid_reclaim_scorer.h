@@ -15,7 +15,8 @@ class AvoidReclaimScorer final : public Scorer {
  public:
   absl::string_view name() const override { return "avoid_reclaim"; }
   // Only regular tasks, and only while some revocable task is placed.
-  bool Applies(const TaskContext& t, const ClusterSnapshot& snap) const override;
+  bool Applies(const TaskContext& t, const ClusterSnapshot& snap,
+               const ScoreEnv& env) const override;
   double Score(const ScoreInput& in) const override;
 };
 

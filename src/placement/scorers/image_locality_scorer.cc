@@ -6,7 +6,8 @@
 
 namespace paceline::placement {
 
-bool ImageLocalityScorer::Applies(const TaskContext& t, const ClusterSnapshot& snapshot) const {
+bool ImageLocalityScorer::Applies(const TaskContext& t, const ClusterSnapshot& snapshot,
+                                  const ScoreEnv&) const {
   if (t.shape.image.empty()) return false;
   int64_t size = snapshot.ImageSize(t.shape.image);
   if (size <= 0) return false;

@@ -18,7 +18,8 @@ class ImageLocalityScorer final : public Scorer {
   static constexpr int64_t kFullWeightBytes = int64_t{1} << 30;
 
   absl::string_view name() const override { return "image_locality"; }
-  bool Applies(const TaskContext& t, const ClusterSnapshot& snapshot) const override;
+  bool Applies(const TaskContext& t, const ClusterSnapshot& snapshot,
+               const ScoreEnv& env) const override;
   double Score(const ScoreInput& in) const override;
 
  private:

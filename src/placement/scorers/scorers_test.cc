@@ -7,6 +7,7 @@
 #include "placement/scorers/avoid_reclaim_scorer.h"
 #include "placement/scorers/dot_product_scorer.h"
 #include "placement/scorers/gpu_fragmentation_scorer.h"
+#include "placement/scorers/gpu_model_pressure_scorer.h"
 #include "placement/scorers/gpu_packing_scorer.h"
 #include "placement/scorers/gpu_stranding_scorer.h"
 #include "placement/scorers/image_locality_scorer.h"
@@ -95,16 +96,16 @@ TEST_F(ScorerTest, ImageLocalityPrefersTheHostWithTheImageByItsSize) {
   const std::string big = "r.io/big:1", small = "r.io/small:1";
   ASSERT_TRUE(snap_.SetHostImages(HostId(1), {{big, int64_t{2} << 30}, {small, 1 << 20}}).ok());
   Ctx plain(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Build()));
-  EXPECT_FALSE(s.Applies(plain.get(), snap_));  // no image
+  EXPECT_FALSE(s.Applies(plain.get(), snap_, ScoreEnv{}));  // no image
   Ctx unknown(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Image("r.io/nowhere:1").Build()));
-  EXPECT_FALSE(s.Applies(unknown.get(), snap_));  // no host has it: every host the same
+  EXPECT_FALSE(s.Applies(unknown.get(), snap_, ScoreEnv{}));  // no host has it: every host the same
 
   Ctx c(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Image(big).Build()));
-  ASSERT_TRUE(s.Applies(c.get(), snap_));
+  ASSERT_TRUE(s.Applies(c.get(), snap_, ScoreEnv{}));
   EXPECT_EQ(Score(s, c, 1), 1.0);
   EXPECT_EQ(Score(s, c, 0), 0.0);  // 2 GiB to pull: the whole weight
   Ctx d(Task(0, ShapeBuilder().Cpu(1000).MemGi(1).Image(small).Build()));
-  ASSERT_TRUE(s.Applies(d.get(), snap_));
+  ASSERT_TRUE(s.Applies(d.get(), snap_, ScoreEnv{}));
   EXPECT_EQ(Score(s, d, 1), 1.0);
   EXPECT_NEAR(Score(s, d, 0), 1.0 - 1.0 / 1024, 1e-9);  // 1 MiB barely matters
 }
@@ -217,6 +218,52 @@ TEST(GpuStrandingScorer, SendsCpuTasksWhereTheGpusKeepTheirCpu) {
   EXPECT_NEAR(small, 0.5 - 0.5 * std::tanh(1.5), 1e-12);
   EXPECT_EQ(big, 0.5);
   EXPECT_EQ(s.Score({c.get(), *snap.host(HostId(2)), GpuShares{}, env}), 0.5);  // no GPUs
+}
+
+TEST(GpuModelPressureScorer, LeavesTheModelsConstrainedTasksNeedToThem) {
+  // One 2-GPU T4 host, one 8-GPU A100 host. Half the workload's GPU
+  // asks are T4-only: filling the 10 devices they would need 5 T4s, and there are 2: T4
+  // pressure 2.5, A100 0.
+  ClusterSnapshot snap;
+  ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(32000).Gpus(2, "T4").Build()).ok());
+  ASSERT_TRUE(snap.AddHost(HostBuilder(1).Cpu(32000).Gpus(8, "A100").Build()).ok());
+  GpuWorkload w;
+  w.Add(Resources::Of(1000, 1 << 30, 0, 1000), {}, 1);
+  w.Add(Resources::Of(1000, 1 << 30, 0, 1000), {"T4"}, 1);
+  ScoreEnv env;
+  env.workload = &w;
+  env.workload_generation = 1;
+  GpuModelPressureScorer s;
+  auto score = [&](const Ctx& c, uint32_t host, GpuShares g) {
+    return s.Score({c.get(), *snap.host(HostId(host)), g, env});
+  };
+
+  Ctx any(Task(0, ShapeBuilder().Gpu(1000).Build()));
+  ASSERT_TRUE(s.Applies(any.get(), snap, env));
+  EXPECT_DOUBLE_EQ(score(any, 0, {GpuShare{0, 1000}}), 1.0 / 3.5);
+  EXPECT_DOUBLE_EQ(score(any, 1, {GpuShare{0, 1000}}), 1.0);
+  // A task without GPUs is not its business.
+  Ctx cpu(Task(0, ShapeBuilder().Cpu(4000).Build()));
+  EXPECT_FALSE(s.Applies(cpu.get(), snap, env));
+  // One acceptable model: every host it may use scores the same.
+  Ctx t4(Task(0, ShapeBuilder().Gpu(1000).Models({"T4"}).Build()));
+  EXPECT_FALSE(s.Applies(t4.get(), snap, env));
+  Ctx two(Task(0, ShapeBuilder().Gpu(1000).Models({"A100", "T4"}).Build()));
+  EXPECT_TRUE(s.Applies(two.get(), snap, env));
+
+  // More T4s: less pressure, once the scorer sees the new host (static_seq).
+  ASSERT_TRUE(snap.AddHost(HostBuilder(3).Cpu(32000).Gpus(8, "T4").Build()).ok());
+  ASSERT_TRUE(s.Applies(any.get(), snap, env));
+  EXPECT_DOUBLE_EQ(score(any, 0, {GpuShare{0, 1000}}), 1.0 / (1.0 + 0.5 * 18 / 10));
+
+  // No constrained type: nothing to tell hosts apart by.
+  GpuWorkload plain;
+  plain.Add(Resources::Of(1000, 1 << 30, 0, 1000), {});
+  env.workload = &plain;
+  env.workload_generation = 2;
+  EXPECT_FALSE(s.Applies(any.get(), snap, env));
+  env.workload = nullptr;
+  EXPECT_FALSE(s.Applies(any.get(), snap, env));
 }
 
 }  // namespace
