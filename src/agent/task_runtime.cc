@@ -145,8 +145,9 @@ absl::Status TaskRuntime::Init() {
   lifecycle_.AddHook(
       std::make_unique<TaskUserHook>(config_.task_user, switch_users, config_.allow_root_tasks));
   RETURN_IF_ERROR(InitContainers());
-  lifecycle_.AddHook(std::make_unique<ContainerHook>(config_, oci_, images_.get(),
-                                                     services_.wrapper_path, clock_, host_.gpus));
+  cdi_ = std::make_unique<CdiSpecDirs>(config_.cdi_dirs);  // shared by the two hooks below
+  lifecycle_.AddHook(std::make_unique<ContainerHook>(
+      config_, oci_, images_.get(), services_.wrapper_path, clock_, host_.gpus, cdi_.get()));
   lifecycle_.AddHook(std::make_unique<SandboxHook>(wd));
   lifecycle_.AddHook(std::make_unique<VolumeHook>(wd));
   lifecycle_.AddHook(std::make_unique<SecretsHook>());
@@ -155,7 +156,7 @@ absl::Status TaskRuntime::Init() {
   lifecycle_.AddHook(std::make_unique<GpuHook>(*gpus_));
   lifecycle_.AddHook(std::make_unique<GangHook>());
   lifecycle_.AddHook(std::make_unique<CgroupHook>(*cgroups_, config_.cpu_hard_limit,
-                                                  config_.pids_max, host_.gpus, config_.cdi_dirs));
+                                                  config_.pids_max, host_.gpus, cdi_.get()));
 
   services_.config = &config_;
   services_.boot_id = BootId();

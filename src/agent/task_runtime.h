@@ -41,6 +41,7 @@
 #include "agent/base/task_event.h"
 #include "agent/container/container_hook.h"
 #include "agent/container/image_pulls.h"
+#include "agent/devices/cdi.h"
 #include "agent/devices/nvml.h"
 #include "agent/exec/exec_command.h"
 #include "agent/host/host_info.h"
@@ -189,6 +190,7 @@ class TaskRuntime {
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<PortAllocator> ports_;
   std::unique_ptr<GpuAllocator> gpus_;
+  std::unique_ptr<CdiSpecDirs> cdi_;            // the CDI specs the launch hooks read
   std::unique_ptr<GpuHealthWatch> gpu_health_;  // when NVML discovered the GPUs
   std::unique_ptr<WrapperSpawner> spawner_;
   std::unique_ptr<SupervisorPool> supervisors_;

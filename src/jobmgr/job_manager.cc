@@ -149,9 +149,12 @@ void JobManager::OnStatus(const StatusReport& r, absl::Time now, Effects& fx) {
     return;
   }
   if (r.state == TaskState::kRunning && r.reason == TaskReason::kGpuUnhealthy) {
-    // A device the run holds failed: the run is told (an event), and goes on as it can.
-    if (t.state == TaskState::kRunning) {
-      life_.Transition(*job, i, TaskState::kRunning, r.reason, r.message, now, fx, false);
+    // A device the run holds failed: the run is told (an event, and the reason stored with
+    // the run), and goes on as it can. Told once: the same fault reported again to a master
+    // that restarted since (it keeps the run's reason, not the hosts' faults) is not news, nor
+    // is a second device of the same run failing.
+    if (t.state == TaskState::kRunning && t.reason != TaskReason::kGpuUnhealthy) {
+      life_.Transition(*job, i, TaskState::kRunning, r.reason, r.message, now, fx, true);
     }
     return;
   }

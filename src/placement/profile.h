@@ -6,10 +6,10 @@
 // name (EngineConfig::profile) or passes a custom ProfileSpec.
 //
 // Named profiles (policy scorers and their weights):
-//   default      pack 1 + gpu_fragmentation 16 + gpu_stranding 32, tightest-first walk
-//                (fragmentation and stranding decide on GPU hosts, packing breaks their ties
-//                and decides alone on hosts without GPUs; docs/placement.md says how the
-//                weights were chosen)
+//   default      pack 1 + gpu_fragmentation 16 + gpu_stranding 32 + gpu_model_pressure 32,
+//                tightest-first walk (fragmentation, stranding and model pressure decide on GPU
+//                hosts, packing breaks their ties and decides alone on hosts without GPUs;
+//                docs/placement.md says how the weights were chosen)
 //   spread       spread 1, loosest-first walk
 //   best-fit     pack 1
 //   random-fit   random 1, rotating walk
@@ -17,9 +17,9 @@
 //   gpu-packing  gpu_packing 1
 //   fgd          gpu_fragmentation 1
 // Every profile scores the first 16 feasible hosts of its walk, 256 once the workload has GPU
-// tasks. Every profile runs every filter and adds previous_host (weight 64) and stateful_sticky
-// (weight 128), above the sum of the policy weights, so that restarts and stateful instances
-// stay on their host whenever it still fits, whatever the policy.
+// tasks. Every profile runs every filter and adds previous_host (weight 128) and
+// stateful_sticky (weight 256), above the sum of the policy weights, so that restarts and stateful
+// instances stay on their host whenever it still fits, whatever the policy.
 //
 // Thread-safety: a built Profile is immutable; its filters and scorers are single-threaded.
 

@@ -98,6 +98,30 @@ TEST_F(GpuHealthTest, AnUnhealthyGpuTakesNoNewWorkAndTheRunOnItIsToldWhy) {
   EXPECT_EQ(last.launches[0].gpu_devices, std::vector<uint32_t>{sick});
 }
 
+TEST_F(GpuHealthTest, AfterAMasterRestartTheRunIsNotToldAgain) {
+  const JobId job = GpuJob("first");
+  Actions c = Cycle();
+  ASSERT_EQ(c.launches.size(), 1u);
+  Report(c.launches[0], TaskState::kRunning);
+  const uint32_t sick = c.launches[0].gpu_devices[0];
+  ASSERT_TRUE(Faults({{sick, "XID 79: GPU has fallen off the bus", now_}}).ok());
+  const size_t told = store_.ListEvents(TaskId{job, 0}, 0)->size();
+
+  // A new master knows no fault until the agent registers again with its runs and faults.
+  Restart();
+  Actions again;
+  HostRegistration h = Host("h1", 8);
+  h.gpu_models = {"A100", "A100"};
+  ASSERT_TRUE(
+      core_->agents()
+          .RegisterHost(h, {{c.launches[0].run, {}, c.launches[0].gpu_devices}}, now_, again)
+          .ok());
+  Commit(std::move(again));
+  ASSERT_TRUE(Faults({{sick, "XID 79: GPU has fallen off the bus", now_}}).ok());
+  EXPECT_EQ(core_->hosts().Find("h1")->gpu_faults.size(), 1u);
+  EXPECT_EQ(store_.ListEvents(TaskId{job, 0}, 0)->size(), told) << "no second GPU_UNHEALTHY";
+}
+
 TEST_F(GpuHealthTest, AFaultOfADeviceTheHostDoesNotHaveChangesNothing) {
   absl::Status s = Faults({{7, "XID 79", now_}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

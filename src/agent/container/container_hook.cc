@@ -19,6 +19,7 @@
 #include "agent/container/oci_config.h"
 #include "agent/file_util.h"
 #include "agent/host/host_info.h"
+#include "common/check.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
 #include "spec/image_ref.h"
@@ -147,13 +148,14 @@ absl::StatusOr<OciRuntime> DetectOciRuntime(const std::string& configured,
 
 ContainerHook::ContainerHook(const AgentConfig& config, OciRuntime runtime,
                              image::ImageStore* images, std::string wrapper_path,
-                             const Clock& clock, std::vector<GpuDevice> gpus)
+                             const Clock& clock, std::vector<GpuDevice> gpus, CdiSpecDirs* cdi)
     : config_(config),
       runtime_(std::move(runtime)),
       images_(images),
       wrapper_path_(std::move(wrapper_path)),
       clock_(clock),
-      gpus_(std::move(gpus)) {}
+      gpus_(std::move(gpus)),
+      cdi_(cdi) {}
 
 absl::Status ContainerHook::Prepare(RunContext& ctx) {
   const std::optional<ContainerSpec>& c = ctx.request.spec.container;
@@ -239,8 +241,8 @@ absl::Status ContainerHook::Finish(RunContext& ctx) {
                             [&](const GpuDevice& g) { return g.index == gpu; });
       names.push_back(d != gpus_.end() && !d->cdi_name.empty() ? d->cdi_name : std::to_string(gpu));
     }
-    absl::StatusOr<CdiEdits> edits =
-        CdiRegistry::Load(config_.cdi_dirs).Resolve(kGpuCdiKind, names);
+    PL_CHECK(cdi_ != nullptr) << "a GPU host's container hook needs the CDI specs";
+    absl::StatusOr<CdiEdits> edits = cdi_->Get().Resolve(kGpuCdiKind, names);
     if (!edits.ok()) return edits.status();
     RETURN_IF_ERROR(CompleteDeviceNodes(*edits));
     devices = *std::move(edits);

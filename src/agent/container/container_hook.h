@@ -11,7 +11,7 @@
 //             runtime's `run` command line; the wrapper then runs it as the task. A task that
 //             holds GPUs gets their CDI edits (cdi.h: devices nvidia.com/gpu=NAME, NAME the
 //             device's cdi_name — "0", a MIG instance's "0:1" — else its slot; from the specs
-//             in config.cdi_dirs, read at each launch); without a spec for one of them the
+//             of `cdi`, read again whenever they change); without a spec for one of them the
 //             launch fails saying how to generate one.
 //   Recover   re-pins the image.
 //   Cleanup   deletes what the runtime left of the container, unmounts the overlay, removes
@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "agent/base/agent_config.h"
 #include "agent/base/task_hook.h"
+#include "agent/devices/cdi.h"
 #include "common/clock.h"
 #include "image/image_store.h"
 
@@ -60,9 +61,11 @@ class ContainerHook : public TaskHook {
  public:
   // `runtime` empty path: every container launch fails saying the host has no runtime.
   // `wrapper_path`: the static paceline-task-wrapper, the container's init. `gpus`: the host's
-  // GPU devices (HostInfo::gpus), for their CDI names.
+  // GPU devices (HostInfo::gpus), for their CDI names; `cdi`, their specs (must outlive the
+  // hook when there are GPUs).
   ContainerHook(const AgentConfig& config, OciRuntime runtime, image::ImageStore* images,
-                std::string wrapper_path, const Clock& clock, std::vector<GpuDevice> gpus = {});
+                std::string wrapper_path, const Clock& clock, std::vector<GpuDevice> gpus = {},
+                CdiSpecDirs* cdi = nullptr);
   absl::string_view name() const override { return "container"; }
   absl::Status Prepare(RunContext& ctx) override;
   absl::Status Finish(RunContext& ctx) override;
@@ -78,6 +81,7 @@ class ContainerHook : public TaskHook {
   std::string wrapper_path_;
   const Clock& clock_;
   std::vector<GpuDevice> gpus_;
+  CdiSpecDirs* cdi_;
 };
 
 }  // namespace paceline::agent

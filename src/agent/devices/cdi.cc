@@ -251,21 +251,30 @@ absl::StatusOr<CdiSpec> ParseCdiSpec(absl::string_view text, absl::string_view f
       [](const CdiSpec&) { return std::vector<FieldError>{}; });
 }
 
-CdiRegistry CdiRegistry::Load(const std::vector<std::string>& dirs) {
+namespace {
+
+// The spec files of `dir` (*.yaml, *.yml, *.json), sorted; none when it is missing.
+std::vector<std::filesystem::path> SpecFiles(const std::string& dir) {
   namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+CdiRegistry CdiRegistry::Load(const std::vector<std::string>& dirs) {
   CdiRegistry r;
   r.dirs_ = dirs;
   for (size_t d = 0; d < dirs.size(); ++d) {
-    std::error_code ec;
-    std::vector<fs::path> files;
-    for (const fs::directory_entry& e : fs::directory_iterator(dirs[d], ec)) {
-      const std::string ext = e.path().extension().string();
-      if (e.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
-        files.push_back(e.path());
-      }
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
+    for (const std::filesystem::path& file : SpecFiles(dirs[d])) {
       std::ifstream in(file);
       std::stringstream text;
       text << in.rdbuf();
@@ -284,6 +293,24 @@ CdiRegistry CdiRegistry::Load(const std::vector<std::string>& dirs) {
   return r;
 }
 
+const CdiRegistry& CdiSpecDirs::Get() {
+  std::string now;
+  for (const std::string& dir : dirs_) {
+    for (const std::filesystem::path& file : SpecFiles(dir)) {
+      struct stat st {};
+      if (::stat(file.c_str(), &st) != 0) st = {};
+      absl::StrAppend(&now, file.string(), "\n", st.st_size, " ", st.st_mtim.tv_sec, ".",
+                      st.st_mtim.tv_nsec, " ", st.st_ino, "\n");
+    }
+  }
+  if (!registry_ || now != seen_) {
+    registry_ = CdiRegistry::Load(dirs_);
+    seen_ = std::move(now);
+    ++loads_;
+  }
+  return *registry_;
+}
+
 void CdiRegistry::Add(CdiSpec spec, const std::string& file, size_t dir) {
   const size_t index = specs_.size();
   for (const auto& [name, edits] : spec.devices) {
@@ -300,10 +327,15 @@ void CdiRegistry::Add(CdiSpec spec, const std::string& file, size_t dir) {
   specs_.push_back(std::move(spec));
 }
 
+const CdiRegistry::Entry* CdiRegistry::Find(const std::string& key) const {
+  auto it = devices_.find(key);
+  return it == devices_.end() ? nullptr : &it->second;
+}
+
 const CdiEdits* CdiRegistry::Device(absl::string_view kind, absl::string_view name) const {
-  auto it = devices_.find(absl::StrCat(kind, "=", name));
-  if (it == devices_.end() || !it->second.conflict.empty()) return nullptr;
-  return &specs_[it->second.spec].devices.at(std::string(name));
+  const Entry* e = Find(absl::StrCat(kind, "=", name));
+  if (e == nullptr || !e->conflict.empty()) return nullptr;
+  return &specs_[e->spec].devices.at(std::string(name));
 }
 
 absl::StatusOr<CdiEdits> CdiRegistry::Resolve(absl::string_view kind,
@@ -312,24 +344,22 @@ absl::StatusOr<CdiEdits> CdiRegistry::Resolve(absl::string_view kind,
   std::vector<size_t> global_added;
   for (const std::string& name : names) {
     const std::string key = absl::StrCat(kind, "=", name);
-    auto it = devices_.find(key);
-    if (it == devices_.end() || !it->second.conflict.empty()) {
+    const Entry* e = Find(key);
+    if (e == nullptr || !e->conflict.empty()) {
       std::string why = absl::StrCat(
           "device ", key, ": ",
-          it == devices_.end()
-              ? absl::StrCat("no CDI spec names it in ", absl::StrJoin(dirs_, ", "))
-              : absl::StrCat("named by both ", it->second.file, " and ", it->second.conflict));
+          e == nullptr ? absl::StrCat("no CDI spec names it in ", absl::StrJoin(dirs_, ", "))
+                       : absl::StrCat("named by both ", e->file, " and ", e->conflict));
       if (!errors_.empty()) absl::StrAppend(&why, " (", absl::StrJoin(errors_, "; "), ")");
       absl::StrAppend(&why,
                       "; generate a spec on this host, e.g. `nvidia-ctk cdi generate "
                       "--output=/etc/cdi/nvidia.yaml` (docs/containers.md, GPUs)");
       return absl::FailedPreconditionError(why);
     }
-    const CdiSpec& spec = specs_[it->second.spec];
-    if (std::find(global_added.begin(), global_added.end(), it->second.spec) ==
-        global_added.end()) {
+    const CdiSpec& spec = specs_[e->spec];
+    if (std::find(global_added.begin(), global_added.end(), e->spec) == global_added.end()) {
       out.Add(spec.edits);
-      global_added.push_back(it->second.spec);
+      global_added.push_back(e->spec);
     }
     out.Add(spec.devices.at(name));
   }

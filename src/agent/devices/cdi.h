@@ -25,7 +25,13 @@
 // device is not resolved, and the error names both files. A file that does not parse is kept
 // as an error and the rest still loads: a bad spec never stops the agent.
 //
-// Thread-safety: values; a registry is read-only once loaded.
+// CdiSpecDirs keeps the registry of some directories and reads it again only when they change
+// (a spec file added or removed, or of another size or modification time; checked with stat
+// at each Get, without parsing). The launch hooks that need the specs share one, so a launch
+// reads them at most once, and not at all while they stay the same.
+//
+// Thread-safety: values; a registry is read-only once loaded. A CdiSpecDirs is used by one
+// thread (the agent runtime's).
 
 #include <map>
 #include <optional>
@@ -126,7 +132,25 @@ class CdiRegistry {
   std::vector<std::string> dirs_;
   std::vector<CdiSpec> specs_;
   std::map<std::string, Entry> devices_;  // by "kind=name"
+  // The entry of `key` ("kind=name"); null when no spec names it.
+  const Entry* Find(const std::string& key) const;
+
   std::vector<std::string> errors_;
+};
+
+class CdiSpecDirs {
+ public:
+  explicit CdiSpecDirs(std::vector<std::string> dirs) : dirs_(std::move(dirs)) {}
+  // The registry as the directories are now; valid until the next Get.
+  const CdiRegistry& Get();
+  // How many times the specs were read (for tests).
+  int loads() const { return loads_; }
+
+ private:
+  std::vector<std::string> dirs_;
+  std::string seen_;  // the spec files with their sizes and times, as last read
+  std::optional<CdiRegistry> registry_;
+  int loads_ = 0;
 };
 
 }  // namespace paceline::agent

@@ -184,6 +184,31 @@ TEST(CdiRegistry, AMissingDeviceABadFileAndAConflictAreClearErrorsAndTheRestReso
                     HasSubstr("c.json"), HasSubstr("nvidia-ctk cdi generate")));
 }
 
+TEST(CdiSpecDirs, TheSpecsAreReadAgainOnlyWhenAFileChanges) {
+  testing::TempDir tmp;
+  Write(tmp.path() + "/a.yaml", OneDevice("a"));
+  CdiSpecDirs dirs({tmp.path(), tmp.path() + "/missing"});
+  EXPECT_TRUE(dirs.Get().Resolve("nvidia.com/gpu", {"0"}).ok());
+  EXPECT_TRUE(dirs.Get().Resolve("nvidia.com/gpu", {"0"}).ok());
+  EXPECT_EQ(dirs.loads(), 1) << "nothing changed: not read again";
+  // Rewritten (another size), added, removed: each is seen at the next Get.
+  Write(tmp.path() + "/a.yaml", OneDevice("again"));
+  absl::StatusOr<CdiEdits> again = dirs.Get().Resolve("nvidia.com/gpu", {"0"});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(again->env, ElementsAre("FROM=again", "DEVICE=again"));
+  Write(tmp.path() + "/b.yaml", OneDevice("b"));
+  EXPECT_FALSE(dirs.Get().Resolve("nvidia.com/gpu", {"0"}).ok()) << "a and b conflict";
+  std::filesystem::remove(tmp.path() + "/b.yaml");
+  EXPECT_TRUE(dirs.Get().Resolve("nvidia.com/gpu", {"0"}).ok());
+  std::filesystem::remove(tmp.path() + "/a.yaml");
+  EXPECT_FALSE(dirs.Get().Resolve("nvidia.com/gpu", {"0"}).ok());
+  EXPECT_EQ(dirs.loads(), 5);
+  // A file that is not a spec changes nothing.
+  Write(tmp.path() + "/notes.txt", "not a spec");
+  dirs.Get();
+  EXPECT_EQ(dirs.loads(), 5);
+}
+
 TEST(CdiDeviceNodes, WhatASpecLeavesOutIsTakenFromTheHostNode) {
   CdiEdits e;
   e.device_nodes.push_back(CdiDeviceNode{.path = "/dev/fake0", .host_path = "/dev/null"});

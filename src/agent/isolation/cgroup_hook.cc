@@ -11,8 +11,8 @@ absl::Status CgroupHook::Prepare(RunContext& ctx) {
   limits.cpu_milli = ctx.request.spec.resources.cpu_milli();
   limits.cpu_hard_limit = cpu_hard_limit_;
   limits.pids_max = pids_max_;
-  if (!host_gpus_.empty()) {  // read at each launch, as the container hook reads them
-    limits.deny_devices = GpuDenyRules(CdiRegistry::Load(cdi_dirs_), host_gpus_, ctx.gpus);
+  if (!host_gpus_.empty() && cdi_ != nullptr) {
+    limits.deny_devices = GpuDenyRules(cdi_->Get(), host_gpus_, ctx.gpus);
   }
   absl::StatusOr<std::string> name = driver_.Create(ctx.key, limits);
   if (!name.ok()) {

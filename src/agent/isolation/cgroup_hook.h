@@ -16,6 +16,7 @@
 
 #include "agent/base/agent_config.h"
 #include "agent/base/task_hook.h"
+#include "agent/devices/cdi.h"
 #include "agent/isolation/cgroup_driver.h"
 
 namespace paceline::agent {
@@ -23,14 +24,15 @@ namespace paceline::agent {
 class CgroupHook final : public TaskHook {
  public:
   // `host_gpus`: the host's GPU devices; a task is denied the device nodes of those it does
-  // not hold (devices/gpu_fence.h, found through the CDI specs in `cdi_dirs`).
+  // not hold (devices/gpu_fence.h, found through the CDI specs of `cdi`, which must outlive
+  // the hook when there are GPUs).
   CgroupHook(CgroupDriver& driver, bool cpu_hard_limit, int64_t pids_max,
-             std::vector<GpuDevice> host_gpus = {}, std::vector<std::string> cdi_dirs = {})
+             std::vector<GpuDevice> host_gpus = {}, CdiSpecDirs* cdi = nullptr)
       : driver_(driver),
         cpu_hard_limit_(cpu_hard_limit),
         pids_max_(pids_max),
         host_gpus_(std::move(host_gpus)),
-        cdi_dirs_(std::move(cdi_dirs)) {}
+        cdi_(cdi) {}
   absl::string_view name() const override { return "cgroup"; }
   absl::Status Prepare(RunContext& ctx) override;
   void Cleanup(RunContext& ctx, CleanupKind kind) override;
@@ -40,7 +42,7 @@ class CgroupHook final : public TaskHook {
   bool cpu_hard_limit_;
   int64_t pids_max_;
   std::vector<GpuDevice> host_gpus_;
-  std::vector<std::string> cdi_dirs_;
+  CdiSpecDirs* cdi_;
 };
 
 }  // namespace paceline::agent
