@@ -25,8 +25,9 @@
 #                   sim without and with backfill and through Slurm's backfill in real time
 #                   (root, SLURM_HARNESS=the Slurm peer harness; ~30 minutes; SKIP_SLURM=1: seconds)
 #   make bench-fgd   the FGD paper's experiment under its protocol (paceline sim --protocol fgd):
-#                   its six policies and Paceline's default on every task list of the Alibaba GPU
-#                   trace in ALIBABA_TRACE (or $$PACELINE_ALIBABA_TRACE), 10 seeds (~4 minutes)
+#                   its six policies and Paceline's default on the paper's 17 task lists of the
+#                   Alibaba GPU trace in ALIBABA_TRACE (or $$PACELINE_ALIBABA_TRACE), 10 seeds
+#                   (~20 minutes on 2 cores)
 #   make deb     the Debian package (CPack): build/release/deb/paceline_VERSION_ARCH.deb
 #   make format  reformat the sources with clang-format
 

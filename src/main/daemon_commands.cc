@@ -34,6 +34,7 @@
 #include "main/sandbox_path.h"
 #include "main/stop_signals.h"
 #include "masterd/master.h"
+#include "placement/profile.h"
 #include "spec/spec_validation.h"
 #include "tls/certificates.h"
 
@@ -63,6 +64,13 @@ absl::StatusOr<masterd::MasterConfig> MasterConfigOf(const MasterFlags& f) {
   config.tls_dir = f.tls_dir;
   config.insecure_loopback = f.insecure_loopback;
   config.backfill = !f.no_backfill;
+  if (absl::Status p = placement::NamedProfileSpec(f.placement).status(); !p.ok()) {
+    return WithFlag(p, "--placement");
+  }
+  config.placement_profile = f.placement;
+  auto candidates = placement::ParseCandidates(f.placement_candidates);
+  if (!candidates.ok()) return WithFlag(candidates.status(), "--placement-candidates");
+  config.placement_candidates = *candidates;
   auto retention = ParseDurationStrict(f.audit_retention);
   if (!retention.ok()) return WithFlag(retention.status(), "--audit-retention");
   if (*retention < absl::ZeroDuration()) {

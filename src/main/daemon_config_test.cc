@@ -97,7 +97,7 @@ TEST(DaemonSettings, EveryFlagOfMasterAgentAndUpIsAKey) {
     }
     EXPECT_EQ(options, c.settings.keys().size());
   }
-  EXPECT_EQ(Command("master").settings.keys().size(), 28u);
+  EXPECT_EQ(Command("master").settings.keys().size(), 30u);
   EXPECT_EQ(Command("agent").settings.keys().size(), 30u);
 }
 
@@ -136,9 +136,12 @@ TEST(DaemonSettings, EveryKeyOfMasterAndAgentIsAcceptedAndSourced) {
   Command m("master");
   ASSERT_TRUE(m.settings
                   .ApplyFile("data-dir: /srv/pl\nno-backfill: true\ndns-rate-limit: 7\n"
-                             "lease: 9s\nstore: \"\"\nadvertise: 10.0.0.1:5390\n",
+                             "lease: 9s\nstore: \"\"\nadvertise: 10.0.0.1:5390\n"
+                             "placement: spread\nplacement-candidates: all\n",
                              "m.yaml")
                   .ok());
+  EXPECT_EQ(m.master.placement, "spread");
+  EXPECT_EQ(m.master.placement_candidates, "all");
   EXPECT_EQ(m.master.data_dir, "/srv/pl");
   EXPECT_TRUE(m.master.no_backfill);
   EXPECT_EQ(m.master.dns_rate_limit, 7);

@@ -75,6 +75,14 @@ void AddMasterFlags(CLI::App* cmd, MasterFlags& f, DaemonSettings& s) {
   Switch(cmd, s, "--no-backfill", f.no_backfill,
          "admit each lane strictly in order: no job starts ahead of a waiting gang, even "
          "one whose max_running_time ends before the gang can start");
+  Opt(cmd, s, "--placement", f.placement,
+      "the placement profile: default, spread, best-fit, random-fit, dot-product, gpu-packing "
+      "or fgd (docs/placement.md)")
+      ->capture_default_str();
+  Opt(cmd, s, "--placement-candidates", f.placement_candidates,
+      "feasible hosts scored per placement: all, N (the first N of the profile's walk) or "
+      "profile (its own: 16, or 256 once tasks ask GPUs)")
+      ->capture_default_str();
   Opt(cmd, s, "--audit-retention", f.audit_retention,
       "delete audit records and usage older than this (0: keep them forever)")
       ->capture_default_str();

@@ -43,6 +43,8 @@ struct MasterFlags {
   std::string tls_dir;
   bool insecure_loopback = false;
   bool no_backfill = false;
+  std::string placement = "default";
+  std::string placement_candidates = "profile";
   std::string host_timeout = absl::FormatDuration(defaults::kHostTimeout);
   std::string heartbeat_interval = absl::FormatDuration(defaults::kHeartbeatInterval);
   std::string cycle = absl::FormatDuration(defaults::kCycle);

@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "common/status.h"
 #include "common/units.h"
+#include "placement/profile.h"
 #include "sim/fill.h"
 #include "sim/sim_driver.h"
 #include "sim/sim_plot.h"
@@ -124,16 +125,9 @@ absl::Status RunTrace(const SimFlags& f, CommandContext& ctx) {
     }
     sim::FillOptions o;
     o.protocol = f.protocol;
-    if (f.candidates == "profile") {
-      o.max_candidates = std::nullopt;
-    } else if (f.candidates != "all") {
-      uint32_t n = 0;
-      if (!absl::SimpleAtoi(f.candidates, &n) || n == 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--candidates: '", f.candidates, "'; expected all, profile or a positive number"));
-      }
-      o.max_candidates = n;
-    }
+    absl::StatusOr<std::optional<uint32_t>> candidates = placement::ParseCandidates(f.candidates);
+    if (!candidates.ok()) return WithContext(candidates.status(), "--candidates");
+    o.max_candidates = *candidates;
     o.seed = f.seed.value_or(1);
     o.repetitions = f.repeat;
     o.target_percent = f.fill_target;

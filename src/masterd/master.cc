@@ -216,6 +216,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(const MasterConfig& config
   scheduler::CoreConfig core_config;
   core_config.host_timeout = config.host_timeout;
   core_config.placement.profile = config.placement_profile;
+  core_config.placement.max_candidates = config.placement_candidates;
   core_config.resmgr.backfill = config.backfill;
   core_config.history.period = config.history_period;
   core_config.history.keep =

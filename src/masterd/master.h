@@ -10,6 +10,7 @@
 // Thread-safety: Start/Shutdown from one thread (the daemon's main thread).
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -54,6 +55,8 @@ struct MasterConfig {
   absl::Duration host_timeout = defaults::kHostTimeout;              // silent this long: LOST
   absl::Duration history_period = defaults::kHistoryPeriod;          // one point; an hour is kept
   std::string placement_profile = "default";
+  // Feasible hosts scored per placement (EngineConfig::max_candidates); unset: the profile's.
+  std::optional<uint32_t> placement_candidates;
   // EASY backfill in admission (docs/resource-manager.md "Backfill"); off: --no-backfill.
   bool backfill = true;
   // Several masters on one PostgreSQL store (masterd/leadership.h): how long the leader's lease

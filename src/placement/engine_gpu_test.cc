@@ -11,17 +11,12 @@ namespace {
 
 using testing::Engine;
 using testing::HostBuilder;
+using testing::Instances;
 using testing::kGi;
 using testing::One;
 using testing::Put;
 using testing::ShapeBuilder;
 using testing::Task;
-
-std::vector<PlacementRequest> Instances(std::shared_ptr<const TaskShape> shape, uint32_t n) {
-  std::vector<PlacementRequest> rs;
-  for (uint32_t i = 0; i < n; ++i) rs.push_back(One(i, shape));
-  return rs;
-}
 
 TEST(Engine, ScoresMoreCandidatesOnceTheWorkloadHasGpuTasks) {
   ClusterSnapshot snap;

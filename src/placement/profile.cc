@@ -257,4 +257,15 @@ absl::StatusOr<Profile> Profile::Named(absl::string_view name) {
   return Build(*spec);
 }
 
+absl::StatusOr<std::optional<uint32_t>> ParseCandidates(absl::string_view text) {
+  if (text == "profile") return std::nullopt;
+  if (text == "all") return 0u;
+  uint32_t n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "'; expected all, profile or a positive number"));
+  }
+  return n;
+}
+
 }  // namespace paceline::placement

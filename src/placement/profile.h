@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,5 +105,10 @@ absl::StatusOr<ProfileSpec> ProfileFromWeights(absl::string_view text);
 // A profile name (NamedProfileSpec) or, when the text has a '=', policy weights
 // (ProfileFromWeights). InvalidArgument that lists the names and shows the weights' form.
 absl::StatusOr<ProfileSpec> ProfileSpecFromText(absl::string_view text);
+
+// How many feasible hosts to score per placement (EngineConfig::max_candidates), as a flag
+// gives it: "all" (0: every one), "profile" (nullopt: the profile's own limits) or a positive
+// number. InvalidArgument naming what was expected otherwise.
+absl::StatusOr<std::optional<uint32_t>> ParseCandidates(absl::string_view text);
 
 }  // namespace paceline::placement

@@ -135,6 +135,13 @@ inline PlacementRequest One(uint32_t instance, std::shared_ptr<const TaskShape> 
   return PlacementRequest::Single(Task(instance, std::move(shape)));
 }
 
+// `n` one-task requests of `shape`, instances 0..n-1.
+inline std::vector<PlacementRequest> Instances(std::shared_ptr<const TaskShape> shape, uint32_t n) {
+  std::vector<PlacementRequest> rs;
+  for (uint32_t i = 0; i < n; ++i) rs.push_back(One(i, shape));
+  return rs;
+}
+
 // A TaskContext with its own storage (filters and scorers take references).
 struct Ctx {
   Ctx(PlacementTask t, ClusterSnapshot* snap = nullptr) : task(std::move(t)) {

@@ -33,6 +33,15 @@ class GpuHealthTest : public CoreTest {
     Commit(std::move(a));
     return *id;
   }
+  // h1's agent registers again with `launch`'s run (its restart, or a new master's).
+  void Reregister(const Launch& launch) {
+    Actions a;
+    HostRegistration h = Host("h1", 8);
+    h.gpu_models = {"A100", "A100"};
+    ASSERT_TRUE(
+        core_->agents().RegisterHost(h, {{launch.run, {}, launch.gpu_devices}}, now_, a).ok());
+    Commit(std::move(a));
+  }
   absl::Status Faults(std::vector<hostmgr::GpuFault> faults) {
     Actions a;
     absl::Status s = core_->agents().SetGpuFaults("h1", std::move(faults), now_, a);
@@ -82,14 +91,7 @@ TEST_F(GpuHealthTest, AnUnhealthyGpuTakesNoNewWorkAndTheRunOnItIsToldWhy) {
   EXPECT_EQ(core_->agents().OfferedCapacity()[Dim::kGpu], 1000);
   EXPECT_TRUE(Cycle().launches.empty()) << core_->WhyPending(TaskId{third, 0});
   // The agent restarts (the device was replaced) and reports no fault: it takes work again.
-  Actions again;
-  HostRegistration h = Host("h1", 8);
-  h.gpu_models = {"A100", "A100"};
-  ASSERT_TRUE(
-      core_->agents()
-          .RegisterHost(h, {{next.launches[0].run, {}, next.launches[0].gpu_devices}}, now_, again)
-          .ok());
-  Commit(std::move(again));
+  ASSERT_NO_FATAL_FAILURE(Reregister(next.launches[0]));
   ASSERT_TRUE(Faults({}).ok());
   EXPECT_TRUE(h1->gpu_faults.empty());
   EXPECT_EQ(core_->agents().OfferedCapacity()[Dim::kGpu], 2000);

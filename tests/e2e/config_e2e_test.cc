@@ -177,6 +177,9 @@ TEST_F(ConfigE2E, ABadFileStartsNothingAndNamesItsLineAndColumn) {
            {"insecure-loopback: yes\n", ":3:20: insecure-loopback: 'yes' is not a boolean"},
            {"cycle: 1s\ncycle: 2s\n", ":4:1: cycle: duplicate key 'cycle' (first at line 3)"},
            {"\nlease: 0s\n", ":4:8: lease: must be at least 1s"},
+           {"placement: spred\n",
+            ":3:12: placement: unknown placement profile 'spred'; known: "
+            "default, spread"},
        }) {
     SCOPED_TRACE(c.text);
     const std::string file =
