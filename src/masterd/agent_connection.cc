@@ -16,6 +16,16 @@ namespace {
 
 using scheduler::SchedulerCore;
 
+// Applies the unhealthy GPUs `host`'s agent reported. A list the core refuses (a device the
+// host does not have) is logged and changes nothing: the agent keeps its connection.
+void ApplyGpuFaults(SchedulerCore& core, const std::string& host,
+                    std::vector<hostmgr::GpuFault> faults, absl::Time now,
+                    scheduler::Actions& out) {
+  if (absl::Status g = core.agents().SetGpuFaults(host, std::move(faults), now, out); !g.ok()) {
+    std::cerr << "master: host " << host << ": GPU health: " << g << std::endl;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
@@ -40,18 +50,16 @@ absl::StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::Open(
   std::vector<hostmgr::GpuFault> faults = wire::GpuFaultsOf(r.gpu_faults());
   std::unique_ptr<AgentConnection> conn(new AgentConnection(cluster, std::move(link)));
   cluster->agents().Attach(conn->link_);
-  absl::Status registered = cluster->Mutate([&](SchedulerCore& core, absl::Time now,
-                                                scheduler::Actions& out) {
-    absl::Status s = core.agents().RegisterHost(reg, running, now, out);
-    if (!s.ok()) return s;
-    core.agents().SetAgentFacts(host, std::move(facts));
-    // Its unhealthy GPUs (none: all healthy again), after its runs are adopted (they keep
-    // their shares).
-    if (absl::Status g = core.agents().SetGpuFaults(host, std::move(faults), now, out); !g.ok()) {
-      std::cerr << "master: host " << host << ": GPU health: " << g << std::endl;
-    }
-    return absl::OkStatus();
-  });
+  absl::Status registered =
+      cluster->Mutate([&](SchedulerCore& core, absl::Time now, scheduler::Actions& out) {
+        absl::Status s = core.agents().RegisterHost(reg, running, now, out);
+        if (!s.ok()) return s;
+        core.agents().SetAgentFacts(host, std::move(facts));
+        // Its unhealthy GPUs (none: all healthy again), after its runs are adopted (they keep
+        // their shares).
+        ApplyGpuFaults(core, host, std::move(faults), now, out);
+        return absl::OkStatus();
+      });
   if (!registered.ok()) return registered;  // the destructor detaches
   v1::MasterMessage hello;
   hello.mutable_registered()->set_heartbeat_interval_ms(
@@ -127,10 +135,7 @@ void AgentConnection::Apply(const v1::AgentMessage& msg) {
     cluster_->MutateAsync(
         [host, faults = wire::GpuFaultsOf(msg.gpu_health().faults())](
             SchedulerCore& core, absl::Time now, scheduler::Actions& out) mutable {
-          if (absl::Status g = core.agents().SetGpuFaults(host, std::move(faults), now, out);
-              !g.ok()) {
-            std::cerr << "master: host " << host << ": GPU health: " << g << std::endl;
-          }
+          ApplyGpuFaults(core, host, std::move(faults), now, out);
           return absl::OkStatus();
         },
         [host](absl::Status s) {

@@ -32,6 +32,8 @@ struct GpuDevice {
   int minor = -1;         // /dev/nvidia<minor> of the (parent) GPU; -1 = index
   int parent = -1;        // a MIG instance: its GPU's NVML index; -1 = a whole GPU
   int gpu_instance = -1;  // a MIG instance: its GPU instance id (XID events name it)
+  // The name its CDI spec gives it: cdi_name, else its index.
+  std::string CdiName() const { return cdi_name.empty() ? std::to_string(index) : cdi_name; }
   friend bool operator==(const GpuDevice&, const GpuDevice&) = default;
 };
 

@@ -239,7 +239,7 @@ absl::Status ContainerHook::Finish(RunContext& ctx) {
     for (int gpu : ctx.gpus) {
       auto d = std::find_if(gpus_.begin(), gpus_.end(),
                             [&](const GpuDevice& g) { return g.index == gpu; });
-      names.push_back(d != gpus_.end() && !d->cdi_name.empty() ? d->cdi_name : std::to_string(gpu));
+      names.push_back(d != gpus_.end() ? d->CdiName() : std::to_string(gpu));
     }
     PL_CHECK(cdi_ != nullptr) << "a GPU host's container hook needs the CDI specs";
     absl::StatusOr<CdiEdits> edits = cdi_->Get().Resolve(kGpuCdiKind, names);

@@ -26,8 +26,7 @@ std::vector<DeviceRule> NodesOf(const CdiRegistry& cdi, const GpuDevice& d,
     AddUnique(nodes,
               DeviceRule{S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev), minor(st.st_rdev)});
   };
-  const std::string name = d.cdi_name.empty() ? std::to_string(d.index) : d.cdi_name;
-  if (const CdiEdits* own = cdi.Device(kGpuCdiKind, name)) {
+  if (const CdiEdits* own = cdi.Device(kGpuCdiKind, d.CdiName())) {
     for (const CdiDeviceNode& n : own->device_nodes)
       add(n.host_path.empty() ? n.path : n.host_path);
   } else {
