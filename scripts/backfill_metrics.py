@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The backfill comparison's figures, computed the same way from each run's result CSV.
 
-    backfill_metrics.py --nodes N --cpus C LABEL=run.csv [LABEL=run.csv ...]
+    backfill_metrics.py --nodes N --cpus C [--windows T1,T2,...] LABEL=run.csv [LABEL=run.csv ...]
 
 A result CSV (written by backfill_workload.py sim-csv and backfill_slurm_run.py) has one line
 per job: name, class (small | medium | large), cpus, nodes, submit_s, start_s, end_s, run_s,
@@ -14,7 +14,11 @@ Per run (Markdown tables on stdout):
   largest gang the wait of the gang with the most nodes (the earliest of equals)
   max gang wait the longest wait of any gang (medium or large)
   slowdown     mean bounded slowdown: max(1, (wait + run) / max(run, 10 s)), run = end - start
-Then every gang's wait in each run, side by side.
+Then every gang's wait in each run, side by side. With --windows (times in seconds, rising),
+one more table per run: for each window [0, T1), [T1, T2), ... [Tk, makespan), the utilization
+within it (the cpu-time the jobs held inside the window over N x C x its length) and, of the
+jobs submitted in it, per size class: how many, their wait's sum and their mean bounded slowdown.
+It shows where in a run one schedule's waits come from against another's.
 """
 
 import argparse
@@ -82,6 +86,47 @@ def metrics(rows, nodes, cpus):
     return m
 
 
+def windows(rows, nodes, cpus, cuts):
+    """[(start, end, utilization, {class: (jobs, wait sum, mean bounded slowdown)})], one per
+    window of [0, cuts[0]), [cuts[0], cuts[1]), ... [cuts[-1], makespan)."""
+    makespan = max(r["end_s"] for r in rows)
+    edges = [0.0] + [c for c in cuts if c < makespan] + [makespan]
+    out = []
+    for i, (a, b) in enumerate(zip(edges, edges[1:])):
+        last = i == len(edges) - 2  # the last window holds a job submitted at the makespan
+        held = sum(r["cpus"] * max(0.0, min(b, r["end_s"]) - max(a, r["start_s"])) for r in rows)
+        per = {}
+        for cls in CLASSES:
+            sub = [r for r in rows if r["class"] == cls
+                   and a <= r["submit_s"] and (r["submit_s"] < b or last)]
+            waits = [r["start_s"] - r["submit_s"] for r in sub]
+            per[cls] = (len(sub), sum(waits),
+                        sum(bounded_slowdown(r) for r in sub) / len(sub) if sub else None)
+        out.append((a, b, held / (nodes * cpus * (b - a)), per))
+    return out
+
+
+def window_table(label, rows, nodes, cpus, cuts):
+    out = ["", f"{label}, per window (jobs by submit time; waits summed, in s):", "",
+           "| window (s) | utilization | " + " | ".join(
+               f"{c}: jobs / wait sum / slowdown" for c in CLASSES) + " |",
+           "|---|---:|" + "---:|" * len(CLASSES)]
+    for a, b, util, per in windows(rows, nodes, cpus, cuts):
+        cells = [f"{per[c][0]} / {per[c][1]:.0f} / {fmt(per[c][2], 3)}" for c in CLASSES]
+        out.append(f"| {a:.0f}-{b:.0f} | {100 * util:.1f} % | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def parse_cuts(spec):
+    try:
+        cuts = [float(t) for t in spec.split(",")]
+    except ValueError:
+        raise ValueError(f"--windows '{spec}': expected times in seconds, e.g. 560,840") from None
+    if any(c <= 0 for c in cuts) or any(b <= a for a, b in zip(cuts, cuts[1:])):
+        raise ValueError(f"--windows '{spec}': expected rising times above 0")
+    return cuts
+
+
 def fmt(v, digits=1):
     return "-" if v is None else f"{v:.{digits}f}"
 
@@ -130,6 +175,8 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, required=True)
     ap.add_argument("--cpus", type=int, required=True, help="cpus per node")
+    ap.add_argument("--windows", metavar="T1,T2,...",
+                    help="also a per-window table per run, cut at these times (s)")
     ap.add_argument("runs", nargs="+", metavar="LABEL=CSV")
     a = ap.parse_args(argv)
     try:
@@ -141,7 +188,10 @@ def main(argv):
             if not sep or not label or not path:
                 raise ValueError(f"'{spec}': expected LABEL=CSV")
             runs.append((label, read_csv(path)))
+        cuts = parse_cuts(a.windows) if a.windows else None
         sys.stdout.write(table(runs, a.nodes, a.cpus))
+        for label, rows in runs if cuts else []:
+            sys.stdout.write(window_table(label, rows, a.nodes, a.cpus, cuts))
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

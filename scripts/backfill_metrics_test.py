@@ -72,6 +72,28 @@ class MetricsTest(unittest.TestCase):
         self.assertIn("| g | 2 | 100 | 600 | 80.0 | 130.0 |", t)
         self.assertIn("| makespan (s) | 200 | 250 |", t)
 
+    def test_windows_split_held_cpu_time_and_count_jobs_by_submit_time(self):
+        # Cut at 50 and 150; the makespan is 200.
+        w = bm.windows(self.ROWS, nodes=2, cpus=4, cuts=[50.0, 150.0, 400.0])
+        self.assertEqual([(a, b) for a, b, _, _ in w], [(0.0, 50.0), (50.0, 150.0),
+                                                         (150.0, 200.0)])
+        # [0, 50): a holds 2 x 50, b 4 x 5; [50, 150): a 2 x 50, g 8 x 50; [150, 200): g 8 x 50.
+        self.assertAlmostEqual(w[0][2], (100 + 20) / (8 * 50.0))
+        self.assertAlmostEqual(w[1][2], (100 + 400) / (8 * 100.0))
+        self.assertAlmostEqual(w[2][2], 400 / (8 * 50.0))
+        # a, b and g were all submitted before 50.
+        self.assertEqual(w[0][3]["small"], (2, 20.0, (1.0 + 2.5) / 2))
+        self.assertEqual(w[0][3]["medium"], (1, 80.0, 1.8))
+        self.assertEqual(w[1][3]["small"], (0, 0, None))
+        t = bm.window_table("x", self.ROWS, 2, 4, [50.0])
+        self.assertIn("| 0-50 | 30.0 % | 2 / 20 / 1.750 | 1 / 80 / 1.800 | 0 / 0 / - |", t)
+
+    def test_windows_refuse_times_that_do_not_rise(self):
+        self.assertEqual(bm.parse_cuts("560,840"), [560.0, 840.0])
+        for bad in ("840,560", "0,10", "a,b", ""):
+            with self.assertRaisesRegex(ValueError, "--windows"):
+                bm.parse_cuts(bad)
+
     def test_read_csv_names_the_line_of_a_job_that_did_not_run(self):
         with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
             f.write(bw.CSV_HEADER + "\n")

@@ -194,11 +194,18 @@ void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSna
   const Resources& ask = t.shape.resources;
   const WalkOrder walk = profile_.spec().walk;
   const bool selective = uint64_t{st.pass_count} * kSelectiveRatio < index.size();
+  // A GPU task that may run on several models shares its sample among them (model_sample.h);
+  // the walk then stops after kWalkFactor x max_candidates hosts at the latest.
+  const bool by_model = max_candidates_ != std::numeric_limits<uint32_t>::max() &&
+                        SamplesByModel(t, snap) && sample_.Begin(t, snap, max_candidates_);
+  const uint64_t visit_cap =
+      by_model ? stats.hosts_visited + ModelSample::kWalkFactor * uint64_t{max_candidates_}
+               : std::numeric_limits<uint64_t>::max();
+  auto joins = [&](uint32_t slot) { return !by_model || sample_.Admit(snap.host_at(slot)); };
   auto take = [&](uint32_t slot) {  // true when enough candidates were found
     ++stats.hosts_visited;
-    if (slot == prev || !Feasible(t, st, snap, slot)) return false;
-    out.push_back(slot);
-    return out.size() >= limit;
+    if (slot != prev && Feasible(t, st, snap, slot) && joins(slot)) out.push_back(slot);
+    return out.size() >= limit || stats.hosts_visited >= visit_cap;
   };
   // Round-robin over `list` from the class cursor. A packing class restarts at its first
   // feasible host (the hosts before it are full); a rotating class (anti-affinity, random)
@@ -294,9 +301,11 @@ void PlacementEngine::Collect(const TaskContext& t, Class& cls, const ClusterSna
       if (keys[k] < need) continue;
       const uint32_t slot = slots[k];
       ++stats.hosts_visited;
-      if (slot == prev || !st.pass[slot] || !PassesDynamic(t, snap.host_at(slot))) continue;
-      out.push_back(slot);
-      if (out.size() >= limit) return true;
+      if (slot != prev && st.pass[slot] && PassesDynamic(t, snap.host_at(slot)) && joins(slot)) {
+        out.push_back(slot);
+        if (out.size() >= limit) return true;
+      }
+      if (stats.hosts_visited >= visit_cap) return true;
     }
     return false;
   };
@@ -358,6 +367,11 @@ void PlacementEngine::GpuOptions(const TaskContext& t, const HostState& h,
     }
   }
   PL_CHECK(out.size() > first) << "gpu_devices passed a host without a device";
+}
+
+bool PlacementEngine::SamplesByModel(const TaskContext& t, const ClusterSnapshot& snap) const {
+  return model_pressure_ >= 0 && profile_.weights()[model_pressure_] != 0 &&
+         profile_.scorers()[model_pressure_]->Applies(t, snap, env_);
 }
 
 void PlacementEngine::KeepHeldFor(uint64_t gang, const ClusterSnapshot& snap,

@@ -41,7 +41,9 @@
 //     best of the first candidates in walk order, not of the whole cluster. With pack the walk
 //     order already visits the tightest hosts first, so little is lost; FGD and dot-product
 //     see a sample. max_candidates = 0 scores every feasible host (exact; used by the trace
-//     replay to compare policies) at O(hosts) per placement.
+//     replay to compare policies) at O(hosts) per placement. A GPU task that may run on
+//     several models, while gpu_model_pressure tells them apart, shares its sample among the
+//     models (model_sample.h), walking at most 8 x max_candidates hosts for it.
 //   - Anti-affinity classes and the random profile walk round-robin from a per-class cursor
 //     that continues after the hosts last looked at (Nomad's rotating iterator), so hosts that
 //     already hold an instance are not walked again at every placement.
@@ -66,6 +68,7 @@
 #include "absl/status/statusor.h"
 #include "placement/cluster_snapshot.h"
 #include "placement/gpu_workload.h"
+#include "placement/model_sample.h"
 #include "placement/placement_request.h"
 #include "placement/plan.h"
 #include "placement/profile.h"
@@ -134,6 +137,9 @@ class PlacementEngine {
   bool StillFails(const TaskContext& t, Class& cls, const ClusterSnapshot& snap) const;
   void Collect(const TaskContext& t, Class& cls, const ClusterSnapshot& snap,
                std::vector<uint32_t>& out, PlanStats& stats);
+  // Whether `t`'s sample is shared among GPU models (model_sample.h): gpu_model_pressure
+  // weighs in and tells hosts apart for it.
+  bool SamplesByModel(const TaskContext& t, const ClusterSnapshot& snap) const;
   // A gang takes the hosts held for it first (admission counted its room there, and left the
   // other free hosts to others): when some candidates are held for `gang`, only those stay.
   static void KeepHeldFor(uint64_t gang, const ClusterSnapshot& snap,
@@ -153,6 +159,8 @@ class PlacementEngine {
   // EngineConfig::max_candidates overrides both. Set at every BeginPlace.
   uint32_t CandidateLimit() const;
   uint32_t max_candidates_;
+  int model_pressure_ = -1;  // the profile's gpu_model_pressure scorer (-1: none)
+  ModelSample sample_;
 
   std::weak_ptr<const void> snapshot_;  // the snapshot the caches below describe
   uint64_t plan_seq_ = 0;

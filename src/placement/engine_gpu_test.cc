@@ -77,6 +77,64 @@ TEST(Engine, ATaskOfAnyModelLeavesTheScarceModelToTheTasksThatNeedIt) {
   EXPECT_EQ(host_for("pack=1+gpu_fragmentation=16+gpu_stranding=32"), HostId(0));
 }
 
+// Hosts 0..t4-1: 4 T4s, one in use by a task of 8 cores (the walk's tightest hosts); then
+// `a100` hosts of 8 idle A100s. The workload asks T4-only GPUs and GPUs of any model, so the
+// T4s are under pressure and the A100s are not.
+struct ModelCluster {
+  ClusterSnapshot snap;
+  GpuWorkload w;
+  ModelCluster(uint32_t t4, uint32_t a100) {
+    for (uint32_t i = 0; i < t4 + a100; ++i) {
+      auto b = HostBuilder(i).Cpu(64000).MemGi(256);
+      PL_CHECK(snap.AddHost(i < t4 ? b.Gpus(4, "T4").Build() : b.Gpus(8, "A100").Build()).ok());
+      if (i < t4) {
+        auto busy = ShapeBuilder(9).Cpu(8000).Gpu(1000).Build();
+        PL_CHECK(Put(snap, i, i, busy, {GpuShare{0, 1000}}).ok());
+      }
+    }
+    w.Add(Resources::Of(1000, kGi, 0, 1000), {"T4"});
+    w.Add(Resources::Of(1000, kGi, 0, 1000), {});
+  }
+  // Where a task of any model goes with `candidates` candidates, and how many hosts were
+  // visited.
+  std::pair<HostId, uint64_t> Place(const std::string& profile, uint32_t candidates) {
+    absl::StatusOr<ProfileSpec> spec = ProfileSpecFromText(profile);
+    PL_CHECK(spec.ok()) << spec.status();
+    EngineConfig c;
+    c.custom_profile = *spec;
+    c.workload = w;
+    c.max_candidates = candidates;
+    auto engine = PlacementEngine::Create(c);
+    PL_CHECK(engine.ok()) << engine.status();
+    Plan plan =
+        (*engine)->Place(Instances(ShapeBuilder(2).Cpu(1000).MemGi(1).Gpu(1000).Build(), 1), snap);
+    PL_CHECK(plan.assignments.size() == 1u);
+    return {plan.assignments[0].host, plan.stats.hosts_visited};
+  }
+};
+
+TEST(Engine, ATaskOfAnyModelSamplesEveryModelsHosts) {
+  // Two candidates: the tightest-first walk meets the T4 hosts first. Shared between the two
+  // models, the sample holds a T4 host and an A100 host, and model pressure picks the A100.
+  ModelCluster c(6, 2);
+  EXPECT_GE(c.Place("default", 2).first.value(), 6u);
+  // Without model pressure the sample is the walk's first two hosts, both T4s.
+  EXPECT_LT(c.Place("pack=1+gpu_fragmentation=16+gpu_stranding=32", 2).first.value(), 6u);
+  // Every host scored: the A100 too.
+  EXPECT_GE(c.Place("default", 0).first.value(), 6u);
+}
+
+TEST(Engine, AModelSampleWalksAtMostEightTimesItsCandidates) {
+  // 40 T4 hosts before the first A100 host: with 2 candidates the walk gives up after 16
+  // hosts, and the task goes to a T4 rather than walking the cluster for its sample.
+  ModelCluster c(40, 1);
+  auto [host, visited] = c.Place("default", 2);
+  EXPECT_LT(host.value(), 40u);
+  EXPECT_EQ(visited, 16u);
+  // With enough candidates to reach it, the A100 host is found.
+  EXPECT_EQ(c.Place("default", 8).first, HostId(40));
+}
+
 TEST(Engine, FractionalGpuTasksShareDevicesWithoutExceedingOneDevice) {
   ClusterSnapshot snap;
   ASSERT_TRUE(snap.AddHost(HostBuilder(0).Cpu(64000).MemGi(256).Gpus(2).Build()).ok());

@@ -30,6 +30,10 @@ PlacementEngine::PlacementEngine(EngineConfig config, Profile profile)
     env_.workload = &frozen_;
   }
   max_candidates_ = CandidateLimit();
+  const auto& scorers = profile_.scorers();
+  for (size_t i = 0; i < scorers.size(); ++i) {
+    if (scorers[i]->name() == "gpu_model_pressure") model_pressure_ = static_cast<int>(i);
+  }
 }
 
 uint32_t PlacementEngine::CandidateLimit() const {

@@ -38,8 +38,9 @@ constexpr int64_t kGi = int64_t{1} << 30;
 constexpr uint32_t kHosts = 50'000;
 const char* const kZones[] = {"a", "b", "c", "d", "e"};
 
-// The cluster above; with `gpus`, every host also has 8 GPUs (the filler takes none).
-ClusterSnapshot* MakeCluster(bool gpus) {
+// The cluster above; with `gpus`, every host also has 8 GPUs (the filler takes none): T4s, or
+// with `two_models` A100s on every fourth host.
+ClusterSnapshot* MakeCluster(bool gpus, bool two_models = false) {
   auto* s = new ClusterSnapshot();
   std::mt19937_64 rng(7);
   for (uint32_t i = 0; i < kHosts; ++i) {
@@ -48,7 +49,7 @@ ClusterSnapshot* MakeCluster(bool gpus) {
     h.name = absl::StrCat("host-", i);
     h.capacity = Resources::Of(32'000, 128 * kGi, 1024 * kGi);
     if (gpus) {
-      h.gpu_models.assign(8, "T4");
+      h.gpu_models.assign(8, two_models && i % 4 == 0 ? "A100" : "T4");
       h.capacity[Dim::kGpu] = 8000;
     }
     h.labels = {{"zone", kZones[i % 5]}, {"rack", absl::StrCat("r", i / 100)}};
@@ -80,6 +81,11 @@ const ClusterSnapshot& GpuCluster() {
   return *snap;
 }
 
+const ClusterSnapshot& TwoModelCluster() {
+  static const ClusterSnapshot* snap = MakeCluster(true, true);
+  return *snap;
+}
+
 // A profile name, or policy weights (ProfileSpecFromText).
 std::unique_ptr<PlacementEngine> MakeEngine(const std::string& profile) {
   absl::StatusOr<ProfileSpec> spec = ProfileSpecFromText(profile);
@@ -96,6 +102,8 @@ void Run(benchmark::State& state, PlacementEngine& engine, ClusterSnapshot& snap
          const std::vector<PlacementRequest>& requests, size_t tasks_per_iteration) {
   size_t placed = 0;
   size_t pending = 0;
+  uint64_t visited = 0;
+  uint64_t scored = 0;
   // Steady state, as in a long-running master: one untimed plan builds the engine's per-class
   // caches (the static filters over every host) first.
   {
@@ -109,6 +117,8 @@ void Run(benchmark::State& state, PlacementEngine& engine, ClusterSnapshot& snap
     ApplyResult r = ApplyPlan(plan, snap);
     placed += r.committed;
     pending += plan.pending.size();
+    visited += plan.stats.hosts_visited;
+    scored += plan.stats.candidates_scored;
     state.PauseTiming();
     for (const Assignment& a : plan.assignments) PL_CHECK(snap.Release(a.task).ok());
     state.ResumeTiming();
@@ -118,6 +128,10 @@ void Run(benchmark::State& state, PlacementEngine& engine, ClusterSnapshot& snap
       benchmark::Counter(static_cast<double>(placed), benchmark::Counter::kAvgIterations);
   state.counters["pending/iter"] =
       benchmark::Counter(static_cast<double>(pending), benchmark::Counter::kAvgIterations);
+  // The work, as counts that do not drift with the machine's speed.
+  const double tasks = static_cast<double>(state.iterations() * tasks_per_iteration);
+  state.counters["visited/task"] = static_cast<double>(visited) / tasks;
+  state.counters["scored/task"] = static_cast<double>(scored) / tasks;
 }
 
 void BM_HomogeneousBatch(benchmark::State& state, const std::string& profile) {
@@ -142,7 +156,10 @@ BENCHMARK_CAPTURE(BM_HomogeneousBatch, spread, std::string("spread"))
 BENCHMARK_CAPTURE(BM_HomogeneousBatch, random_fit, std::string("random-fit"))
     ->Unit(benchmark::kMillisecond);
 
-std::vector<PlacementRequest> ConstrainedJobs(bool task_label, int64_t gpu_milli = 0) {
+// 100 jobs of 10 tasks; the even ones ask `gpu_milli` (of any model, or of T4s only for every
+// fourth job with `t4_only`).
+std::vector<PlacementRequest> ConstrainedJobs(bool task_label, int64_t gpu_milli = 0,
+                                              bool t4_only = false) {
   std::mt19937_64 rng(11);
   std::vector<PlacementRequest> rs;
   for (uint64_t j = 0; j < 100; ++j) {
@@ -162,6 +179,7 @@ std::vector<PlacementRequest> ConstrainedJobs(bool task_label, int64_t gpu_milli
       s.max_per_host.push_back(MaxPerHostConstraint{1, ""});
     }
     s.port_names = {"http"};
+    if (t4_only && j % 4 == 0) s.gpu_models = {"T4"};
     auto shape = *MakeTaskShape(std::move(s));
     for (uint32_t i = 0; i < 10; ++i) {
       rs.push_back(PlacementRequest::Single({TaskId{shape->job, i}, shape, {}, {}}));
@@ -187,6 +205,21 @@ void BM_ConstrainedGpuBatch(benchmark::State& state) {
   Run(state, *engine, snap, rs, rs.size());
 }
 BENCHMARK(BM_ConstrainedGpuBatch)->Unit(benchmark::kMillisecond);
+// The same on a cluster of T4s and A100s where a quarter of the GPU jobs need T4s: model
+// pressure tells the models apart for the tasks of any model, whose sample is then shared
+// between the models (model_sample.h). `no_pressure`: default's weights without it, whose walk
+// stops at the first 256 feasible hosts.
+void BM_TwoModelGpuBatch(benchmark::State& state, const std::string& profile) {
+  ClusterSnapshot snap = TwoModelCluster();
+  auto engine = MakeEngine(profile);
+  auto rs = ConstrainedJobs(false, 1000, /*t4_only=*/true);
+  Run(state, *engine, snap, rs, rs.size());
+}
+BENCHMARK_CAPTURE(BM_TwoModelGpuBatch, default, std::string("default"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TwoModelGpuBatch, no_pressure,
+                  std::string("pack=1+gpu_fragmentation=16+gpu_stranding=32"))
+    ->Unit(benchmark::kMillisecond);
 // The default profile's weights before gpu_stranding joined it, for the before/after figure.
 BENCHMARK_CAPTURE(BM_ConstrainedBatch, former_default, std::string("pack=1+gpu_fragmentation=4"))
     ->Unit(benchmark::kMillisecond);
