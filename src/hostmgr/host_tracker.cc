@@ -65,7 +65,9 @@ void HostTracker::SetAgentFacts(const std::string& name, AgentFacts facts) {
 
 std::vector<HostId> HostTracker::Expire(absl::Time now) {
   std::vector<HostId> out;
-  while (!beats_.empty() && now - beats_.front().at > timeout_) {
+  // A beat older than this has expired (one subtraction per call, not one per beat popped).
+  const absl::Time cutoff = now - timeout_;
+  while (!beats_.empty() && beats_.front().at < cutoff) {
     const Beat b = beats_.front();
     beats_.pop_front();
     TrackedHost& h = hosts_[b.host];
