@@ -359,8 +359,7 @@ absl::Status ClusterSnapshot::CheckFits(const HostState& h, const TaskShape& sha
     if (shape.gpu_milli() >= kMilliPerGpu && s.milli != kMilliPerGpu) {
       return absl::InvalidArgumentError("whole-GPU tasks take whole devices");
     }
-    if (!shape.gpu_models.empty() &&
-        !std::binary_search(shape.gpu_models.begin(), shape.gpu_models.end(), d.model)) {
+    if (!shape.AcceptsGpuModel(d.model)) {
       return absl::InvalidArgumentError(absl::StrCat("GPU ", s.device, " is a ", d.model));
     }
     gpu_sum += s.milli;

@@ -327,11 +327,8 @@ void PlacementEngine::GpuOptions(const TaskContext& t, const HostState& h,
     out.emplace_back();
     return;
   }
-  const auto& models = t.shape.gpu_models;
   const auto& devs = h.gpus();
-  auto allowed = [&](const GpuDevice& d) {
-    return models.empty() || std::binary_search(models.begin(), models.end(), d.model);
-  };
+  auto allowed = [&](const GpuDevice& d) { return t.shape.AcceptsGpuModel(d.model); };
   if (ask >= kMilliPerGpu) {
     GpuShares s;
     const int64_t n = ask / kMilliPerGpu;

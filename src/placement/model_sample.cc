@@ -3,20 +3,13 @@
 #include <algorithm>
 
 namespace paceline::placement {
-namespace {
-
-bool Accepts(const std::vector<std::string>& models, const std::string& model) {
-  return models.empty() || std::binary_search(models.begin(), models.end(), model);
-}
-
-}  // namespace
 
 bool ModelSample::Begin(const TaskContext& t, const ClusterSnapshot& snap, size_t limit) {
-  models_ = &t.shape.gpu_models;
+  shape_ = &t.shape;
   taken_.clear();
   size_t k = 0;
   for (const auto& [model, devices] : snap.gpu_devices_by_model()) {
-    if (devices > 0 && Accepts(*models_, model)) ++k;
+    if (devices > 0 && shape_->AcceptsGpuModel(model)) ++k;
   }
   share_ = k < 2 ? 0 : (limit + k - 1) / k;
   return share_ != 0;
@@ -26,7 +19,7 @@ bool ModelSample::Admit(const HostState& h) {
   if (share_ == 0) return true;
   const auto& devices = h.gpus();
   auto dev = std::find_if(devices.begin(), devices.end(),
-                          [&](const GpuDevice& d) { return Accepts(*models_, d.model); });
+                          [&](const GpuDevice& d) { return shape_->AcceptsGpuModel(d.model); });
   if (dev == devices.end()) return true;  // not a GPU host the filters passed: nothing to share
   for (Taken& t : taken_) {
     if (*t.model == dev->model) {

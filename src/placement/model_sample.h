@@ -35,7 +35,7 @@ class ModelSample {
   bool Admit(const HostState& h);
 
  private:
-  const std::vector<std::string>* models_ = nullptr;  // the task's (sorted; empty: any)
+  const TaskShape* shape_ = nullptr;
   struct Taken {
     const std::string* model;
     uint32_t count;

@@ -16,6 +16,7 @@
 //
 // Thread-safety: value types; shapes are immutable and may be shared across threads.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +62,10 @@ struct TaskShape {
     return gpu_milli() == 0 ? 0 : (gpu_milli() < 1000 ? 1 : gpu_milli() / 1000);
   }
   uint32_t num_ports() const { return static_cast<uint32_t>(port_names.size()); }
+  // Whether a device of `model` may serve the task (gpu_models is empty or names it).
+  bool AcceptsGpuModel(const std::string& model) const {
+    return gpu_models.empty() || std::binary_search(gpu_models.begin(), gpu_models.end(), model);
+  }
 
   friend bool operator==(const TaskShape&, const TaskShape&) = default;
   // True when the fields the static filters read are equal.

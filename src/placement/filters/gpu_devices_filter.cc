@@ -37,11 +37,8 @@ std::optional<Rejection> GpuDevicesFilter::CheckEmpty(const TaskContext& t,
                                                       const HostState& h) const {
   int64_t needed = t.shape.gpu_devices_needed();
   if (needed == 0) return std::nullopt;
-  const auto& models = t.shape.gpu_models;
   int64_t have = 0;
-  for (const GpuDevice& d : h.gpus()) {
-    have += models.empty() || std::binary_search(models.begin(), models.end(), d.model) ? 1 : 0;
-  }
+  for (const GpuDevice& d : h.gpus()) have += t.shape.AcceptsGpuModel(d.model) ? 1 : 0;
   if (have >= needed) return std::nullopt;
   Rejection r = Reject(1);
   r.dimension = Dim::kGpu;
