@@ -63,8 +63,7 @@ printf "name: reader\ninstances: %d\ntask:\n  command: 'sleep 3600'\n  resources
 for ((j = 0; j < JOBS; j++)); do
   jobs_made+=("$(cli job create -f "$WORK/job.yaml" --pool /bench)")
 done
-viewer=$(cli token create --user reader --role viewer --name bench-reads)
-viewer=${viewer##* }
+viewer=$(cli token create --user reader --role viewer --name bench-reads | sed -n 1p)
 
 # Each master's HTTP address and PID, and which one leads.
 http=()
